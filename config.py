@@ -1,0 +1,146 @@
+"""Configuration: defaults plus strict parsing of the environment.
+
+This is the only module that reads ``os.environ``. Everything else receives a
+plain dict (``app.config``), so tests pass overrides instead of patching the
+environment. A malformed variable stops start-up with a message naming it,
+rather than surfacing later as a confusing failure inside a worker.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+
+
+class ConfigError(ValueError):
+    """An environment variable holds a value we cannot use."""
+
+
+def _int(name: str, raw: str, minimum: int) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _float(name: str, raw: str, minimum: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
+    if not raw.startswith(schemes):
+        raise ConfigError(f"{name} must start with one of {schemes}, got {raw!r}")
+    return raw.rstrip("/")
+
+
+def _bool(name: str, raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def defaults(instance_path: Path) -> dict:
+    """Settings for the embedded default: no Redis, SQLite, no judge."""
+    return {
+        "SECRET_KEY": None,  # filled from instance/secret_key when absent
+        "DATABASE_URL": f"sqlite:///{instance_path / 'personasteer.sqlite3'}",
+        "REDIS_URL": None,
+        "JUDGE_API_URL": None,
+        "JUDGE_API_KEY": None,
+        "JUDGE_MODEL": None,
+        "JUDGE_CONCURRENCY": 8,
+        "JUDGE_TIMEOUT_S": 60.0,
+        "JUDGE_MAX_RETRIES": 4,
+        "MAX_UPLOAD_MB": 200,
+        "MAX_LINE_MB": 8,
+        "MAX_VALIDATION_ERRORS": 200,
+        "FORCE_HTTPS": False,
+        "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
+        "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
+        "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
+    }
+
+
+# name -> parser(name, raw) for every variable we accept from the environment.
+_PARSERS = {
+    "SECRET_KEY": lambda n, v: v,
+    "DATABASE_URL": lambda n, v: _url(n, v, ("sqlite:", "postgresql")),
+    "REDIS_URL": lambda n, v: _url(n, v, ("redis://", "rediss://")),
+    "JUDGE_API_URL": lambda n, v: _url(n, v, ("http://", "https://")),
+    "JUDGE_API_KEY": lambda n, v: v,
+    "JUDGE_MODEL": lambda n, v: v,
+    "JUDGE_CONCURRENCY": lambda n, v: _int(n, v, 1),
+    "JUDGE_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
+    "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
+    "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
+    "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
+    "FORCE_HTTPS": _bool,
+    "NLTK_DATA": lambda n, v: v,
+}
+
+
+def from_environ(environ: dict[str, str] | None = None) -> dict:
+    """Parse the recognised variables that are set and non-empty."""
+    environ = os.environ if environ is None else environ
+    parsed = {}
+    for name, parse in _PARSERS.items():
+        raw = environ.get(name, "").strip()
+        if raw:
+            parsed[name] = parse(name, raw)
+    return parsed
+
+
+def normalize_database_url(url: str) -> str:
+    """Route ``postgresql://`` URLs to the psycopg 3 driver we ship.
+
+    >>> normalize_database_url("postgresql://u@h/db")
+    'postgresql+psycopg://u@h/db'
+    >>> normalize_database_url("sqlite:///x.db")
+    'sqlite:///x.db'
+    """
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return url
+
+
+def load(instance_path: Path, overrides: dict | None = None) -> dict:
+    """Defaults, then the environment, then explicit overrides (tests, CLI)."""
+    settings = defaults(instance_path)
+    settings.update(from_environ())
+    settings.update(overrides or {})
+    settings["DATABASE_URL"] = normalize_database_url(settings["DATABASE_URL"])
+    settings["MAX_CONTENT_LENGTH"] = settings["MAX_UPLOAD_MB"] * 1024 * 1024
+    if not settings["SECRET_KEY"]:
+        settings["SECRET_KEY"] = _instance_secret(instance_path)
+    return settings
+
+
+def judge_configured(settings: dict) -> bool:
+    return bool(settings.get("JUDGE_API_URL") and settings.get("JUDGE_MODEL"))
+
+
+def _instance_secret(instance_path: Path) -> str:
+    """A per-install secret kept under instance/, so sessions survive restarts."""
+    path = instance_path / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    instance_path.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key

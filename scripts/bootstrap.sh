@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian/Ubuntu machine.
+#   bash scripts/bootstrap.sh run    install everything, then serve http://127.0.0.1:5000
+#   bash scripts/bootstrap.sh test   install everything, then lint and run the full test suite
+#   bash scripts/bootstrap.sh install
+# Idempotent: a second run only checks what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_system_packages() {
+  local missing=()
+  for package in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_python_packages() {
+  if [ ! -x .venv/bin/python ]; then
+    log "creating .venv with $($PYTHON --version)"
+    "$PYTHON" -m venv .venv
+  fi
+  log "installing Python packages into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt 2> >(grep -v "is ignored" >&2)
+}
+
+build_data() {
+  log "building offline NLP data under nltk_data/"
+  .venv/bin/python scripts/build_nltk_data.py --dest nltk_data
+  if compgen -G "locales/*/LC_MESSAGES/messages.po" >/dev/null; then
+    log "compiling translations"
+    .venv/bin/pybabel -q compile -d locales
+  fi
+}
+
+install_all() {
+  install_system_packages
+  install_python_packages
+  build_data
+}
+
+case "${1:-}" in
+  install) install_all ;;
+  run)
+    install_all
+    log "serving on http://127.0.0.1:5000 (embedded worker, SQLite under instance/)"
+    exec .venv/bin/python app.py
+    ;;
+  test)
+    install_all
+    log "ruff"
+    .venv/bin/ruff check .
+    .venv/bin/ruff format --check .
+    log "pytest"
+    exec .venv/bin/python -m pytest
+    ;;
+  *)
+    echo "usage: bash scripts/bootstrap.sh run|test|install" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,75 @@
+"""``flask --app app validate`` (DESIGN.md section 8)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_LINE = (
+    '{"session_id":"user_001","user_profile":"22-year-old student in NYC, likes hiking",'
+    '"user_personality":"curious, introverted, witty","rounds":[{"round":1,'
+    '"user_message":"Hey!","responses":{"Base":"Hello!","Ours":"Hey! What\'s up?"}}]}\n'
+)
+
+
+def test_sample_data_is_valid_and_runs_every_suite(runner):
+    result = runner.invoke(args=["validate", str(ROOT / "sample_data.jsonl"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert set(report) == {
+        "valid",
+        "errors",
+        "warnings",
+        "sessions",
+        "methods",
+        "suites",
+    }
+    assert report["valid"] is True
+    assert report["sessions"] >= 6
+    assert len(report["methods"]) >= 3
+    assert report["suites"] == [
+        "alignment",
+        "quality",
+        "style",
+        "roleplay",
+        "simulation",
+        "slots",
+    ]
+
+
+def test_seed_readme_example_validates(runner, tmp_path):
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_LINE)
+    result = runner.invoke(args=["validate", str(path), "--json"])
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert report["methods"] == ["Base", "Ours"]
+    assert report["suites"] == ["alignment", "quality"]
+
+
+def test_invalid_file_exits_1_with_line_numbers(runner, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(SEED_LINE + "\n{not json}\n")
+    result = runner.invoke(args=["validate", str(path)])
+    assert result.exit_code == 1
+    assert "line 3:" in result.output
+    assert "invalid: 1 error(s)" in result.output
+
+
+def test_command_line_entry_point(tmp_path):
+    """The real ``flask --app app validate`` as a user types it."""
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_LINE)
+    flask = Path(sys.executable).with_name("flask")
+    done = subprocess.run(
+        [str(flask), "--app", "app", "validate", str(path), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["valid"] is True
