@@ -52,10 +52,15 @@ class ValidationReport:
 
     @property
     def suites(self) -> list[str]:
-        """Suites at least one session can run (others' rows become unscored)."""
+        """Available suites at least one session can run (the other sessions'
+        rows for that suite are reported unscored with the reason)."""
         if not self.valid:
             return []
-        return [name for name in SUITES if self.suite_sessions.get(name)]
+        return [
+            name
+            for name, suite in SUITES.items()
+            if suite.available and self.suite_sessions.get(name)
+        ]
 
     def to_dict(self) -> dict:
         errors = [problem.to_dict() for problem in self.errors]

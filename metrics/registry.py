@@ -24,6 +24,7 @@ class Suite:
     needs_judge: bool
     session_fields: tuple[str, ...] = ()
     response_fields: tuple[str, ...] = ()
+    available: bool = False  # True once the engine has a runner for it
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Metric:
 SUITES: dict[str, Suite] = {
     suite.name: suite
     for suite in (
-        Suite("alignment", needs_judge=True),
+        Suite("alignment", needs_judge=True, available=True),
         Suite("quality", needs_judge=False),
         Suite("style", needs_judge=False, session_fields=("sample_dialogues",)),
         Suite(

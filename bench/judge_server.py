@@ -1,0 +1,180 @@
+"""A scripted OpenAI-compatible judge on 127.0.0.1, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` over real HTTP. The reply is decided
+by directives written into the response under evaluation (the text between
+``<<<RESPONSE`` and ``RESPONSE>>>`` in the prompt), so a crafted file scripts
+exact scores and faults independent of call order or concurrency:
+
+* ``[[al=80]]`` the alignment total (split over the five dimensions);
+  ``[[binary=1]]`` the binary verdict. Without them the scores derive from a
+  hash of the text (deterministic).
+* ``[[fault=429]]`` first attempt 429 with ``Retry-After: 1``;
+  ``[[fault=500x2]]`` two 500s then success; ``[[fault=garbage]]`` always an
+  unparseable reply; ``[[fault=garbage_once]]`` unparseable, then fine;
+  ``[[fault=timeout]]`` sleeps past the client's timeout; ``[[fault=401]]``;
+  ``[[fault=mismatch]]`` dimensions that do not add up to the total.
+
+Run standalone: ``python -m bench.judge_server --port 8089 --latency 0.05``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
+_DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
+DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
+
+
+def split_total(total: int) -> list[int]:
+    base, extra = divmod(total, 5)
+    return [base + (1 if index < extra else 0) for index in range(5)]
+
+
+def alignment_reply(total: int, mismatch: bool = False) -> str:
+    parts = split_total(total)
+    if mismatch:
+        parts[0] = max(parts[0] - 3, 0)
+    lines = [
+        f"{name}: {value}/20" for name, value in zip(DIMENSIONS, parts, strict=True)
+    ]
+    return (
+        "Reasoning: scripted verdict.\n"
+        + "\n".join(lines)
+        + f"\nTotal: \\boxed{{{total}}}"
+    )
+
+
+def binary_reply(answer: int) -> str:
+    return f"Reasoning: scripted decision.\n\\boxed{{{answer}}}"
+
+
+class JudgeState:
+    """Shared, thread-safe counters and knobs of one server."""
+
+    def __init__(self, latency: float = 0.0, timeout_sleep: float = 3.0):
+        self.latency = latency
+        self.timeout_sleep = timeout_sleep
+        self.outage_status: int | None = None  # e.g. 503 for every request
+        self.calls = 0
+        self.attempts: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def count(self, key: str) -> int:
+        with self.lock:
+            self.calls += 1
+            self.attempts[key] += 1
+            return self.attempts[key]
+
+
+def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
+    """(HTTP status, reply text or error body, extra headers) for one prompt."""
+    match = _RESPONSE.search(prompt)
+    response = match.group(1) if match else prompt
+    directives = dict(_DIRECTIVE.findall(response))
+    attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
+    fault = directives.get("fault", "")
+    if state.outage_status:
+        return state.outage_status, "outage", {"Retry-After": "1"}
+    if fault == "429" and attempt == 1:
+        return 429, "slow down", {"Retry-After": "1"}
+    if fault.startswith("500x") and attempt <= int(fault[4:]):
+        return 500, "boom", {}
+    if fault == "401":
+        return 401, "bad key", {}
+    if fault == "timeout":
+        time.sleep(state.timeout_sleep)
+    if fault == "garbage" or (fault == "garbage_once" and attempt == 1):
+        return 200, "I think this reply is quite good overall!", {}
+    digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
+    if "continue chatting" in prompt:
+        answer = int(directives.get("binary", digest % 2))
+        return 200, binary_reply(answer), {}
+    total = int(directives.get("al", 40 + digest % 61))
+    return 200, alignment_reply(total, mismatch=fault == "mismatch"), {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    state: JudgeState
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        prompt = body["messages"][-1]["content"]
+        if self.state.latency:
+            time.sleep(self.state.latency)
+        status, text, headers = decide(self.state, prompt)
+        if status == 200:
+            payload = {
+                "id": "scripted",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}}
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt) // 4,
+                    "completion_tokens": len(text) // 4,
+                },
+            }
+        else:
+            payload = {"error": {"message": text}}
+        self._send(status, payload, headers)
+
+    def _send(self, status: int, payload: dict, headers: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class ScriptedJudge:
+    """``with ScriptedJudge(latency=0.05) as judge: judge.url`` (ends in /v1)."""
+
+    def __init__(self, latency: float = 0.0, timeout_sleep: float = 3.0, port: int = 0):
+        self.state = JudgeState(latency, timeout_sleep)
+        handler = type("Handler", (_Handler,), {"state": self.state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.server.daemon_threads = True
+        self.server.request_queue_size = 128
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> ScriptedJudge:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8089)
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    with ScriptedJudge(args.latency, port=args.port) as judge:
+        print(judge.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""LLM judge client for any OpenAI-compatible ``/chat/completions`` API.
+
+* One ``requests.Session`` per thread, explicit (connect, read) timeouts.
+* Bounded retries on 408/409/429/5xx and network errors, honouring
+  ``Retry-After``, else jittered exponential backoff; other 4xx fail at once.
+* Content-addressed cache of successful parses only: a re-run of the same
+  file and config makes zero calls.
+* An unparseable reply is asked once more at a new sample index, then stored
+  as ``unscored`` with the raw text. Nothing is ever imputed.
+* ``concurrency`` calls in flight per process and config, shared by every
+  chunk a worker runs, so the judge sees exactly the allowed load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from time import time
+
+import requests
+from tenacity import RetryCallState, retry, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from verdicts import PARSERS, JudgeItem
+
+RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
+RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
+MAX_RETRY_AFTER_S = 120.0
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    base_url: str
+    model: str
+    api_key: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout_s: float = 60.0
+    connect_timeout_s: float = 5.0
+    max_retries: int = 4
+    concurrency: int = 8
+    samples: int = 1
+    backoff_cap_s: float = 20.0
+
+    def public(self) -> dict:
+        """What results may show: never the API key."""
+        return {
+            "model": self.model,
+            "temperature": self.temperature,
+            "samples": self.samples,
+        }
+
+
+@dataclass
+class JudgeOutcome:
+    status: str  # ok | unscored | error
+    verdict: dict | None = None
+    raw: str | None = None
+    note: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class Usage:
+    judge_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def counters(self) -> dict[str, int]:
+        names = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
+        return {name: getattr(self, name) for name in names}
+
+
+class JudgeHTTPError(Exception):
+    def __init__(self, message: str, status: int | None = None, retry_after=None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.status is None or self.status in RETRY_STATUSES
+
+
+def cache_key(config: JudgeConfig, item: JudgeItem, sample: int) -> str:
+    canonical = json.dumps(
+        [
+            config.base_url,
+            config.model,
+            list(item.messages),
+            config.temperature,
+            config.max_tokens,
+            sample,
+            item.prompt_version,
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date).
+
+    >>> parse_retry_after("3")
+    3.0
+    >>> parse_retry_after(None) is None
+    True
+    """
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        pass
+    try:
+        return min(
+            max(parsedate_to_datetime(value).timestamp() - time(), 0.0),
+            MAX_RETRY_AFTER_S,
+        )
+    except (TypeError, ValueError):
+        return None
+
+
+def _wait(config: JudgeConfig):
+    backoff = wait_random_exponential(multiplier=0.25, max=config.backoff_cap_s)
+
+    def wait(state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(error, "retry_after", None)
+        return retry_after if retry_after is not None else backoff(state)
+
+    return wait
+
+
+class JudgeClient:
+    """The HTTP side: one call, retried within the configured budget."""
+
+    def __init__(self, config: JudgeConfig):
+        self.config = config
+        self.url = f"{config.base_url.rstrip('/')}/chat/completions"
+        self._local = threading.local()
+        self.complete = retry(
+            retry=retry_if_exception(
+                lambda e: isinstance(e, JudgeHTTPError) and e.retryable
+            ),
+            stop=stop_after_attempt(config.max_retries + 1),
+            wait=_wait(config),
+            reraise=True,
+        )(self._complete_once)
+
+    def _session(self) -> requests.Session:
+        if not hasattr(self._local, "session"):
+            session = requests.Session()
+            if self.config.api_key:
+                session.headers["Authorization"] = f"Bearer {self.config.api_key}"
+            self._local.session = session
+        return self._local.session
+
+    def _complete_once(self, messages: list, sample: int) -> dict:
+        body = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": sample,
+        }
+        timeout = (self.config.connect_timeout_s, self.config.timeout_s)
+        try:
+            response = self._session().post(self.url, json=body, timeout=timeout)
+        except requests.RequestException as exc:
+            raise JudgeHTTPError(f"network error: {type(exc).__name__}") from None
+        if response.status_code != 200:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise JudgeHTTPError(
+                f"HTTP {response.status_code}", response.status_code, retry_after
+            )
+        try:
+            payload = response.json()
+            text = payload["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise JudgeHTTPError("malformed response body", 502) from None
+        usage = payload.get("usage") or {}
+        return {
+            "text": text if isinstance(text, str) else "",
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+        }
+
+
+_EXECUTORS: dict[tuple, ThreadPoolExecutor] = {}
+_EXECUTORS_LOCK = threading.Lock()
+
+
+def shared_executor(config: JudgeConfig) -> ThreadPoolExecutor:
+    key = (config.base_url, config.model, config.concurrency)
+    with _EXECUTORS_LOCK:
+        if key not in _EXECUTORS:
+            _EXECUTORS[key] = ThreadPoolExecutor(
+                config.concurrency, thread_name_prefix="judge"
+            )
+        return _EXECUTORS[key]
+
+
+class Judge:
+    """What metrics receive: ``judge.evaluate(items) -> outcomes`` in order.
+
+    ``cache`` is duck-typed (``get(keys) -> {key: entry}``, ``put(entries)``)
+    so this module never imports storage.
+    """
+
+    def __init__(
+        self, config: JudgeConfig, cache=None, client: JudgeClient | None = None
+    ):
+        self.config = config
+        self.cache = cache
+        self.client = client or JudgeClient(config)
+        self.usage = Usage()
+
+    def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
+        keys = [cache_key(self.config, item, item.sample) for item in items]
+        hits = self.cache.get(keys) if self.cache else {}
+        outcomes: list[JudgeOutcome | None] = [None] * len(items)
+        todo = []
+        for index, key in enumerate(keys):
+            entry = hits.get(key)
+            if entry is not None:
+                outcomes[index] = JudgeOutcome(
+                    "ok", entry.parsed, entry.reply, cached=True
+                )
+            else:
+                todo.append(index)
+        self.usage.add(cache_hits=len(items) - len(todo))
+        futures = {
+            index: shared_executor(self.config).submit(self._judge_one, items[index])
+            for index in todo
+        }
+        fresh = []
+        for index, future in futures.items():
+            outcome, entry = future.result()
+            outcomes[index] = outcome
+            if entry:
+                fresh.append({**entry, "key": keys[index]})
+        if self.cache and fresh:
+            self.cache.put(fresh)
+        return outcomes
+
+    def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
+        """Ask, and once more at a new sample if the reply cannot be parsed."""
+        raws = []
+        for sample in (item.sample, item.sample + RETRY_SAMPLE_OFFSET):
+            try:
+                reply = self.client.complete(list(item.messages), sample)
+            except JudgeHTTPError as exc:
+                self.usage.add(judge_calls=1)
+                return JudgeOutcome(
+                    "error", raw="\n---\n".join(raws) or None, note=str(exc)
+                ), None
+            self.usage.add(
+                judge_calls=1,
+                prompt_tokens=reply["prompt_tokens"],
+                completion_tokens=reply["completion_tokens"],
+            )
+            raws.append(reply["text"])
+            verdict = PARSERS[item.mode](reply["text"])
+            if verdict is not None:
+                entry = _cache_entry(item, reply, verdict.to_dict())
+                # Cached under the first sample's key: the verdict answers that request.
+                return JudgeOutcome("ok", verdict.to_dict(), reply["text"]), entry
+        note = "judge reply could not be parsed (asked twice)"
+        return JudgeOutcome("unscored", raw="\n---\n".join(raws), note=note), None
+
+
+def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:
+    return {
+        "prompt_version": item.prompt_version,
+        "reply": reply["text"],
+        "parsed": parsed,
+        "prompt_tokens": reply["prompt_tokens"],
+        "completion_tokens": reply["completion_tokens"],
+    }

@@ -1,0 +1,181 @@
+"""Statistics shared by every suite: CIs, OLS, paired comparisons, Holm.
+
+Every function takes plain lists of already-scored values (callers drop
+unscored rows first) and returns ``None`` where a statistic is undefined,
+never a made-up number.
+
+>>> slope, intercept, r2 = ols([1, 2, 3, 4, 5], [40, 50, 60, 70, 80])
+>>> round(slope, 6), round(intercept, 6), round(r2, 6)
+(10.0, 30.0, 1.0)
+>>> ols([1, 2, 3], [5, 5, 5])[2] is None
+True
+>>> holm([0.01, 0.04, 0.03])
+[0.03, 0.06, 0.06]
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from statistics import fmean, stdev
+
+from scipy import stats as scipy_stats
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20240521
+
+
+def mean_ci(values: list[float], level: float = 0.95) -> dict:
+    """Mean with a Student-t confidence interval (small n is the norm here).
+
+    >>> mean_ci([50.0, 30.0])["mean"], mean_ci([50.0, 30.0])["n"]
+    (40.0, 2)
+    >>> mean_ci([7.0])["ci_low"] is None
+    True
+    """
+    n = len(values)
+    if n == 0:
+        return {"mean": None, "n": 0, "ci_low": None, "ci_high": None}
+    mean = fmean(values)
+    if n < 2:
+        return {"mean": mean, "n": 1, "ci_low": None, "ci_high": None}
+    half = scipy_stats.t.ppf(0.5 + level / 2, n - 1) * stdev(values) / math.sqrt(n)
+    return {"mean": mean, "n": n, "ci_low": mean - half, "ci_high": mean + half}
+
+
+def normal_ci(values: list[float]) -> tuple[float, float] | None:
+    """mean ± 1.96·σ/√n, as the simulation seed states (σ = sample SD).
+
+    >>> normal_ci([1.0, 3.0])
+    (0.04..., 3.96...)
+    """
+    if len(values) < 2:
+        return None
+    mean, half = fmean(values), 1.96 * stdev(values) / math.sqrt(len(values))
+    return (mean - half, mean + half)
+
+
+def ols(
+    xs: list[float], ys: list[float]
+) -> tuple[float | None, float | None, float | None]:
+    """Least-squares line ``y = slope * x + intercept`` and R².
+
+    Slope and intercept need two distinct x values; R² is undefined (None)
+    when y is constant, since there is no variance to explain.
+    """
+    if len(xs) < 2 or len(set(xs)) < 2:
+        return None, None, None
+    mean_x, mean_y = fmean(xs), fmean(ys)
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    slope = sxy / sxx
+    intercept = mean_y - slope * mean_x
+    r2 = None if syy == 0 else (sxy * sxy) / (sxx * syy)
+    return slope, intercept, r2
+
+
+def paired_bootstrap_ci(
+    diffs: list[float], level: float = 0.95
+) -> tuple[float, float] | None:
+    """Percentile CI of the mean paired difference (fixed seed: reproducible)."""
+    n = len(diffs)
+    if n < 2:
+        return None
+    rng = random.Random(BOOTSTRAP_SEED)
+    means = sorted(fmean(rng.choices(diffs, k=n)) for _ in range(BOOTSTRAP_RESAMPLES))
+    tail = (1 - level) / 2
+    low = means[int(tail * BOOTSTRAP_RESAMPLES)]
+    high = means[min(int((1 - tail) * BOOTSTRAP_RESAMPLES), BOOTSTRAP_RESAMPLES - 1)]
+    return low, high
+
+
+def wilcoxon_p(diffs: list[float]) -> float | None:
+    """Two-sided Wilcoxon signed-rank p; None when every difference is zero."""
+    if len(diffs) < 2 or all(d == 0 for d in diffs):
+        return None
+    return float(scipy_stats.wilcoxon(diffs, zero_method="wilcox").pvalue)
+
+
+def cohens_dz(diffs: list[float]) -> float | None:
+    """Paired effect size: mean difference over the SD of the differences."""
+    if len(diffs) < 2 or stdev(diffs) == 0:
+        return None
+    return fmean(diffs) / stdev(diffs)
+
+
+def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
+    """t = (μ₁ − μ₂) / √(σ₁²/n₁ + σ₂²/n₂) with its two-sided p."""
+    if len(a) < 2 or len(b) < 2 or (stdev(a) == 0 and stdev(b) == 0):
+        return None
+    result = scipy_stats.ttest_ind(a, b, equal_var=False)
+    return float(result.statistic), float(result.pvalue)
+
+
+def cohens_d(a: list[float], b: list[float]) -> float | None:
+    """|μ₁ − μ₂| / σ_pooled (the simulation seed's definition)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    pooled = ((len(a) - 1) * stdev(a) ** 2 + (len(b) - 1) * stdev(b) ** 2) / (
+        len(a) + len(b) - 2
+    )
+    if pooled == 0:
+        return None
+    return abs(fmean(a) - fmean(b)) / math.sqrt(pooled)
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm step-down adjustment; ``None`` entries are kept and not counted."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (len(present) - rank) * p))
+        adjusted[index] = round(running, 12)
+    return adjusted
+
+
+def compare_paired(metric: str, a: str, b: str, values_a: dict, values_b: dict) -> dict:
+    """Compare two methods on the sessions both have scored (diff = a − b)."""
+    shared = [key for key in values_a if key in values_b]
+    xs = [values_a[key] for key in shared]
+    ys = [values_b[key] for key in shared]
+    diffs = [x - y for x, y in zip(xs, ys, strict=True)]
+    ci = paired_bootstrap_ci(diffs)
+    welch = welch_t(xs, ys)
+    return {
+        "metric": metric,
+        "a": a,
+        "b": b,
+        "diff": fmean(diffs) if diffs else None,
+        "ci_low": ci[0] if ci else None,
+        "ci_high": ci[1] if ci else None,
+        "p_value": wilcoxon_p(diffs),
+        "p_holm": None,
+        "test": "wilcoxon",
+        "effect_size": cohens_dz(diffs),
+        "n": len(diffs),
+        "welch_t": welch[0] if welch else None,
+        "welch_p": welch[1] if welch else None,
+        "cohens_d": cohens_d(xs, ys),
+    }
+
+
+def compare_all(
+    session_values: dict[str, dict[str, dict]], methods: list[str]
+) -> list[dict]:
+    """Every metric x every pair of methods, with Holm across the whole run.
+
+    ``session_values[metric][method][session_id] = value``.
+    """
+    comparisons = [
+        compare_paired(metric, a, b, by_method.get(a, {}), by_method.get(b, {}))
+        for metric, by_method in session_values.items()
+        for i, a in enumerate(methods)
+        for b in methods[i + 1 :]
+    ]
+    for comparison, adjusted in zip(
+        comparisons, holm([c["p_value"] for c in comparisons]), strict=True
+    ):
+        comparison["p_holm"] = adjusted
+    return comparisons

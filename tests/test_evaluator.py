@@ -1,0 +1,164 @@
+"""The judge client over real HTTP against the scripted judge server."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from evaluator import Judge, JudgeConfig, JudgeItem, cache_key, parse_retry_after
+from verdicts import load_prompt
+
+
+class MemoryCache:
+    """A dict with the storage cache's interface (tests only)."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def get(self, keys):
+        return {key: self.entries[key] for key in keys if key in self.entries}
+
+    def put(self, entries):
+        for entry in entries:
+            self.entries.setdefault(entry["key"], _Entry(entry))
+
+
+class _Entry:
+    def __init__(self, entry):
+        self.parsed, self.reply = entry["parsed"], entry["reply"]
+
+
+@pytest.fixture
+def scripted():
+    with ScriptedJudge(timeout_sleep=1.5) as server:
+        yield server
+
+
+def make_judge(server, cache=None, **options):
+    config = JudgeConfig(
+        base_url=server.url,
+        model="scripted",
+        api_key="sk-secret",
+        timeout_s=0.5,
+        max_retries=2,
+        concurrency=4,
+        backoff_cap_s=0.05,
+        **options,
+    )
+    return Judge(config, cache=cache)
+
+
+def item(response, mode="alignment"):
+    version = f"{mode}_v1"
+    messages = load_prompt(version).render(
+        profile="p",
+        personality="q",
+        history="(none)",
+        user_message="hi",
+        response=response,
+    )
+    return JudgeItem(mode=mode, prompt_version=version, messages=tuple(messages))
+
+
+def test_scores_parse_and_tokens_are_counted(scripted):
+    judge = make_judge(scripted)
+    [al, binary] = judge.evaluate([item("[[al=73]]"), item("[[binary=1]]", "binary")])
+    assert (al.status, al.verdict["score"]) == ("ok", 73.0)
+    assert al.verdict["parts"]["style"] == 15.0
+    assert (binary.status, binary.verdict["score"]) == ("ok", 1.0)
+    usage = judge.usage.counters()
+    assert usage["judge_calls"] == 2
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+
+
+def test_429_with_retry_after_is_retried(scripted):
+    [outcome] = make_judge(scripted).evaluate([item("[[al=60]] [[fault=429]]")])
+    assert (outcome.status, outcome.verdict["score"]) == ("ok", 60.0)
+    assert scripted.state.calls == 2
+
+
+def test_500s_within_budget_recover(scripted):
+    [outcome] = make_judge(scripted).evaluate([item("[[al=61]] [[fault=500x2]]")])
+    assert outcome.status == "ok"
+
+
+def test_500s_beyond_budget_are_errors_not_scores(scripted):
+    judge = make_judge(scripted, samples=1)
+    [outcome] = judge.evaluate([item("[[al=61]] [[fault=500x9]]")])
+    assert (outcome.status, outcome.verdict, outcome.note) == (
+        "error",
+        None,
+        "HTTP 500",
+    )
+    assert scripted.state.calls == 3  # max_retries=2 -> three attempts
+
+
+def test_401_fails_at_once(scripted):
+    [outcome] = make_judge(scripted).evaluate([item("[[fault=401]]")])
+    assert outcome.status == "error"
+    assert scripted.state.calls == 1
+
+
+def test_timeouts_end_as_errors(scripted):
+    [outcome] = make_judge(scripted).evaluate([item("[[fault=timeout]]")])
+    assert outcome.status == "error"
+    assert "network error" in outcome.note
+
+
+def test_garbage_is_reasked_once_then_unscored_with_raw_text(scripted):
+    [outcome] = make_judge(scripted).evaluate([item("[[fault=garbage]]")])
+    assert outcome.status == "unscored"
+    assert outcome.verdict is None
+    assert "quite good" in outcome.raw
+    assert scripted.state.calls == 2
+
+
+def test_garbage_once_recovers_on_the_reask(scripted):
+    [outcome] = make_judge(scripted).evaluate(
+        [item("[[al=55]] [[fault=garbage_once]]")]
+    )
+    assert (outcome.status, outcome.verdict["score"]) == ("ok", 55.0)
+
+
+def test_cache_makes_a_rerun_free_and_skips_failures(scripted):
+    cache = MemoryCache()
+    items = [
+        item("[[al=70]]"),
+        item("[[fault=garbage]]"),
+        item("[[binary=0]]", "binary"),
+    ]
+    make_judge(scripted, cache=cache).evaluate(items)
+    calls = scripted.state.calls
+    again = make_judge(scripted, cache=cache)
+    outcomes = again.evaluate([items[0], items[2]])
+    assert [o.cached for o in outcomes] == [True, True]
+    assert scripted.state.calls == calls
+    assert again.usage.counters()["cache_hits"] == 2
+    assert len(cache.entries) == 2  # the unparseable reply was not cached
+
+
+def test_cache_key_depends_on_every_input():
+    config = JudgeConfig(base_url="http://a/v1", model="m")
+    base = item("x")
+    keys = {
+        cache_key(config, base, 0),
+        cache_key(config, base, 1),
+        cache_key(JudgeConfig(base_url="http://a/v1", model="m2"), base, 0),
+        cache_key(
+            JudgeConfig(base_url="http://a/v1", model="m", temperature=0.7), base, 0
+        ),
+        cache_key(config, item("y"), 0),
+    }
+    assert len(keys) == 5
+
+
+def test_api_key_is_not_public():
+    config = JudgeConfig(base_url="http://a/v1", model="m", api_key="sk-secret")
+    assert "sk-secret" not in repr(config.public())
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"), [("2", 2.0), ("1000", 120.0), ("soon", None)]
+)
+def test_retry_after_parsing(header, seconds):
+    assert parse_retry_after(header) == seconds
