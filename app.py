@@ -13,7 +13,9 @@ from flask import Flask
 import cli
 import config as settings
 import jobs
+import runs
 import storage
+import tasks  # noqa: F401  (registers the Celery tasks)
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -33,4 +35,6 @@ app = create_app()
 celery_app = app.extensions["celery"]
 
 if __name__ == "__main__":
+    with app.app_context():
+        runs.resume_unfinished()
     app.run(host="127.0.0.1", port=5000)

@@ -43,6 +43,17 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
 RUN_COUNTERS = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
 UNFINISHED = ("queued", "running")
+ROW_DICT_FIELDS = (
+    "session_id",
+    "round",
+    "method",
+    "metric",
+    "sample",
+    "value",
+    "status",
+    "note",
+    "detail",
+)
 
 
 def utcnow() -> datetime:
@@ -239,6 +250,41 @@ class Storage:
         with self.session() as db:
             return db.scalar(query)
 
+    def row_dicts(self, run_id: str) -> list[dict]:
+        """Rows as plain dicts for metric code (round 0 = session level)."""
+        columns = [getattr(ResultRow, name) for name in ROW_DICT_FIELDS]
+        query = select(*columns).where(ResultRow.run_id == run_id)
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.session() as db:
+            return [
+                dict(zip(ROW_DICT_FIELDS, values, strict=True))
+                for values in db.execute(query)
+            ]
+
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        query = (
+            select(ResultRow.status, func.count())
+            .where(ResultRow.run_id == run_id)
+            .group_by(ResultRow.status)
+        )
+        with self.session() as db:
+            return dict(db.execute(query).all())
+
+    def finished_chunks(self, run_id: str) -> set[int]:
+        query = select(RunChunk.chunk).where(RunChunk.run_id == run_id)
+        with self.session() as db:
+            return set(db.scalars(query))
+
+    def update_run(self, run_id: str, **fields) -> None:
+        with self.session.begin() as db:
+            db.execute(update(Run).where(Run.id == run_id).values(**fields))
+
+    def reset_progress(self, run_id: str) -> None:
+        """Forget chunk bookkeeping (used when rows are to be recomputed)."""
+        with self.session.begin() as db:
+            db.execute(RunChunk.__table__.delete().where(RunChunk.run_id == run_id))
+            db.execute(update(Run).where(Run.id == run_id).values(done=0))
+
     # -- judge cache -------------------------------------------------------
     def cache_get(self, keys: Iterable[str]) -> dict[str, JudgeCacheEntry]:
         keys = list(set(keys))
@@ -258,6 +304,14 @@ class Storage:
             )
             with self.session.begin() as db:
                 db.execute(stmt, entries)
+
+
+class JudgeCache:
+    """The judge's view of the cache: ``get(keys)`` and ``put(entries)``."""
+
+    def __init__(self, storage: Storage):
+        self.get = storage.cache_get
+        self.put = storage.cache_put
 
 
 def new_token() -> str:

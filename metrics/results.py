@@ -1,0 +1,67 @@
+"""The ``personasteer.results/v1`` document (DESIGN.md section 7), pure."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+SCHEMA = "personasteer.results/v1"
+
+
+def _iso(moment) -> str | None:
+    """ISO 8601 in UTC; SQLite hands back naive datetimes that were stored as UTC."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def run_header(run, status_counts: dict[str, int]) -> dict:
+    """The ``run`` block. Never includes the judge URL's key or options."""
+    return {
+        "id": run.id,
+        "token": run.token,
+        "status": run.status,
+        "created_at": _iso(run.created_at),
+        "finished_at": _iso(run.finished_at),
+        "file": {
+            "name": run.file_name,
+            "sha256": run.file_sha256,
+            "sessions": run.sessions,
+            "rounds": run.rounds,
+            "methods": list(run.methods),
+        },
+        "suites": list(run.suites),
+        "judge": run.judge,
+        "counts": {
+            "judge_calls": run.judge_calls,
+            "cache_hits": run.cache_hits,
+            "unscored": status_counts.get("unscored", 0),
+            "errors": status_counts.get("error", 0),
+            "not_configured": status_counts.get("not_configured", 0),
+            "prompt_tokens": run.prompt_tokens,
+            "completion_tokens": run.completion_tokens,
+        },
+    }
+
+
+def tidy_row(row: dict) -> dict:
+    return {
+        "session_id": row["session_id"],
+        "round": row["round"] or None,
+        "method": row["method"],
+        "metric": row["metric"],
+        "value": row["value"],
+        "status": row["status"],
+        "note": row["note"],
+    }
+
+
+def build(run, rows: list[dict], status_counts: dict[str, int]) -> dict:
+    aggregates = run.aggregates or {}
+    return {
+        "schema": SCHEMA,
+        "run": run_header(run, status_counts),
+        "summary": aggregates.get("summary", {}),
+        "curves": aggregates.get("curves", {}),
+        "comparisons": aggregates.get("comparisons", []),
+        "rows": [tidy_row(row) for row in rows],
+    }

@@ -1,0 +1,166 @@
+"""Creating and queueing runs: the one path shared by web, API and CLI.
+
+Uploads are stored under generated ids (``secure_filename`` would erase a
+Chinese or Korean name); the user's file name is kept only as data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from flask import current_app
+
+import dataset
+import jobs
+from evaluator import JudgeConfig
+from metrics.alignment import PROMPTS
+from metrics.registry import SUITES
+
+COPY_CHUNK = 1 << 20
+
+
+class RunRejected(Exception):
+    """The upload cannot become a run; ``errors`` are validation-style dicts."""
+
+    def __init__(self, errors: list[dict], status: int = 400):
+        super().__init__(errors[0]["message"] if errors else "rejected")
+        self.errors = errors
+        self.status = status
+
+
+@dataclass
+class RunRequest:
+    suites: list[str] | None = None  # None: every suite the file can run
+    judge_url: str | None = None
+    judge_model: str | None = None
+    samples: int = 1
+    concurrency: int | None = None
+    use_cache: bool = True
+
+
+def store_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, Path, str]:
+    """Copy an upload to ``<folder>/<uuid>.jsonl``; return id, path, sha256."""
+    upload_id = uuid.uuid4().hex
+    path = Path(folder) / f"{upload_id}.jsonl"
+    digest = hashlib.sha256()
+    with path.open("wb") as out:
+        while block := stream.read(COPY_CHUNK):
+            digest.update(block)
+            out.write(block)
+    return upload_id, path, digest.hexdigest()
+
+
+def upload_path(config: dict, upload_id: str) -> Path:
+    return Path(config["UPLOAD_FOLDER"]) / f"{upload_id}.jsonl"
+
+
+def judge_config(config: dict, options: dict) -> JudgeConfig | None:
+    """The judge a run uses: its own settings plus the key from this process."""
+    url = options.get("judge_url") or config.get("JUDGE_API_URL")
+    model = options.get("judge_model") or config.get("JUDGE_MODEL")
+    if not (url and model):
+        return None
+    return JudgeConfig(
+        base_url=url,
+        model=model,
+        api_key=config.get("JUDGE_API_KEY"),
+        timeout_s=config["JUDGE_TIMEOUT_S"],
+        max_retries=config["JUDGE_MAX_RETRIES"],
+        concurrency=options.get("concurrency") or config["JUDGE_CONCURRENCY"],
+        samples=options.get("samples", 1),
+    )
+
+
+def _choose_suites(
+    report: dataset.ValidationReport, wanted: list[str] | None
+) -> list[str]:
+    if not wanted:
+        return report.suites
+    unknown = [name for name in wanted if name not in SUITES]
+    unusable = [name for name in wanted if name in SUITES and name not in report.suites]
+    if unknown or unusable:
+        message = (
+            f"Suites not available for this file: {', '.join(unknown + unusable)}."
+        )
+        detail = {
+            "line": None,
+            "path": "suites",
+            "code": "bad_suite",
+            "message": message,
+        }
+        raise RunRejected([{**detail, "params": {"suites": unknown + unusable}}])
+    return [name for name in report.suites if name in wanted]
+
+
+def create_run(stream: BinaryIO, filename: str, request: RunRequest):
+    """Store, validate and record a run (status ``queued``); not yet enqueued."""
+    config = current_app.config
+    storage = current_app.extensions["storage"]
+    if not dataset.has_allowed_extension(filename):
+        report = dataset.validate_stream(stream, filename)
+        raise RunRejected([p.to_dict() for p in report.errors])
+    upload_id, path, sha256 = store_upload(stream, config["UPLOAD_FOLDER"])
+    report = dataset.validate_file(path, filename, **validation_limits(config))
+    if not report.valid:
+        path.unlink(missing_ok=True)
+        raise RunRejected(report.to_dict()["errors"])
+    suites = _choose_suites(report, request.suites)
+    options = {
+        "samples": request.samples,
+        "judge_url": request.judge_url,
+        "judge_model": request.judge_model,
+        "concurrency": request.concurrency,
+        "use_cache": request.use_cache,
+    }
+    judge = judge_config(config, options)
+    return storage.create_run(
+        file_name=filename,
+        file_sha256=sha256,
+        upload_id=upload_id,
+        sessions=report.sessions,
+        rounds=report.rounds,
+        methods=report.methods,
+        suites=suites,
+        judge=_public_judge(judge) if judge else None,
+        options=options,
+    )
+
+
+def _public_judge(judge: JudgeConfig) -> dict:
+    return {**judge.public(), "prompts": dict(PROMPTS)}
+
+
+def validation_limits(config: dict) -> dict:
+    return {
+        "max_line_bytes": config["MAX_LINE_MB"] * 1024 * 1024,
+        "max_errors": config["MAX_VALIDATION_ERRORS"],
+    }
+
+
+def enqueue(run_id: str) -> None:
+    """Hand the run to the workers (starting the embedded one if that is us)."""
+    from tasks import start_run  # tasks import runs' helpers
+
+    if jobs.is_embedded(current_app.config):
+        current_app.extensions["embedded_worker"].ensure_started()
+    start_run.delay(run_id)
+
+
+def resume_unfinished() -> int:
+    """Re-send unfinished runs after a restart (finished chunks are skipped)."""
+    pending = current_app.extensions["storage"].unfinished_runs()
+    for run in pending:
+        enqueue(run.id)
+    return len(pending)
+
+
+def results_document(run) -> dict:
+    from metrics import results
+
+    storage = current_app.extensions["storage"]
+    rows = storage.row_dicts(run.id)
+    return results.build(run, rows, storage.status_counts(run.id))
