@@ -70,6 +70,10 @@ def defaults(instance_path: Path) -> dict:
         "MAX_LINE_MB": 8,
         "MAX_VALIDATION_ERRORS": 200,
         "FORCE_HTTPS": False,
+        # Redis redelivers a task whose worker died once this has passed;
+        # keep it above the longest chunk.
+        "CELERY_VISIBILITY_TIMEOUT_S": 3600,
+        "EMBEDDED_WORKER_THREADS": 4,
         "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
         "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
         "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
@@ -90,6 +94,9 @@ _PARSERS = {
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "FORCE_HTTPS": _bool,
+    "CELERY_VISIBILITY_TIMEOUT_S": lambda n, v: _int(n, v, 1),
+    "UPLOAD_FOLDER": lambda n, v: v,
+    "RESULTS_FOLDER": lambda n, v: v,
     "NLTK_DATA": lambda n, v: v,
 }
 

@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from time import time
+from time import monotonic, time
 
 import requests
 from tenacity import RetryCallState, retry, retry_if_exception, stop_after_attempt
@@ -80,6 +80,31 @@ class Usage:
     def counters(self) -> dict[str, int]:
         names = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
         return {name: getattr(self, name) for name in names}
+
+
+class Cancelled(Exception):
+    """The run was cancelled while its judge calls were queued."""
+
+
+class StopCheck:
+    """Asks ``should_stop`` at most every ``interval_s`` (it hits the database)."""
+
+    def __init__(self, should_stop=None, interval_s: float = 0.5):
+        self.should_stop = should_stop
+        self.interval_s = interval_s
+        self.checked_at = 0.0
+        self.stopped = False
+        self.lock = threading.Lock()
+
+    def check(self) -> None:
+        if self.should_stop is None:
+            return
+        with self.lock:
+            if not self.stopped and monotonic() - self.checked_at >= self.interval_s:
+                self.checked_at = monotonic()
+                self.stopped = bool(self.should_stop())
+        if self.stopped:
+            raise Cancelled
 
 
 class JudgeHTTPError(Exception):
@@ -221,13 +246,12 @@ class Judge:
     so this module never imports storage.
     """
 
-    def __init__(
-        self, config: JudgeConfig, cache=None, client: JudgeClient | None = None
-    ):
+    def __init__(self, config: JudgeConfig, cache=None, client=None, should_stop=None):
         self.config = config
         self.cache = cache
         self.client = client or JudgeClient(config)
         self.usage = Usage()
+        self._stop = StopCheck(should_stop)
 
     def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
         keys = [cache_key(self.config, item, item.sample) for item in items]
@@ -248,8 +272,13 @@ class Judge:
             for index in todo
         }
         fresh = []
-        for index, future in futures.items():
-            outcome, entry = future.result()
+        try:
+            results = {index: future.result() for index, future in futures.items()}
+        except Cancelled:
+            for future in futures.values():
+                future.cancel()
+            raise
+        for index, (outcome, entry) in results.items():
             outcomes[index] = outcome
             if entry:
                 fresh.append({**entry, "key": keys[index]})
@@ -259,6 +288,7 @@ class Judge:
 
     def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
         """Ask, and once more at a new sample if the reply cannot be parsed."""
+        self._stop.check()
         raws = []
         for sample in (item.sample, item.sample + RETRY_SAMPLE_OFFSET):
             try:

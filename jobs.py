@@ -25,7 +25,9 @@ def celery_settings(config: dict) -> dict:
         "worker_prefetch_multiplier": 1,
         "broker_connection_retry_on_startup": True,
         # Above the longest task, so Redis does not redeliver a running chunk.
-        "broker_transport_options": {"visibility_timeout": 3600},
+        "broker_transport_options": {
+            "visibility_timeout": config["CELERY_VISIBILITY_TIMEOUT_S"]
+        },
         "worker_hijack_root_logger": False,
     }
 
@@ -40,7 +42,8 @@ def init_app(app) -> Celery:
     celery_app.config_from_object(celery_settings(app.config))
     celery_app.set_default()  # without it a threads-pool worker never runs tasks
     app.extensions["celery"] = celery_app
-    app.extensions["embedded_worker"] = EmbeddedWorker(celery_app)
+    threads = app.config["EMBEDDED_WORKER_THREADS"]
+    app.extensions["embedded_worker"] = EmbeddedWorker(celery_app, threads)
     return celery_app
 
 

@@ -15,7 +15,7 @@ from flask import current_app
 
 import runs
 from dataset import normalize_session
-from evaluator import Judge
+from evaluator import Cancelled, Judge
 from metrics import engine
 from storage import JudgeCache
 
@@ -93,6 +93,8 @@ def evaluate_chunk(run_id: str, chunk: int, start: int, end: int) -> None:
     judge = _judge_for(run, storage)
     try:
         rows = engine.evaluate(sessions, run.suites, run.methods, judge, run.options)
+    except Cancelled:
+        return  # nothing of a cancelled chunk is stored
     except Exception as exc:  # a bug in one suite must not lose the run
         log.exception("chunk %s of run %s failed", chunk, run_id)
         rows = _failure_rows(sessions, run.suites, run.methods, exc)
@@ -115,7 +117,12 @@ def _judge_for(run, storage) -> Judge | None:
     if config is None:
         return None
     cache = JudgeCache(storage) if run.options.get("use_cache", True) else None
-    return Judge(config, cache=cache)
+    return Judge(config, cache=cache, should_stop=lambda: _cancelled(storage, run.id))
+
+
+def _cancelled(storage, run_id: str) -> bool:
+    run = storage.get_run(run_id)
+    return run is None or run.status == "cancelled"
 
 
 def _failure_rows(sessions, suites, methods, exc) -> list[dict]:
@@ -136,7 +143,14 @@ def finalize_run(run_id: str) -> None:
     rows = storage.row_dicts(run_id)
     for row in rows:
         row["round"] = row["round"] or None
-    aggregates = engine.aggregate(rows, run.suites, run.methods)
+    try:
+        aggregates = engine.aggregate(rows, run.suites, run.methods)
+    except Exception as exc:  # never leave a run hanging in "running"
+        log.exception("aggregating run %s failed", run_id)
+        storage.set_status(
+            run_id, "failed", error=f"aggregation failed: {type(exc).__name__}"
+        )
+        return
     counts = storage.status_counts(run_id)
     failed = counts.get("unscored", 0) + counts.get("error", 0)
     storage.update_run(run_id, aggregates=aggregates)

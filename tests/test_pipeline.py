@@ -1,0 +1,232 @@
+"""End to end through the queue, real workers and real HTTP to the scripted
+judge: once on the embedded worker, once on Redis + PostgreSQL with a worker
+started as a separate ``celery -A app:celery_app worker`` process."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+from sqlalchemy import create_engine, text
+
+import runs
+from app import create_app
+from bench.judge_server import ScriptedJudge
+from tests import crafted, services, workers
+
+FAST_JUDGE = {"JUDGE_TIMEOUT_S": 0.5, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
+
+
+@pytest.fixture
+def judge_server():
+    with ScriptedJudge(timeout_sleep=1.5) as server:
+        yield server
+
+
+def base_config(tmp_path) -> dict:
+    return {
+        "TESTING": True,
+        "SECRET_KEY": "test",
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+        "RESULTS_FOLDER": str(tmp_path / "results"),
+        "JUDGE_API_URL": None,
+        "JUDGE_MODEL": None,
+        **FAST_JUDGE,
+    }
+
+
+@pytest.fixture
+def embedded_app(tmp_path):
+    app = create_app(
+        {
+            **base_config(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "REDIS_URL": None,
+        }
+    )
+    yield app
+    app.extensions["embedded_worker"].stop()
+
+
+@pytest.fixture
+def redis_deployment(tmp_path):
+    """Web side in this process; one worker process; Redis db 15; a PG schema."""
+    services.require("Redis", "127.0.0.1", 6379)
+    services.require("PostgreSQL", "127.0.0.1", 5432)
+    redis.Redis.from_url(services.REDIS_URL).flushdb()
+    url, schema = services.postgres_schema_url()
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    env = {
+        "REDIS_URL": services.REDIS_URL,
+        "DATABASE_URL": f"{url}?options=-csearch_path%3D{schema}",
+        "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+        "SECRET_KEY": "test",
+        "CELERY_VISIBILITY_TIMEOUT_S": "5",
+        **{name: str(value) for name, value in FAST_JUDGE.items()},
+    }
+    app = create_app(
+        {**base_config(tmp_path), **env, "CELERY_VISIBILITY_TIMEOUT_S": 5, **FAST_JUDGE}
+    )
+    deployment = RedisDeployment(app, env, tmp_path / "worker.log")
+    deployment.start_worker()
+    yield deployment
+    deployment.stop_all()
+    app.extensions["storage"].engine.dispose()
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+class RedisDeployment:
+    def __init__(self, app, env, log_path):
+        self.app, self.env, self.log_path = app, env, log_path
+        self.workers = []
+
+    def start_worker(self):
+        self.workers.append(workers.start_worker(self.env, self.log_path))
+        return self.workers[-1]
+
+    def stop_all(self):
+        for process in self.workers:
+            workers.stop(process)
+
+
+@pytest.fixture(
+    params=[
+        "embedded",
+        pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.postgres]),
+    ]
+)
+def web_app(request):
+    if request.param == "embedded":
+        return request.getfixturevalue("embedded_app")
+    return request.getfixturevalue("redis_deployment").app
+
+
+def submit(app, path, judge, **options):
+    request = runs.RunRequest(
+        judge_url=judge.url if judge else None,
+        judge_model="scripted" if judge else None,
+        **options,
+    )
+    with app.app_context(), path.open("rb") as stream:
+        run = runs.create_run(stream, path.name, request)
+        runs.enqueue(run.id)
+    return run.id
+
+
+def wait_for(
+    app, run_id, timeout=90.0, statuses=("done", "partial", "failed", "cancelled")
+):
+    storage = app.extensions["storage"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = storage.get_run(run_id)
+        if run.status in statuses:
+            with app.app_context():
+                return runs.results_document(run)
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} still {storage.get_run(run_id).status}")
+
+
+def evaluate(app, path, judge, **options):
+    return wait_for(app, submit(app, path, judge, **options))
+
+
+def rows_by(document, **match):
+    return [r for r in document["rows"] if all(r[k] == v for k, v in match.items())]
+
+
+def test_alignment_statistics_are_exact(web_app, judge_server, tmp_path):
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    document = evaluate(web_app, path, judge_server)
+    assert document["run"]["status"] == "done"
+    ours, base = document["summary"]["Ours"], document["summary"]["Base"]
+    assert ours["al_slope"] == pytest.approx(10.0)
+    assert ours["al_intercept"] == pytest.approx(30.0)
+    assert ours["al_r2"] == pytest.approx(1.0)
+    assert ours["al_avg"] == pytest.approx(60.0)
+    assert ours["binary_rate"] == pytest.approx(0.8)
+    assert ours["al_session_slope"] == pytest.approx(10.0)
+    assert base["al_slope"] == pytest.approx(0.0)
+    assert base["al_r2"] is None  # constant AL(k): nothing to explain
+    assert base["binary_rate"] == 0.0
+    curve = document["curves"]["al"]["Ours"]
+    assert [(p["k"], p["mean"], p["n"]) for p in curve] == [
+        (1, 40.0, 2), (2, 50.0, 2), (3, 60.0, 2), (4, 70.0, 2), (5, 80.0, 2)
+    ]  # fmt: skip
+    assert curve[0]["ci_low"] < 40.0 < curve[0]["ci_high"]
+    assert [p["mean"] for p in document["curves"]["nal"]["Ours"]] == [
+        0,
+        0.25,
+        0.5,
+        0.75,
+        1,
+    ]
+    assert document["curves"]["nal"]["Base"] == []  # max = min: undefined
+    [comparison] = [c for c in document["comparisons"] if c["metric"] == "al"]
+    assert (comparison["a"], comparison["b"], comparison["n"]) == ("Base", "Ours", 2)
+    assert comparison["diff"] == pytest.approx(-20.0)
+    assert document["run"]["counts"]["judge_calls"] == 40
+    assert len(rows_by(document, metric="al")) == 20
+
+
+def test_rerun_of_the_same_file_makes_zero_judge_calls(web_app, judge_server, tmp_path):
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    first = evaluate(web_app, path, judge_server)
+    calls = judge_server.state.calls
+    second = evaluate(web_app, path, judge_server)
+    assert judge_server.state.calls == calls
+    assert second["run"]["counts"]["judge_calls"] == 0
+    assert (
+        second["run"]["counts"]["cache_hits"] == first["run"]["counts"]["judge_calls"]
+    )
+    assert second["summary"] == first["summary"]
+
+
+def test_judge_faults_are_visible_and_never_imputed(web_app, judge_server, tmp_path):
+    path = crafted.write(tmp_path / "faults.jsonl", crafted.fault_sessions())
+    document = evaluate(web_app, path, judge_server)
+    assert document["run"]["status"] == "partial"
+    ours = {r["round"]: r for r in rows_by(document, method="Ours", metric="al")}
+    assert {k: ours[k]["status"] for k in ours} == {
+        1: "ok", 2: "ok", 3: "unscored", 4: "ok", 5: "error", 6: "error"
+    }  # fmt: skip
+    assert all(ours[k]["value"] == 70.0 for k in (1, 2, 4))
+    assert all(ours[k]["value"] is None for k in (3, 5, 6))
+    assert "could not be parsed" in ours[3]["note"]
+    assert ours[6]["note"] == "HTTP 401"
+    assert document["summary"]["Ours"]["al_avg"] == pytest.approx(70.0)
+    counts = document["run"]["counts"]
+    assert counts["unscored"] == 7  # al, five dimensions, binary
+    assert counts["errors"] == 14
+
+
+def test_without_a_judge_metrics_are_not_configured(embedded_app, tmp_path):
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    document = evaluate(embedded_app, path, None)
+    assert document["run"]["status"] == "done"
+    assert document["run"]["judge"] is None
+    statuses = {r["status"] for r in document["rows"]}
+    assert statuses == {"not_configured"}
+    assert document["run"]["counts"]["not_configured"] == 40
+    assert document["summary"]["Ours"]["al_avg"] is None
+
+
+def test_cancel_stops_a_running_run(embedded_app, tmp_path):
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions() * 1)
+    with ScriptedJudge(latency=0.3) as slow:
+        run_id = submit(embedded_app, path, slow, concurrency=1)
+        wait_for(embedded_app, run_id, statuses=("running",))
+        with embedded_app.app_context():
+            from tasks import cancel_run
+
+            assert cancel_run(run_id) is True
+            assert cancel_run(run_id) is False
+        document = wait_for(embedded_app, run_id)
+    assert document["run"]["status"] == "cancelled"
+    assert len(document["rows"]) < 40 * 7 / 2
