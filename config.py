@@ -74,6 +74,8 @@ def defaults(instance_path: Path) -> dict:
         # keep it above the longest chunk.
         "CELERY_VISIBILITY_TIMEOUT_S": 3600,
         "EMBEDDED_WORKER_THREADS": 4,
+        # Work per Celery task, in (session, round, method) units.
+        "CHUNK_UNITS": 160,
         "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
         "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
         "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
@@ -95,6 +97,7 @@ _PARSERS = {
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "FORCE_HTTPS": _bool,
     "CELERY_VISIBILITY_TIMEOUT_S": lambda n, v: _int(n, v, 1),
+    "CHUNK_UNITS": lambda n, v: _int(n, v, 1),
     "UPLOAD_FOLDER": lambda n, v: v,
     "RESULTS_FOLDER": lambda n, v: v,
     "NLTK_DATA": lambda n, v: v,

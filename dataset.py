@@ -21,6 +21,7 @@ The per-field rules live in ``schema.py``; this module owns the reading.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,10 @@ DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_ERRORS = 200
 _BOM = b"\xef\xbb\xbf"
 _SKIP_CHUNK = 1 << 20
+_JSON_SPACE = " \t\r\n"
+_JSON_SPACE_BYTES = _JSON_SPACE.encode()
+# A JSON escape of a UTF-16 surrogate; only then can a string hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
 @dataclass
@@ -122,7 +127,7 @@ def validate_stream(
     checker = SessionChecker(sink)
     saw_content = False
     for lineno, text in _decoded_lines(stream, max_line_bytes, sink):
-        if text is None or not text.strip():
+        if text is None or is_blank(text):
             continue
         saw_content = True
         session = _parse_object(lineno, text, sink)
@@ -145,21 +150,37 @@ def _count_valid_session(report: ValidationReport, session: dict) -> None:
             )
 
 
+def is_blank(line: bytes | str) -> bool:
+    """Blank by JSON's definition of whitespace (not form feeds or NBSP)."""
+    return not line.strip(_JSON_SPACE if isinstance(line, str) else _JSON_SPACE_BYTES)
+
+
 def _read_lines(
     stream: BinaryIO, limit: int
 ) -> Iterator[tuple[int, bytes | None, int]]:
-    """Yield (line number, raw bytes or None when oversized, byte length)."""
+    """Yield (line number, raw bytes or None when oversized, byte length).
+
+    ``limit`` applies to the content; the line ending (LF or CRLF) is free.
+    """
     lineno = 0
-    while raw := stream.readline(limit + 1):
+    while raw := stream.readline(limit + 2):
         lineno += 1
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            size = len(raw)
-            while raw and not raw.endswith(b"\n"):  # skip the rest of the line
-                raw = stream.readline(_SKIP_CHUNK)
-                size += len(raw)
+        complete = raw.endswith(b"\n") or len(raw) < limit + 2
+        size = len(raw)
+        while not complete and raw:  # skip the rest of an oversized line
+            raw = stream.readline(_SKIP_CHUNK)
+            size += len(raw)
+            complete = raw.endswith(b"\n") or not raw
+        if size - _ending_length(raw) > limit:
             yield lineno, None, size
         else:
-            yield lineno, raw, len(raw)
+            yield lineno, raw, size
+
+
+def _ending_length(raw: bytes) -> int:
+    if raw.endswith(b"\r\n"):
+        return 2
+    return 1 if raw.endswith(b"\n") else 0
 
 
 def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
@@ -180,9 +201,23 @@ def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
             yield lineno, None
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _has_lone_surrogate(value) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _parse_object(lineno: int, text: str, sink: _Collector) -> dict | None:
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_reject_constant)  # NaN, Infinity
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+            raise ValueError("lone UTF-16 surrogate escape")
     except json.JSONDecodeError as exc:
         sink.error(
             Problem.make(lineno, "", "invalid_json", detail=exc.msg, column=exc.colno)
@@ -205,7 +240,7 @@ def iter_sessions(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     with Path(path).open("rb") as stream:
         for _, raw, _ in _read_lines(stream, max_line_bytes):
             text = raw.decode("utf-8-sig") if raw else ""
-            if text.strip():
+            if not is_blank(text):
                 yield normalize_session(json.loads(text))
 
 

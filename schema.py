@@ -296,7 +296,11 @@ class SessionChecker:
                 self._string(persona, ("persona",), key)
             self._string_list(persona, ("persona",), "moods")
             self._typed(
-                persona, "persona", "complete", lambda v: isinstance(v, bool), "boolean"
+                persona,
+                ("persona",),
+                "complete",
+                lambda v: isinstance(v, bool),
+                "boolean",
             )
 
     def _check_slot_map(self, parent: dict, base: tuple, key: str) -> None:

@@ -14,7 +14,7 @@ from celery import shared_task
 from flask import current_app
 
 import runs
-from dataset import normalize_session
+from dataset import is_blank, normalize_session
 from evaluator import Cancelled, Judge
 from metrics import engine
 from storage import JudgeCache
@@ -41,7 +41,7 @@ def start_run(run_id: str) -> None:
     except OSError as exc:
         storage.set_status(run_id, "failed", error=f"upload unreadable: {exc.strerror}")
         return
-    chunks = engine.plan_chunks(spans)
+    chunks = engine.plan_chunks(spans, current_app.config["CHUNK_UNITS"])
     storage.update_run(
         run_id,
         status="running",
@@ -61,7 +61,7 @@ def session_spans(path, methods: list[str]) -> list[tuple[int, int, int]]:
     spans, offset = [], 0
     with open(path, "rb") as stream:
         for raw in stream:
-            if raw.strip():
+            if not is_blank(raw):
                 session = json.loads(raw.decode("utf-8-sig"))
                 spans.append(
                     (offset, offset + len(raw), engine.units(session, methods))
@@ -74,10 +74,12 @@ def read_sessions(path, start: int, end: int) -> list[dict]:
     with open(path, "rb") as stream:
         stream.seek(start)
         block = stream.read(end - start).decode("utf-8-sig")
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, which JSON
+    # allows unescaped inside strings.
     return [
         normalize_session(json.loads(line))
-        for line in block.splitlines()
-        if line.strip()
+        for line in block.split("\n")
+        if not is_blank(line)
     ]
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
+import redis
 from sqlalchemy import create_engine, text
 
+import config
 from app import create_app
+from bench.judge_server import ScriptedJudge
 from storage import Storage
 from tests import services
+from tests.pipeline_support import FAST_JUDGE, RedisDeployment, base_config
 
 
 @pytest.fixture
@@ -66,3 +70,71 @@ def postgres_storage():
 def any_storage(request):
     """The storage layer on both supported databases."""
     return request.getfixturevalue(f"{request.param}_storage")
+
+
+@pytest.fixture
+def judge_server():
+    with ScriptedJudge(timeout_sleep=1.5) as server:
+        yield server
+
+
+@pytest.fixture
+def embedded_app(tmp_path):
+    app = create_app(
+        {
+            **base_config(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "REDIS_URL": None,
+        }
+    )
+    yield app
+    app.extensions["embedded_worker"].stop()
+
+
+@pytest.fixture
+def deployment_env():
+    """Extra worker environment; a test module overrides this fixture."""
+    return {}
+
+
+@pytest.fixture
+def redis_deployment(tmp_path, deployment_env):
+    """Web side in this process; one worker process; Redis db 15; a PG schema."""
+    services.require("Redis", "127.0.0.1", 6379)
+    services.require("PostgreSQL", "127.0.0.1", 5432)
+    with redis.Redis.from_url(services.REDIS_URL) as client:
+        client.flushdb()
+    url, schema = services.postgres_schema_url()
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    env = {
+        "REDIS_URL": services.REDIS_URL,
+        "DATABASE_URL": f"{url}?options=-csearch_path%3D{schema}",
+        "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+        "SECRET_KEY": "test",
+        "CELERY_VISIBILITY_TIMEOUT_S": "5",
+        **{name: str(value) for name, value in FAST_JUDGE.items()},
+        **deployment_env,
+    }
+    app = create_app({**base_config(tmp_path), **config.from_environ(env)})
+    deployment = RedisDeployment(app, env, tmp_path / "worker.log")
+    deployment.start_worker()
+    yield deployment
+    deployment.stop_all()
+    app.extensions["storage"].engine.dispose()
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        "embedded",
+        pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.postgres]),
+    ]
+)
+def web_app(request):
+    if request.param == "embedded":
+        return request.getfixturevalue("embedded_app")
+    return request.getfixturevalue("redis_deployment").app

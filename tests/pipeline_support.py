@@ -1,0 +1,67 @@
+"""Helpers shared by the end-to-end pipeline tests."""
+
+from __future__ import annotations
+
+import time
+
+import runs
+from tests import workers
+
+FAST_JUDGE = {"JUDGE_TIMEOUT_S": 0.5, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
+
+
+def base_config(tmp_path) -> dict:
+    return {
+        "TESTING": True,
+        "SECRET_KEY": "test",
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+        "RESULTS_FOLDER": str(tmp_path / "results"),
+        "JUDGE_API_URL": None,
+        "JUDGE_MODEL": None,
+        **FAST_JUDGE,
+    }
+
+
+class RedisDeployment:
+    def __init__(self, app, env, log_path):
+        self.app, self.env, self.log_path = app, env, log_path
+        self.workers = []
+
+    def start_worker(self):
+        self.workers.append(workers.start_worker(self.env, self.log_path))
+        return self.workers[-1]
+
+    def stop_all(self):
+        for process in self.workers:
+            workers.stop(process)
+
+
+def submit(app, path, judge, **options):
+    request = runs.RunRequest(
+        judge_url=judge.url if judge else None,
+        judge_model="scripted" if judge else None,
+        **options,
+    )
+    with app.app_context(), path.open("rb") as stream:
+        run = runs.create_run(stream, path.name, request)
+        runs.enqueue(run.id)
+    return run.id
+
+
+def wait_for(
+    app, run_id, timeout=90.0, statuses=("done", "partial", "failed", "cancelled")
+):
+    storage = app.extensions["storage"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = storage.get_run(run_id)
+        if run.status in statuses:
+            with app.app_context():
+                return runs.results_document(run)
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} still {storage.get_run(run_id).status}")
+
+
+def evaluate(app, path, judge, **options):
+    return wait_for(app, submit(app, path, judge, **options))

@@ -1,0 +1,69 @@
+"""Validator edge cases found by review and fuzzing (regressions)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+import dataset
+import tasks
+
+GOOD = {
+    "session_id": "a",
+    "user_profile": "p",
+    "user_personality": "q",
+    "rounds": [{"round": 1, "user_message": "m", "responses": {"A": "t"}}],
+}
+
+
+def codes(data: bytes, **limits) -> list[tuple]:
+    report = dataset.validate_stream(io.BytesIO(data), "x.jsonl", **limits)
+    return [(e.line, e.code) for e in report.errors]
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_non_json_number_constants_are_rejected(constant):
+    line = json.dumps(GOOD).replace(
+        '"t"', '{"text": "t", "latency_s": ' + constant + "}"
+    )
+    assert codes(line.encode() + b"\n") == [(1, "invalid_json")]
+
+
+def test_lone_surrogate_escape_is_rejected_but_pairs_are_fine():
+    lone = json.dumps(GOOD).replace('"t"', '"\\ud800"')
+    pair = json.dumps(GOOD).replace('"t"', '"\\ud83d\\ude00"')
+    assert codes(lone.encode() + b"\n") == [(1, "invalid_json")]
+    assert codes(pair.encode() + b"\n") == []
+
+
+@pytest.mark.parametrize("blank", [b"\x0c\n", b"\xc2\xa0\n"])
+def test_non_json_whitespace_is_not_a_blank_line(blank):
+    assert codes(blank) == [(1, "invalid_json")]
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
+def test_line_limit_counts_content_not_the_line_ending(ending):
+    line = json.dumps(GOOD).encode()
+    assert codes(line + ending, max_line_bytes=len(line)) == []
+    assert codes(line + ending, max_line_bytes=len(line) - 1) == [(1, "line_too_long")]
+
+
+def test_oversized_line_is_skipped_and_counting_continues():
+    line = json.dumps(GOOD).encode() + b"\n"
+    data = line + b'{"x": "' + b"y" * 5000 + b'"}\n' + b"[1]\n"
+    assert codes(data, max_line_bytes=len(line)) == [
+        (2, "line_too_long"),
+        (3, "not_object"),
+    ]
+
+
+def test_chunk_reader_keeps_unicode_line_separators_inside_strings(tmp_path):
+    session = {**GOOD, "user_profile": "line\u2028separator\x0cform feed"}
+    path = tmp_path / "x.jsonl"
+    data = (json.dumps(session, ensure_ascii=False) + "\n").encode()
+    path.write_bytes(data)
+    assert dataset.validate_file(path).valid
+    [loaded] = tasks.read_sessions(path, 0, len(data))
+    assert loaded["user_profile"] == session["user_profile"]

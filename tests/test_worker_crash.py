@@ -1,0 +1,72 @@
+"""Killing the worker process mid-run under Redis: a new worker completes the
+run and every row exists exactly once (at-least-once delivery + upserts)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted, workers
+from tests.pipeline_support import submit, wait_for
+
+pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
+SESSIONS = 12
+ROUNDS = 5
+
+
+@pytest.fixture
+def deployment_env():
+    # Small chunks so the kill lands between many tasks; redelivery after 5 s.
+    return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4"}
+
+
+def sessions() -> list[dict]:
+    values = [50, 60, 70, 80, 90]
+    return [
+        crafted.session(
+            f"s{index:02d}",
+            {
+                "Base": crafted.scores([40] * ROUNDS, [0] * ROUNDS),
+                "Ours": [
+                    f"{index} {text}" for text in crafted.scores(values, [1] * ROUNDS)
+                ],
+            },
+        )
+        for index in range(SESSIONS)
+    ]
+
+
+def wait_for_progress(storage, run_id, fraction, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = storage.get_run(run_id)
+        if run.total and run.done >= fraction * run.total:
+            return run
+        time.sleep(0.05)
+    raise AssertionError("no progress before the kill")
+
+
+def test_killed_worker_run_completes_with_every_row_once(redis_deployment, tmp_path):
+    app = redis_deployment.app
+    storage = app.extensions["storage"]
+    path = crafted.write(tmp_path / "crash.jsonl", sessions())
+    with ScriptedJudge(latency=0.05) as judge:
+        run_id = submit(app, path, judge)
+        before = wait_for_progress(storage, run_id, 0.25)
+        workers.kill(redis_deployment.workers[0])
+        assert storage.get_run(run_id).status == "running"
+        assert before.done < before.total
+        redis_deployment.start_worker()
+        document = wait_for(app, run_id, timeout=120)
+    assert document["run"]["status"] == "done"
+    keys = [
+        (r["session_id"], r["round"], r["method"], r["metric"])
+        for r in document["rows"]
+    ]
+    assert len(keys) == len(set(keys)) == SESSIONS * ROUNDS * 2 * 7
+    run = storage.get_run(run_id)
+    assert run.done == run.total == SESSIONS * ROUNDS * 2
+    ours = document["summary"]["Ours"]
+    assert (ours["al_avg"], ours["al_slope"], ours["binary_rate"]) == (70.0, 10.0, 1.0)
