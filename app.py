@@ -16,6 +16,7 @@ import jobs
 import runs
 import storage
 import tasks  # noqa: F401  (registers the Celery tasks)
+from metrics import lexicon
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -25,6 +26,7 @@ def create_app(config: dict | None = None) -> Flask:
     instance.mkdir(parents=True, exist_ok=True)
     for folder in ("UPLOAD_FOLDER", "RESULTS_FOLDER"):
         Path(app.config[folder]).mkdir(parents=True, exist_ok=True)
+    lexicon.configure(app.config["NLTK_DATA"])
     storage.init_app(app)
     jobs.init_app(app)
     cli.init_app(app)
