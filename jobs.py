@@ -26,7 +26,9 @@ def celery_settings(config: dict) -> dict:
         "broker_connection_retry_on_startup": True,
         # Above the longest task, so Redis does not redeliver a running chunk.
         "broker_transport_options": {
-            "visibility_timeout": config["CELERY_VISIBILITY_TIMEOUT_S"]
+            "visibility_timeout": config["CELERY_VISIBILITY_TIMEOUT_S"],
+            # The in-memory transport polls (default 1 s per hop); Redis blocks.
+            "polling_interval": 0.01,
         },
         "worker_hijack_root_logger": False,
     }

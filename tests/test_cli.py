@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dataset
+from metrics.registry import SUITES
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED_LINE = (
     '{"session_id":"user_001","user_profile":"22-year-old student in NYC, likes hiking",'
@@ -31,13 +34,16 @@ def test_sample_data_is_valid_and_runs_every_suite(runner):
     assert report["sessions"] >= 6
     assert len(report["methods"]) >= 3
     assert report["suites"] == [
-        "alignment",
-        "quality",
-        "style",
-        "roleplay",
-        "simulation",
-        "slots",
+        name for name, suite in SUITES.items() if suite.available
     ]
+
+
+def test_sample_data_carries_the_fields_of_every_suite():
+    report = dataset.validate_file(ROOT / "sample_data.jsonl")
+    assert report.suite_sessions == dict.fromkeys(SUITES, report.sessions)
+    lines = (ROOT / "sample_data.jsonl").read_text(encoding="utf-8").splitlines()
+    languages = {json.loads(line)["meta"]["language"] for line in lines}
+    assert {"en", "zh", "ko"} <= languages
 
 
 def test_seed_readme_example_validates(runner, tmp_path):
@@ -47,7 +53,12 @@ def test_seed_readme_example_validates(runner, tmp_path):
     assert result.exit_code == 0
     report = json.loads(result.output)
     assert report["methods"] == ["Base", "Ours"]
-    assert report["suites"] == ["alignment", "quality"]
+    # Every session can run the suites that need no optional block.
+    assert report["suites"] == [
+        name
+        for name, suite in SUITES.items()
+        if suite.available and not suite.session_fields
+    ]
 
 
 def test_invalid_file_exits_1_with_line_numbers(runner, tmp_path):
