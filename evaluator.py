@@ -189,6 +189,11 @@ class JudgeClient:
     def _session(self) -> requests.Session:
         if not hasattr(self._local, "session"):
             session = requests.Session()
+            # Resolve proxy settings once per thread instead of re-reading the
+            # environment and ~/.netrc on every call (a measurable cost at
+            # hundreds of calls per second).
+            session.proxies = requests.utils.get_environ_proxies(self.url)
+            session.trust_env = False
             if self.config.api_key:
                 session.headers["Authorization"] = f"Bearer {self.config.api_key}"
             self._local.session = session

@@ -7,6 +7,7 @@ the same file measures the cache (target: zero calls, >= 20x faster)."""
 from __future__ import annotations
 
 import json
+import random
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.datagen import write_file
+from bench.datagen import session
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,8 +85,6 @@ def run(calls: int = 10_000, latency: float = 0.05, concurrency: int = 32) -> di
         with tempfile.TemporaryDirectory() as tmp:
             workdir = Path(tmp)
             path = workdir / "judge_bench.jsonl"
-            write_file(path, 1, rounds=rounds, methods=methods)  # placeholder reset
-            path.unlink()
             _write_sessions(path, sessions, rounds, methods)
             app = make_app(workdir, concurrency)
             first_s, first = timed_run(app, path, url)
@@ -114,9 +113,6 @@ def run(calls: int = 10_000, latency: float = 0.05, concurrency: int = 32) -> di
 
 
 def _write_sessions(path: Path, sessions: int, rounds: int, methods) -> None:
-    import random
-
-    from bench.datagen import session
 
     rng = random.Random(11)
     with path.open("w", encoding="utf-8") as out:

@@ -1,0 +1,42 @@
+"""``python -m bench`` (or ``make bench``): run every benchmark, print a table,
+write ``bench/results.json``. Not part of the test suite's pass/fail."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench import judge_orchestration, validation
+
+BENCHMARKS = {
+    "validation": validation.run,
+    "judge_orchestration": judge_orchestration.run,
+}
+RESULTS = Path(__file__).resolve().parent / "results.json"
+
+
+def main(selected: list[str]) -> int:
+    names = selected or list(BENCHMARKS)
+    results = {}
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        results[name] = BENCHMARKS[name]()
+    document = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.node()} {platform.machine()} python {platform.python_version()}",
+        "results": results,
+    }
+    RESULTS.write_text(json.dumps(document, indent=2) + "\n")
+    for name, figures in results.items():
+        print(f"\n{figures.pop('name', name)}")
+        for key, value in figures.items():
+            print(f"  {key:<28} {value}")
+    print(f"\nwritten to {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
