@@ -15,6 +15,7 @@ from celery import Celery, Task
 
 def celery_settings(config: dict) -> dict:
     broker = config.get("REDIS_URL") or "memory://"
+    visibility = config["CELERY_VISIBILITY_TIMEOUT_S"]
     return {
         "broker_url": broker,
         "task_ignore_result": True,  # results of record live in the database
@@ -26,9 +27,19 @@ def celery_settings(config: dict) -> dict:
         "broker_connection_retry_on_startup": True,
         # Above the longest task, so Redis does not redeliver a running chunk.
         "broker_transport_options": {
-            "visibility_timeout": config["CELERY_VISIBILITY_TIMEOUT_S"],
+            "visibility_timeout": visibility,
+            # kombu sweeps for unacked tasks of dead workers every interval x
+            # throttle seconds (10 x 10 by default): tie it to the timeout so a
+            # crashed worker's tasks come back soon after they become due.
+            "unacked_restore_interval": max(1, min(60, visibility // 2)),
+            "unacked_restore_throttle": 1,
             # The in-memory transport polls (default 1 s per hop); Redis blocks.
             "polling_interval": 0.01,
+        },
+        "task_publish_retry_policy": {
+            "max_retries": 2,
+            "interval_start": 0,
+            "interval_step": 0.2,
         },
         "worker_hijack_root_logger": False,
     }

@@ -1,0 +1,61 @@
+"""Response hardening: a per-request CSP nonce and security headers.
+
+Scripts load only from our own origin or carry the request's nonce; figure
+data travels in ``<script type="application/json">`` blocks, which browsers
+never execute. Plotly needs inline styles (``style-src 'unsafe-inline'``),
+not ``unsafe-eval``. Share links carry secrets in their path, so no page sends
+a Referer. HTTPS-only behaviour (HSTS, Secure cookies) follows FORCE_HTTPS so
+plain-HTTP development and tests keep working.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from flask import g
+
+
+def csp_nonce() -> str:
+    if "csp_nonce" not in g:
+        g.csp_nonce = secrets.token_urlsafe(16)
+    return g.csp_nonce
+
+
+def content_security_policy(nonce: str) -> str:
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src 'self' 'nonce-{nonce}'",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def init_app(app) -> None:
+    https = app.config["FORCE_HTTPS"]
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=https,
+        PREFERRED_URL_SCHEME="https" if https else "http",
+    )
+    app.jinja_env.globals["csp_nonce"] = csp_nonce
+
+    @app.after_request
+    def add_security_headers(response):
+        response.headers["Content-Security-Policy"] = content_security_policy(
+            csp_nonce()
+        )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        if https:
+            response.headers["Strict-Transport-Security"] = "max-age=31536000"
+        return response
