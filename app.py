@@ -16,6 +16,8 @@ import jobs
 import runs
 import storage
 import tasks  # noqa: F401  (registers the Celery tasks)
+import translations
+import web
 from metrics import lexicon
 
 
@@ -30,6 +32,8 @@ def create_app(config: dict | None = None) -> Flask:
     storage.init_app(app)
     jobs.init_app(app)
     cli.init_app(app)
+    translations.init_app(app)
+    web.init_app(app)
     return app
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from flask import current_app
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
 
 import dataset
 import jobs
@@ -21,6 +23,10 @@ from metrics.alignment import PROMPTS
 from metrics.registry import SUITES
 
 COPY_CHUNK = 1 << 20
+
+
+class QueueUnavailable(Exception):
+    """The broker refused the run; it is recorded as failed, nothing runs."""
 
 
 class RunRejected(Exception):
@@ -139,6 +145,20 @@ def validation_limits(config: dict) -> dict:
         "max_line_bytes": config["MAX_LINE_MB"] * 1024 * 1024,
         "max_errors": config["MAX_VALIDATION_ERRORS"],
     }
+
+
+def submit(stream: BinaryIO, filename: str, request: RunRequest):
+    """Create and enqueue a run; a broker outage fails it visibly (503)."""
+    run = create_run(stream, filename, request)
+    try:
+        enqueue(run.id)
+    except (OperationalError, RedisError, OSError) as exc:
+        storage = current_app.extensions["storage"]
+        storage.set_status(
+            run.id, "failed", error=f"queue unavailable: {type(exc).__name__}"
+        )
+        raise QueueUnavailable(str(exc)) from None
+    return run
 
 
 def enqueue(run_id: str) -> None:

@@ -1,147 +1,36 @@
-"""Results of record: SQLAlchemy 2 models and repository functions.
+"""Results of record: repository functions over the models in ``models.py``.
 
 SQLite under ``instance/`` by default, PostgreSQL when ``DATABASE_URL`` says so.
 Workers may deliver a task twice (acks late, redelivery after a crash), so
 every write is idempotent: result rows are upserted on their natural key
 ``(run, session, round, method, metric, sample)``, and progress counts a chunk
 only the first time its completion is recorded.
-
-Session-level rows have no round; they are stored with ``round = 0`` because a
-SQL unique constraint treats NULLs as distinct (the results format maps 0 back
-to null).
 """
 
 from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Iterable
-from datetime import UTC, datetime
-from typing import ClassVar
+from collections.abc import Iterable, Iterator
 
-from sqlalchemy import (
-    JSON,
-    BigInteger,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    func,
-    select,
-    update,
-)
+from sqlalchemy import create_engine, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
-JSONType = JSON().with_variant(JSONB(), "postgresql")
-ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
-RUN_COUNTERS = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
-UNFINISHED = ("queued", "running")
-ROW_DICT_FIELDS = (
-    "session_id",
-    "round",
-    "method",
-    "metric",
-    "sample",
-    "value",
-    "status",
-    "note",
-    "detail",
+from models import (
+    ROW_DICT_FIELDS,
+    ROW_KEY,
+    Base,
+    JudgeCacheEntry,
+    ResultRow,
+    Run,
+    RunChunk,
+    RunSession,
+    utcnow,
 )
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class Base(DeclarativeBase):
-    type_annotation_map: ClassVar = {dict: JSONType, list: JSONType}
-
-
-class Run(Base):
-    __tablename__ = "runs"
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    token: Mapped[str] = mapped_column(String(64), unique=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued")
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow
-    )
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    file_name: Mapped[str] = mapped_column(String(255))
-    file_sha256: Mapped[str] = mapped_column(String(64))
-    upload_id: Mapped[str] = mapped_column(String(64))
-    sessions: Mapped[int] = mapped_column(Integer, default=0)
-    rounds: Mapped[int] = mapped_column(Integer, default=0)
-    methods: Mapped[list] = mapped_column(default=list)
-    suites: Mapped[list] = mapped_column(default=list)
-    judge: Mapped[dict | None] = mapped_column()
-    options: Mapped[dict] = mapped_column(default=dict)
-    done: Mapped[int] = mapped_column(Integer, default=0)
-    total: Mapped[int] = mapped_column(Integer, default=0)
-    judge_calls: Mapped[int] = mapped_column(BigInteger, default=0)
-    cache_hits: Mapped[int] = mapped_column(BigInteger, default=0)
-    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    aggregates: Mapped[dict | None] = mapped_column()
-    error: Mapped[str | None] = mapped_column(Text)
-
-
-class ResultRow(Base):
-    __tablename__ = "result_rows"
-    __table_args__ = (UniqueConstraint(*ROW_KEY, name="uq_result_row"),)
-
-    id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    )
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    session_id: Mapped[str] = mapped_column(String(255))
-    round: Mapped[int] = mapped_column(Integer)
-    method: Mapped[str] = mapped_column(String(255))
-    metric: Mapped[str] = mapped_column(String(128))
-    sample: Mapped[int] = mapped_column(Integer, default=0)
-    value: Mapped[float | None] = mapped_column(Float)
-    status: Mapped[str] = mapped_column(String(16))
-    note: Mapped[str | None] = mapped_column(Text)
-    detail: Mapped[dict | None] = mapped_column()
-
-
-class RunChunk(Base):
-    """One row per finished chunk: makes progress counting idempotent."""
-
-    __tablename__ = "run_chunks"
-    __table_args__ = (UniqueConstraint("run_id", "chunk", name="uq_run_chunk"),)
-
-    id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    )
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    chunk: Mapped[int] = mapped_column(Integer)
-    items: Mapped[int] = mapped_column(Integer)
-
-
-class JudgeCacheEntry(Base):
-    __tablename__ = "judge_cache"
-
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    prompt_version: Mapped[str] = mapped_column(String(64))
-    reply: Mapped[str] = mapped_column(Text)
-    parsed: Mapped[dict] = mapped_column()
-    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow
-    )
+UNFINISHED = ("queued", "running")
+ROW_FILTERS = ("session_id", "method", "metric", "status")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -252,14 +141,7 @@ class Storage:
 
     def row_dicts(self, run_id: str) -> list[dict]:
         """Rows as plain dicts for metric code (round 0 = session level)."""
-        columns = [getattr(ResultRow, name) for name in ROW_DICT_FIELDS]
-        query = select(*columns).where(ResultRow.run_id == run_id)
-        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
-        with self.session() as db:
-            return [
-                dict(zip(ROW_DICT_FIELDS, values, strict=True))
-                for values in db.execute(query)
-            ]
+        return list(self.iter_rows(run_id))
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         query = (
@@ -284,6 +166,81 @@ class Storage:
         with self.session.begin() as db:
             db.execute(RunChunk.__table__.delete().where(RunChunk.run_id == run_id))
             db.execute(update(Run).where(Run.id == run_id).values(done=0))
+
+    def _row_query(self, run_id: str, filters: dict):
+        query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))
+        query = query.where(ResultRow.run_id == run_id)
+        for name in ROW_FILTERS:
+            if filters.get(name):
+                query = query.where(getattr(ResultRow, name) == filters[name])
+        return query
+
+    def rows_page(
+        self, run_id: str, filters: dict, offset: int, limit: int
+    ) -> list[dict]:
+        query = self._row_query(run_id, filters)
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.session() as db:
+            found = db.execute(query.offset(offset).limit(limit))
+            return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]
+
+    def count_filtered_rows(self, run_id: str, filters: dict) -> int:
+        query = select(func.count()).select_from(
+            self._row_query(run_id, filters).subquery()
+        )
+        with self.session() as db:
+            return db.scalar(query)
+
+    def iter_rows(self, run_id: str, batch: int = 5000) -> Iterator[dict]:
+        """Every row in key order, streamed (exports of large runs)."""
+        query = self._row_query(run_id, {})
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.session() as db:
+            for values in db.execute(query.execution_options(yield_per=batch)):
+                yield dict(zip(ROW_DICT_FIELDS, values, strict=True))
+
+    # -- session index -----------------------------------------------------
+    def record_sessions(
+        self, run_id: str, spans: Iterable[tuple[int, str, int, int]]
+    ) -> None:
+        entries = [
+            {"run_id": run_id, "position": p, "session_id": s, "start": a, "end": b}
+            for p, s, a, b in spans
+        ]
+        if entries:
+            stmt = self._insert(RunSession).on_conflict_do_nothing(
+                index_elements=["run_id", "session_id"]
+            )
+            with self.session.begin() as db:
+                db.execute(stmt, entries)
+
+    def sessions_page(self, run_id: str, offset: int, limit: int) -> list[str]:
+        query = (
+            select(RunSession.session_id)
+            .where(RunSession.run_id == run_id)
+            .order_by(RunSession.position)
+            .offset(offset)
+            .limit(limit)
+        )
+        with self.session() as db:
+            return list(db.scalars(query))
+
+    def count_sessions(self, run_id: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(RunSession)
+            .where(RunSession.run_id == run_id)
+        )
+        with self.session() as db:
+            return db.scalar(query)
+
+    def session_span(self, run_id: str, session_id: str) -> tuple[int, int] | None:
+        query = select(RunSession.start, RunSession.end).where(
+            RunSession.run_id == run_id, RunSession.session_id == session_id
+        )
+        with self.session() as db:
+            found = db.execute(query).first()
+        return tuple(found) if found else None
 
     # -- judge cache -------------------------------------------------------
     def cache_get(self, keys: Iterable[str]) -> dict[str, JudgeCacheEntry]:

@@ -41,7 +41,12 @@ def start_run(run_id: str) -> None:
     except OSError as exc:
         storage.set_status(run_id, "failed", error=f"upload unreadable: {exc.strerror}")
         return
-    chunks = engine.plan_chunks(spans, current_app.config["CHUNK_UNITS"])
+    storage.record_sessions(
+        run_id, ((i, sid, a, b) for i, (sid, a, b, _) in enumerate(spans))
+    )
+    chunks = engine.plan_chunks(
+        [span[1:] for span in spans], current_app.config["CHUNK_UNITS"]
+    )
     storage.update_run(
         run_id,
         status="running",
@@ -56,16 +61,15 @@ def start_run(run_id: str) -> None:
         finalize_run.delay(run_id)
 
 
-def session_spans(path, methods: list[str]) -> list[tuple[int, int, int]]:
-    """Byte range and unit count of every session line of a validated upload."""
+def session_spans(path, methods: list[str]) -> list[tuple[str, int, int, int]]:
+    """(session id, byte start, byte end, units) of every session line."""
     spans, offset = [], 0
     with open(path, "rb") as stream:
         for raw in stream:
             if not is_blank(raw):
                 session = json.loads(raw.decode("utf-8-sig"))
-                spans.append(
-                    (offset, offset + len(raw), engine.units(session, methods))
-                )
+                units = engine.units(session, methods)
+                spans.append((session["session_id"], offset, offset + len(raw), units))
             offset += len(raw)
     return spans
 

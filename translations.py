@@ -53,6 +53,7 @@ def init_app(app) -> None:
         current_language=lambda: str(get_locale() or "en"),
         metric_label=metric_label,
         status_label=status_label,
+        suite_label=suite_label,
         number=number,
         when=when,
     )
@@ -148,6 +149,10 @@ PROBLEM_MESSAGES = {
 
 def metric_label(metric_id: str) -> str:
     return str(METRIC_LABELS.get(metric_id, metric_id))
+
+
+def suite_label(name: str) -> str:
+    return str(SUITE_LABELS.get(name, name))
 
 
 def status_label(status: str) -> str:

@@ -15,7 +15,7 @@ A suite runs on a session when the session carries the fields the suite needs
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class Metric:
     higher_is_better: bool
     bounds: tuple[float, float] | None = None
     needs_judge: bool = False
-    tags: tuple[str, ...] = field(default=())
+    ranked: bool = True  # the dashboard marks the best method
+    compare: str | None = None  # session-level metric its significance comes from
 
 
 SUITES: dict[str, Suite] = {
@@ -78,7 +79,26 @@ METRICS: dict[str, Metric] = _metrics(
         for dim in _DIMENSIONS
     ),
     Metric("binary", "alignment", "row", True, (0.0, 1.0), needs_judge=True),
+    Metric("al_avg", "alignment", "summary", True, (0.0, 100.0), True, compare="al"),
+    Metric("al_slope", "alignment", "summary", True, None, True),
+    Metric(
+        "al_intercept", "alignment", "summary", True, (-1e9, 1e9), True, ranked=False
+    ),
+    Metric("al_r2", "alignment", "summary", True, (0.0, 1.0), True, ranked=False),
+    Metric(
+        "binary_rate", "alignment", "summary", True, (0.0, 1.0), True, compare="binary"
+    ),
+    Metric("al_session_slope", "alignment", "summary", True, None, True),
+    *(
+        Metric(f"al_{dim}_avg", "alignment", "summary", True, (0.0, 20.0), True)
+        for dim in _DIMENSIONS
+    ),
 )
+
+
+def summary_metrics(suite: str) -> list[Metric]:
+    return [m for m in METRICS.values() if m.suite == suite and m.level == "summary"]
+
 
 ALIGNMENT_DIMENSIONS = _DIMENSIONS
 

@@ -1,0 +1,92 @@
+// Upload page: drag-and-drop, client-side size/extension check, and a
+// server-side dry run (/api/v1/validate) that shows problems and which suites
+// the file can run before anything is queued.
+(function () {
+  "use strict";
+  const form = document.getElementById("upload-form");
+  if (!form) return;
+  const strings = JSON.parse(document.getElementById("i18n").textContent);
+  const input = document.getElementById("file");
+  const zone = document.getElementById("dropzone");
+  const chosen = document.getElementById("chosen-file");
+  const clientError = document.getElementById("client-error");
+  const result = document.getElementById("check-result");
+  const submit = document.getElementById("submit");
+  const maxBytes = Number(form.dataset.maxBytes);
+
+  function showError(message) {
+    clientError.textContent = message;
+    clientError.hidden = !message;
+    submit.disabled = Boolean(message);
+  }
+
+  function element(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;  // text only: never HTML
+    if (className) node.className = className;
+    return node;
+  }
+
+  function renderReport(report) {
+    result.replaceChildren();
+    if (report.valid) {
+      const summary = strings.valid
+        .replace("{sessions}", report.sessions)
+        .replace("{methods}", report.methods.join(", "));
+      result.appendChild(element("p", summary, "ok"));
+    } else {
+      const box = element("section", undefined, "problems");
+      box.appendChild(element("h2", strings.invalid));
+      const list = element("ul");
+      for (const problem of report.errors || []) {
+        const item = element("li");
+        if (problem.line) item.appendChild(element("span", strings.line + " " + problem.line, "where"));
+        if (problem.path) item.appendChild(element("code", problem.path));
+        item.appendChild(element("span", " " + problem.message, "message"));
+        list.appendChild(item);
+      }
+      box.appendChild(list);
+      result.appendChild(box);
+    }
+    for (const box of form.querySelectorAll("input[data-suite]")) {
+      const usable = !report.valid || report.suites.includes(box.dataset.suite);
+      box.disabled = !usable;
+      box.checked = usable && box.checked;
+      box.parentElement.classList.toggle("unavailable", !usable);
+      box.parentElement.title = usable ? "" : strings.suite_unavailable;
+    }
+    submit.disabled = !report.valid;
+  }
+
+  async function check(file) {
+    chosen.textContent = file ? file.name : "";
+    result.replaceChildren();
+    if (!file) return showError("");
+    if (!file.name.toLowerCase().endsWith(".jsonl")) return showError(strings.wrong_extension);
+    if (file.size > maxBytes) return showError(strings.too_large);
+    showError("");
+    result.appendChild(element("p", strings.checking, "muted"));
+    const body = new FormData();
+    body.append("file", file);
+    try {
+      const response = await fetch(form.dataset.validateUrl || "/api/v1/validate", { method: "POST", body });
+      renderReport(await response.json());
+    } catch (error) {
+      result.replaceChildren();  // the server checks again on submit
+    }
+  }
+
+  input.addEventListener("change", () => check(input.files[0]));
+  for (const name of ["dragenter", "dragover"]) {
+    zone.addEventListener(name, (event) => { event.preventDefault(); zone.classList.add("dragover"); });
+  }
+  for (const name of ["dragleave", "drop"]) {
+    zone.addEventListener(name, () => zone.classList.remove("dragover"));
+  }
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    if (!event.dataTransfer.files.length) return;
+    input.files = event.dataTransfer.files;
+    check(input.files[0]);
+  });
+})();

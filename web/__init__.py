@@ -1,0 +1,76 @@
+"""The web layer: pages, the JSON API, assets, error pages and hardening."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from flask import jsonify, render_template, request
+from flask_wtf.csrf import CSRFError, CSRFProtect
+
+from translations import _, problem_message
+from web import api, assets, pages, security
+
+csrf = CSRFProtect()
+
+
+def wants_json() -> bool:
+    return request.path.startswith("/api/")
+
+
+def error_response(status: int, code: str, message: str, **params):
+    """JSON for the API, a friendly page otherwise; never a stack trace."""
+    if wants_json():
+        problem = {
+            "line": None,
+            "path": "",
+            "code": code,
+            "message": message,
+            "params": params,
+        }
+        return jsonify(errors=[problem]), status
+    return render_template("error.html", status=status, message=message), status
+
+
+def with_args(**changes) -> str:
+    """This page's URL with some query arguments changed (None removes one)."""
+    args = request.args.to_dict()
+    args.update(changes)
+    query = urlencode({k: v for k, v in args.items() if v is not None})
+    return f"{request.path}?{query}" if query else request.path
+
+
+def init_app(app) -> None:
+    app.jinja_env.globals["with_args"] = with_args
+    security.init_app(app)
+    csrf.init_app(app)
+    csrf.exempt(api.bp)  # programmatic clients; no cookies or sessions involved
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(assets.bp)
+
+    @app.errorhandler(404)
+    def not_found(_error):
+        return error_response(404, "not_found", _("This page does not exist."))
+
+    @app.errorhandler(405)
+    def not_allowed(_error):
+        return error_response(
+            405, "method_not_allowed", _("This method is not allowed here.")
+        )
+
+    @app.errorhandler(413)
+    def too_large(_error):
+        limit = app.config["MAX_UPLOAD_MB"]
+        message = problem_message({"code": "too_large", "params": {"limit": limit}})
+        return error_response(413, "too_large", message, limit=limit)
+
+    @app.errorhandler(CSRFError)
+    def csrf_failed(_error):
+        message = _(
+            "The form expired or came from another site. Reload the page and try again."
+        )
+        return error_response(400, "csrf", message)
+
+    @app.errorhandler(500)
+    def server_error(_error):
+        return error_response(500, "internal", _("Something went wrong on our side."))

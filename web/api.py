@@ -1,0 +1,94 @@
+"""HTTP API v1 (DESIGN.md section 9): JSON in, JSON out."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, jsonify, request, url_for
+
+import dataset
+import runs
+import tasks
+from translations import problem_message
+from web import forms
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+FINAL = ("done", "partial", "failed", "cancelled")
+
+
+def _errors(problems: list[dict]) -> list[dict]:
+    return [
+        {**p, "message": problem_message(p) or p.get("message", "")} for p in problems
+    ]
+
+
+def _run_or_404(token: str):
+    run = current_app.extensions["storage"].get_run_by_token(token)
+    if run is None:
+        abort(404)
+    return run
+
+
+@bp.post("/validate")
+def validate():
+    """What the upload page's suite picker asks before the real submission."""
+    try:
+        upload = forms.uploaded_file(request.files)
+    except runs.RunRejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), 400
+    report = dataset.validate_stream(
+        upload.stream, upload.filename, **runs.validation_limits(current_app.config)
+    )
+    body = report.to_dict()
+    body["errors"] = _errors(body["errors"])
+    body["warnings"] = _errors(body["warnings"])
+    return jsonify(body), 200
+
+
+@bp.post("/runs")
+def create_run():
+    try:
+        upload = forms.uploaded_file(request.files)
+        run = runs.submit(
+            upload.stream, upload.filename, forms.run_request(request.form)
+        )
+    except runs.RunRejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
+    except runs.QueueUnavailable:
+        problem = {"line": None, "path": "", "code": "queue_unavailable", "params": {}}
+        return jsonify(errors=_errors([problem])), 503
+    body = {
+        "id": run.id,
+        "token": run.token,
+        "status_url": url_for("api.run_status", token=run.token, _external=True),
+        "dashboard_url": url_for("pages.run_page", token=run.token, _external=True),
+    }
+    return jsonify(body), 202
+
+
+@bp.get("/runs/<token>")
+def run_status(token: str):
+    run = _run_or_404(token)
+    results = runs.results_document(run) if run.status in FINAL else None
+    progress = {"done": run.done, "total": run.total}
+    counts = current_app.extensions["storage"].status_counts(run.id)
+    return jsonify(status=run.status, progress=progress, counts=counts, results=results)
+
+
+@bp.post("/runs/<token>/cancel")
+def cancel(token: str):
+    run = _run_or_404(token)
+    if not tasks.cancel_run(run.id):
+        return jsonify(
+            status=run.status, errors=_errors([_final_problem(run.status)])
+        ), 409
+    return jsonify(status="cancelled"), 202
+
+
+def _final_problem(status: str) -> dict:
+    message = f"The run is already {status}."
+    return {
+        "line": None,
+        "path": "",
+        "code": "already_final",
+        "message": message,
+        "params": {"status": status},
+    }

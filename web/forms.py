@@ -1,0 +1,53 @@
+"""Reading a run request from a form or multipart API call (shared)."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from runs import RunRejected, RunRequest
+
+MAX_SAMPLES = 15
+
+
+def _problem(path: str, code: str, message: str, **params) -> dict:
+    params = {"path": path, **params}
+    return {
+        "line": None,
+        "path": path,
+        "code": code,
+        "message": message,
+        "params": params,
+    }
+
+
+def uploaded_file(files):
+    upload = files.get("file")
+    if upload is None or not upload.filename:
+        raise RunRejected(
+            [_problem("file", "missing_file", "Choose a .jsonl file to upload.")]
+        )
+    return upload
+
+
+def run_request(form) -> RunRequest:
+    """Suites (repeated or comma-separated), judge model, samples. The judge
+    URL is not accepted from the web: pointing our server at arbitrary hosts
+    would be a server-side request forgery hole."""
+    suites = [
+        s.strip()
+        for value in form.getlist("suites")
+        for s in value.split(",")
+        if s.strip()
+    ]
+    samples_raw = form.get("samples", "1").strip() or "1"
+    if not samples_raw.isdigit() or not 1 <= int(samples_raw) <= MAX_SAMPLES:
+        detail = f"samples must be an integer from 1 to {MAX_SAMPLES}"
+        raise RunRejected(
+            [_problem("samples", "bad_value", f"samples: {detail}", detail=detail)]
+        )
+    model = form.get("judge_model", "").strip()[:200] or None
+    if model and not current_app.config.get("JUDGE_API_URL"):
+        model = None  # no judge: the model name would mean nothing
+    return RunRequest(
+        suites=suites or None, judge_model=model, samples=int(samples_raw)
+    )

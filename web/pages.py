@@ -1,0 +1,159 @@
+"""Web pages: upload, run progress / dashboard, drill-down, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    send_file,
+    stream_with_context,
+    url_for,
+)
+
+import config as settings
+import runs
+import tasks
+from config import PROJECT_ROOT
+from metrics.registry import SUITES
+from metrics.results import tidy_row
+from translations import problem_message
+from web import dashboard, forms
+
+bp = Blueprint("pages", __name__)
+FINAL = ("done", "partial", "failed", "cancelled")
+CSV_FIELDS = ("session_id", "round", "method", "metric", "value", "status", "note")
+
+
+def _storage():
+    return current_app.extensions["storage"]
+
+
+def _run_or_404(token: str):
+    run = _storage().get_run_by_token(token)
+    if run is None:
+        abort(404)
+    return run
+
+
+def _upload_context(**extra) -> dict:
+    config = current_app.config
+    return {
+        "suites": [suite for suite in SUITES.values() if suite.available],
+        "judge_configured": settings.judge_configured(config),
+        "judge_model": config.get("JUDGE_MODEL") or "",
+        "max_upload_mb": config["MAX_UPLOAD_MB"],
+        "max_samples": forms.MAX_SAMPLES,
+        **extra,
+    }
+
+
+@bp.get("/")
+def index():
+    return render_template("index.html", **_upload_context())
+
+
+@bp.get("/template.jsonl")
+def template_file():
+    """The realistic sample, offered as a starting point for users' files."""
+    response = send_file(
+        PROJECT_ROOT / "sample_data.jsonl", mimetype="application/x-ndjson"
+    )
+    response.headers["Content-Disposition"] = (
+        'attachment; filename="personasteer-template.jsonl"'
+    )
+    return response
+
+
+@bp.post("/runs")
+def create_run():
+    try:
+        upload = forms.uploaded_file(request.files)
+        run = runs.submit(
+            upload.stream, upload.filename, forms.run_request(request.form)
+        )
+    except runs.RunRejected as rejected:
+        errors = [{**p, "message": problem_message(p)} for p in rejected.errors]
+        return render_template(
+            "index.html", **_upload_context(errors=errors)
+        ), rejected.status
+    except runs.QueueUnavailable:
+        message = problem_message({"code": "queue_unavailable", "params": {}})
+        return render_template("error.html", status=503, message=message), 503
+    return redirect(url_for("pages.run_page", token=run.token), code=303)
+
+
+@bp.get("/r/<token>")
+def run_page(token: str):
+    run = _run_or_404(token)
+    if run.status not in FINAL:
+        counts = _storage().status_counts(run.id)
+        return render_template("progress.html", run=run, counts=counts)
+    return render_template(
+        "dashboard.html", **dashboard.context(_storage(), run, request.args)
+    )
+
+
+@bp.post("/r/<token>/cancel")
+def cancel(token: str):
+    run = _run_or_404(token)
+    tasks.cancel_run(run.id)
+    return redirect(url_for("pages.run_page", token=token), code=303)
+
+
+@bp.get("/r/<token>/session")
+def session_page(token: str):
+    run = _run_or_404(token)
+    session_id = request.args.get("id", "")
+    span = _storage().session_span(run.id, session_id)
+    if span is None:
+        abort(404)
+    path = runs.upload_path(current_app.config, run.upload_id)
+    [session] = tasks.read_sessions(path, *span)
+    by_cell = defaultdict(dict)
+    for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
+        by_cell[(row["round"], row["method"])][row["metric"]] = row
+    return render_template("session.html", run=run, session=session, cells=by_cell)
+
+
+@bp.get("/r/<token>/export.csv")
+def export_csv(token: str):
+    run = _run_or_404(token)
+
+    def generate():
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in _storage().iter_rows(run.id):
+            writer.writerow(tidy_row(row))
+            if buffer.tell() > 64 * 1024:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue()
+
+    return _download(
+        stream_with_context(generate()), "text/csv", f"personasteer-{token[:8]}.csv"
+    )
+
+
+@bp.get("/r/<token>/export.json")
+def export_json(token: str):
+    run = _run_or_404(token)
+    body = json.dumps(runs.results_document(run), ensure_ascii=False, indent=1)
+    return _download(body, "application/json", f"personasteer-{token[:8]}.json")
+
+
+def _download(body, mimetype: str, filename: str) -> Response:
+    response = Response(body, mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
