@@ -57,6 +57,7 @@ def curve_figure(
                     + [p["ci_low"] for p in banded][::-1],
                     fill="toself",
                     fillcolor=_rgba(color(index), 0.15),
+                    mode="lines",
                     line={"width": 0},
                     hoverinfo="skip",
                     showlegend=False,

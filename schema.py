@@ -5,8 +5,8 @@ finds instead of stopping at the first, so a user fixes a file in one pass.
 Messages are English templates with named placeholders; ``code`` and
 ``params`` travel with them so the web layer can translate them.
 
->>> Problem.make(3, "rounds[0].round", "bad_value", detail="must be >= 1").message
-'rounds[0].round: must be >= 1'
+>>> Problem.make(3, "rounds[0].round", "round_below_one").message
+'rounds[0].round: must be an integer >= 1.'
 >>> type_name([1]), type_name(True), type_name(None)
 ('array', 'boolean', 'null')
 """
@@ -27,7 +27,9 @@ MESSAGES = {
     "missing_field": "{path}: required field is missing.",
     "wrong_type": "{path}: expected {expected}, found {found}.",
     "empty_value": "{path}: must not be empty.",
-    "bad_value": "{path}: {detail}",
+    "round_below_one": "{path}: must be an integer >= 1.",
+    "negative_latency": "{path}: must be a number >= 0.",
+    "samples_out_of_range": "{path}: must be an integer from 1 to {maximum}.",
     "duplicate_session": "{path}: session id {session_id} already used on line {first_line}.",
     "round_order": "{path}: round {number} must be greater than the previous round {previous}.",
     "method_missing": "{path}: method(s) {methods} missing (present in line {reference_line}).",
@@ -231,7 +233,7 @@ class SessionChecker:
         if number is None:
             return previous
         if number < 1:
-            self.error((*path, "round"), "bad_value", detail="must be an integer >= 1")
+            self.error((*path, "round"), "round_below_one")
         elif previous is not None and number <= previous:
             self.error(
                 (*path, "round"),
@@ -266,7 +268,7 @@ class SessionChecker:
         self._string(response, path, "user_message")
         latency = self._typed(response, path, "latency_s", _is_number, "number")
         if latency is not None and latency < 0:
-            self.error((*path, "latency_s"), "bad_value", detail="must be >= 0")
+            self.error((*path, "latency_s"), "negative_latency")
         self._check_slot_map(response, path, "slots")
         self._check_sim(response, path)
 

@@ -119,7 +119,10 @@ PROBLEM_MESSAGES = {
     "missing_field": _l("%(path)s: required field is missing."),
     "wrong_type": _l("%(path)s: expected %(expected)s, found %(found)s."),
     "empty_value": _l("%(path)s: must not be empty."),
-    "bad_value": _l("%(path)s: %(detail)s"),
+    "round_below_one": _l("%(path)s: must be an integer >= 1."),
+    "negative_latency": _l("%(path)s: must be a number >= 0."),
+    "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
+    "already_final": _l("The run is already %(status)s."),
     "duplicate_session": _l(
         "%(path)s: session id %(session_id)s already used on line %(first_line)s."
     ),

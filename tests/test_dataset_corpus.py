@@ -55,7 +55,7 @@ EXPECTED_ERRORS: dict[str, set[tuple[int | None, str, str]]] = {
         (2, MISSING, "rounds[0].responses.Base.text")
     },
     "22_latency_negative_and_string.jsonl": {
-        (2, "bad_value", "rounds[0].responses.Ours.latency_s"),
+        (2, "negative_latency", "rounds[0].responses.Ours.latency_s"),
         (4, TYPE, "rounds[0].responses.Ours.latency_s"),
     },
     "23_empty_user_profile.jsonl": {(2, "empty_value", "user_profile")},
@@ -64,7 +64,7 @@ EXPECTED_ERRORS: dict[str, set[tuple[int | None, str, str]]] = {
     "26_duplicate_session_ids.jsonl": {(3, "duplicate_session", "session_id")},
     "27_round_order_and_round_zero.jsonl": {
         (1, "round_order", "rounds[2].round"),
-        (2, "bad_value", "rounds[0].round"),
+        (2, "round_below_one", "rounds[0].round"),
     },
     "28_method_missing_in_later_session.jsonl": {
         (3, "method_missing", "rounds[1].responses")

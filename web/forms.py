@@ -41,10 +41,11 @@ def run_request(form) -> RunRequest:
     ]
     samples_raw = form.get("samples", "1").strip() or "1"
     if not samples_raw.isdigit() or not 1 <= int(samples_raw) <= MAX_SAMPLES:
-        detail = f"samples must be an integer from 1 to {MAX_SAMPLES}"
-        raise RunRejected(
-            [_problem("samples", "bad_value", f"samples: {detail}", detail=detail)]
+        message = f"samples: must be an integer from 1 to {MAX_SAMPLES}."
+        problem = _problem(
+            "samples", "samples_out_of_range", message, maximum=MAX_SAMPLES
         )
+        raise RunRejected([problem])
     model = form.get("judge_model", "").strip()[:200] or None
     if model and not current_app.config.get("JUDGE_API_URL"):
         model = None  # no judge: the model name would mean nothing
