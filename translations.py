@@ -9,6 +9,10 @@ are stored locale-neutral and translated when rendered.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
 from flask import request
 from flask_babel import Babel, format_datetime, format_decimal, get_locale
 from flask_babel import gettext as _
@@ -43,9 +47,27 @@ def remember_language(response):
     return response
 
 
+def compile_stale_catalogs(root: Path) -> list[str]:
+    """Compile ``.po`` files whose ``.mo`` is missing or older (set-up also
+    compiles; this keeps a development checkout from serving stale text)."""
+    compiled = []
+    for po_path in sorted(root.glob("*/LC_MESSAGES/messages.po")):
+        mo_path = po_path.with_suffix(".mo")
+        if mo_path.exists() and mo_path.stat().st_mtime >= po_path.stat().st_mtime:
+            continue
+        with po_path.open("rb") as po_file:
+            catalog = read_po(po_file)
+        with mo_path.open("wb") as mo_file:
+            write_mo(mo_file, catalog)
+        compiled.append(po_path.parts[-3])
+    return compiled
+
+
 def init_app(app) -> None:
-    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", "locales")
+    locales = Path(app.root_path) / "locales"
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(locales))
     app.config.setdefault("BABEL_DEFAULT_LOCALE", "en")
+    compile_stale_catalogs(locales)
     Babel(app, locale_selector=select_locale)
     app.after_request(remember_language)
     app.jinja_env.globals.update(

@@ -15,22 +15,36 @@ from tests.pipeline_support import FAST_JUDGE, RedisDeployment, base_config
 
 
 @pytest.fixture
-def app(tmp_path):
-    app = create_app(
-        {
-            "TESTING": True,
-            "INSTANCE_PATH": str(tmp_path / "instance"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}",
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "RESULTS_FOLDER": str(tmp_path / "results"),
-            "SECRET_KEY": "test",
-            "REDIS_URL": None,
-            "JUDGE_API_URL": None,
-            "JUDGE_MODEL": None,
-        }
-    )
-    yield app
-    app.extensions["embedded_worker"].stop()
+def app_factory(tmp_path):
+    """Build apps on temporary storage; every one is shut down afterwards."""
+    made = []
+
+    def make(**overrides):
+        app = create_app(
+            {
+                "TESTING": True,
+                "INSTANCE_PATH": str(tmp_path / "instance"),
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}",
+                "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+                "RESULTS_FOLDER": str(tmp_path / "results"),
+                "SECRET_KEY": "test",
+                "REDIS_URL": None,
+                "JUDGE_API_URL": None,
+                "JUDGE_MODEL": None,
+                **overrides,
+            }
+        )
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        app.extensions["embedded_worker"].stop()
+
+
+@pytest.fixture
+def app(app_factory):
+    return app_factory()
 
 
 @pytest.fixture

@@ -1,0 +1,109 @@
+"""Catalogs complete, in sync with the code, and locale selection."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+import schema
+import translations
+
+ROOT = Path(__file__).resolve().parents[1]
+PLACEHOLDER = re.compile(r"%\([a-z_]+\)s|\{[a-z_]+\}|%%")
+
+
+def catalog(lang: str):
+    with (ROOT / "locales" / lang / "LC_MESSAGES" / "messages.po").open("rb") as po:
+        return read_po(po)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+def test_every_message_is_translated_with_its_placeholders(lang):
+    empty, broken = [], []
+    for message in catalog(lang):
+        if not message.id:
+            continue
+        if not message.string:
+            empty.append(message.id)
+        elif sorted(PLACEHOLDER.findall(message.id)) != sorted(
+            PLACEHOLDER.findall(message.string)
+        ):
+            broken.append(message.id)
+    assert empty == [], f"untranslated in {lang}"
+    assert broken == [], f"placeholders differ in {lang}"
+
+
+def test_catalogs_hold_every_message_in_the_code(tmp_path):
+    pot = tmp_path / "messages.pot"
+    pybabel = Path(sys.executable).with_name("pybabel")
+    subprocess.run(
+        [str(pybabel), "extract", "-F", "babel.cfg", "-k", "_l", "-k", "_", "-o", str(pot),
+         "app.py", "translations.py", "runs.py", "web", "templates"],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    with pot.open("rb") as extracted:
+        wanted = {m.id for m in read_po(extracted) if m.id}
+    for lang in ("zh", "ko"):
+        missing = wanted - {m.id for m in catalog(lang) if m.id}
+        assert missing == set(), (
+            f"run pybabel update: {lang} lacks {sorted(missing)[:5]}"
+        )
+
+
+def test_problem_messages_mirror_the_validator_templates():
+    for code, template in schema.MESSAGES.items():
+        translated = str(translations.PROBLEM_MESSAGES[code])
+        english_names = set(re.findall(r"\{(\w+)\}", template))
+        assert english_names == set(re.findall(r"%\((\w+)\)s", translated)), code
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("zh-CN,zh;q=0.9,en;q=0.5", "zh"),
+        ("ko-KR,ko;q=0.9", "ko"),
+        ("fr-FR", "en"),
+        ("", "en"),
+    ],
+)
+def test_accept_language_picks_the_primary_subtag(client, header, expected):
+    page = client.get("/", headers={"Accept-Language": header}).get_data(as_text=True)
+    assert f'<html lang="{expected}">' in page
+
+
+def test_query_beats_cookie_beats_header(client):
+    page = client.get("/?lang=ko", headers={"Accept-Language": "zh-CN"})
+    assert '<html lang="ko">' in page.get_data(as_text=True)
+    assert "lang=ko" in page.headers["Set-Cookie"]
+    again = client.get("/", headers={"Accept-Language": "zh-CN"}).get_data(as_text=True)
+    assert '<html lang="ko">' in again  # the cookie now wins over the header
+
+
+@pytest.mark.parametrize(("lang", "text"), [("zh", "指标"), ("ko", "지표")])
+def test_pages_are_translated(client, lang, text):
+    assert text in client.get(f"/?lang={lang}").get_data(as_text=True)
+
+
+def test_validation_messages_are_translated(app):
+    problem = {"code": "missing_field", "params": {"path": "rounds[0].user_message"}}
+    with app.test_request_context("/?lang=zh"):
+        message = translations.problem_message(problem)
+    assert "rounds[0].user_message" in message
+    assert message != schema.MESSAGES["missing_field"].format(
+        path="rounds[0].user_message"
+    )
+
+
+def test_dates_follow_the_locale(app):
+    from datetime import UTC, datetime
+
+    moment = datetime(2026, 11, 21, 5, 30, tzinfo=UTC)
+    with app.test_request_context("/?lang=zh"):
+        assert "年" in translations.when(moment)
+    with app.test_request_context("/?lang=en"):
+        assert "Nov" in translations.when(moment)
