@@ -1,0 +1,151 @@
+"""The whole web flow in Debian's Chromium (Playwright), against the app served
+on 127.0.0.1 with the embedded worker and the scripted judge over real HTTP.
+Screenshots of the dashboard in each language go to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+from werkzeug.serving import make_server
+
+from bench.judge_server import ScriptedJudge
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+XSS = "</script><script>alert('xss')</script>"
+
+
+def translated(lang: str, msgid: str) -> str:
+    with (ROOT / "locales" / lang / "LC_MESSAGES" / "messages.po").open("rb") as po:
+        return read_po(po)[msgid].string
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("Debian chromium is required under CI")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def site(app_factory):
+    """The app on a real port, judging slowly enough to watch the progress."""
+    with ScriptedJudge(latency=0.05) as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted", JUDGE_CONCURRENCY=2
+        )
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_port}"
+        server.shutdown()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, accept_downloads=True
+    )
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    context.close()
+
+
+def upload(page, site: str, path: Path) -> None:
+    page.goto(site + "/")
+    page.set_input_files("#file", str(path))
+    page.wait_for_selector("#check-result p.ok")
+    page.click("#submit")
+
+
+def wait_for_dashboard(page) -> None:
+    page.wait_for_selector("[data-testid=run-status]")
+    page.wait_for_selector("#chart-al_curve svg.main-svg")
+
+
+def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    upload(page, site, ROOT / "sample_data.jsonl")
+    page.wait_for_selector("#progress")  # the live progress page
+    wait_for_dashboard(page)
+    page.wait_for_selector("#chart-radar svg.main-svg")
+    assert page.locator("[data-testid=comparison-table] tbody tr").count() == 3
+    page.screenshot(path=str(ARTIFACTS / "dashboard-en.png"), full_page=True)
+    dashboard_url = page.url
+
+    for lang in ("zh", "ko"):
+        page.click(f"nav.languages a[data-lang={lang}]")
+        wait_for_dashboard(page)
+        assert translated(lang, "Comparison of methods") in page.inner_text("body")
+        title = page.text_content("#chart-al_curve .gtitle")  # SVG text
+        assert title == translated(lang, "AL(k): alignment by round (95% CI)")
+        page.screenshot(path=str(ARTIFACTS / f"dashboard-{lang}.png"), full_page=True)
+
+    fresh = browser.new_context()  # a teammate opening the shared link
+    try:
+        teammate = fresh.new_page()
+        teammate.goto(dashboard_url)
+        teammate.wait_for_selector("#chart-al_curve svg.main-svg")
+        assert teammate.locator("html").get_attribute("lang") == "en"
+    finally:
+        fresh.close()
+
+    with page.expect_download() as download:
+        page.click("[data-testid=export-csv]")
+    csv_path = download.value.path()
+    header = Path(csv_path).read_text(encoding="utf-8").splitlines()[0]
+    assert header == "session_id,round,method,metric,value,status,note"
+    assert page.dialogs == []
+
+
+def test_script_tags_in_uploads_stay_text(site, page, tmp_path):
+    session = {
+        "session_id": f"s{XSS}",
+        "user_profile": f"profile {XSS}",
+        "user_personality": f"shy {XSS}",
+        "rounds": [
+            {
+                "round": 1,
+                "user_message": f"hello {XSS}",
+                "responses": {f"M{XSS}": f"reply {XSS}", "Base": "<b>bold?</b>"},
+            }
+        ],
+    }
+    path = tmp_path / "xss.jsonl"
+    path.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    upload(page, site, path)
+    wait_for_dashboard(page)
+    assert f"M{XSS}" in page.inner_text("[data-testid=comparison-table]")
+    page.click(".session-list a")
+    page.wait_for_selector(".round")
+    body = page.inner_text("body")
+    assert (
+        f"profile {XSS}" in body and f"reply {XSS}" in body and "<b>bold?</b>" in body
+    )
+    assert page.dialogs == []

@@ -1,0 +1,180 @@
+"""Web pages through the Flask test client: forms, CSRF, headers, pages."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+from tests.test_api import rejected_large_upload
+
+ROOT = Path(__file__).resolve().parents[1]
+XSS = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def csrf_token(client) -> str:
+    page = client.get("/").get_data(as_text=True)
+    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+
+
+def post_run(client, data: bytes, name="logs.jsonl", **fields):
+    body = {
+        "file": (io.BytesIO(data), name),
+        "csrf_token": csrf_token(client),
+        **fields,
+    }
+    return client.post("/runs", data=body, content_type="multipart/form-data")
+
+
+def finished_page(client, location: str, timeout=60) -> str:
+    token = location.rsplit("/", 1)[1]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.get(f"/api/v1/runs/{token}").get_json()["status"]
+        if status not in ("queued", "running"):
+            return client.get(location).get_data(as_text=True)
+        time.sleep(0.1)
+    raise AssertionError("run did not finish")
+
+
+@pytest.fixture
+def judged_app(app_factory):
+    with ScriptedJudge() as judge:
+        yield app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_API_KEY="sk-do-not-leak",
+        )
+
+
+def test_upload_page_offers_the_form_and_format(client):
+    page = client.get("/").get_data(as_text=True)
+    assert 'enctype="multipart/form-data"' in page
+    assert 'name="csrf_token"' in page
+    assert "/template.jsonl" in page
+    with client.get("/template.jsonl") as template:  # send_file: close the stream
+        assert template.data == (ROOT / "sample_data.jsonl").read_bytes()
+
+
+def test_form_post_without_csrf_token_is_refused(client):
+    body = {"file": (io.BytesIO(b"{}"), "x.jsonl")}
+    response = client.post("/runs", data=body, content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert "Reload the page" in response.get_data(as_text=True)
+
+
+def test_invalid_upload_lists_problems_with_line_numbers(client):
+    response = post_run(client, b'{"session_id": "a"}\n\n[1]\n')
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "line 1" in page and "line 3" in page
+    assert "user_profile" in page
+    assert "Traceback" not in page
+
+
+def test_413_page_is_friendly(app_factory):
+    client = app_factory(MAX_UPLOAD_MB=1).test_client()
+    response = rejected_large_upload(client, "/runs")
+    assert response.status_code == 413
+    assert "1 MB" in response.get_data(as_text=True)
+
+
+def test_unknown_token_is_a_404_page(client):
+    response = client.get("/r/does-not-exist")
+    assert response.status_code == 404
+    assert "does not exist" in response.get_data(as_text=True)
+
+
+def test_security_headers_and_nonce(client):
+    response = client.get("/")
+    policy = response.headers["Content-Security-Policy"]
+    nonce = re.search(r"'nonce-([^']+)'", policy).group(1)
+    assert f'nonce="{nonce}"' in response.get_data(as_text=True)
+    assert "unsafe-eval" not in policy and "script-src 'self'" in policy
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+    assert "Strict-Transport-Security" not in response.headers  # plain-HTTP dev
+    assert client.get("/").headers["Content-Security-Policy"] != policy  # fresh nonce
+
+
+def test_https_mode_sets_hsts_and_secure_cookies(app_factory):
+    app = app_factory(FORCE_HTTPS=True)
+    assert app.config["SESSION_COOKIE_SECURE"] is True
+    assert "Strict-Transport-Security" in app.test_client().get("/").headers
+
+
+def test_full_flow_dashboard_drilldown_exports(judged_app):
+    client = judged_app.test_client()
+    response = post_run(
+        client, (ROOT / "sample_data.jsonl").read_bytes(), name="对话.jsonl"
+    )
+    assert response.status_code == 303
+    location = response.headers["Location"]
+    assert re.fullmatch(r"/r/[A-Za-z0-9_-]{32}", location)
+    page = finished_page(client, location)
+    assert "对话.jsonl" in page
+    assert 'id="chart-al_curve"' in page and 'id="chart-radar"' in page
+    figures = json.loads(re.search(r'id="figures">(.*?)</script>', page, re.S).group(1))
+    assert {"al_curve", "nal_curve", "radar"} <= set(figures)
+    assert "sk-do-not-leak" not in page
+    session_link = re.search(r'href="(/r/[^"]+/session\?id=[^"]+)"', page).group(1)
+    session = client.get(session_link.replace("&amp;", "&")).get_data(as_text=True)
+    assert "Judge reasoning" in session
+    csv_body = client.get(f"{location}/export.csv").get_data(as_text=True)
+    assert (
+        csv_body.splitlines()[0] == "session_id,round,method,metric,value,status,note"
+    )
+    results = client.get(f"{location}/export.json").get_json()
+    assert results["schema"] == "personasteer.results/v1"
+    assert "sk-do-not-leak" not in json.dumps(results)
+
+
+def test_baseline_selection_orients_differences(judged_app, tmp_path):
+    client = judged_app.test_client()
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    location = post_run(client, path.read_bytes()).headers["Location"]
+    finished_page(client, location)
+    base_view = client.get(f"{location}?baseline=Base").get_data(as_text=True)
+    ours_view = client.get(f"{location}?baseline=Ours").get_data(as_text=True)
+    assert "Δ 20.00" in base_view  # Ours − Base on AL
+    assert "Δ -20.00" in ours_view  # Base − Ours
+
+
+def test_uploaded_text_is_escaped_in_every_page(judged_app):
+    client = judged_app.test_client()
+    session = crafted.session("x<script>", {f"M{XSS}": ["a", "b"], "Base": [XSS, XSS]})
+    session["user_profile"] = XSS
+    data = (json.dumps(session) + "\n").encode()
+    location = post_run(client, data, name=f"{XSS}.jsonl").headers["Location"]
+    pages = [finished_page(client, location)]
+    link = re.search(r'href="(/r/[^"]+/session\?id=[^"]+)"', pages[0]).group(1)
+    pages.append(client.get(link.replace("&amp;", "&")).get_data(as_text=True))
+    for page in pages:
+        assert "<script>alert" not in page
+        assert "<img src=x" not in page
+
+
+def test_finished_results_are_immutable_and_cancel_is_a_no_op(judged_app, tmp_path):
+    client = judged_app.test_client()
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    location = post_run(client, path.read_bytes()).headers["Location"]
+    before = finished_page(client, location)
+    token = location.rsplit("/", 1)[1]
+    cancel = client.post(f"{location}/cancel", data={"csrf_token": csrf_token(client)})
+    assert cancel.status_code == 303
+    assert client.get(f"/api/v1/runs/{token}").get_json()["status"] == "done"
+    assert client.get(location).get_data(as_text=True).count("Δ") == before.count("Δ")
+
+
+def test_plotly_is_served_from_our_origin_with_long_cache(client):
+    import plotly
+
+    with client.get(f"/vendor/plotly-{plotly.__version__}.min.js") as response:
+        assert response.status_code == 200
+        assert "immutable" in response.headers["Cache-Control"]
+    assert client.get("/vendor/plotly-0.0.0.min.js").status_code == 404
