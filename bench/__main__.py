@@ -9,11 +9,12 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import judge_orchestration, validation
+from bench import dashboard, judge_orchestration, validation
 
 BENCHMARKS = {
     "validation": validation.run,
     "judge_orchestration": judge_orchestration.run,
+    "dashboard": dashboard.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
