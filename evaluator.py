@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,7 +24,6 @@ from time import monotonic, time
 
 import requests
 from tenacity import RetryCallState, retry, retry_if_exception, stop_after_attempt
-from tenacity.wait import wait_random_exponential
 
 from verdicts import PARSERS, JudgeItem
 
@@ -160,12 +160,17 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def _wait(config: JudgeConfig):
-    backoff = wait_random_exponential(multiplier=0.25, max=config.backoff_cap_s)
+    """``Retry-After`` when the server gave one, else full-jitter exponential
+    backoff from a private RNG (the global ``random`` stays untouched)."""
+    jitter = random.Random()
 
     def wait(state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
         retry_after = getattr(error, "retry_after", None)
-        return retry_after if retry_after is not None else backoff(state)
+        if retry_after is not None:
+            return retry_after
+        ceiling = min(config.backoff_cap_s, 0.25 * 2 ** (state.attempt_number - 1))
+        return jitter.uniform(0, ceiling)
 
     return wait
 
@@ -199,7 +204,9 @@ class JudgeClient:
             self._local.session = session
         return self._local.session
 
-    def _complete_once(self, messages: list, sample: int) -> dict:
+    def _complete_once(self, messages: list, sample: int, before_attempt=None) -> dict:
+        if before_attempt is not None:
+            before_attempt()  # e.g. raises Cancelled: no more retries for a dead run
         body = {
             "model": self.config.model,
             "messages": messages,
@@ -297,7 +304,9 @@ class Judge:
         raws = []
         for sample in (item.sample, item.sample + RETRY_SAMPLE_OFFSET):
             try:
-                reply = self.client.complete(list(item.messages), sample)
+                reply = self.client.complete(
+                    list(item.messages), sample, self._stop.check
+                )
             except JudgeHTTPError as exc:
                 self.usage.add(judge_calls=1)
                 return JudgeOutcome(

@@ -39,7 +39,16 @@ def app_factory(tmp_path):
 
     yield make
     for app in made:
-        app.extensions["embedded_worker"].stop()
+        stop_embedded(app)
+
+
+def stop_embedded(app) -> None:
+    """Cancel what is still running so the worker's warm shutdown is quick and
+    no thread outlives the test."""
+    storage = app.extensions["storage"]
+    for run in storage.unfinished_runs():
+        storage.set_status(run.id, "cancelled")
+    app.extensions["embedded_worker"].stop()
 
 
 @pytest.fixture
@@ -102,7 +111,7 @@ def embedded_app(tmp_path):
         }
     )
     yield app
-    app.extensions["embedded_worker"].stop()
+    stop_embedded(app)
 
 
 @pytest.fixture

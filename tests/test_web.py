@@ -178,3 +178,12 @@ def test_plotly_is_served_from_our_origin_with_long_cache(client):
         assert response.status_code == 200
         assert "immutable" in response.headers["Cache-Control"]
     assert client.get("/vendor/plotly-0.0.0.min.js").status_code == 404
+
+
+def test_uploads_are_stored_under_generated_names(app, client):
+    post_run(
+        client, (ROOT / "sample_data.jsonl").read_bytes(), name="../../etc/对话.jsonl"
+    )
+    stored = [path.name for path in Path(app.config["UPLOAD_FOLDER"]).iterdir()]
+    assert len(stored) == 1
+    assert re.fullmatch(r"[0-9a-f]{32}\.jsonl", stored[0])
