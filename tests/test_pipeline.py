@@ -4,6 +4,8 @@ started as a separate ``celery -A app:celery_app worker`` process."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bench.judge_server import ScriptedJudge
@@ -104,3 +106,53 @@ def test_cancel_stops_a_running_run(embedded_app, tmp_path):
         document = wait_for(embedded_app, run_id)
     assert document["run"]["status"] == "cancelled"
     assert len(document["rows"]) < 40 * 7 / 2
+
+
+def test_deterministic_suites_run_without_a_judge(embedded_app, tmp_path, monkeypatch):
+    """Judge suites become not_configured; a suite that needs no judge still
+    scores. (A test-only suite stands in until the deterministic suites land.)"""
+    import dataclasses
+
+    from metrics import engine, registry
+
+    def lengths(sessions, methods, judge, options):
+        assert judge is None
+        return [
+            {"session_id": s["session_id"], "round": r["round"], "method": m,
+             "metric": "chars", "value": float(len(r["responses"][m]["text"])), "status": "ok"}
+            for s in sessions for r in s["rounds"] for m in methods
+        ]  # fmt: skip
+
+    quality = dataclasses.replace(registry.SUITES["quality"], available=True)
+    monkeypatch.setitem(registry.SUITES, "quality", quality)
+    monkeypatch.setitem(engine.RUNNERS, "quality", lengths)
+    monkeypatch.setitem(
+        engine.SUMMARIZERS, "quality", lambda rows, methods: {"summary": {}}
+    )
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    document = evaluate(embedded_app, path, None)
+    statuses = {(r["metric"], r["status"]) for r in document["rows"]}
+    assert statuses == {
+        ("al", "not_configured"),
+        ("binary", "not_configured"),
+        ("chars", "ok"),
+    }
+    assert document["run"]["suites"] == ["alignment", "quality"]
+
+
+def test_the_judge_key_never_reaches_logs_or_results(
+    app_factory, judge_server, tmp_path, caplog
+):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_API_KEY="sk-secret-123",
+    )
+    path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
+    document = evaluate(app, path, None)
+    assert document["run"]["counts"]["judge_calls"] == 40
+    assert "sk-secret-123" not in caplog.text
+    assert "sk-secret-123" not in json.dumps(document)
