@@ -119,3 +119,147 @@ def radar_figure(
         title=title, polar={"radialaxis": {"range": [0, 20]}}, **layout
     )
     return _plain(figure)
+
+
+def _finish(
+    figure: go.Figure, title: str, y_title: str | None = None, **layout
+) -> dict:
+    figure.update_layout(
+        title=title,
+        yaxis={"title": {"text": y_title or ""}},
+        **{**LAYOUT, "hovermode": "closest", **layout},
+    )
+    return _plain(figure)
+
+
+def bars_with_ci(
+    values: dict[str, dict], methods: list[str], title: str, y_title: str
+) -> dict | None:
+    """One bar per method: ``values[method] = {"mean", "ci_low", "ci_high", "n"}``."""
+    shown = [m for m in methods if values.get(m, {}).get("mean") is not None]
+    if not shown:
+        return None
+    means = [values[m]["mean"] for m in shown]
+    upper = [
+        (values[m].get("ci_high") or values[m]["mean"]) - values[m]["mean"]
+        for m in shown
+    ]
+    lower = [
+        values[m]["mean"] - (values[m].get("ci_low") or values[m]["mean"])
+        for m in shown
+    ]
+    figure = go.Figure(
+        go.Bar(
+            x=shown,
+            y=means,
+            marker_color=[color(methods.index(m)) for m in shown],
+            error_y={
+                "type": "data",
+                "array": upper,
+                "arrayminus": lower,
+                "visible": True,
+            },
+            customdata=[[values[m].get("n")] for m in shown],
+            hovertemplate="%{x}: %{y:.3f} (n=%{customdata[0]})<extra></extra>",
+        )
+    )
+    return _finish(figure, title, y_title)
+
+
+def grouped_bars(
+    values: dict[str, dict[str, float]],
+    methods: list[str],
+    groups: list[tuple[str, str]],
+    title: str,
+    stacked: bool = False,
+) -> dict | None:
+    """``values[method][group] = number``; ``groups`` = (key, label). One
+    trace per method (grouped) or per group (stacked by method)."""
+    if not any(
+        values.get(m, {}).get(key) is not None for m in methods for key, _ in groups
+    ):
+        return None
+    figure = go.Figure()
+    if stacked:
+        for index, (key, label) in enumerate(groups):
+            figure.add_trace(
+                go.Bar(
+                    name=label,
+                    x=methods,
+                    y=[values.get(m, {}).get(key) for m in methods],
+                    marker_color=color(index),
+                )
+            )
+        return _finish(figure, title, barmode="stack")
+    for index, method in enumerate(methods):
+        figure.add_trace(
+            go.Bar(
+                name=method,
+                x=[label for _, label in groups],
+                y=[values.get(method, {}).get(key) for key, _ in groups],
+                marker_color=color(index),
+            )
+        )
+    return _finish(figure, title, barmode="group")
+
+
+def heatmap(
+    values: dict[str, dict[str, float]],
+    methods: list[str],
+    columns: list[str],
+    title: str,
+) -> dict | None:
+    """Methods x columns (e.g. per-topic F1), numbers printed in the cells."""
+    if not methods or not columns:
+        return None
+    z = [[values.get(m, {}).get(c) for c in columns] for m in methods]
+    text = [["" if v is None else f"{v:.2f}" for v in row] for row in z]
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=columns,
+            y=methods,
+            text=text,
+            texttemplate="%{text}",
+            zmin=0,
+            zmax=1,
+            colorscale="Blues",
+        )
+    )
+    return _finish(figure, title)
+
+
+def box_plot(
+    samples: dict[str, list[float]],
+    methods: list[str],
+    title: str,
+    y_title: str,
+    marks: dict[str, float] | None = None,
+    mark_label: str = "",
+) -> dict | None:
+    """Distribution per method, with an optional marker per method (e.g. P95)."""
+    if not any(samples.get(m) for m in methods):
+        return None
+    figure = go.Figure()
+    for index, method in enumerate(methods):
+        if samples.get(method):
+            figure.add_trace(
+                go.Box(
+                    y=samples[method],
+                    name=method,
+                    marker_color=color(index),
+                    boxmean=True,
+                )
+            )
+    if marks:
+        shown = [m for m in methods if m in marks and samples.get(m)]
+        figure.add_trace(
+            go.Scatter(
+                x=shown,
+                y=[marks[m] for m in shown],
+                mode="markers",
+                name=mark_label,
+                marker={"symbol": "line-ew-open", "size": 28, "color": "#c0392b"},
+            )
+        )
+    return _finish(figure, title, y_title)

@@ -88,15 +88,17 @@ def evaluate(
 def aggregate(rows: list[dict], suites: list[str], methods: list[str]) -> dict:
     """Summary, curves and comparisons of a finished run (scored rows only)."""
     summary = {method: {} for method in methods}
-    curves, session_values = {}, {}
+    curves, session_values, panels = {}, {}, {}
     for suite in suites:
         result = SUMMARIZERS[suite](rows, methods)
         for method, values in result["summary"].items():
-            summary[method].update(values)
+            summary.setdefault(method, {}).update(values)
         curves.update(result.get("curves", {}))
         session_values.update(result.get("session_values", {}))
+        panels.update(result.get("panels", {}))
     return {
         "summary": summary,
         "curves": curves,
         "comparisons": stats.compare_all(session_values, methods),
+        "panels": panels,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from flask import jsonify, render_template, request
@@ -39,8 +40,14 @@ def with_args(**changes) -> str:
     return f"{request.path}?{query}" if query else request.path
 
 
+def pretty_json(value) -> str:
+    """Readable JSON for drill-down details; autoescaping makes it HTML-safe."""
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+
+
 def init_app(app) -> None:
     app.jinja_env.globals["with_args"] = with_args
+    app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)
     csrf.init_app(app)
     csrf.exempt(api.bp)  # programmatic clients; no cookies or sessions involved

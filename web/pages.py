@@ -119,10 +119,15 @@ def session_page(token: str):
         abort(404)
     path = runs.upload_path(current_app.config, run.upload_id)
     [session] = tasks.read_sessions(path, *span)
-    by_cell = defaultdict(dict)
+    by_cell, by_method = defaultdict(dict), defaultdict(dict)
     for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
-        by_cell[(row["round"], row["method"])][row["metric"]] = row
-    return render_template("session.html", run=run, session=session, cells=by_cell)
+        if row["round"]:
+            by_cell[(row["round"], row["method"])][row["metric"]] = row
+        else:  # session-level metrics (round stored as 0)
+            by_method[row["method"]][row["metric"]] = row
+    return render_template(
+        "session.html", run=run, session=session, cells=by_cell, session_rows=by_method
+    )
 
 
 @bp.get("/r/<token>/export.csv")
