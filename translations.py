@@ -102,6 +102,29 @@ METRIC_LABELS = {
     "al_personalization_avg": _l("Personalization"),
     "al_conversation_avg": _l("Conversation"),
     "nal": _l("Normalized AL"),
+    "slot_precision": _l("Slot precision"),
+    "slot_recall": _l("Slot recall"),
+    "slot_f1": _l("Slot F1"),
+    "slot_exact": _l("Exact match"),
+    "token_precision": _l("Token precision"),
+    "token_recall": _l("Token recall"),
+    "token_f1": _l("Token F1"),
+    "bleu1": _l("BLEU-1"),
+    "extra_slots": _l("Extra (hallucinated) slots"),
+    "extra_values": _l("Extra values"),
+    "latency": _l("Session latency (s)"),
+    "latency_mean": _l("Mean latency (s)"),
+    "latency_median": _l("Median latency (s)"),
+    "latency_p95": _l("P95 latency (s)"),
+    "latency_total": _l("Total latency (s)"),
+    "slot_tp": _l("Slots found (TP)"),
+    "slot_fp": _l("Wrong or extra slots (FP)"),
+    "slot_fn": _l("Slots missed (FN)"),
+    "slot_exact_count": _l("Exact matches"),
+    "token_matched": _l("Matched tokens"),
+    "token_pred": _l("Predicted tokens"),
+    "token_gt": _l("Ground-truth tokens"),
+    "bleu1_sum": _l("BLEU-1 sum"),
 }
 
 STATUS_LABELS = {
@@ -173,7 +196,10 @@ PROBLEM_MESSAGES = {
 
 
 def metric_label(metric_id: str) -> str:
-    return str(METRIC_LABELS.get(metric_id, metric_id))
+    """Translated label; per-topic ids (``slot_f1@interests``) keep the topic."""
+    base, _, topic = metric_id.partition("@")
+    label = str(METRIC_LABELS.get(base, base))
+    return f"{label} · {topic}" if topic else label
 
 
 def suite_label(name: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metrics import alignment, stats
+from metrics.catalog import SUITE_MODULES
 
 DEFAULT_CHUNK_UNITS = 160
 
@@ -74,6 +75,9 @@ def run_alignment(
 
 RUNNERS: dict[str, Callable] = {"alignment": run_alignment}
 SUMMARIZERS: dict[str, Callable] = {"alignment": alignment.summarize}
+for _name, _module in SUITE_MODULES.items():
+    RUNNERS[_name] = _module.run
+    SUMMARIZERS[_name] = _module.summarize
 
 
 def evaluate(

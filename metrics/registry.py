@@ -61,6 +61,7 @@ SUITES: dict[str, Suite] = {
             needs_judge=False,
             session_fields=("ground_truth_slots",),
             response_fields=("slots",),
+            available=True,
         ),
     )
 }

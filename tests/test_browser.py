@@ -95,7 +95,8 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
     page.wait_for_selector("#progress")  # the live progress page
     wait_for_dashboard(page)
     page.wait_for_selector("#chart-radar svg.main-svg")
-    assert page.locator("[data-testid=comparison-table] tbody tr").count() == 3
+    table = page.locator("[data-testid=comparison-table][data-suite=alignment]")
+    assert table.locator("tbody tr").count() == 3
     page.screenshot(path=str(ARTIFACTS / "dashboard-en.png"), full_page=True)
     dashboard_url = page.url
 
@@ -141,7 +142,9 @@ def test_script_tags_in_uploads_stay_text(site, page, tmp_path):
     path.write_text(json.dumps(session) + "\n", encoding="utf-8")
     upload(page, site, path)
     wait_for_dashboard(page)
-    assert f"M{XSS}" in page.inner_text("[data-testid=comparison-table]")
+    assert f"M{XSS}" in page.inner_text(
+        "[data-testid=comparison-table][data-suite=alignment]"
+    )
     page.click(".session-list a")
     page.wait_for_selector(".round")
     body = page.inner_text("body")

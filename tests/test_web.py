@@ -187,3 +187,18 @@ def test_uploads_are_stored_under_generated_names(app, client):
     stored = [path.name for path in Path(app.config["UPLOAD_FOLDER"]).iterdir()]
     assert len(stored) == 1
     assert re.fullmatch(r"[0-9a-f]{32}\.jsonl", stored[0])
+
+
+def test_slots_suite_end_to_end_panel_and_per_topic_csv(client):
+    location = post_run(client, (ROOT / "sample_data.jsonl").read_bytes()).headers[
+        "Location"
+    ]
+    page = finished_page(client, location)
+    assert 'data-testid="panel-slots"' in page
+    for chart in ("slots_prf", "slots_topics", "slots_extra", "slots_latency"):
+        assert f'id="chart-{chart}"' in page
+    csv_body = client.get(f"{location}/export.csv").get_data(as_text=True)
+    assert ",slot_tp@basic_info," in csv_body and ",slot_f1," in csv_body
+    link = re.search(r'href="(/r/[^"]+/session\?id=[^"]+)"', page).group(1)
+    session = client.get(link.replace("&amp;", "&")).get_data(as_text=True)
+    assert "ground_truth" in session and "predicted" in session  # the slot diff

@@ -4,8 +4,10 @@ rows: the page cost does not grow with the number of rows in a run."""
 from __future__ import annotations
 
 import charts
-from metrics.registry import METRICS, SUITES, summary_metrics
+from metrics.catalog import METRICS, spec, summary_metrics
+from metrics.registry import SUITES
 from translations import _, metric_label
+from web import panels
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
@@ -28,12 +30,12 @@ def significance(p_value: float | None) -> str:
 
 def best_methods(summary: dict, methods: list[str], metric_id: str) -> set[str]:
     """Methods holding the best value of a ranked summary metric (ties kept)."""
-    spec = METRICS[metric_id]
+    metric = spec(metric_id)
     values = {m: summary.get(m, {}).get(metric_id) for m in methods}
     present = {m: v for m, v in values.items() if v is not None}
-    if not spec.ranked or len(present) < 2:
+    if metric is None or not metric.ranked or len(present) < 2:
         return set()
-    best = max(present.values()) if spec.higher_is_better else min(present.values())
+    best = max(present.values()) if metric.higher_is_better else min(present.values())
     return {m for m, v in present.items() if v == best}
 
 
@@ -56,35 +58,35 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
     return None
 
 
-def comparison_table(run, baseline: str) -> dict:
+def comparison_table(run, baseline: str, suite: str) -> dict:
+    """Methods x the suite's summary metrics (radar dimensions left to the radar)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
     comparisons = aggregates.get("comparisons", [])
-    columns = [
-        spec
-        for suite in run.suites
-        for spec in summary_metrics(suite)
-        if not spec.id.endswith(tuple(f"{d}_avg" for d in DIMENSIONS))
-    ]
+    radar = tuple(f"{d}_avg" for d in DIMENSIONS)
+    columns = [m for m in summary_metrics(suite) if not m.id.endswith(radar)]
     rows = []
     for method in run.methods:
-        cells = []
-        for spec in columns:
-            versus = None
-            if spec.compare and method != baseline:
-                versus = versus_baseline(comparisons, spec.compare, baseline, method)
-            cells.append(
-                {
-                    "value": summary.get(method, {}).get(spec.id),
-                    "best": method in best_methods(summary, run.methods, spec.id),
-                    "versus": versus,
-                    "mark": significance(versus["p_holm"]) if versus else "",
-                }
-            )
+        cells = [
+            _cell(summary, comparisons, run.methods, baseline, method, m)
+            for m in columns
+        ]
         rows.append(
             {"method": method, "cells": cells, "is_baseline": method == baseline}
         )
-    return {"columns": columns, "rows": rows}
+    return {"suite": suite, "columns": columns, "rows": rows}
+
+
+def _cell(summary, comparisons, methods, baseline, method, metric) -> dict:
+    versus = None
+    if metric.compare and method != baseline:
+        versus = versus_baseline(comparisons, metric.compare, baseline, method)
+    return {
+        "value": summary.get(method, {}).get(metric.id),
+        "best": method in best_methods(summary, methods, metric.id),
+        "versus": versus,
+        "mark": significance(versus["p_holm"]) if versus else "",
+    }
 
 
 def figures(run) -> dict:
@@ -166,12 +168,17 @@ def context(storage, run, args) -> dict:
     baseline = args.get("baseline")
     if baseline not in run.methods:
         baseline = run.methods[0]
+    sections = panels.build(run)
+    all_figures = figures(run)
+    for section in sections:
+        all_figures.update(section["figures"])
     return {
         "run": run,
+        "panels": sections,
         "counts": storage.status_counts(run.id),
         "baseline": baseline,
-        "table": comparison_table(run, baseline),
-        "figures": figures(run),
+        "tables": [comparison_table(run, baseline, suite) for suite in run.suites],
+        "figures": all_figures,
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "suites": [SUITES[name] for name in run.suites],
