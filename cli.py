@@ -68,9 +68,20 @@ FINAL = tuple(EXIT_CODES)
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Results file."
 )
+@click.option(
+    "--quality-weights", help='JSON, e.g. {"coherence": 0.3, ...} (five keys).'
+)
 @with_appcontext
 def evaluate_command(
-    file, suites, judge_url, judge_model, concurrency, samples, no_cache, out
+    file,
+    suites,
+    judge_url,
+    judge_model,
+    concurrency,
+    samples,
+    no_cache,
+    out,
+    quality_weights,
 ):
     """Evaluate FILE through the queue and workers; write results v1 JSON.
 
@@ -83,6 +94,7 @@ def evaluate_command(
         samples=samples,
         concurrency=concurrency,
         use_cache=not no_cache,
+        quality_weights=json.loads(quality_weights) if quality_weights else None,
     )
     try:
         with file.open("rb") as stream:

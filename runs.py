@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 import dataset
 import jobs
 from evaluator import JudgeConfig
+from metrics import quality
 from metrics.alignment import PROMPTS
 from metrics.registry import SUITES
 
@@ -46,6 +47,7 @@ class RunRequest:
     samples: int = 1
     concurrency: int | None = None
     use_cache: bool = True
+    quality_weights: dict | None = None  # None: the defaults
 
 
 def store_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, Path, str]:
@@ -115,7 +117,9 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
         path.unlink(missing_ok=True)
         raise RunRejected(report.to_dict()["errors"])
     suites = _choose_suites(report, request.suites)
+    weights = _quality_weights(request.quality_weights) if "quality" in suites else None
     options = {
+        "quality_weights": weights,
         "samples": request.samples,
         "judge_url": request.judge_url,
         "judge_model": request.judge_model,
@@ -134,6 +138,20 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
         judge=_public_judge(judge) if judge else None,
         options=options,
     )
+
+
+def _quality_weights(weights: dict | None) -> dict:
+    """Checked up front so a bad weight set is a 400, not a failed worker."""
+    try:
+        return quality.validate_weights(weights)
+    except (TypeError, ValueError) as exc:
+        detail = {
+            "line": None,
+            "path": "quality_weights",
+            "code": "bad_weights",
+            "message": str(exc),
+        }
+        raise RunRejected([{**detail, "params": {"detail": str(exc)}}]) from None
 
 
 def _public_judge(judge: JudgeConfig) -> dict:

@@ -18,8 +18,6 @@ from flask_babel import Babel, format_datetime, format_decimal, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-import schema
-
 LANGUAGES = {"en": "English", "zh": "中文", "ko": "한국어"}
 LANG_COOKIE = "lang"
 
@@ -102,6 +100,28 @@ METRIC_LABELS = {
     "al_personalization_avg": _l("Personalization"),
     "al_conversation_avg": _l("Conversation"),
     "nal": _l("Normalized AL"),
+    "coherence": _l("Coherence"),
+    "completeness": _l("Completeness"),
+    "length": _l("Length"),
+    "structure": _l("Structure"),
+    "vocabulary": _l("Vocabulary"),
+    "quality": _l("Overall quality"),
+    "coherence_avg": _l("Coherence"),
+    "completeness_avg": _l("Completeness"),
+    "length_avg": _l("Length"),
+    "structure_avg": _l("Structure"),
+    "vocabulary_avg": _l("Vocabulary"),
+    "quality_avg": _l("Overall quality"),
+    "pas": _l("Persona adherence (PAS)"),
+    "bvs": _l("Behavioral variance (BVS)"),
+    "ora": _l("Order accuracy (ORA)"),
+    "dei": _l("Decision explainability (DEI)"),
+    "crrs": _l("Composite realism (CRRS)"),
+    "pas_avg": _l("Persona adherence (PAS)"),
+    "bvs_avg": _l("Behavioral variance (BVS)"),
+    "ora_avg": _l("Order accuracy (ORA)"),
+    "dei_avg": _l("Decision explainability (DEI)"),
+    "crrs_avg": _l("Composite realism (CRRS)"),
     "slot_precision": _l("Slot precision"),
     "slot_recall": _l("Slot recall"),
     "slot_f1": _l("Slot F1"),
@@ -140,6 +160,13 @@ STATUS_LABELS = {
     "not_configured": _l("not configured"),
 }
 
+CRRS_BANDS = {
+    "excellent": _l("excellent (> 0.85)"),
+    "good": _l("good (0.70–0.85)"),
+    "acceptable": _l("acceptable (0.50–0.70)"),
+    "poor": _l("poor (< 0.50)"),
+}
+
 SUITE_LABELS = {
     "alignment": _l("Persona alignment (LLM judge)"),
     "quality": _l("Response quality heuristics"),
@@ -168,6 +195,7 @@ PROBLEM_MESSAGES = {
     "negative_latency": _l("%(path)s: must be a number >= 0."),
     "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
     "already_final": _l("The run is already %(status)s."),
+    "bad_weights": _l("Quality weights rejected: %(detail)s"),
     "duplicate_session": _l(
         "%(path)s: session id %(session_id)s already used on line %(first_line)s."
     ),
@@ -232,15 +260,6 @@ def number(value, digits: int = 2) -> str:
 
 def when(moment) -> str:
     return format_datetime(moment, "medium") if moment else "—"
-
-
-def problem_codes() -> set[str]:
-    return set(schema.MESSAGES) | {
-        "bad_suite",
-        "too_large",
-        "missing_file",
-        "queue_unavailable",
-    }
 
 
 __all__ = ["_", "_l", "init_app", "problem_message"]

@@ -43,7 +43,7 @@ SUITES: dict[str, Suite] = {
     suite.name: suite
     for suite in (
         Suite("alignment", needs_judge=True, available=True),
-        Suite("quality", needs_judge=False),
+        Suite("quality", needs_judge=False, available=True),
         Suite("style", needs_judge=False, session_fields=("sample_dialogues",)),
         Suite(
             "roleplay",
@@ -55,6 +55,7 @@ SUITES: dict[str, Suite] = {
             needs_judge=False,
             session_fields=("persona", "target_order"),
             response_fields=("sim",),
+            available=True,
         ),
         Suite(
             "slots",

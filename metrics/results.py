@@ -30,6 +30,7 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "methods": list(run.methods),
         },
         "suites": list(run.suites),
+        "options": {"quality_weights": (run.options or {}).get("quality_weights")},
         "judge": run.judge,
         "counts": {
             "judge_calls": run.judge_calls,

@@ -87,10 +87,12 @@ def test_without_a_judge_metrics_are_not_configured(embedded_app, tmp_path):
     document = evaluate(embedded_app, path, None)
     assert document["run"]["status"] == "done"
     assert document["run"]["judge"] is None
-    statuses = {r["status"] for r in document["rows"]}
-    assert statuses == {"not_configured"}
+    judged = [r for r in document["rows"] if r["metric"] in ("al", "binary")]
+    assert {r["status"] for r in judged} == {"not_configured"}
     assert document["run"]["counts"]["not_configured"] == 40
     assert document["summary"]["Ours"]["al_avg"] is None
+    quality = [r for r in document["rows"] if r["metric"] == "quality"]
+    assert len(quality) == 20 and {r["status"] for r in quality} == {"ok"}
 
 
 def test_cancel_stops_a_running_run(embedded_app, tmp_path):

@@ -202,3 +202,21 @@ def test_slots_suite_end_to_end_panel_and_per_topic_csv(client):
     link = re.search(r'href="(/r/[^"]+/session\?id=[^"]+)"', page).group(1)
     session = client.get(link.replace("&amp;", "&")).get_data(as_text=True)
     assert "ground_truth" in session and "predicted" in session  # the slot diff
+
+
+def test_sample_data_fills_the_quality_and_simulation_panels(client):
+    location = post_run(client, (ROOT / "sample_data.jsonl").read_bytes()).headers[
+        "Location"
+    ]
+    page = finished_page(client, location)
+    for suite, charts in (
+        ("quality", ("quality_components", "quality_overall")),
+        ("simulation", ("simulation_parts", "simulation_crrs")),
+    ):
+        assert f'data-testid="panel-{suite}"' in page
+        for chart in charts:
+            assert f'id="chart-{chart}"' in page
+    assert "Welch" in page and "Interpretation of CRRS" in page
+    figures = json.loads(re.search(r'id="figures">(.*?)</script>', page, re.S).group(1))
+    crrs_bars = figures["simulation_crrs"]["data"][0]
+    assert len(crrs_bars["x"]) == 3 and all(v is not None for v in crrs_bars["y"])

@@ -64,7 +64,8 @@ def comparison_table(run, baseline: str, suite: str) -> dict:
     summary = aggregates.get("summary", {})
     comparisons = aggregates.get("comparisons", [])
     radar = tuple(f"{d}_avg" for d in DIMENSIONS)
-    columns = [m for m in summary_metrics(suite) if not m.id.endswith(radar)]
+    hidden = (*radar, "_ci_low", "_ci_high")  # the charts show these
+    columns = [m for m in summary_metrics(suite) if not m.id.endswith(hidden)]
     rows = []
     for method in run.methods:
         cells = [

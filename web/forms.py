@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import current_app
 
 from runs import RunRejected, RunRequest
@@ -49,6 +51,21 @@ def run_request(form) -> RunRequest:
     model = form.get("judge_model", "").strip()[:200] or None
     if model and not current_app.config.get("JUDGE_API_URL"):
         model = None  # no judge: the model name would mean nothing
+    weights = _weights(form.get("quality_weights", "").strip())
     return RunRequest(
-        suites=suites or None, judge_model=model, samples=int(samples_raw)
+        suites=suites or None,
+        judge_model=model,
+        samples=int(samples_raw),
+        quality_weights=weights,
     )
+
+
+def _weights(raw: str):
+    """Optional JSON object, e.g. {"coherence": 0.4, ...}; runs checks it, so
+    anything that is not an object is passed on to be rejected there."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import charts
-from translations import _, metric_label
+from translations import CRRS_BANDS, _, metric_label, number
 
 
 def _groups(*metric_ids: str) -> list[tuple[str, str]]:
@@ -32,7 +32,72 @@ def slots_panel(run, summary: dict, data: dict) -> dict:
     }  # fmt: skip
 
 
-BUILDERS = {"slots": slots_panel}
+def quality_panel(run, summary: dict, data: dict) -> dict:
+    components = ("coherence", "completeness", "length", "structure", "vocabulary")
+    return {
+        "quality_components": charts.grouped_bars(
+            data,
+            run.methods,
+            _groups(*components),
+            _("Response quality components (0–1)"),
+        ),
+        "quality_overall": charts.grouped_bars(
+            summary,
+            run.methods,
+            _groups("quality_avg"),
+            _("Overall quality (weighted)"),
+        ),
+    }
+
+
+def simulation_panel(run, summary: dict, data: dict) -> dict:
+    parts = ("pas_avg", "bvs_avg", "ora_avg", "dei_avg", "crrs_avg")
+    crrs = {
+        m: {"mean": summary.get(m, {}).get("crrs_avg"), "ci_low": summary.get(m, {}).get("crrs_ci_low"),
+            "ci_high": summary.get(m, {}).get("crrs_ci_high")}
+        for m in run.methods
+    }  # fmt: skip
+    return {
+        "simulation_parts": charts.grouped_bars(
+            summary, run.methods, _groups(*parts), _("CRRS and its parts (0–1)")
+        ),
+        "simulation_crrs": charts.bars_with_ci(
+            crrs,
+            run.methods,
+            _("CRRS per method (mean ± 1.96·σ/√n)"),
+            metric_label("crrs"),
+        ),
+    }
+
+
+def simulation_tables(run, data: dict) -> list[dict]:
+    bands = data.get("crrs_band", {})
+    band_rows = [[m, str(CRRS_BANDS.get(bands.get(m), "—"))] for m in run.methods]
+    stat_rows = [
+        [metric_label(s["metric"]), s["a"], s["b"], number(s["welch_t"]), number(s["welch_p"], 4),
+         number(s["cohens_d"]), "*" if s.get("significant") else ""]
+        for s in data.get("statistics", [])
+    ]  # fmt: skip
+    return [
+        {
+            "title": _("Interpretation of CRRS"),
+            "headers": [_("Method"), _("Band")],
+            "rows": band_rows,
+        },
+        {
+            "title": _("Welch's t-test and Cohen's d between methods"),
+            "headers": [_("Metric"), "A", "B", "t", "p", "d", "p < 0.05"],
+            "rows": stat_rows,
+        },
+    ]
+
+
+BUILDERS = {
+    "quality": quality_panel,
+    "simulation": simulation_panel,
+    "slots": slots_panel,
+}
+TABLES = {"simulation": simulation_tables}
 
 
 def build(run) -> list[dict]:
@@ -49,5 +114,6 @@ def build(run) -> list[dict]:
             for name, fig in builder(run, summary, stored[suite]).items()
             if fig
         }
-        sections.append({"suite": suite, "figures": figures})
+        tables = TABLES[suite](run, stored[suite]) if suite in TABLES else []
+        sections.append({"suite": suite, "figures": figures, "tables": tables})
     return sections
