@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 import dataset
 import jobs
 from evaluator import JudgeConfig
-from metrics import quality
+from metrics import quality, roleplay
 from metrics.alignment import PROMPTS
 from metrics.registry import SUITES
 
@@ -127,6 +127,8 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
         "use_cache": request.use_cache,
     }
     judge = judge_config(config, options)
+    if judge and not any(SUITES[name].needs_judge for name in suites):
+        judge = None  # nothing of this run asks the judge
     return storage.create_run(
         file_name=filename,
         file_sha256=sha256,
@@ -135,7 +137,7 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
         rounds=report.rounds,
         methods=report.methods,
         suites=suites,
-        judge=_public_judge(judge) if judge else None,
+        judge=_public_judge(judge, suites) if judge else None,
         options=options,
     )
 
@@ -154,8 +156,12 @@ def _quality_weights(weights: dict | None) -> dict:
         raise RunRejected([{**detail, "params": {"detail": str(exc)}}]) from None
 
 
-def _public_judge(judge: JudgeConfig) -> dict:
-    return {**judge.public(), "prompts": dict(PROMPTS)}
+def _public_judge(judge: JudgeConfig, suites: list[str]) -> dict:
+    """What the results may show: model, sampling and the prompt versions used."""
+    prompts = dict(PROMPTS) if "alignment" in suites else {}
+    if "roleplay" in suites:
+        prompts.update(roleplay.PROMPTS)
+    return {**judge.public(), "prompts": prompts}
 
 
 def validation_limits(config: dict) -> dict:

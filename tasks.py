@@ -17,6 +17,7 @@ import runs
 from dataset import is_blank, normalize_session
 from evaluator import Cancelled, Judge
 from metrics import engine
+from metrics.registry import SUITES
 from storage import JudgeCache
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def evaluate_chunk(run_id: str, chunk: int, start: int, end: int) -> None:
 
 
 def _judge_for(run, storage) -> Judge | None:
-    if "alignment" not in run.suites:
+    if not any(SUITES[name].needs_judge for name in run.suites):
         return None
     config = runs.judge_config(current_app.config, run.options)
     if config is None:

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -76,6 +77,7 @@ class Verdict:
     parts: dict[str, float] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     reasoning: str | None = None
+    items: list[str] = field(default_factory=list)  # e.g. ALMP's attribute list
 
     def to_dict(self) -> dict:
         return {
@@ -83,6 +85,7 @@ class Verdict:
             "parts": self.parts,
             "flags": self.flags,
             "reasoning": self.reasoning,
+            "items": self.items,
         }
 
 
@@ -123,3 +126,70 @@ def parse_binary(text: str) -> Verdict | None:
 
 
 PARSERS = {"alignment": parse_alignment, "binary": parse_binary}
+
+
+# -- roleplay (JERA, ALMP): strict JSON replies ------------------------------
+JERA_SCALES = ("immersivity", "consistency", "creativity")
+JERA_ITEMS_PER_SCALE = 10
+ALMP_MAX_ATTRIBUTE_CHARS = 80
+# The whole reply may be one ```json fenced block; nothing may precede or follow.
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```\Z", re.S | re.I)
+
+
+def _strict_json(text: str):
+    """The reply as JSON, or None: the reply must be the JSON value alone."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _likert(answer) -> bool:
+    # type() rather than isinstance(): JSON true/false must not count as 1/0.
+    return type(answer) is int and 1 <= answer <= 10
+
+
+def parse_jera(text: str) -> Verdict | None:
+    """``{"reasoning"?: str, "immersivity": [10 ints], "consistency": [...],
+    "creativity": [...]}`` with every answer an integer 1..10; the score is
+    the total (30..300), parts the three sub-scale sums (10..100). Anything
+    else (29 answers, an 11, words, extra keys or prose) is unparseable."""
+    data = _strict_json(text)
+    if not isinstance(data, dict) or set(data) - {"reasoning"} != set(JERA_SCALES):
+        return None
+    reasoning = data.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        return None
+    parts = {}
+    for scale in JERA_SCALES:
+        answers = data[scale]
+        if not isinstance(answers, list) or len(answers) != JERA_ITEMS_PER_SCALE:
+            return None
+        if not all(_likert(answer) for answer in answers):
+            return None
+        parts[scale] = float(sum(answers))
+    return Verdict(sum(parts.values()), parts, reasoning=reasoning)
+
+
+def parse_almp(text: str) -> Verdict | None:
+    """A JSON list of short attribute strings (``[]`` allowed); the score is
+    how many distinct (case-insensitive) attributes it holds."""
+    data = _strict_json(text)
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        return None
+    attributes = [" ".join(x.split()) for x in data]
+    if any(not a or len(a) > ALMP_MAX_ATTRIBUTE_CHARS for a in attributes):
+        return None
+    unique: dict[str, str] = {}
+    for attribute in attributes:
+        unique.setdefault(attribute.casefold(), attribute)  # first spelling wins
+    return Verdict(float(len(unique)), items=list(unique.values()))
+
+
+PARSERS.update(
+    {"jera": parse_jera, "almp_extract": parse_almp, "almp_infer": parse_almp}
+)

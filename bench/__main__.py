@@ -9,12 +9,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import dashboard, judge_orchestration, validation
+from bench import dashboard, judge_orchestration, style, validation
 
 BENCHMARKS = {
     "validation": validation.run,
     "judge_orchestration": judge_orchestration.run,
     "dashboard": dashboard.run,
+    "style": style.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

@@ -13,6 +13,11 @@ exact scores and faults independent of call order or concurrency:
   unparseable reply; ``[[fault=garbage_once]]`` unparseable, then fine;
   ``[[fault=timeout]]`` sleeps past the client's timeout; ``[[fault=401]]``;
   ``[[fault=mismatch]]`` dimensions that do not add up to the total.
+* Roleplay prompts carry the method's whole scene between ``<<<SCENE`` and
+  ``SCENE>>>``; directives anywhere in it apply (faults included). JERA
+  (``JERA roleplay questionnaire``): a fenced JSON questionnaire, every answer
+  ``N`` with ``[[jera=N]]``, else hash-derived. ALMP extraction / inference:
+  a JSON list of the ``[[attr=...]]`` / ``[[implied=...]]`` values, in order.
 
 Run standalone: ``python -m bench.judge_server --port 8089 --latency 0.05``.
 """
@@ -30,6 +35,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
+_SCENE = re.compile(r"<<<SCENE\n(.*?)\nSCENE>>>", re.S)
+_ATTRIBUTE = re.compile(r"\[\[(attr|implied)=([^\]]+)\]\]")
+JERA_SCALES = ("immersivity", "consistency", "creativity")
 DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
 
 
@@ -56,6 +64,20 @@ def binary_reply(answer: int) -> str:
     return f"Reasoning: scripted decision.\n\\boxed{{{answer}}}"
 
 
+def jera_reply(answer: str | None, digest: int) -> str:
+    """30 Likert answers, all ``answer`` if given, else 4 hash bits each."""
+    answers = [int(answer) if answer else 1 + (digest >> 4 * i) % 10 for i in range(30)]
+    payload = {"reasoning": "scripted questionnaire."}
+    for index, scale in enumerate(JERA_SCALES):
+        payload[scale] = answers[10 * index : 10 * index + 10]
+    return "```json\n" + json.dumps(payload) + "\n```"
+
+
+def almp_reply(scene: str, kind: str) -> str:
+    values = [value.strip() for key, value in _ATTRIBUTE.findall(scene) if key == kind]
+    return json.dumps(values, ensure_ascii=False)
+
+
 class JudgeState:
     """Shared, thread-safe counters and knobs of one server."""
 
@@ -76,7 +98,7 @@ class JudgeState:
 
 def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
-    match = _RESPONSE.search(prompt)
+    match = _RESPONSE.search(prompt) or _SCENE.search(prompt)
     response = match.group(1) if match else prompt
     directives = dict(_DIRECTIVE.findall(response))
     attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
@@ -94,6 +116,12 @@ def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
     if fault == "garbage" or (fault == "garbage_once" and attempt == 1):
         return 200, "I think this reply is quite good overall!", {}
     digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
+    if "JERA roleplay questionnaire" in prompt:
+        return 200, jera_reply(directives.get("jera"), digest), {}
+    if "ALMP extraction task" in prompt:
+        return 200, almp_reply(response, "attr"), {}
+    if "ALMP inference task" in prompt:
+        return 200, almp_reply(response, "implied"), {}
     if "continue chatting" in prompt:
         answer = int(directives.get("binary", digest % 2))
         return 200, binary_reply(answer), {}

@@ -13,11 +13,17 @@ True
 
 from __future__ import annotations
 
-from metrics import quality, simulation, slots
+from metrics import quality, roleplay, simulation, slots, style
 from metrics.registry import METRICS as ALIGNMENT_METRICS
 from metrics.registry import Metric
 
-SUITE_MODULES = {"quality": quality, "simulation": simulation, "slots": slots}
+SUITE_MODULES = {
+    "quality": quality,
+    "style": style,
+    "roleplay": roleplay,
+    "simulation": simulation,
+    "slots": slots,
+}
 
 METRICS: dict[str, Metric] = dict(ALIGNMENT_METRICS)
 for _module in SUITE_MODULES.values():

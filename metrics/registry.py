@@ -44,11 +44,17 @@ SUITES: dict[str, Suite] = {
     for suite in (
         Suite("alignment", needs_judge=True, available=True),
         Suite("quality", needs_judge=False, available=True),
-        Suite("style", needs_judge=False, session_fields=("sample_dialogues",)),
+        Suite(
+            "style",
+            needs_judge=False,
+            session_fields=("sample_dialogues",),
+            available=True,
+        ),
         Suite(
             "roleplay",
             needs_judge=True,
             session_fields=("attributes", "sample_dialogues"),
+            available=True,
         ),
         Suite(
             "simulation",

@@ -158,3 +158,48 @@ def test_the_judge_key_never_reaches_logs_or_results(
     assert document["run"]["counts"]["judge_calls"] == 40
     assert "sk-secret-123" not in caplog.text
     assert "sk-secret-123" not in json.dumps(document)
+
+
+def roleplay_session(session_id: str, marker: str) -> dict:
+    session = crafted.session(
+        session_id,
+        {
+            "Base": [f"Hi. {marker}", "Sure."],
+            "Ours": [f"Hehe, stargazing tonight? {marker}", "Orion is up!"],
+        },
+    )
+    session["attributes"] = ["cheerful", "sarcastic", "happy", "loves astronomy"]
+    session["sample_dialogues"] = [
+        "Hehe~ did you see the moon tonight?",
+        "Ugh, Mondays.",
+    ]
+    return session
+
+
+def test_roleplay_suite_through_the_scripted_judge(
+    embedded_app, judge_server, tmp_path
+):
+    scripted = "[[jera=7]] [[attr=Cheerful]] [[attr=sarcastik]] [[implied=glad]]"
+    sessions = [
+        roleplay_session("good", scripted),
+        roleplay_session("broken", "[[fault=garbage]]"),
+    ]
+    path = crafted.write(tmp_path / "roleplay.jsonl", sessions)
+    document = evaluate(embedded_app, path, judge_server, suites=["roleplay"])
+    rows = {(r["session_id"], r["method"], r["metric"]): r for r in document["rows"]}
+    good = rows[("good", "Ours", "jera")]
+    assert (good["status"], good["value"], good["round"]) == ("ok", 210.0, None)
+    assert rows[("good", "Ours", "jera_creativity")]["value"] == 70.0
+    assert (
+        rows[("good", "Ours", "almp")]["value"] == 0.75
+    )  # exact, fuzzy, WordNet, one miss
+    for metric in ("jera", "almp"):
+        broken = rows[("broken", "Ours", metric)]
+        assert (broken["status"], broken["value"]) == ("unscored", None)
+    assert document["run"]["status"] == "partial"
+    assert document["run"]["judge"]["prompts"] == {
+        "jera": "jera_v1", "almp_extract": "almp_extract_v1", "almp_infer": "almp_infer_v1"
+    }  # fmt: skip
+    assert (
+        document["summary"]["Ours"]["jera_avg"] == 210.0
+    )  # the unscored session is excluded

@@ -53,7 +53,7 @@ def test_killed_worker_run_completes_with_every_row_once(redis_deployment, tmp_p
     storage = app.extensions["storage"]
     path = crafted.write(tmp_path / "crash.jsonl", sessions())
     with ScriptedJudge(latency=0.05) as judge:
-        run_id = submit(app, path, judge)
+        run_id = submit(app, path, judge, suites=["alignment"])
         before = wait_for_progress(storage, run_id, 0.25)
         workers.kill(redis_deployment.workers[0])
         assert storage.get_run(run_id).status == "running"

@@ -92,12 +92,75 @@ def simulation_tables(run, data: dict) -> list[dict]:
     ]
 
 
+def style_panel(run, summary: dict, data: dict) -> dict:
+    nvcs = {m: data.get(m, {}).get("nvcs", {}) for m in run.methods}
+    ertd = {m: data.get(m, {}).get("ertd", {}) for m in run.methods}
+    return {
+        "style_nvcs": charts.bars_with_ci(
+            nvcs, run.methods, _("NVCS: style similarity to the sample dialogues (higher is closer)"),
+            metric_label("nvcs"),
+        ),
+        "style_ertd": charts.bars_with_ci(
+            ertd, run.methods, _("ERTD: readability gap to the sample dialogues (lower is closer)"),
+            metric_label("ertd"),
+        ),
+    }  # fmt: skip
+
+
+def roleplay_panel(run, summary: dict, data: dict) -> dict:
+    scales = [
+        (s, metric_label(f"jera_{s}"))
+        for s in ("immersivity", "consistency", "creativity")
+    ]
+    almp = {m: (data.get("ci", {}).get(m, {}).get("almp") or {}) for m in run.methods}
+    return {
+        "roleplay_jera": charts.grouped_bars(
+            data.get("jera", {}), run.methods, scales, _("JERA by sub-score (10–100 each)"),
+            stacked=True,
+        ),
+        "roleplay_almp": charts.bars_with_ci(
+            almp, run.methods, _("ALMP: share of the attribute list observed"), metric_label("almp")
+        ),
+    }  # fmt: skip
+
+
+def roleplay_tables(run, data: dict) -> list[dict]:
+    rows = []
+    for method in run.methods:
+        for entry in data.get("almp", {}).get(method, []):
+            matched = ", ".join(
+                f"{m['attribute']} ≈ {m['observed']} ({m['reason']})"
+                for m in entry["matched"]
+            )
+            rows.append(
+                [
+                    method,
+                    entry["session_id"],
+                    matched or "—",
+                    ", ".join(entry["missed"]) or "—",
+                ]
+            )
+    headers = [
+        _("Method"),
+        _("Session"),
+        _("Matched attributes"),
+        _("Missed attributes"),
+    ]
+    return (
+        [{"title": _("ALMP per session"), "headers": headers, "rows": rows}]
+        if rows
+        else []
+    )
+
+
 BUILDERS = {
     "quality": quality_panel,
+    "style": style_panel,
+    "roleplay": roleplay_panel,
     "simulation": simulation_panel,
     "slots": slots_panel,
 }
-TABLES = {"simulation": simulation_tables}
+TABLES = {"simulation": simulation_tables, "roleplay": roleplay_tables}
 
 
 def build(run) -> list[dict]:
