@@ -266,6 +266,12 @@ def problem_message(problem: dict) -> str:
         return problem.get("message", "")
 
 
+def translate_problems(problems: list[dict]) -> list[dict]:
+    return [
+        {**p, "message": problem_message(p) or p.get("message", "")} for p in problems
+    ]
+
+
 def number(value, digits: int = 2) -> str:
     if value is None:
         return "—"
@@ -276,4 +282,4 @@ def when(moment) -> str:
     return format_datetime(moment, "medium") if moment else "—"
 
 
-__all__ = ["_", "_l", "init_app", "problem_message"]
+__all__ = ["_", "_l", "init_app", "problem_message", "translate_problems"]

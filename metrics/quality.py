@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 from metrics import text_units as tu
 from metrics.registry import Metric
+from metrics.rows import result_row
 
 DEFAULT_WEIGHTS = dict(
     coherence=0.25, completeness=0.25, length=0.20, structure=0.15, vocabulary=0.15
@@ -275,9 +276,9 @@ def score_response(text: str, prompt: str, weights: dict | None = None) -> dict:
 
 # -- suite interface ----------------------------------------------------------
 def _row(key: dict, metric: str, score: Score) -> dict:
-    status = "unscored" if score.value is None else "ok"
-    fields = {"metric": metric, "value": score.value, "status": status}
-    return {**key, **fields, "note": score.note, "detail": score.detail or None}
+    return result_row(
+        key, metric, score.value, note=score.note, detail=score.detail or None
+    )
 
 
 def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:

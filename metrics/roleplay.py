@@ -28,6 +28,7 @@ from rapidfuzz import fuzz
 
 from metrics import alignment, lexicon, stats, style
 from metrics.registry import Metric
+from metrics.rows import result_row
 from verdicts import JERA_SCALES, JudgeItem, load_prompt
 
 PROMPTS = {
@@ -158,15 +159,7 @@ def judge_items(session: dict, method: str, samples: int) -> dict[str, list]:
     return items
 
 
-def _row(key: dict, metric: str, value, status="ok", note=None, detail=None):
-    return {
-        **key,
-        "metric": metric,
-        "value": value,
-        "status": status,
-        "note": note,
-        "detail": detail,
-    }
+_row = result_row
 
 
 def _failure(labelled: list[tuple[str, object]]) -> tuple[str, str, str | None]:

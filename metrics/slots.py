@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 from statistics import fmean, median
 
 from metrics.registry import Metric
+from metrics.rows import result_row
 from metrics.slot_matching import diff_slots, f1, merge_writes, nested, p95_index, prf
 
 SUITE = "slots"
@@ -52,15 +53,7 @@ TOPIC_COUNTS = tuple(f"slot_{outcome}@" for outcome in OUTCOMES)
 
 
 def _row(key: dict, metric: str, value, note=None, detail=None) -> dict:
-    status = "ok" if value is not None else "unscored"
-    return {
-        **key,
-        "metric": metric,
-        "value": value,
-        "status": status,
-        "note": note,
-        "detail": detail,
-    }
+    return result_row(key, metric, value, note=note, detail=detail)
 
 
 def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:

@@ -36,6 +36,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from metrics import stats
 from metrics.registry import Metric
+from metrics.rows import result_row
 
 MIN_LATIN_LETTERS = 2
 MIN_LATIN_SHARE = 0.5
@@ -132,16 +133,14 @@ def cmudict_problem() -> str | None:
 
 def _row(key: tuple, metric: str, value, note=None, detail=None) -> dict:
     session_id, round_, method = key
-    return {
-        "session_id": session_id,
-        "round": round_,
-        "method": method,
-        "metric": metric,
-        "value": value,
-        "status": "ok" if value is not None else "unscored",
-        "note": None if value is not None else note,
-        "detail": detail,
-    }
+    key_fields = {"session_id": session_id, "round": round_, "method": method}
+    return result_row(
+        key_fields,
+        metric,
+        value,
+        note=None if value is not None else note,
+        detail=detail,
+    )
 
 
 def _ertd_row(key: tuple, reference: tuple, text: str) -> dict:

@@ -7,17 +7,14 @@ from flask import Blueprint, abort, current_app, jsonify, request, url_for
 import dataset
 import runs
 import tasks
-from translations import problem_message
+from translations import translate_problems
 from web import forms
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 FINAL = ("done", "partial", "failed", "cancelled")
 
 
-def _errors(problems: list[dict]) -> list[dict]:
-    return [
-        {**p, "message": problem_message(p) or p.get("message", "")} for p in problems
-    ]
+_errors = translate_problems
 
 
 def _run_or_404(token: str):
@@ -46,10 +43,7 @@ def validate():
 @bp.post("/runs")
 def create_run():
     try:
-        upload = forms.uploaded_file(request.files)
-        run = runs.submit(
-            upload.stream, upload.filename, forms.run_request(request.form)
-        )
+        run = forms.submit(request)
     except runs.RunRejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
     except runs.QueueUnavailable:

@@ -6,6 +6,7 @@ import json
 
 from flask import current_app
 
+import runs
 from runs import RunRejected, RunRequest
 
 MAX_SAMPLES = 15
@@ -69,3 +70,9 @@ def _weights(raw: str):
         return json.loads(raw)
     except ValueError:
         return raw
+
+
+def submit(request):
+    """Store, validate, record and enqueue the uploaded run (web form and API)."""
+    upload = uploaded_file(request.files)
+    return runs.submit(upload.stream, upload.filename, run_request(request.form))

@@ -26,7 +26,7 @@ import tasks
 from config import PROJECT_ROOT
 from metrics.registry import SUITES
 from metrics.results import tidy_row
-from translations import problem_message
+from translations import problem_message, translate_problems
 from web import dashboard, forms
 
 bp = Blueprint("pages", __name__)
@@ -77,12 +77,9 @@ def template_file():
 @bp.post("/runs")
 def create_run():
     try:
-        upload = forms.uploaded_file(request.files)
-        run = runs.submit(
-            upload.stream, upload.filename, forms.run_request(request.form)
-        )
+        run = forms.submit(request)
     except runs.RunRejected as rejected:
-        errors = [{**p, "message": problem_message(p)} for p in rejected.errors]
+        errors = translate_problems(rejected.errors)
         return render_template(
             "index.html", **_upload_context(errors=errors)
         ), rejected.status
