@@ -127,7 +127,7 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
         "use_cache": request.use_cache,
     }
     judge = judge_config(config, options)
-    if judge and not any(SUITES[name].needs_judge for name in suites):
+    if judge and not any(SUITES[name].uses_judge for name in suites):
         judge = None  # nothing of this run asks the judge
     return storage.create_run(
         file_name=filename,
@@ -161,6 +161,8 @@ def _public_judge(judge: JudgeConfig, suites: list[str]) -> dict:
     prompts = dict(PROMPTS) if "alignment" in suites else {}
     if "roleplay" in suites:
         prompts.update(roleplay.PROMPTS)
+    if "slots" in suites:
+        prompts["slot_judge"] = "slot_judge_v1"
     return {**judge.public(), "prompts": prompts}
 
 

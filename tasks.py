@@ -118,7 +118,7 @@ def evaluate_chunk(run_id: str, chunk: int, start: int, end: int) -> None:
 
 
 def _judge_for(run, storage) -> Judge | None:
-    if not any(SUITES[name].needs_judge for name in run.suites):
+    if not any(SUITES[name].uses_judge for name in run.suites):
         return None
     config = runs.judge_config(current_app.config, run.options)
     if config is None:

@@ -136,6 +136,8 @@ METRIC_LABELS = {
     "ora_avg": _l("Order accuracy (ORA)"),
     "dei_avg": _l("Decision explainability (DEI)"),
     "crrs_avg": _l("Composite realism (CRRS)"),
+    "slot_judge": _l("LLM judge score (slots)"),
+    "slot_judge_avg": _l("LLM judge score (slots)"),
     "slot_precision": _l("Slot precision"),
     "slot_recall": _l("Slot recall"),
     "slot_f1": _l("Slot F1"),

@@ -193,3 +193,54 @@ def parse_almp(text: str) -> Verdict | None:
 PARSERS.update(
     {"jera": parse_jera, "almp_extract": parse_almp, "almp_infer": parse_almp}
 )
+
+
+# -- slots (optional judge): per-slot semantic accuracy, strict JSON ----------
+def slot_part(topic: str, name: str) -> str:
+    """The ``parts`` key of one slot: ``"topic/field"``."""
+    return f"{topic}/{name}"
+
+
+def _unit_score(score) -> bool:
+    # type() rather than isinstance(): JSON true/false must not count as 1/0;
+    # NaN fails the range test.
+    return type(score) in (int, float) and 0 <= score <= 1
+
+
+def parse_slot_judge(text: str, expected=None) -> Verdict | None:
+    """``{"reasoning"?: str, "scores": [{"topic": str, "field": str, "score":
+    0..1}, ...]}``, each slot once; the score is the mean, ``parts`` the slot
+    scores keyed ``"topic/field"``. With ``expected`` ((topic, field) pairs)
+    the scored slots must be exactly those. Anything else is unparseable.
+
+    >>> reply = '{"scores": [{"topic": "b", "field": "city", "score": 0.5}]}'
+    >>> parse_slot_judge(reply).parts, parse_slot_judge(reply, [("b", "job")])
+    ({'b/city': 0.5}, None)
+    """
+    data = _strict_json(text)
+    if not isinstance(data, dict) or set(data) - {"reasoning"} != {"scores"}:
+        return None
+    reasoning, entries = data.get("reasoning"), data["scores"]
+    if reasoning is not None and not isinstance(reasoning, str):
+        return None
+    if not isinstance(entries, list) or not entries:
+        return None
+    slots: dict[tuple[str, str], float] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) != {"topic", "field", "score"}:
+            return None
+        key = (entry["topic"], entry["field"])
+        if not all(isinstance(part, str) for part in key) or key in slots:
+            return None
+        if not _unit_score(entry["score"]):
+            return None
+        slots[key] = float(entry["score"])
+    if expected is not None and set(slots) != {tuple(key) for key in expected}:
+        return None
+    parts = {slot_part(*key): score for key, score in slots.items()}
+    if len(parts) != len(slots):  # "a/b"+"c" and "a"+"b/c" would share a key
+        return None
+    return Verdict(sum(slots.values()) / len(slots), parts, reasoning=reasoning)
+
+
+PARSERS["slot_judge"] = parse_slot_judge

@@ -22,7 +22,13 @@ RESULTS = Path(__file__).resolve().parent / "results.json"
 
 def main(selected: list[str]) -> int:
     names = selected or list(BENCHMARKS)
-    results = {}
+    # A partial run (``python -m bench style``) updates just those entries.
+    previous = (
+        json.loads(RESULTS.read_text())["results"]
+        if selected and RESULTS.exists()
+        else {}
+    )
+    results = dict(previous)
     for name in names:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         results[name] = BENCHMARKS[name]()
@@ -32,7 +38,8 @@ def main(selected: list[str]) -> int:
         "results": results,
     }
     RESULTS.write_text(json.dumps(document, indent=2) + "\n")
-    for name, figures in results.items():
+    for name in names:
+        figures = dict(results[name])
         print(f"\n{figures.pop('name', name)}")
         for key, value in figures.items():
             print(f"  {key:<28} {value}")

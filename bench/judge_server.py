@@ -18,6 +18,10 @@ exact scores and faults independent of call order or concurrency:
   (``JERA roleplay questionnaire``): a fenced JSON questionnaire, every answer
   ``N`` with ``[[jera=N]]``, else hash-derived. ALMP extraction / inference:
   a JSON list of the ``[[attr=...]]`` / ``[[implied=...]]`` values, in order.
+* Slot judge prompts (``Slot extraction judging task``) list one JSON slot per
+  line between ``<<<SLOTS`` and ``SLOTS>>>``; directives anywhere in it apply.
+  Every slot scores 1.0 when its predicted values equal its ground truth,
+  else 0.5.
 
 Run standalone: ``python -m bench.judge_server --port 8089 --latency 0.05``.
 """
@@ -37,6 +41,7 @@ _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
 _SCENE = re.compile(r"<<<SCENE\n(.*?)\nSCENE>>>", re.S)
 _ATTRIBUTE = re.compile(r"\[\[(attr|implied)=([^\]]+)\]\]")
+_SLOTS = re.compile(r"<<<SLOTS\n(.*?)\nSLOTS>>>", re.S)
 JERA_SCALES = ("immersivity", "consistency", "creativity")
 DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
 
@@ -78,6 +83,16 @@ def almp_reply(scene: str, kind: str) -> str:
     return json.dumps(values, ensure_ascii=False)
 
 
+def slot_judge_reply(block: str) -> str:
+    """Every listed slot: 1.0 if predicted == ground truth, else 0.5."""
+    scores = []
+    for line in filter(None, block.splitlines()):
+        slot = json.loads(line)
+        score = 1.0 if slot["predicted"] == slot["ground_truth"] else 0.5
+        scores.append({"topic": slot["topic"], "field": slot["field"], "score": score})
+    return json.dumps({"reasoning": "scripted slot verdict.", "scores": scores})
+
+
 class JudgeState:
     """Shared, thread-safe counters and knobs of one server."""
 
@@ -98,7 +113,7 @@ class JudgeState:
 
 def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
-    match = _RESPONSE.search(prompt) or _SCENE.search(prompt)
+    match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
     response = match.group(1) if match else prompt
     directives = dict(_DIRECTIVE.findall(response))
     attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
@@ -122,6 +137,8 @@ def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
         return 200, almp_reply(response, "attr"), {}
     if "ALMP inference task" in prompt:
         return 200, almp_reply(response, "implied"), {}
+    if "Slot extraction judging task" in prompt:
+        return 200, slot_judge_reply(response), {}
     if "continue chatting" in prompt:
         answer = int(directives.get("binary", digest % 2))
         return 200, binary_reply(answer), {}

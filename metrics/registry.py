@@ -25,6 +25,11 @@ class Suite:
     session_fields: tuple[str, ...] = ()
     response_fields: tuple[str, ...] = ()
     available: bool = False  # True once the engine has a runner for it
+    optional_judge: bool = False  # asks the judge too, when one is configured
+
+    @property
+    def uses_judge(self) -> bool:
+        return self.needs_judge or self.optional_judge
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ SUITES: dict[str, Suite] = {
             session_fields=("ground_truth_slots",),
             response_fields=("slots",),
             available=True,
+            optional_judge=True,  # slot_judge
         ),
     )
 }

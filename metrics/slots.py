@@ -16,6 +16,8 @@ rows of several chunks equals summarizing one chunk holding the same sessions.
 * Per-topic ids are dynamic: rows ``slot_tp@<topic>`` / ``slot_fp@`` /
   ``slot_fn@``, summary ``slot_precision@<topic>`` / ``slot_recall@`` /
   ``slot_f1@``; only fixed ids are in ``METRICS``.
+* With a judge, the optional ``slot_judge`` (:mod:`metrics.slot_judge`) rates
+  the predicted slots; without one it emits no rows at all.
 
 >>> session = {"session_id": "s1", "ground_truth_slots": {"b": {"city": "北京"}},
 ...            "rounds": [{"round": 1, "responses": {"M": {"text": "",
@@ -31,6 +33,7 @@ import math
 from collections import Counter, defaultdict
 from statistics import fmean, median
 
+from metrics import slot_judge
 from metrics.registry import Metric
 from metrics.rows import result_row
 from metrics.slot_matching import diff_slots, f1, merge_writes, nested, p95_index, prf
@@ -57,8 +60,8 @@ def _row(key: dict, metric: str, value, note=None, detail=None) -> dict:
 
 
 def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
-    """Session-level rows for every (session, method) of the chunk. ``judge`` is
-    unused (the optional ``slot_judge`` is not implemented)."""
+    """Session-level rows for every (session, method) of the chunk, plus the
+    ``slot_judge`` rows (one ``judge.evaluate`` batch) when a judge is given."""
     rows = []
     for session in sessions:
         truth = merge_writes([session.get("ground_truth_slots")])
@@ -73,6 +76,8 @@ def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[
                 rows.append(_row(key, "slot_f1", None, note))
             else:
                 rows += method_rows(session, method, truth, key)
+    if judge is not None:
+        rows += slot_judge.rows(sessions, methods, judge)
     return rows
 
 
@@ -226,12 +231,16 @@ def summarize(rows: list[dict], methods: list[str]) -> dict:
         "latency": latencies,
         "latency_p95": {m: summary[m]["latency_p95"] for m in methods},
     }
+    session_values = {
+        metric: {m: dict(v) for m, v in per_session[metric].items() if m in methods}
+        for metric in ("slot_f1", "latency")
+    }
+    judged = session_values["slot_judge"] = slot_judge.session_values(rows, methods)
+    for method, values in slot_judge.summary(judged, methods).items():
+        summary[method].update(values)
     return {
         "summary": summary,
-        "session_values": {
-            metric: {m: dict(v) for m, v in per_session[metric].items() if m in methods}
-            for metric in ("slot_f1", "latency")
-        },
+        "session_values": session_values,
         "panels": {"slots": panel},
     }
 
@@ -268,4 +277,6 @@ METRICS: tuple[Metric, ...] = (
     *(_m(i, "summary", False) for i in SLOT_IDS[8:]),
     _m("latency_mean", "summary", False, compare="latency"),
     *(_m(i, "summary", False) for i in LATENCY_IDS[1:]),
+    _m("slot_judge", "session", True, UNIT, needs_judge=True),
+    _m("slot_judge_avg", "summary", True, UNIT, needs_judge=True, compare="slot_judge"),
 )

@@ -15,7 +15,7 @@ def slots_panel(run, summary: dict, data: dict) -> dict:
     methods, topics = run.methods, data.get("topics", [])
     return {
         "slots_prf": charts.grouped_bars(
-            summary, methods, _groups("slot_precision", "slot_recall", "slot_f1", "slot_exact"),
+            summary, methods, _groups("slot_precision", "slot_recall", "slot_f1", "slot_exact", "slot_judge_avg"),
             _("Slot precision, recall, F1 and exact match"),
         ),
         "slots_topics": charts.heatmap(

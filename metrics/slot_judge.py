@@ -1,0 +1,154 @@
+"""Optional ``slot_judge`` metric of the slots suite: an LLM judge rates the
+semantic accuracy of every predicted slot against the ground truth (0..1).
+
+* One judge call per (session, method), ``prompts/slot_judge_v1.txt``: every
+  predicted (topic, field, values) with the ground-truth values of that slot,
+  or "(not in ground truth)" for an extra slot, plus the whole ground truth.
+* The strict JSON reply is parsed by ``verdicts.parse_slot_judge``; the row
+  (session level) is the mean slot score. A reply that does not score exactly
+  the listed slots is ``unscored`` (never a made-up number).
+* No predicted slot: ``unscored`` ("no predicted slots to judge"). No judge:
+  no rows at all (the metric is optional).
+
+The predicted table is built as in :mod:`metrics.slots` (writes merged in
+round order).
+"""
+
+from __future__ import annotations
+
+import json
+from statistics import fmean
+
+from metrics.rows import result_row
+from metrics.slot_matching import SlotTable, merge_writes, nested
+from verdicts import JudgeItem, load_prompt, slot_part
+
+METRIC = "slot_judge"
+PROMPT = "slot_judge_v1"
+NOT_IN_TRUTH = "(not in ground truth)"
+NO_SLOTS = "no predicted slots to judge"
+NO_FIELD = "session lacks ground_truth_slots"
+NO_TRUTH = "ground_truth_slots has no non-empty value"
+
+
+def predicted_slots(session: dict, method: str) -> SlotTable:
+    """The method's memory: its responses' ``slots`` merged in round order.
+
+    >>> predicted_slots({"rounds": [{"round": 2, "responses": {"M": {"slots":
+    ...     {"b": {"city": "Seoul"}}}}}, {"round": 1, "responses": {"M": {}}}]}, "M")
+    {('b', 'city'): ['Seoul']}
+    """
+    rounds = sorted(session["rounds"], key=lambda r: r["round"])
+    return merge_writes(r["responses"][method].get("slots") for r in rounds)
+
+
+def slot_lines(truth: SlotTable, predicted: SlotTable) -> str:
+    """One JSON line per predicted slot, with the ground truth of that slot.
+
+    >>> print(slot_lines({("b", "city"): ["北京"]}, {("b", "city"): ["上海"],
+    ...                   ("x", "pet"): ["cat"]}))
+    {"topic": "b", "field": "city", "predicted": ["上海"], "ground_truth": ["北京"]}
+    {"topic": "x", "field": "pet", "predicted": ["cat"], "ground_truth": "(not in ground truth)"}
+    """
+    lines = []
+    for (topic, name), values in predicted.items():
+        line = {"topic": topic, "field": name, "predicted": values}
+        line["ground_truth"] = truth.get((topic, name), NOT_IN_TRUTH)
+        lines.append(json.dumps(line, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def judge_item(truth: SlotTable, predicted: SlotTable) -> JudgeItem:
+    """The single judge request of one (session, method)."""
+    ground_truth = json.dumps(nested(truth), ensure_ascii=False, indent=1)
+    messages = load_prompt(PROMPT).render(
+        ground_truth=ground_truth, slots=slot_lines(truth, predicted)
+    )
+    return JudgeItem(METRIC, PROMPT, tuple(messages))
+
+
+def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
+    """The ``slot_judge`` row from one judge outcome (``status``, ``verdict``,
+    ``raw``, ``note``): the mean slot score, per-slot scores in ``detail``.
+
+    >>> from types import SimpleNamespace as Outcome
+    >>> ok = Outcome(status="ok", verdict={"parts": {"b/city": 1.0, "x/pet": 0.0},
+    ...              "reasoning": "pets are not in the ground truth"})
+    >>> slots = {("b", "city"): ["Seoul"], ("x", "pet"): ["cat"]}
+    >>> row = score_row({"session_id": "s"}, slots, ok)
+    >>> row["value"], row["detail"]["scores"][1]
+    (0.5, {'topic': 'x', 'field': 'pet', 'values': ['cat'], 'score': 0.0})
+    >>> score_row({}, slots, Outcome(status="error", raw=None, note="HTTP 500"))["status"]
+    'error'
+    """
+    detail = {"prompt_version": PROMPT}
+    if outcome.status != "ok":
+        detail["raw"] = outcome.raw
+        return result_row(key, METRIC, None, outcome.status, outcome.note, detail)
+    parts = outcome.verdict["parts"]
+    if set(parts) != {slot_part(*slot) for slot in predicted}:
+        # A cached or lenient verdict that does not cover the listed slots.
+        note = "judge did not score exactly the listed slots"
+        return result_row(
+            key, METRIC, None, "unscored", note, detail | {"parts": parts}
+        )
+    detail["scores"] = [
+        {"topic": t, "field": f, "values": v, "score": parts[slot_part(t, f)]}
+        for (t, f), v in predicted.items()
+    ]
+    detail["reasoning"] = outcome.verdict.get("reasoning")
+    value = fmean(entry["score"] for entry in detail["scores"])
+    return result_row(key, METRIC, value, detail=detail)
+
+
+def rows(sessions: list[dict], methods: list[str], judge) -> list[dict]:
+    """``slot_judge`` rows of a chunk: all its judge items in one
+    ``judge.evaluate`` batch. ``judge`` must not be None.
+
+    >>> class NeverCalled:
+    ...     def evaluate(self, items): raise AssertionError(items)
+    >>> s = {"session_id": "s", "ground_truth_slots": {"b": {"city": "Seoul"}},
+    ...      "rounds": [{"round": 1, "responses": {"M": {"text": "hi"}}}]}
+    >>> [(r["metric"], r["status"], r["note"]) for r in rows([s], ["M"], NeverCalled())]
+    [('slot_judge', 'unscored', 'no predicted slots to judge')]
+    """
+    out, plan, batch = [], [], []
+    for session in sessions:
+        truth = merge_writes([session.get("ground_truth_slots")])
+        for method in methods:
+            key = {"session_id": session["session_id"], "round": None, "method": method}
+            predicted = predicted_slots(session, method)
+            if not truth:
+                note = NO_TRUTH if session.get("ground_truth_slots") else NO_FIELD
+                out.append(result_row(key, METRIC, None, note=note))
+            elif not predicted:
+                out.append(result_row(key, METRIC, None, note=NO_SLOTS))
+            else:
+                plan.append((key, predicted))
+                batch.append(judge_item(truth, predicted))
+    outcomes = judge.evaluate(batch) if batch else []
+    for (key, predicted), outcome in zip(plan, outcomes, strict=True):
+        out.append(score_row(key, predicted, outcome))
+    return out
+
+
+def session_values(results: list[dict], methods: list[str]) -> dict:
+    """``{method: {session_id: value}}`` of the scored ``slot_judge`` rows."""
+    values: dict[str, dict[str, float]] = {}
+    for row in results:
+        scored = row["status"] == "ok" and row["value"] is not None
+        if row["metric"] == METRIC and scored and row["method"] in methods:
+            values.setdefault(row["method"], {})[row["session_id"]] = row["value"]
+    return values
+
+
+def summary(values: dict, methods: list[str]) -> dict[str, dict]:
+    """``{method: {"slot_judge_avg": mean over sessions | None}}``.
+
+    >>> summary({"M": {"s1": 1.0, "s2": 0.5}}, ["M", "N"])
+    {'M': {'slot_judge_avg': 0.75}, 'N': {'slot_judge_avg': None}}
+    """
+    return {
+        m: {"slot_judge_avg": fmean(values[m].values()) if values.get(m) else None}
+        for m in methods
+    }
