@@ -1,0 +1,86 @@
+"""Embedded mode: the web process dies mid-run (SIGKILL); the next start
+re-queues the unfinished run and it completes with every row exactly once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import runs
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+from tests.pipeline_support import wait_for
+from tests.test_worker_crash import sessions
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+
+FIRST_LIFE = """
+import sys, time
+from app import app
+import runs
+path = sys.argv[1]
+with app.app_context(), open(path, "rb") as stream:
+    run = runs.create_run(stream, "crash.jsonl", runs.RunRequest(suites=["alignment"]))
+    runs.enqueue(run.id)
+print(run.id, flush=True)
+storage = app.extensions["storage"]
+while storage.get_run(run.id).done == 0:
+    time.sleep(0.05)
+print("progress", flush=True)
+time.sleep(600)  # killed before this ends
+"""
+
+
+def test_unfinished_run_resumes_after_a_hard_restart(app_factory, tmp_path):
+    path = crafted.write(tmp_path / "crash.jsonl", sessions())
+    database = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
+    with ScriptedJudge(latency=0.05) as judge:
+        env = {
+            **os.environ,
+            "DATABASE_URL": database,
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+            "JUDGE_API_URL": judge.url,
+            "JUDGE_MODEL": "scripted",
+            "JUDGE_CONCURRENCY": "2",
+            "CHUNK_UNITS": "10",
+        }
+        env.pop("REDIS_URL", None)
+        first = subprocess.Popen(
+            [sys.executable, "-c", FIRST_LIFE, str(path)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            run_id = first.stdout.readline().strip()
+            assert first.stdout.readline().strip() == "progress"
+        finally:
+            first.kill()  # SIGKILL: no shutdown, queued tasks vanish with the process
+            first.wait(timeout=10)
+            first.stdout.close()
+        app = app_factory(
+            DATABASE_URL=database,
+            UPLOAD_FOLDER=str(tmp_path / "uploads"),
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            CHUNK_UNITS=10,
+        )
+        storage = app.extensions["storage"]
+        before = storage.get_run(run_id)
+        assert before.status == "running" and 0 < before.done < before.total
+        with app.app_context():
+            assert runs.resume_unfinished() == 1
+        document = wait_for(app, run_id, timeout=120)
+    assert document["run"]["status"] == "done"
+    keys = [
+        (r["session_id"], r["round"], r["method"], r["metric"])
+        for r in document["rows"]
+    ]
+    assert len(keys) == len(set(keys)) == 12 * 5 * 2 * 7
+    run = storage.get_run(run_id)
+    assert run.done == run.total
+    assert document["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
