@@ -37,6 +37,9 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # WAL lets the web thread read while the embedded worker writes.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    # WAL + NORMAL: no corruption on a crash, only the last commits may roll
+    # back on power loss, and an interrupted run resumes those chunks.
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
@@ -112,14 +115,15 @@ class Storage:
         rows = [{"sample": 0, "note": None, "detail": None, **row} for row in rows]
         if not rows:
             return 0
-        stmt = self._insert(ResultRow)
+        # Core, not the ORM: bulk writes are the hot path of every chunk.
+        stmt = self._insert(ResultRow.__table__)
         changing = ("value", "status", "note", "detail")
         stmt = stmt.on_conflict_do_update(
             index_elements=list(ROW_KEY),
             set_={name: stmt.excluded[name] for name in changing},
         )
-        with self.session.begin() as db:
-            db.execute(stmt, rows)
+        with self.engine.begin() as conn:
+            conn.execute(stmt, rows)
         return len(rows)
 
     def rows(self, run_id: str, **filters) -> list[ResultRow]:
@@ -180,8 +184,8 @@ class Storage:
     ) -> list[dict]:
         query = self._row_query(run_id, filters)
         query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
-        with self.session() as db:
-            found = db.execute(query.offset(offset).limit(limit))
+        with self.engine.connect() as conn:
+            found = conn.execute(query.offset(offset).limit(limit))
             return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]
 
     def count_filtered_rows(self, run_id: str, filters: dict) -> int:
@@ -195,8 +199,8 @@ class Storage:
         """Every row in key order, streamed (exports of large runs)."""
         query = self._row_query(run_id, {})
         query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
-        with self.session() as db:
-            for values in db.execute(query.execution_options(yield_per=batch)):
+        with self.engine.connect() as conn:
+            for values in conn.execute(query.execution_options(yield_per=batch)):
                 yield dict(zip(ROW_DICT_FIELDS, values, strict=True))
 
     # -- session index -----------------------------------------------------
@@ -243,24 +247,27 @@ class Storage:
         return tuple(found) if found else None
 
     # -- judge cache -------------------------------------------------------
-    def cache_get(self, keys: Iterable[str]) -> dict[str, JudgeCacheEntry]:
+    def cache_get(self, keys: Iterable[str]) -> dict:
+        """``{key: row}``; rows carry ``.reply`` and ``.parsed`` (Core rows:
+        no ORM identity map for thousands of cache hits per chunk)."""
         keys = list(set(keys))
         if not keys:
             return {}
-        with self.session() as db:
-            found = db.scalars(
-                select(JudgeCacheEntry).where(JudgeCacheEntry.key.in_(keys))
-            )
-            return {entry.key: entry for entry in found}
+        table = JudgeCacheEntry.__table__
+        query = select(table.c.key, table.c.reply, table.c.parsed).where(
+            table.c.key.in_(keys)
+        )
+        with self.engine.connect() as conn:
+            return {row.key: row for row in conn.execute(query)}
 
     def cache_put(self, entries: Iterable[dict]) -> None:
         entries = list(entries)
         if entries:
-            stmt = self._insert(JudgeCacheEntry).on_conflict_do_nothing(
+            stmt = self._insert(JudgeCacheEntry.__table__).on_conflict_do_nothing(
                 index_elements=["key"]
             )
-            with self.session.begin() as db:
-                db.execute(stmt, entries)
+            with self.engine.begin() as conn:
+                conn.execute(stmt, entries)
 
 
 class JudgeCache:
