@@ -209,4 +209,4 @@ def results_document(run) -> dict:
 
     storage = current_app.extensions["storage"]
     rows = storage.row_dicts(run.id)
-    return results.build(run, rows, storage.status_counts(run.id))
+    return results.build(run, rows, storage.run_status_counts(run))

@@ -147,6 +147,12 @@ class Storage:
         """Rows as plain dicts for metric code (round 0 = session level)."""
         return list(self.iter_rows(run_id))
 
+    def run_status_counts(self, run) -> dict[str, int]:
+        """Stored at finalize for finished runs (a GROUP BY over millions of
+        rows costs a second); counted live while the run is in progress."""
+        stored = (run.aggregates or {}).get("status_counts")
+        return stored if stored is not None else self.status_counts(run.id)
+
     def status_counts(self, run_id: str) -> dict[str, int]:
         query = (
             select(ResultRow.status, func.count())

@@ -160,7 +160,8 @@ def finalize_run(run_id: str) -> None:
         return
     counts = storage.status_counts(run_id)
     failed = counts.get("unscored", 0) + counts.get("error", 0)
-    storage.update_run(run_id, aggregates=aggregates)
+    # Finished runs are immutable: pages read these instead of re-counting rows.
+    storage.update_run(run_id, aggregates={**aggregates, "status_counts": counts})
     storage.set_status(run_id, "partial" if failed else "done")
 
 

@@ -9,13 +9,14 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import dashboard, judge_orchestration, style, validation
+from bench import dashboard, judge_orchestration, style, suites, validation
 
 BENCHMARKS = {
     "validation": validation.run,
     "judge_orchestration": judge_orchestration.run,
     "dashboard": dashboard.run,
     "style": style.run,
+    "suites": suites.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
@@ -41,8 +42,9 @@ def main(selected: list[str]) -> int:
     for name in names:
         figures = dict(results[name])
         print(f"\n{figures.pop('name', name)}")
+        width = max([28, *map(len, figures)])
         for key, value in figures.items():
-            print(f"  {key:<28} {value}")
+            print(f"  {key:<{width}} {value}")
     print(f"\nwritten to {RESULTS}")
     return 0
 

@@ -1,49 +1,125 @@
-"""10,000 judge calls at 50 ms latency through the real pipeline (queue,
-embedded worker, judge client, database), against the ideal
-calls x latency / concurrency. The scripted judge runs in its own process so
-it does not compete with the client for this process's GIL. A second run of
-the same file measures the cache (target: zero calls, >= 20x faster)."""
+"""10,000 judge calls at 50 ms latency through the real pipeline (upload,
+queue, worker, judge client, database), each configuration against its ideal
+calls x latency / concurrency:
+
+* embedded (in-process worker, SQLite) at concurrency 8, 32 and 64; at 32 a
+  second run of the same file measures the cache (zero calls, >= 20x faster);
+* Redis + PostgreSQL with two separate ``celery`` worker processes of
+  ``JUDGE_CONCURRENCY`` 16 each (32 in all), the web side in this process.
+
+The scripted judge runs in its own process so it does not compete with the
+client for a GIL; it reports its own call count, which shows whether any call
+was made twice. CPU seconds per process (``/proc/<pid>/stat``) and the busy
+cores of the machine (``/proc/stat``) show what limits a configuration.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from bench.datagen import session
 
 ROOT = Path(__file__).resolve().parents[1]
+REDIS_URL = "redis://127.0.0.1:6379/14"
+POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+EMBEDDED_CONCURRENCIES = (8, 32, 64)
+RERUN_CONCURRENCY = 32
+WORKERS, WORKER_CONCURRENCY = 2, 16
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+# -- the scripted judge, in its own process ----------------------------------
+
+
+def serve_judge(latency: float) -> None:
+    """Child process: the scripted judge. Prints its URL, then its total call
+    count once per line read from stdin."""
+    from bench.judge_server import ScriptedJudge
+
+    with ScriptedJudge(latency) as judge:
+        print(judge.url, flush=True)
+        for _ in sys.stdin:
+            print(judge.state.calls, flush=True)
 
 
 def start_judge(latency: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+    code = f"from bench.judge_orchestration import serve_judge; serve_judge({latency})"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.judge_server",
-            "--port",
-            str(port),
-            "--latency",
-            str(latency),
-        ],
+        [sys.executable, "-c", code],
         cwd=ROOT,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     url = process.stdout.readline().strip()
     return process, url
+
+
+def judge_server_calls(judge: subprocess.Popen) -> int:
+    """Calls the judge process has answered so far (every attempt counts)."""
+    judge.stdin.write("\n")
+    judge.stdin.flush()
+    return int(judge.stdout.readline())
+
+
+# -- CPU accounting ----------------------------------------------------------
+
+
+def cpu_seconds(pid: int | str) -> float:
+    """User + system CPU of one process (``/proc/<pid>/stat`` fields 14, 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (``/proc/stat``, all cores)."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    return (sum(ticks[:8]) - idle) / CLOCK_TICKS
+
+
+def pids_named(name: str) -> list[str]:
+    """Live processes whose command name is ``name`` (e.g. every postgres)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == name:
+                found.append(entry.name)
+        except OSError:
+            continue  # exited while we looked
+    return found
+
+
+def cpu_snapshot(pids: dict[str, list]) -> dict[str, float]:
+    """CPU seconds per label (summed over its pids) plus the machine's busy time."""
+    snapshot = {"machine": busy_seconds()}
+    for label, group in pids.items():
+        total = 0.0
+        for pid in group:
+            try:
+                total += cpu_seconds(pid)
+            except OSError:
+                continue
+        snapshot[label] = total
+    return snapshot
+
+
+def cpu_used(before: dict, after: dict, wall: float) -> dict:
+    """CPU seconds per label over a window, and the busy cores of the machine."""
+    used = {f"cpu_{k}_s": round(after[k] - before[k], 1) for k in before}
+    used["busy_cores"] = round(used.pop("cpu_machine_s") / wall, 2)
+    return used
+
+
+# -- one timed run -----------------------------------------------------------
 
 
 def make_app(workdir: Path, concurrency: int):
@@ -62,7 +138,9 @@ def make_app(workdir: Path, concurrency: int):
     )
 
 
-def timed_run(app, path: Path, judge_url: str) -> tuple[float, object]:
+def timed_run(app, path: Path, judge_url: str) -> tuple[float, float, object]:
+    """Create the run, then time enqueue -> final status (seconds) and
+    enqueue -> last chunk stored (the judge phase, before aggregation)."""
     import runs
 
     storage = app.extensions["storage"]
@@ -76,48 +154,228 @@ def timed_run(app, path: Path, judge_url: str) -> tuple[float, object]:
             run = runs.create_run(stream, path.name, request)
         start = time.perf_counter()
         runs.enqueue(run.id)
+    chunks_s = None
     while (run := storage.get_run(run.id)).status in ("queued", "running"):
+        if chunks_s is None and run.total and run.done >= run.total:
+            chunks_s = time.perf_counter() - start
         time.sleep(0.05)
-    return time.perf_counter() - start, run
+    wall = time.perf_counter() - start
+    return wall, chunks_s or wall, run
 
 
-def run(calls: int = 10_000, latency: float = 0.05, concurrency: int = 32) -> dict:
-    units = calls // 2  # alignment + binary per (session, round, method)
-    sessions, rounds, methods = units // 20, 10, ("Base", "Ours")
-    judge, url = start_judge(latency)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            workdir = Path(tmp)
-            path = workdir / "judge_bench.jsonl"
-            _write_sessions(path, sessions, rounds, methods)
-            app = make_app(workdir, concurrency)
-            first_s, first = timed_run(app, path, url)
-            second_s, second = timed_run(app, path, url)
-            app.extensions["embedded_worker"].stop()
-    finally:
-        judge.terminate()
-        judge.wait()
-    ideal = first.judge_calls * latency / concurrency
+def figures(prefix: str, wall: float, chunks_s: float, run, ideal: float) -> dict:
+    """The flat figures of one timed run, keys prefixed (``c8_``, ...)."""
     return {
-        "name": f"judge orchestration (embedded, concurrency {concurrency})",
-        "calls": first.judge_calls,
-        "latency_s": latency,
-        "concurrency": concurrency,
-        "wall_s": round(first_s, 2),
-        "ideal_s": round(ideal, 2),
-        "ratio_to_ideal": round(first_s / ideal, 3),
-        "calls_per_s": round(first.judge_calls / first_s, 1),
-        "target_ratio": 1.25,
-        "status": first.status,
-        "rerun_wall_s": round(second_s, 2),
-        "rerun_judge_calls": second.judge_calls,
-        "rerun_cache_hits": second.cache_hits,
-        "rerun_speedup": round(first_s / second_s, 1),
+        f"{prefix}status": run.status,
+        f"{prefix}wall_s": round(wall, 2),
+        f"{prefix}ideal_s": round(ideal, 2),
+        f"{prefix}ratio_to_ideal": round(wall / ideal, 3),
+        f"{prefix}calls_per_s": round(run.judge_calls / wall, 1),
+        f"{prefix}judge_phase_s": round(chunks_s, 2),
     }
 
 
-def _write_sessions(path: Path, sessions: int, rounds: int, methods) -> None:
+# -- embedded mode -----------------------------------------------------------
 
+
+def embedded(data: Path, judge, url: str, latency: float, concurrency: int) -> dict:
+    """One embedded run at ``concurrency`` (plus the cached re-run at 32),
+    against ideal = judge calls x latency / concurrency."""
+    prefix = f"c{concurrency}_"
+    with tempfile.TemporaryDirectory() as tmp:
+        app = make_app(Path(tmp), concurrency)
+        try:
+            calls_before = judge_server_calls(judge)
+            before = cpu_snapshot({"judge": [judge.pid], "bench": [os.getpid()]})
+            wall, chunks_s, run = timed_run(app, data, url)
+            after = cpu_snapshot({"judge": [judge.pid], "bench": [os.getpid()]})
+            served = judge_server_calls(judge) - calls_before
+            ideal = run.judge_calls * latency / concurrency
+            result = figures(prefix, wall, chunks_s, run, ideal)
+            result[f"{prefix}judge_server_calls"] = served
+            result.update(_prefixed(prefix, cpu_used(before, after, wall)))
+            if concurrency == RERUN_CONCURRENCY:
+                result.update(rerun(app, data, url, wall, prefix))
+        finally:
+            app.extensions["embedded_worker"].stop()
+            app.extensions["storage"].engine.dispose()
+    return result
+
+
+def rerun(app, data: Path, url: str, first_s: float, prefix: str) -> dict:
+    """The same file again on the same database: cache hits against the first run."""
+    wall, _, run = timed_run(app, data, url)
+    return {
+        f"{prefix}rerun_wall_s": round(wall, 2),
+        f"{prefix}rerun_judge_calls": run.judge_calls,
+        f"{prefix}rerun_cache_hits": run.cache_hits,
+        f"{prefix}rerun_speedup": round(first_s / wall, 1),
+    }
+
+
+def _prefixed(prefix: str, values: dict) -> dict:
+    return {f"{prefix}{key}": value for key, value in values.items()}
+
+
+# -- Redis mode: two worker processes ----------------------------------------
+
+
+def start_worker(env: dict, log_path: Path, name: str) -> subprocess.Popen:
+    """``celery -A app:celery_app worker`` as tests/workers.py starts it."""
+    celery = Path(sys.executable).with_name("celery")
+    with log_path.open("ab") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            [str(celery), "-A", "app:celery_app", "worker", "--pool", "threads",
+             "--concurrency", "4", "--loglevel", "WARNING", "--without-heartbeat",
+             "--without-gossip", "--without-mingle", "--hostname", f"{name}@%h"],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
+def stop_worker(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def wait_for_workers(app, count: int, timeout: float = 60.0) -> None:
+    """Until ``count`` workers answer a ping, so start-up is not timed."""
+    control = app.extensions["celery"].control
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(control.ping(timeout=0.5)) >= count:
+            return
+    raise RuntimeError(f"fewer than {count} workers answered within {timeout} s")
+
+
+def flush_redis() -> None:
+    import redis
+
+    with redis.Redis.from_url(REDIS_URL) as client:
+        client.flushdb()
+
+
+def schema_sql(statement: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(POSTGRES_URL)
+    try:
+        with admin.begin() as conn:
+            conn.execute(text(statement))
+    finally:
+        admin.dispose()
+
+
+def deployment_env(workdir: Path, schema: str) -> dict[str, str]:
+    """What the workers and the web side share: Redis db 14, the schema, uploads."""
+    return {
+        "REDIS_URL": REDIS_URL,
+        "DATABASE_URL": f"{POSTGRES_URL}?options=-csearch_path%3D{schema}",
+        "UPLOAD_FOLDER": str(workdir / "uploads"),
+        "RESULTS_FOLDER": str(workdir / "results"),
+        "SECRET_KEY": "bench",
+        "JUDGE_CONCURRENCY": str(WORKER_CONCURRENCY),
+    }
+
+
+def web_app(workdir: Path, env: dict):
+    """The web side in this process, configured from the same environment."""
+    import config
+    from app import create_app
+
+    return create_app(
+        {
+            "SECRET_KEY": "bench",
+            "INSTANCE_PATH": str(workdir / "instance"),
+            **config.from_environ(env),
+        }
+    )
+
+
+def redis_workers(data: Path, judge, url: str, latency: float) -> dict:
+    """Two worker processes (16 judge calls each in flight) against
+    ideal = judge calls x latency / 32; the judge's own count against 10,000."""
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    flush_redis()
+    schema_sql(f'CREATE SCHEMA "{schema}"')
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            return deployment(Path(tmp), schema, data, judge, url, latency)
+    finally:
+        flush_redis()
+        schema_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def deployment(workdir: Path, schema: str, data, judge, url, latency) -> dict:
+    """Web app here, the worker processes beside it; workers stopped on any exit."""
+    env = deployment_env(workdir, schema)
+    app = web_app(workdir, env)
+    processes = []
+    try:
+        for index in range(WORKERS):
+            name = f"bench{index + 1}"
+            processes.append(start_worker(env, workdir / f"{name}.log", name))
+        wait_for_workers(app, WORKERS)
+        return redis_timed(app, data, judge, url, latency, processes)
+    finally:
+        for process in processes:
+            stop_worker(process)
+        app.extensions["storage"].engine.dispose()
+
+
+def redis_timed(app, data, judge, url, latency, processes) -> dict:
+    """Time one run through the workers, with CPU seconds of every process."""
+    total = WORKERS * WORKER_CONCURRENCY
+    prefix = f"redis_{WORKERS}workers_c{total}_"
+    pids = {f"worker{i + 1}": [p.pid] for i, p in enumerate(processes)}
+    pids.update(judge=[judge.pid], web=[os.getpid()])
+    pids.update(redis=pids_named("redis-server"), postgres=pids_named("postgres"))
+    calls_before = judge_server_calls(judge)
+    before = cpu_snapshot(pids)
+    wall, chunks_s, run = timed_run(app, data, url)
+    after = cpu_snapshot(pids)
+    result = figures(prefix, wall, chunks_s, run, run.judge_calls * latency / total)
+    result[f"{prefix}run_judge_calls"] = run.judge_calls
+    result[f"{prefix}judge_server_calls"] = judge_server_calls(judge) - calls_before
+    result.update(_prefixed(prefix, cpu_used(before, after, wall)))
+    return result
+
+
+# -- the benchmark -----------------------------------------------------------
+
+
+def run(calls: int = 10_000, latency: float = 0.05) -> dict:
+    """Every configuration on the same generated file and the same judge."""
+    units = calls // 2  # alignment + binary per (session, round, method)
+    sessions, rounds, methods = units // 20, 10, ("Base", "Ours")
+    result = {
+        "name": "judge orchestration (embedded c8/c32/c64; Redis 2 workers x 16)",
+        "calls": sessions * rounds * len(methods) * 2,
+        "latency_s": latency,
+        "target_ratio": 1.25,
+    }
+    judge, url = start_judge(latency)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = Path(tmp) / "judge_bench.jsonl"
+            _write_sessions(data, sessions, rounds, methods)
+            for concurrency in EMBEDDED_CONCURRENCIES:
+                result.update(embedded(data, judge, url, latency, concurrency))
+            result.update(redis_workers(data, judge, url, latency))
+    finally:
+        judge.terminate()
+        judge.wait()
+    return result
+
+
+def _write_sessions(path: Path, sessions: int, rounds: int, methods) -> None:
     rng = random.Random(11)
     with path.open("w", encoding="utf-8") as out:
         for index in range(sessions):

@@ -63,7 +63,7 @@ def run_status(token: str):
     run = _run_or_404(token)
     results = runs.results_document(run) if run.status in FINAL else None
     progress = {"done": run.done, "total": run.total}
-    counts = current_app.extensions["storage"].status_counts(run.id)
+    counts = current_app.extensions["storage"].run_status_counts(run)
     return jsonify(status=run.status, progress=progress, counts=counts, results=results)
 
 

@@ -176,7 +176,7 @@ def context(storage, run, args) -> dict:
     return {
         "run": run,
         "panels": sections,
-        "counts": storage.status_counts(run.id),
+        "counts": storage.run_status_counts(run),
         "baseline": baseline,
         "tables": [comparison_table(run, baseline, suite) for suite in run.suites],
         "figures": all_figures,
