@@ -142,6 +142,50 @@ def create_run(stream: BinaryIO, filename: str, request: RunRequest):
     )
 
 
+FAILED = ("unscored", "error")
+
+
+def retry_failed(run):
+    """A new run of the same stored upload and settings. The finished run stays
+    as it is (share links show immutable results); in the new one every verdict
+    that succeeded comes from the cache, so only the failed items reach the judge.
+    """
+    if run.status not in ("partial", "failed", "cancelled"):
+        raise RunRejected([_problem("retry_not_needed", status=run.status)], status=409)
+    storage = current_app.extensions["storage"]
+    options = {key: value for key, value in run.options.items() if key != "chunks"}
+    retry = storage.create_run(
+        file_name=run.file_name,
+        file_sha256=run.file_sha256,
+        upload_id=run.upload_id,
+        sessions=run.sessions,
+        rounds=run.rounds,
+        methods=run.methods,
+        suites=run.suites,
+        judge=run.judge,
+        options={**options, "use_cache": True, "retry_of": run.token},
+    )
+    try:
+        enqueue(retry.id)
+    except (OperationalError, RedisError, OSError) as exc:
+        storage.set_status(
+            retry.id, "failed", error=f"queue unavailable: {type(exc).__name__}"
+        )
+        raise QueueUnavailable(str(exc)) from None
+    return retry
+
+
+def _problem(code: str, **params) -> dict:
+    message = f"The run is {params.get('status')}: nothing to retry."
+    return {
+        "line": None,
+        "path": "",
+        "code": code,
+        "message": message,
+        "params": params,
+    }
+
+
 def _quality_weights(weights: dict | None) -> dict:
     """Checked up front so a bad weight set is a 400, not a failed worker."""
     try:

@@ -212,6 +212,7 @@ PROBLEM_MESSAGES = {
     "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
     "already_final": _l("The run is already %(status)s."),
     "bad_weights": _l("Quality weights rejected: %(detail)s"),
+    "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
     "duplicate_session": _l(
         "%(path)s: session id %(session_id)s already used on line %(first_line)s."
     ),

@@ -49,13 +49,7 @@ def create_run():
     except runs.QueueUnavailable:
         problem = {"line": None, "path": "", "code": "queue_unavailable", "params": {}}
         return jsonify(errors=_errors([problem])), 503
-    body = {
-        "id": run.id,
-        "token": run.token,
-        "status_url": url_for("api.run_status", token=run.token, _external=True),
-        "dashboard_url": url_for("pages.run_page", token=run.token, _external=True),
-    }
-    return jsonify(body), 202
+    return jsonify(_created(run)), 202
 
 
 @bp.get("/runs/<token>")
@@ -67,6 +61,20 @@ def run_status(token: str):
     return jsonify(status=run.status, progress=progress, counts=counts, results=results)
 
 
+@bp.post("/runs/<token>/retry")
+def retry(token: str):
+    """Re-run the failed rows of a finished run as a new run (202)."""
+    run = _run_or_404(token)
+    try:
+        retry_run = runs.retry_failed(run)
+    except runs.RunRejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
+    except runs.QueueUnavailable:
+        problem = {"line": None, "path": "", "code": "queue_unavailable", "params": {}}
+        return jsonify(errors=_errors([problem])), 503
+    return jsonify(_created(retry_run)), 202
+
+
 @bp.post("/runs/<token>/cancel")
 def cancel(token: str):
     run = _run_or_404(token)
@@ -75,6 +83,15 @@ def cancel(token: str):
             status=run.status, errors=_errors([_final_problem(run.status)])
         ), 409
     return jsonify(status="cancelled"), 202
+
+
+def _created(run) -> dict:
+    return {
+        "id": run.id,
+        "token": run.token,
+        "status_url": url_for("api.run_status", token=run.token, _external=True),
+        "dashboard_url": url_for("pages.run_page", token=run.token, _external=True),
+    }
 
 
 def _final_problem(status: str) -> dict:

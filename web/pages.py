@@ -107,6 +107,20 @@ def cancel(token: str):
     return redirect(url_for("pages.run_page", token=token), code=303)
 
 
+@bp.post("/r/<token>/retry")
+def retry(token: str):
+    run = _run_or_404(token)
+    try:
+        retry_run = runs.retry_failed(run)
+    except runs.RunRejected as rejected:
+        message = translate_problems(rejected.errors)[0]["message"]
+        return render_template("error.html", status=409, message=message), 409
+    except runs.QueueUnavailable:
+        message = problem_message({"code": "queue_unavailable", "params": {}})
+        return render_template("error.html", status=503, message=message), 503
+    return redirect(url_for("pages.run_page", token=retry_run.token), code=303)
+
+
 @bp.get("/r/<token>/session")
 def session_page(token: str):
     run = _run_or_404(token)

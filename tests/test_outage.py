@@ -1,0 +1,82 @@
+"""Judge outage drills: an outage inside the retry budget is absorbed; beyond
+it rows end as ``error``, the run as ``partial``, and "retry failed rows"
+re-asks the judge for exactly those items."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+from tests.test_api import upload, wait_final
+
+pytestmark = pytest.mark.slow
+
+
+def alignment_rows(document, **match):
+    rows = [r for r in document["rows"] if r["metric"] in ("al", "binary")]
+    return [r for r in rows if all(r[k] == v for k, v in match.items())]
+
+
+def test_outage_within_the_retry_budget_is_absorbed(app_factory, tmp_path):
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    with ScriptedJudge() as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_MAX_RETRIES=4,
+            JUDGE_CONCURRENCY=8,
+        )
+        client = app.test_client()
+        judge.state.outage_status = 503  # every call: 503 with Retry-After: 1
+        threading.Timer(
+            1.5, lambda: setattr(judge.state, "outage_status", None)
+        ).start()
+        token = upload(client, path.read_bytes(), suites="alignment").get_json()[
+            "token"
+        ]
+        body = wait_final(client, token, timeout=120)
+    assert body["status"] == "done"
+    assert {r["status"] for r in alignment_rows(body["results"])} == {"ok"}
+    assert body["results"]["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
+
+
+def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path):
+    sessions = crafted.alignment_sessions()
+    for session in sessions:  # Ours fails twice per request, Base is fine
+        for round_ in session["rounds"]:
+            round_["responses"]["Ours"] += " [[fault=500x2]]"
+    path = crafted.write(tmp_path / "c.jsonl", sessions)
+    with ScriptedJudge() as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_MAX_RETRIES=1,
+            JUDGE_CONCURRENCY=8,
+        )
+        client = app.test_client()
+        token = upload(client, path.read_bytes(), suites="alignment").get_json()[
+            "token"
+        ]
+        first = wait_final(client, token)["results"]
+        assert first["run"]["status"] == "partial"
+        assert {r["status"] for r in alignment_rows(first, method="Ours")} == {"error"}
+        assert {r["status"] for r in alignment_rows(first, method="Base")} == {"ok"}
+        calls_before = judge.state.calls
+
+        response = client.post(f"/api/v1/runs/{token}/retry")
+        assert response.status_code == 202
+        retry_token = response.get_json()["token"]
+        second = wait_final(client, retry_token)["results"]
+        asked = judge.state.calls - calls_before
+
+    failed_items = 2 * 5 * 2  # sessions x rounds x (alignment, binary) of Ours
+    assert asked == failed_items  # Base verdicts came from the cache
+    assert second["run"]["status"] == "done"
+    assert second["run"]["counts"]["cache_hits"] == failed_items
+    assert second["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
+    again = client.get(f"/api/v1/runs/{token}").get_json()["results"]
+    assert again["run"]["status"] == "partial"  # the first run is left as it was
+    assert client.post(f"/api/v1/runs/{retry_token}/retry").status_code == 409  # done
