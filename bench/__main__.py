@@ -9,13 +9,14 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import dashboard, judge_orchestration, style, suites, validation
+from bench import dashboard, judge_orchestration, load, style, suites, validation
 
 BENCHMARKS = {
     "validation": validation.run,
     "judge_orchestration": judge_orchestration.run,
     "dashboard": dashboard.run,
     "style": style.run,
+    "load": load.run,
     "suites": suites.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"

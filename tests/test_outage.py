@@ -80,3 +80,48 @@ def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path
     again = client.get(f"/api/v1/runs/{token}").get_json()["results"]
     assert again["run"]["status"] == "partial"  # the first run is left as it was
     assert client.post(f"/api/v1/runs/{retry_token}/retry").status_code == 409  # done
+
+
+def test_connection_refused_then_back_is_absorbed(app_factory, tmp_path):
+    """The judge process disappears (connection refused) and comes back on the
+    same port while the run is in flight."""
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    first = ScriptedJudge().__enter__()
+    port = first.server.server_address[1]
+    app = app_factory(
+        JUDGE_API_URL=first.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_MAX_RETRIES=6,
+        JUDGE_CONCURRENCY=2,
+    )
+    client = app.test_client()
+    first.__exit__(None, None, None)  # down before the run starts
+    revived = []
+    threading.Timer(
+        1.5, lambda: revived.append(ScriptedJudge(port=port).__enter__())
+    ).start()
+    try:
+        token = upload(client, path.read_bytes(), suites="alignment").get_json()[
+            "token"
+        ]
+        body = wait_final(client, token, timeout=120)
+    finally:
+        for server in revived:
+            server.__exit__(None, None, None)
+    assert body["status"] == "done"
+    assert {r["status"] for r in alignment_rows(body["results"])} == {"ok"}
+
+
+def test_finished_dashboards_load_while_redis_is_down(app_factory, tmp_path):
+    working = app_factory()
+    client = working.test_client()
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    token = upload(client, path.read_bytes()).get_json()["token"]
+    wait_final(client, token)
+    broken = app_factory(REDIS_URL="redis://127.0.0.1:1/0")  # same database, no broker
+    client = broken.test_client()
+    assert client.get(f"/r/{token}").status_code == 200
+    assert client.get(f"/api/v1/runs/{token}").get_json()["status"] == "done"
+    refused = upload(client, path.read_bytes())
+    assert refused.status_code == 503
+    assert "unavailable" in refused.get_json()["errors"][0]["message"]
