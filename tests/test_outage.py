@@ -125,3 +125,39 @@ def test_finished_dashboards_load_while_redis_is_down(app_factory, tmp_path):
     refused = upload(client, path.read_bytes())
     assert refused.status_code == 503
     assert "unavailable" in refused.get_json()["errors"][0]["message"]
+
+
+def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):
+    """Connection refused for 10 s, then 503 + Retry-After for 20 s, then back:
+    with a retry budget that covers it the run pauses and completes."""
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    probe = ScriptedJudge().__enter__()
+    port = probe.server.server_address[1]
+    probe.__exit__(None, None, None)  # phase 1: nothing listens (refused)
+    app = app_factory(
+        JUDGE_API_URL=f"http://127.0.0.1:{port}/v1", JUDGE_MODEL="scripted",
+        JUDGE_MAX_RETRIES=60, JUDGE_CONCURRENCY=4,
+    )  # fmt: skip
+    client = app.test_client()
+    servers = []
+
+    def phase_two():  # the judge is back but answers 503 + Retry-After: 1
+        server = ScriptedJudge(port=port).__enter__()
+        server.state.outage_status = 503
+        servers.append(server)
+        threading.Timer(
+            20, lambda: setattr(server.state, "outage_status", None)
+        ).start()
+
+    threading.Timer(10, phase_two).start()
+    try:
+        token = upload(client, path.read_bytes(), suites="alignment").get_json()[
+            "token"
+        ]
+        body = wait_final(client, token, timeout=180)
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+    assert body["status"] == "done"
+    assert {r["status"] for r in alignment_rows(body["results"])} == {"ok"}
+    assert body["results"]["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)

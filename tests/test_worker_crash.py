@@ -70,3 +70,59 @@ def test_killed_worker_run_completes_with_every_row_once(redis_deployment, tmp_p
     assert run.done == run.total == SESSIONS * ROUNDS * 2
     ours = document["summary"]["Ours"]
     assert (ours["al_avg"], ours["al_slope"], ours["binary_rate"]) == (70.0, 10.0, 1.0)
+
+
+def drill_sessions() -> list[dict]:
+    """100 sessions x 5 rounds x 2 methods = 1,000 units = 2,000 judge calls."""
+    values = [50, 60, 70, 80, 90]
+    return [
+        crafted.session(
+            f"d{index:03d}",
+            {
+                "Base": [f"{index} b{k}" for k in range(ROUNDS)],  # hash-derived scores
+                "Ours": [
+                    f"{index} {t}" for t in crafted.scores(values, [1, 0, 1, 1, 0])
+                ],
+            },
+        )
+        for index in range(100)
+    ]
+
+
+def test_three_kills_at_random_points_give_the_undisturbed_results(
+    redis_deployment, tmp_path
+):
+    import random
+
+    app = redis_deployment.app
+    storage = app.extensions["storage"]
+    path = crafted.write(tmp_path / "drill.jsonl", drill_sessions())
+    rng = random.Random(20261121)
+    with ScriptedJudge(latency=0.02) as judge:
+        undisturbed = wait_for(
+            app,
+            submit(app, path, judge, suites=["alignment"], use_cache=False),
+            timeout=300,
+        )
+        run_id = submit(app, path, judge, suites=["alignment"], use_cache=False)
+        for kill in range(3):
+            wait_for_progress(storage, run_id, (kill + rng.random()) / 4, timeout=300)
+            workers.kill(redis_deployment.workers[-1])
+            redis_deployment.start_worker()
+        document = wait_for(app, run_id, timeout=300)
+    assert document["run"]["status"] == "done"
+    keys = [
+        (r["session_id"], r["round"], r["method"], r["metric"])
+        for r in document["rows"]
+    ]
+    assert len(keys) == len(set(keys)) == 100 * ROUNDS * 2 * 7
+    assert document["summary"] == undisturbed["summary"]
+    assert document["curves"] == undisturbed["curves"]
+    values = {
+        (r["session_id"], r["round"], r["method"], r["metric"]): r["value"]
+        for r in document["rows"]
+    }
+    assert values == {
+        (r["session_id"], r["round"], r["method"], r["metric"]): r["value"]
+        for r in undisturbed["rows"]
+    }
