@@ -220,3 +220,15 @@ def test_sample_data_fills_the_quality_and_simulation_panels(client):
     figures = json.loads(re.search(r'id="figures">(.*?)</script>', page, re.S).group(1))
     crrs_bars = figures["simulation_crrs"]["data"][0]
     assert len(crrs_bars["x"]) == 3 and all(v is not None for v in crrs_bars["y"])
+
+
+@pytest.mark.parametrize("action", ["cancel", "retry"])
+def test_every_form_needs_its_csrf_token(client, tmp_path, action):
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    location = post_run(client, path.read_bytes()).headers["Location"]
+    finished_page(client, location)
+    assert client.post(f"{location}/{action}").status_code == 400  # no token
+    with_token = client.post(
+        f"{location}/{action}", data={"csrf_token": csrf_token(client)}
+    )
+    assert with_token.status_code in (303, 409)  # accepted, or nothing to retry
