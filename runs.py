@@ -26,10 +26,6 @@ from metrics.registry import SUITES
 COPY_CHUNK = 1 << 20
 
 
-class QueueUnavailable(Exception):
-    """The broker refused the run; it is recorded as failed, nothing runs."""
-
-
 class RunRejected(Exception):
     """The upload cannot become a run; ``errors`` are validation-style dicts."""
 
@@ -37,6 +33,20 @@ class RunRejected(Exception):
         super().__init__(errors[0]["message"] if errors else "rejected")
         self.errors = errors
         self.status = status
+
+
+class QueueUnavailable(RunRejected):
+    """The broker refused the run; it is recorded as failed, nothing runs (503)."""
+
+    def __init__(self):
+        message = "The evaluation queue is unavailable; nothing was started."
+        problem = {
+            "line": None,
+            "path": "",
+            "code": "queue_unavailable",
+            "message": message,
+        }
+        super().__init__([{**problem, "params": {}}], status=503)
 
 
 @dataclass
@@ -165,14 +175,7 @@ def retry_failed(run):
         judge=run.judge,
         options={**options, "use_cache": True, "retry_of": run.token},
     )
-    try:
-        enqueue(retry.id)
-    except (OperationalError, RedisError, OSError) as exc:
-        storage.set_status(
-            retry.id, "failed", error=f"queue unavailable: {type(exc).__name__}"
-        )
-        raise QueueUnavailable(str(exc)) from None
-    return retry
+    return _enqueue_or_fail(retry)
 
 
 def _problem(code: str, **params) -> dict:
@@ -219,7 +222,10 @@ def validation_limits(config: dict) -> dict:
 
 def submit(stream: BinaryIO, filename: str, request: RunRequest):
     """Create and enqueue a run; a broker outage fails it visibly (503)."""
-    run = create_run(stream, filename, request)
+    return _enqueue_or_fail(create_run(stream, filename, request))
+
+
+def _enqueue_or_fail(run):
     try:
         enqueue(run.id)
     except (OperationalError, RedisError, OSError) as exc:
@@ -227,7 +233,7 @@ def submit(stream: BinaryIO, filename: str, request: RunRequest):
         storage.set_status(
             run.id, "failed", error=f"queue unavailable: {type(exc).__name__}"
         )
-        raise QueueUnavailable(str(exc)) from None
+        raise QueueUnavailable from None
     return run
 
 

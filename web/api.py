@@ -40,16 +40,18 @@ def validate():
     return jsonify(body), 200
 
 
-@bp.post("/runs")
-def create_run():
+def _started(start):
+    """202 with the new run's links, or the rejection (400/409/503) as errors."""
     try:
-        run = forms.submit(request)
+        run = start()
     except runs.RunRejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
-    except runs.QueueUnavailable:
-        problem = {"line": None, "path": "", "code": "queue_unavailable", "params": {}}
-        return jsonify(errors=_errors([problem])), 503
     return jsonify(_created(run)), 202
+
+
+@bp.post("/runs")
+def create_run():
+    return _started(lambda: forms.submit(request))
 
 
 @bp.get("/runs/<token>")
@@ -65,14 +67,7 @@ def run_status(token: str):
 def retry(token: str):
     """Re-run the failed rows of a finished run as a new run (202)."""
     run = _run_or_404(token)
-    try:
-        retry_run = runs.retry_failed(run)
-    except runs.RunRejected as rejected:
-        return jsonify(errors=_errors(rejected.errors)), rejected.status
-    except runs.QueueUnavailable:
-        problem = {"line": None, "path": "", "code": "queue_unavailable", "params": {}}
-        return jsonify(errors=_errors([problem])), 503
-    return jsonify(_created(retry_run)), 202
+    return _started(lambda: runs.retry_failed(run))
 
 
 @bp.post("/runs/<token>/cancel")

@@ -26,7 +26,7 @@ import tasks
 from config import PROJECT_ROOT
 from metrics.registry import SUITES
 from metrics.results import tidy_row
-from translations import problem_message, translate_problems
+from translations import translate_problems
 from web import dashboard, forms
 
 bp = Blueprint("pages", __name__)
@@ -78,14 +78,13 @@ def template_file():
 def create_run():
     try:
         run = forms.submit(request)
+    except runs.QueueUnavailable as unavailable:
+        return _error_page(unavailable)
     except runs.RunRejected as rejected:
         errors = translate_problems(rejected.errors)
         return render_template(
             "index.html", **_upload_context(errors=errors)
         ), rejected.status
-    except runs.QueueUnavailable:
-        message = problem_message({"code": "queue_unavailable", "params": {}})
-        return render_template("error.html", status=503, message=message), 503
     return redirect(url_for("pages.run_page", token=run.token), code=303)
 
 
@@ -113,12 +112,15 @@ def retry(token: str):
     try:
         retry_run = runs.retry_failed(run)
     except runs.RunRejected as rejected:
-        message = translate_problems(rejected.errors)[0]["message"]
-        return render_template("error.html", status=409, message=message), 409
-    except runs.QueueUnavailable:
-        message = problem_message({"code": "queue_unavailable", "params": {}})
-        return render_template("error.html", status=503, message=message), 503
+        return _error_page(rejected)
     return redirect(url_for("pages.run_page", token=retry_run.token), code=303)
+
+
+def _error_page(rejected: runs.RunRejected):
+    message = translate_problems(rejected.errors)[0]["message"]
+    return render_template(
+        "error.html", status=rejected.status, message=message
+    ), rejected.status
 
 
 @bp.get("/r/<token>/session")
