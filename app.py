@@ -1,7 +1,8 @@
 """Application factory and the module-level ``app`` / ``celery_app``: wiring only.
 
-``flask --app app run`` or ``python app.py`` serves the web app;
-``celery -A app:celery_app worker`` runs a worker against ``REDIS_URL``.
+``python app.py``, ``flask --app app run`` or ``gunicorn app:app`` serve the
+web app; ``celery -A app:celery_app worker`` runs a worker against
+``REDIS_URL``. Each subsystem has an ``init_app``, as in Flask's tutorial.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from flask import Flask
 
 import cli
 import config as settings
-import jobs
-import runs
-import storage
-import tasks  # noqa: F401  (registers the Celery tasks)
+import store
 import translations
 import web
 from metrics import lexicon
+from pipeline import queue
+from pipeline.resume import BrokerEpoch, EmbeddedResume
+from pipeline.runs import RunService
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -29,18 +30,43 @@ def create_app(config: dict | None = None) -> Flask:
     for folder in ("UPLOAD_FOLDER", "RESULTS_FOLDER"):
         Path(app.config[folder]).mkdir(parents=True, exist_ok=True)
     lexicon.configure(app.config["NLTK_DATA"])
-    storage.init_app(app)
-    jobs.init_app(app)
-    cli.init_app(app)
+    storage = store.init_app(app)
+    service = app.extensions["runs"] = RunService(storage, app.config, None)
     translations.init_app(app)
     web.init_app(app)
+    cli.init_app(app)
+    _wire_queue_and_resume(app, service, instance)
     return app
 
 
+def _wire_queue_and_resume(app: Flask, service: RunService, instance: Path) -> None:
+    """Unfinished runs are resumed exactly once per start (pipeline/resume.py):
+    embedded, by the serving process on its first request; team mode, once
+    per broker lifetime, by the first worker to start or the next submission."""
+    if queue.is_embedded(app.config):
+        service.queue = queue.init_app(app)
+        resume = app.extensions["resume"] = EmbeddedResume(service, instance)
+
+        @app.before_request
+        def resume_on_first_request() -> None:
+            resume()  # a no-op after the first call
+
+        return
+    epoch = service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
+    service.queue = queue.init_app(app, on_worker_ready=epoch)
+
+
 app = create_app()
-celery_app = app.extensions["celery"]
+
+
+def __getattr__(name: str):
+    """``celery_app`` for ``celery -A app:celery_app worker``, made on demand."""
+    if name == "celery_app":
+        return app.extensions["queue"].celery
+    raise AttributeError(name)
+
 
 if __name__ == "__main__":
-    with app.app_context():
-        runs.resume_unfinished()
+    if "resume" in app.extensions:
+        app.extensions["resume"]()
     app.run(host="127.0.0.1", port=5000)

@@ -54,28 +54,38 @@ def _bool(name: str, raw: str) -> bool:
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
 
 
+# Every default of the product, in one place. Paths are added by ``defaults``.
+DEFAULTS: dict = {
+    "SECRET_KEY": None,  # filled from instance/secret_key when absent
+    "REDIS_URL": None,
+    "JUDGE_API_URL": None,
+    "JUDGE_API_KEY": None,
+    "JUDGE_MODEL": None,
+    "JUDGE_CONCURRENCY": 8,
+    "JUDGE_TIMEOUT_S": 60.0,
+    "JUDGE_MAX_RETRIES": 4,
+    "MAX_UPLOAD_MB": 200,
+    "MAX_LINE_MB": 8,
+    "MAX_VALIDATION_ERRORS": 200,
+    "MAX_SAMPLES": 15,  # judge samples per item a request may ask for
+    "FORCE_HTTPS": False,
+    # Redis redelivers a task whose worker died once this has passed;
+    # keep it above the longest chunk.
+    "CELERY_VISIBILITY_TIMEOUT_S": 3600,
+    "EMBEDDED_WORKER_THREADS": 4,
+    # Work per Celery task, in (session, round, method) units.
+    "CHUNK_UNITS": 160,
+    # Upgrade the schema at start-up; default: only for SQLite (the embedded
+    # default). A shared PostgreSQL is upgraded with `flask db upgrade`.
+    "DB_AUTO_UPGRADE": None,
+}
+
+
 def defaults(instance_path: Path) -> dict:
     """Settings for the embedded default: no Redis, SQLite, no judge."""
     return {
-        "SECRET_KEY": None,  # filled from instance/secret_key when absent
+        **DEFAULTS,
         "DATABASE_URL": f"sqlite:///{instance_path / 'personasteer.sqlite3'}",
-        "REDIS_URL": None,
-        "JUDGE_API_URL": None,
-        "JUDGE_API_KEY": None,
-        "JUDGE_MODEL": None,
-        "JUDGE_CONCURRENCY": 8,
-        "JUDGE_TIMEOUT_S": 60.0,
-        "JUDGE_MAX_RETRIES": 4,
-        "MAX_UPLOAD_MB": 200,
-        "MAX_LINE_MB": 8,
-        "MAX_VALIDATION_ERRORS": 200,
-        "FORCE_HTTPS": False,
-        # Redis redelivers a task whose worker died once this has passed;
-        # keep it above the longest chunk.
-        "CELERY_VISIBILITY_TIMEOUT_S": 3600,
-        "EMBEDDED_WORKER_THREADS": 4,
-        # Work per Celery task, in (session, round, method) units.
-        "CHUNK_UNITS": 160,
         "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
         "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
         "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
@@ -95,7 +105,9 @@ _PARSERS = {
     "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
+    "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "FORCE_HTTPS": _bool,
+    "DB_AUTO_UPGRADE": _bool,
     "CELERY_VISIBILITY_TIMEOUT_S": lambda n, v: _int(n, v, 1),
     "CHUNK_UNITS": lambda n, v: _int(n, v, 1),
     "UPLOAD_FOLDER": lambda n, v: v,
@@ -134,6 +146,8 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
     settings.update(from_environ())
     settings.update(overrides or {})
     settings["DATABASE_URL"] = normalize_database_url(settings["DATABASE_URL"])
+    if settings["DB_AUTO_UPGRADE"] is None:
+        settings["DB_AUTO_UPGRADE"] = settings["DATABASE_URL"].startswith("sqlite")
     settings["MAX_CONTENT_LENGTH"] = settings["MAX_UPLOAD_MB"] * 1024 * 1024
     if not settings["SECRET_KEY"]:
         settings["SECRET_KEY"] = _instance_secret(instance_path)

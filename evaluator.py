@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
 
-import requests
-from tenacity import RetryCallState, retry, retry_if_exception, stop_after_attempt
+from core.status import Cancelled, RowStatus
+from metrics.judging import JudgeItem
 
-from verdicts import PARSERS, JudgeItem
+__all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeOutcome"]
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
@@ -46,6 +46,24 @@ class JudgeConfig:
     samples: int = 1
     backoff_cap_s: float = 20.0
 
+    @classmethod
+    def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
+        """The judge a run uses: its own settings plus the key from this
+        process's configuration; None when no judge is configured."""
+        url = options.get("judge_url") or config.get("JUDGE_API_URL")
+        model = options.get("judge_model") or config.get("JUDGE_MODEL")
+        if not (url and model):
+            return None
+        return cls(
+            base_url=url,
+            model=model,
+            api_key=config.get("JUDGE_API_KEY"),
+            timeout_s=config["JUDGE_TIMEOUT_S"],
+            max_retries=config["JUDGE_MAX_RETRIES"],
+            concurrency=options.get("concurrency") or config["JUDGE_CONCURRENCY"],
+            samples=options.get("samples", 1),
+        )
+
     def public(self) -> dict:
         """What results may show: never the API key."""
         return {
@@ -57,7 +75,7 @@ class JudgeConfig:
 
 @dataclass
 class JudgeOutcome:
-    status: str  # ok | unscored | error
+    status: str  # a RowStatus: ok | unscored | error
     verdict: dict | None = None
     raw: str | None = None
     note: str | None = None
@@ -80,10 +98,6 @@ class Usage:
     def counters(self) -> dict[str, int]:
         names = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
         return {name: getattr(self, name) for name in names}
-
-
-class Cancelled(Exception):
-    """The run was cancelled while its judge calls were queued."""
 
 
 class StopCheck:
@@ -164,7 +178,7 @@ def _wait(config: JudgeConfig):
     backoff from a private RNG (the global ``random`` stays untouched)."""
     jitter = random.Random()
 
-    def wait(state: RetryCallState) -> float:
+    def wait(state) -> float:  # a tenacity RetryCallState
         error = state.outcome.exception() if state.outcome else None
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None:
@@ -179,6 +193,9 @@ class JudgeClient:
     """The HTTP side: one call, retried within the configured budget."""
 
     def __init__(self, config: JudgeConfig):
+        # requests and tenacity load with the first client, not with the app.
+        from tenacity import retry, retry_if_exception, stop_after_attempt
+
         self.config = config
         self.url = f"{config.base_url.rstrip('/')}/chat/completions"
         self._local = threading.local()
@@ -191,7 +208,9 @@ class JudgeClient:
             reraise=True,
         )(self._complete_once)
 
-    def _session(self) -> requests.Session:
+    def _session(self):
+        import requests
+
         if not hasattr(self._local, "session"):
             session = requests.Session()
             # Resolve proxy settings once per thread instead of re-reading the
@@ -215,9 +234,11 @@ class JudgeClient:
             "seed": sample,
         }
         timeout = (self.config.connect_timeout_s, self.config.timeout_s)
+        from requests import RequestException
+
         try:
             response = self._session().post(self.url, json=body, timeout=timeout)
-        except requests.RequestException as exc:
+        except RequestException as exc:
             raise JudgeHTTPError(f"network error: {type(exc).__name__}") from None
         if response.status_code != 200:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
@@ -274,7 +295,7 @@ class Judge:
             entry = hits.get(key)
             if entry is not None:
                 outcomes[index] = JudgeOutcome(
-                    "ok", entry.parsed, entry.reply, cached=True
+                    RowStatus.OK, entry.parsed, entry.reply, cached=True
                 )
             else:
                 todo.append(index)
@@ -310,7 +331,7 @@ class Judge:
             except JudgeHTTPError as exc:
                 self.usage.add(judge_calls=1)
                 return JudgeOutcome(
-                    "error", raw="\n---\n".join(raws) or None, note=str(exc)
+                    RowStatus.ERROR, raw="\n---\n".join(raws) or None, note=str(exc)
                 ), None
             self.usage.add(
                 judge_calls=1,
@@ -318,13 +339,16 @@ class Judge:
                 completion_tokens=reply["completion_tokens"],
             )
             raws.append(reply["text"])
-            verdict = PARSERS[item.mode](reply["text"])
+            verdict = item.parse(reply["text"])
             if verdict is not None:
                 entry = _cache_entry(item, reply, verdict.to_dict())
                 # Cached under the first sample's key: the verdict answers that request.
-                return JudgeOutcome("ok", verdict.to_dict(), reply["text"]), entry
+                return JudgeOutcome(
+                    RowStatus.OK, verdict.to_dict(), reply["text"]
+                ), entry
         note = "judge reply could not be parsed (asked twice)"
-        return JudgeOutcome("unscored", raw="\n---\n".join(raws), note=note), None
+        outcome = JudgeOutcome(RowStatus.UNSCORED, raw="\n---\n".join(raws), note=note)
+        return outcome, None
 
 
 def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import tasks
+
 from bench.judge_orchestration import make_app
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]

@@ -1,26 +1,31 @@
-"""Run planning and suite dispatch (pure; the judge is injected).
+"""Run planning, suite dispatch and aggregation (pure; the judge is injected).
 
 A run is split into chunks of whole sessions (byte ranges of the upload), so
 a worker reads only its own lines. Progress is counted in response units,
-(session, round, method) triples, the same unit for every suite.
+(session, round, method) triples, the same unit for every suite. Suites are
+looked up in the registry by name; nothing here knows a particular suite.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 
-from metrics import alignment, stats
-from metrics.catalog import SUITE_MODULES
+from config import DEFAULTS
+from core.status import Cancelled, RowStatus
+from metrics import registry, stats
+from metrics.rows import ResultRow, result_row
+from metrics.suite import Suite
 
-DEFAULT_CHUNK_UNITS = 160
+log = logging.getLogger(__name__)
 
 
-def units(session: dict, methods: list[str]) -> int:
-    return len(session["rounds"]) * len(methods)
+def units(rounds: int, methods: list[str]) -> int:
+    return rounds * len(methods)
 
 
 def plan_chunks(
-    spans: list[tuple[int, int, int]], chunk_units: int = DEFAULT_CHUNK_UNITS
+    spans: list[tuple[int, int, int]], chunk_units: int = DEFAULTS["CHUNK_UNITS"]
 ):
     """Group consecutive session spans ``(start, end, units)`` into chunks.
 
@@ -40,66 +45,64 @@ def plan_chunks(
     return chunks
 
 
-def run_alignment(
-    sessions: list[dict], methods: list[str], judge, options: dict
-) -> list[dict]:
-    """All judge calls of the chunk go out as one batch, so the judge's
-    concurrency is filled by the whole chunk rather than one round at a time."""
-    rows, plan, batch = [], [], []
-    samples = int(options.get("samples", 1))
-    for session in sessions:
-        for index, round_ in enumerate(session["rounds"]):
-            for method in methods:
-                key = {
-                    "session_id": session["session_id"],
-                    "round": round_["round"],
-                    "method": method,
-                }
-                if judge is None:
-                    rows += alignment.not_configured_rows(key)
-                    continue
-                for mode, items in alignment.judge_items(
-                    session, method, index, samples
-                ).items():
-                    plan.append((key, mode, len(items)))
-                    batch += items
-    outcomes = judge.evaluate(batch) if batch else []
-    position = 0
-    for key, mode, count in plan:
-        rows += alignment.rows_from_outcomes(
-            key, mode, outcomes[position : position + count]
-        )
-        position += count
-    return rows
-
-
-RUNNERS: dict[str, Callable] = {"alignment": run_alignment}
-SUMMARIZERS: dict[str, Callable] = {"alignment": alignment.summarize}
-for _name, _module in SUITE_MODULES.items():
-    RUNNERS[_name] = _module.run
-    SUMMARIZERS[_name] = _module.summarize
-
-
 def evaluate(
     sessions: list[dict], suites: list[str], methods: list[str], judge, options: dict
-):
-    rows = []
-    for suite in suites:
-        rows += RUNNERS[suite](sessions, methods, judge, options)
+) -> list[ResultRow]:
+    """Every suite's rows for a chunk. A bug in one suite turns that suite's
+    rows into ``error`` rows; the other suites keep theirs. A cancelled run
+    stops here: nothing of the chunk is stored."""
+    rows: list[ResultRow] = []
+    for name in suites:
+        suite = registry.get(name)
+        try:
+            rows += suite.run(
+                sessions, methods, judge if suite.uses_judge else None, options
+            )
+        except Cancelled:
+            raise
+        except Exception as exc:  # a bug in one suite must not lose the others
+            log.exception("suite %s failed on a chunk", name)
+            rows += failure_rows(sessions, suite, methods, exc)
     return rows
 
 
-def aggregate(rows: list[dict], suites: list[str], methods: list[str]) -> dict:
-    """Summary, curves and comparisons of a finished run (scored rows only)."""
-    summary = {method: {} for method in methods}
+def failure_rows(sessions, suite: Suite, methods: list[str], exc) -> list[ResultRow]:
+    """One ``error`` row per (session, method) on the suite's headline metric.
+
+    >>> rows = failure_rows([{"session_id": "s"}], registry.get("quality"), ["M"],
+    ...                     KeyError("x"))
+    >>> [(r["metric"], r["status"], r["note"]) for r in rows]
+    [('coherence', 'error', 'internal error: KeyError')]
+    """
+    note = f"internal error: {type(exc).__name__}"
+    metric = suite.headline.id
+    return [
+        result_row({"session_id": s["session_id"], "round": None, "method": m},
+                   metric, None, RowStatus.ERROR, note)
+        for s in sessions for m in methods
+    ]  # fmt: skip
+
+
+RowSource = Callable[[Suite], Iterable[ResultRow]]
+
+
+def aggregate(rows_of: RowSource, suites: list[str], methods: list[str]) -> dict:
+    """Summary, curves, comparisons and panel data of a finished run.
+
+    ``rows_of(suite)`` yields that suite's rows only (round None = session
+    level); each suite summarizes its own rows.
+    """
+    summary: dict[str, dict] = {method: {} for method in methods}
     curves, session_values, panels = {}, {}, {}
-    for suite in suites:
-        result = SUMMARIZERS[suite](rows, methods)
-        for method, values in result["summary"].items():
+    for name in suites:
+        suite = registry.get(name)
+        result = suite.summarize(list(rows_of(suite)), methods)
+        for method, values in result.get("summary", {}).items():
             summary.setdefault(method, {}).update(values)
         curves.update(result.get("curves", {}))
         session_values.update(result.get("session_values", {}))
-        panels.update(result.get("panels", {}))
+        if result.get("panel") is not None:
+            panels[name] = result["panel"]
     return {
         "summary": summary,
         "curves": curves,

@@ -14,18 +14,27 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
-import nltk
-
-_state = {"root": None, "available": None, "reason": None}
-_lock = threading.Lock()
+_state = {"root": None, "available": None, "reason": None, "applied": False}
+_lock = threading.RLock()  # wordnet_status probes through nltk_module
 
 
 def configure(root: str) -> None:
-    """Use ``root`` first and only: no home-directory or download fallbacks."""
+    """Use ``root`` first and only: no home-directory or download fallbacks.
+    nltk itself (~0.6 s to import) loads when a suite first needs it."""
     with _lock:
-        nltk.data.path[:] = [root]
-        _state.update(root=root, available=None, reason=None)
+        _state.update(root=root, available=None, reason=None, applied=False)
         synsets.cache_clear()
+
+
+def nltk_module():
+    """nltk, pointed at the configured data folder (textstat uses the same)."""
+    import nltk
+
+    with _lock:
+        if not _state["applied"] and _state["root"] is not None:
+            nltk.data.path[:] = [_state["root"]]
+            _state["applied"] = True
+    return nltk
 
 
 def wordnet_status() -> tuple[bool, str | None]:
@@ -37,6 +46,7 @@ def wordnet_status() -> tuple[bool, str | None]:
 
 
 def _probe_wordnet(root: str | None) -> tuple[bool, str | None]:
+    nltk = nltk_module()
     try:
         nltk.data.find("corpora/wordnet")
         from nltk.corpus import wordnet

@@ -1,140 +1,113 @@
-"""Suite and metric registry: the one list that validation, the run planner
-and the UI read instead of hard-coding metric names.
+"""The suite registry: every suite module under ``metrics/suites/`` exports
+``SUITE``, and this is the one list validation, the planner, the dashboard,
+the exports and the CLI read.
 
-A suite runs on a session when the session carries the fields the suite needs
-(``session_fields``: the session must have at least one of them;
-``response_fields``: at least one response of the session must have each).
+Modules are discovered on first use (no list to edit when a suite is added)
+and ordered by ``Suite.order``. Tests register extra suites with
+:func:`registered`.
 
->>> [suite.name for suite in SUITES.values()]
+>>> [suite.name for suite in suites()]
 ['alignment', 'quality', 'style', 'roleplay', 'simulation', 'slots']
->>> SUITES["slots"].session_fields
-('ground_truth_slots',)
->>> METRICS["al"].bounds
-(0.0, 100.0)
+>>> spec("slot_f1@basic_info").suite, spec("al").bounds
+('slots', (0.0, 100.0))
+>>> spec("no_such_metric") is None
+True
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+import pkgutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from core import problems
+from metrics.suite import Metric, Suite
+
+_lock = threading.RLock()
+_suites: dict[str, Suite] = {}
+_metrics: dict[str, Metric] = {}
+_discovered = [False]
 
 
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    needs_judge: bool
-    session_fields: tuple[str, ...] = ()
-    response_fields: tuple[str, ...] = ()
-    available: bool = False  # True once the engine has a runner for it
-    optional_judge: bool = False  # asks the judge too, when one is configured
+def _discover() -> None:
+    with _lock:
+        if _discovered[0]:
+            return
+        _discovered[0] = True
+        import metrics.suites as package
 
-    @property
-    def uses_judge(self) -> bool:
-        return self.needs_judge or self.optional_judge
-
-
-@dataclass(frozen=True)
-class Metric:
-    id: str
-    suite: str
-    level: str  # "row" | "session" | "summary"
-    higher_is_better: bool
-    bounds: tuple[float, float] | None = None
-    needs_judge: bool = False
-    ranked: bool = True  # the dashboard marks the best method
-    compare: str | None = None  # session-level metric its significance comes from
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            if isinstance(getattr(module, "SUITE", None), Suite):
+                register(module.SUITE)
 
 
-SUITES: dict[str, Suite] = {
-    suite.name: suite
-    for suite in (
-        Suite("alignment", needs_judge=True, available=True),
-        Suite("quality", needs_judge=False, available=True),
-        Suite(
-            "style",
-            needs_judge=False,
-            session_fields=("sample_dialogues",),
-            available=True,
-        ),
-        Suite(
-            "roleplay",
-            needs_judge=True,
-            session_fields=("attributes", "sample_dialogues"),
-            available=True,
-        ),
-        Suite(
-            "simulation",
-            needs_judge=False,
-            session_fields=("persona", "target_order"),
-            response_fields=("sim",),
-            available=True,
-        ),
-        Suite(
-            "slots",
-            needs_judge=False,
-            session_fields=("ground_truth_slots",),
-            response_fields=("slots",),
-            available=True,
-            optional_judge=True,  # slot_judge
-        ),
-    )
-}
+def register(suite: Suite) -> Suite:
+    """Add a suite; its name and metric ids must be new."""
+    with _lock:
+        if suite.name in _suites:
+            raise ValueError(f"suite {suite.name!r} is already registered")
+        taken = [m.id for m in suite.metrics if m.id in _metrics]
+        if taken:
+            raise ValueError(f"metric ids already registered: {taken}")
+        for option in suite.options:
+            if option.problem_message is not None:
+                problems.define(option.problem, option.problem_message)
+        _suites[suite.name] = suite
+        _metrics.update({metric.id: metric for metric in suite.metrics})
+    return suite
 
 
-def _metrics(*specs: Metric) -> dict[str, Metric]:
-    return {spec.id: spec for spec in specs}
+def unregister(name: str) -> None:
+    with _lock:
+        suite = _suites.pop(name)
+        for metric in suite.metrics:
+            _metrics.pop(metric.id, None)
 
 
-_DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
-
-METRICS: dict[str, Metric] = _metrics(
-    Metric("al", "alignment", "row", True, (0.0, 100.0), needs_judge=True),
-    *(
-        Metric(f"al_{dim}", "alignment", "row", True, (0.0, 20.0), needs_judge=True)
-        for dim in _DIMENSIONS
-    ),
-    Metric("binary", "alignment", "row", True, (0.0, 1.0), needs_judge=True),
-    Metric("al_avg", "alignment", "summary", True, (0.0, 100.0), True, compare="al"),
-    Metric("al_slope", "alignment", "summary", True, None, True),
-    Metric(
-        "al_intercept", "alignment", "summary", True, (-1e9, 1e9), True, ranked=False
-    ),
-    Metric("al_r2", "alignment", "summary", True, (0.0, 1.0), True, ranked=False),
-    Metric(
-        "binary_rate", "alignment", "summary", True, (0.0, 1.0), True, compare="binary"
-    ),
-    Metric("al_session_slope", "alignment", "summary", True, None, True),
-    *(
-        Metric(f"al_{dim}_avg", "alignment", "summary", True, (0.0, 20.0), True)
-        for dim in _DIMENSIONS
-    ),
-)
+@contextmanager
+def registered(suite: Suite) -> Iterator[Suite]:
+    """A suite that exists for the duration of a ``with`` block (tests)."""
+    _discover()
+    register(suite)
+    try:
+        yield suite
+    finally:
+        unregister(suite.name)
 
 
-def summary_metrics(suite: str) -> list[Metric]:
-    return [m for m in METRICS.values() if m.suite == suite and m.level == "summary"]
+def suites() -> list[Suite]:
+    _discover()
+    return sorted(_suites.values(), key=lambda suite: (suite.order, suite.name))
 
 
-ALIGNMENT_DIMENSIONS = _DIMENSIONS
+def names() -> list[str]:
+    return [suite.name for suite in suites()]
 
 
-def session_supports(suite: Suite, session: dict) -> bool:
-    """Whether one (already validated) session carries what ``suite`` needs.
-
-    >>> session_supports(SUITES["style"], {"sample_dialogues": "Hi!"})
-    True
-    >>> session_supports(SUITES["slots"], {"ground_truth_slots": {}, "rounds": []})
-    False
-    """
-    if suite.session_fields and not any(
-        session.get(name) not in (None, "", [], {}) for name in suite.session_fields
-    ):
-        return False
-    return all(_any_response_has(session, name) for name in suite.response_fields)
+def get(name: str) -> Suite:
+    """The suite called ``name`` (KeyError when there is none)."""
+    _discover()
+    return _suites[name]
 
 
-def _any_response_has(session: dict, name: str) -> bool:
-    for round_ in session.get("rounds", ()):
-        for response in round_.get("responses", {}).values():
-            if isinstance(response, dict) and response.get(name) is not None:
-                return True
-    return False
+def metrics() -> dict[str, Metric]:
+    _discover()
+    return dict(_metrics)
+
+
+def spec(metric_id: str) -> Metric | None:
+    """A metric's metadata; ``<id>@<key>`` resolves to a keyed metric ``id``."""
+    _discover()
+    found = _metrics.get(metric_id)
+    if found is None and "@" in metric_id:
+        base = _metrics.get(metric_id.split("@", 1)[0])
+        found = base if base is not None and base.keyed else None
+    return found
+
+
+def suite_of(metric_id: str) -> Suite | None:
+    metric = spec(metric_id)
+    return _suites.get(metric.suite) if metric else None

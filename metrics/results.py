@@ -1,8 +1,16 @@
-"""The ``personasteer.results/v1`` document (DESIGN.md section 7), pure."""
+"""The ``personasteer.results/v1`` document (``docs/results-format.md``), pure.
+
+The run header names every suite option the run used (read from the
+registry), never the judge's URL or key.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC
+
+from core.status import RowStatus
+from metrics import registry
 
 SCHEMA = "personasteer.results/v1"
 
@@ -12,6 +20,16 @@ def _iso(moment) -> str | None:
     if moment is None:
         return None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def suite_options(run) -> dict:
+    """The value of every suite option (None when the run did not set it)."""
+    stored = run.options or {}
+    return {
+        option.name: stored.get(option.name)
+        for suite in registry.suites()
+        for option in suite.options
+    }
 
 
 def run_header(run, status_counts: dict[str, int]) -> dict:
@@ -30,14 +48,14 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "methods": list(run.methods),
         },
         "suites": list(run.suites),
-        "options": {"quality_weights": (run.options or {}).get("quality_weights")},
+        "options": suite_options(run),
         "judge": run.judge,
         "counts": {
             "judge_calls": run.judge_calls,
             "cache_hits": run.cache_hits,
-            "unscored": status_counts.get("unscored", 0),
-            "errors": status_counts.get("error", 0),
-            "not_configured": status_counts.get("not_configured", 0),
+            "unscored": status_counts.get(RowStatus.UNSCORED, 0),
+            "errors": status_counts.get(RowStatus.ERROR, 0),
+            "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
         },
@@ -56,7 +74,7 @@ def tidy_row(row: dict) -> dict:
     }
 
 
-def build(run, rows: list[dict], status_counts: dict[str, int]) -> dict:
+def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
     aggregates = run.aggregates or {}
     return {
         "schema": SCHEMA,

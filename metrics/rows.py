@@ -1,12 +1,33 @@
-"""The tidy result row every suite emits (one shape, one place).
+"""The tidy result row every suite emits (one shape, one place), and the
+per-session means that comparisons are made of.
 
->>> result_row({"session_id": "s", "round": 1, "method": "M"}, "nvcs", 0.5)["status"]
+>>> key = {"session_id": "s", "round": 1, "method": "M"}
+>>> result_row(key, "nvcs", 0.5)["status"]
 'ok'
->>> result_row({"session_id": "s", "round": None, "method": "M"}, "ora", None, note="empty target order")["status"]
+>>> result_row({**key, "round": None}, "ora", None, note="empty target order")["status"]
 'unscored'
 """
 
 from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from statistics import fmean
+from typing import TypedDict
+
+from core.status import RowStatus
+
+
+class ResultRow(TypedDict, total=False):
+    session_id: str
+    round: int | None  # None: a session-level row
+    method: str
+    metric: str
+    value: float | None
+    status: str  # a RowStatus
+    note: str | None
+    detail: dict | None  # JSON-ready; shown in the drill-down
+    sample: int
 
 
 def result_row(
@@ -16,13 +37,13 @@ def result_row(
     status: str | None = None,
     note: str | None = None,
     detail: dict | None = None,
-) -> dict:
+) -> ResultRow:
     """``key`` holds session_id, round (None = session level) and method. The
     status defaults to ``ok`` with a value and ``unscored`` without one, so a
     missing number is never mistaken for a score."""
     if status is None:
-        status = "ok" if value is not None else "unscored"
-    return {
+        status = RowStatus.OK if value is not None else RowStatus.UNSCORED
+    return {  # type: ignore[typeddict-item]
         **key,
         "metric": metric,
         "value": value,
@@ -30,3 +51,27 @@ def result_row(
         "note": note,
         "detail": detail,
     }
+
+
+def scored(row: ResultRow) -> bool:
+    """Only ``ok`` rows with a value enter an aggregate."""
+    return row["status"] == RowStatus.OK and row["value"] is not None
+
+
+def session_means(
+    rows: Iterable[ResultRow], metric: str, methods: Iterable[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """``{method: {session_id: mean of the scored rows}}`` of one metric: the
+    unit of comparison (rounds of one session are correlated).
+
+    >>> rows = [{"metric": "nvcs", "status": "ok", "method": "M",
+    ...          "session_id": "s", "value": v} for v in (0.2, 0.4)]
+    >>> session_means(rows, "nvcs")
+    {'M': {'s': 0.3...}}
+    """
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row["metric"] == metric and scored(row):
+            per[row["method"]][row["session_id"]].append(row["value"])
+    wanted = list(per) if methods is None else [m for m in methods if m in per]
+    return {m: {s: fmean(v) for s, v in per[m].items()} for m in wanted}

@@ -4,13 +4,13 @@ semantic accuracy of every predicted slot against the ground truth (0..1).
 * One judge call per (session, method), ``prompts/slot_judge_v1.txt``: every
   predicted (topic, field, values) with the ground-truth values of that slot,
   or "(not in ground truth)" for an extra slot, plus the whole ground truth.
-* The strict JSON reply is parsed by ``verdicts.parse_slot_judge``; the row
+* The strict JSON reply is parsed by :func:`parse_slot_judge`; the row
   (session level) is the mean slot score. A reply that does not score exactly
   the listed slots is ``unscored`` (never a made-up number).
 * No predicted slot: ``unscored`` ("no predicted slots to judge"). No judge:
   no rows at all (the metric is optional).
 
-The predicted table is built as in :mod:`metrics.slots` (writes merged in
+The predicted table is built as in :mod:`metrics.suites.slots` (writes merged in
 round order).
 """
 
@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 from statistics import fmean
 
+from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json
 from metrics.rows import result_row
 from metrics.slot_matching import SlotTable, merge_writes, nested
-from verdicts import JudgeItem, load_prompt, slot_part
+from metrics.suite import JudgeMode
 
 METRIC = "slot_judge"
 PROMPT = "slot_judge_v1"
@@ -29,6 +30,56 @@ NOT_IN_TRUTH = "(not in ground truth)"
 NO_SLOTS = "no predicted slots to judge"
 NO_FIELD = "session lacks ground_truth_slots"
 NO_TRUTH = "ground_truth_slots has no non-empty value"
+
+
+def slot_part(topic: str, name: str) -> str:
+    """The ``parts`` key of one slot: ``"topic/field"``."""
+    return f"{topic}/{name}"
+
+
+def _unit_score(score) -> bool:
+    # type() rather than isinstance(): JSON true/false must not count as 1/0;
+    # NaN fails the range test.
+    return type(score) in (int, float) and 0 <= score <= 1
+
+
+def parse_slot_judge(text: str, expected=None) -> Verdict | None:
+    """``{"reasoning"?: str, "scores": [{"topic": str, "field": str, "score":
+    0..1}, ...]}``, each slot once; the score is the mean, ``parts`` the slot
+    scores keyed ``"topic/field"``. With ``expected`` ((topic, field) pairs)
+    the scored slots must be exactly those. Anything else is unparseable.
+
+    >>> reply = '{"scores": [{"topic": "b", "field": "city", "score": 0.5}]}'
+    >>> parse_slot_judge(reply).parts, parse_slot_judge(reply, [("b", "job")])
+    ({'b/city': 0.5}, None)
+    """
+    data = strict_json(text)
+    if not isinstance(data, dict) or set(data) - {"reasoning"} != {"scores"}:
+        return None
+    reasoning, entries = data.get("reasoning"), data["scores"]
+    if reasoning is not None and not isinstance(reasoning, str):
+        return None
+    if not isinstance(entries, list) or not entries:
+        return None
+    slots: dict[tuple[str, str], float] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) != {"topic", "field", "score"}:
+            return None
+        key = (entry["topic"], entry["field"])
+        if not all(isinstance(part, str) for part in key) or key in slots:
+            return None
+        if not _unit_score(entry["score"]):
+            return None
+        slots[key] = float(entry["score"])
+    if expected is not None and set(slots) != {tuple(key) for key in expected}:
+        return None
+    parts = {slot_part(*key): score for key, score in slots.items()}
+    if len(parts) != len(slots):  # "a/b"+"c" and "a"+"b/c" would share a key
+        return None
+    return Verdict(sum(slots.values()) / len(slots), parts, reasoning=reasoning)
+
+
+SLOT_JUDGE = JudgeMode(METRIC, PROMPT, parse_slot_judge)
 
 
 def predicted_slots(session: dict, method: str) -> SlotTable:
@@ -64,7 +115,7 @@ def judge_item(truth: SlotTable, predicted: SlotTable) -> JudgeItem:
     messages = load_prompt(PROMPT).render(
         ground_truth=ground_truth, slots=slot_lines(truth, predicted)
     )
-    return JudgeItem(METRIC, PROMPT, tuple(messages))
+    return JudgeItem(SLOT_JUDGE, tuple(messages))
 
 
 def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
@@ -130,16 +181,6 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[dict]:
     for (key, predicted), outcome in zip(plan, outcomes, strict=True):
         out.append(score_row(key, predicted, outcome))
     return out
-
-
-def session_values(results: list[dict], methods: list[str]) -> dict:
-    """``{method: {session_id: value}}`` of the scored ``slot_judge`` rows."""
-    values: dict[str, dict[str, float]] = {}
-    for row in results:
-        scored = row["status"] == "ok" and row["value"] is not None
-        if row["metric"] == METRIC and scored and row["method"] in methods:
-            values.setdefault(row["method"], {})[row["session_id"]] = row["value"]
-    return values
 
 
 def summary(values: dict, methods: list[str]) -> dict[str, dict]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from statistics import fmean, stdev
 
-import numpy as np
-from scipy import stats as scipy_stats
+# numpy and scipy are imported inside the functions that use them: loading
+# scipy.stats costs ~1 s, which every CLI command would pay otherwise.
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20240521
@@ -39,6 +39,8 @@ def mean_ci(values: list[float], level: float = 0.95) -> dict:
     mean = fmean(values)
     if n < 2:
         return {"mean": mean, "n": 1, "ci_low": None, "ci_high": None}
+    from scipy import stats as scipy_stats
+
     half = scipy_stats.t.ppf(0.5 + level / 2, n - 1) * stdev(values) / math.sqrt(n)
     return {"mean": mean, "n": n, "ci_low": mean - half, "ci_high": mean + half}
 
@@ -87,6 +89,8 @@ def paired_bootstrap_ci(
     n = len(diffs)
     if n < 2:
         return None
+    import numpy as np
+
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     values = np.asarray(diffs, dtype=float)
     means = values[rng.integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
@@ -99,6 +103,8 @@ def wilcoxon_p(diffs: list[float]) -> float | None:
     """Two-sided Wilcoxon signed-rank p; None when every difference is zero."""
     if len(diffs) < 2 or all(d == 0 for d in diffs):
         return None
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.wilcoxon(diffs, zero_method="wilcox").pvalue)
 
 
@@ -123,6 +129,8 @@ def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
         return None
     t = (fmean(a) - fmean(b)) / math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    from scipy import stats as scipy_stats
+
     return t, float(2 * scipy_stats.t.sf(abs(t), df))
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 import config
 from app import create_app
 from bench.judge_server import ScriptedJudge
-from storage import Storage
+from store.storage import Storage
 from tests import services
 from tests.pipeline_support import FAST_JUDGE, RedisDeployment, base_config
 
@@ -48,7 +48,9 @@ def stop_embedded(app) -> None:
     storage = app.extensions["storage"]
     for run in storage.unfinished_runs():
         storage.set_status(run.id, "cancelled")
-    app.extensions["embedded_worker"].stop()
+    app.extensions["queue"].stop_embedded()
+    if "resume" in app.extensions:
+        app.extensions["resume"].close()
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ def runner(app):
 @pytest.fixture
 def sqlite_storage(tmp_path):
     storage = Storage(f"sqlite:///{tmp_path / 'store.sqlite3'}")
-    storage.create_all()
+    storage.upgrade()
     return storage
 
 
@@ -81,7 +83,7 @@ def postgres_storage():
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     storage = Storage(url, connect_args={"options": f"-csearch_path={schema}"})
-    storage.create_all()
+    storage.upgrade()
     yield storage
     storage.engine.dispose()
     with admin.begin() as conn:
@@ -141,6 +143,7 @@ def redis_deployment(tmp_path, deployment_env):
         **deployment_env,
     }
     app = create_app({**base_config(tmp_path), **config.from_environ(env)})
+    app.extensions["storage"].upgrade()  # what `flask db upgrade` does
     deployment = RedisDeployment(app, env, tmp_path / "worker.log")
     deployment.start_worker()
     yield deployment

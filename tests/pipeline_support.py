@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-import runs
+from pipeline.runs import RunRequest
 from tests import workers
 
 FAST_JUDGE = {"JUDGE_TIMEOUT_S": 0.5, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
@@ -38,14 +38,15 @@ class RedisDeployment:
 
 
 def submit(app, path, judge, **options):
-    request = runs.RunRequest(
+    request = RunRequest(
         judge_url=judge.url if judge else None,
         judge_model="scripted" if judge else None,
         **options,
     )
-    with app.app_context(), path.open("rb") as stream:
-        run = runs.create_run(stream, path.name, request)
-        runs.enqueue(run.id)
+    service = app.extensions["runs"]
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, request)
+    service.enqueue(run.id)
     return run.id
 
 
@@ -57,8 +58,7 @@ def wait_for(
     while time.monotonic() < deadline:
         run = storage.get_run(run_id)
         if run.status in statuses:
-            with app.app_context():
-                return runs.results_document(run)
+            return app.extensions["runs"].results_document(run)
         time.sleep(0.1)
     raise AssertionError(f"run {run_id} still {storage.get_run(run_id).status}")
 

@@ -8,7 +8,6 @@ import json
 import pytest
 
 import dataset
-import tasks
 
 GOOD = {
     "session_id": "a",
@@ -65,5 +64,5 @@ def test_chunk_reader_keeps_unicode_line_separators_inside_strings(tmp_path):
     data = (json.dumps(session, ensure_ascii=False) + "\n").encode()
     path.write_bytes(data)
     assert dataset.validate_file(path).valid
-    [loaded] = tasks.read_sessions(path, 0, len(data))
+    [loaded] = dataset.read_sessions(path, 0, len(data))
     assert loaded["user_profile"] == session["user_profile"]

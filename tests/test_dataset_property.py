@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dataset
-import schema
+from core.problems import MESSAGES
+from dataset.reader import DEFAULT_MAX_LINE_BYTES
 
 FAST = settings(max_examples=300, deadline=None)
 BOM = b"\xef\xbb\xbf"
@@ -84,7 +85,7 @@ def assert_well_formed(report, data: bytes) -> None:
     json.dumps(summary)
     lines = physical_lines(data)
     for problem in summary["errors"] + summary["warnings"]:
-        assert problem["code"] in schema.MESSAGES
+        assert problem["code"] in MESSAGES
         assert problem["line"] is None or 1 <= problem["line"] <= lines
     assert report.errors_total >= len(report.errors)
     assert report.valid == (report.errors_total == 0)
@@ -97,7 +98,7 @@ def validate(data: bytes, **limits) -> dataset.ValidationReport:
 # -- (a) random bytes -------------------------------------------------------------
 PREFIXES = st.sampled_from([b"", b"\n", BOM, BOM + b"\n", b"\r\n"])
 BODIES = st.binary() | st.lists(st.binary(max_size=40), max_size=8).map(b"\n".join)
-LINE_LIMITS = st.just(dataset.DEFAULT_MAX_LINE_BYTES) | st.integers(1, 64)
+LINE_LIMITS = st.just(DEFAULT_MAX_LINE_BYTES) | st.integers(1, 64)
 
 
 @FAST

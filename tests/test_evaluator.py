@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bench.judge_server import ScriptedJudge
-from evaluator import Judge, JudgeConfig, JudgeItem, cache_key, parse_retry_after
-from verdicts import load_prompt
+from evaluator import Judge, JudgeConfig, cache_key, parse_retry_after
+from metrics.judging import JudgeItem, load_prompt
+from metrics.suites.alignment import ALIGNMENT, BINARY
 
 
 class MemoryCache:
@@ -57,7 +58,7 @@ def item(response, mode="alignment"):
         user_message="hi",
         response=response,
     )
-    return JudgeItem(mode=mode, prompt_version=version, messages=tuple(messages))
+    return JudgeItem({"alignment": ALIGNMENT, "binary": BINARY}[mode], tuple(messages))
 
 
 def test_scores_parse_and_tokens_are_counted(scripted):

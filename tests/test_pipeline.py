@@ -100,44 +100,28 @@ def test_cancel_stops_a_running_run(embedded_app, tmp_path):
     with ScriptedJudge(latency=0.3) as slow:
         run_id = submit(embedded_app, path, slow, concurrency=1)
         wait_for(embedded_app, run_id, statuses=("running",))
-        with embedded_app.app_context():
-            from tasks import cancel_run
-
-            assert cancel_run(run_id) is True
-            assert cancel_run(run_id) is False
+        service = embedded_app.extensions["runs"]
+        run = embedded_app.extensions["storage"].get_run(run_id)
+        assert service.cancel(run) is True
+        assert service.cancel(run) is False
         document = wait_for(embedded_app, run_id)
     assert document["run"]["status"] == "cancelled"
     assert len(document["rows"]) < 40 * 7 / 2
 
 
-def test_deterministic_suites_run_without_a_judge(embedded_app, tmp_path, monkeypatch):
+def test_deterministic_suites_run_without_a_judge(embedded_app, tmp_path):
     """Judge suites become not_configured; a suite that needs no judge still
-    scores. (A test-only suite stands in until the deterministic suites land.)"""
-    import dataclasses
+    scores every row."""
+    from metrics import registry
 
-    from metrics import engine, registry
-
-    def lengths(sessions, methods, judge, options):
-        assert judge is None
-        return [
-            {"session_id": s["session_id"], "round": r["round"], "method": m,
-             "metric": "chars", "value": float(len(r["responses"][m]["text"])), "status": "ok"}
-            for s in sessions for r in s["rounds"] for m in methods
-        ]  # fmt: skip
-
-    quality = dataclasses.replace(registry.SUITES["quality"], available=True)
-    monkeypatch.setitem(registry.SUITES, "quality", quality)
-    monkeypatch.setitem(engine.RUNNERS, "quality", lengths)
-    monkeypatch.setitem(
-        engine.SUMMARIZERS, "quality", lambda rows, methods: {"summary": {}}
-    )
     path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
-    document = evaluate(embedded_app, path, None)
+    document = evaluate(embedded_app, path, None, suites=["alignment", "quality"])
     statuses = {(r["metric"], r["status"]) for r in document["rows"]}
+    quality = registry.get("quality").metrics
     assert statuses == {
         ("al", "not_configured"),
         ("binary", "not_configured"),
-        ("chars", "ok"),
+        *((m.id, "ok") for m in quality if m.level == "row"),
     }
     assert document["run"]["suites"] == ["alignment", "quality"]
 

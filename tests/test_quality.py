@@ -11,8 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics import quality, text_units
-from metrics.quality import coherence, completeness, length, structure, vocabulary
+from metrics import text_units
+from metrics.suites import quality
+from metrics.suites.quality import (
+    coherence,
+    completeness,
+    length,
+    structure,
+    vocabulary,
+)
 
 AI_PROMPT = (
     "Explain the concept of artificial intelligence and describe its applications."
@@ -511,18 +518,18 @@ def test_summarize_means_session_values_and_panel():
         "a": pytest.approx(sum(a_rounds) / 2)  # session b's quality is unscored
     }
     assert "C" not in result["session_values"]["quality"]
-    panel = result["panels"]["quality"]
+    panel = result["panel"]
     assert list(panel["A"]) == list(quality.COMPONENTS)
     assert panel["A"]["coherence"] == summary["A"]["coherence_avg"]
     json.dumps(result)
 
 
 def test_metrics_registry_entries():
-    ids = {metric.id: metric for metric in quality.METRICS}
+    ids = {metric.id: metric for metric in quality.SUITE.metrics}
     assert set(ids) == set(quality.ROW_METRICS) | {
         f"{m}_avg" for m in quality.ROW_METRICS
     }
-    for metric in quality.METRICS:
+    for metric in quality.SUITE.metrics:
         assert (metric.suite, metric.bounds, metric.higher_is_better) == (
             "quality",
             (0.0, 1.0),

@@ -10,8 +10,10 @@ import pytest
 
 from bench.judge_server import JudgeState, decide
 from config import PROJECT_ROOT
-from metrics import lexicon, roleplay
-from verdicts import PARSERS, load_prompt, parse_almp, parse_jera
+from metrics import lexicon
+from metrics.judging import load_prompt
+from metrics.suites import roleplay
+from metrics.suites.roleplay import parse_almp, parse_jera
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
 ATTRIBUTES = ["Cheerful", "adventurous", "happy", "stubborn"]
@@ -50,7 +52,7 @@ class FakeJudge:
         if self.status:
             return Outcome(self.status, note="HTTP 503")
         text = self.reply(item)
-        verdict = PARSERS[item.mode](text)
+        verdict = item.parse(text)
         if verdict is None:
             return Outcome("unscored", raw=text, note="judge reply could not be parsed")
         return Outcome("ok", verdict.to_dict(), text)
@@ -159,8 +161,9 @@ def test_almp_rejects_anything_but_a_json_list_of_strings(reply):
 
 
 def test_parsers_are_registered_by_mode():
-    assert PARSERS["jera"] is parse_jera
-    assert PARSERS["almp_extract"] is PARSERS["almp_infer"] is parse_almp
+    modes = {mode.name: mode for mode in roleplay.SUITE.modes}
+    assert modes["jera"].parse is parse_jera
+    assert modes["almp_extract"].parse is modes["almp_infer"].parse is parse_almp
 
 
 # -- matching -----------------------------------------------------------------
@@ -206,7 +209,7 @@ def test_one_batch_per_chunk_and_rows_from_the_scripted_judge():
     sessions = [session(sid="a"), session(sid="b", attributes=[])]
     rows = roleplay.run(sessions, ["M"], judge, {})
     assert len(judge.batches) == 1
-    assert [item.mode for item in judge.batches[0]] == [
+    assert [item.mode.name for item in judge.batches[0]] == [
         "jera",
         "almp_extract",
         "almp_infer",
@@ -233,7 +236,7 @@ def test_one_batch_per_chunk_and_rows_from_the_scripted_judge():
 
 
 def test_prompts_carry_the_whole_scene_attributes_and_sample_dialogues():
-    items = roleplay.judge_items(session(), "M", samples=1)
+    items = roleplay.request_items(session(), "M", samples=1)
     jera = user_text(items["jera"][0])
     assert "JERA roleplay questionnaire" in jera
     assert "- Cheerful\n- adventurous" in jera
@@ -242,7 +245,7 @@ def test_prompts_carry_the_whole_scene_attributes_and_sample_dialogues():
     assert "ALMP extraction task" in user_text(items["almp_extract"][0])
     assert "ALMP inference task" in user_text(items["almp_infer"][0])
     assert "Cheerful" not in user_text(items["almp_infer"][0])  # no leading
-    bare = roleplay.judge_items(session(attributes=[]), "M", samples=1)
+    bare = roleplay.request_items(session(attributes=[]), "M", samples=1)
     assert list(bare) == ["jera"]
     assert "## Character attribute list\n(none)" in user_text(bare["jera"][0])
 
@@ -281,7 +284,7 @@ def test_samples_are_averaged():
     answers = iter([questionnaire(5, 5, 5), questionnaire(9, 9, 9)])
 
     def reply(item):
-        return next(answers) if item.mode == "jera" else '["cheerful"]'
+        return next(answers) if item.mode.name == "jera" else '["cheerful"]'
 
     rows = by_metric(roleplay.run([session()], ["M"], FakeJudge(reply), {"samples": 2}))
     assert rows["jera"]["value"] == 210.0
@@ -301,7 +304,9 @@ def test_without_a_judge_rows_are_not_configured():
 
 # -- scripted judge server, new modes ------------------------------------------
 def test_judge_server_answers_the_roleplay_modes():
-    items = roleplay.judge_items(session("[[attr=loves tea]] [[implied=shy]]"), "M", 1)
+    items = roleplay.request_items(
+        session("[[attr=loves tea]] [[implied=shy]]"), "M", 1
+    )
     replies = {mode: decide(JudgeState(), user_text(v[0])) for mode, v in items.items()}
     assert replies["almp_extract"][:2] == (200, '["loves tea"]')
     assert replies["almp_infer"][:2] == (200, '["shy"]')
@@ -317,18 +322,18 @@ def test_summary_session_values_and_panels():
     rows = roleplay.run(sessions, ["M"], FakeJudge(), {})
     result = roleplay.summarize(rows, ["M", "N"])
     assert set(result["summary"]["N"].values()) == {None}
-    assert result["panels"]["roleplay"]["almp"]["N"] == []
+    assert result["panel"]["almp"]["N"] == []
     json.dumps(result)
     summary = result["summary"]["M"]
     assert summary["jera_avg"] == pytest.approx((60 * 210 + 30) / 61)
     assert summary["almp_avg"] == pytest.approx((60 * 0.75 + 0.25) / 61)
     assert result["session_values"]["jera"]["M"]["low"] == 30.0
     assert set(result["session_values"]) == {"jera", "almp"}
-    panel = result["panels"]["roleplay"]
+    panel = result["panel"]
     assert panel["jera"]["M"]["creativity"] == pytest.approx((60 * 70 + 10) / 61)
     assert len(panel["almp"]["M"]) == 50
     assert panel["almp"]["M"][0]["missed"] == ["stubborn"]
     assert panel["ci"]["M"]["jera"]["n"] == 61
-    ids = {metric.id for metric in roleplay.METRICS}
+    ids = {metric.id for metric in roleplay.SUITE.metrics}
     assert {row["metric"] for row in rows} | set(summary) <= ids
-    assert all(metric.needs_judge for metric in roleplay.METRICS)
+    assert all(metric.needs_judge for metric in roleplay.SUITE.metrics)

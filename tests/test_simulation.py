@@ -8,8 +8,8 @@ import math
 import pytest
 from pytest import approx
 
-from metrics import simulation
-from metrics.simulation import Unscored
+from metrics.suites import simulation
+from metrics.suites.simulation import Unscored
 
 PERSONA = {"type": "busy_professional", "exploration": "no_exploration"}
 PERSONA |= {"moods": ["tired", "casual"], "ordering": "all_at_once", "complete": True}
@@ -361,7 +361,7 @@ def test_summary_means_normal_ci_and_bands():
     assert b["crrs_avg"] == approx(0.5)
     assert (c["crrs_avg"], c["crrs_ci_low"], c["crrs_ci_high"]) == (0.95, None, None)
     assert a["pas_avg"] is None and b["pas_avg"] is None  # the error row is skipped
-    bands = result["panels"]["simulation"]["crrs_band"]
+    bands = result["panel"]["crrs_band"]
     assert bands == {"A": "good", "B": "acceptable", "C": "excellent"}
     assert result["session_values"]["crrs"]["C"] == {"s0": 0.95}
     assert set(result["session_values"]) == {"pas", "bvs", "ora", "dei", "crrs"}
@@ -372,7 +372,7 @@ def test_summary_statistics_welch_and_cohen():
     """A = {0.9, 0.7, 0.8}, B = {0.5, 0.6, 0.4}: means 0.8 / 0.5, σ = 0.1 each.
     t = 0.3 / √(0.01/3 + 0.01/3) = 3.6742, df = 4, p = 0.02131; d = 0.3 / 0.1 = 3."""
     result = simulation.summarize(summary_rows(), ["A", "B", "C"])
-    statistics = result["panels"]["simulation"]["statistics"]
+    statistics = result["panel"]["statistics"]
     assert len(statistics) == 3 * 5  # 3 pairs x 5 metrics
     found = {(s["metric"], s["a"], s["b"]): s for s in statistics}
     ab = found["crrs", "A", "B"]
@@ -387,11 +387,11 @@ def test_summary_statistics_welch_and_cohen():
 
 
 def test_metrics_registry_entries():
-    ids = {metric.id for metric in simulation.METRICS}
+    ids = {metric.id for metric in simulation.SUITE.metrics}
     result = simulation.summarize(summary_rows(), ["A"])
     assert set(result["summary"]["A"]) <= ids
     assert {"pas", "bvs", "ora", "dei", "crrs"} <= ids
-    for metric in simulation.METRICS:
+    for metric in simulation.SUITE.metrics:
         assert metric.suite == "simulation" and metric.higher_is_better
         assert metric.bounds == ((0.0, 1.0) if "_ci_" not in metric.id else None)
         assert metric.level == ("session" if "_" not in metric.id else "summary")

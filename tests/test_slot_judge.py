@@ -10,8 +10,10 @@ import pytest
 
 from bench.judge_server import JudgeState, ScriptedJudge, decide
 from evaluator import Judge, JudgeConfig
-from metrics import slot_judge, slots
-from verdicts import PARSERS, load_prompt, parse_slot_judge
+from metrics import slot_judge
+from metrics.judging import load_prompt
+from metrics.slot_judge import parse_slot_judge
+from metrics.suites import slots
 
 TRUTH = {"basic_info": {"city": "北京", "job": "engineer"}}
 
@@ -47,7 +49,7 @@ class FakeJudge:
         outcomes = []
         for item in items:
             text = self.answer(item)
-            verdict = PARSERS[item.mode](text)
+            verdict = item.parse(text)
             if verdict is None:
                 note = "judge reply could not be parsed"
                 outcomes.append(SimpleNamespace(status="unscored", raw=text, note=note))
@@ -74,7 +76,7 @@ def test_parser_accepts_valid_and_fenced_json():
     assert verdict.parts == {"b/city": 1.0, "b/job": 0.5}
     assert verdict.reasoning == "job is vague"
     assert parse_slot_judge(f"```json\n{text}\n```").to_dict() == verdict.to_dict()
-    assert PARSERS["slot_judge"] is parse_slot_judge
+    assert slots.SUITE.modes[0].parse is parse_slot_judge
 
 
 @pytest.mark.parametrize(
@@ -110,7 +112,7 @@ def test_prompt_lists_every_predicted_slot_with_its_ground_truth():
     truth = {("b", "city"): ["北京"]}
     predicted = {("b", "city"): ["上海"], ("x", "pet"): ["cat"]}
     item = slot_judge.judge_item(truth, predicted)
-    assert (item.mode, item.prompt_version) == ("slot_judge", "slot_judge_v1")
+    assert (item.mode.name, item.prompt_version) == ("slot_judge", "slot_judge_v1")
     user = item.messages[-1]["content"]
     block = user.split("<<<SLOTS\n")[1].split("\nSLOTS>>>")[0]
     lines = [json.loads(line) for line in block.splitlines()]
@@ -174,7 +176,7 @@ def test_no_judge_no_slot_judge_rows():
 
 
 def test_metrics_registered():
-    by_id = {m.id: m for m in slots.METRICS}
+    by_id = {m.id: m for m in slots.SUITE.metrics}
     assert by_id["slot_judge"].level == "session" and by_id["slot_judge"].needs_judge
     assert by_id["slot_judge_avg"].compare == "slot_judge"
 

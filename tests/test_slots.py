@@ -8,8 +8,6 @@ import math
 
 import pytest
 
-from metrics import slots
-from metrics.registry import Metric
 from metrics.slot_matching import (
     bleu1,
     canonicalize,
@@ -21,6 +19,8 @@ from metrics.slot_matching import (
     slot_tokens,
     tokens,
 )
+from metrics.suite import Metric
+from metrics.suites import slots
 
 
 def session(sid, truth, *writes, latencies=None, method="M"):
@@ -227,7 +227,7 @@ def test_slots_for_topics_absent_from_ground_truth_are_extra():
     assert summary["slot_precision@hobbies"] == 0.0
     assert summary["slot_f1@basic_info"] == 1.0
     assert (summary["extra_slots"], summary["extra_values"]) == (1.0, 2.0)
-    assert result["panels"]["slots"]["topics"] == ["basic_info", "hobbies"]
+    assert result["panel"]["topics"] == ["basic_info", "hobbies"]
     (detail,) = [r["detail"] for r in rows if r["detail"]]
     assert detail["extra"] == [["hobbies", "sport"]]
     assert detail["matched"] == [["basic_info", "name"]] and detail["missed"] == []
@@ -320,8 +320,8 @@ def test_latency_is_summed_per_session_and_summarized_over_sessions():
     assert summary["latency_p95"] == 19.5  # sorted[18]
     assert summary["latency_total"] == pytest.approx(sum(per_session))
     assert result["session_values"]["latency"]["M"]["s3"] == 3.5
-    assert result["panels"]["slots"]["latency_p95"] == {"M": 19.5}
-    assert sorted(result["panels"]["slots"]["latency"]["M"]) == per_session
+    assert result["panel"]["latency_p95"] == {"M": 19.5}
+    assert sorted(result["panel"]["latency"]["M"]) == per_session
 
 
 @pytest.mark.parametrize(
@@ -389,9 +389,9 @@ def test_summary_is_micro_averaged():
     assert summary["bleu1"] == pytest.approx(3 / 4)  # 1, 1, 1 and 0 over 4 matched
     assert summary["slot_recall@mental_state"] == 1.0
     assert summary["slot_precision@x"] == 0.0
-    assert result["panels"]["slots"]["per_topic_f1"]["M"][
-        "basic_info"
-    ] == pytest.approx(f1(1.0, 2 / 3))
+    assert result["panel"]["per_topic_f1"]["M"]["basic_info"] == pytest.approx(
+        f1(1.0, 2 / 3)
+    )
 
 
 def test_methods_are_scored_separately_and_summarize_ignores_other_rows():
@@ -444,11 +444,15 @@ def test_rows_follow_the_suite_contract():
 
 
 def test_metrics_registry_covers_every_fixed_id():
-    ids = [m.id for m in slots.METRICS]
+    ids = [m.id for m in slots.SUITE.metrics]
     assert len(ids) == len(set(ids))
-    assert all(isinstance(m, Metric) and m.suite == "slots" for m in slots.METRICS)
     assert all(
-        not m.needs_judge for m in slots.METRICS if not m.id.startswith("slot_judge")
+        isinstance(m, Metric) and m.suite == "slots" for m in slots.SUITE.metrics
+    )
+    assert all(
+        not m.needs_judge
+        for m in slots.SUITE.metrics
+        if not m.id.startswith("slot_judge")
     )
     rows = slots.run(two_sessions(), ["M"], None, {})
     emitted = {r["metric"] for r in rows if "@" not in r["metric"]}
@@ -456,7 +460,7 @@ def test_metrics_registry_covers_every_fixed_id():
         k for k in summary_of(two_sessions())["summary"]["M"] if "@" not in k
     }
     assert emitted | summary_ids <= set(ids)
-    by_id = {m.id: m for m in slots.METRICS}
+    by_id = {m.id: m for m in slots.SUITE.metrics}
     lower_is_better = [i for i in ids if i.startswith(("latency", "extra_"))]
     assert all(not by_id[i].higher_is_better for i in lower_is_better)
     assert (

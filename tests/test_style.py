@@ -10,7 +10,9 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from config import PROJECT_ROOT
-from metrics import lexicon, registry, style
+from metrics import lexicon
+from metrics.suite import Metric
+from metrics.suites import style
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
 DIALOGUES = [
@@ -188,14 +190,14 @@ def test_summary_averages_session_means_and_feeds_the_panel():
     assert ertd_b == rows_of(rows, "ertd")[3]["value"]
     summary = result["summary"]["M"]
     assert summary["nvcs_avg"] == pytest.approx((nvcs["a"] + nvcs["b"]) / 2)
-    panel = result["panels"]["style"]["M"]
+    panel = result["panel"]["M"]
     assert panel["nvcs"]["n"] == 2
     assert panel["nvcs"]["ci_low"] < panel["nvcs"]["mean"] < panel["nvcs"]["ci_high"]
     assert result["summary"]["Absent"] == {"nvcs_avg": None, "ertd_avg": None}
 
 
 def test_metrics_declare_every_emitted_id():
-    ids = {metric.id: metric for metric in style.METRICS}
+    ids = {metric.id: metric for metric in style.SUITE.metrics}
     rows = style.run([session(ENGLISH)], ["M"], None, {})
     assert {row["metric"] for row in rows} <= set(ids)
     summary = style.summarize(rows, ["M"])["summary"]["M"]
@@ -203,4 +205,4 @@ def test_metrics_declare_every_emitted_id():
     assert ids["ertd"].higher_is_better is False
     assert ids["ertd_avg"].higher_is_better is False
     assert ids["nvcs"].bounds == (0.0, 1.0)
-    assert all(isinstance(m, registry.Metric) for m in style.METRICS)
+    assert all(isinstance(m, Metric) for m in style.SUITE.metrics)

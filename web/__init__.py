@@ -8,7 +8,8 @@ from urllib.parse import urlencode
 from flask import jsonify, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
-from translations import _, problem_message
+from core.problems import Problem
+from translations import problem_message
 from web import api, assets, pages, security
 
 csrf = CSRFProtect()
@@ -18,17 +19,12 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
-def error_response(status: int, code: str, message: str, **params):
+def error_response(status: int, code: str, **params):
     """JSON for the API, a friendly page otherwise; never a stack trace."""
+    problem = Problem.make(None, "", code, **params).to_dict()
+    message = problem_message(problem)
     if wants_json():
-        problem = {
-            "line": None,
-            "path": "",
-            "code": code,
-            "message": message,
-            "params": params,
-        }
-        return jsonify(errors=[problem]), status
+        return jsonify(errors=[{**problem, "message": message}]), status
     return render_template("error.html", status=status, message=message), status
 
 
@@ -57,27 +53,20 @@ def init_app(app) -> None:
 
     @app.errorhandler(404)
     def not_found(_error):
-        return error_response(404, "not_found", _("This page does not exist."))
+        return error_response(404, "not_found")
 
     @app.errorhandler(405)
     def not_allowed(_error):
-        return error_response(
-            405, "method_not_allowed", _("This method is not allowed here.")
-        )
+        return error_response(405, "method_not_allowed")
 
     @app.errorhandler(413)
     def too_large(_error):
-        limit = app.config["MAX_UPLOAD_MB"]
-        message = problem_message({"code": "too_large", "params": {"limit": limit}})
-        return error_response(413, "too_large", message, limit=limit)
+        return error_response(413, "too_large", limit=app.config["MAX_UPLOAD_MB"])
 
     @app.errorhandler(CSRFError)
     def csrf_failed(_error):
-        message = _(
-            "The form expired or came from another site. Reload the page and try again."
-        )
-        return error_response(400, "csrf", message)
+        return error_response(400, "csrf")
 
     @app.errorhandler(500)
     def server_error(_error):
-        return error_response(500, "internal", _("Something went wrong on our side."))
+        return error_response(500, "internal")

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, jsonify, request, url_for
 
-import dataset
-import runs
-import tasks
+from core.problems import Rejected
+from core.status import FINAL_RUN
 from translations import translate_problems
 from web import forms
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
-FINAL = ("done", "partial", "failed", "cancelled")
 
 
 _errors = translate_problems
+
+
+def _service():
+    return current_app.extensions["runs"]
 
 
 def _run_or_404(token: str):
@@ -29,11 +31,9 @@ def validate():
     """What the upload page's suite picker asks before the real submission."""
     try:
         upload = forms.uploaded_file(request.files)
-    except runs.RunRejected as rejected:
+    except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
-    report = dataset.validate_stream(
-        upload.stream, upload.filename, **runs.validation_limits(current_app.config)
-    )
+    report = _service().validate(upload.stream, upload.filename)
     body = report.to_dict()
     body["errors"] = _errors(body["errors"])
     body["warnings"] = _errors(body["warnings"])
@@ -44,7 +44,7 @@ def _started(start):
     """202 with the new run's links, or the rejection (400/409/503) as errors."""
     try:
         run = start()
-    except runs.RunRejected as rejected:
+    except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
     return jsonify(_created(run)), 202
 
@@ -57,7 +57,7 @@ def create_run():
 @bp.get("/runs/<token>")
 def run_status(token: str):
     run = _run_or_404(token)
-    results = runs.results_document(run) if run.status in FINAL else None
+    results = _service().results_document(run) if run.status in FINAL_RUN else None
     progress = {"done": run.done, "total": run.total}
     counts = current_app.extensions["storage"].run_status_counts(run)
     return jsonify(status=run.status, progress=progress, counts=counts, results=results)
@@ -67,16 +67,15 @@ def run_status(token: str):
 def retry(token: str):
     """Re-run the failed rows of a finished run as a new run (202)."""
     run = _run_or_404(token)
-    return _started(lambda: runs.retry_failed(run))
+    return _started(lambda: _service().retry_failed(run))
 
 
 @bp.post("/runs/<token>/cancel")
 def cancel(token: str):
     run = _run_or_404(token)
-    if not tasks.cancel_run(run.id):
-        return jsonify(
-            status=run.status, errors=_errors([_final_problem(run.status)])
-        ), 409
+    if not _service().cancel(run):
+        problem = Rejected.one("already_final", http=409, status=run.status)
+        return jsonify(status=run.status, errors=_errors(problem.errors)), 409
     return jsonify(status="cancelled"), 202
 
 
@@ -86,15 +85,4 @@ def _created(run) -> dict:
         "token": run.token,
         "status_url": url_for("api.run_status", token=run.token, _external=True),
         "dashboard_url": url_for("pages.run_page", token=run.token, _external=True),
-    }
-
-
-def _final_problem(status: str) -> dict:
-    message = f"The run is already {status}."
-    return {
-        "line": None,
-        "path": "",
-        "code": "already_final",
-        "message": message,
-        "params": {"status": status},
     }

@@ -3,15 +3,12 @@ rows: the page cost does not grow with the number of rows in a run."""
 
 from __future__ import annotations
 
-import charts
-from metrics.catalog import METRICS, spec, summary_metrics
-from metrics.registry import SUITES
-from translations import _, metric_label
+from metrics import registry
+from metrics.registry import spec
 from web import panels
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
-DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
 
 
 def significance(p_value: float | None) -> str:
@@ -59,13 +56,12 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
 
 
 def comparison_table(run, baseline: str, suite: str) -> dict:
-    """Methods x the suite's summary metrics (radar dimensions left to the radar)."""
+    """Methods x the suite's summary metrics that are table columns (the
+    charts show the others, e.g. radar dimensions and CI ends)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
     comparisons = aggregates.get("comparisons", [])
-    radar = tuple(f"{d}_avg" for d in DIMENSIONS)
-    hidden = (*radar, "_ci_low", "_ci_high")  # the charts show these
-    columns = [m for m in summary_metrics(suite) if not m.id.endswith(hidden)]
+    columns = [m for m in registry.get(suite).summary_metrics() if m.in_table]
     rows = []
     for method in run.methods:
         cells = [
@@ -88,42 +84,6 @@ def _cell(summary, comparisons, methods, baseline, method, metric) -> dict:
         "versus": versus,
         "mark": significance(versus["p_holm"]) if versus else "",
     }
-
-
-def figures(run) -> dict:
-    aggregates = run.aggregates or {}
-    curves = aggregates.get("curves", {})
-    summary = aggregates.get("summary", {})
-    round_label = _("Round k")
-    built = {
-        "al_curve": charts.curve_figure(
-            curves.get("al", {}),
-            run.methods,
-            {
-                "title": _("AL(k): alignment by round (95% CI)"),
-                "x": round_label,
-                "y": metric_label("al"),
-                "range": [0, 100],
-            },
-        ),
-        "nal_curve": charts.curve_figure(
-            curves.get("nal", {}),
-            run.methods,
-            {
-                "title": _("N-AL(k): normalized alignment by round"),
-                "x": round_label,
-                "y": metric_label("nal"),
-                "range": [-0.05, 1.05],
-            },
-        ),
-        "radar": charts.radar_figure(
-            summary,
-            run.methods,
-            [(f"al_{d}_avg", metric_label(f"al_{d}")) for d in DIMENSIONS],
-            _("Scoring dimensions (0–20)"),
-        ),
-    }
-    return {name: figure for name, figure in built.items() if figure}
 
 
 def page_number(raw: str | None) -> int:
@@ -166,11 +126,13 @@ def sessions_section(storage, run, args) -> dict:
 
 
 def context(storage, run, args) -> dict:
+    known = set(registry.names())
+    suites = [name for name in run.suites if name in known]
     baseline = args.get("baseline")
     if baseline not in run.methods:
         baseline = run.methods[0]
     sections = panels.build(run)
-    all_figures = figures(run)
+    all_figures = {}
     for section in sections:
         all_figures.update(section["figures"])
     return {
@@ -178,16 +140,15 @@ def context(storage, run, args) -> dict:
         "panels": sections,
         "counts": storage.run_status_counts(run),
         "baseline": baseline,
-        "tables": [comparison_table(run, baseline, suite) for suite in run.suites],
+        "tables": [comparison_table(run, baseline, suite) for suite in suites],
         "figures": all_figures,
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
-        "suites": [SUITES[name] for name in run.suites],
+        "suites": [registry.get(name) for name in suites],
         "metric_ids": sorted(
-            {
-                m
-                for m in METRICS
-                if METRICS[m].level == "row" and METRICS[m].suite in run.suites
-            }
+            m.id
+            for name in suites
+            for m in registry.get(name).metrics
+            if m.level in ("row", "session")
         ),
     }

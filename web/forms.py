@@ -6,73 +6,62 @@ import json
 
 from flask import current_app
 
-import runs
-from runs import RunRejected, RunRequest
-
-MAX_SAMPLES = 15
-
-
-def _problem(path: str, code: str, message: str, **params) -> dict:
-    params = {"path": path, **params}
-    return {
-        "line": None,
-        "path": path,
-        "code": code,
-        "message": message,
-        "params": params,
-    }
+from core.problems import Rejected
+from metrics import registry
+from pipeline.runs import RunRequest
 
 
 def uploaded_file(files):
     upload = files.get("file")
     if upload is None or not upload.filename:
-        raise RunRejected(
-            [_problem("file", "missing_file", "Choose a .jsonl file to upload.")]
-        )
+        raise Rejected.one("missing_file", path="file")
     return upload
 
 
 def run_request(form) -> RunRequest:
-    """Suites (repeated or comma-separated), judge model, samples. The judge
-    URL is not accepted from the web: pointing our server at arbitrary hosts
-    would be a server-side request forgery hole."""
+    """Suites (repeated or comma-separated), judge model, samples and the
+    suites' options (JSON). The judge URL is not accepted from the web:
+    pointing our server at arbitrary hosts would be a server-side request
+    forgery hole."""
+    config = current_app.config
     suites = [
         s.strip()
         for value in form.getlist("suites")
         for s in value.split(",")
         if s.strip()
     ]
+    maximum = config["MAX_SAMPLES"]
     samples_raw = form.get("samples", "1").strip() or "1"
-    if not samples_raw.isdigit() or not 1 <= int(samples_raw) <= MAX_SAMPLES:
-        message = f"samples: must be an integer from 1 to {MAX_SAMPLES}."
-        problem = _problem(
-            "samples", "samples_out_of_range", message, maximum=MAX_SAMPLES
-        )
-        raise RunRejected([problem])
+    if not samples_raw.isdigit() or not 1 <= int(samples_raw) <= maximum:
+        raise Rejected.one("samples_out_of_range", path="samples", maximum=maximum)
     model = form.get("judge_model", "").strip()[:200] or None
-    if model and not current_app.config.get("JUDGE_API_URL"):
+    if model and not config.get("JUDGE_API_URL"):
         model = None  # no judge: the model name would mean nothing
-    weights = _weights(form.get("quality_weights", "").strip())
     return RunRequest(
         suites=suites or None,
         judge_model=model,
         samples=int(samples_raw),
-        quality_weights=weights,
+        options=_suite_options(form),
     )
 
 
-def _weights(raw: str):
-    """Optional JSON object, e.g. {"coherence": 0.4, ...}; runs checks it, so
-    anything that is not an object is passed on to be rejected there."""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+def _suite_options(form) -> dict:
+    """Each suite option present in the form, as JSON. A value that is not
+    JSON is passed on as text for the option's validator to reject."""
+    options = {}
+    for suite in registry.suites():
+        for option in suite.options:
+            raw = form.get(option.name, "").strip()
+            if raw:
+                try:
+                    options[option.name] = json.loads(raw)
+                except ValueError:
+                    options[option.name] = raw
+    return options
 
 
 def submit(request):
     """Store, validate, record and enqueue the uploaded run (web form and API)."""
     upload = uploaded_file(request.files)
-    return runs.submit(upload.stream, upload.filename, run_request(request.form))
+    service = current_app.extensions["runs"]
+    return service.submit(upload.stream, upload.filename, run_request(request.form))

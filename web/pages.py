@@ -21,21 +21,25 @@ from flask import (
 )
 
 import config as settings
-import runs
-import tasks
+import dataset
 from config import PROJECT_ROOT
-from metrics.registry import SUITES
+from core.problems import Rejected
+from core.status import FINAL_RUN
+from metrics import registry
 from metrics.results import tidy_row
 from translations import translate_problems
 from web import dashboard, forms
 
 bp = Blueprint("pages", __name__)
-FINAL = ("done", "partial", "failed", "cancelled")
 CSV_FIELDS = ("session_id", "round", "method", "metric", "value", "status", "note")
 
 
 def _storage():
     return current_app.extensions["storage"]
+
+
+def _service():
+    return current_app.extensions["runs"]
 
 
 def _run_or_404(token: str):
@@ -48,11 +52,11 @@ def _run_or_404(token: str):
 def _upload_context(**extra) -> dict:
     config = current_app.config
     return {
-        "suites": [suite for suite in SUITES.values() if suite.available],
+        "suites": registry.suites(),
         "judge_configured": settings.judge_configured(config),
         "judge_model": config.get("JUDGE_MODEL") or "",
         "max_upload_mb": config["MAX_UPLOAD_MB"],
-        "max_samples": forms.MAX_SAMPLES,
+        "max_samples": config["MAX_SAMPLES"],
         **extra,
     }
 
@@ -78,9 +82,9 @@ def template_file():
 def create_run():
     try:
         run = forms.submit(request)
-    except runs.QueueUnavailable as unavailable:
-        return _error_page(unavailable)
-    except runs.RunRejected as rejected:
+    except Rejected as rejected:
+        if rejected.status >= 500:
+            return _error_page(rejected)
         errors = translate_problems(rejected.errors)
         return render_template(
             "index.html", **_upload_context(errors=errors)
@@ -91,7 +95,7 @@ def create_run():
 @bp.get("/r/<token>")
 def run_page(token: str):
     run = _run_or_404(token)
-    if run.status not in FINAL:
+    if run.status not in FINAL_RUN:
         counts = _storage().status_counts(run.id)
         return render_template("progress.html", run=run, counts=counts)
     return render_template(
@@ -102,7 +106,7 @@ def run_page(token: str):
 @bp.post("/r/<token>/cancel")
 def cancel(token: str):
     run = _run_or_404(token)
-    tasks.cancel_run(run.id)
+    _service().cancel(run)
     return redirect(url_for("pages.run_page", token=token), code=303)
 
 
@@ -110,13 +114,13 @@ def cancel(token: str):
 def retry(token: str):
     run = _run_or_404(token)
     try:
-        retry_run = runs.retry_failed(run)
-    except runs.RunRejected as rejected:
+        retry_run = _service().retry_failed(run)
+    except Rejected as rejected:
         return _error_page(rejected)
     return redirect(url_for("pages.run_page", token=retry_run.token), code=303)
 
 
-def _error_page(rejected: runs.RunRejected):
+def _error_page(rejected: Rejected):
     message = translate_problems(rejected.errors)[0]["message"]
     return render_template(
         "error.html", status=rejected.status, message=message
@@ -130,8 +134,7 @@ def session_page(token: str):
     span = _storage().session_span(run.id, session_id)
     if span is None:
         abort(404)
-    path = runs.upload_path(current_app.config, run.upload_id)
-    [session] = tasks.read_sessions(path, *span)
+    [session] = dataset.read_sessions(_service().upload_path(run), *span)
     by_cell, by_method = defaultdict(dict), defaultdict(dict)
     for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
         if row["round"]:
@@ -167,7 +170,7 @@ def export_csv(token: str):
 @bp.get("/r/<token>/export.json")
 def export_json(token: str):
     run = _run_or_404(token)
-    body = json.dumps(runs.results_document(run), ensure_ascii=False, indent=1)
+    body = json.dumps(_service().results_document(run), ensure_ascii=False, indent=1)
     return _download(body, "application/json", f"personasteer-{token[:8]}.json")
 
 

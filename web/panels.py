@@ -1,182 +1,133 @@
-"""Dashboard panels of the suites other than alignment, built from the
-``panels`` and ``summary`` a run stored when it finished (no row scans)."""
+"""Turns each suite's declarative panel (``Suite.panel``) into Plotly figures
+and tables, from the aggregates a run stored when it finished (no row scans).
+
+Nothing here knows a particular suite: a chart says where its values are
+(``summary``, ``curves.<metric>``, ``panel`` or ``panel.<key>``) and which
+series it draws; a table gives its columns and a function that lists its rows.
+"""
 
 from __future__ import annotations
 
-import charts
-from translations import CRRS_BANDS, _, metric_label, number
+from core.i18n import text
+from metrics import registry
+from metrics.suite import Chart, Column, Suite, Table
+from translations import metric_label, number
+from web import charts
 
 
-def _groups(*metric_ids: str) -> list[tuple[str, str]]:
-    return [(metric_id, metric_label(metric_id)) for metric_id in metric_ids]
+class Sources:
+    """Where a suite's chart values live in a run's stored aggregates."""
+
+    def __init__(self, aggregates: dict, suite: str):
+        self.aggregates = aggregates
+        self.panel = (aggregates.get("panels") or {}).get(suite) or {}
+
+    def __getitem__(self, path: str):
+        head, _, key = path.partition(".")
+        root = self.panel if head == "panel" else self.aggregates.get(head) or {}
+        return root.get(key) or {} if key else root
 
 
-def slots_panel(run, summary: dict, data: dict) -> dict:
-    methods, topics = run.methods, data.get("topics", [])
+def _series(chart: Chart) -> list[tuple[str, str]]:
+    return [(key, metric_label(label_id)) for key, label_id in chart.series]
+
+
+def _y_title(chart: Chart) -> str:
+    return metric_label(chart.y_metric) if chart.y_metric else text(chart.y_title)
+
+
+def _ci_values(chart: Chart, data: Sources, methods: list[str]) -> dict:
+    """``{method: {mean, ci_low, ci_high, n}}`` of the chart's one series."""
+    key = chart.series[0][0]
+    if chart.source == "summary":  # <key>_avg with <key>_ci_low/_ci_high beside it
+        summary = data["summary"]
+        return {
+            m: {end: summary.get(m, {}).get(f"{key}_{suffix}")
+                for end, suffix in (("mean", "avg"), ("ci_low", "ci_low"),
+                                    ("ci_high", "ci_high"))}
+            for m in methods
+        }  # fmt: skip
+    source = data[chart.source]
+    return {m: source.get(m, {}).get(key) or {} for m in methods}
+
+
+def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
+    """The Plotly figure of one chart, or None when it has nothing to draw."""
+    title = text(chart.title)
+    if chart.kind == "curve":
+        labels = {"title": title, "x": text(chart.x_title), "y": _y_title(chart),
+                  "range": list(chart.y_range) if chart.y_range else None}  # fmt: skip
+        return charts.curve_figure(data[chart.source], methods, labels)
+    if chart.kind == "radar":
+        return charts.radar_figure(
+            data[chart.source], methods, _series(chart), title, chart.y_range
+        )
+    if chart.kind in ("bars", "stacked_bars"):
+        stacked = chart.kind == "stacked_bars"
+        return charts.grouped_bars(
+            data[chart.source], methods, _series(chart), title, stacked
+        )
+    if chart.kind == "bars_ci":
+        return charts.bars_with_ci(
+            _ci_values(chart, data, methods), methods, title, _y_title(chart)
+        )
+    if chart.kind == "heatmap":
+        columns = data[chart.columns] if chart.columns else []
+        return charts.heatmap(data[chart.source], methods, list(columns), title)
+    if chart.kind == "box":
+        marks = data[chart.marks] if chart.marks else None
+        return charts.box_plot(data[chart.source], methods, title, _y_title(chart),
+                               marks=marks, mark_label=text(chart.mark_label))  # fmt: skip
+    raise ValueError(f"unknown chart kind {chart.kind!r}")
+
+
+def cell(column: Column, value) -> str:
+    """One table cell, formatted per its column."""
+    if column.format == "flag":
+        return "*" if value else ""
+    if value is None:
+        return "—"
+    formats = {
+        "metric": lambda: metric_label(value),
+        "score": lambda: number(value),
+        "p": lambda: number(value, 4),
+        "count": lambda: number(value, 0),
+        "choice": lambda: text(column.choices.get(value)) or str(value),
+    }
+    return formats.get(column.format, lambda: str(value))()
+
+
+def table(spec: Table, data: Sources, methods: list[str]) -> dict:
+    rows = spec.rows(data.panel, methods)
     return {
-        "slots_prf": charts.grouped_bars(
-            summary, methods, _groups("slot_precision", "slot_recall", "slot_f1", "slot_exact", "slot_judge_avg"),
-            _("Slot precision, recall, F1 and exact match"),
-        ),
-        "slots_topics": charts.heatmap(
-            data.get("per_topic_f1", {}), methods, topics, _("Slot F1 per topic")
-        ),
-        "slots_extra": charts.grouped_bars(
-            summary, methods, _groups("extra_slots", "extra_values"),
-            _("Hallucinated slots and values"),
-        ),
-        "slots_latency": charts.box_plot(
-            data.get("latency", {}), methods, _("Latency per session"), _("seconds"),
-            marks=data.get("latency_p95"), mark_label=_("P95"),
-        ),
-    }  # fmt: skip
-
-
-def quality_panel(run, summary: dict, data: dict) -> dict:
-    components = ("coherence", "completeness", "length", "structure", "vocabulary")
-    return {
-        "quality_components": charts.grouped_bars(
-            data,
-            run.methods,
-            _groups(*components),
-            _("Response quality components (0–1)"),
-        ),
-        "quality_overall": charts.grouped_bars(
-            summary,
-            run.methods,
-            _groups("quality_avg"),
-            _("Overall quality (weighted)"),
-        ),
+        "id": spec.id,
+        "title": text(spec.title),
+        "headers": [text(column.label) for column in spec.columns],
+        "rows": [[cell(c, row.get(c.key)) for c in spec.columns] for row in rows],
     }
 
 
-def simulation_panel(run, summary: dict, data: dict) -> dict:
-    parts = ("pas_avg", "bvs_avg", "ora_avg", "dei_avg", "crrs_avg")
-    crrs = {
-        m: {"mean": summary.get(m, {}).get("crrs_avg"), "ci_low": summary.get(m, {}).get("crrs_ci_low"),
-            "ci_high": summary.get(m, {}).get("crrs_ci_high")}
-        for m in run.methods
-    }  # fmt: skip
-    return {
-        "simulation_parts": charts.grouped_bars(
-            summary, run.methods, _groups(*parts), _("CRRS and its parts (0–1)")
-        ),
-        "simulation_crrs": charts.bars_with_ci(
-            crrs,
-            run.methods,
-            _("CRRS per method (mean ± 1.96·σ/√n)"),
-            metric_label("crrs"),
-        ),
-    }
-
-
-def simulation_tables(run, data: dict) -> list[dict]:
-    bands = data.get("crrs_band", {})
-    band_rows = [[m, str(CRRS_BANDS.get(bands.get(m), "—"))] for m in run.methods]
-    stat_rows = [
-        [metric_label(s["metric"]), s["a"], s["b"], number(s["welch_t"]), number(s["welch_p"], 4),
-         number(s["cohens_d"]), "*" if s.get("significant") else ""]
-        for s in data.get("statistics", [])
-    ]  # fmt: skip
-    return [
-        {
-            "title": _("Interpretation of CRRS"),
-            "headers": [_("Method"), _("Band")],
-            "rows": band_rows,
-        },
-        {
-            "title": _("Welch's t-test and Cohen's d between methods"),
-            "headers": [_("Metric"), "A", "B", "t", "p", "d", "p < 0.05"],
-            "rows": stat_rows,
-        },
-    ]
-
-
-def style_panel(run, summary: dict, data: dict) -> dict:
-    nvcs = {m: data.get(m, {}).get("nvcs", {}) for m in run.methods}
-    ertd = {m: data.get(m, {}).get("ertd", {}) for m in run.methods}
-    return {
-        "style_nvcs": charts.bars_with_ci(
-            nvcs, run.methods, _("NVCS: style similarity to the sample dialogues (higher is closer)"),
-            metric_label("nvcs"),
-        ),
-        "style_ertd": charts.bars_with_ci(
-            ertd, run.methods, _("ERTD: readability gap to the sample dialogues (lower is closer)"),
-            metric_label("ertd"),
-        ),
-    }  # fmt: skip
-
-
-def roleplay_panel(run, summary: dict, data: dict) -> dict:
-    scales = [
-        (s, metric_label(f"jera_{s}"))
-        for s in ("immersivity", "consistency", "creativity")
-    ]
-    almp = {m: (data.get("ci", {}).get(m, {}).get("almp") or {}) for m in run.methods}
-    return {
-        "roleplay_jera": charts.grouped_bars(
-            data.get("jera", {}), run.methods, scales, _("JERA by sub-score (10–100 each)"),
-            stacked=True,
-        ),
-        "roleplay_almp": charts.bars_with_ci(
-            almp, run.methods, _("ALMP: share of the attribute list observed"), metric_label("almp")
-        ),
-    }  # fmt: skip
-
-
-def roleplay_tables(run, data: dict) -> list[dict]:
-    rows = []
-    for method in run.methods:
-        for entry in data.get("almp", {}).get(method, []):
-            matched = ", ".join(
-                f"{m['attribute']} ≈ {m['observed']} ({m['reason']})"
-                for m in entry["matched"]
-            )
-            rows.append(
-                [
-                    method,
-                    entry["session_id"],
-                    matched or "—",
-                    ", ".join(entry["missed"]) or "—",
-                ]
-            )
-    headers = [
-        _("Method"),
-        _("Session"),
-        _("Matched attributes"),
-        _("Missed attributes"),
-    ]
-    return (
-        [{"title": _("ALMP per session"), "headers": headers, "rows": rows}]
-        if rows
-        else []
-    )
-
-
-BUILDERS = {
-    "quality": quality_panel,
-    "style": style_panel,
-    "roleplay": roleplay_panel,
-    "simulation": simulation_panel,
-    "slots": slots_panel,
-}
-TABLES = {"simulation": simulation_tables, "roleplay": roleplay_tables}
+def section(suite: Suite, run) -> dict:
+    data = Sources(run.aggregates or {}, suite.name)
+    figures = {}
+    for chart in suite.panel.charts:
+        built = figure(chart, data, run.methods)
+        if built:
+            figures[chart.id] = built
+    tables = [table(spec, data, run.methods) for spec in suite.panel.tables]
+    tables = [found for found in tables if found["rows"]]
+    empty = not figures and not tables
+    return {"suite": suite.name, "figures": figures, "tables": tables,
+            "empty": text(suite.panel.empty) if empty else None}  # fmt: skip
 
 
 def build(run) -> list[dict]:
-    """``[{"suite", "figures": {name: figure}}]`` for the suites of the run."""
-    aggregates = run.aggregates or {}
-    summary, stored = aggregates.get("summary", {}), aggregates.get("panels", {})
-    sections = []
-    for suite in run.suites:
-        builder = BUILDERS.get(suite)
-        if builder is None or suite not in stored:
-            continue
-        figures = {
-            name: fig
-            for name, fig in builder(run, summary, stored[suite]).items()
-            if fig
-        }
-        tables = TABLES[suite](run, stored[suite]) if suite in TABLES else []
-        sections.append({"suite": suite, "figures": figures, "tables": tables})
-    return sections
+    """``[{"suite", "figures": {id: figure}, "tables", "empty"}]`` for the
+    suites of the run that have a panel (a suite removed since is skipped)."""
+    known = set(registry.names())
+    suites = [registry.get(name) for name in run.suites if name in known]
+    return [
+        section(suite, run)
+        for suite in suites
+        if suite.panel.charts or suite.panel.tables
+    ]

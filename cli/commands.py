@@ -1,0 +1,193 @@
+"""``flask --app app validate FILE`` and ``flask --app app evaluate FILE``.
+
+Exit codes: 0 done (or valid), 3 partial, 1 failed (including a queue or
+database that cannot be reached), 2 invalid input (the file, an option).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from core.problems import Rejected
+from core.status import FINAL_RUN, RunStatus
+from metrics import registry
+from pipeline.runs import RunRequest
+
+EXIT_CODES = {
+    RunStatus.DONE: 0,
+    RunStatus.PARTIAL: 3,
+    RunStatus.FAILED: 1,
+    RunStatus.CANCELLED: 1,
+}
+INVALID, FAILED = 2, 1
+
+
+def _service():
+    return current_app.extensions["runs"]
+
+
+def fail(message: str, code: int) -> None:
+    """One line on stderr, then exit: never a traceback."""
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+def _where(problem: dict) -> str:
+    return f"line {problem['line']}: " if problem["line"] is not None else ""
+
+
+def _print_problems(problems: list[dict], kind: str = "error") -> None:
+    for problem in problems:
+        click.echo(f"{kind:<7} {_where(problem)}{problem['message']}", err=True)
+
+
+def _readable(path: Path) -> Path:
+    if not path.is_file():
+        fail(f"{path}: no such file", INVALID)
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        fail(f"{path}: {exc.strerror}", INVALID)
+    return path
+
+
+@click.command("validate")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@with_appcontext
+def validate_command(file: Path, as_json: bool) -> None:
+    """Check FILE against the input format; exit 0 when valid, 1 when not."""
+    report = _service().validate_file(_readable(file))
+    summary = report.to_dict()
+    if as_json:
+        click.echo(json.dumps(summary, ensure_ascii=False, indent=2))
+    else:
+        _print_problems(summary["errors"])
+        _print_problems(summary["warnings"], "warning")
+        if report.valid:
+            methods, suites = ", ".join(report.methods), ", ".join(report.suites)
+            click.echo(
+                f"valid: {report.sessions} sessions; methods {methods}; suites {suites}"
+            )
+        else:
+            click.echo(f"invalid: {report.errors_total} error(s)")
+    raise SystemExit(0 if report.valid else 1)
+
+
+def _option_flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _suite_options(function):
+    """One ``--<option>`` (JSON) per option any suite declares."""
+    for suite in registry.suites():
+        for option in suite.options:
+            help_text = f"JSON value of the {suite.name} suite's option {option.name}."
+            function = click.option(
+                _option_flag(option.name), option.name, help=help_text
+            )(function)
+    return function
+
+
+def _parse_options(raw: dict) -> dict:
+    options = {}
+    for name, text in raw.items():
+        if text is None:
+            continue
+        try:
+            options[name] = json.loads(text)
+        except ValueError as exc:
+            fail(
+                f"{_option_flag(name)} is not valid JSON: {exc.msg} (column {exc.colno})",
+                INVALID,
+            )
+    return options
+
+
+@click.command("evaluate")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    type=click.Choice(registry.names()),
+    help="Suite to run (repeatable).",
+)
+@click.option("--judge-url", help="OpenAI-compatible base URL ending in /v1.")
+@click.option("--judge-model", help="Judge model name.")
+@click.option(
+    "--concurrency", type=click.IntRange(1, 512), help="Judge calls in flight."
+)
+@click.option("--samples", type=click.IntRange(1, 15), default=1, show_default=True)
+@click.option(
+    "--no-cache", is_flag=True, help="Ask the judge even for cached verdicts."
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Results file."
+)
+@_suite_options
+@with_appcontext
+def evaluate_command(file, suites, judge_url, judge_model, concurrency, samples,
+                     no_cache, out, **suite_options):  # fmt: skip
+    """Evaluate FILE through the queue and workers; write results v1 JSON.
+
+    Exit 0 done, 3 partial, 1 failed, 2 invalid input.
+    """
+    request = RunRequest(
+        suites=list(suites) or None,
+        judge_url=judge_url,
+        judge_model=judge_model,
+        samples=samples,
+        concurrency=concurrency,
+        use_cache=not no_cache,
+        options=_parse_options(suite_options),
+    )
+    run = _submit(_readable(file), request)
+    run = _wait_with_progress(run.id)
+    document = json.dumps(
+        _service().results_document(run), ensure_ascii=False, indent=2
+    )
+    if out:
+        out.write_text(document + "\n", encoding="utf-8")
+    else:
+        click.echo(document)
+    click.echo(f"status: {run.status}; dashboard: /r/{run.token}", err=True)
+    raise SystemExit(EXIT_CODES[run.status])
+
+
+def _submit(path: Path, request: RunRequest):
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with path.open("rb") as stream:
+            return _service().submit(stream, path.name, request)
+    except Rejected as rejected:
+        _print_problems(rejected.errors)
+        raise SystemExit(FAILED if rejected.status >= 500 else INVALID) from None
+    except SQLAlchemyError as exc:
+        fail(f"the database cannot be reached: {type(exc).__name__}", FAILED)
+
+
+def _wait_with_progress(run_id: str, poll_s: float = 0.2):
+    storage = current_app.extensions["storage"]
+    run = storage.get_run(run_id)
+    with click.progressbar(
+        length=max(run.total, 1), label="evaluating", file=sys.stderr
+    ) as bar:
+        shown = 0
+        while run.status not in FINAL_RUN:
+            time.sleep(poll_s)
+            run = storage.get_run(run_id)
+            if run.total:
+                bar.length = run.total
+            bar.update(run.done - shown)
+            shown = run.done
+    return run

@@ -1,0 +1,150 @@
+"""Problems: the one shape of every error a user sees (validation, forms,
+API, CLI), and the one exception that carries them.
+
+A problem names its line (or None), a JSON path, a code and the parameters of
+its message. The message templates live here once, as lazy text with named
+placeholders: ``message`` is the English text (logs, CLI, stored data) and
+:meth:`Problem.translated` renders the reader's language.
+
+>>> problem = Problem.make(3, "rounds[0].round", "round_below_one")
+>>> problem.message
+'rounds[0].round: must be an integer >= 1.'
+>>> problem.to_dict()["params"]
+{'path': 'rounds[0].round'}
+>>> Rejected([problem]).status
+400
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.i18n import LazyText, _l
+
+MESSAGES: dict[str, LazyText] = {
+    # the file
+    "bad_extension": _l("The file %(name)s does not end in .jsonl."),
+    "empty_file": _l("The file holds no sessions."),
+    "line_too_long": _l(
+        "The line is %(size)s bytes long; the limit is %(limit)s bytes."
+    ),
+    "not_utf8": _l(
+        "The line is not valid UTF-8 (first bad byte at column %(column)s)."
+    ),
+    "invalid_json": _l("The line is not valid JSON: %(detail)s (column %(column)s)."),
+    "not_object": _l("The line must be a JSON object, found %(found)s."),
+    "too_many_errors": _l("%(count)s more error(s) not shown."),
+    "bom_removed": _l("A UTF-8 byte order mark at the start of the file was ignored."),
+    # fields of a session
+    "missing_field": _l("%(path)s: required field is missing."),
+    "wrong_type": _l("%(path)s: expected %(expected)s, found %(found)s."),
+    "empty_value": _l("%(path)s: must not be empty."),
+    "round_below_one": _l("%(path)s: must be an integer >= 1."),
+    "negative_latency": _l("%(path)s: must be a number >= 0."),
+    "duplicate_session": _l(
+        "%(path)s: session id %(session_id)s already used on line %(first_line)s."
+    ),
+    "round_order": _l(
+        "%(path)s: round %(number)s must be greater than the previous round %(previous)s."
+    ),
+    "method_missing": _l(
+        "%(path)s: method(s) %(methods)s missing (present in line %(reference_line)s)."
+    ),
+    "method_extra": _l(
+        "%(path)s: method(s) %(methods)s not in the other rounds (see line %(reference_line)s)."
+    ),
+    "empty_personality": _l(
+        "%(path)s: empty personality; alignment prompts will have no traits."
+    ),
+    "unknown_field": _l("%(path)s: unknown field, ignored."),
+    # the request
+    "missing_file": _l("Choose a .jsonl file to upload."),
+    "too_large": _l("The file is larger than the %(limit)s MB limit."),
+    "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
+    "bad_suite": _l("Suites not available for this file: %(suites)s."),
+    "bad_option": _l("%(path)s rejected: %(detail)s"),
+    # the run
+    "queue_unavailable": _l(
+        "The evaluation queue is unavailable; nothing was started. Try again shortly."
+    ),
+    "already_final": _l("The run is already %(status)s."),
+    "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
+    # HTTP
+    "not_found": _l("This page does not exist."),
+    "method_not_allowed": _l("This method is not allowed here."),
+    "csrf": _l(
+        "The form expired or came from another site. Reload the page and try again."
+    ),
+    "internal": _l("Something went wrong on our side."),
+}
+
+
+def define(code: str, template: LazyText) -> None:
+    """Add a message a suite owns (e.g. the problem of one of its options)."""
+    existing = MESSAGES.setdefault(code, template)
+    if existing != template:
+        raise ValueError(f"problem code {code!r} is already defined differently")
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int | None
+    path: str
+    code: str
+    message: str  # English, from the template and the params
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, line: int | None, path: str, code: str, **params) -> Problem:
+        params = {"path": path, **params}
+        return cls(line, path, code, _format(MESSAGES[code].msgid, params), params)
+
+    def translated(self) -> str:
+        return translate(self.to_dict())
+
+    def to_dict(self) -> dict:
+        return {
+            "line": self.line,
+            "path": self.path,
+            "code": self.code,
+            "message": self.message,
+            "params": self.params,
+        }
+
+
+def _format(template: str, params: dict) -> str:
+    shown = {
+        k: ", ".join(map(str, v)) if isinstance(v, list) else v
+        for k, v in params.items()
+    }
+    try:
+        return template % shown
+    except (KeyError, TypeError, ValueError):
+        return template
+
+
+def translate(problem: dict) -> str:
+    """A problem dict's message in the current language (its English message
+    when the code is unknown, e.g. a problem stored by an older release)."""
+    template = MESSAGES.get(problem.get("code", ""))
+    if template is None:
+        return problem.get("message", "")
+    return _format(str(template), dict(problem.get("params") or {}))
+
+
+class Rejected(Exception):
+    """A request that cannot go ahead; ``status`` is the HTTP status it maps to."""
+
+    def __init__(self, problems: list[Problem], status: int = 400):
+        super().__init__(problems[0].message if problems else "rejected")
+        self.problems = problems
+        self.status = status
+
+    @classmethod
+    def one(cls, code: str, path: str = "", http: int = 400, **params) -> Rejected:
+        """One problem; ``http`` is the status (params may hold a run's ``status``)."""
+        return cls([Problem.make(None, path, code, **params)], http)
+
+    @property
+    def errors(self) -> list[dict]:
+        return [problem.to_dict() for problem in self.problems]

@@ -1,0 +1,83 @@
+"""Statuses of a run and of a result row: the one definition of each.
+
+Both are ``StrEnum``s, so they compare equal to, and serialise as, the plain
+strings stored in the database and written in the results format.
+
+>>> RunStatus("partial") in FINAL_RUN, RowStatus.OK == "ok"
+(True, True)
+>>> sorted(FAILED_ROWS)
+['error', 'unscored']
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from core.i18n import LazyText, _l
+
+
+class _Status(StrEnum):
+    def __repr__(self) -> str:  # shown as the plain string it stands for
+        return repr(self.value)
+
+
+class RunStatus(_Status):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"  # every row that could be scored was scored
+    PARTIAL = "partial"  # some rows are unscored or error
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def label(self) -> LazyText:
+        return _RUN_LABELS[self]
+
+    @property
+    def final(self) -> bool:
+        return self in FINAL_RUN
+
+
+class RowStatus(_Status):
+    OK = "ok"
+    UNSCORED = "unscored"  # the judge or a metric could not score this item
+    ERROR = "error"  # transport or internal failure
+    NOT_CONFIGURED = "not_configured"  # no judge configured
+
+    @property
+    def label(self) -> LazyText:
+        return _ROW_LABELS[self]
+
+
+ACTIVE_RUN = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+FINAL_RUN = frozenset(RunStatus) - ACTIVE_RUN
+RETRYABLE_RUN = frozenset({RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED})
+FAILED_ROWS = frozenset({RowStatus.UNSCORED, RowStatus.ERROR})
+
+_RUN_LABELS = {
+    RunStatus.QUEUED: _l("queued"),
+    RunStatus.RUNNING: _l("running"),
+    RunStatus.DONE: _l("done"),
+    RunStatus.PARTIAL: _l("partial"),
+    RunStatus.FAILED: _l("failed"),
+    RunStatus.CANCELLED: _l("cancelled"),
+}
+_ROW_LABELS = {
+    RowStatus.OK: _l("scored"),
+    RowStatus.UNSCORED: _l("unscored"),
+    RowStatus.ERROR: _l("error"),
+    RowStatus.NOT_CONFIGURED: _l("not configured"),
+}
+
+
+def status_label(value: str) -> LazyText | str:
+    """The label of a run or row status given as a string (unknown: itself)."""
+    for enum in (RunStatus, RowStatus):
+        if value in enum._value2member_map_:
+            return enum(value).label
+    return value
+
+
+class Cancelled(Exception):
+    """The run was cancelled while it was being evaluated: nothing of the
+    interrupted work is stored."""

@@ -1,0 +1,207 @@
+"""Streaming validation of the JSONL input format (pure).
+
+One session per line. Lines are read with a bounded ``readline``, so neither a
+huge file nor a single huge line is held in memory; what validation keeps
+grows only with the number of sessions (their ids) and the capped error list.
+Every problem names its line, a JSON path, a code and a message. The
+per-field rules live in :mod:`dataset.schema`.
+
+Which suites the file can run is asked of the suites themselves: the caller
+passes them (anything with a ``name`` and ``supports(session)``), so this
+module knows nothing about metrics.
+
+>>> import io
+>>> line = b'{"session_id":"u1","user_profile":"22, NYC","user_personality":"shy",'
+>>> line += b'"rounds":[{"round":1,"user_message":"Hey!",'
+>>> line += b'"responses":{"Base":"Hello!","Ours":"Hey! What\\'s up?"}}]}\\n'
+>>> report = validate_stream(io.BytesIO(line), "seed.jsonl")
+>>> report.valid, report.sessions, report.methods
+(True, 1, ['Base', 'Ours'])
+>>> bad = validate_stream(io.BytesIO(b'{"session_id": 1}\\n'), "x.jsonl")
+>>> [(e.line, e.path, e.code) for e in bad.errors][:2]
+[(1, 'session_id', 'wrong_type'), (1, 'user_profile', 'missing_field')]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from config import DEFAULTS
+from core.problems import Problem
+from dataset.reader import DEFAULT_MAX_LINE_BYTES, is_blank, read_lines
+from dataset.schema import SessionChecker, type_name
+
+ALLOWED_EXTENSIONS = (".jsonl",)
+DEFAULT_MAX_ERRORS = DEFAULTS["MAX_VALIDATION_ERRORS"]
+_BOM = b"\xef\xbb\xbf"
+# A JSON escape of a UTF-16 surrogate; only then can a string hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+class SuiteLike(Protocol):
+    name: str
+
+    def supports(self, session: dict) -> bool: ...
+
+
+@dataclass
+class ValidationReport:
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    errors_total: int = 0
+    sessions: int = 0
+    rounds: int = 0
+    methods: list[str] = field(default_factory=list)
+    # suite name -> sessions that carry its fields, in the order suites were given
+    suite_sessions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return self.errors_total == 0
+
+    @property
+    def suites(self) -> list[str]:
+        """Suites at least one session can run (the other sessions' rows for
+        that suite are reported unscored with the reason)."""
+        if not self.valid:
+            return []
+        return [name for name, count in self.suite_sessions.items() if count]
+
+    def to_dict(self) -> dict:
+        errors = [problem.to_dict() for problem in self.errors]
+        hidden = self.errors_total - len(self.errors)
+        if hidden > 0:
+            errors.append(
+                Problem.make(None, "", "too_many_errors", count=hidden).to_dict()
+            )
+        return {
+            "valid": self.valid,
+            "errors": errors,
+            "warnings": [problem.to_dict() for problem in self.warnings],
+            "sessions": self.sessions,
+            "methods": self.methods,
+            "suites": self.suites,
+        }
+
+
+class _Collector:
+    """Caps the stored errors while counting all of them."""
+
+    def __init__(self, report: ValidationReport, max_errors: int):
+        self.report = report
+        self.max_errors = max_errors
+
+    def error(self, problem: Problem) -> None:
+        self.report.errors_total += 1
+        if len(self.report.errors) < self.max_errors:
+            self.report.errors.append(problem)
+
+    def warning(self, problem: Problem) -> None:
+        if len(self.report.warnings) < self.max_errors:
+            self.report.warnings.append(problem)
+
+
+def has_allowed_extension(filename: str) -> bool:
+    return filename.lower().endswith(ALLOWED_EXTENSIONS)
+
+
+def validate_file(
+    path: str | Path, filename: str | None = None, **options
+) -> ValidationReport:
+    """Validate a file on disk; ``filename`` is the user's name for it."""
+    path = Path(path)
+    with path.open("rb") as stream:
+        return validate_stream(stream, filename or path.name, **options)
+
+
+def validate_stream(
+    stream: BinaryIO,
+    filename: str,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+    suites: Iterable[SuiteLike] = (),
+) -> ValidationReport:
+    report = ValidationReport(suite_sessions={suite.name: 0 for suite in suites})
+    sink = _Collector(report, max_errors)
+    if not has_allowed_extension(filename):
+        sink.error(Problem.make(None, "", "bad_extension", name=filename))
+        return report
+    checker = SessionChecker(sink)
+    suites = list(suites)
+    saw_content = False
+    for lineno, text in _decoded_lines(stream, max_line_bytes, sink):
+        if text is None or is_blank(text):
+            continue
+        saw_content = True
+        session = _parse_object(lineno, text, sink)
+        if session is not None:
+            report.sessions += 1
+            if checker.check(lineno, session):
+                _count_valid_session(report, session, suites)
+    if not saw_content and report.errors_total == 0:
+        sink.error(Problem.make(None, "", "empty_file"))
+    report.methods = list(checker.methods)
+    return report
+
+
+def _count_valid_session(report: ValidationReport, session: dict, suites) -> None:
+    report.rounds += len(session["rounds"])
+    for suite in suites:
+        if suite.supports(session):
+            report.suite_sessions[suite.name] += 1
+
+
+def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
+    for lineno, raw, size in read_lines(stream, limit):
+        if raw is None:
+            sink.error(
+                Problem.make(lineno, "", "line_too_long", size=size, limit=limit)
+            )
+            yield lineno, None
+            continue
+        if lineno == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+            sink.warning(Problem.make(1, "", "bom_removed"))
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            sink.error(Problem.make(lineno, "", "not_utf8", column=exc.start + 1))
+            yield lineno, None
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _has_lone_surrogate(value) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _parse_object(lineno: int, text: str, sink: _Collector) -> dict | None:
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)  # NaN, Infinity
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+            raise ValueError("lone UTF-16 surrogate escape")
+    except json.JSONDecodeError as exc:
+        sink.error(
+            Problem.make(lineno, "", "invalid_json", detail=exc.msg, column=exc.colno)
+        )
+        return None
+    except (ValueError, RecursionError) as exc:  # huge ints, absurd nesting
+        sink.error(
+            Problem.make(lineno, "", "invalid_json", detail=str(exc)[:120], column=1)
+        )
+        return None
+    if not isinstance(value, dict):
+        sink.error(Problem.make(lineno, "", "not_object", found=type_name(value)))
+        return None
+    return value

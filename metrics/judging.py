@@ -1,0 +1,109 @@
+"""What suites need to ask the judge (pure; ``evaluator.py`` does the asking).
+
+A suite renders a versioned prompt file from ``prompts/`` into messages and
+wraps them in :class:`JudgeItem`s of one of its :class:`JudgeMode`s; the
+judge returns outcomes whose verdicts the mode's parser produced. Parsing
+never invents a score: a reply without a readable verdict parses to ``None``
+and the row is stored ``unscored`` with the raw text. The suite-specific
+parsers live in the suite modules; the helpers they share are here.
+
+>>> last_boxed("Total: \\\\boxed{80} ... final \\\\boxed{ 75.5 }")
+75.5
+>>> strict_json('```json\\n{"a": [1]}\\n```'), strict_json("Sure! {}")
+({'a': [1]}, None)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+
+from metrics.suite import JudgeMode
+
+PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
+_BOXED = re.compile(r"\\boxed\{\s*(-?\d+(?:\.\d+)?)\s*\}")
+# The whole reply may be one ```json fenced block; nothing may precede or follow.
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```\Z", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    version: str  # file stem, e.g. "alignment_v1"; stored with every score
+    system: Template
+    user: Template
+
+    def render(self, **fields: str) -> list[dict]:
+        return [
+            {"role": "system", "content": self.system.substitute(fields)},
+            {"role": "user", "content": self.user.substitute(fields)},
+        ]
+
+
+@lru_cache
+def load_prompt(version: str) -> Prompt:
+    """Read ``prompts/<version>.txt``: a ``# system`` part, then a ``# user`` part."""
+    text = (PROMPT_DIR / f"{version}.txt").read_text(encoding="utf-8")
+    _, system, user = re.split(r"^# (?:system|user)\n", text, flags=re.M)
+    return Prompt(version, Template(system.strip()), Template(user.strip()))
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One request to the judge, built by a suite, executed by the evaluator."""
+
+    mode: JudgeMode
+    messages: tuple  # of role/content dicts, as rendered
+    sample: int = 0
+
+    @property
+    def prompt_version(self) -> str:
+        return self.mode.prompt
+
+    def parse(self, text: str):
+        return self.mode.parse(text)
+
+
+def judge_items(mode: JudgeMode, samples: int, **fields: str) -> list[JudgeItem]:
+    """The items of one request, one per sample, from the mode's prompt."""
+    messages = tuple(load_prompt(mode.prompt).render(**fields))
+    return [JudgeItem(mode, messages, sample) for sample in range(samples)]
+
+
+@dataclass
+class Verdict:
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    reasoning: str | None = None
+    items: list[str] = field(default_factory=list)  # e.g. ALMP's attribute list
+
+    def to_dict(self) -> dict:
+        return {
+            "score": self.score,
+            "parts": self.parts,
+            "flags": self.flags,
+            "reasoning": self.reasoning,
+            "items": self.items,
+        }
+
+
+def last_boxed(text: str) -> float | None:
+    """The number in the last ``\\boxed{...}`` of a reply, if any."""
+    found = _BOXED.findall(text)
+    return float(found[-1]) if found else None
+
+
+def strict_json(text: str):
+    """The reply as JSON, or None: the reply must be the JSON value alone."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None

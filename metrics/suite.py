@@ -1,0 +1,224 @@
+"""The suite contract: everything about a suite lives in one object.
+
+A suite module under ``metrics/suites/`` exports ``SUITE = Suite(...)``:
+its name and label, the session/response fields it needs, whether it uses the
+judge, its metrics with their metadata, its judge modes (prompt file and
+verdict parser), its options, ``run`` and ``summarize``, and a declarative
+panel the web layer turns into charts and tables. Validation, the planner,
+the dashboard, the exports and the CLI read these objects; no other module
+names a suite. ``CONTRIBUTING.md`` walks through adding one.
+
+>>> toy = Suite(
+...     name="toy", label=_l("Toy"), description=_l("A toy suite."),
+...     metrics=(Metric("toy_len", _l("Length"), "row", bounds=(0, None)),),
+...     run=lambda sessions, methods, judge, options: [],
+...     summarize=lambda rows, methods: {"summary": {}},
+...     session_fields=("meta",))
+>>> toy.metrics[0].suite, toy.supports({"meta": {"a": 1}}), toy.supports({})
+('toy', True, False)
+>>> toy.metrics[0].within_bounds(3.0), toy.metrics[0].within_bounds(-1.0)
+(True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Literal, TypedDict
+
+from core.i18n import LazyText, _l
+from metrics.rows import ResultRow
+
+__all__ = ["_l"]  # suite modules take the marker from here with the contract
+
+Level = Literal["row", "session", "summary"]
+
+
+class Format(StrEnum):
+    """How a value is displayed."""
+
+    SCORE = "score"  # a real number, two decimals
+    RATE = "rate"  # a fraction in [0, 1]
+    COUNT = "count"  # an integer
+    SECONDS = "seconds"
+
+
+class JudgeUse(StrEnum):
+    NONE = "none"
+    REQUIRED = "required"  # judge metrics are not_configured without a judge
+    OPTIONAL = "optional"  # extra metrics when a judge is configured
+
+
+@dataclass(frozen=True)
+class Metric:
+    id: str
+    label: LazyText
+    level: Level
+    higher_is_better: bool = True
+    # (low, high); None on a side means unbounded. None = any real number.
+    bounds: tuple[float | None, float | None] | None = None
+    format: Format = Format.SCORE
+    description: LazyText | None = None
+    compare: str | None = None  # session-level metric its significance comes from
+    ranked: bool = True  # the dashboard marks the best method
+    in_table: bool = True  # a column of the comparison table (summary level)
+    needs_judge: bool = False
+    keyed: bool = False  # also emitted per key, as "<id>@<key>" (e.g. per topic)
+    suite: str = ""  # set by the Suite that owns it
+
+    def within_bounds(self, value: float) -> bool:
+        if self.bounds is None:
+            return True
+        low, high = self.bounds
+        return (low is None or value >= low) and (high is None or value <= high)
+
+
+@dataclass(frozen=True)
+class JudgeMode:
+    """One kind of judge request: its prompt file and its verdict parser."""
+
+    name: str
+    prompt: str  # file stem under prompts/, e.g. "alignment_v1" (stored per score)
+    parse: Callable[[str], Any]  # reply text -> Verdict | None (None: unparseable)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-run option of a suite, validated before the run is created."""
+
+    name: str
+    label: LazyText
+    validate: Callable[[Any], Any]  # raw value (None: absent) -> value, or ValueError
+    problem: str = "bad_option"  # problem code of a rejected value
+    problem_message: LazyText | None = None  # its template, if not a core one
+
+
+ChartKind = Literal[
+    "curve", "radar", "bars", "stacked_bars", "bars_ci", "heatmap", "box"
+]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the suite's panel. ``source`` says where its values are:
+    ``summary``, ``curves.<metric>``, ``panel`` or ``panel.<key>`` (the data
+    ``summarize`` returned under ``panel``). ``series`` pairs a data key with
+    the metric whose label names it."""
+
+    id: str
+    kind: ChartKind
+    title: LazyText
+    source: str
+    series: tuple[tuple[str, str], ...] = ()
+    x_title: LazyText | None = None
+    y_title: LazyText | None = None
+    y_metric: str | None = None  # y axis titled with this metric's label
+    y_range: tuple[float, float] | None = None
+    columns: str | None = None  # heatmap: where the column names are
+    marks: str | None = None  # box plot: a marker value per method
+    mark_label: LazyText | None = None
+
+
+def series(*metric_ids: str) -> tuple[tuple[str, str], ...]:
+    """Series whose data keys are metric ids."""
+    return tuple((metric_id, metric_id) for metric_id in metric_ids)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: LazyText | str
+    format: Literal["text", "metric", "score", "p", "count", "flag", "choice"] = "text"
+    choices: Mapping[str, LazyText] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str
+    title: LazyText
+    columns: tuple[Column, ...]
+    rows: Callable[[dict, list[str]], list[dict]]  # (panel data, methods) -> rows
+
+
+@dataclass(frozen=True)
+class Panel:
+    charts: tuple[Chart, ...] = ()
+    tables: tuple[Table, ...] = ()
+    empty: LazyText | None = None  # said when there is nothing to show
+
+
+class SuiteSummary(TypedDict, total=False):
+    summary: dict[str, dict[str, float | None]]  # method -> summary metric -> value
+    curves: dict[str, dict[str, list[dict]]]  # metric -> method -> points
+    session_values: dict[str, dict[str, dict[str, float]]]  # metric -> method -> sid
+    panel: dict  # JSON-ready data the panel's charts and tables read
+
+
+Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
+Summarizer = Callable[[list[ResultRow], list[str]], SuiteSummary]
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    label: LazyText
+    description: LazyText
+    metrics: tuple[Metric, ...]
+    run: Runner  # (sessions, methods, judge or None, options) -> rows
+    summarize: Summarizer  # (this suite's rows, methods) -> SuiteSummary
+    session_fields: tuple[str, ...] = ()  # a session needs at least one of them
+    response_fields: tuple[str, ...] = ()  # some response needs each of them
+    judge: JudgeUse = JudgeUse.NONE
+    modes: tuple[JudgeMode, ...] = ()
+    options: tuple[Option, ...] = ()
+    panel: Panel = Panel()
+    order: int = 100  # position in lists and on the dashboard
+
+    def __post_init__(self) -> None:
+        owned = tuple(replace(metric, suite=self.name) for metric in self.metrics)
+        object.__setattr__(self, "metrics", owned)
+
+    @property
+    def uses_judge(self) -> bool:
+        return self.judge != JudgeUse.NONE
+
+    @property
+    def needs_judge(self) -> bool:
+        return self.judge == JudgeUse.REQUIRED
+
+    @property
+    def prompts(self) -> dict[str, str]:
+        """Judge mode -> prompt version, as recorded in a run's header."""
+        return {mode.name: mode.prompt for mode in self.modes}
+
+    @property
+    def headline(self) -> Metric:
+        """The first row- or session-level metric: failures are recorded on it."""
+        return next(m for m in self.metrics if m.level != "summary")
+
+    def summary_metrics(self) -> list[Metric]:
+        return [m for m in self.metrics if m.level == "summary"]
+
+    def supports(self, session: dict) -> bool:
+        """Whether one (validated) session carries what this suite needs."""
+        if self.session_fields and not any(
+            session.get(name) not in (None, "", [], {}) for name in self.session_fields
+        ):
+            return False
+        return all(_any_response_has(session, name) for name in self.response_fields)
+
+    def validate_options(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """``{option: value}`` checked by each option; ValueError names it."""
+        return {
+            option.name: option.validate(raw.get(option.name))
+            for option in self.options
+        }
+
+
+def _any_response_has(session: dict, name: str) -> bool:
+    for round_ in session.get("rounds", ()):
+        for response in round_.get("responses", {}).values():
+            if isinstance(response, dict) and response.get(name) is not None:
+                return True
+    return False

@@ -1,0 +1,346 @@
+"""Alignment suite (needs a judge): rows per (session, round, method) from
+the judge's verdicts, and the AL(k) statistics (``docs/metrics/alignment.md``).
+
+The summary is computed over AL(k), the per-round mean across sessions, and
+the regression is fitted on (k, AL(k)), not on the flattened list of all
+scores, which is what the original public tool got wrong:
+
+>>> rows = [
+...     {"session_id": s, "round": k, "method": "M", "metric": "al",
+...      "value": v, "status": "ok"}
+...     for s, start in (("a", 50), ("b", 30))
+...     for k, v in zip(range(1, 6), range(start, start + 50, 10))
+... ]
+>>> summary = summarize(rows, ["M"])["summary"]["M"]
+>>> summary["al_slope"], summary["al_intercept"], summary["al_r2"], summary["al_avg"]
+(10.0, 30.0, 1.0, 60.0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from statistics import fmean, pstdev
+
+from core.status import RowStatus
+from metrics import stats
+from metrics.dialogue import history, user_message
+from metrics.judging import Verdict, judge_items, last_boxed
+from metrics.rows import ResultRow, result_row, scored, session_means
+from metrics.suite import (
+    Chart,
+    Format,
+    JudgeMode,
+    JudgeUse,
+    Metric,
+    Panel,
+    Suite,
+    _l,
+)
+
+DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
+_DIMENSION = {
+    name: re.compile(rf"^\W*{name}\W*:\s*(\d+(?:\.\d+)?)\s*(?:/\s*20)?", re.I | re.M)
+    for name in DIMENSIONS
+}
+_REASONING = re.compile(
+    r"reasoning\s*:\s*(.*?)(?=^\W*style\W*:|\\boxed|\Z)", re.I | re.S | re.M
+)
+NO_JUDGE = "no judge configured"
+
+
+def _reasoning(text: str) -> str | None:
+    match = _REASONING.search(text)
+    return match.group(1).strip() if match else None
+
+
+def parse_alignment(text: str) -> Verdict | None:
+    """The boxed total is the score; five parsed dimensions that do not add up
+    to it flag the row ``sum_mismatch``. Out-of-range values are unparseable.
+
+    >>> reply = '''Reasoning: warm and specific.
+    ... Style: 18/20
+    ... Content: 17/20
+    ... Naturalness: 16/20
+    ... Personalization: 15/20
+    ... Conversation: 14/20
+    ... Total: \\\\boxed{80}'''
+    >>> verdict = parse_alignment(reply)
+    >>> verdict.score, verdict.parts["style"], verdict.flags
+    (80.0, 18.0, [])
+    >>> parse_alignment("I would rate this highly.") is None
+    True
+    """
+    total = last_boxed(text)
+    if total is None or not 0 <= total <= 100:
+        return None
+    parts = {}
+    for name, pattern in _DIMENSION.items():
+        match = pattern.search(text)
+        if match and 0 <= float(match.group(1)) <= 20:
+            parts[name] = float(match.group(1))
+    flags = []
+    if len(parts) == len(DIMENSIONS) and abs(sum(parts.values()) - total) > 1e-9:
+        flags.append("sum_mismatch")
+    return Verdict(total, parts, flags, _reasoning(text))
+
+
+def parse_binary(text: str) -> Verdict | None:
+    """``\\boxed{1}`` (would keep chatting) or ``\\boxed{0}``.
+
+    >>> parse_binary("Reasoning: dull. \\\\boxed{0}").score
+    0.0
+    """
+    answer = last_boxed(text)
+    if answer not in (0.0, 1.0):
+        return None
+    return Verdict(
+        answer, reasoning=_reasoning(text) or text.rsplit("\\boxed", 1)[0].strip()
+    )
+
+
+ALIGNMENT = JudgeMode("alignment", "alignment_v1", parse_alignment)
+BINARY = JudgeMode("binary", "binary_v1", parse_binary)
+MODES = (ALIGNMENT, BINARY)
+SCORE_METRICS = ("al", *(f"al_{d}" for d in DIMENSIONS))
+
+
+def request_items(session: dict, method: str, index: int, samples: int) -> dict:
+    """``{mode: [JudgeItem per sample]}`` for one (session, round, method)."""
+    round_ = session["rounds"][index]
+    response = round_["responses"][method]
+    fields = {
+        "profile": session["user_profile"],
+        "personality": session["user_personality"],
+        "history": history(session, method, index),
+        "user_message": user_message(round_, response),
+        "response": response["text"],
+    }
+    return {mode: judge_items(mode, samples, **fields) for mode in MODES}
+
+
+def rows_from_outcomes(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
+    """Rows for one (session, round, method) and mode from its samples."""
+    ok = [o for o in outcomes if o.status == RowStatus.OK]
+    detail = {
+        "prompt_version": mode.prompt,
+        "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
+        "reasoning": ok[0].verdict.get("reasoning") if ok else None,
+        "flags": sorted({f for o in ok for f in o.verdict.get("flags", [])}),
+    }
+    if not ok:
+        failed = outcomes[0]
+        detail["raw"] = failed.raw
+        unscored = any(o.status == RowStatus.UNSCORED for o in outcomes)
+        status = RowStatus.UNSCORED if unscored else RowStatus.ERROR
+        metrics = SCORE_METRICS if mode is ALIGNMENT else ("binary",)
+        return [result_row(key, m, None, status, failed.note, detail) for m in metrics]
+    if mode is BINARY:
+        return [_binary_row(key, ok, detail)]
+    return _alignment_rows(key, ok, detail)
+
+
+def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
+    votes = [o.verdict["score"] for o in ok]
+    ones, zeros = votes.count(1.0), votes.count(0.0)
+    if ones == zeros:
+        note = "samples tied; use an odd number of samples"
+        return result_row(key, "binary", None, RowStatus.UNSCORED, note, detail)
+    return result_row(key, "binary", 1.0 if ones > zeros else 0.0, detail=detail)
+
+
+def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
+    totals = [o.verdict["score"] for o in ok]
+    detail = {**detail, "spread": pstdev(totals) if len(totals) > 1 else 0.0}
+    note = "sum_mismatch" if "sum_mismatch" in detail["flags"] else None
+    rows = [result_row(key, "al", fmean(totals), note=note, detail=detail)]
+    for dimension in DIMENSIONS:
+        values = [
+            o.verdict["parts"][dimension] for o in ok if dimension in o.verdict["parts"]
+        ]
+        value = fmean(values) if values else None
+        note = None if values else "dimension missing from the reply"
+        rows.append(result_row(key, f"al_{dimension}", value, note=note))
+    return rows
+
+
+def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
+    """All judge calls of the chunk go out as one batch, so the judge's
+    concurrency is filled by the whole chunk rather than one round at a time."""
+    rows, plan, batch = [], [], []
+    samples = int(options.get("samples", 1))
+    for session in sessions:
+        for index, round_ in enumerate(session["rounds"]):
+            for method in methods:
+                key = {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
+                if judge is None:
+                    rows += [
+                        result_row(key, m, None, RowStatus.NOT_CONFIGURED, NO_JUDGE)
+                        for m in ("al", "binary")
+                    ]
+                    continue
+                for mode, items in request_items(
+                    session, method, index, samples
+                ).items():
+                    plan.append((key, mode, len(items)))
+                    batch += items
+    outcomes = judge.evaluate(batch) if batch else []
+    position = 0
+    for key, mode, count in plan:
+        rows += rows_from_outcomes(key, mode, outcomes[position : position + count])
+        position += count
+    return rows
+
+
+# -- summary ---------------------------------------------------------------
+def _scored(rows, metric: str) -> dict[str, list[ResultRow]]:
+    by_method = defaultdict(list)
+    for row in rows:
+        if row["metric"] == metric and scored(row):
+            by_method[row["method"]].append(row)
+    return by_method
+
+
+def curve(rows: list[ResultRow]) -> list[dict]:
+    """AL(k): mean of scored values over sessions at each round k, with CI."""
+    by_round = defaultdict(list)
+    for row in rows:
+        by_round[row["round"]].append(row["value"])
+    return [{"k": k, **stats.mean_ci(by_round[k])} for k in sorted(by_round)]
+
+
+def normalized(points: list[dict]) -> list[dict] | None:
+    """N-AL(k) = (AL(k) − min) / (max − min); undefined when max = min."""
+    means = [p["mean"] for p in points]
+    if not means or max(means) == min(means):
+        return None
+    low, span = min(means), max(means) - min(means)
+    return [
+        {"k": p["k"], "mean": (p["mean"] - low) / span, "n": p["n"],
+         "ci_low": None, "ci_high": None}
+        for p in points
+    ]  # fmt: skip
+
+
+def _curve_summary(points: list[dict], prefix: str) -> dict:
+    ks = [p["k"] for p in points]
+    means = [p["mean"] for p in points]
+    slope, intercept, r2 = stats.ols(ks, means)
+    return {
+        f"{prefix}_avg": fmean(means) if means else None,
+        f"{prefix}_slope": slope,
+        f"{prefix}_intercept": intercept,
+        f"{prefix}_r2": r2,
+    }
+
+
+def _session_slopes(rows: list[ResultRow]) -> list[float]:
+    by_session = defaultdict(list)
+    for row in rows:
+        by_session[row["session_id"]].append((row["round"], row["value"]))
+    slopes = [
+        stats.ols(*zip(*points, strict=True))[0]
+        for points in by_session.values()
+        if len(points) >= 2
+    ]
+    return [s for s in slopes if s is not None]
+
+
+def summarize(rows: list[ResultRow], methods: list[str]) -> dict:
+    """Summary metrics, curves and per-session values for comparisons."""
+    al_rows, binary_rows = _scored(rows, "al"), _scored(rows, "binary")
+    dimension_rows = {d: _scored(rows, f"al_{d}") for d in DIMENSIONS}
+    summary, curves = {}, {"al": {}, "nal": {}}
+    for method in methods:
+        points = curve(al_rows.get(method, []))
+        curves["al"][method] = points
+        curves["nal"][method] = normalized(points) or []
+        slopes = stats.mean_ci(_session_slopes(al_rows.get(method, [])))
+        votes = [r["value"] for r in binary_rows.get(method, [])]
+        summary[method] = {
+            **_curve_summary(points, "al"),
+            "binary_rate": sum(votes) / len(votes) if votes else None,
+            "al_session_slope": slopes["mean"],
+            "al_session_slope_ci_low": slopes["ci_low"],
+            "al_session_slope_ci_high": slopes["ci_high"],
+        }
+        for dimension, by_method in dimension_rows.items():
+            dim_points = curve(by_method.get(method, []))
+            summary[method][f"al_{dimension}_avg"] = (
+                fmean(p["mean"] for p in dim_points) if dim_points else None
+            )
+    values = {m: session_means(rows, m, methods) for m in ("al", "binary")}
+    return {"summary": summary, "curves": curves, "session_values": values}
+
+
+def _metric(metric_id: str, label, level, bounds, **extra) -> Metric:
+    return Metric(metric_id, label, level, True, bounds, needs_judge=True, **extra)
+
+
+_DIMENSION_LABELS = {
+    "style": _l("Style"),
+    "content": _l("Content"),
+    "naturalness": _l("Naturalness"),
+    "personalization": _l("Personalization"),
+    "conversation": _l("Conversation"),
+}
+SUMMARY_FREE = {"ranked": False, "in_table": False}
+METRICS = (
+    _metric("al", _l("Alignment level AL"), "row", (0.0, 100.0),
+            description=_l("Judge score of one response, 0-100: five dimensions of 20 points.")),
+    *(
+        _metric(f"al_{d}", label, "row", (0.0, 20.0),
+                description=_l("One of the five judge dimensions, 0-20."))
+        for d, label in _DIMENSION_LABELS.items()
+    ),
+    _metric("binary", _l("Would keep chatting"), "row", (0.0, 1.0), format=Format.RATE,
+            description=_l("The judge's yes (1) or no (0): would the user keep chatting?")),
+    _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al",
+            description=_l("Mean of AL(k) over the rounds k.")),
+    _metric("al_slope", _l("AL slope"), "summary", None,
+            description=_l("Slope of the least-squares line through (k, AL(k)).")),
+    _metric("al_intercept", _l("AL intercept"), "summary", None, ranked=False),
+    _metric("al_r2", _l("AL R²"), "summary", (0.0, 1.0), ranked=False),
+    _metric("binary_rate", _l("Keep-chatting rate"), "summary", (0.0, 1.0),
+            format=Format.RATE, compare="binary",
+            description=_l("Share of scored responses the judge would keep chatting with.")),
+    _metric("al_session_slope", _l("Mean per-session slope"), "summary", None,
+            description=_l("Mean of the per-session least-squares slopes of AL over rounds.")),
+    _metric("al_session_slope_ci_low", _l("Per-session slope, CI low"), "summary", None,
+            **SUMMARY_FREE),
+    _metric("al_session_slope_ci_high", _l("Per-session slope, CI high"), "summary",
+            None, **SUMMARY_FREE),
+    *(
+        _metric(f"al_{d}_avg", label, "summary", (0.0, 20.0), in_table=False)
+        for d, label in _DIMENSION_LABELS.items()
+    ),
+)  # fmt: skip
+
+SUITE = Suite(
+    name="alignment",
+    label=_l("Persona alignment (LLM judge)"),
+    description=_l("An LLM judge scores every response for alignment with the user's profile and personality, round by round."),
+    metrics=METRICS,
+    run=run,
+    summarize=summarize,
+    judge=JudgeUse.REQUIRED,
+    modes=MODES,
+    order=10,
+    panel=Panel(
+        charts=(
+            Chart("al_curve", "curve", _l("AL(k): alignment by round (95% CI)"),
+                  "curves.al", x_title=_l("Round k"), y_metric="al", y_range=(0, 100)),
+            Chart("nal_curve", "curve", _l("N-AL(k): normalized alignment by round"),
+                  "curves.nal", x_title=_l("Round k"), y_title=_l("Normalized AL"),
+                  y_range=(-0.05, 1.05)),
+            Chart("radar", "radar", _l("Scoring dimensions (0–20)"), "summary",
+                  series=tuple((f"al_{d}_avg", f"al_{d}") for d in DIMENSIONS),
+                  y_range=(0, 20)),
+        ),
+        empty=_l("No judge scores to chart: the alignment suite needs a configured judge."),
+    ),
+)  # fmt: skip

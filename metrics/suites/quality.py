@@ -1,0 +1,379 @@
+"""Quality suite: the LLM Lab heuristics as rows per (session, round, method)
+(metric card: ``docs/metrics/quality.md``):
+``coherence``, ``completeness``, ``length``, ``structure``, ``vocabulary`` and
+the weighted ``quality`` (weights: ``options["quality_weights"]``).
+
+The seed's formulas win over its worked examples. Words, sentences, word
+lists and the pronoun/topic rules live in ``metrics.text_units``; a content
+word is one that is not common, not a pronoun and not a connector. Rules for
+the terms the seed leaves open:
+
+* connector = min(connectors / (0.3 * sentences), 1); pronoun = 1 - unclear /
+  third-person pronouns (1.0 with none); topic = 1 - shifts / sentences.
+* Prompt keywords = its content words outside task verbs. coverage = 0.6 *
+  matched / keywords (1.0 with none) + 0.4 * min(words / (2.5 * prompt
+  words), 1). A prompt sentence ending in ``?`` is answered when the response
+  holds one of its keywords (or it has none); a task (task verb occurrence)
+  is completed when the response holds at least half, rounded up, of its
+  sentence's keywords. No questions or no tasks: that part is 1.0.
+* length = max(0, 1 - |ln(words / (2.5 * prompt words))|).
+* paragraph = min(paragraphs / ceil(words / 100), 1); introduction: first
+  sentence over 20 characters holding a prompt keyword (any content word if
+  the prompt has none); conclusion: last sentence over 15 characters holding
+  a summary phrase.
+* sophistication counts occurrences of all-letter words over 6 letters not in
+  ``COMMON_WORDS``; repetition = 1 - (occurrences of words seen more than 3
+  times) / words.
+* A response without words (empty, blank, punctuation or emoji only) is a
+  real, bad response: every metric is 0.0. A prompt without words leaves
+  ``length``, ``completeness`` and so ``quality`` unscored.
+
+>>> scores = score_response("AI is the artificial intelligence that simulates human thinking.", "What is AI?")
+>>> round(scores["length"].value, 4), round(scores["quality"].value, 4)
+(0.8177, ...)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from statistics import fmean
+from typing import NamedTuple
+
+from metrics import text_units as tu
+from metrics.rows import result_row, scored
+from metrics.suite import Chart, Format, Metric, Option, Panel, Suite, _l, series
+
+DEFAULT_WEIGHTS = dict(
+    coherence=0.25, completeness=0.25, length=0.20, structure=0.15, vocabulary=0.15
+)
+COMPONENTS = tuple(DEFAULT_WEIGHTS)
+ROW_METRICS = (*COMPONENTS, "quality")
+OPTIMAL_RATIO = 2.5  # optimal response words per prompt word
+CONNECTOR_TARGET = 0.3  # connectors per sentence for a full score
+WORDS_PER_PARAGRAPH = 100
+INTRO_MIN_CHARS, CONCLUSION_MIN_CHARS = 20, 15
+REPEAT_LIMIT = 3  # a word seen more than this often counts as repeated
+
+
+class Score(NamedTuple):
+    value: float | None
+    detail: dict
+    note: str | None = None
+
+
+def _zeros(*parts: str) -> Score:
+    return Score(0.0, {"empty_response": True, **dict.fromkeys(parts, 0.0)})
+
+
+def _mean_of(detail: dict, *parts: str) -> Score:
+    return Score(fmean(detail[part] for part in parts), detail)
+
+
+# -- coherence --------------------------------------------------------------
+def coherence(text: str, prompt: str = "") -> Score:
+    """Mean of connector, pronoun and topic scores.
+
+    >>> coherence("The weather is nice today. However, it might rain later. "
+    ...           "Therefore, we should bring umbrellas.").value
+    1.0
+    >>> round(coherence("Cats are animals. Pizza is food. Cars are vehicles.").value, 4)
+    0.4444
+    """
+    units = tu.analyze(text)
+    if not units.words:
+        return _zeros("connector", "pronoun", "topic")
+    sentences = len(units.sentences)
+    connectors = sum(tu.CONNECTORS.count(s.words) for s in units.sentences)
+    pronouns, unclear = tu.pronoun_counts(units, tu.analyze(prompt))
+    shifts = tu.topic_shifts(units)
+    detail = {
+        "connector": min(connectors / (sentences * CONNECTOR_TARGET), 1.0),
+        "pronoun": 1.0 - unclear / pronouns if pronouns else 1.0,
+        "topic": 1.0 - shifts / sentences,
+        "sentences": sentences,
+        "connectors": connectors,
+        "pronouns": pronouns,
+        "unclear_pronouns": unclear,
+        "topic_shifts": shifts,
+    }
+    return _mean_of(detail, "connector", "pronoun", "topic")
+
+
+# -- completeness -----------------------------------------------------------
+def completeness(text: str, prompt: str) -> Score:
+    """Mean of keyword coverage, question answering and task fulfillment.
+
+    >>> completeness("Machine learning is a subset of artificial intelligence that "
+    ...              "enables computers to learn from data.", "Explain machine learning.").value
+    1.0
+    >>> round(completeness("The weather is nice today.", "Explain machine learning.").value, 4)
+    0.4222
+    """
+    units, asked = tu.analyze(text), tu.analyze(prompt)
+    if not asked.words:
+        return Score(None, {}, "prompt has no words: nothing to complete")
+    if not units.words:
+        return _zeros("coverage", "question", "task")
+    have = tu.content_keys(units.words)
+    wanted = tu.prompt_keywords(prompt)
+    expected = OPTIMAL_RATIO * len(asked.words)
+    questions, tasks = tu.prompt_demands(asked)
+    answered = sum(1 for keys in questions if len(keys & have) >= min(1, len(keys)))
+    done = sum(1 for keys in tasks if len(keys & have) >= math.ceil(len(keys) / 2))
+    detail = {
+        "coverage": 0.6 * (len(wanted & have) / len(wanted) if wanted else 1.0)
+        + 0.4 * min(len(units.words) / expected, 1.0),
+        "question": answered / len(questions) if questions else 1.0,
+        "task": done / len(tasks) if tasks else 1.0,
+        "keywords": len(wanted),
+        "matched_keywords": len(wanted & have),
+        "missing_keywords": sorted(wanted - have)[:20],
+        "expected_words": expected,
+        "questions": len(questions),
+        "answered": answered,
+        "tasks": len(tasks),
+        "completed": done,
+    }
+    return _mean_of(detail, "coverage", "question", "task")
+
+
+# -- length -----------------------------------------------------------------
+def length(text: str, prompt: str) -> Score:
+    """1 - |ln(words / (2.5 * prompt words))|, floored at 0.
+
+    >>> round(length("AI is the artificial intelligence that simulates human thinking.",
+    ...              "What is AI?").value, 4)
+    0.8177
+    >>> length("", "What is AI?").value, length("Hello", "").value
+    (0.0, None)
+    """
+    words, prompt_words = len(tu.analyze(text).words), len(tu.analyze(prompt).words)
+    if not prompt_words:
+        return Score(None, {}, "prompt has no words: no optimal length to compare with")
+    optimal = OPTIMAL_RATIO * prompt_words
+    value = max(0.0, 1.0 - abs(math.log(words / optimal))) if words else 0.0
+    detail = {"words": words, "prompt_words": prompt_words, "optimal_words": optimal}
+    return Score(value, detail)
+
+
+# -- structure --------------------------------------------------------------
+def structure(text: str, prompt: str = "") -> Score:
+    """Mean of paragraph, introduction and conclusion scores.
+
+    >>> structure("Artificial intelligence is transforming industries. It enables "
+    ...           "automation. In conclusion, AI will shape our future.",
+    ...           "Tell me about artificial intelligence.").value
+    1.0
+    """
+    units, topic = tu.analyze(text), tu.prompt_keywords(prompt)
+    if not units.words:
+        return _zeros("paragraph", "introduction", "conclusion")
+    optimal = math.ceil(len(units.words) / WORDS_PER_PARAGRAPH)
+    first, last = units.sentences[0], units.sentences[-1]
+    opening = tu.content_keys(first.words)
+    on_topic = opening & topic if topic else opening
+    detail = {
+        "paragraph": min(units.paragraphs / optimal, 1.0),
+        "introduction": float(len(first.text) > INTRO_MIN_CHARS and bool(on_topic)),
+        "conclusion": float(
+            len(last.text) > CONCLUSION_MIN_CHARS and tu.SUMMARY.count(last.words) > 0
+        ),
+        "paragraphs": units.paragraphs,
+        "optimal_paragraphs": optimal,
+    }
+    return _mean_of(detail, "paragraph", "introduction", "conclusion")
+
+
+# -- vocabulary -------------------------------------------------------------
+def vocabulary(text: str) -> Score:
+    """Mean of diversity, sophistication and repetition scores.
+
+    >>> score = vocabulary("The sophisticated algorithm demonstrates remarkable "
+    ...                    "efficiency and effectiveness.")
+    >>> score.detail["sophistication"], round(score.value, 4)
+    (0.75, 0.9167)
+    """
+    words = tu.analyze(text).words
+    if not words:
+        return _zeros("diversity", "sophistication", "repetition")
+    counts = Counter(words)
+    rich = sum(
+        1 for w in words if len(w) > 6 and w.isalpha() and w not in tu.COMMON_WORDS
+    )
+    repeated = sum(n for n in counts.values() if n > REPEAT_LIMIT)
+    detail = {
+        "diversity": len(counts) / len(words),
+        "sophistication": rich / len(words),
+        "repetition": 1.0 - repeated / len(words),
+        "words": len(words),
+        "unique_words": len(counts),
+        "sophisticated_words": rich,
+        "repeated_occurrences": repeated,
+    }
+    return _mean_of(detail, "diversity", "sophistication", "repetition")
+
+
+# -- overall ----------------------------------------------------------------
+def validate_weights(weights: dict | None) -> dict[str, float]:
+    """The run's weights: the defaults, or a dict with exactly the five
+    component keys, non-negative numbers summing to 1 (within 1e-9).
+
+    >>> validate_weights(None) == DEFAULT_WEIGHTS
+    True
+    >>> validate_weights({"coherence": 1, "completeness": 0, "length": 0,
+    ...                   "structure": 0, "vocabulary": 0.5})
+    Traceback (most recent call last):
+    ValueError: quality_weights must sum to 1 (got 1.5)
+    """
+    if weights is None:
+        return dict(DEFAULT_WEIGHTS)
+    if not isinstance(weights, dict) or set(weights) != set(COMPONENTS):
+        got = sorted(weights) if isinstance(weights, dict) else type(weights).__name__
+        raise ValueError(
+            f"quality_weights needs exactly the keys {COMPONENTS}; got {got}"
+        )
+    for name, value in weights.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(
+                f"quality_weights[{name!r}] must be a number >= 0: {value!r}"
+            )
+    total = math.fsum(weights.values())
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"quality_weights must sum to 1 (got {total})")
+    return {name: float(weights[name]) for name in COMPONENTS}
+
+
+def score_response(text: str, prompt: str, weights: dict | None = None) -> dict:
+    """``{metric: Score}`` for the five components and the weighted quality.
+
+    >>> s = score_response("Machine learning lets computers learn from data. "
+    ...                    "In conclusion, it is useful.", "Explain machine learning.")
+    >>> {name: round(score.value, 4) for name, score in s.items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'coherence': 1.0, 'completeness': 1.0, 'length': 0.53, 'structure': 1.0,
+     'vocabulary': 0.7778, 'quality': 0.8727}
+    """
+    weights = validate_weights(weights)
+    scores = {
+        "coherence": coherence(text, prompt),
+        "completeness": completeness(text, prompt),
+        "length": length(text, prompt),
+        "structure": structure(text, prompt),
+        "vocabulary": vocabulary(text),
+    }
+    values = {name: score.value for name, score in scores.items()}
+    detail = {"weights": dict(weights), "components": values}
+    missing = [name for name, value in values.items() if value is None]
+    if missing:
+        note = f"needs all five components; unscored: {', '.join(missing)}"
+        scores["quality"] = Score(None, detail, note)
+    else:
+        total = math.fsum(weights[name] * values[name] for name in COMPONENTS)
+        scores["quality"] = Score(min(max(total, 0.0), 1.0), detail)
+    return scores
+
+
+# -- suite interface ----------------------------------------------------------
+def _row(key: dict, metric: str, score: Score) -> dict:
+    return result_row(
+        key, metric, score.value, note=score.note, detail=score.detail or None
+    )
+
+
+def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
+    """Rows for every (session, round, method); the judge is not used. The
+    prompt is the response's own ``user_message`` when set, else the round's."""
+    weights = validate_weights(options.get("quality_weights"))
+    rows = []
+    for session in sessions:
+        sid = session["session_id"]
+        for round_ in session["rounds"]:
+            for method in methods:
+                key = {"session_id": sid, "round": round_["round"], "method": method}
+                response = round_["responses"][method]
+                prompt = response.get("user_message") or round_["user_message"]
+                scores = score_response(response.get("text") or "", prompt, weights)
+                rows += [_row(key, metric, score) for metric, score in scores.items()]
+    return rows
+
+
+def summarize(rows: list[dict], methods: list[str]) -> dict:
+    """Per method the mean of each row metric over its scored rows
+    (``<metric>_avg``), per-session quality means and a component panel."""
+    values, sessions = defaultdict(list), defaultdict(lambda: defaultdict(list))
+    for row in filter(scored, rows):
+        metric, value = row["metric"], row["value"]
+        if metric in ROW_METRICS:
+            values[row["method"], metric].append(value)
+            if metric == "quality":
+                sessions[row["method"]][row["session_id"]].append(value)
+    averages = {key: fmean(found) for key, found in values.items()}
+    summary = {
+        m: {f"{r}_avg": averages.get((m, r)) for r in ROW_METRICS} for m in methods
+    }
+    panel = {m: {c: summary[m][f"{c}_avg"] for c in COMPONENTS} for m in methods}
+    per_session = {
+        m: {sid: fmean(found) for sid, found in sessions[m].items()}
+        for m in methods
+        if m in sessions
+    }
+    return {
+        "summary": summary,
+        "session_values": {"quality": per_session},
+        "panel": panel,
+    }
+
+
+LABELS = {
+    "coherence": _l("Coherence"),
+    "completeness": _l("Completeness"),
+    "length": _l("Length"),
+    "structure": _l("Structure"),
+    "vocabulary": _l("Vocabulary"),
+    "quality": _l("Overall quality"),
+}
+DESCRIPTIONS = {
+    "coherence": _l("Mean of connector use, clear pronouns and staying on topic."),
+    "completeness": _l(
+        "Mean of prompt keyword coverage, questions answered and tasks done."
+    ),
+    "length": _l("1 - |ln(words / (2.5 x prompt words))|, floored at 0."),
+    "structure": _l(
+        "Mean of paragraphing, an on-topic introduction and a concluding sentence."
+    ),
+    "vocabulary": _l(
+        "Mean of word diversity, sophisticated words and lack of repetition."
+    ),
+    "quality": _l("Weighted sum of the five components (weights per run)."),
+}
+UNIT = (0.0, 1.0)
+SUITE = Suite(
+    name="quality",
+    label=_l("Response quality heuristics"),
+    description=_l("Deterministic heuristics of coherence, completeness, length, structure and vocabulary; no judge needed."),
+    metrics=(
+        *(Metric(m, LABELS[m], "row", True, UNIT, Format.RATE,
+                 description=DESCRIPTIONS[m]) for m in ROW_METRICS),
+        # only quality has session values, so only quality_avg gets significance
+        *(Metric(f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.RATE,
+                 compare="quality" if m == "quality" else None) for m in ROW_METRICS),
+    ),
+    run=run,
+    summarize=summarize,
+    options=(
+        Option("quality_weights", _l("Quality weights"), validate_weights,
+               problem="bad_weights",
+               problem_message=_l("Quality weights rejected: %(detail)s")),
+    ),
+    order=20,
+    panel=Panel(
+        charts=(
+            Chart("quality_components", "bars", _l("Response quality components (0–1)"),
+                  "panel", series=series(*COMPONENTS)),
+            Chart("quality_overall", "bars", _l("Overall quality (weighted)"), "summary",
+                  series=series("quality_avg")),
+        ),
+    ),
+)  # fmt: skip

@@ -1,0 +1,356 @@
+"""Slots suite: memory writes (per-response ``slots``) against the session's
+``ground_truth_slots``, plus memory latency (``docs/metrics/slots.md``).
+
+``run`` emits session-level count rows per (session, method); ``summarize``
+sums them over every session of the run (micro-averaging), so summarizing the
+rows of several chunks equals summarizing one chunk holding the same sessions.
+
+* A method's prediction is the merge of its responses' ``slots`` in round order
+  (:func:`metrics.slot_matching.merge_writes`); a response without ``slots``
+  wrote nothing that round.
+* Per ground-truth (topic, field): TP when the prediction has a value, else FN.
+  Each predicted slot absent from the ground truth is an FP and an extra slot.
+* ``slot_exact`` = exactly matched slots (equal canonical value sets) / ground-
+  truth slots. Token metrics and ``bleu1`` use matched slots only and are None
+  when a method matched none. Precision with no prediction at all is 0.0 (seed).
+* Per-topic ids are dynamic: rows ``slot_tp@<topic>`` / ``slot_fp@`` /
+  ``slot_fn@``, summary ``slot_precision@<topic>`` / ``slot_recall@`` /
+  ``slot_f1@``; only fixed ids are in ``METRICS``.
+* With a judge, the optional ``slot_judge`` (:mod:`metrics.slot_judge`) rates
+  the predicted slots; without one it emits no rows at all.
+
+>>> session = {"session_id": "s1", "ground_truth_slots": {"b": {"city": "北京"}},
+...            "rounds": [{"round": 1, "responses": {"M": {"text": "",
+...                        "slots": {"b": {"city": "上海"}}, "latency_s": 2}}}]}
+>>> summary = summarize(run([session], ["M"], None, {}), ["M"])["summary"]["M"]
+>>> summary["slot_f1"], summary["slot_exact"], summary["token_f1"], summary["latency_p95"]
+(1.0, 0.0, 0.0, 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from statistics import fmean, median
+
+from metrics import slot_judge
+from metrics.rows import result_row, scored, session_means
+from metrics.slot_matching import diff_slots, f1, merge_writes, nested, p95_index, prf
+from metrics.suite import (
+    Chart,
+    Format,
+    JudgeUse,
+    Metric,
+    Panel,
+    Suite,
+    _l,
+    series,
+)
+
+OUTCOMES = ("tp", "fp", "fn")
+COUNTS = (
+    "slot_tp",
+    "slot_fp",
+    "slot_fn",
+    "slot_exact_count",
+    "token_matched",
+    "token_pred",
+    "token_gt",
+    "bleu1_sum",
+    "extra_slots",
+    "extra_values",
+)
+TOPIC_COUNTS = tuple(f"slot_{outcome}@" for outcome in OUTCOMES)
+
+
+def _row(key: dict, metric: str, value, note=None, detail=None) -> dict:
+    return result_row(key, metric, value, note=note, detail=detail)
+
+
+def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
+    """Session-level rows for every (session, method) of the chunk, plus the
+    ``slot_judge`` rows (one ``judge.evaluate`` batch) when a judge is given."""
+    rows = []
+    for session in sessions:
+        truth = merge_writes([session.get("ground_truth_slots")])
+        for method in methods:
+            key = {"session_id": session["session_id"], "round": None, "method": method}
+            if not session.get("ground_truth_slots"):
+                rows.append(
+                    _row(key, "slot_f1", None, "session lacks ground_truth_slots")
+                )
+            elif not truth:
+                note = "ground_truth_slots has no non-empty value"
+                rows.append(_row(key, "slot_f1", None, note))
+            else:
+                rows += method_rows(session, method, truth, key)
+    if judge is not None:
+        rows += slot_judge.rows(sessions, methods, judge)
+    return rows
+
+
+def method_rows(session: dict, method: str, truth: dict, key: dict) -> list[dict]:
+    """Count rows, per-topic counts, ``slot_f1`` (with the diff) and ``latency``."""
+    rounds = sorted(session["rounds"], key=lambda r: r["round"])
+    responses = [r["responses"][method] for r in rounds]
+    predicted = merge_writes(r.get("slots") for r in responses)
+    diff = diff_slots(truth, predicted)
+    counts = {
+        "slot_tp": diff.tp,
+        "slot_fp": diff.fp,
+        "slot_fn": diff.fn,
+        "slot_exact_count": diff.exact,
+        "token_matched": diff.token_matched,
+        "token_pred": diff.token_pred,
+        "token_gt": diff.token_gt,
+        "bleu1_sum": diff.bleu1_sum,
+        "extra_slots": len(diff.extra),
+        "extra_values": diff.extra_values,
+    }
+    rows = [_row(key, metric, float(value)) for metric, value in counts.items()]
+    for topic, outcomes in sorted(diff.per_topic.items()):
+        rows += [_row(key, f"slot_{o}@{topic}", float(outcomes[o])) for o in OUTCOMES]
+    detail = {
+        "ground_truth": nested(truth),
+        "predicted": nested(predicted),
+        "matched": diff.matched,
+        "missed": diff.missed,
+        "extra": diff.extra,
+        "exact": diff.exact_slots,
+    }
+    # A method that never wrote slots is scored as an empty memory (all FN):
+    # dropping the session instead would flatter a method that extracts nothing.
+    silent = not any(r.get("slots") is not None for r in responses)
+    note = "no response of this method carries slots" if silent else None
+    rows.append(_row(key, "slot_f1", prf(diff.tp, diff.fp, diff.fn)[2], note, detail))
+    return [*rows, _latency_row(key, responses)]
+
+
+def _latency_row(key: dict, responses: list[dict]) -> dict:
+    timed = [r["latency_s"] for r in responses if r.get("latency_s") is not None]
+    if not timed:
+        return _row(key, "latency", None, "no response of this method has latency_s")
+    missing = len(responses) - len(timed)
+    note = (
+        f"latency_s missing in {missing} of {len(responses)} rounds"
+        if missing
+        else None
+    )
+    return _row(key, "latency", math.fsum(timed), note)
+
+
+# -- summary ---------------------------------------------------------------
+def _ours(row: dict) -> bool:
+    metric = row["metric"]
+    return scored(row) and (
+        metric in COUNTS
+        or metric in ("slot_f1", "latency")
+        or metric.startswith(TOPIC_COUNTS)
+    )
+
+
+def _collect(rows: list[dict]):
+    totals = defaultdict(Counter)  # method -> metric -> summed count
+    per_session = defaultdict(lambda: defaultdict(dict))  # metric -> method -> sid
+    for row in filter(_ours, rows):
+        if row["metric"] in ("slot_f1", "latency"):
+            per_session[row["metric"]][row["method"]][row["session_id"]] = row["value"]
+        else:
+            totals[row["method"]][row["metric"]] += row["value"]
+    return totals, per_session
+
+
+def slot_summary(counts: Counter) -> dict:
+    """Micro-averaged slot, token and BLEU-1 metrics from summed session counts.
+
+    >>> s = slot_summary(Counter(slot_tp=7, slot_fp=3, slot_fn=0, slot_exact_count=7,
+    ...     token_matched=3, token_pred=5, token_gt=4, bleu1_sum=7.0))
+    >>> s["slot_precision"], s["slot_exact"], s["token_precision"], s["token_recall"]
+    (0.7, 1.0, 0.6, 0.75)
+    """
+    tp, fp, fn = (counts[f"slot_{o}"] for o in OUTCOMES)
+    precision, recall, slot_f1 = prf(tp, fp, fn)
+    token_p = token_r = token_f1 = bleu = None
+    if tp:  # token metrics exist only on matched slots
+        token_p = counts["token_matched"] / counts["token_pred"]
+        token_r = counts["token_matched"] / counts["token_gt"]
+        token_f1, bleu = f1(token_p, token_r), counts["bleu1_sum"] / tp
+    return {
+        "slot_precision": precision,
+        "slot_recall": recall,
+        "slot_f1": slot_f1,
+        "slot_exact": counts["slot_exact_count"] / (tp + fn) if tp + fn else None,
+        "token_precision": token_p,
+        "token_recall": token_r,
+        "token_f1": token_f1,
+        "bleu1": bleu,
+        "extra_slots": counts["extra_slots"],
+        "extra_values": counts["extra_values"],
+    }
+
+
+def topic_summary(counts: Counter) -> dict[str, tuple[float, float, float]]:
+    """``{topic: (precision, recall, f1)}`` from summed ``slot_<o>@<topic>``."""
+    topics = sorted({m.partition("@")[2] for m in counts if m.startswith(TOPIC_COUNTS)})
+    return {t: prf(*(counts[f"slot_{o}@{t}"] for o in OUTCOMES)) for t in topics}
+
+
+def latency_summary(values: list[float]) -> dict:
+    """Mean, median, seed-rule P95 and total of session latencies.
+
+    >>> latency_summary([float(v) for v in range(1, 21)])["latency_p95"]
+    19.0
+    >>> latency_summary([])["latency_mean"] is None
+    True
+    """
+    if not values:
+        return dict.fromkeys(LATENCY_IDS)
+    ordered = sorted(values)
+    return {
+        "latency_mean": fmean(ordered),
+        "latency_median": median(ordered),
+        "latency_p95": ordered[p95_index(len(ordered))],
+        "latency_total": math.fsum(ordered),
+    }
+
+
+def summarize(rows: list[dict], methods: list[str]) -> dict:
+    """Summary per method, session values for comparisons and dashboard panels."""
+    totals, per_session = _collect(rows)
+    summary, topic_f1 = {}, {}
+    latencies = {m: list(per_session["latency"][m].values()) for m in methods}
+    for method in methods:
+        counts = totals.get(method, Counter())
+        has_counts = "slot_tp" in counts
+        summary[method] = (
+            slot_summary(counts) if has_counts else dict.fromkeys(SLOT_IDS)
+        )
+        summary[method].update(latency_summary(latencies[method]))
+        topics = topic_summary(counts)
+        topic_f1[method] = {t: prf_[2] for t, prf_ in topics.items()}
+        for topic, values in topics.items():
+            for name, value in zip(("precision", "recall", "f1"), values, strict=True):
+                summary[method][f"slot_{name}@{topic}"] = value
+    panel = {
+        "topics": sorted({t for by_topic in topic_f1.values() for t in by_topic}),
+        "per_topic_f1": topic_f1,
+        "latency": latencies,
+        "latency_p95": {m: summary[m]["latency_p95"] for m in methods},
+    }
+    session_values = {
+        metric: {m: dict(v) for m, v in per_session[metric].items() if m in methods}
+        for metric in ("slot_f1", "latency")
+    }
+    judged = session_values["slot_judge"] = session_means(rows, "slot_judge", methods)
+    for method, values in slot_judge.summary(judged, methods).items():
+        summary[method].update(values)
+    return {
+        "summary": summary,
+        "session_values": session_values,
+        "panel": panel,
+    }
+
+
+UNIT, COUNT = (0.0, 1.0), (0.0, None)
+SLOT_IDS = (
+    "slot_precision",
+    "slot_recall",
+    "slot_f1",
+    "slot_exact",
+    "token_precision",
+    "token_recall",
+    "token_f1",
+    "bleu1",
+    "extra_slots",
+    "extra_values",
+)
+LATENCY_IDS = ("latency_mean", "latency_median", "latency_p95", "latency_total")
+SECONDS = {"bounds": COUNT, "format": Format.SECONDS}
+# Session-level counts, summed over sessions (micro-averaging). Per topic, the
+# TP/FP/FN counts and P/R/F1 are also emitted as "<id>@<topic>" (keyed).
+_COUNT_LABELS = {
+    "slot_tp": (_l("Slots found (TP)"), True),
+    "slot_fp": (_l("Wrong or extra slots (FP)"), False),
+    "slot_fn": (_l("Slots missed (FN)"), False),
+    "slot_exact_count": (_l("Exact matches"), True),
+    "token_matched": (_l("Matched tokens"), True),
+    "token_pred": (_l("Predicted tokens"), None),
+    "token_gt": (_l("Ground-truth tokens"), None),
+    "bleu1_sum": (_l("BLEU-1 sum"), None),
+}
+_SUMMARY_LABELS = {
+    "slot_precision": _l("Slot precision"),
+    "slot_recall": _l("Slot recall"),
+    "slot_f1": _l("Slot F1"),
+    "slot_exact": _l("Exact match"),
+    "token_precision": _l("Token precision"),
+    "token_recall": _l("Token recall"),
+    "token_f1": _l("Token F1"),
+    "bleu1": _l("BLEU-1"),
+}
+_LATENCY_LABELS = {
+    "latency_mean": _l("Mean latency (s)"),
+    "latency_median": _l("Median latency (s)"),
+    "latency_p95": _l("P95 latency (s)"),
+    "latency_total": _l("Total latency (s)"),
+}
+
+
+def _count(metric_id: str) -> Metric:
+    label, higher = _COUNT_LABELS[metric_id]
+    return Metric(metric_id, label, "session", bool(higher), COUNT, Format.COUNT,
+                  ranked=higher is not None, keyed=metric_id in ("slot_tp", "slot_fp", "slot_fn"))  # fmt: skip
+
+
+# slot_f1, extra_slots and extra_values are also emitted as session rows under
+# the same id; they are registered once, at summary level.
+METRICS: tuple[Metric, ...] = (
+    *(_count(metric_id) for metric_id in _COUNT_LABELS),
+    Metric("latency", _l("Session latency (s)"), "session", False, **SECONDS,
+           description=_l("Sum of the method's latency_s over the rounds of a session.")),
+    Metric("slot_f1", _SUMMARY_LABELS["slot_f1"], "summary", True, UNIT, Format.RATE,
+           compare="slot_f1", keyed=True,
+           description=_l("Micro-averaged F1 of predicted slots against the ground truth.")),
+    *(Metric(i, _SUMMARY_LABELS[i], "summary", True, UNIT, Format.RATE,
+             keyed=i in ("slot_precision", "slot_recall"))
+      for i in SLOT_IDS[:8] if i != "slot_f1"),
+    Metric("extra_slots", _l("Extra (hallucinated) slots"), "summary", False, COUNT,
+           Format.COUNT,
+           description=_l("Predicted slots that are not in the ground truth.")),
+    Metric("extra_values", _l("Extra values"), "summary", False, COUNT, Format.COUNT),
+    Metric("latency_mean", _LATENCY_LABELS["latency_mean"], "summary", False,
+           compare="latency", **SECONDS),
+    *(Metric(i, _LATENCY_LABELS[i], "summary", False, **SECONDS) for i in LATENCY_IDS[1:]),
+    Metric("slot_judge", _l("LLM judge score (slots)"), "session", True, UNIT,
+           Format.RATE, needs_judge=True,
+           description=_l("Mean semantic accuracy (0-1) of the predicted slots, rated by the judge.")),
+    Metric("slot_judge_avg", _l("LLM judge score (slots)"), "summary", True, UNIT,
+           Format.RATE, needs_judge=True, compare="slot_judge"),
+)  # fmt: skip
+
+SUITE = Suite(
+    name="slots",
+    label=_l("Slot-extraction memory"),
+    description=_l("What a method's memory wrote (per-response slots) against the session's ground-truth slots, and its latency."),
+    metrics=METRICS,
+    run=run,
+    summarize=summarize,
+    session_fields=("ground_truth_slots",),
+    response_fields=("slots",),
+    judge=JudgeUse.OPTIONAL,  # slot_judge
+    modes=(slot_judge.SLOT_JUDGE,),
+    order=60,
+    panel=Panel(
+        charts=(
+            Chart("slots_prf", "bars", _l("Slot precision, recall, F1 and exact match"),
+                  "summary", series=series("slot_precision", "slot_recall", "slot_f1",
+                                           "slot_exact", "slot_judge_avg")),
+            Chart("slots_topics", "heatmap", _l("Slot F1 per topic"), "panel.per_topic_f1",
+                  columns="panel.topics"),
+            Chart("slots_extra", "bars", _l("Hallucinated slots and values"), "summary",
+                  series=series("extra_slots", "extra_values")),
+            Chart("slots_latency", "box", _l("Latency per session"), "panel.latency",
+                  y_title=_l("seconds"), marks="panel.latency_p95", mark_label=_l("P95")),
+        ),
+    ),
+)  # fmt: skip

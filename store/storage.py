@@ -1,0 +1,309 @@
+"""Results of record: repository functions over the models in ``store.models``.
+
+SQLite under ``instance/`` by default, PostgreSQL when ``DATABASE_URL`` says so.
+Workers may deliver a task twice (acks late, redelivery after a crash), so
+every write is idempotent: result rows are upserted on their natural key
+``(run, session, round, method, metric, sample)``, and progress counts a chunk
+only the first time its completion is recorded.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterable, Iterator
+
+from sqlalchemy import create_engine, event, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import sessionmaker
+
+from core.status import ACTIVE_RUN
+from store import migrate
+from store.models import (
+    ROW_DICT_FIELDS,
+    ROW_KEY,
+    JudgeCacheEntry,
+    ResultRow,
+    Run,
+    RunChunk,
+    RunSession,
+    utcnow,
+)
+
+UNFINISHED = tuple(ACTIVE_RUN)
+ROW_FILTERS = ("session_id", "method", "metric", "status")
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # WAL lets the web thread read while the embedded worker writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # WAL + NORMAL: no corruption on a crash, only the last commits may roll
+    # back on power loss, and an interrupted run resumes those chunks.
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class Storage:
+    """Engine + repository functions; usable from Flask views and Celery tasks."""
+
+    def __init__(self, url: str, **engine_options):
+        self.engine = create_engine(url, pool_pre_ping=True, **engine_options)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.session = sessionmaker(self.engine, expire_on_commit=False)
+        self._insert = (
+            postgresql.insert if self.dialect == "postgresql" else sqlite.insert
+        )
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def upgrade(self) -> None:
+        """Create or upgrade the schema to the newest migration."""
+        migrate.upgrade_if_needed(self.engine)
+
+    # -- runs --------------------------------------------------------------
+    def create_run(self, **fields) -> Run:
+        run = Run(id=uuid.uuid4().hex, token=new_token(), **fields)
+        with self.session.begin() as db:
+            db.add(run)
+        return run
+
+    def get_run(self, run_id: str) -> Run | None:
+        with self.session() as db:
+            return db.get(Run, run_id)
+
+    def get_run_by_token(self, token: str) -> Run | None:
+        with self.session() as db:
+            return db.scalars(select(Run).where(Run.token == token)).first()
+
+    def unfinished_runs(self, created_before=None) -> list[Run]:
+        query = select(Run).where(Run.status.in_(UNFINISHED))
+        if created_before is not None:
+            query = query.where(Run.created_at < created_before)
+        with self.session() as db:
+            return list(db.scalars(query.order_by(Run.created_at)))
+
+    def set_status(self, run_id: str, status: str, **fields) -> None:
+        if status not in UNFINISHED:
+            fields.setdefault("finished_at", utcnow())
+        with self.session.begin() as db:
+            db.execute(
+                update(Run).where(Run.id == run_id).values(status=status, **fields)
+            )
+
+    def add_counters(self, run_id: str, **increments: int) -> None:
+        """Atomic ``SET x = x + n`` so concurrent workers never lose an update."""
+        values = {name: getattr(Run, name) + n for name, n in increments.items() if n}
+        if values:
+            with self.session.begin() as db:
+                db.execute(update(Run).where(Run.id == run_id).values(**values))
+
+    def finish_chunk(self, run_id: str, chunk: int, items: int) -> bool:
+        """Record a finished chunk once; returns False for a redelivered chunk."""
+        stmt = self._insert(RunChunk).values(run_id=run_id, chunk=chunk, items=items)
+        stmt = stmt.on_conflict_do_nothing(index_elements=["run_id", "chunk"])
+        with self.session.begin() as db:
+            inserted = db.execute(stmt.returning(RunChunk.id)).first() is not None
+            if inserted:
+                db.execute(
+                    update(Run).where(Run.id == run_id).values(done=Run.done + items)
+                )
+        return inserted
+
+    # -- result rows -------------------------------------------------------
+    def upsert_rows(self, rows: Iterable[dict]) -> int:
+        rows = [{"sample": 0, "note": None, "detail": None, **row} for row in rows]
+        if not rows:
+            return 0
+        # Core, not the ORM: bulk writes are the hot path of every chunk.
+        stmt = self._insert(ResultRow.__table__)
+        changing = ("value", "status", "note", "detail")
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(ROW_KEY),
+            set_={name: stmt.excluded[name] for name in changing},
+        )
+        with self.engine.begin() as conn:
+            conn.execute(stmt, rows)
+        return len(rows)
+
+    def rows(self, run_id: str, **filters) -> list[ResultRow]:
+        query = select(ResultRow).where(ResultRow.run_id == run_id)
+        for name, value in filters.items():
+            query = query.where(getattr(ResultRow, name) == value)
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.session() as db:
+            return list(db.scalars(query))
+
+    def count_rows(self, run_id: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(ResultRow)
+            .where(ResultRow.run_id == run_id)
+        )
+        with self.session() as db:
+            return db.scalar(query)
+
+    def row_dicts(self, run_id: str) -> list[dict]:
+        """Rows as plain dicts for metric code (round 0 = session level)."""
+        return list(self.iter_rows(run_id))
+
+    def run_status_counts(self, run) -> dict[str, int]:
+        """Stored at finalize for finished runs (a GROUP BY over millions of
+        rows costs a second); counted live while the run is in progress."""
+        stored = (run.aggregates or {}).get("status_counts")
+        return stored if stored is not None else self.status_counts(run.id)
+
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        query = (
+            select(ResultRow.status, func.count())
+            .where(ResultRow.run_id == run_id)
+            .group_by(ResultRow.status)
+        )
+        with self.session() as db:
+            return dict(db.execute(query).all())
+
+    def finished_chunks(self, run_id: str) -> set[int]:
+        query = select(RunChunk.chunk).where(RunChunk.run_id == run_id)
+        with self.session() as db:
+            return set(db.scalars(query))
+
+    def update_run(self, run_id: str, **fields) -> None:
+        with self.session.begin() as db:
+            db.execute(update(Run).where(Run.id == run_id).values(**fields))
+
+    def reset_progress(self, run_id: str) -> None:
+        """Forget chunk bookkeeping (used when rows are to be recomputed)."""
+        with self.session.begin() as db:
+            db.execute(RunChunk.__table__.delete().where(RunChunk.run_id == run_id))
+            db.execute(update(Run).where(Run.id == run_id).values(done=0))
+
+    def _row_query(self, run_id: str, filters: dict):
+        query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))
+        query = query.where(ResultRow.run_id == run_id)
+        for name in ROW_FILTERS:
+            if filters.get(name):
+                query = query.where(getattr(ResultRow, name) == filters[name])
+        return query
+
+    def rows_page(
+        self, run_id: str, filters: dict, offset: int, limit: int
+    ) -> list[dict]:
+        query = self._row_query(run_id, filters)
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.engine.connect() as conn:
+            found = conn.execute(query.offset(offset).limit(limit))
+            return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]
+
+    def count_filtered_rows(self, run_id: str, filters: dict) -> int:
+        query = select(func.count()).select_from(
+            self._row_query(run_id, filters).subquery()
+        )
+        with self.session() as db:
+            return db.scalar(query)
+
+    def iter_rows(self, run_id: str, metrics=None, batch: int = 5000) -> Iterator[dict]:
+        """Every row in key order, streamed (exports of large runs). With
+        ``metrics`` (metric objects with ``id`` and ``keyed``), only theirs:
+        a suite reads its own rows."""
+        query = self._row_query(run_id, {})
+        if metrics is not None:
+            query = query.where(_metric_filter(metrics))
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.engine.connect() as conn:
+            for values in conn.execute(query.execution_options(yield_per=batch)):
+                yield dict(zip(ROW_DICT_FIELDS, values, strict=True))
+
+    # -- session index -----------------------------------------------------
+    def record_sessions(
+        self, run_id: str, spans: Iterable[tuple[int, str, int, int]]
+    ) -> None:
+        entries = [
+            {"run_id": run_id, "position": p, "session_id": s, "start": a, "end": b}
+            for p, s, a, b in spans
+        ]
+        if entries:
+            stmt = self._insert(RunSession).on_conflict_do_nothing(
+                index_elements=["run_id", "session_id"]
+            )
+            with self.session.begin() as db:
+                db.execute(stmt, entries)
+
+    def sessions_page(self, run_id: str, offset: int, limit: int) -> list[str]:
+        query = (
+            select(RunSession.session_id)
+            .where(RunSession.run_id == run_id)
+            .order_by(RunSession.position)
+            .offset(offset)
+            .limit(limit)
+        )
+        with self.session() as db:
+            return list(db.scalars(query))
+
+    def count_sessions(self, run_id: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(RunSession)
+            .where(RunSession.run_id == run_id)
+        )
+        with self.session() as db:
+            return db.scalar(query)
+
+    def session_span(self, run_id: str, session_id: str) -> tuple[int, int] | None:
+        query = select(RunSession.start, RunSession.end).where(
+            RunSession.run_id == run_id, RunSession.session_id == session_id
+        )
+        with self.session() as db:
+            found = db.execute(query).first()
+        return tuple(found) if found else None
+
+    # -- judge cache -------------------------------------------------------
+    def cache_get(self, keys: Iterable[str]) -> dict:
+        """``{key: row}``; rows carry ``.reply`` and ``.parsed`` (Core rows:
+        no ORM identity map for thousands of cache hits per chunk)."""
+        keys = list(set(keys))
+        if not keys:
+            return {}
+        table = JudgeCacheEntry.__table__
+        query = select(table.c.key, table.c.reply, table.c.parsed).where(
+            table.c.key.in_(keys)
+        )
+        with self.engine.connect() as conn:
+            return {row.key: row for row in conn.execute(query)}
+
+    def cache_put(self, entries: Iterable[dict]) -> None:
+        entries = list(entries)
+        if entries:
+            stmt = self._insert(JudgeCacheEntry.__table__).on_conflict_do_nothing(
+                index_elements=["key"]
+            )
+            with self.engine.begin() as conn:
+                conn.execute(stmt, entries)
+
+
+def _metric_filter(metrics):
+    """Rows of these metrics, keyed ones (``<id>@<key>``) included."""
+    ids = [metric.id for metric in metrics]
+    keyed = [
+        ResultRow.metric.startswith(f"{metric.id}@", autoescape=True)
+        for metric in metrics
+        if metric.keyed
+    ]
+    return or_(ResultRow.metric.in_(ids), *keyed)
+
+
+class JudgeCache:
+    """The judge's view of the cache: ``get(keys)`` and ``put(entries)``."""
+
+    def __init__(self, storage: Storage):
+        self.get = storage.cache_get
+        self.put = storage.cache_put
+
+
+def new_token() -> str:
+    """Share tokens: 24 random bytes (192 bits), URL-safe, never sequential."""
+    return secrets.token_urlsafe(24)

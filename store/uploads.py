@@ -1,0 +1,36 @@
+"""Uploaded files on disk, under generated ids.
+
+``secure_filename`` would erase a Chinese or Korean file name, so a file is
+stored as ``<folder>/<uuid>.jsonl`` and the user's name is kept only as data.
+
+>>> import io, tempfile
+>>> folder = tempfile.mkdtemp()
+>>> upload_id, path, sha256 = store_upload(io.BytesIO(b"{}\\n"), folder)
+>>> path == upload_path(folder, upload_id), path.read_bytes(), sha256[:8]
+(True, b'{}\\n', 'ca3d163b')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from pathlib import Path
+from typing import BinaryIO
+
+COPY_CHUNK = 1 << 20
+
+
+def store_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, Path, str]:
+    """Copy an upload to ``<folder>/<uuid>.jsonl``; return id, path, sha256."""
+    upload_id = uuid.uuid4().hex
+    path = upload_path(folder, upload_id)
+    digest = hashlib.sha256()
+    with path.open("wb") as out:
+        while block := stream.read(COPY_CHUNK):
+            digest.update(block)
+            out.write(block)
+    return upload_id, path, digest.hexdigest()
+
+
+def upload_path(folder: str | Path, upload_id: str) -> Path:
+    return Path(folder) / f"{upload_id}.jsonl"

@@ -1,0 +1,138 @@
+"""The ORM models of the first release (commit b25b5b0), frozen: the migration
+tests create a database with them, as that release did, and upgrade it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
+ROW_DICT_FIELDS = (
+    "session_id",
+    "round",
+    "method",
+    "metric",
+    "sample",
+    "value",
+    "status",
+    "note",
+    "detail",
+)
+AUTO_ID = BigInteger().with_variant(Integer, "sqlite")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar = {dict: JSONType, list: JSONType}
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow
+    )
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    file_name: Mapped[str] = mapped_column(String(255))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    upload_id: Mapped[str] = mapped_column(String(64))
+    sessions: Mapped[int] = mapped_column(Integer, default=0)
+    rounds: Mapped[int] = mapped_column(Integer, default=0)
+    methods: Mapped[list] = mapped_column(default=list)
+    suites: Mapped[list] = mapped_column(default=list)
+    judge: Mapped[dict | None] = mapped_column()
+    options: Mapped[dict] = mapped_column(default=dict)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    judge_calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    cache_hits: Mapped[int] = mapped_column(BigInteger, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    aggregates: Mapped[dict | None] = mapped_column()
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class ResultRow(Base):
+    __tablename__ = "result_rows"
+    __table_args__ = (UniqueConstraint(*ROW_KEY, name="uq_result_row"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    )
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    session_id: Mapped[str] = mapped_column(String(255))
+    round: Mapped[int] = mapped_column(Integer)
+    method: Mapped[str] = mapped_column(String(255))
+    metric: Mapped[str] = mapped_column(String(128))
+    sample: Mapped[int] = mapped_column(Integer, default=0)
+    value: Mapped[float | None] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(16))
+    note: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict | None] = mapped_column()
+
+
+class RunChunk(Base):
+    """One row per finished chunk: makes progress counting idempotent."""
+
+    __tablename__ = "run_chunks"
+    __table_args__ = (UniqueConstraint("run_id", "chunk", name="uq_run_chunk"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    )
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    chunk: Mapped[int] = mapped_column(Integer)
+    items: Mapped[int] = mapped_column(Integer)
+
+
+class JudgeCacheEntry(Base):
+    __tablename__ = "judge_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    prompt_version: Mapped[str] = mapped_column(String(64))
+    reply: Mapped[str] = mapped_column(Text)
+    parsed: Mapped[dict] = mapped_column()
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow
+    )
+
+
+class RunSession(Base):
+    """Where each session of a run's upload lives, for drill-down and paging."""
+
+    __tablename__ = "run_sessions"
+    __table_args__ = (UniqueConstraint("run_id", "session_id", name="uq_run_session"),)
+
+    id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    session_id: Mapped[str] = mapped_column(String(255))
+    start: Mapped[int] = mapped_column(BigInteger)
+    end: Mapped[int] = mapped_column(BigInteger)

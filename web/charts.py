@@ -1,0 +1,288 @@
+"""Plotly figure builders from stored aggregates (no Flask).
+
+Callers pass translated labels; figures come back as plain JSON-ready dicts
+that templates embed with ``|tojson`` in a ``<script type="application/json">``
+block, so nothing here is ever rendered as HTML.
+"""
+
+from __future__ import annotations
+
+import json
+
+# plotly's Python package is imported by the builders (~0.5 s): pages that
+# draw no chart, and every CLI command, never pay for it.
+PALETTE = [
+    "#636EFA",
+    "#EF553B",
+    "#00CC96",
+    "#AB63FA",
+    "#FFA15A",
+    "#19D3F3",
+    "#FF6692",
+    "#B6E880",
+    "#FF97FF",
+    "#FECB52",
+]  # plotly.colors.qualitative.Plotly
+LAYOUT = {
+    "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
+    "legend": {"orientation": "h", "y": -0.2},
+    "hovermode": "x unified",
+    "template": "plotly_white",
+    "font": {"family": "system-ui, 'Noto Sans CJK SC', 'Noto Sans CJK KR', sans-serif"},
+}
+
+
+def color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    red, green, blue = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def _plain(figure) -> dict:
+    return json.loads(figure.to_json())
+
+
+def curve_figure(
+    curves: dict[str, list[dict]], methods: list[str], labels: dict
+) -> dict | None:
+    """Mean per round with a shaded 95% CI band per method (where n > 1)."""
+    if not any(curves.get(method) for method in methods):
+        return None
+    go = _go()
+    figure = go.Figure()
+    for index, method in enumerate(methods):
+        points = curves.get(method) or []
+        if not points:
+            continue
+        ks = [p["k"] for p in points]
+        banded = [p for p in points if p.get("ci_low") is not None]
+        if banded:
+            band_ks = [p["k"] for p in banded]
+            figure.add_trace(
+                go.Scatter(
+                    x=band_ks + band_ks[::-1],
+                    y=[p["ci_high"] for p in banded]
+                    + [p["ci_low"] for p in banded][::-1],
+                    fill="toself",
+                    fillcolor=_rgba(color(index), 0.15),
+                    mode="lines",
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=method,
+                )
+            )
+        figure.add_trace(
+            go.Scatter(
+                x=ks,
+                y=[p["mean"] for p in points],
+                mode="lines+markers",
+                name=method,
+                legendgroup=method,
+                line={"color": color(index), "width": 2},
+                customdata=[[p["n"]] for p in points],
+                hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{method}</extra>",
+            )
+        )
+    figure.update_layout(
+        title=labels["title"],
+        xaxis={"title": {"text": labels["x"]}, "dtick": 1},
+        yaxis={"title": {"text": labels["y"]}, "range": labels.get("range")},
+        **LAYOUT,
+    )
+    return _plain(figure)
+
+
+def radar_figure(
+    summary: dict[str, dict],
+    methods: list[str],
+    axes: list[tuple[str, str]],
+    title: str,
+    radial_range: tuple[float, float] | None = None,
+):
+    """Per-dimension averages per method; ``axes`` = (metric id, label)."""
+    if not any(
+        summary.get(m, {}).get(metric) is not None
+        for m in methods
+        for metric, _ in axes
+    ):
+        return None
+    go = _go()
+    figure = go.Figure()
+    for index, method in enumerate(methods):
+        values = [summary.get(method, {}).get(metric) for metric, _ in axes]
+        if all(value is None for value in values):
+            continue
+        names = [label for _, label in axes]
+        figure.add_trace(
+            go.Scatterpolar(
+                r=values + values[:1],
+                theta=names + names[:1],
+                name=method,
+                line={"color": color(index)},
+                fill="toself",
+                fillcolor=_rgba(color(index), 0.1),
+            )
+        )
+    layout = {**LAYOUT, "hovermode": "closest"}
+    figure.update_layout(
+        title=title,
+        polar={"radialaxis": {"range": list(radial_range) if radial_range else None}},
+        **layout,
+    )
+    return _plain(figure)
+
+
+def _finish(figure, title: str, y_title: str | None = None, **layout) -> dict:
+    figure.update_layout(
+        title=title,
+        yaxis={"title": {"text": y_title or ""}},
+        **{**LAYOUT, "hovermode": "closest", **layout},
+    )
+    return _plain(figure)
+
+
+def bars_with_ci(
+    values: dict[str, dict], methods: list[str], title: str, y_title: str
+) -> dict | None:
+    """One bar per method: ``values[method] = {"mean", "ci_low", "ci_high", "n"}``."""
+    shown = [m for m in methods if values.get(m, {}).get("mean") is not None]
+    if not shown:
+        return None
+    means = [values[m]["mean"] for m in shown]
+    upper = [
+        (values[m].get("ci_high") or values[m]["mean"]) - values[m]["mean"]
+        for m in shown
+    ]
+    lower = [
+        values[m]["mean"] - (values[m].get("ci_low") or values[m]["mean"])
+        for m in shown
+    ]
+    go = _go()
+    figure = go.Figure(
+        go.Bar(
+            x=shown,
+            y=means,
+            marker_color=[color(methods.index(m)) for m in shown],
+            error_y={
+                "type": "data",
+                "array": upper,
+                "arrayminus": lower,
+                "visible": True,
+            },
+            customdata=[[values[m].get("n")] for m in shown],
+            hovertemplate="%{x}: %{y:.3f} (n=%{customdata[0]})<extra></extra>",
+        )
+    )
+    return _finish(figure, title, y_title)
+
+
+def grouped_bars(
+    values: dict[str, dict[str, float]],
+    methods: list[str],
+    groups: list[tuple[str, str]],
+    title: str,
+    stacked: bool = False,
+) -> dict | None:
+    """``values[method][group] = number``; ``groups`` = (key, label). One
+    trace per method (grouped) or per group (stacked by method)."""
+    if not any(
+        values.get(m, {}).get(key) is not None for m in methods for key, _ in groups
+    ):
+        return None
+    go = _go()
+    figure = go.Figure()
+    if stacked:
+        for index, (key, label) in enumerate(groups):
+            figure.add_trace(
+                go.Bar(
+                    name=label,
+                    x=methods,
+                    y=[values.get(m, {}).get(key) for m in methods],
+                    marker_color=color(index),
+                )
+            )
+        return _finish(figure, title, barmode="stack")
+    for index, method in enumerate(methods):
+        figure.add_trace(
+            go.Bar(
+                name=method,
+                x=[label for _, label in groups],
+                y=[values.get(method, {}).get(key) for key, _ in groups],
+                marker_color=color(index),
+            )
+        )
+    return _finish(figure, title, barmode="group")
+
+
+def heatmap(
+    values: dict[str, dict[str, float]],
+    methods: list[str],
+    columns: list[str],
+    title: str,
+) -> dict | None:
+    """Methods x columns (e.g. per-topic F1), numbers printed in the cells."""
+    if not methods or not columns:
+        return None
+    z = [[values.get(m, {}).get(c) for c in columns] for m in methods]
+    text = [["" if v is None else f"{v:.2f}" for v in row] for row in z]
+    go = _go()
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=columns,
+            y=methods,
+            text=text,
+            texttemplate="%{text}",
+            zmin=0,
+            zmax=1,
+            colorscale="Blues",
+        )
+    )
+    return _finish(figure, title)
+
+
+def box_plot(
+    samples: dict[str, list[float]],
+    methods: list[str],
+    title: str,
+    y_title: str,
+    marks: dict[str, float] | None = None,
+    mark_label: str = "",
+) -> dict | None:
+    """Distribution per method, with an optional marker per method (e.g. P95)."""
+    if not any(samples.get(m) for m in methods):
+        return None
+    go = _go()
+    figure = go.Figure()
+    for index, method in enumerate(methods):
+        if samples.get(method):
+            figure.add_trace(
+                go.Box(
+                    y=samples[method],
+                    name=method,
+                    marker_color=color(index),
+                    boxmean=True,
+                )
+            )
+    if marks:
+        shown = [m for m in methods if m in marks and samples.get(m)]
+        figure.add_trace(
+            go.Scatter(
+                x=shown,
+                y=[marks[m] for m in shown],
+                mode="markers",
+                name=mark_label,
+                marker={"symbol": "line-ew-open", "size": 28, "color": "#c0392b"},
+            )
+        )
+    return _finish(figure, title, y_title)
