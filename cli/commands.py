@@ -105,11 +105,19 @@ def _parse_options(raw: dict) -> dict:
         try:
             options[name] = json.loads(text)
         except ValueError as exc:
-            fail(
-                f"{_option_flag(name)} is not valid JSON: {exc.msg} (column {exc.colno})",
-                INVALID,
-            )
+            fail(f"{name} is not valid JSON: {exc.msg} (column {exc.colno})", INVALID)
     return options
+
+
+def _named(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--option NAME=JSON`` pairs (any suite's option, by name)."""
+    named = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            fail(f"--option {pair!r} is not NAME=JSON", INVALID)
+        named[name.strip()] = value
+    return named
 
 
 @click.command("evaluate")
@@ -118,8 +126,7 @@ def _parse_options(raw: dict) -> dict:
     "--suite",
     "suites",
     multiple=True,
-    type=click.Choice(registry.names()),
-    help="Suite to run (repeatable).",
+    help=f"Suite to run (repeatable): {', '.join(registry.names())}.",
 )
 @click.option("--judge-url", help="OpenAI-compatible base URL ending in /v1.")
 @click.option("--judge-model", help="Judge model name.")
@@ -133,10 +140,27 @@ def _parse_options(raw: dict) -> dict:
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Results file."
 )
+@click.option(
+    "--option",
+    "named_options",
+    multiple=True,
+    metavar="NAME=JSON",
+    help="A suite option by name (repeatable).",
+)
 @_suite_options
 @with_appcontext
-def evaluate_command(file, suites, judge_url, judge_model, concurrency, samples,
-                     no_cache, out, **suite_options):  # fmt: skip
+def evaluate_command(
+    file,
+    suites,
+    judge_url,
+    judge_model,
+    concurrency,
+    samples,
+    no_cache,
+    out,
+    named_options,
+    **suite_options,
+):
     """Evaluate FILE through the queue and workers; write results v1 JSON.
 
     Exit 0 done, 3 partial, 1 failed, 2 invalid input.
@@ -148,7 +172,7 @@ def evaluate_command(file, suites, judge_url, judge_model, concurrency, samples,
         samples=samples,
         concurrency=concurrency,
         use_cache=not no_cache,
-        options=_parse_options(suite_options),
+        options=_parse_options({**suite_options, **_named(named_options)}),
     )
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
@@ -160,7 +184,7 @@ def evaluate_command(file, suites, judge_url, judge_model, concurrency, samples,
     else:
         click.echo(document)
     click.echo(f"status: {run.status}; dashboard: /r/{run.token}", err=True)
-    raise SystemExit(EXIT_CODES[run.status])
+    raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
 
 
 def _submit(path: Path, request: RunRequest):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+TASKS_MODULE = "pipeline.tasks"
 START_RUN = "personasteer.start_run"
 EVALUATE_CHUNK = "personasteer.evaluate_chunk"
 FINALIZE_RUN = "personasteer.finalize_run"
@@ -143,10 +144,11 @@ def make_celery(app, on_worker_ready: Callable | None = None):
             with app.app_context():
                 return self.run(*args, **kwargs)
 
-    celery_app = Celery(app.import_name, task_cls=FlaskTask)
+    # Workers import the tasks module (``include``); this module only sends
+    # tasks by name, so nothing here imports the tasks.
+    celery_app = Celery(app.import_name, task_cls=FlaskTask, include=[TASKS_MODULE])
     celery_app.config_from_object(celery_settings(app.config))
     celery_app.set_default()  # without it a threads-pool worker never runs tasks
-    import pipeline.tasks  # noqa: F401  (registers the shared tasks)
 
     if on_worker_ready is not None:
         worker_ready.connect(lambda **_kwargs: on_worker_ready(), weak=False)
