@@ -49,6 +49,8 @@ def _print_problems(problems: list[dict], kind: str = "error") -> None:
 
 
 def _readable(path: Path) -> Path:
+    if path.is_dir():
+        fail(f"{path}: is a directory, not a .jsonl file", INVALID)
     if not path.is_file():
         fail(f"{path}: no such file", INVALID)
     try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from statistics import fmean
 
+from core.status import RowStatus
 from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json
 from metrics.rows import result_row
 from metrics.slot_matching import SlotTable, merge_writes, nested
@@ -133,7 +134,7 @@ def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
     'error'
     """
     detail = {"prompt_version": PROMPT}
-    if outcome.status != "ok":
+    if outcome.status != RowStatus.OK:
         detail["raw"] = outcome.raw
         return result_row(key, METRIC, None, outcome.status, outcome.note, detail)
     parts = outcome.verdict["parts"]
@@ -141,7 +142,7 @@ def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
         # A cached or lenient verdict that does not cover the listed slots.
         note = "judge did not score exactly the listed slots"
         return result_row(
-            key, METRIC, None, "unscored", note, detail | {"parts": parts}
+            key, METRIC, None, RowStatus.UNSCORED, note, detail | {"parts": parts}
         )
     detail["scores"] = [
         {"topic": t, "field": f, "values": v, "score": parts[slot_part(t, f)]}

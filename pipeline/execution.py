@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 
 import dataset
-from core.status import ACTIVE_RUN, Cancelled, RunStatus
+from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, RunStatus
 from evaluator import Judge, JudgeConfig
 from metrics import engine, registry
 from store.storage import JudgeCache
@@ -127,7 +127,7 @@ def finalize(storage, run_id: str) -> None:
         )
         return
     counts = storage.status_counts(run_id)
-    failed = counts.get("unscored", 0) + counts.get("error", 0)
+    failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
     # Finished runs are immutable: pages read these instead of re-counting rows.
     storage.update_run(run_id, aggregates={**aggregates, "status_counts": counts})
     storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)

@@ -115,7 +115,7 @@ class RunService:
         try:
             self.broker_check()
         except _broker_errors() as exc:
-            log.warning("queue unavailable: %s", type(exc).__name__)
+            log.info("queue unavailable: %s", type(exc).__name__)
             raise Rejected.one("queue_unavailable", http=503) from None
 
     def _enqueue_or_fail(self, run):

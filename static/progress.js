@@ -4,8 +4,10 @@
   "use strict";
   const card = document.getElementById("progress");
   if (!card) return;
-  const labels = JSON.parse(document.getElementById("status-labels").textContent);
-  const final = ["done", "partial", "failed", "cancelled"];
+  // Statuses and their labels come from the server (core/status.py).
+  const statuses = JSON.parse(document.getElementById("run-statuses").textContent);
+  const labels = statuses.labels;
+  const final = statuses.final;
   const format = new Intl.NumberFormat(document.documentElement.lang);
 
   async function poll() {

@@ -25,6 +25,11 @@ class LazyStorage:
         self._storage = None
         self._lock = threading.Lock()
 
+    @property
+    def ready(self) -> bool:
+        """Whether the storage has been made (a command may never need it)."""
+        return self._storage is not None
+
     def get(self):
         with self._lock:
             if self._storage is None:

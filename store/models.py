@@ -23,6 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from core.status import RunStatus
+
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
 ROW_DICT_FIELDS = (
@@ -52,7 +54,9 @@ class Run(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     token: Mapped[str] = mapped_column(String(64), unique=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    status: Mapped[str] = mapped_column(
+        String(16), default=RunStatus.QUEUED.value, index=True
+    )
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow
     )

@@ -46,7 +46,7 @@ def stop_embedded(app) -> None:
     """Cancel what is still running so the worker's warm shutdown is quick and
     no thread outlives the test."""
     storage = app.extensions["storage"]
-    for run in storage.unfinished_runs():
+    for run in storage.unfinished_runs() if storage.ready else ():
         storage.set_status(run.id, "cancelled")
     app.extensions["queue"].stop_embedded()
     if "resume" in app.extensions:
@@ -76,19 +76,36 @@ def sqlite_storage(tmp_path):
 
 
 @pytest.fixture
-def postgres_storage():
+def postgres_url():
+    """A URL to a throwaway PostgreSQL schema (dropped afterwards)."""
     services.require("PostgreSQL", "127.0.0.1", 5432)
     url, schema = services.postgres_schema_url()
     admin = create_engine(url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    storage = Storage(url, connect_args={"options": f"-csearch_path={schema}"})
-    storage.upgrade()
-    yield storage
-    storage.engine.dispose()
+    yield f"{url}?options=-csearch_path%3D{schema}"
     with admin.begin() as conn:
         conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_database_url(request):
+    """An empty database on each supported engine."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+@pytest.fixture
+def postgres_storage(postgres_url):
+    storage = Storage(postgres_url)
+    storage.upgrade()
+    yield storage
+    storage.engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import dataset
 from metrics import registry
 
@@ -80,3 +82,66 @@ def test_command_line_entry_point(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["valid"] is True
+
+
+def flask_command(*args: str, env: dict | None = None, cwd=ROOT):
+    flask = Path(sys.executable).with_name("flask")
+    return subprocess.run(
+        [str(flask), "--app", "app", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+
+
+def clean_env(tmp_path, **extra) -> dict:
+    import os
+
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")
+    }
+    database = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    return {**env, "DATABASE_URL": database, "UPLOAD_FOLDER": str(tmp_path), **extra}
+
+
+def one_line_error(done) -> str:
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_evaluate_with_an_unreachable_queue_fails_in_one_line(tmp_path):
+    env = clean_env(tmp_path, REDIS_URL="redis://127.0.0.1:1")
+    done = flask_command(
+        "evaluate", str(ROOT / "sample_data.jsonl"), "--suite", "quality", env=env
+    )
+    assert done.returncode == 1
+    assert "queue is unavailable" in one_line_error(done)
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(env["DATABASE_URL"])
+    if inspect(engine).has_table("runs"):  # nothing recorded, nothing left queued
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM runs")).scalar() == 0
+    assert list(tmp_path.glob("*.jsonl")) == []  # the refused upload is not kept
+
+
+@pytest.mark.parametrize(
+    ("weights", "expected"),
+    [
+        ('{"coherence": ', "not valid JSON"),
+        ('{"coherence": 2}', "Quality weights rejected"),
+    ],
+)
+def test_evaluate_with_malformed_weights_fails_in_one_line(tmp_path, weights, expected):
+    done = flask_command("evaluate", str(ROOT / "sample_data.jsonl"),
+                         "--quality-weights", weights, env=clean_env(tmp_path))  # fmt: skip
+    assert done.returncode == 2
+    assert expected in one_line_error(done)
+
+
+@pytest.mark.parametrize("target", ["missing.jsonl", "."])
+def test_evaluate_and_validate_an_unreadable_file_fail_in_one_line(tmp_path, target):
+    for command in ("evaluate", "validate"):
+        done = flask_command(command, str(tmp_path / target), env=clean_env(tmp_path))
+        assert done.returncode == 2
+        assert one_line_error(done).startswith("error: ")

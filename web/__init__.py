@@ -9,6 +9,7 @@ from flask import jsonify, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from core.problems import Problem
+from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
 from translations import problem_message
 from web import api, assets, pages, security
 
@@ -42,7 +43,16 @@ def pretty_json(value) -> str:
 
 
 def init_app(app) -> None:
-    app.jinja_env.globals["with_args"] = with_args
+    app.jinja_env.globals.update(
+        with_args=with_args,
+        RunStatus=RunStatus,
+        RowStatus=RowStatus,
+        FINAL_RUN=FINAL_RUN,
+        RETRYABLE_RUN=RETRYABLE_RUN,
+        run_status_labels=lambda: {
+            status.value: str(status.label) for status in RunStatus
+        },
+    )
     app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)
     csrf.init_app(app)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, jsonify, request, url_for
 
 from core.problems import Rejected
-from core.status import FINAL_RUN
+from core.status import FINAL_RUN, RunStatus
 from translations import translate_problems
 from web import forms
 
@@ -76,7 +76,7 @@ def cancel(token: str):
     if not _service().cancel(run):
         problem = Rejected.one("already_final", http=409, status=run.status)
         return jsonify(status=run.status, errors=_errors(problem.errors)), 409
-    return jsonify(status="cancelled"), 202
+    return jsonify(status=RunStatus.CANCELLED), 202
 
 
 def _created(run) -> dict:

@@ -1,0 +1,126 @@
+"""Schema changes without data loss: a database created by the first release
+is upgraded to the head with every row intact, on SQLite and PostgreSQL, and
+the migrations build exactly the schema the models describe."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, text
+
+from store import migrate
+from store.models import Base
+from store.storage import Storage
+from tests.legacy import release1_models as release1
+
+NOW = datetime(2026, 11, 21, 5, 30, tzinfo=UTC)
+
+
+def release1_database(url: str) -> None:
+    """What the first release left behind: ``create_all`` and a finished run."""
+    engine = create_engine(url)
+    release1.Base.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(release1.Run.__table__.insert(), [{
+            "id": "r1", "token": "t" * 32, "status": "done", "created_at": NOW,
+            "file_name": "对话日志.jsonl", "file_sha256": "0" * 64, "upload_id": "u1",
+            "sessions": 1, "rounds": 2, "methods": ["Base", "Ours"], "suites": ["alignment"],
+            "options": {"samples": 1}, "done": 4, "total": 4, "judge_calls": 8,
+            "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5,
+            "aggregates": {"summary": {"Ours": {"al_avg": 75.0}}},
+        }])  # fmt: skip
+        conn.execute(release1.ResultRow.__table__.insert(), [
+            {"run_id": "r1", "session_id": "s1", "round": k, "method": m, "metric": "al",
+             "sample": 0, "value": 70.0 + k, "status": "ok", "note": None,
+             "detail": {"reasoning": "따뜻하다"}}
+            for k in (1, 2) for m in ("Base", "Ours")
+        ])  # fmt: skip
+        conn.execute(
+            release1.RunChunk.__table__.insert(),
+            [{"run_id": "r1", "chunk": 0, "items": 4}],
+        )
+        conn.execute(
+            release1.RunSession.__table__.insert(),
+            [
+                {
+                    "run_id": "r1",
+                    "position": 0,
+                    "session_id": "s1",
+                    "start": 0,
+                    "end": 99,
+                }
+            ],
+        )
+        conn.execute(release1.JudgeCacheEntry.__table__.insert(), [{
+            "key": "k" * 64, "prompt_version": "alignment_v1", "reply": "\\boxed{80}",
+            "parsed": {"score": 80.0}, "prompt_tokens": 3, "completion_tokens": 1,
+            "created_at": NOW}])  # fmt: skip
+    engine.dispose()
+
+
+def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
+    release1_database(any_database_url)
+    storage = Storage(any_database_url)
+    assert migrate.stored_revision(storage.engine) is None  # no alembic_version yet
+    storage.upgrade()
+    assert migrate.stored_revision(storage.engine) == migrate.newest_revision()
+    run = storage.get_run_by_token("t" * 32)
+    assert (run.file_name, run.status, run.judge_calls) == ("对话日志.jsonl", "done", 8)
+    assert run.aggregates["summary"]["Ours"]["al_avg"] == 75.0
+    rows = storage.rows("r1")
+    assert [(r.round, r.method, r.value) for r in rows] == [
+        (1, "Base", 71.0),
+        (1, "Ours", 71.0),
+        (2, "Base", 72.0),
+        (2, "Ours", 72.0),
+    ]
+    assert rows[0].detail == {"reasoning": "따뜻하다"}
+    assert storage.finished_chunks("r1") == {0}
+    assert storage.session_span("r1", "s1") == (0, 99)
+    assert storage.cache_get(["k" * 64])["k" * 64].parsed == {"score": 80.0}
+    indexes = {index["name"] for index in inspect(storage.engine).get_indexes("runs")}
+    assert "ix_runs_status" in indexes
+    storage.upgrade()  # a second start changes nothing
+    assert len(storage.rows("r1")) == 4
+    storage.engine.dispose()
+
+
+def test_migrations_build_exactly_the_models(any_database_url):
+    storage = Storage(any_database_url)
+    storage.upgrade()
+    with storage.engine.connect() as conn:
+        differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert differences == []
+    storage.engine.dispose()
+
+
+def test_the_head_is_known_without_alembic():
+    script = ScriptDirectory.from_config(migrate.alembic_config())
+    assert migrate.newest_revision() == script.get_current_head()
+
+
+def test_flask_db_upgrade_creates_the_schema(app_factory, tmp_path):
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    app = app_factory(DATABASE_URL=url, DB_AUTO_UPGRADE=False)
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    engine = create_engine(url)
+    assert migrate.stored_revision(engine) == migrate.newest_revision()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM runs")).scalar() == 0
+
+
+@pytest.mark.parametrize("auto", [True, False])
+def test_start_up_upgrades_only_when_configured(app_factory, tmp_path, auto):
+    url = f"sqlite:///{tmp_path / f'auto-{auto}.sqlite3'}"
+    app = app_factory(DATABASE_URL=url, DB_AUTO_UPGRADE=auto)
+    storage = app.extensions["storage"]
+    assert not storage.ready  # made on first use
+    storage.get()
+    assert inspect(create_engine(url)).has_table("runs") is auto
+    storage.upgrade()  # what `flask db upgrade` would do before serving
