@@ -13,8 +13,16 @@ run: ## Install, then serve on http://127.0.0.1:5000 (embedded worker)
 test: ## Install, then lint and run the full test suite
 	bash scripts/bootstrap.sh test
 
-lint: ## ruff check + format check
+lint: ## ruff check + format check, import contracts, type check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	.venv/bin/lint-imports
+	.venv/bin/mypy
+
+check: lint ## Lint, then the full test suite (needs Redis and PostgreSQL for some tests)
+	$(PY) -m pytest
+
+messages: ## Extract user-facing strings and update the zh/ko catalogs
+	$(PY) scripts/update_catalogs.py
 
 format: ## Apply ruff fixes and formatting
 	.venv/bin/ruff check --fix . && .venv/bin/ruff format .
@@ -25,4 +33,7 @@ worker: ## Run a Celery worker against REDIS_URL
 bench: ## Run the benchmarks and write bench/results.json
 	$(PY) -m bench
 
-.PHONY: help install run test lint format worker bench
+lock: ## Regenerate the hashed locks requirements*.txt from pyproject.toml
+	bash scripts/lock.sh
+
+.PHONY: help install run test lint check messages format worker bench lock

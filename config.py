@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -64,6 +65,10 @@ DEFAULTS: dict = {
     "JUDGE_CONCURRENCY": 8,
     "JUDGE_TIMEOUT_S": 60.0,
     "JUDGE_MAX_RETRIES": 4,
+    "JUDGE_CONNECT_TIMEOUT_S": 5.0,
+    "JUDGE_TEMPERATURE": 0.0,  # part of every cache key: change it, re-judge
+    "JUDGE_MAX_TOKENS": 1024,
+    "JUDGE_BACKOFF_CAP_S": 20.0,  # longest wait between retries without Retry-After
     "MAX_UPLOAD_MB": 200,
     "MAX_LINE_MB": 8,
     "MAX_VALIDATION_ERRORS": 200,
@@ -116,7 +121,7 @@ _PARSERS = {
 }
 
 
-def from_environ(environ: dict[str, str] | None = None) -> dict:
+def from_environ(environ: Mapping[str, str] | None = None) -> dict:
     """Parse the recognised variables that are set and non-empty."""
     environ = os.environ if environ is None else environ
     parsed = {}

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
 
+from config import DEFAULTS
 from core.status import Cancelled, RowStatus
 from metrics.judging import JudgeItem
 
@@ -34,17 +35,19 @@ MAX_RETRY_AFTER_S = 120.0
 
 @dataclass(frozen=True)
 class JudgeConfig:
+    """A judge's settings; every default is the one in ``config.DEFAULTS``."""
+
     base_url: str
     model: str
     api_key: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 60.0
-    connect_timeout_s: float = 5.0
-    max_retries: int = 4
-    concurrency: int = 8
+    temperature: float = DEFAULTS["JUDGE_TEMPERATURE"]
+    max_tokens: int = DEFAULTS["JUDGE_MAX_TOKENS"]
+    timeout_s: float = DEFAULTS["JUDGE_TIMEOUT_S"]
+    connect_timeout_s: float = DEFAULTS["JUDGE_CONNECT_TIMEOUT_S"]
+    max_retries: int = DEFAULTS["JUDGE_MAX_RETRIES"]
+    concurrency: int = DEFAULTS["JUDGE_CONCURRENCY"]
     samples: int = 1
-    backoff_cap_s: float = 20.0
+    backoff_cap_s: float = DEFAULTS["JUDGE_BACKOFF_CAP_S"]
 
     @classmethod
     def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
@@ -289,8 +292,8 @@ class Judge:
     def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
         keys = [cache_key(self.config, item, item.sample) for item in items]
         hits = self.cache.get(keys) if self.cache else {}
-        outcomes: list[JudgeOutcome | None] = [None] * len(items)
-        todo = []
+        outcomes: dict[int, JudgeOutcome] = {}  # item index -> outcome
+        todo: list[int] = []
         for index, key in enumerate(keys):
             entry = hits.get(key)
             if entry is not None:
@@ -317,12 +320,12 @@ class Judge:
                 fresh.append({**entry, "key": keys[index]})
         if self.cache and fresh:
             self.cache.put(fresh)
-        return outcomes
+        return [outcomes[index] for index in range(len(items))]
 
     def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
         """Ask, and once more at a new sample if the reply cannot be parsed."""
         self._stop.check()
-        raws = []
+        raws: list[str] = []
         for sample in (item.sample, item.sample + RETRY_SAMPLE_OFFSET):
             try:
                 reply = self.client.complete(

@@ -4,8 +4,8 @@
 same run. Every size is a run in the same app and database.
 
 Rows are synthetic, stored through ``storage.upsert_rows`` in 20k batches
-(``build_s``); aggregation is the real ``metrics.engine.aggregate`` over
-``storage.row_dicts`` as the finalizing worker does (``finalize_s``, with the
+(``build_s``); aggregation is the real ``pipeline.execution.finalize``,
+each suite over its own rows, as the finalizing worker does (``finalize_s``, with the
 process's peak RSS during it). Page weight is split into the markup
 (``html_kb``, without the figures block) and the embedded figures JSON
 (``json_kb``). Targets: < 1 s server time and < 2 MB HTML + JSON."""
@@ -21,9 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import tasks
-
 from bench.judge_orchestration import make_app
+from pipeline import execution
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]
 SIZES = (100, 1000, 10000)
@@ -99,8 +98,8 @@ def _status_kb(field: str) -> float:
 
 
 def finalize(app, run, units: int) -> tuple[float, float]:
-    """``engine.aggregate(storage.row_dicts(...))`` as ``tasks.finalize_run``
-    does; (seconds, peak RSS in MB while doing it). Writing 5 to clear_refs
+    """``pipeline.execution.finalize`` as the ``finalize_run`` task calls it;
+    (seconds, peak RSS in MB while doing it). Writing 5 to clear_refs
     resets VmHWM, so the peak is this step's, not an earlier size's."""
 
     storage = app.extensions["storage"]
@@ -108,8 +107,7 @@ def finalize(app, run, units: int) -> tuple[float, float]:
         clear.write("5")
     storage.update_run(run.id, total=units, done=units, status="running")
     start = time.perf_counter()
-    with app.app_context():
-        tasks.finalize_run.run(run.id)  # the worker's own finalize, timed
+    execution.finalize(storage, run.id)  # the worker's own finalize, timed
     finalize_s = time.perf_counter() - start
     assert storage.get_run(run.id).status == "done"
     return finalize_s, _status_kb("VmHWM") / 1024

@@ -141,19 +141,18 @@ def make_app(workdir: Path, concurrency: int):
 def timed_run(app, path: Path, judge_url: str) -> tuple[float, float, object]:
     """Create the run, then time enqueue -> final status (seconds) and
     enqueue -> last chunk stored (the judge phase, before aggregation)."""
-    import runs
+    from pipeline.runs import RunRequest
 
-    storage = app.extensions["storage"]
+    storage, service = app.extensions["storage"], app.extensions["runs"]
     # The alignment suite only: the deterministic suites would add their own
     # CPU time to the judge path this benchmark isolates.
-    request = runs.RunRequest(
+    request = RunRequest(
         judge_url=judge_url, judge_model="scripted", suites=["alignment"]
     )
-    with app.app_context():
-        with path.open("rb") as stream:
-            run = runs.create_run(stream, path.name, request)
-        start = time.perf_counter()
-        runs.enqueue(run.id)
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, request)
+    start = time.perf_counter()
+    service.enqueue(run.id)
     chunks_s = None
     while (run := storage.get_run(run.id)).status in ("queued", "running"):
         if chunks_s is None and run.total and run.done >= run.total:
@@ -197,7 +196,7 @@ def embedded(data: Path, judge, url: str, latency: float, concurrency: int) -> d
             if concurrency == RERUN_CONCURRENCY:
                 result.update(rerun(app, data, url, wall, prefix))
         finally:
-            app.extensions["embedded_worker"].stop()
+            app.extensions["queue"].stop_embedded()
             app.extensions["storage"].engine.dispose()
     return result
 
@@ -247,7 +246,7 @@ def stop_worker(process: subprocess.Popen) -> None:
 
 def wait_for_workers(app, count: int, timeout: float = 60.0) -> None:
     """Until ``count`` workers answer a ping, so start-up is not timed."""
-    control = app.extensions["celery"].control
+    control = app.extensions["queue"].celery.control
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if len(control.ping(timeout=0.5)) >= count:
@@ -317,6 +316,7 @@ def deployment(workdir: Path, schema: str, data, judge, url, latency) -> dict:
     """Web app here, the worker processes beside it; workers stopped on any exit."""
     env = deployment_env(workdir, schema)
     app = web_app(workdir, env)
+    app.extensions["storage"].upgrade()  # `flask db upgrade`, before the workers start
     processes = []
     try:
         for index in range(WORKERS):

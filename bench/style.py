@@ -1,7 +1,7 @@
 """Style suite (NVCS + ERTD) throughput on 200,000 response rows, against a
 naive baseline measured in the same run.
 
-* batched: ``metrics.style.run`` per chunk of 4 sessions (160 rows, the
+* batched: ``metrics.suites.style.run`` per chunk of 4 sessions (160 rows, the
   engine's default chunk): one CountVectorizer vocabulary per session, sparse
   dot products, Er(D) once per session.
 * naive: per (sample dialogue, response) pair, a fresh CountVectorizer fitted
@@ -26,7 +26,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from bench.datagen import session
 from config import PROJECT_ROOT
-from metrics import lexicon, style
+from metrics import lexicon
+from metrics.suites import style
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]
 ROUNDS = 10

@@ -37,7 +37,6 @@ METHODS = ["Base", "RAG", "Ours", "Oracle"]
 SUITES = ["quality", "style", "slots"]
 ROUNDS = 10
 SUBSET_UNITS = 20_000
-AGGREGATE_ALL_LIMIT_MB = 4096  # above this, aggregate suite by suite instead
 FIELDS = {
     "basic_info": ("name", "city", "job"),
     "hobbies": ("sport", "music"),
@@ -136,18 +135,16 @@ def _rss_mb() -> float:
 def _aggregate(rows: list[dict]) -> dict:
     """``engine.aggregate`` over all rows, or suite by suite (each over its own
     rows) when the rows alone already hold more than the limit."""
-    from metrics import catalog, engine
+    from metrics import engine, registry
 
     held_mb = _rss_mb()
     start = time.perf_counter()
-    if held_mb <= AGGREGATE_ALL_LIMIT_MB:
-        engine.aggregate(rows, SUITES, METHODS)
-        mode = "all rows at once"
-    else:
-        for suite in SUITES:
-            own = [r for r in rows if catalog.spec(r["metric"]).suite == suite]
-            engine.aggregate(own, [suite], METHODS)
-        mode = f"per suite (rows held {held_mb:.0f} MB > {AGGREGATE_ALL_LIMIT_MB})"
+
+    def rows_of(suite):
+        return [r for r in rows if registry.spec(r["metric"]).suite == suite.name]
+
+    engine.aggregate(rows_of, SUITES, METHODS)
+    mode = f"each suite over its own rows (rows held {held_mb:.0f} MB)"
     return {"aggregate_s": time.perf_counter() - start, "aggregate_mode": mode}
 
 

@@ -106,7 +106,7 @@ def _parse_options(raw: dict) -> dict:
             continue
         try:
             options[name] = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             fail(f"{name} is not valid JSON: {exc.msg} (column {exc.colno})", INVALID)
     return options
 
@@ -135,7 +135,13 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--concurrency", type=click.IntRange(1, 512), help="Judge calls in flight."
 )
-@click.option("--samples", type=click.IntRange(1, 15), default=1, show_default=True)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Judge samples per item (at most MAX_SAMPLES).",
+)
 @click.option(
     "--no-cache", is_flag=True, help="Ask the judge even for cached verdicts."
 )
@@ -167,6 +173,11 @@ def evaluate_command(
 
     Exit 0 done, 3 partial, 1 failed, 2 invalid input.
     """
+    if samples > current_app.config["MAX_SAMPLES"]:
+        fail(
+            f"--samples must be at most {current_app.config['MAX_SAMPLES']} (MAX_SAMPLES)",
+            INVALID,
+        )
     request = RunRequest(
         suites=list(suites) or None,
         judge_url=judge_url,

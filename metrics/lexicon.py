@@ -13,8 +13,17 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import TypedDict
 
-_state = {"root": None, "available": None, "reason": None, "applied": False}
+
+class _State(TypedDict):
+    root: str | None  # the nltk_data folder; None until configured
+    available: bool | None  # None: WordNet not probed yet
+    reason: str | None
+    applied: bool  # nltk.data.path points at root
+
+
+_state: _State = {"root": None, "available": None, "reason": None, "applied": False}
 _lock = threading.RLock()  # wordnet_status probes through nltk_module
 
 
@@ -22,7 +31,9 @@ def configure(root: str) -> None:
     """Use ``root`` first and only: no home-directory or download fallbacks.
     nltk itself (~0.6 s to import) loads when a suite first needs it."""
     with _lock:
-        _state.update(root=root, available=None, reason=None, applied=False)
+        _state.update(
+            {"root": root, "available": None, "reason": None, "applied": False}
+        )
         synsets.cache_clear()
 
 
@@ -40,9 +51,11 @@ def nltk_module():
 def wordnet_status() -> tuple[bool, str | None]:
     """(available, reason when not). Loads WordNet once (~2 s) on first call."""
     with _lock:
-        if _state["available"] is None:
-            _state["available"], _state["reason"] = _probe_wordnet(_state["root"])
-        return _state["available"], _state["reason"]
+        available = _state["available"]
+        if available is None:
+            available, _state["reason"] = _probe_wordnet(_state["root"])
+            _state["available"] = available
+        return available, _state["reason"]
 
 
 def _probe_wordnet(root: str | None) -> tuple[bool, str | None]:

@@ -43,7 +43,7 @@ def result_row(
     missing number is never mistaken for a score."""
     if status is None:
         status = RowStatus.OK if value is not None else RowStatus.UNSCORED
-    return {  # type: ignore[typeddict-item]
+    return {
         **key,
         "metric": metric,
         "value": value,
@@ -56,6 +56,18 @@ def result_row(
 def scored(row: ResultRow) -> bool:
     """Only ``ok`` rows with a value enter an aggregate."""
     return row["status"] == RowStatus.OK and row["value"] is not None
+
+
+def scored_value(row: ResultRow) -> float:
+    """The value of a row :func:`scored` admitted (so never None).
+
+    >>> scored_value({"status": "ok", "value": 0.5})
+    0.5
+    """
+    value = row["value"]
+    if value is None:
+        raise ValueError("an unscored row has no value to aggregate")
+    return value
 
 
 def session_means(
@@ -72,6 +84,6 @@ def session_means(
     per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["metric"] == metric and scored(row):
-            per[row["method"]][row["session_id"]].append(row["value"])
+            per[row["method"]][row["session_id"]].append(scored_value(row))
     wanted = list(per) if methods is None else [m for m in methods if m in per]
     return {m: {s: fmean(v) for s, v in per[m].items()} for m in wanted}

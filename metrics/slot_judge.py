@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from statistics import fmean
+from typing import Any
 
 from core.status import RowStatus
 from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json
-from metrics.rows import result_row
+from metrics.rows import ResultRow, result_row
 from metrics.slot_matching import SlotTable, merge_writes, nested
 from metrics.suite import JudgeMode
 
@@ -119,7 +120,7 @@ def judge_item(truth: SlotTable, predicted: SlotTable) -> JudgeItem:
     return JudgeItem(SLOT_JUDGE, tuple(messages))
 
 
-def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
+def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
     """The ``slot_judge`` row from one judge outcome (``status``, ``verdict``,
     ``raw``, ``note``): the mean slot score, per-slot scores in ``detail``.
 
@@ -133,7 +134,7 @@ def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
     >>> score_row({}, slots, Outcome(status="error", raw=None, note="HTTP 500"))["status"]
     'error'
     """
-    detail = {"prompt_version": PROMPT}
+    detail: dict[str, Any] = {"prompt_version": PROMPT}  # JSON-ready
     if outcome.status != RowStatus.OK:
         detail["raw"] = outcome.raw
         return result_row(key, METRIC, None, outcome.status, outcome.note, detail)
@@ -153,7 +154,7 @@ def score_row(key: dict, predicted: SlotTable, outcome) -> dict:
     return result_row(key, METRIC, value, detail=detail)
 
 
-def rows(sessions: list[dict], methods: list[str], judge) -> list[dict]:
+def rows(sessions: list[dict], methods: list[str], judge) -> list[ResultRow]:
     """``slot_judge`` rows of a chunk: all its judge items in one
     ``judge.evaluate`` batch. ``judge`` must not be None.
 
@@ -164,7 +165,9 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[dict]:
     >>> [(r["metric"], r["status"], r["note"]) for r in rows([s], ["M"], NeverCalled())]
     [('slot_judge', 'unscored', 'no predicted slots to judge')]
     """
-    out, plan, batch = [], [], []
+    out: list[ResultRow] = []
+    plan: list[tuple[dict, SlotTable]] = []  # (row key, predicted) per judge item
+    batch: list[JudgeItem] = []
     for session in sessions:
         truth = merge_writes([session.get("ground_truth_slots")])
         for method in methods:
@@ -184,7 +187,9 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[dict]:
     return out
 
 
-def summary(values: dict, methods: list[str]) -> dict[str, dict]:
+def summary(
+    values: dict[str, dict[str, float]], methods: list[str]
+) -> dict[str, dict[str, float | None]]:
     """``{method: {"slot_judge_avg": mean over sessions | None}}``.
 
     >>> summary({"M": {"s1": 1.0, "s2": 0.5}}, ["M", "N"])

@@ -1,9 +1,10 @@
 """Slot matching for the slots suite: canonical values, tokens, merged memory
 writes and the per-session diff against the ground truth.
 
-Values are compared after a Unicode-aware canonicalization. The public seed's
-rule deleted every non-ASCII character, so "北京" and "上海" both became "" and
-matched each other; here they stay distinct:
+Values are compared after a Unicode-aware canonicalization. The source
+document's rule (``docs/metrics/slots.md``) deleted every non-ASCII character,
+so "北京" and "上海" both became "" and matched each other; here they stay
+distinct:
 
 >>> canonicalize("Software_Engineer!"), canonicalize("北京"), canonicalize("上海")
 ('software engineer', '北京', '上海')
@@ -110,8 +111,9 @@ def slot_tokens(values: list[str]) -> list[str]:
     return [tok for value in values for tok in tokens(canonicalize(value))]
 
 
-def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
-    """Precision, recall, F1 with the seed's rule: a 0/0 ratio is 0.0.
+def prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
+    """Precision, recall, F1 with the documented rule: a 0/0 ratio is 0.0
+    (docs/metrics/slots.md).
 
     >>> prf(7, 3, 0)[0], prf(12, 0, 3)[1], prf(0, 0, 4)
     (0.7, 0.8, (0.0, 0.0, 0.0))
@@ -149,7 +151,8 @@ def bleu1(pred: list[str], ref: list[str]) -> float:
 
 
 def p95_index(n: int) -> int:
-    """The seed's P95 position in a sorted list of ``n`` values.
+    """The documented P95 position in a sorted list of ``n`` values
+    (docs/metrics/slots.md).
 
     >>> p95_index(20), p95_index(1), p95_index(100)
     (18, 0, 94)

@@ -135,7 +135,7 @@ def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
 
 
 def cohens_d(a: list[float], b: list[float]) -> float | None:
-    """|μ₁ − μ₂| / σ_pooled (the simulation seed's definition)."""
+    """|μ₁ − μ₂| / σ_pooled (the definition in docs/metrics/simulation.md)."""
     if len(a) < 2 or len(b) < 2:
         return None
     pooled = ((len(a) - 1) * stdev(a) ** 2 + (len(b) - 1) * stdev(b) ** 2) / (

@@ -1,8 +1,9 @@
 """Text units for the quality heuristics: words, sentences, paragraphs, the
 word lists, keywords, and the pronoun and topic-shift counts.
 
-The seed's tokenizer (``[^\\w\\s]`` to space, then split on whitespace) turns a
-Chinese reply into one "word". These rules keep Chinese and Korean countable:
+The source document's tokenizer (``[^\\w\\s]`` to space, then split on
+whitespace; ``docs/metrics/quality.md``) turns a Chinese reply into one
+"word". These rules keep Chinese and Korean countable:
 
 * Text is NFKC-normalised (full-width ``？`` becomes ``?``), ``’`` becomes
   ``'`` and words are casefolded.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 TASKS_MODULE = "pipeline.tasks"
 START_RUN = "personasteer.start_run"
@@ -63,7 +64,7 @@ class EmbeddedWorker:
         self.concurrency = concurrency
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._worker = None
+        self._worker: Any = None  # celery's WorkController (celery ships no types)
 
     @property
     def running(self) -> bool:

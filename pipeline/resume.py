@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,7 +32,8 @@ class EmbeddedResume:
         self.lock_path = Path(instance_path) / "resume.lock"
         self._guard = threading.Lock()
         self._done = False
-        self._release = None  # closes the lock's descriptor (then the OS frees it)
+        # Closes the lock's descriptor (then the OS frees it).
+        self._release: Callable[[], object] | None = None
 
     def __call__(self) -> int | None:
         """Resume once; None when another process or an earlier call did."""

@@ -31,7 +31,9 @@ install_python_packages() {
     "$PYTHON" -m venv .venv
   fi
   log "installing Python packages into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt 2> >(grep -v "is ignored" >&2)
+  # requirements-dev.txt is the hashed lock of runtime + dev packages (make lock
+  # regenerates it from pyproject.toml); pip refuses any file whose hash differs.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements-dev.txt 2> >(grep -v "is ignored" >&2)
 }
 
 build_data() {
@@ -61,6 +63,10 @@ case "${1:-}" in
     log "ruff"
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .
+    log "import contracts (import-linter)"
+    .venv/bin/lint-imports
+    log "type check (mypy)"
+    .venv/bin/mypy
     log "pytest"
     exec .venv/bin/python -m pytest
     ;;

@@ -9,6 +9,10 @@ embedded default runs the upgrade itself when the storage is first used.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.storage import Storage
 
 
 class LazyStorage:
@@ -22,7 +26,7 @@ class LazyStorage:
     def __init__(self, url: str, auto_upgrade: bool):
         self.url = url
         self.auto_upgrade = auto_upgrade
-        self._storage = None
+        self._storage: Storage | None = None
         self._lock = threading.Lock()
 
     @property
@@ -30,7 +34,7 @@ class LazyStorage:
         """Whether the storage has been made (a command may never need it)."""
         return self._storage is not None
 
-    def get(self):
+    def get(self) -> Storage:
         with self._lock:
             if self._storage is None:
                 from store.storage import Storage

@@ -12,8 +12,9 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Iterable, Iterator
+from typing import cast
 
-from sqlalchemy import create_engine, event, func, or_, select, update
+from sqlalchemy import Table, create_engine, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import sessionmaker
 
@@ -22,6 +23,7 @@ from store import migrate
 from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
+    Base,
     JudgeCacheEntry,
     ResultRow,
     Run,
@@ -121,7 +123,7 @@ class Storage:
         if not rows:
             return 0
         # Core, not the ORM: bulk writes are the hot path of every chunk.
-        stmt = self._insert(ResultRow.__table__)
+        stmt = self._insert(_table(ResultRow))
         changing = ("value", "status", "note", "detail")
         stmt = stmt.on_conflict_do_update(
             index_elements=list(ROW_KEY),
@@ -146,7 +148,7 @@ class Storage:
             .where(ResultRow.run_id == run_id)
         )
         with self.session() as db:
-            return db.scalar(query)
+            return db.execute(query).scalar_one()
 
     def row_dicts(self, run_id: str) -> list[dict]:
         """Rows as plain dicts for metric code (round 0 = session level)."""
@@ -179,7 +181,7 @@ class Storage:
     def reset_progress(self, run_id: str) -> None:
         """Forget chunk bookkeeping (used when rows are to be recomputed)."""
         with self.session.begin() as db:
-            db.execute(RunChunk.__table__.delete().where(RunChunk.run_id == run_id))
+            db.execute(_table(RunChunk).delete().where(RunChunk.run_id == run_id))
             db.execute(update(Run).where(Run.id == run_id).values(done=0))
 
     def _row_query(self, run_id: str, filters: dict):
@@ -204,7 +206,7 @@ class Storage:
             self._row_query(run_id, filters).subquery()
         )
         with self.session() as db:
-            return db.scalar(query)
+            return db.execute(query).scalar_one()
 
     def iter_rows(self, run_id: str, metrics=None, batch: int = 5000) -> Iterator[dict]:
         """Every row in key order, streamed (exports of large runs). With
@@ -251,7 +253,7 @@ class Storage:
             .where(RunSession.run_id == run_id)
         )
         with self.session() as db:
-            return db.scalar(query)
+            return db.execute(query).scalar_one()
 
     def session_span(self, run_id: str, session_id: str) -> tuple[int, int] | None:
         query = select(RunSession.start, RunSession.end).where(
@@ -259,7 +261,10 @@ class Storage:
         )
         with self.session() as db:
             found = db.execute(query).first()
-        return tuple(found) if found else None
+        if not found:
+            return None
+        start, end = found
+        return start, end
 
     # -- judge cache -------------------------------------------------------
     def cache_get(self, keys: Iterable[str]) -> dict:
@@ -278,11 +283,17 @@ class Storage:
     def cache_put(self, entries: Iterable[dict]) -> None:
         entries = list(entries)
         if entries:
-            stmt = self._insert(JudgeCacheEntry.__table__).on_conflict_do_nothing(
+            stmt = self._insert(_table(JudgeCacheEntry)).on_conflict_do_nothing(
                 index_elements=["key"]
             )
             with self.engine.begin() as conn:
                 conn.execute(stmt, entries)
+
+
+def _table(model: type[Base]) -> Table:
+    """The model's table. Every model here is mapped to a ``Table``; SQLAlchemy
+    types ``__table__`` as any ``FromClause`` (a model may map a subquery)."""
+    return cast(Table, model.__table__)
 
 
 def _metric_filter(metrics):

@@ -1,4 +1,4 @@
-"""HTTP API v1: every status code of DESIGN.md section 9."""
+"""HTTP API v1: every status code the README documents."""
 
 from __future__ import annotations
 

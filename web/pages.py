@@ -135,7 +135,8 @@ def session_page(token: str):
     if span is None:
         abort(404)
     [session] = dataset.read_sessions(_service().upload_path(run), *span)
-    by_cell, by_method = defaultdict(dict), defaultdict(dict)
+    by_cell: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    by_method: dict[str, dict[str, dict]] = defaultdict(dict)
     for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
         if row["round"]:
             by_cell[(row["round"], row["method"])][row["metric"]] = row

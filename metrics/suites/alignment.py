@@ -25,8 +25,8 @@ from statistics import fmean, pstdev
 from core.status import RowStatus
 from metrics import stats
 from metrics.dialogue import history, user_message
-from metrics.judging import Verdict, judge_items, last_boxed
-from metrics.rows import ResultRow, result_row, scored, session_means
+from metrics.judging import JudgeItem, Verdict, judge_items, last_boxed
+from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
 from metrics.suite import (
     Chart,
     Format,
@@ -35,6 +35,7 @@ from metrics.suite import (
     Metric,
     Panel,
     Suite,
+    SuiteSummary,
     _l,
 )
 
@@ -164,10 +165,14 @@ def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
     return rows
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """All judge calls of the chunk go out as one batch, so the judge's
     concurrency is filled by the whole chunk rather than one round at a time."""
-    rows, plan, batch = [], [], []
+    rows: list[ResultRow] = []
+    plan: list[tuple[dict, JudgeMode, int]] = []  # (row key, mode, item count)
+    batch: list[JudgeItem] = []
     samples = int(options.get("samples", 1))
     for session in sessions:
         for index, round_ in enumerate(session["rounds"]):
@@ -197,19 +202,27 @@ def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
 
 
 # -- summary ---------------------------------------------------------------
-def _scored(rows, metric: str) -> dict[str, list[ResultRow]]:
-    by_method = defaultdict(list)
+def _scored(rows: list[ResultRow], metric: str) -> dict[str, list[ResultRow]]:
+    by_method: dict[str, list[ResultRow]] = defaultdict(list)
     for row in rows:
         if row["metric"] == metric and scored(row):
             by_method[row["method"]].append(row)
     return by_method
 
 
+def _round(row: ResultRow) -> int:
+    """The round of a row-level row (only session-level rows have none)."""
+    round_ = row["round"]
+    if round_ is None:
+        raise ValueError(f"a {row['metric']} row has no round")
+    return round_
+
+
 def curve(rows: list[ResultRow]) -> list[dict]:
     """AL(k): mean of scored values over sessions at each round k, with CI."""
-    by_round = defaultdict(list)
+    by_round: dict[int, list[float]] = defaultdict(list)
     for row in rows:
-        by_round[row["round"]].append(row["value"])
+        by_round[_round(row)].append(scored_value(row))
     return [{"k": k, **stats.mean_ci(by_round[k])} for k in sorted(by_round)]
 
 
@@ -226,7 +239,7 @@ def normalized(points: list[dict]) -> list[dict] | None:
     ]  # fmt: skip
 
 
-def _curve_summary(points: list[dict], prefix: str) -> dict:
+def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
     ks = [p["k"] for p in points]
     means = [p["mean"] for p in points]
     slope, intercept, r2 = stats.ols(ks, means)
@@ -239,28 +252,30 @@ def _curve_summary(points: list[dict], prefix: str) -> dict:
 
 
 def _session_slopes(rows: list[ResultRow]) -> list[float]:
-    by_session = defaultdict(list)
+    # session_id -> (round, value)
+    by_session: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for row in rows:
-        by_session[row["session_id"]].append((row["round"], row["value"]))
+        by_session[row["session_id"]].append((_round(row), scored_value(row)))
     slopes = [
-        stats.ols(*zip(*points, strict=True))[0]
+        stats.ols([k for k, _ in points], [value for _, value in points])[0]
         for points in by_session.values()
         if len(points) >= 2
     ]
     return [s for s in slopes if s is not None]
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Summary metrics, curves and per-session values for comparisons."""
     al_rows, binary_rows = _scored(rows, "al"), _scored(rows, "binary")
     dimension_rows = {d: _scored(rows, f"al_{d}") for d in DIMENSIONS}
-    summary, curves = {}, {"al": {}, "nal": {}}
+    summary: dict[str, dict[str, float | None]] = {}
+    curves: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
     for method in methods:
         points = curve(al_rows.get(method, []))
         curves["al"][method] = points
         curves["nal"][method] = normalized(points) or []
         slopes = stats.mean_ci(_session_slopes(al_rows.get(method, [])))
-        votes = [r["value"] for r in binary_rows.get(method, [])]
+        votes = [scored_value(r) for r in binary_rows.get(method, [])]
         summary[method] = {
             **_curve_summary(points, "al"),
             "binary_rate": sum(votes) / len(votes) if votes else None,

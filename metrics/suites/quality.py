@@ -3,7 +3,8 @@
 ``coherence``, ``completeness``, ``length``, ``structure``, ``vocabulary`` and
 the weighted ``quality`` (weights: ``options["quality_weights"]``).
 
-The seed's formulas win over its worked examples. Words, sentences, word
+The source's formulas win over its worked examples (``docs/metrics/quality.md``
+lists where they disagree). Words, sentences, word
 lists and the pronoun/topic rules live in ``metrics.text_units``; a content
 word is one that is not common, not a pronoun and not a connector. Rules for
 the terms the seed leaves open:
@@ -41,8 +42,18 @@ from statistics import fmean
 from typing import NamedTuple
 
 from metrics import text_units as tu
-from metrics.rows import result_row, scored
-from metrics.suite import Chart, Format, Metric, Option, Panel, Suite, _l, series
+from metrics.rows import ResultRow, result_row, scored, scored_value
+from metrics.suite import (
+    Chart,
+    Format,
+    Metric,
+    Option,
+    Panel,
+    Suite,
+    SuiteSummary,
+    _l,
+    series,
+)
 
 DEFAULT_WEIGHTS = dict(
     coherence=0.25, completeness=0.25, length=0.20, structure=0.15, vocabulary=0.15
@@ -245,7 +256,9 @@ def validate_weights(weights: dict | None) -> dict[str, float]:
     return {name: float(weights[name]) for name in COMPONENTS}
 
 
-def score_response(text: str, prompt: str, weights: dict | None = None) -> dict:
+def score_response(
+    text: str, prompt: str, weights: dict | None = None
+) -> dict[str, Score]:
     """``{metric: Score}`` for the five components and the weighted quality.
 
     >>> s = score_response("Machine learning lets computers learn from data. "
@@ -265,28 +278,31 @@ def score_response(text: str, prompt: str, weights: dict | None = None) -> dict:
     }
     values = {name: score.value for name, score in scores.items()}
     detail = {"weights": dict(weights), "components": values}
-    missing = [name for name, value in values.items() if value is None]
+    known = {name: value for name, value in values.items() if value is not None}
+    missing = [name for name in values if name not in known]
     if missing:
         note = f"needs all five components; unscored: {', '.join(missing)}"
         scores["quality"] = Score(None, detail, note)
     else:
-        total = math.fsum(weights[name] * values[name] for name in COMPONENTS)
+        total = math.fsum(weights[name] * known[name] for name in COMPONENTS)
         scores["quality"] = Score(min(max(total, 0.0), 1.0), detail)
     return scores
 
 
 # -- suite interface ----------------------------------------------------------
-def _row(key: dict, metric: str, score: Score) -> dict:
+def _row(key: dict, metric: str, score: Score) -> ResultRow:
     return result_row(
         key, metric, score.value, note=score.note, detail=score.detail or None
     )
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """Rows for every (session, round, method); the judge is not used. The
     prompt is the response's own ``user_message`` when set, else the round's."""
     weights = validate_weights(options.get("quality_weights"))
-    rows = []
+    rows: list[ResultRow] = []
     for session in sessions:
         sid = session["session_id"]
         for round_ in session["rounds"]:
@@ -299,12 +315,14 @@ def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[
     return rows
 
 
-def summarize(rows: list[dict], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Per method the mean of each row metric over its scored rows
     (``<metric>_avg``), per-session quality means and a component panel."""
-    values, sessions = defaultdict(list), defaultdict(lambda: defaultdict(list))
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)  # (method, metric)
+    # method -> session_id -> quality values
+    sessions: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in filter(scored, rows):
-        metric, value = row["metric"], row["value"]
+        metric, value = row["metric"], scored_value(row)
         if metric in ROW_METRICS:
             values[row["method"], metric].append(value)
             if metric == "quality":

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from itertools import islice
 from statistics import fmean, pstdev
+from typing import Any
 
 from core.status import RowStatus
 from metrics import lexicon, stats
 from metrics.dialogue import history, sample_text
-from metrics.judging import Verdict, judge_items, strict_json
-from metrics.rows import result_row, session_means
+from metrics.judging import JudgeItem, Verdict, judge_items, strict_json
+from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
     Column,
@@ -39,6 +40,7 @@ from metrics.suite import (
     Metric,
     Panel,
     Suite,
+    SuiteSummary,
     Table,
     _l,
 )
@@ -201,14 +203,14 @@ _row = result_row
 OK, UNSCORED, ERROR = RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR
 
 
-def _failure(labelled: list[tuple[str, object]]) -> tuple[str, str, str | None]:
+def _failure(labelled: list[tuple[str, Any]]) -> tuple[str, str, str | None]:
     """Status, note and raw text of judge calls none of which scored."""
     mode, first = next((m, o) for m, o in labelled if o.status != OK)
     unscored = any(o.status == UNSCORED for _, o in labelled)
     return UNSCORED if unscored else ERROR, f"{mode}: {first.note}", first.raw
 
 
-def jera_rows(key: dict, outcomes: list) -> list[dict]:
+def jera_rows(key: dict, outcomes: list) -> list[ResultRow]:
     """The four JERA rows of one (session, method) from its judge samples.
 
     >>> from types import SimpleNamespace as Outcome
@@ -218,7 +220,7 @@ def jera_rows(key: dict, outcomes: list) -> list[dict]:
     [210.0, 70.0, 70.0, 70.0]
     """
     scored = [o.verdict for o in outcomes if o.status == OK]
-    detail = {
+    detail: dict[str, Any] = {  # JSON-ready
         "prompt_version": JERA.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
     }
@@ -242,7 +244,9 @@ def _union(*lists: list[str]) -> list[str]:
     return list(seen.values())
 
 
-def almp_row(key: dict, attributes: list[str], extracted: list, inferred: list):
+def almp_row(
+    key: dict, attributes: list[str], extracted: list, inferred: list
+) -> ResultRow:
     """Per sample with both calls scored: R = union, ALMP; the row is the mean."""
     results = []
     for ext, inf in zip(extracted, inferred, strict=True):
@@ -254,19 +258,24 @@ def almp_row(key: dict, attributes: list[str], extracted: list, inferred: list):
     if not results:
         labelled = [("almp_extract", o) for o in extracted]
         status, note, raw = _failure(labelled + [("almp_infer", o) for o in inferred])
-        detail = {"prompt_versions": versions, "raw": raw}
+        detail: dict[str, Any] = {"prompt_versions": versions, "raw": raw}
         return _row(key, "almp", None, status, note, detail)
     available, reason = lexicon.wordnet_status()
     detail = {**results[0], "wordnet": available, "prompt_versions": versions}
     detail["samples"] = [result["value"] for result in results]
-    note = None if available else f"synonym matching unavailable: {reason}"
-    return _row(key, "almp", fmean(detail["samples"]), note=note, detail=detail)
+    unavailable = None if available else f"synonym matching unavailable: {reason}"
+    return _row(key, "almp", fmean(detail["samples"]), note=unavailable, detail=detail)
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """Every judge item of the chunk goes out in one ``judge.evaluate`` batch."""
     samples = int(options.get("samples", 1))
-    rows, plan, batch = [], [], []
+    rows: list[ResultRow] = []
+    # (row key, attributes, {mode name: item count})
+    plan: list[tuple[dict, list[str], dict[str, int]]] = []
+    batch: list[JudgeItem] = []
     for session in sessions:
         attributes = attributes_of(session)
         for method in methods:
@@ -296,14 +305,15 @@ def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
 
 
 # -- summary ----------------------------------------------------------------
-def _almp_panel(rows: list[dict], methods: list[str]) -> dict:
-    panel = {method: [] for method in methods}
+def _almp_panel(rows: list[ResultRow], methods: list[str]) -> dict[str, list[dict]]:
+    panel: dict[str, list[dict]] = {method: [] for method in methods}
     for row in rows:
         entries = panel.get(row["method"])
         if row["metric"] != "almp" or row["status"] != OK or entries is None:
             continue
         if len(entries) < PANEL_SESSIONS:
             detail = row["detail"]
+            assert detail is not None  # an ok almp row always carries its matches
             entries.append(
                 {
                     "session_id": row["session_id"],
@@ -314,11 +324,13 @@ def _almp_panel(rows: list[dict], methods: list[str]) -> dict:
     return panel
 
 
-def summarize(rows: list[dict], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Means over sessions with t-intervals (panel ``ci``)."""
     metrics = (*JERA_ROWS, "almp")
     values = {metric: session_means(rows, metric) for metric in metrics}
-    summary, cis, jera_panel = {}, {}, {}
+    summary: dict[str, dict[str, float | None]] = {}
+    cis: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI
+    jera_panel: dict[str, dict[str, float | None]] = {}
     for method in methods:
         cis[method] = {
             m: stats.mean_ci(list(values[m].get(method, {}).values())) for m in metrics

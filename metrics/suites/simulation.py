@@ -19,17 +19,29 @@ import re
 import unicodedata
 from itertools import pairwise
 from statistics import fmean
+from typing import TypedDict
 
 from core.status import RowStatus
 from metrics import stats
-from metrics.rows import session_means
-from metrics.suite import Chart, Column, Metric, Panel, Suite, Table, _l, series
+from metrics.rows import ResultRow, result_row, session_means
+from metrics.suite import (
+    Chart,
+    Column,
+    Metric,
+    Panel,
+    Suite,
+    SuiteSummary,
+    Table,
+    _l,
+    series,
+)
 
 IDS = ("pas", "bvs", "ora", "dei", "crrs")
 WEIGHTS = {"pas": 0.25, "bvs": 0.20, "ora": 0.35, "dei": 0.20}
 EXPECTED = ("exploration", "moods", "ordering", "complete")
 SIM_FIELD = {"moods": "mood"}  # persona key -> the sim key it constrains
-# The seed's fallback per persona type: "weight sim_field label|label" terms.
+# The source document's fallback per persona type (docs/metrics/simulation.md):
+# "weight sim_field label|label" terms.
 FALLBACK = {
     "busy": "0.33 ordering all_at_once, 0.33 exploration no_exploration, 0.34 mood casual|frustrated",
     "curious": "0.5 exploration explores_menu, 0.5 mood enthusiastic|casual",
@@ -135,7 +147,8 @@ def normalize_item(item: str) -> str:
 
 
 def order_adherence(target: list[str], final: list[str]) -> tuple[float, dict]:
-    """ORA = F1 of the item sets T, C = 2|C∩T|/(|C|+|T|) (not the seed's "expanded").
+    """ORA = F1 of the item sets T, C = 2|C∩T|/(|C|+|T|) (not the source's "expanded"
+    formula; see docs/metrics/simulation.md).
 
     >>> order_adherence(["Chai Latte", "a scone"], ["chai latte", "cake"])[0]
     0.5
@@ -216,7 +229,7 @@ def _outcome(metric: str, session: dict, sims: list) -> tuple:
         return None, None, RowStatus.ERROR, f"{type(error).__name__}: {error}"
 
 
-def session_rows(session: dict, method: str) -> list[dict]:
+def session_rows(session: dict, method: str) -> list[ResultRow]:
     """The five session-level rows of one (session, method)."""
     responses = (r.get("responses", {}).get(method) for r in session["rounds"])
     sims = [r["sim"] for r in responses if isinstance(r, dict) and r.get("sim")]
@@ -229,19 +242,18 @@ def session_rows(session: dict, method: str) -> list[dict]:
     crrs = (None, None, RowStatus.UNSCORED, "; ".join(failed)) if failed else None
     outcomes["crrs"] = crrs or (composite(scores), detail, RowStatus.OK, None)
     key = {"session_id": session.get("session_id"), "round": None, "method": method}
-    return [
-        {**key, "metric": m, "value": v, "status": s, "note": n, "detail": d}
-        for m, (v, d, s, n) in outcomes.items()
-    ]
+    return [result_row(key, m, v, s, n, d) for m, (v, d, s, n) in outcomes.items()]
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """Session rows for every (session, method); the judge is not used."""
     return [r for s in sessions for m in methods for r in session_rows(s, m)]
 
 
 def crrs_band(value: float | None) -> str | None:
-    """The seed's interpretation band of a CRRS value.
+    """The interpretation band of a CRRS value (docs/metrics/simulation.md).
 
     >>> [crrs_band(v) for v in (0.9, 0.85, 0.7, 0.5, 0.49)]
     ['excellent', 'good', 'good', 'acceptable', 'poor']
@@ -252,7 +264,7 @@ def crrs_band(value: float | None) -> str | None:
 
 
 def _method_summary(values: dict, method: str) -> dict:
-    """Mean and the seed's 95% CI, mean ± 1.96 σ/√n, of each metric."""
+    """Mean and the documented 95% CI, mean ± 1.96 σ/√n, of each metric."""
     summary = {}
     for metric in IDS:
         scored = list(values[metric].get(method, {}).values())
@@ -276,13 +288,13 @@ def statistics(values: dict, methods: list[str]) -> list[dict]:
     return results
 
 
-def summarize(rows: list[dict], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Per-method means with 95% normal CIs, CRRS bands and method statistics."""
     values = {metric: session_means(rows, metric, methods) for metric in IDS}
     summary = {method: _method_summary(values, method) for method in methods}
     bands = {method: crrs_band(summary[method]["crrs_avg"]) for method in methods}
     panel = dict(crrs_band=bands, alpha=ALPHA, statistics=statistics(values, methods))
-    return dict(summary=summary, session_values=values, panel=panel)
+    return {"summary": summary, "session_values": values, "panel": panel}
 
 
 def band_rows(panel: dict, methods: list[str]) -> list[dict]:
@@ -317,7 +329,16 @@ CRRS_BANDS = {
     "poor": _l("poor (< 0.50)"),
 }
 UNIT = (0.0, 1.0)
-CI_FREE = {"ranked": False, "in_table": False}
+
+
+class _Unranked(TypedDict):
+    """Keyword arguments of :class:`Metric` for values outside the table."""
+
+    ranked: bool
+    in_table: bool
+
+
+CI_FREE: _Unranked = {"ranked": False, "in_table": False}
 METRICS = (
     *(
         Metric(m, LABELS[m], "session", True, UNIT, description=DESCRIPTIONS[m])

@@ -30,12 +30,22 @@ rows of several chunks equals summarizing one chunk holding the same sessions.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Mapping
 from statistics import fmean, median
+from typing import TypedDict
 
 from metrics import slot_judge
-from metrics.rows import result_row, scored, session_means
-from metrics.slot_matching import diff_slots, f1, merge_writes, nested, p95_index, prf
+from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
+from metrics.slot_matching import (
+    SlotTable,
+    diff_slots,
+    f1,
+    merge_writes,
+    nested,
+    p95_index,
+    prf,
+)
 from metrics.suite import (
     Chart,
     Format,
@@ -43,6 +53,7 @@ from metrics.suite import (
     Metric,
     Panel,
     Suite,
+    SuiteSummary,
     _l,
     series,
 )
@@ -63,14 +74,22 @@ COUNTS = (
 TOPIC_COUNTS = tuple(f"slot_{outcome}@" for outcome in OUTCOMES)
 
 
-def _row(key: dict, metric: str, value, note=None, detail=None) -> dict:
+def _row(
+    key: dict,
+    metric: str,
+    value: float | None,
+    note: str | None = None,
+    detail: dict | None = None,
+) -> ResultRow:
     return result_row(key, metric, value, note=note, detail=detail)
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[dict]:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """Session-level rows for every (session, method) of the chunk, plus the
     ``slot_judge`` rows (one ``judge.evaluate`` batch) when a judge is given."""
-    rows = []
+    rows: list[ResultRow] = []
     for session in sessions:
         truth = merge_writes([session.get("ground_truth_slots")])
         for method in methods:
@@ -89,7 +108,9 @@ def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list[
     return rows
 
 
-def method_rows(session: dict, method: str, truth: dict, key: dict) -> list[dict]:
+def method_rows(
+    session: dict, method: str, truth: SlotTable, key: dict
+) -> list[ResultRow]:
     """Count rows, per-topic counts, ``slot_f1`` (with the diff) and ``latency``."""
     rounds = sorted(session["rounds"], key=lambda r: r["round"])
     responses = [r["responses"][method] for r in rounds]
@@ -126,7 +147,7 @@ def method_rows(session: dict, method: str, truth: dict, key: dict) -> list[dict
     return [*rows, _latency_row(key, responses)]
 
 
-def _latency_row(key: dict, responses: list[dict]) -> dict:
+def _latency_row(key: dict, responses: list[dict]) -> ResultRow:
     timed = [r["latency_s"] for r in responses if r.get("latency_s") is not None]
     if not timed:
         return _row(key, "latency", None, "no response of this method has latency_s")
@@ -140,7 +161,7 @@ def _latency_row(key: dict, responses: list[dict]) -> dict:
 
 
 # -- summary ---------------------------------------------------------------
-def _ours(row: dict) -> bool:
+def _ours(row: ResultRow) -> bool:
     metric = row["metric"]
     return scored(row) and (
         metric in COUNTS
@@ -149,20 +170,35 @@ def _ours(row: dict) -> bool:
     )
 
 
-def _collect(rows: list[dict]):
-    totals = defaultdict(Counter)  # method -> metric -> summed count
-    per_session = defaultdict(lambda: defaultdict(dict))  # metric -> method -> sid
+class _Sums(dict[str, float]):
+    """Summed session counts (floats, as stored), 0 when absent: a Counter
+    whose values may be floats (``collections.Counter`` is typed for ints)."""
+
+    def __missing__(self, key: str) -> float:
+        return 0
+
+
+def _collect(
+    rows: list[ResultRow],
+) -> tuple[dict[str, _Sums], dict[str, dict[str, dict[str, float]]]]:
+    totals: dict[str, _Sums] = defaultdict(_Sums)  # method -> metric -> summed count
+    # metric -> method -> sid -> value
+    per_session: dict[str, dict[str, dict[str, float]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
     for row in filter(_ours, rows):
+        value = scored_value(row)
         if row["metric"] in ("slot_f1", "latency"):
-            per_session[row["metric"]][row["method"]][row["session_id"]] = row["value"]
+            per_session[row["metric"]][row["method"]][row["session_id"]] = value
         else:
-            totals[row["method"]][row["metric"]] += row["value"]
+            totals[row["method"]][row["metric"]] += value
     return totals, per_session
 
 
-def slot_summary(counts: Counter) -> dict:
+def slot_summary(counts: Mapping[str, float]) -> dict[str, float | None]:
     """Micro-averaged slot, token and BLEU-1 metrics from summed session counts.
 
+    >>> from collections import Counter
     >>> s = slot_summary(Counter(slot_tp=7, slot_fp=3, slot_fn=0, slot_exact_count=7,
     ...     token_matched=3, token_pred=5, token_gt=4, bleu1_sum=7.0))
     >>> s["slot_precision"], s["slot_exact"], s["token_precision"], s["token_recall"]
@@ -189,13 +225,13 @@ def slot_summary(counts: Counter) -> dict:
     }
 
 
-def topic_summary(counts: Counter) -> dict[str, tuple[float, float, float]]:
+def topic_summary(counts: Mapping[str, float]) -> dict[str, tuple[float, float, float]]:
     """``{topic: (precision, recall, f1)}`` from summed ``slot_<o>@<topic>``."""
     topics = sorted({m.partition("@")[2] for m in counts if m.startswith(TOPIC_COUNTS)})
     return {t: prf(*(counts[f"slot_{o}@{t}"] for o in OUTCOMES)) for t in topics}
 
 
-def latency_summary(values: list[float]) -> dict:
+def latency_summary(values: list[float]) -> dict[str, float | None]:
     """Mean, median, seed-rule P95 and total of session latencies.
 
     >>> latency_summary([float(v) for v in range(1, 21)])["latency_p95"]
@@ -214,13 +250,14 @@ def latency_summary(values: list[float]) -> dict:
     }
 
 
-def summarize(rows: list[dict], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Summary per method, session values for comparisons and dashboard panels."""
     totals, per_session = _collect(rows)
-    summary, topic_f1 = {}, {}
+    summary: dict[str, dict[str, float | None]] = {}
+    topic_f1: dict[str, dict[str, float]] = {}
     latencies = {m: list(per_session["latency"][m].values()) for m in methods}
     for method in methods:
-        counts = totals.get(method, Counter())
+        counts = totals.get(method, _Sums())
         has_counts = "slot_tp" in counts
         summary[method] = (
             slot_summary(counts) if has_counts else dict.fromkeys(SLOT_IDS)
@@ -242,8 +279,8 @@ def summarize(rows: list[dict], methods: list[str]) -> dict:
         for metric in ("slot_f1", "latency")
     }
     judged = session_values["slot_judge"] = session_means(rows, "slot_judge", methods)
-    for method, values in slot_judge.summary(judged, methods).items():
-        summary[method].update(values)
+    for method, judge_summary in slot_judge.summary(judged, methods).items():
+        summary[method].update(judge_summary)
     return {
         "summary": summary,
         "session_values": session_values,
@@ -265,7 +302,16 @@ SLOT_IDS = (
     "extra_values",
 )
 LATENCY_IDS = ("latency_mean", "latency_median", "latency_p95", "latency_total")
-SECONDS = {"bounds": COUNT, "format": Format.SECONDS}
+
+
+class _SecondsOptions(TypedDict):
+    """Keyword arguments of :class:`Metric` shared by the latency metrics."""
+
+    bounds: tuple[float | None, float | None]
+    format: Format
+
+
+SECONDS: _SecondsOptions = {"bounds": COUNT, "format": Format.SECONDS}
 # Session-level counts, summed over sessions (micro-averaging). Per topic, the
 # TP/FP/FN counts and P/R/F1 are also emitted as "<id>@<topic>" (keyed).
 _COUNT_LABELS = {

@@ -30,8 +30,8 @@ import re
 
 from metrics import lexicon, stats
 from metrics.dialogue import sample_text
-from metrics.rows import result_row, session_means
-from metrics.suite import Chart, Metric, Panel, Suite, _l
+from metrics.rows import ResultRow, result_row, session_means
+from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, _l
 
 MIN_LATIN_LETTERS = 2
 MIN_LATIN_SHARE = 0.5
@@ -115,7 +115,13 @@ def cmudict_problem() -> str | None:
     return None
 
 
-def _row(key: tuple, metric: str, value, note=None, detail=None) -> dict:
+def _row(
+    key: tuple,
+    metric: str,
+    value: float | None,
+    note: str | None = None,
+    detail: dict | None = None,
+) -> ResultRow:
     session_id, round_, method = key
     key_fields = {"session_id": session_id, "round": round_, "method": method}
     return result_row(
@@ -127,7 +133,7 @@ def _row(key: tuple, metric: str, value, note=None, detail=None) -> dict:
     )
 
 
-def _ertd_row(key: tuple, reference: tuple, text: str) -> dict:
+def _ertd_row(key: tuple, reference: tuple, text: str) -> ResultRow:
     er_dialogue, dialogue_reason = reference
     if dialogue_reason:
         return _row(key, "ertd", None, f"sample dialogues: {dialogue_reason}")
@@ -137,7 +143,9 @@ def _ertd_row(key: tuple, reference: tuple, text: str) -> dict:
     return _row(key, "ertd", value, f"response: {reason}", detail)
 
 
-def session_rows(session: dict, methods: list[str], problem: str | None) -> list:
+def session_rows(
+    session: dict, methods: list[str], problem: str | None
+) -> list[ResultRow]:
     """NVCS and ERTD rows of one session; Er(D) is computed once."""
     keys, texts = [], []
     for round_ in session["rounds"]:
@@ -157,18 +165,21 @@ def session_rows(session: dict, methods: list[str], problem: str | None) -> list
     return rows
 
 
-def run(sessions: list[dict], methods: list[str], judge, options: dict) -> list:
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
     """Rows of a chunk (no judge needed; ``judge`` and ``options`` unused)."""
     problem = cmudict_problem()
     return [row for s in sessions for row in session_rows(s, methods, problem)]
 
 
 # -- summary ----------------------------------------------------------------
-def summarize(rows: list[dict], methods: list[str]) -> dict:
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     """Averages over sessions (the independent unit: rounds of one session
     are correlated), with t-intervals for the dashboard bars."""
     values = {metric: session_means(rows, metric) for metric in ("nvcs", "ertd")}
-    summary, panel = {}, {}
+    summary: dict[str, dict[str, float | None]] = {}
+    panel: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI
     for method in methods:
         panel[method] = {
             metric: stats.mean_ci(list(values[metric].get(method, {}).values()))
