@@ -16,10 +16,13 @@ import config as settings
 import store
 import translations
 import web
+from evaluator import JudgePool
 from metrics import lexicon
 from pipeline import queue
+from pipeline.execution import Context
 from pipeline.resume import BrokerEpoch, EmbeddedResume
 from pipeline.runs import RunService
+from pipeline.watchdog import Watchdog
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -40,11 +43,19 @@ def create_app(config: dict | None = None) -> Flask:
 
 
 def _wire_queue_and_resume(app: Flask, service: RunService, instance: Path) -> None:
-    """Unfinished runs are resumed exactly once per start (pipeline/resume.py):
+    """The queue, the judge pool and the watchdog of this process.
+
+    Unfinished runs are resumed exactly once per start (pipeline/resume.py):
     embedded, by the serving process on its first request; team mode, once
-    per broker lifetime, by the first worker to start or the next submission."""
+    per broker lifetime, by the first worker to start or the next submission.
+    The watchdog runs beside every worker: the embedded one, or each
+    ``celery worker`` process."""
+    app.extensions["judge_pool"] = JudgePool(app.config["JUDGE_CONCURRENCY"])
+    watchdog = app.extensions["watchdog"] = Watchdog(
+        lambda: Context.of(app), app.config["WATCHDOG_INTERVAL_S"]
+    )
     if queue.is_embedded(app.config):
-        service.queue = queue.init_app(app)
+        service.queue = queue.init_app(app, on_embedded_start=watchdog.start)
         resume = app.extensions["resume"] = EmbeddedResume(service, instance)
 
         @app.before_request
@@ -53,7 +64,12 @@ def _wire_queue_and_resume(app: Flask, service: RunService, instance: Path) -> N
 
         return
     epoch = service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
-    service.queue = queue.init_app(app, on_worker_ready=epoch)
+
+    def worker_ready() -> None:
+        epoch()
+        watchdog.start()
+
+    service.queue = queue.init_app(app, on_worker_ready=worker_ready)
 
 
 app = create_app()

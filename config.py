@@ -73,7 +73,34 @@ DEFAULTS: dict = {
     "MAX_LINE_MB": 8,
     "MAX_VALIDATION_ERRORS": 200,
     "MAX_SAMPLES": 15,  # judge samples per item a request may ask for
+    # What one upload may ask of the server (dataset/limits.py); their product
+    # bounds the units of a run: 100,000 x 200 x 32 < 2**31 (an INTEGER).
+    "MAX_SESSIONS": 100_000,
+    "MAX_ROUNDS_PER_SESSION": 200,
+    "MAX_METHODS": 32,
+    "MAX_TEXT_CHARS": 32_000,  # per profile, message or response
+    "MAX_SLOT_TOPICS": 100,
+    # Judge prompts carry at most this much dialogue history; older turns go first.
+    "JUDGE_HISTORY_CHARS": 12_000,
+    # Method pairs compared with paired tests; beyond, each method vs the first.
+    "MAX_COMPARED_METHODS": 12,
+    # Judge models the web and the API may choose; unset: JUDGE_MODEL alone.
+    "JUDGE_MODELS": None,
+    # Fair scheduling (pipeline/dispatch.py): chunks in the queue or on a
+    # worker at once, per run and per client (all of one client's runs).
+    "RUN_INFLIGHT_CHUNKS": 4,
+    "CLIENT_INFLIGHT_CHUNKS": 8,
+    # The watchdog (pipeline/watchdog.py): a chunk on a worker with no
+    # heartbeat for CHUNK_STALL_S, or in the queue for QUEUE_TIMEOUT_S (unset:
+    # CELERY_VISIBILITY_TIMEOUT_S), is tried again, up to MAX_CHUNK_ATTEMPTS.
+    "WATCHDOG_INTERVAL_S": 30.0,
+    "CHUNK_STALL_S": 300.0,
+    "QUEUE_TIMEOUT_S": None,
+    "MAX_CHUNK_ATTEMPTS": 3,
     "FORCE_HTTPS": False,
+    # Base of the absolute links in API replies, e.g. https://bench.example.org;
+    # unset: relative links (never taken from the request's Host header).
+    "PUBLIC_URL": None,
     # Redis redelivers a task whose worker died once this has passed;
     # keep it above the longest chunk.
     "CELERY_VISIBILITY_TIMEOUT_S": 3600,
@@ -111,7 +138,22 @@ _PARSERS = {
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
+    "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
+    "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),
+    "MAX_METHODS": lambda n, v: _int(n, v, 1),
+    "MAX_TEXT_CHARS": lambda n, v: _int(n, v, 1),
+    "MAX_SLOT_TOPICS": lambda n, v: _int(n, v, 1),
+    "JUDGE_HISTORY_CHARS": lambda n, v: _int(n, v, 0),
+    "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
+    "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
+    "RUN_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
+    "CLIENT_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
+    "WATCHDOG_INTERVAL_S": lambda n, v: _float(n, v, 0.1),
+    "CHUNK_STALL_S": lambda n, v: _float(n, v, 1.0),
+    "QUEUE_TIMEOUT_S": lambda n, v: _float(n, v, 1.0),
+    "MAX_CHUNK_ATTEMPTS": lambda n, v: _int(n, v, 1),
     "FORCE_HTTPS": _bool,
+    "PUBLIC_URL": lambda n, v: _url(n, v, ("http://", "https://")),
     "DB_AUTO_UPGRADE": _bool,
     "CELERY_VISIBILITY_TIMEOUT_S": lambda n, v: _int(n, v, 1),
     "CHUNK_UNITS": lambda n, v: _int(n, v, 1),
@@ -151,9 +193,25 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
     settings.update(from_environ())
     settings.update(overrides or {})
     settings["DATABASE_URL"] = normalize_database_url(settings["DATABASE_URL"])
+    if settings["JUDGE_MODELS"] is None:
+        settings["JUDGE_MODELS"] = (
+            [settings["JUDGE_MODEL"]] if settings["JUDGE_MODEL"] else []
+        )
+    if settings["QUEUE_TIMEOUT_S"] is None:
+        settings["QUEUE_TIMEOUT_S"] = float(settings["CELERY_VISIBILITY_TIMEOUT_S"])
     if settings["DB_AUTO_UPGRADE"] is None:
         settings["DB_AUTO_UPGRADE"] = settings["DATABASE_URL"].startswith("sqlite")
     settings["MAX_CONTENT_LENGTH"] = settings["MAX_UPLOAD_MB"] * 1024 * 1024
+    units = (
+        settings["MAX_SESSIONS"]
+        * settings["MAX_ROUNDS_PER_SESSION"]
+        * settings["MAX_METHODS"]
+    )
+    if units >= 2**31:
+        raise ConfigError(
+            "MAX_SESSIONS x MAX_ROUNDS_PER_SESSION x MAX_METHODS must stay below "
+            f"2**31 (a run's unit count is a 32-bit integer), got {units}"
+        )
     if not settings["SECRET_KEY"]:
         settings["SECRET_KEY"] = _instance_secret(instance_path)
     return settings

@@ -7,8 +7,8 @@
   file and config makes zero calls.
 * An unparseable reply is asked once more at a new sample index, then stored
   as ``unscored`` with the raw text. Nothing is ever imputed.
-* ``concurrency`` calls in flight per process and config, shared by every
-  chunk a worker runs, so the judge sees exactly the allowed load.
+* One pool of ``JUDGE_CONCURRENCY`` calls in flight per worker process,
+  shared by every chunk, run and judge model it serves (:class:`JudgePool`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class JudgeConfig:
             api_key=config.get("JUDGE_API_KEY"),
             timeout_s=config["JUDGE_TIMEOUT_S"],
             max_retries=config["JUDGE_MAX_RETRIES"],
-            concurrency=options.get("concurrency") or config["JUDGE_CONCURRENCY"],
+            concurrency=config["JUDGE_CONCURRENCY"],
             samples=options.get("samples", 1),
         )
 
@@ -261,18 +261,32 @@ class JudgeClient:
         }
 
 
-_EXECUTORS: dict[tuple, ThreadPoolExecutor] = {}
-_EXECUTORS_LOCK = threading.Lock()
+class JudgePool:
+    """The bounded pool of judge calls of a worker process (one per app),
+    shared by every chunk, run and judge model it serves, so
+    ``JUDGE_CONCURRENCY`` holds however many runs are evaluating. Threads
+    start with the first call and live until ``shutdown``: never a set per
+    model or per run."""
 
+    def __init__(self, size: int):
+        self.size = size
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
 
-def shared_executor(config: JudgeConfig) -> ThreadPoolExecutor:
-    key = (config.base_url, config.model, config.concurrency)
-    with _EXECUTORS_LOCK:
-        if key not in _EXECUTORS:
-            _EXECUTORS[key] = ThreadPoolExecutor(
-                config.concurrency, thread_name_prefix="judge"
-            )
-        return _EXECUTORS[key]
+    def submit(self, function, *args):
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    self.size, thread_name_prefix="judge"
+                )
+            executor = self._executor
+        return executor.submit(function, *args)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
 
 class Judge:
@@ -282,8 +296,11 @@ class Judge:
     so this module never imports storage.
     """
 
-    def __init__(self, config: JudgeConfig, cache=None, client=None, should_stop=None):
+    def __init__(
+        self, config: JudgeConfig, cache=None, client=None, should_stop=None, pool=None
+    ):
         self.config = config
+        self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
         self.client = client or JudgeClient(config)
         self.usage = Usage()
@@ -304,8 +321,7 @@ class Judge:
                 todo.append(index)
         self.usage.add(cache_hits=len(items) - len(todo))
         futures = {
-            index: shared_executor(self.config).submit(self._judge_one, items[index])
-            for index in todo
+            index: self.pool.submit(self._judge_one, items[index]) for index in todo
         }
         fresh = []
         try:

@@ -107,7 +107,7 @@ def finalize(app, run, units: int) -> tuple[float, float]:
         clear.write("5")
     storage.update_run(run.id, total=units, done=units, status="running")
     start = time.perf_counter()
-    execution.finalize(storage, run.id)  # the worker's own finalize, timed
+    execution.finalize(storage, run.id, app.config)  # the worker's own finalize, timed
     finalize_s = time.perf_counter() - start
     assert storage.get_run(run.id).status == "done"
     return finalize_s, _status_kb("VmHWM") / 1024

@@ -133,7 +133,9 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--judge-url", help="OpenAI-compatible base URL ending in /v1.")
 @click.option("--judge-model", help="Judge model name.")
 @click.option(
-    "--concurrency", type=click.IntRange(1, 512), help="Judge calls in flight."
+    "--concurrency",
+    type=click.IntRange(1, 512),
+    help="Judge calls in flight in this process (embedded mode; workers use theirs).",
 )
 @click.option(
     "--samples",
@@ -183,14 +185,16 @@ def evaluate_command(
         judge_url=judge_url,
         judge_model=judge_model,
         samples=samples,
-        concurrency=concurrency,
         use_cache=not no_cache,
+        client="cli",
         options=_parse_options({**suite_options, **_named(named_options)}),
     )
+    if concurrency:  # this process is the worker in embedded mode
+        current_app.extensions["judge_pool"].size = concurrency
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
     document = json.dumps(
-        _service().results_document(run), ensure_ascii=False, indent=2
+        _service().results_document(run), ensure_ascii=False, indent=2, allow_nan=False
     )
     if out:
         out.write_text(document + "\n", encoding="utf-8")

@@ -57,6 +57,18 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: empty personality; alignment prompts will have no traits."
     ),
     "unknown_field": _l("%(path)s: unknown field, ignored."),
+    # bounds (dataset/limits.py, config.py)
+    "too_long": _l("%(path)s: %(length)s characters; the limit is %(limit)s."),
+    "too_many_rounds": _l(
+        "%(path)s: %(count)s rounds; the limit is %(limit)s per session."
+    ),
+    "too_many_methods": _l("%(path)s: %(count)s methods; the limit is %(limit)s."),
+    "too_many_topics": _l("%(path)s: %(count)s topics; the limit is %(limit)s."),
+    "too_many_sessions": _l(
+        "The file holds more than %(limit)s sessions; this line is over the limit."
+    ),
+    "number_too_large": _l("%(path)s: must be at most %(limit)s."),
+    "not_finite": _l("%(path)s: must be a finite number."),
     # the request
     "missing_file": _l("Choose a .jsonl file to upload."),
     "too_large": _l("The file is larger than the %(limit)s MB limit."),
@@ -69,6 +81,14 @@ MESSAGES: dict[str, LazyText] = {
     ),
     "already_final": _l("The run is already %(status)s."),
     "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
+    "retry_in_progress": _l("A retry of this run is already in progress."),
+    "bad_judge_model": _l(
+        "The judge model %(model)s is not one this server offers (%(models)s)."
+    ),
+    "aggregation_failed": _l(
+        "Computing the summary failed (%(detail)s); the rows are kept."
+    ),
+    "upload_unreadable": _l("The uploaded file can no longer be read (%(detail)s)."),
     # HTTP
     "not_found": _l("This page does not exist."),
     "method_not_allowed": _l("This method is not allowed here."),

@@ -49,6 +49,16 @@ class RowStatus(_Status):
         return _ROW_LABELS[self]
 
 
+class ChunkState(_Status):
+    """Where one chunk of a run's work is (``store/chunks.py``)."""
+
+    PENDING = "pending"  # planned, not yet handed to the queue
+    SENT = "sent"  # in the queue
+    RUNNING = "running"  # a worker is on it (heartbeat in beat_at)
+    DONE = "done"
+    FAILED = "failed"  # given up after its attempts: its rows are errors
+
+
 ACTIVE_RUN = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 FINAL_RUN = frozenset(RunStatus) - ACTIVE_RUN
 RETRYABLE_RUN = frozenset({RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED})

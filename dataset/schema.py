@@ -5,85 +5,30 @@ finds instead of stopping at the first, so a user fixes a file in one pass.
 Problems carry a code and the parameters of their message
 (:mod:`core.problems`), so the web layer can translate them.
 
+Primitive checks are in :mod:`dataset.fields`, the optional suite blocks in
+:mod:`dataset.blocks`, the bounds in :mod:`dataset.limits`.
+
 >>> Problem.make(3, "rounds[0].round", "round_below_one").message
 'rounds[0].round: must be an integer >= 1.'
->>> type_name([1]), type_name(True), type_name(None)
-('array', 'boolean', 'null')
 """
 
 from __future__ import annotations
 
-import json
-import re
+import math
 
-from core.problems import Problem
+from dataset.blocks import BlockChecks
+from dataset.fields import format_path, is_int, is_number, type_name
+
+__all__ = ["SESSION_FIELDS", "SessionChecker", "format_path", "type_name"]
 
 SESSION_FIELDS = {
     "session_id", "user_profile", "user_personality", "rounds", "sample_dialogues",
     "attributes", "persona", "target_order", "ground_truth_slots", "meta",
 }  # fmt: skip
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def type_name(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
-    return names.get(type(value), "value")
-
-
-def format_path(parts: tuple) -> str:
-    """``rounds[2].responses.Ours``; odd keys are quoted: ``responses["a b"]``.
-
-    Paths travel as tuples and become text only when a problem is reported,
-    which keeps validation of a large valid file cheap.
-
-    >>> format_path(("rounds", 2, "responses", "Ours"))
-    'rounds[2].responses.Ours'
-    >>> format_path(("rounds", 0, "responses", "my method"))
-    'rounds[0].responses["my method"]'
-    """
-    text = ""
-    for key in parts:
-        if isinstance(key, int):
-            text += f"[{key}]"
-        elif _IDENTIFIER.match(key):
-            text += f".{key}" if text else key
-        else:
-            text += f"[{json.dumps(key, ensure_ascii=False)}]"
-    return text
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-class SessionChecker:
+class SessionChecker(BlockChecks):
     """Checks lines one at a time; remembers only ids and the method set."""
-
-    def __init__(self, sink):
-        self.sink = sink
-        self.seen_ids: dict[str, int] = {}
-        self.methods: dict[str, None] = {}  # ordered set of the reference methods
-        self.reference_line: int | None = None
-        self.warned_unknown: set[str] = set()
-        self.line = 0
-        self.ok = True
-
-    def error(self, path: tuple, code: str, **params) -> None:
-        self.ok = False
-        self.sink.error(Problem.make(self.line, format_path(path), code, **params))
-
-    def warn(self, path: tuple, code: str, **params) -> None:
-        self.sink.warning(Problem.make(self.line, format_path(path), code, **params))
 
     def check(self, line: int, session: dict) -> bool:
         self.line, self.ok = line, True
@@ -100,57 +45,12 @@ class SessionChecker:
                 self.warn((key,), "unknown_field")
         return self.ok
 
-    # -- primitives -------------------------------------------------------
-    def _typed(
-        self, parent: dict, base: tuple, key: str, kinds, expected: str, required=False
-    ):
-        path = (*base, key)
-        if key not in parent:
-            if required:
-                self.error(path, "missing_field")
-            return None
-        value = parent[key]
-        if not kinds(value):
-            self.error(path, "wrong_type", expected=expected, found=type_name(value))
-            return None
-        return value
-
-    def _string(self, parent, base, key, required=False, non_empty=False):
-        value = self._typed(
-            parent, base, key, lambda v: isinstance(v, str), "string", required
-        )
-        if non_empty and isinstance(value, str) and not value.strip():
-            self.error((*base, key), "empty_value")
-        return value
-
-    def _string_list(self, parent, base, key, allow_string=False):
-        value = parent.get(key)
-        if key not in parent or (allow_string and isinstance(value, str)):
-            return
-        expected = "string or array of strings" if allow_string else "array of strings"
-        if not isinstance(value, list):
-            self.error(
-                (*base, key),
-                "wrong_type",
-                expected=expected,
-                found=type_name(value),
-            )
-            return
-        for index, item in enumerate(value):
-            if not isinstance(item, str):
-                path = (*base, key, index)
-                self.error(path, "wrong_type", expected="string", found=type_name(item))
-
-    def _object(self, parent, base, key, required=False) -> dict | None:
-        return self._typed(
-            parent, base, key, lambda v: isinstance(v, dict), "object", required
-        )
-
     # -- session parts ----------------------------------------------------
     def _check_id(self, session: dict) -> None:
         session_id = self._string(
-            session, (), "session_id", required=True, non_empty=True
-        )
+            session, (), "session_id", required=True, non_empty=True,
+            limit=self.limits.max_id_chars,
+        )  # fmt: skip
         if not isinstance(session_id, str) or not session_id.strip():
             return
         first = self.seen_ids.get(session_id)
@@ -172,6 +72,9 @@ class SessionChecker:
             return
         if not rounds:
             self.error(("rounds",), "empty_value")
+        if len(rounds) > self.limits.max_rounds:
+            self.error(("rounds",), "too_many_rounds", count=len(rounds),
+                       limit=self.limits.max_rounds)  # fmt: skip
         previous = None
         for index, round_ in enumerate(rounds):
             path = ("rounds", index)
@@ -181,18 +84,23 @@ class SessionChecker:
                 )
                 continue
             previous = self._check_round_number(round_, path, previous)
-            if type(round_.get("user_message")) is not str:  # fast path when valid
+            message = round_.get("user_message")
+            if type(message) is not str or len(message) > self.limits.max_text_chars:
                 self._string(round_, path, "user_message", required=True)
             self._check_responses(round_, path)
 
     def _check_round_number(self, round_: dict, path: tuple, previous: int | None):
         number = round_.get("round")
         if type(number) is not int:  # bool is not int here; report via the helper
-            number = self._typed(round_, path, "round", _is_int, "integer", True)
+            number = self._typed(round_, path, "round", is_int, "integer", True)
         if number is None:
             return previous
         if number < 1:
             self.error((*path, "round"), "round_below_one")
+        elif number > self.limits.max_round:
+            self.error(
+                (*path, "round"), "number_too_large", limit=self.limits.max_round
+            )
         elif previous is not None and number <= previous:
             self.error(
                 (*path, "round"),
@@ -213,25 +121,32 @@ class SessionChecker:
             self.error(path, "empty_value")
             return
         for method, response in responses.items():
+            if len(method) > self.limits.max_id_chars:
+                self.error((*path, method[:40]), "too_long", length=len(method),
+                           limit=self.limits.max_id_chars)  # fmt: skip
             self._check_response(response, (*path, method))
         self._check_method_set(responses, path)
 
     def _check_response(self, response, path: tuple) -> None:
         if isinstance(response, str):
+            self._length(response, path)
             return
         if not isinstance(response, dict):
             expected = "string or object"
             self.error(path, "wrong_type", expected=expected, found=type_name(response))
             return
-        if type(response.get("text")) is not str:
+        text = response.get("text")
+        if type(text) is not str or len(text) > self.limits.max_text_chars:
             self._string(response, path, "text", required=True)
         # Optional fields are checked only when present: most responses carry
         # one or two of them, and this runs for every response of every round.
         if "user_message" in response:
             self._string(response, path, "user_message")
         if "latency_s" in response:
-            latency = self._typed(response, path, "latency_s", _is_number, "number")
-            if latency is not None and latency < 0:
+            latency = self._typed(response, path, "latency_s", is_number, "number")
+            if latency is not None and not math.isfinite(latency):
+                self.error((*path, "latency_s"), "not_finite")
+            elif latency is not None and latency < 0:
                 self.error((*path, "latency_s"), "negative_latency")
         if "slots" in response:
             self._check_slot_map(response, path, "slots")
@@ -242,6 +157,9 @@ class SessionChecker:
         if self.reference_line is None:
             self.methods = dict.fromkeys(responses)
             self.reference_line = self.line
+            if len(responses) > self.limits.max_methods:
+                self.error(path, "too_many_methods", count=len(responses),
+                           limit=self.limits.max_methods)  # fmt: skip
             return
         missing = [name for name in self.methods if name not in responses]
         extra = [name for name in responses if name not in self.methods]
@@ -251,50 +169,3 @@ class SessionChecker:
                 self.error(
                     path, code, methods=listed, reference_line=self.reference_line
                 )
-
-    def _check_optional_blocks(self, session: dict) -> None:
-        self._string_list(session, (), "sample_dialogues", allow_string=True)
-        self._string_list(session, (), "attributes")
-        self._string_list(session, (), "target_order")
-        self._check_slot_map(session, (), "ground_truth_slots")
-        self._object(session, (), "meta")
-        persona = self._object(session, (), "persona")
-        if persona is not None:
-            for key in ("type", "exploration", "ordering"):
-                self._string(persona, ("persona",), key)
-            self._string_list(persona, ("persona",), "moods")
-            self._typed(
-                persona,
-                ("persona",),
-                "complete",
-                lambda v: isinstance(v, bool),
-                "boolean",
-            )
-
-    def _check_slot_map(self, parent: dict, base: tuple, key: str) -> None:
-        """``{topic: {field: str | [str]}}`` for ground truth and memory writes."""
-        slots = self._object(parent, base, key)
-        if slots is None:
-            return
-        path = (*base, key)
-        for topic, fields in slots.items():
-            topic_path = (*path, topic)
-            if not isinstance(fields, dict):
-                self.error(
-                    topic_path, "wrong_type", expected="object", found=type_name(fields)
-                )
-                continue
-            for name in fields:
-                self._string_list(fields, topic_path, name, allow_string=True)
-
-    def _check_sim(self, response: dict, path: tuple) -> None:
-        sim = self._object(response, path, "sim")
-        if sim is None:
-            return
-        path = (*path, "sim")
-        for key in ("exploration", "mood", "ordering"):
-            self._string(sim, path, key)
-        for key in ("complete", "exit"):
-            self._typed(sim, path, key, lambda v: isinstance(v, bool), "boolean")
-        for key in ("order", "tracking"):
-            self._string_list(sim, path, key)

@@ -33,6 +33,7 @@ from typing import BinaryIO, Protocol
 
 from config import DEFAULTS
 from core.problems import Problem
+from dataset.limits import Limits
 from dataset.reader import DEFAULT_MAX_LINE_BYTES, is_blank, read_lines
 from dataset.schema import SessionChecker, type_name
 
@@ -59,6 +60,9 @@ class ValidationReport:
     methods: list[str] = field(default_factory=list)
     # suite name -> sessions that carry its fields, in the order suites were given
     suite_sessions: dict[str, int] = field(default_factory=dict)
+    # (session id, byte start, byte end, rounds) per session, when asked for:
+    # the index a run plans its chunks from, without reading the file again
+    spans: list[tuple[str, int, int, int]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -125,24 +129,35 @@ def validate_stream(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_errors: int = DEFAULT_MAX_ERRORS,
     suites: Iterable[SuiteLike] = (),
+    limits: Limits | None = None,
+    collect_spans: bool = False,
 ) -> ValidationReport:
     report = ValidationReport(suite_sessions={suite.name: 0 for suite in suites})
     sink = _Collector(report, max_errors)
     if not has_allowed_extension(filename):
         sink.error(Problem.make(None, "", "bad_extension", name=filename))
         return report
-    checker = SessionChecker(sink)
+    limits = limits or Limits()
+    checker = SessionChecker(sink, limits)
     suites = list(suites)
     saw_content = False
-    for lineno, text in _decoded_lines(stream, max_line_bytes, sink):
+    for lineno, text, offset, size in _decoded_lines(stream, max_line_bytes, sink):
         if text is None or is_blank(text):
             continue
         saw_content = True
         session = _parse_object(lineno, text, sink)
         if session is not None:
             report.sessions += 1
+            if report.sessions == limits.max_sessions + 1:
+                limit = limits.max_sessions
+                sink.error(Problem.make(lineno, "", "too_many_sessions", limit=limit))
             if checker.check(lineno, session):
                 _count_valid_session(report, session, suites)
+                if collect_spans:
+                    rounds = len(session["rounds"])
+                    report.spans.append(
+                        (session["session_id"], offset, offset + size, rounds)
+                    )
     if not saw_content and report.errors_total == 0:
         sink.error(Problem.make(None, "", "empty_file"))
     report.methods = list(checker.methods)
@@ -157,21 +172,24 @@ def _count_valid_session(report: ValidationReport, session: dict, suites) -> Non
 
 
 def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
+    """(line number, text or None, byte offset, byte size) of every line."""
+    offset = 0
     for lineno, raw, size in read_lines(stream, limit):
+        start, offset = offset, offset + size
         if raw is None:
             sink.error(
                 Problem.make(lineno, "", "line_too_long", size=size, limit=limit)
             )
-            yield lineno, None
+            yield lineno, None, start, size
             continue
         if lineno == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
             sink.warning(Problem.make(1, "", "bom_removed"))
         try:
-            yield lineno, raw.decode("utf-8")
+            yield lineno, raw.decode("utf-8"), start, size
         except UnicodeDecodeError as exc:
             sink.error(Problem.make(lineno, "", "not_utf8", column=exc.start + 1))
-            yield lineno, None
+            yield lineno, None, start, size
 
 
 def _reject_constant(name: str):

@@ -16,6 +16,8 @@ Assistant: Sure
 
 from __future__ import annotations
 
+from collections import deque
+
 
 def user_message(round_: dict, response: dict) -> str:
     """On-policy logs may override the user message per method."""
@@ -30,7 +32,7 @@ def history(session: dict, method: str, upto: int) -> str:
         turns.append(
             f"User: {user_message(round_, response)}\nAssistant: {response['text']}"
         )
-    return "\n\n".join(turns) or "(this is the first message)"
+    return "\n\n".join(turns) or FIRST_MESSAGE
 
 
 def sample_text(session: dict) -> str | None:
@@ -40,3 +42,51 @@ def sample_text(session: dict) -> str | None:
         dialogues = [dialogues]
     text = "\n".join(dialogues or [])
     return text if text.strip() else None
+
+
+FIRST_MESSAGE = "(this is the first message)"
+
+
+class History:
+    """A method's dialogue so far, built turn by turn, within a budget of
+    characters: the oldest turns are dropped first and the prompt says how
+    many. Within the budget the text is exactly :func:`history`'s, so cached
+    verdicts of earlier runs still apply.
+
+    >>> window = History(budget=60)
+    >>> window.add("Hi", "Hello"); window.add("Tea?", "Sure, green or black?")
+    >>> print(window.text())
+    (1 earlier turn omitted)
+    <BLANKLINE>
+    User: Tea?
+    Assistant: Sure, green or black?
+    >>> window.dropped, History(budget=None).text() == FIRST_MESSAGE
+    (1, True)
+    """
+
+    def __init__(self, budget: int | None):
+        self.budget = budget
+        self.turns: deque[str] = deque()
+        self.chars = 0  # of the kept turns, with their separators
+        self.dropped = 0
+
+    def add(self, user: str, assistant: str) -> None:
+        turn = f"User: {user}\nAssistant: {assistant}"
+        self.turns.append(turn)
+        self.chars += len(turn) + (2 if len(self.turns) > 1 else 0)
+        while (
+            self.budget is not None and self.chars > self.budget and len(self.turns) > 1
+        ):
+            self.chars -= len(self.turns.popleft()) + 2
+            self.dropped += 1
+
+    def text(self) -> str:
+        if not self.turns:
+            return FIRST_MESSAGE
+        body = "\n\n".join(self.turns)
+        if self.budget is not None and len(body) > self.budget:  # one long turn
+            body = "…" + body[-self.budget :]
+        if self.dropped:
+            plural = "turn" if self.dropped == 1 else "turns"
+            return f"({self.dropped} earlier {plural} omitted)\n\n{body}"
+        return body

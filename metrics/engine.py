@@ -62,19 +62,21 @@ def evaluate(
             raise
         except Exception as exc:  # a bug in one suite must not lose the others
             log.exception("suite %s failed on a chunk", name)
-            rows += failure_rows(sessions, suite, methods, exc)
+            note = f"internal error: {type(exc).__name__}"
+            rows += failure_rows(sessions, suite, methods, note)
     return rows
 
 
-def failure_rows(sessions, suite: Suite, methods: list[str], exc) -> list[ResultRow]:
+def failure_rows(
+    sessions, suite: Suite, methods: list[str], note: str
+) -> list[ResultRow]:
     """One ``error`` row per (session, method) on the suite's headline metric.
 
     >>> rows = failure_rows([{"session_id": "s"}], registry.get("quality"), ["M"],
-    ...                     KeyError("x"))
+    ...                     "internal error: KeyError")
     >>> [(r["metric"], r["status"], r["note"]) for r in rows]
     [('coherence', 'error', 'internal error: KeyError')]
     """
-    note = f"internal error: {type(exc).__name__}"
     metric = suite.headline.id
     return [
         result_row({"session_id": s["session_id"], "round": None, "method": m},
@@ -86,7 +88,12 @@ def failure_rows(sessions, suite: Suite, methods: list[str], exc) -> list[Result
 RowSource = Callable[[Suite], Iterable[ResultRow]]
 
 
-def aggregate(rows_of: RowSource, suites: list[str], methods: list[str]) -> dict:
+def aggregate(
+    rows_of: RowSource,
+    suites: list[str],
+    methods: list[str],
+    max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
+) -> dict:
     """Summary, curves, comparisons and panel data of a finished run.
 
     ``rows_of(suite)`` yields that suite's rows only (round None = session
@@ -106,6 +113,6 @@ def aggregate(rows_of: RowSource, suites: list[str], methods: list[str]) -> dict
     return {
         "summary": summary,
         "curves": curves,
-        "comparisons": stats.compare_all(session_values, methods),
+        "comparisons": stats.compare_all(session_values, methods, max_compared),
         "panels": panels,
     }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -107,3 +108,43 @@ def strict_json(text: str):
         return json.loads(body)
     except ValueError:
         return None
+
+
+BATCH_ITEMS = 512  # judge items held at once: enough to fill any judge pool
+
+
+class Batch:
+    """Collects judge items with what to do with their outcomes, and asks
+    the judge every ``size`` items, so the memory a chunk holds does not grow
+    with a session's length while the judge's pool stays full.
+
+    >>> class Echo:
+    ...     def evaluate(self, items): return [item.sample for item in items]
+    >>> batch, rows = Batch(Echo(), size=2), []
+    >>> mode = JudgeMode("m", "alignment_v1", str)
+    >>> for n in range(3):
+    ...     rows += batch.add([JudgeItem(mode, (), n)], lambda outs, n=n: [(n, outs)])
+    >>> rows + batch.flush()
+    [(0, [0]), (1, [1]), (2, [2])]
+    """
+
+    def __init__(self, judge, size: int = BATCH_ITEMS):
+        self.judge = judge
+        self.size = size
+        self.items: list[JudgeItem] = []
+        self.plan: list[tuple[int, Callable[[list], list]]] = []
+
+    def add(self, items: list[JudgeItem], build: Callable[[list], list]) -> list:
+        """Queue ``items``; ``build(outcomes)`` makes their rows. Returns the
+        rows of a batch sent now (or [] while the batch fills)."""
+        self.items += items
+        self.plan.append((len(items), build))
+        return self.flush() if len(self.items) >= self.size else []
+
+    def flush(self) -> list:
+        outcomes = iter(self.judge.evaluate(self.items) if self.items else [])
+        rows = []
+        for count, build in self.plan:
+            rows += build([next(outcomes) for _ in range(count)])
+        self.items, self.plan = [], []
+        return rows

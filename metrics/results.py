@@ -11,6 +11,7 @@ from datetime import UTC
 
 from core.status import RowStatus
 from metrics import registry
+from metrics.rows import finite_json
 
 SCHEMA = "personasteer.results/v1"
 
@@ -34,9 +35,8 @@ def suite_options(run) -> dict:
 
 def run_header(run, status_counts: dict[str, int]) -> dict:
     """The ``run`` block. Never includes the judge URL's key or options."""
-    return {
+    return {  # no share token: exported files must not grant access to the run
         "id": run.id,
-        "token": run.token,
         "status": run.status,
         "created_at": _iso(run.created_at),
         "finished_at": _iso(run.finished_at),
@@ -68,14 +68,14 @@ def tidy_row(row: dict) -> dict:
         "round": row["round"] or None,
         "method": row["method"],
         "metric": row["metric"],
-        "value": row["value"],
+        "value": finite_json(row["value"]),  # an earlier release could store inf
         "status": row["status"],
         "note": row["note"],
     }
 
 
 def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
-    aggregates = run.aggregates or {}
+    aggregates = finite_json(run.aggregates or {})  # earlier releases stored inf
     return {
         "schema": SCHEMA,
         "run": run_header(run, status_counts),

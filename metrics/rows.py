@@ -10,6 +10,7 @@ per-session means that comparisons are made of.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from statistics import fmean
@@ -41,6 +42,9 @@ def result_row(
     """``key`` holds session_id, round (None = session level) and method. The
     status defaults to ``ok`` with a value and ``unscored`` without one, so a
     missing number is never mistaken for a score."""
+    if value is not None and not math.isfinite(value):
+        # Strict JSON out, and no number a reader could mistake for a score.
+        value, status, note = None, RowStatus.ERROR, f"non-finite value ({value})"
     if status is None:
         status = RowStatus.OK if value is not None else RowStatus.UNSCORED
     return {
@@ -51,6 +55,22 @@ def result_row(
         "note": note,
         "detail": detail,
     }
+
+
+def finite_json(value):
+    """``value`` with every non-finite float made ``None`` (strict JSON: no
+    ``NaN``/``Infinity``; an undefined statistic is null).
+
+    >>> finite_json({"a": [1.5, float("nan")], "b": float("inf")})
+    {'a': [1.5, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(item) for item in value]
+    return value
 
 
 def scored(row: ResultRow) -> bool:

@@ -183,18 +183,36 @@ def compare_paired(metric: str, a: str, b: str, values_a: dict, values_b: dict) 
     }
 
 
+def method_pairs(methods: list[str], max_methods: int) -> list[tuple[str, str]]:
+    """Every pair of methods, or with more than ``max_methods`` of them, each
+    method against the first (the baseline): the comparisons a run computes
+    grow quadratically with methods only up to that bound.
+
+    >>> method_pairs(["A", "B", "C"], 3)
+    [('A', 'B'), ('A', 'C'), ('B', 'C')]
+    >>> method_pairs(["A", "B", "C"], 2)
+    [('A', 'B'), ('A', 'C')]
+    """
+    if len(methods) <= max_methods:
+        return [(a, b) for i, a in enumerate(methods) for b in methods[i + 1 :]]
+    return [(methods[0], b) for b in methods[1:]]
+
+
 def compare_all(
-    session_values: dict[str, dict[str, dict]], methods: list[str]
+    session_values: dict[str, dict[str, dict]],
+    methods: list[str],
+    max_methods: int = 12,
 ) -> list[dict]:
-    """Every metric x every pair of methods, with Holm across the whole run.
+    """Every metric x the method pairs of :func:`method_pairs`, with Holm
+    across the whole run.
 
     ``session_values[metric][method][session_id] = value``.
     """
+    pairs = method_pairs(methods, max_methods)
     comparisons = [
         compare_paired(metric, a, b, by_method.get(a, {}), by_method.get(b, {}))
         for metric, by_method in session_values.items()
-        for i, a in enumerate(methods)
-        for b in methods[i + 1 :]
+        for a, b in pairs
     ]
     for comparison, adjusted in zip(
         comparisons, holm([c["p_value"] for c in comparisons]), strict=True

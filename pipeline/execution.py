@@ -1,31 +1,53 @@
-"""The work a run's tasks do: plan the chunks, evaluate one, finalize.
+"""The work a run's tasks do: evaluate one chunk, give up on one, finalize,
+and the watchdog's sweep.
 
-Functions take the storage and the configuration explicitly, so they run
-the same under a Celery task, in a test, or in a script. Delivery is
-at-least-once (acks late; Redis redelivers after a crash), so each step is
-idempotent: rows are upserted on their natural key, a chunk is counted once,
-and finalizing twice computes the same aggregates.
+Functions take a :class:`Context` (storage, configuration, how to send a
+task, the judge pool) explicitly, so they run the same under a Celery task,
+in a test, or in a script. Delivery is at-least-once (acks late; Redis
+redelivers after a crash), so each step is idempotent: rows are upserted on
+their natural key, a chunk is counted once, and finalizing twice computes the
+same aggregates. No exception leaves a run hanging: a chunk that fails goes
+back for another attempt, then is given up with ``error`` rows; a failed
+finalization fails the run with its reason.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
+from time import monotonic
 
 import dataset
-from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, RunStatus
-from evaluator import Judge, JudgeConfig
+from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
+from evaluator import Judge, JudgeConfig, JudgePool
 from metrics import engine, registry
-from store.storage import JudgeCache
+from metrics.rows import ResultRow, finite_json
+from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete
+from store.models import utcnow
+from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)
+BEAT_EVERY_S = 10.0  # a judging chunk refreshes its heartbeat this often
 
 
-@dataclass(frozen=True)
-class Plan:
-    pending: list[tuple[int, int, int]]  # (chunk index, byte start, byte end)
-    complete: bool  # every chunk already finished (a re-sent run)
+@dataclass
+class Context:
+    storage: Storage
+    config: dict
+    send: Send
+    pool: JudgePool | None = None
+
+    def dispatch(self) -> int:
+        return dispatch(self.storage, self.config, self.send)
+
+    @classmethod
+    def of(cls, app) -> Context:
+        """The context of a Flask app (the worker's own, or the embedded one)."""
+        extensions = app.extensions
+        return cls(extensions["storage"], app.config, extensions["queue"].send,
+                   extensions["judge_pool"])  # fmt: skip
 
 
 def _active(storage, run_id: str):
@@ -33,81 +55,100 @@ def _active(storage, run_id: str):
     return run if run is not None and run.status in ACTIVE_RUN else None
 
 
-def plan(storage, config: dict, run_id: str) -> Plan | None:
-    """Index the sessions, split them into chunks, mark the run running.
-    None when the run is no longer active or its upload is unreadable."""
+def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
+    """Score one chunk and store its rows; then hand out the next chunks."""
+    storage = ctx.storage
     run = _active(storage, run_id)
-    if run is None:
-        return None
-    path = upload_path(config["UPLOAD_FOLDER"], run.upload_id)
+    chunk = storage.start_chunk(run_id, chunk_index) if run else None
+    if run is None or chunk is None:
+        return  # cancelled, final, or a chunk already counted
     try:
-        spans = list(dataset.session_spans(path))
-    except OSError as exc:
-        storage.set_status(
-            run_id, RunStatus.FAILED, error=f"upload unreadable: {exc.strerror}"
-        )
-        return None
-    storage.record_sessions(
-        run_id, ((i, sid, a, b) for i, (sid, a, b, _) in enumerate(spans))
-    )
-    chunks = engine.plan_chunks(
-        [(a, b, engine.units(rounds, run.methods)) for _, a, b, rounds in spans],
-        config["CHUNK_UNITS"],
-    )
-    storage.update_run(
-        run_id,
-        status=RunStatus.RUNNING,
-        total=sum(units for _, _, units in chunks),
-        options={**run.options, "chunks": len(chunks)},
-    )
-    finished = storage.finished_chunks(run_id)
-    pending = [(i, a, b) for i, (a, b, _) in enumerate(chunks) if i not in finished]
-    return Plan(pending, complete=len(finished) == len(chunks))
-
-
-def evaluate_chunk(
-    storage, config: dict, run_id: str, chunk: int, start: int, end: int
-) -> bool:
-    """Score one chunk and store its rows; True when the run is ready to finalize."""
-    run = _active(storage, run_id)
-    if run is None:
-        return False  # cancelled or already final
-    path = upload_path(config["UPLOAD_FOLDER"], run.upload_id)
-    sessions = dataset.read_sessions(path, start, end)
-    judge = judge_for(run, storage, config)
-    try:
-        rows = engine.evaluate(sessions, run.suites, run.methods, judge, run.options)
+        _score(ctx, run, chunk)
     except Cancelled:
-        return False  # nothing of a cancelled chunk is stored
+        return  # nothing of a cancelled chunk is stored
+    except Exception as exc:  # the chunk goes back, or is given up: never lost
+        log.exception("chunk %s of run %s failed", chunk_index, run_id)
+        _failed_attempt(ctx, run, chunk, f"{type(exc).__name__}: {exc}")
+    else:
+        storage.finish_chunk(run_id, chunk_index, chunk.units)
+        _after_chunk(ctx, run_id)
+
+
+def _score(ctx: Context, run, chunk) -> None:
+    storage = ctx.storage
+    path = upload_path(ctx.config["UPLOAD_FOLDER"], run.upload_id)
+    sessions = dataset.read_sessions(path, chunk.start, chunk.end)
+    judge = judge_for(ctx, run, chunk.chunk)
+    options = {**run.options, "history_chars": ctx.config["JUDGE_HISTORY_CHARS"]}
+    rows = engine.evaluate(sessions, run.suites, run.methods, judge, options)
     storage.upsert_rows(
-        {**row, "run_id": run_id, "round": row["round"] or 0} for row in rows
+        {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
     )
-    if judge is not None:
-        storage.add_counters(run_id, **judge.usage.counters())
-    units = sum(engine.units(len(s["rounds"]), run.methods) for s in sessions)
-    storage.finish_chunk(run_id, chunk, units)
-    return len(storage.finished_chunks(run_id)) >= run.options.get("chunks", 0)
+    counters = judge.usage.counters() if judge is not None else {}
+    truncated = sum(
+        1 for row in rows if (row.get("detail") or {}).get("history_truncated")
+    )
+    storage.add_counters(run.id, history_truncated=truncated, **counters)
 
 
-def judge_for(run, storage, config: dict):
+def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
+    if chunk.attempts >= ctx.config["MAX_CHUNK_ATTEMPTS"]:
+        give_up(ctx, run, chunk, reason)
+    else:
+        ctx.storage.release_chunk(run.id, chunk.chunk, reason)
+        ctx.dispatch()
+
+
+def give_up(ctx: Context, run, chunk, reason: str) -> None:
+    """After its attempts, a chunk's rows become ``error`` rows naming the
+    reason, so the run still finishes (``partial``) and says what happened."""
+    storage = ctx.storage
+    note = f"evaluation failed after {chunk.attempts} attempt(s): {reason}"[:500]
+    rows: list[ResultRow] = []
+    for session_id in storage.sessions_between(run.id, chunk.start, chunk.end):
+        session = {"session_id": session_id}
+        for name in run.suites:
+            rows += engine.failure_rows(
+                [session], registry.get(name), run.methods, note
+            )
+    storage.upsert_rows({**row, "run_id": run.id, "round": 0} for row in rows)
+    storage.finish_chunk(run.id, chunk.chunk, chunk.units, state=ChunkState.FAILED)
+    _after_chunk(ctx, run.id)
+
+
+def _after_chunk(ctx: Context, run_id: str) -> None:
+    ctx.dispatch()
+    finalize_when_complete(ctx.storage, run_id, ctx.send)
+
+
+def judge_for(ctx: Context, run, chunk_index: int) -> Judge | None:
     """The run's judge, or None when no suite of it asks one or none is configured."""
     if not any(registry.get(name).uses_judge for name in run.suites):
         return None
-    judge_config = JudgeConfig.from_settings(config, run.options)
+    judge_config = JudgeConfig.from_settings(ctx.config, run.options)
     if judge_config is None:
         return None
-    cache = JudgeCache(storage) if run.options.get("use_cache", True) else None
-    return Judge(
-        judge_config, cache=cache, should_stop=lambda: _cancelled(storage, run.id)
-    )
+    cache = JudgeCache(ctx.storage) if run.options.get("use_cache", True) else None
+    stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
+    return Judge(judge_config, cache=cache, should_stop=stop, pool=ctx.pool)
 
 
-def _cancelled(storage, run_id: str) -> bool:
-    run = storage.get_run(run_id)
-    return run is None or run.status == RunStatus.CANCELLED
+def _stop_and_beat(storage, run_id: str, chunk_index: int):
+    """Asked by the judge between calls: is the run cancelled? It also keeps
+    the chunk's heartbeat fresh, so the watchdog leaves a slow chunk alone."""
+    last_beat = [monotonic()]
+
+    def should_stop() -> bool:
+        if monotonic() - last_beat[0] >= BEAT_EVERY_S:
+            storage.beat(run_id, chunk_index)
+            last_beat[0] = monotonic()
+        run = storage.get_run(run_id)
+        return run is None or run.status == RunStatus.CANCELLED
+
+    return should_stop
 
 
-def finalize(storage, run_id: str) -> None:
+def finalize(storage, run_id: str, config: dict) -> None:
     """Aggregate a finished run; each suite reads only its own rows."""
     run = _active(storage, run_id)
     if run is None:
@@ -119,15 +160,43 @@ def finalize(storage, run_id: str) -> None:
             yield row
 
     try:
-        aggregates = engine.aggregate(rows_of, run.suites, run.methods)
+        max_compared = config["MAX_COMPARED_METHODS"]
+        aggregates = engine.aggregate(rows_of, run.suites, run.methods, max_compared)
     except Exception as exc:  # never leave a run hanging in "running"
         log.exception("aggregating run %s failed", run_id)
-        storage.set_status(
-            run_id, RunStatus.FAILED, error=f"aggregation failed: {type(exc).__name__}"
-        )
+        fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)
         return
     counts = storage.status_counts(run_id)
     failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
     # Finished runs are immutable: pages read these instead of re-counting rows.
-    storage.update_run(run_id, aggregates={**aggregates, "status_counts": counts})
+    aggregates = finite_json({**aggregates, "status_counts": counts})
+    storage.update_run(run_id, aggregates=aggregates)
     storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
+
+
+# -- recovery ------------------------------------------------------------------
+def sweep(ctx: Context) -> dict[str, int]:
+    """The watchdog's round: chunks whose task was lost in the queue or whose
+    worker went quiet go back for another attempt, or are given up after
+    ``MAX_CHUNK_ATTEMPTS``; complete runs are finalized; then dispatch."""
+    storage, config = ctx.storage, ctx.config
+    now = utcnow()
+    stale = storage.stale_chunks(
+        sent_before=now - timedelta(seconds=config["QUEUE_TIMEOUT_S"]),
+        beat_before=now - timedelta(seconds=config["CHUNK_STALL_S"]),
+    )
+    given_up = 0
+    for chunk in stale:
+        run = _active(storage, chunk.run_id)
+        if run is None:
+            continue
+        if chunk.attempts >= config["MAX_CHUNK_ATTEMPTS"]:
+            give_up(ctx, run, chunk, "the worker stopped answering")
+            given_up += 1
+        else:
+            storage.release_chunk(
+                chunk.run_id, chunk.chunk, "the worker stopped answering"
+            )
+    for run in storage.unfinished_runs():
+        finalize_when_complete(storage, run.id, ctx.send)
+    return {"stale": len(stale), "given_up": given_up, "sent": ctx.dispatch()}

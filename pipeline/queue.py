@@ -14,10 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-TASKS_MODULE = "pipeline.tasks"
-START_RUN = "personasteer.start_run"
-EVALUATE_CHUNK = "personasteer.evaluate_chunk"
-FINALIZE_RUN = "personasteer.finalize_run"
+from pipeline.names import TASKS_MODULE
 
 
 def celery_settings(config: dict) -> dict:
@@ -98,8 +95,14 @@ class Queue:
     ``OSError``) when a task cannot be published.
     """
 
-    def __init__(self, make_celery: Callable, embedded_threads: int | None):
+    def __init__(
+        self,
+        make_celery: Callable,
+        embedded_threads: int | None,
+        on_embedded_start: Callable[[], None] | None = None,
+    ):
         self._make_celery = make_celery
+        self._on_embedded_start = on_embedded_start
         self._embedded_threads = embedded_threads
         self._lock = threading.Lock()
         self._celery = None
@@ -123,12 +126,11 @@ class Queue:
 
     def send(self, task_name: str, *args) -> None:
         celery = self.celery
-        if self._embedded is not None:
+        if self._embedded is not None and not self._embedded.running:
             self._embedded.ensure_started()
+            if self._on_embedded_start is not None:
+                self._on_embedded_start()  # e.g. the watchdog beside the worker
         celery.send_task(task_name, args=list(args))
-
-    def start_run(self, run_id: str) -> None:
-        self.send(START_RUN, run_id)
 
     def stop_embedded(self) -> None:
         if self._embedded is not None:
@@ -156,8 +158,12 @@ def make_celery(app, on_worker_ready: Callable | None = None):
     return celery_app
 
 
-def init_app(app, on_worker_ready: Callable | None = None) -> Queue:
+def init_app(
+    app,
+    on_worker_ready: Callable | None = None,
+    on_embedded_start: Callable | None = None,
+) -> Queue:
     threads = app.config["EMBEDDED_WORKER_THREADS"] if is_embedded(app.config) else None
-    queue = Queue(lambda: make_celery(app, on_worker_ready), threads)
+    queue = Queue(lambda: make_celery(app, on_worker_ready), threads, on_embedded_start)
     app.extensions["queue"] = queue
     return queue

@@ -15,11 +15,14 @@ from typing import Any, BinaryIO
 import dataset
 from core.problems import Problem, Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
+from dataset.limits import Limits
 from evaluator import JudgeConfig
 from metrics import registry, results
+from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from store.uploads import store_upload, upload_path
 
 log = logging.getLogger(__name__)
+MAX_FILE_NAME_CHARS = 255  # runs.file_name is VARCHAR(255)
 
 
 @dataclass
@@ -28,9 +31,11 @@ class RunRequest:
     judge_url: str | None = None  # CLI only: never accepted from the web (SSRF)
     judge_model: str | None = None
     samples: int = 1
-    concurrency: int | None = None
     use_cache: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # suite options by name
+    client: str | None = (
+        None  # who submits: their runs share a fair part of the workers
+    )
 
 
 class RunService:
@@ -48,37 +53,45 @@ class RunService:
             "max_line_bytes": self.config["MAX_LINE_MB"] * 1024 * 1024,
             "max_errors": self.config["MAX_VALIDATION_ERRORS"],
             "suites": registry.suites(),
+            "limits": Limits.from_config(self.config),
         }
 
     def validate(self, stream: BinaryIO, filename: str) -> dataset.ValidationReport:
         return dataset.validate_stream(stream, filename, **self.validation_options())
 
-    def validate_file(self, path, filename: str | None = None):
-        return dataset.validate_file(path, filename, **self.validation_options())
+    def validate_file(self, path, filename: str | None = None, collect_spans=False):
+        options = self.validation_options()
+        return dataset.validate_file(
+            path, filename, collect_spans=collect_spans, **options
+        )
 
     # -- creating runs -------------------------------------------------------
     def create(self, stream: BinaryIO, filename: str, request: RunRequest):
-        """Store, validate and record a run (status ``queued``); not yet enqueued."""
+        """Store, validate, record and plan a run (``queued``); not yet sent.
+        A rejected upload leaves no file behind."""
         if not dataset.has_allowed_extension(filename):
             raise Rejected(self.validate(stream, filename).errors)
-        folder = self.config["UPLOAD_FOLDER"]
-        upload_id, path, sha256 = store_upload(stream, folder)
-        report = self.validate_file(path, filename)
-        if not report.valid:
-            path.unlink(missing_ok=True)
-            raise Rejected(report.errors)
+        if len(filename) > MAX_FILE_NAME_CHARS:
+            raise Rejected.one("too_long", path="file", length=len(filename),
+                               limit=MAX_FILE_NAME_CHARS)  # fmt: skip
+        upload_id, path, sha256 = store_upload(stream, self.config["UPLOAD_FOLDER"])
         try:
-            suites = _choose_suites(report, request.suites)
-            options = {
-                **_suite_options(suites, request.options),
-                **_run_options(request),
-            }
-            self._check_broker()
-        except Rejected:
+            return self._record(path, upload_id, sha256, filename, request)
+        except BaseException:
             path.unlink(missing_ok=True)
             raise
-        judge = self.public_judge(suites, options)
-        return self.storage.create_run(
+
+    def _record(self, path, upload_id: str, sha256: str, filename: str, request):
+        report = self.validate_file(path, filename, collect_spans=True)
+        if not report.valid:
+            raise Rejected(report.errors)
+        suites = _choose_suites(report, request.suites)
+        options = {
+            **_suite_options(suites, request.options),
+            **self._run_options(request),
+        }
+        self._check_broker()
+        run = self.storage.create_run(
             file_name=filename,
             file_sha256=sha256,
             upload_id=upload_id,
@@ -86,9 +99,12 @@ class RunService:
             rounds=report.rounds,
             methods=report.methods,
             suites=suites,
-            judge=judge,
+            judge=self.public_judge(suites, options),
             options=options,
+            client=request.client,
         )
+        plan_run(self.storage, self.config, run, report.spans)
+        return self.storage.get_run(run.id)
 
     def public_judge(self, suites: list[str], options: dict) -> dict | None:
         """What results may show of the judge: model, sampling, prompt versions."""
@@ -105,9 +121,10 @@ class RunService:
         """Create and enqueue a run; a broker outage fails it visibly (503)."""
         return self._enqueue_or_fail(self.create(stream, filename, request))
 
-    def enqueue(self, run_id: str) -> None:
-        """Hand the run to the workers (starting the embedded one if that is us)."""
-        self.queue.start_run(run_id)
+    def enqueue(self, run_id: str | None = None) -> int:
+        """Hand the chunks that may run now to the workers (starting the
+        embedded one if that is us): the run's, and any others waiting."""
+        return dispatch(self.storage, self.config, self.queue.send)
 
     def _check_broker(self) -> None:
         if self.broker_check is None:
@@ -122,10 +139,26 @@ class RunService:
         try:
             self.enqueue(run.id)
         except _broker_errors() as exc:
-            error = f"queue unavailable: {type(exc).__name__}"
-            self.storage.set_status(run.id, RunStatus.FAILED, error=error)
+            log.warning("queue unavailable: %s", type(exc).__name__)
+            fail_run(self.storage, run.id, "queue_unavailable")
             raise Rejected.one("queue_unavailable", http=503) from None
         return run
+
+    def _run_options(self, request: RunRequest) -> dict[str, Any]:
+        """The judge settings of a run. A model from the web or the API must
+        be one the operator configured (``JUDGE_MODELS``): any other name
+        would spend the server's judge budget on a model nobody chose."""
+        model = request.judge_model
+        allowed = self.config["JUDGE_MODELS"]
+        if model and request.judge_url is None and model not in allowed:
+            raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
+                               models=", ".join(allowed) or "-")  # fmt: skip
+        return {
+            "samples": request.samples,
+            "judge_url": request.judge_url,
+            "judge_model": model,
+            "use_cache": request.use_cache,
+        }
 
     # -- changing runs -------------------------------------------------------
     def cancel(self, run) -> bool:
@@ -143,6 +176,8 @@ class RunService:
         items reach the judge."""
         if run.status not in RETRYABLE_RUN:
             raise Rejected.one("retry_not_needed", http=409, status=run.status)
+        if self.storage.active_retries(run.id):
+            raise Rejected.one("retry_in_progress", http=409)
         options = {key: value for key, value in run.options.items() if key != "chunks"}
         self._check_broker()
         retry = self.storage.create_run(
@@ -155,15 +190,20 @@ class RunService:
             suites=run.suites,
             judge=run.judge,
             options={**options, "use_cache": True, "retry_of": run.token},
+            client=run.client,
+            retry_of=run.id,
         )
-        return self._enqueue_or_fail(retry)
+        plan_from_upload(self.storage, self.config, retry)
+        return self._enqueue_or_fail(self.storage.get_run(retry.id))
 
     def resume_unfinished(self, created_before=None) -> int:
         """Re-send unfinished runs after a restart (finished chunks are
         skipped); with ``created_before`` (a datetime), only older runs."""
         pending = self.storage.unfinished_runs(created_before)
         for run in pending:
-            self.enqueue(run.id)
+            requeue(self.storage, self.config, run, self.queue.send)
+        if pending:
+            self.enqueue()
         if pending:
             log.info("resumed %d unfinished run(s)", len(pending))
         return len(pending)
@@ -204,19 +244,9 @@ def _suite_options(suites: list[str], raw: dict[str, Any]) -> dict[str, Any]:
         for option in registry.get(name).options:
             try:
                 options[option.name] = option.validate(raw.get(option.name))
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
                 problem = Problem.make(
                     None, option.name, option.problem, detail=str(exc)
                 )
                 raise Rejected([problem]) from None
     return options
-
-
-def _run_options(request: RunRequest) -> dict[str, Any]:
-    return {
-        "samples": request.samples,
-        "judge_url": request.judge_url,
-        "judge_model": request.judge_model,
-        "concurrency": request.concurrency,
-        "use_cache": request.use_cache,
-    }

@@ -15,6 +15,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -23,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.status import RunStatus
+from core.status import ChunkState, RunStatus
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
@@ -77,7 +78,11 @@ class Run(Base):
     prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     aggregates: Mapped[dict | None] = mapped_column()
-    error: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)  # English, for logs and the API
+    failure: Mapped[dict | None] = mapped_column()  # {"code", "params"}: translated
+    client: Mapped[str | None] = mapped_column(String(64))  # fair share key
+    retry_of: Mapped[str | None] = mapped_column(String(32), index=True)
+    history_truncated: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class ResultRow(Base):
@@ -102,10 +107,16 @@ class ResultRow(Base):
 
 
 class RunChunk(Base):
-    """One row per finished chunk: makes progress counting idempotent."""
+    """One row per planned chunk: the source of truth of a run's work. The
+    dispatcher hands out pending chunks fairly; a chunk is counted done once;
+    the watchdog re-queues chunks whose worker went quiet. Rows of the first
+    release (finished chunks only) have no byte range and state ``done``."""
 
     __tablename__ = "run_chunks"
-    __table_args__ = (UniqueConstraint("run_id", "chunk", name="uq_run_chunk"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "chunk", name="uq_run_chunk"),
+        Index("ix_run_chunks_state", "state", "run_id"),
+    )
 
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer, "sqlite"),
@@ -114,7 +125,15 @@ class RunChunk(Base):
     )
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     chunk: Mapped[int] = mapped_column(Integer)
-    items: Mapped[int] = mapped_column(Integer)
+    items: Mapped[int] = mapped_column(Integer, default=0)  # units counted done
+    start: Mapped[int | None] = mapped_column(BigInteger)  # byte range in the upload
+    end: Mapped[int | None] = mapped_column(BigInteger)
+    units: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(16), default=ChunkState.PENDING.value)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    beat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error: Mapped[str | None] = mapped_column(Text)
 
 
 class JudgeCacheEntry(Base):

@@ -20,6 +20,7 @@ from sqlalchemy.orm import sessionmaker
 
 from core.status import ACTIVE_RUN
 from store import migrate
+from store.chunks import ChunkQueries
 from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
@@ -27,7 +28,6 @@ from store.models import (
     JudgeCacheEntry,
     ResultRow,
     Run,
-    RunChunk,
     RunSession,
     utcnow,
 )
@@ -48,7 +48,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-class Storage:
+class Storage(ChunkQueries):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 
     def __init__(self, url: str, **engine_options):
@@ -83,6 +83,14 @@ class Storage:
         with self.session() as db:
             return db.scalars(select(Run).where(Run.token == token)).first()
 
+    def active_retries(self, run_id: str) -> int:
+        """Retries of a run that are still queued or running."""
+        query = select(func.count()).where(
+            Run.retry_of == run_id, Run.status.in_(UNFINISHED)
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query).scalar_one()
+
     def unfinished_runs(self, created_before=None) -> list[Run]:
         query = select(Run).where(Run.status.in_(UNFINISHED))
         if created_before is not None:
@@ -104,18 +112,6 @@ class Storage:
         if values:
             with self.session.begin() as db:
                 db.execute(update(Run).where(Run.id == run_id).values(**values))
-
-    def finish_chunk(self, run_id: str, chunk: int, items: int) -> bool:
-        """Record a finished chunk once; returns False for a redelivered chunk."""
-        stmt = self._insert(RunChunk).values(run_id=run_id, chunk=chunk, items=items)
-        stmt = stmt.on_conflict_do_nothing(index_elements=["run_id", "chunk"])
-        with self.session.begin() as db:
-            inserted = db.execute(stmt.returning(RunChunk.id)).first() is not None
-            if inserted:
-                db.execute(
-                    update(Run).where(Run.id == run_id).values(done=Run.done + items)
-                )
-        return inserted
 
     # -- result rows -------------------------------------------------------
     def upsert_rows(self, rows: Iterable[dict]) -> int:
@@ -169,20 +165,9 @@ class Storage:
         with self.session() as db:
             return dict(db.execute(query).all())
 
-    def finished_chunks(self, run_id: str) -> set[int]:
-        query = select(RunChunk.chunk).where(RunChunk.run_id == run_id)
-        with self.session() as db:
-            return set(db.scalars(query))
-
     def update_run(self, run_id: str, **fields) -> None:
         with self.session.begin() as db:
             db.execute(update(Run).where(Run.id == run_id).values(**fields))
-
-    def reset_progress(self, run_id: str) -> None:
-        """Forget chunk bookkeeping (used when rows are to be recomputed)."""
-        with self.session.begin() as db:
-            db.execute(_table(RunChunk).delete().where(RunChunk.run_id == run_id))
-            db.execute(update(Run).where(Run.id == run_id).values(done=0))
 
     def _row_query(self, run_id: str, filters: dict):
         query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))

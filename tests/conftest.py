@@ -48,7 +48,9 @@ def stop_embedded(app) -> None:
     storage = app.extensions["storage"]
     for run in storage.unfinished_runs() if storage.ready else ():
         storage.set_status(run.id, "cancelled")
+    app.extensions["watchdog"].stop()
     app.extensions["queue"].stop_embedded()
+    app.extensions["judge_pool"].shutdown()
     if "resume" in app.extensions:
         app.extensions["resume"].close()
 

@@ -98,7 +98,7 @@ def test_without_a_judge_metrics_are_not_configured(embedded_app, tmp_path):
 def test_cancel_stops_a_running_run(embedded_app, tmp_path):
     path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions() * 1)
     with ScriptedJudge(latency=0.3) as slow:
-        run_id = submit(embedded_app, path, slow, concurrency=1)
+        run_id = submit(embedded_app, path, slow)
         wait_for(embedded_app, run_id, statuses=("running",))
         service = embedded_app.extensions["runs"]
         run = embedded_app.extensions["storage"].get_run(run_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
-from flask import jsonify, render_template, request
+from flask import jsonify, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from core.problems import Problem
@@ -30,11 +30,26 @@ def error_response(status: int, code: str, **params):
 
 
 def with_args(**changes) -> str:
-    """This page's URL with some query arguments changed (None removes one)."""
+    """This page's URL with some query arguments changed (None removes one).
+
+    Built from the matched route, never from the raw path: a path such as
+    ``/%5Cevil.example/x`` must not become a link to ``//evil.example/x``.
+    A page without a route (a 404) links to the home page instead."""
     args = request.args.to_dict()
     args.update(changes)
     query = urlencode({k: v for k, v in args.items() if v is not None})
-    return f"{request.path}?{query}" if query else request.path
+    if request.url_rule is None or request.endpoint is None:
+        path = url_for("pages.index")
+    else:
+        path = url_for(request.endpoint, **(request.view_args or {}))
+    return f"{path}?{query}" if query else path
+
+
+def failure_message(run) -> str | None:
+    """Why a run failed, in the reader's language (older runs: their English text)."""
+    if run.failure:
+        return problem_message(run.failure)
+    return run.error
 
 
 def pretty_json(value) -> str:
@@ -52,6 +67,7 @@ def init_app(app) -> None:
         run_status_labels=lambda: {
             status.value: str(status.label) for status in RunStatus
         },
+        failure_message=failure_message,
     )
     app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)

@@ -79,10 +79,19 @@ def cancel(token: str):
     return jsonify(status=RunStatus.CANCELLED), 202
 
 
+def link(endpoint: str, **values) -> str:
+    """A link in an API reply: absolute on ``PUBLIC_URL`` when it is set,
+    else relative. Never built from the request's ``Host`` header, which
+    the client controls."""
+    path = url_for(endpoint, **values)
+    base = current_app.config.get("PUBLIC_URL")
+    return f"{base}{path}" if base else path
+
+
 def _created(run) -> dict:
     return {
         "id": run.id,
         "token": run.token,
-        "status_url": url_for("api.run_status", token=run.token, _external=True),
-        "dashboard_url": url_for("pages.run_page", token=run.token, _external=True),
+        "status_url": link("api.run_status", token=run.token),
+        "dashboard_url": link("pages.run_page", token=run.token),
     }

@@ -41,6 +41,17 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({red},{green},{blue},{alpha})"
 
 
+def plain(text) -> str:
+    """Text for a figure, shown as it is: Plotly interprets a subset of HTML
+    in labels (``<a href>``, ``<b>``, ``<br>``), so ``<`` and ``>`` of
+    uploaded names are escaped and render literally.
+
+    >>> plain('<a href="https://evil.example">x</a>')
+    '&lt;a href="https://evil.example"&gt;x&lt;/a&gt;'
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _go():
     import plotly.graph_objects as go
 
@@ -86,17 +97,17 @@ def curve_figure(
                 x=ks,
                 y=[p["mean"] for p in points],
                 mode="lines+markers",
-                name=method,
+                name=plain(method),
                 legendgroup=method,
                 line={"color": color(index), "width": 2},
                 customdata=[[p["n"]] for p in points],
-                hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{method}</extra>",
+                hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{plain(method)}</extra>",
             )
         )
     figure.update_layout(
-        title=labels["title"],
-        xaxis={"title": {"text": labels["x"]}, "dtick": 1},
-        yaxis={"title": {"text": labels["y"]}, "range": labels.get("range")},
+        title=plain(labels["title"]),
+        xaxis={"title": {"text": plain(labels["x"])}, "dtick": 1},
+        yaxis={"title": {"text": plain(labels["y"])}, "range": labels.get("range")},
         **LAYOUT,
     )
     return _plain(figure)
@@ -122,12 +133,12 @@ def radar_figure(
         values = [summary.get(method, {}).get(metric) for metric, _ in axes]
         if all(value is None for value in values):
             continue
-        names = [label for _, label in axes]
+        names = [plain(text) for _, text in axes]
         figure.add_trace(
             go.Scatterpolar(
                 r=values + values[:1],
                 theta=names + names[:1],
-                name=method,
+                name=plain(method),
                 line={"color": color(index)},
                 fill="toself",
                 fillcolor=_rgba(color(index), 0.1),
@@ -135,7 +146,7 @@ def radar_figure(
         )
     layout = {**LAYOUT, "hovermode": "closest"}
     figure.update_layout(
-        title=title,
+        title=plain(title),
         polar={"radialaxis": {"range": list(radial_range) if radial_range else None}},
         **layout,
     )
@@ -144,8 +155,8 @@ def radar_figure(
 
 def _finish(figure, title: str, y_title: str | None = None, **layout) -> dict:
     figure.update_layout(
-        title=title,
-        yaxis={"title": {"text": y_title or ""}},
+        title=plain(title),
+        yaxis={"title": {"text": plain(y_title or "")}},
         **{**LAYOUT, "hovermode": "closest", **layout},
     )
     return _plain(figure)
@@ -170,7 +181,7 @@ def bars_with_ci(
     go = _go()
     figure = go.Figure(
         go.Bar(
-            x=shown,
+            x=[plain(m) for m in shown],
             y=means,
             marker_color=[color(methods.index(m)) for m in shown],
             error_y={
@@ -202,11 +213,11 @@ def grouped_bars(
     go = _go()
     figure = go.Figure()
     if stacked:
-        for index, (key, label) in enumerate(groups):
+        for index, (key, text) in enumerate(groups):
             figure.add_trace(
                 go.Bar(
-                    name=label,
-                    x=methods,
+                    name=plain(text),
+                    x=[plain(m) for m in methods],
                     y=[values.get(m, {}).get(key) for m in methods],
                     marker_color=color(index),
                 )
@@ -215,8 +226,8 @@ def grouped_bars(
     for index, method in enumerate(methods):
         figure.add_trace(
             go.Bar(
-                name=method,
-                x=[label for _, label in groups],
+                name=plain(method),
+                x=[plain(text) for _, text in groups],
                 y=[values.get(method, {}).get(key) for key, _ in groups],
                 marker_color=color(index),
             )
@@ -239,8 +250,8 @@ def heatmap(
     figure = go.Figure(
         go.Heatmap(
             z=z,
-            x=columns,
-            y=methods,
+            x=[plain(c) for c in columns],
+            y=[plain(m) for m in methods],
             text=text,
             texttemplate="%{text}",
             zmin=0,
@@ -269,7 +280,7 @@ def box_plot(
             figure.add_trace(
                 go.Box(
                     y=samples[method],
-                    name=method,
+                    name=plain(method),
                     marker_color=color(index),
                     boxmean=True,
                 )
@@ -278,10 +289,10 @@ def box_plot(
         shown = [m for m in methods if m in marks and samples.get(m)]
         figure.add_trace(
             go.Scatter(
-                x=shown,
+                x=[plain(m) for m in shown],
                 y=[marks[m] for m in shown],
                 mode="markers",
-                name=mark_label,
+                name=plain(mark_label),
                 marker={"symbol": "line-ew-open", "size": 28, "color": "#c0392b"},
             )
         )

@@ -87,7 +87,14 @@ def _cell(summary, comparisons, methods, baseline, method, metric) -> dict:
 
 
 def page_number(raw: str | None) -> int:
-    return int(raw) if raw and raw.isdigit() and int(raw) > 0 else 1
+    """A page from the query string; anything else is page 1.
+
+    >>> page_number("3"), page_number("²"), page_number("-1"), page_number(None)
+    (3, 1, 1, 1)
+    """
+    if not raw or not (raw.isascii() and raw.isdecimal()):
+        return 1
+    return max(1, min(int(raw), 10**9))
 
 
 def paged(total: int, page: int, size: int) -> dict:

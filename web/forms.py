@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 
-from flask import current_app
+from flask import current_app, request
 
 from core.problems import Rejected
 from metrics import registry
@@ -32,7 +34,10 @@ def run_request(form) -> RunRequest:
     ]
     maximum = config["MAX_SAMPLES"]
     samples_raw = form.get("samples", "1").strip() or "1"
-    if not samples_raw.isdigit() or not 1 <= int(samples_raw) <= maximum:
+    # isdecimal + ASCII: "²".isdigit() is True, and int("²") raises
+    if not (samples_raw.isascii() and samples_raw.isdecimal()) or not (
+        1 <= int(samples_raw) <= maximum
+    ):
         raise Rejected.one("samples_out_of_range", path="samples", maximum=maximum)
     model = form.get("judge_model", "").strip()[:200] or None
     if model and not config.get("JUDGE_API_URL"):
@@ -42,7 +47,16 @@ def run_request(form) -> RunRequest:
         judge_model=model,
         samples=int(samples_raw),
         options=_suite_options(form),
+        client=client_id(),
     )
+
+
+def client_id() -> str:
+    """Who is asking, for fair scheduling: a keyed hash of the client address
+    (the address itself is never stored)."""
+    key = str(current_app.config["SECRET_KEY"]).encode()
+    address = (request.remote_addr or "unknown").encode()
+    return hmac.new(key, address, hashlib.sha256).hexdigest()[:16]
 
 
 def _suite_options(form) -> dict:
@@ -55,7 +69,7 @@ def _suite_options(form) -> dict:
             if raw:
                 try:
                     options[option.name] = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # e.g. 100,000 "["
                     options[option.name] = raw
     return options
 

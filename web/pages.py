@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import defaultdict
 
@@ -28,10 +26,9 @@ from core.status import FINAL_RUN
 from metrics import registry
 from metrics.results import tidy_row
 from translations import translate_problems
-from web import dashboard, forms
+from web import dashboard, exports, forms
 
 bp = Blueprint("pages", __name__)
-CSV_FIELDS = ("session_id", "round", "method", "metric", "value", "status", "note")
 
 
 def _storage():
@@ -150,29 +147,17 @@ def session_page(token: str):
 @bp.get("/r/<token>/export.csv")
 def export_csv(token: str):
     run = _run_or_404(token)
-
-    def generate():
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for row in _storage().iter_rows(run.id):
-            writer.writerow(tidy_row(row))
-            if buffer.tell() > 64 * 1024:
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
-        yield buffer.getvalue()
-
-    return _download(
-        stream_with_context(generate()), "text/csv", f"personasteer-{token[:8]}.csv"
-    )
+    rows = (tidy_row(row) for row in _storage().iter_rows(run.id))
+    body = stream_with_context(exports.csv_chunks(rows))
+    return _download(body, "text/csv", exports.file_name(run, "csv"))
 
 
 @bp.get("/r/<token>/export.json")
 def export_json(token: str):
     run = _run_or_404(token)
-    body = json.dumps(_service().results_document(run), ensure_ascii=False, indent=1)
-    return _download(body, "application/json", f"personasteer-{token[:8]}.json")
+    document = _service().results_document(run)
+    body = json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False)
+    return _download(body, "application/json", exports.file_name(run, "json"))
 
 
 def _download(body, mimetype: str, filename: str) -> Response:

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import partial
 from statistics import fmean, pstdev
+from typing import Any
 
 from core.status import RowStatus
 from metrics import stats
-from metrics.dialogue import history, user_message
-from metrics.judging import JudgeItem, Verdict, judge_items, last_boxed
+from metrics.dialogue import History, history, user_message
+from metrics.judging import Batch, Verdict, judge_items, last_boxed
 from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
 from metrics.suite import (
     Chart,
@@ -106,29 +108,43 @@ MODES = (ALIGNMENT, BINARY)
 SCORE_METRICS = ("al", *(f"al_{d}" for d in DIMENSIONS))
 
 
-def request_items(session: dict, method: str, index: int, samples: int) -> dict:
-    """``{mode: [JudgeItem per sample]}`` for one (session, round, method)."""
+def request_items(
+    session: dict,
+    method: str,
+    index: int,
+    samples: int,
+    history_text: str | None = None,
+) -> dict:
+    """``{mode: [JudgeItem per sample]}`` for one (session, round, method);
+    ``history_text`` is the method's dialogue so far (whole when not given)."""
     round_ = session["rounds"][index]
     response = round_["responses"][method]
     fields = {
         "profile": session["user_profile"],
         "personality": session["user_personality"],
-        "history": history(session, method, index),
+        "history": history(session, method, index)
+        if history_text is None
+        else history_text,
         "user_message": user_message(round_, response),
         "response": response["text"],
     }
     return {mode: judge_items(mode, samples, **fields) for mode in MODES}
 
 
-def rows_from_outcomes(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
-    """Rows for one (session, round, method) and mode from its samples."""
+def rows_from_outcomes(
+    key: dict, mode: JudgeMode, outcomes: list, truncated: int = 0
+) -> list[ResultRow]:
+    """Rows for one (session, round, method) and mode from its samples;
+    ``truncated``: turns of history left out of the prompt."""
     ok = [o for o in outcomes if o.status == RowStatus.OK]
-    detail = {
+    detail: dict[str, Any] = {
         "prompt_version": mode.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
         "reasoning": ok[0].verdict.get("reasoning") if ok else None,
         "flags": sorted({f for o in ok for f in o.verdict.get("flags", [])}),
     }
+    if truncated:
+        detail["history_truncated"] = truncated
     if not ok:
         failed = outcomes[0]
         detail["raw"] = failed.raw
@@ -168,37 +184,42 @@ def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
 def run(
     sessions: list[dict], methods: list[str], judge, options: dict
 ) -> list[ResultRow]:
-    """All judge calls of the chunk go out as one batch, so the judge's
-    concurrency is filled by the whole chunk rather than one round at a time."""
+    """Each method's history is built turn by turn within the
+    ``history_chars`` window (older turns dropped first, recorded on the
+    row), and judge items go out in bounded batches: memory does not grow
+    with a session's length, and the judge's pool stays full."""
+    if judge is None:
+        return [
+            result_row(key, m, None, RowStatus.NOT_CONFIGURED, NO_JUDGE)
+            for key in _keys(sessions, methods)
+            for m in ("al", "binary")
+        ]
+    samples, budget = int(options.get("samples", 1)), options.get("history_chars")
     rows: list[ResultRow] = []
-    plan: list[tuple[dict, JudgeMode, int]] = []  # (row key, mode, item count)
-    batch: list[JudgeItem] = []
-    samples = int(options.get("samples", 1))
+    batch = Batch(judge)
     for session in sessions:
-        for index, round_ in enumerate(session["rounds"]):
+        for method in methods:
+            window = History(budget)
+            for index, round_ in enumerate(session["rounds"]):
+                key = {"session_id": session["session_id"], "round": round_["round"],
+                       "method": method}  # fmt: skip
+                items = request_items(session, method, index, samples, window.text())
+                for mode, mode_items in items.items():
+                    build = partial(
+                        rows_from_outcomes, key, mode, truncated=window.dropped
+                    )
+                    rows += batch.add(mode_items, build)
+                response = round_["responses"][method]
+                window.add(user_message(round_, response), response["text"])
+    return rows + batch.flush()
+
+
+def _keys(sessions: list[dict], methods: list[str]):
+    for session in sessions:
+        for round_ in session["rounds"]:
             for method in methods:
-                key = {
-                    "session_id": session["session_id"],
-                    "round": round_["round"],
-                    "method": method,
-                }
-                if judge is None:
-                    rows += [
-                        result_row(key, m, None, RowStatus.NOT_CONFIGURED, NO_JUDGE)
-                        for m in ("al", "binary")
-                    ]
-                    continue
-                for mode, items in request_items(
-                    session, method, index, samples
-                ).items():
-                    plan.append((key, mode, len(items)))
-                    batch += items
-    outcomes = judge.evaluate(batch) if batch else []
-    position = 0
-    for key, mode, count in plan:
-        rows += rows_from_outcomes(key, mode, outcomes[position : position + count])
-        position += count
-    return rows
+                yield {"session_id": session["session_id"], "round": round_["round"],
+                       "method": method}  # fmt: skip
 
 
 # -- summary ---------------------------------------------------------------

@@ -246,9 +246,9 @@ def validate_weights(weights: dict | None) -> dict[str, float]:
         )
     for name, value in weights.items():
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value < 0:
+        if not number or not math.isfinite(value) or not 0 <= value <= 1:
             raise ValueError(
-                f"quality_weights[{name!r}] must be a number >= 0: {value!r}"
+                f"quality_weights[{name!r}] must be a number >= 0 and <= 1: {value!r}"
             )
     total = math.fsum(weights.values())
     if abs(total - 1.0) > 1e-9:

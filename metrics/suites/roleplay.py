@@ -22,14 +22,14 @@ is configured (no judge could score it); otherwise no judge means
 
 from __future__ import annotations
 
-from itertools import islice
+from functools import partial
 from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
 from metrics import lexicon, stats
-from metrics.dialogue import history, sample_text
-from metrics.judging import JudgeItem, Verdict, judge_items, strict_json
+from metrics.dialogue import History, sample_text, user_message
+from metrics.judging import Batch, Verdict, judge_items, strict_json
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
@@ -182,18 +182,25 @@ def attributes_of(session: dict) -> list[str]:
     return [a.strip() for a in session.get("attributes") or () if a.strip()]
 
 
-def scene(session: dict, method: str) -> str:
-    """The method's whole scene: every user message and its reply."""
-    return history(session, method, len(session["rounds"]))
+def scene(session: dict, method: str, budget: int | None = None) -> History:
+    """The method's scene, every user message and its reply, within the
+    history budget (the earliest turns are dropped first)."""
+    window = History(budget)
+    for round_ in session["rounds"]:
+        response = round_["responses"][method]
+        window.add(user_message(round_, response), response["text"])
+    return window
 
 
-def request_items(session: dict, method: str, samples: int) -> dict[str, list]:
+def request_items(
+    session: dict, method: str, samples: int, scene_text: str | None = None
+) -> dict[str, list]:
     """``{mode name: [JudgeItem per sample]}``; ALMP modes only with attributes."""
     attributes = attributes_of(session)
     fields = {
         "attributes": "\n".join(f"- {a}" for a in attributes) or "(none)",
         "sample_dialogues": sample_text(session) or "(none)",
-        "scene": scene(session, method),
+        "scene": scene(session, method).text() if scene_text is None else scene_text,
     }
     modes = MODES if attributes else (JERA,)
     return {mode.name: judge_items(mode, samples, **fields) for mode in modes}
@@ -270,12 +277,10 @@ def almp_row(
 def run(
     sessions: list[dict], methods: list[str], judge, options: dict
 ) -> list[ResultRow]:
-    """Every judge item of the chunk goes out in one ``judge.evaluate`` batch."""
-    samples = int(options.get("samples", 1))
+    """Judge items go out in bounded batches (``metrics.judging.Batch``)."""
+    samples, budget = int(options.get("samples", 1)), options.get("history_chars")
     rows: list[ResultRow] = []
-    # (row key, attributes, {mode name: item count})
-    plan: list[tuple[dict, list[str], dict[str, int]]] = []
-    batch: list[JudgeItem] = []
+    batch = Batch(judge)
     for session in sessions:
         attributes = attributes_of(session)
         for method in methods:
@@ -289,18 +294,26 @@ def run(
                     for m in metrics
                 ]
                 continue
-            items = request_items(session, method, samples)
-            plan.append((key, attributes, {m: len(v) for m, v in items.items()}))
-            batch += [item for mode_items in items.values() for item in mode_items]
-    outcomes = iter(judge.evaluate(batch) if batch else [])
-    for key, attributes, counts in plan:
-        # The batch is in plan order, so each mode takes its next `count`.
-        got = {mode: list(islice(outcomes, n)) for mode, n in counts.items()}
-        rows += jera_rows(key, got["jera"])
-        if attributes:
-            rows.append(
-                almp_row(key, attributes, got["almp_extract"], got["almp_infer"])
-            )
+            window = scene(session, method, budget)
+            items = request_items(session, method, samples, window.text())
+            flat = [item for mode_items in items.values() for item in mode_items]
+            build = partial(_scene_rows, key, attributes, samples, window.dropped)
+            rows += batch.add(flat, build)
+    return rows + batch.flush()
+
+
+def _scene_rows(key, attributes, samples: int, truncated: int, outcomes: list) -> list:
+    """Rows of one (session, method) from its outcomes, in mode order."""
+    got = {"jera": outcomes[:samples], "almp_extract": outcomes[samples : 2 * samples],
+           "almp_infer": outcomes[2 * samples :]}  # fmt: skip
+    rows = jera_rows(key, got["jera"])
+    if attributes:
+        rows.append(almp_row(key, attributes, got["almp_extract"], got["almp_infer"]))
+    if truncated:
+        for row in rows:
+            detail = row.get("detail")
+            if detail is not None:
+                detail["history_truncated"] = truncated
     return rows
 
 

@@ -1,0 +1,63 @@
+"""Checks of the optional session blocks that enable suites: sample
+dialogues, attributes, persona, target order, slot maps and the per-response
+``sim`` block (pure)."""
+
+from __future__ import annotations
+
+from dataset.fields import FieldChecks, type_name
+
+
+class BlockChecks(FieldChecks):
+    def _check_optional_blocks(self, session: dict) -> None:
+        self._string_list(session, (), "sample_dialogues", allow_string=True)
+        self._string_list(session, (), "attributes")
+        self._string_list(session, (), "target_order")
+        self._check_slot_map(session, (), "ground_truth_slots")
+        self._object(session, (), "meta")
+        persona = self._object(session, (), "persona")
+        if persona is not None:
+            for key in ("type", "exploration", "ordering"):
+                self._string(persona, ("persona",), key)
+            self._string_list(persona, ("persona",), "moods")
+            self._typed(
+                persona,
+                ("persona",),
+                "complete",
+                lambda v: isinstance(v, bool),
+                "boolean",
+            )
+
+    def _check_slot_map(self, parent: dict, base: tuple, key: str) -> None:
+        """``{topic: {field: str | [str]}}`` for ground truth and memory writes."""
+        slots = self._object(parent, base, key)
+        if slots is None:
+            return
+        path = (*base, key)
+        if len(slots) > self.limits.max_topics:
+            self.error(
+                path, "too_many_topics", count=len(slots), limit=self.limits.max_topics
+            )
+        for topic, fields in slots.items():
+            topic_path = (*path, topic)
+            if len(topic) > self.limits.max_key_chars:
+                self.error(topic_path, "too_long", length=len(topic),
+                           limit=self.limits.max_key_chars)  # fmt: skip
+            if not isinstance(fields, dict):
+                self.error(
+                    topic_path, "wrong_type", expected="object", found=type_name(fields)
+                )
+                continue
+            for name in fields:
+                self._string_list(fields, topic_path, name, allow_string=True)
+
+    def _check_sim(self, response: dict, path: tuple) -> None:
+        sim = self._object(response, path, "sim")
+        if sim is None:
+            return
+        path = (*path, "sim")
+        for key in ("exploration", "mood", "ordering"):
+            self._string(sim, path, key)
+        for key in ("complete", "exit"):
+            self._typed(sim, path, key, lambda v: isinstance(v, bool), "boolean")
+        for key in ("order", "tracking"):
+            self._string_list(sim, path, key)

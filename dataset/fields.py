@@ -1,0 +1,134 @@
+"""The primitive checks the session checker is built from: typed fields,
+strings with their length bound, string lists, objects (pure).
+
+Paths travel as tuples and become text only when a problem is reported,
+which keeps validation of a large valid file cheap.
+
+>>> format_path(("rounds", 2, "responses", "Ours"))
+'rounds[2].responses.Ours'
+>>> type_name([1]), type_name(True), type_name(None)
+('array', 'boolean', 'null')
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from core.problems import Problem
+from dataset.limits import Limits
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def type_name(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "value")
+
+
+def format_path(parts: tuple) -> str:
+    """``rounds[2].responses.Ours``; odd keys are quoted: ``responses["a b"]``.
+
+    >>> format_path(("rounds", 2, "responses", "Ours"))
+    'rounds[2].responses.Ours'
+    >>> format_path(("rounds", 0, "responses", "my method"))
+    'rounds[0].responses["my method"]'
+    """
+    text = ""
+    for key in parts:
+        if isinstance(key, int):
+            text += f"[{key}]"
+        elif _IDENTIFIER.match(key):
+            text += f".{key}" if text else key
+        else:
+            text += f"[{json.dumps(key, ensure_ascii=False)}]"
+    return text
+
+
+def is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class FieldChecks:
+    """Reports problems of one line; subclasses walk the session format."""
+
+    def __init__(self, sink, limits: Limits | None = None):
+        self.sink = sink
+        self.limits = limits or Limits()
+        self.seen_ids: dict[str, int] = {}
+        self.methods: dict[str, None] = {}  # ordered set of the reference methods
+        self.reference_line: int | None = None
+        self.warned_unknown: set[str] = set()
+        self.line = 0
+        self.ok = True
+
+    def error(self, path: tuple, code: str, **params) -> None:
+        self.ok = False
+        self.sink.error(Problem.make(self.line, format_path(path), code, **params))
+
+    def warn(self, path: tuple, code: str, **params) -> None:
+        self.sink.warning(Problem.make(self.line, format_path(path), code, **params))
+
+    # -- primitives -------------------------------------------------------
+    def _typed(
+        self, parent: dict, base: tuple, key: str, kinds, expected: str, required=False
+    ):
+        path = (*base, key)
+        if key not in parent:
+            if required:
+                self.error(path, "missing_field")
+            return None
+        value = parent[key]
+        if not kinds(value):
+            self.error(path, "wrong_type", expected=expected, found=type_name(value))
+            return None
+        return value
+
+    def _string(self, parent, base, key, required=False, non_empty=False, limit=None):
+        value = self._typed(
+            parent, base, key, lambda v: isinstance(v, str), "string", required
+        )
+        if non_empty and isinstance(value, str) and not value.strip():
+            self.error((*base, key), "empty_value")
+        self._length(value, (*base, key), limit)
+        return value
+
+    def _length(self, value, path: tuple, limit: int | None = None) -> None:
+        limit = limit or self.limits.max_text_chars
+        if isinstance(value, str) and len(value) > limit:
+            self.error(path, "too_long", length=len(value), limit=limit)
+
+    def _string_list(self, parent, base, key, allow_string=False):
+        value = parent.get(key)
+        if key not in parent or (allow_string and isinstance(value, str)):
+            return
+        expected = "string or array of strings" if allow_string else "array of strings"
+        if not isinstance(value, list):
+            self.error(
+                (*base, key),
+                "wrong_type",
+                expected=expected,
+                found=type_name(value),
+            )
+            return
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                path = (*base, key, index)
+                self.error(path, "wrong_type", expected="string", found=type_name(item))
+            else:
+                self._length(item, (*base, key, index))
+
+    def _object(self, parent, base, key, required=False) -> dict | None:
+        return self._typed(
+            parent, base, key, lambda v: isinstance(v, dict), "object", required
+        )

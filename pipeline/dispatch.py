@@ -1,0 +1,98 @@
+"""Planning a run's chunks and handing them to the queue fairly.
+
+A run's chunks are planned when it is created (from the session index the
+validator recorded) and handed out by :func:`dispatch`: at most
+``RUN_INFLIGHT_CHUNKS`` per run and ``CLIENT_INFLIGHT_CHUNKS`` per client in
+the queue or on a worker at once, round-robin over the active runs. Anything
+that frees a slot (a chunk finishing, a run starting, the watchdog) calls
+:func:`dispatch` again. ``store/chunks.py`` holds the bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import dataset
+from core.problems import Problem
+from core.status import ChunkState, RunStatus
+from metrics import engine
+from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
+from store.uploads import upload_path
+
+Send = Callable[..., None]  # (task name, *args) -> None
+
+
+def plan_run(
+    storage, config: dict, run, spans: Iterable[tuple[str, int, int, int]]
+) -> int:
+    """Record the session index and the chunks of a run; returns the units.
+    ``spans`` are ``(session id, byte start, byte end, rounds)``."""
+    spans = list(spans)
+    storage.record_sessions(
+        run.id, ((i, sid, start, end) for i, (sid, start, end, _) in enumerate(spans))
+    )
+    chunks = engine.plan_chunks(
+        [
+            (start, end, engine.units(rounds, run.methods))
+            for _, start, end, rounds in spans
+        ],
+        config["CHUNK_UNITS"],
+    )
+    storage.plan_chunks(run.id, ((i, a, b, u) for i, (a, b, u) in enumerate(chunks)))
+    total = sum(units for _, _, units in chunks)
+    storage.update_run(
+        run.id, total=total, options={**run.options, "chunks": len(chunks)}
+    )
+    return total
+
+
+def dispatch(storage, config: dict, send: Send) -> int:
+    """Send the chunks that may run now; returns how many were sent."""
+    claimed = storage.claim_chunks(
+        per_run=config["RUN_INFLIGHT_CHUNKS"],
+        per_client=config["CLIENT_INFLIGHT_CHUNKS"],
+    )
+    for chunk in claimed:
+        send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk)
+    return len(claimed)
+
+
+def finalize_when_complete(storage, run_id: str, send: Send) -> bool:
+    """Send the run's finalization once every chunk is done or given up."""
+    states = storage.chunk_states(run_id)
+    unfinished = sum(
+        n for s, n in states.items() if s not in (ChunkState.DONE, ChunkState.FAILED)
+    )
+    if states and not unfinished:
+        send(FINALIZE_RUN, run_id)
+        return True
+    return False
+
+
+def fail_run(storage, run_id: str, code: str, **params) -> None:
+    """End a run ``failed`` with a translatable reason (a problem code)."""
+    problem = Problem.make(None, "", code, **params)
+    storage.set_status(
+        run_id, RunStatus.FAILED, error=problem.message,
+        failure={"code": code, "params": problem.params},
+    )  # fmt: skip
+
+
+# -- recovery ------------------------------------------------------------------
+def requeue(storage, config: dict, run, send: Send) -> None:
+    """Make an unfinished run whole again after its queue was lost: chunks in
+    flight go back to pending, a run of the first release gets its plan."""
+    if not storage.chunk_states(run.id) or not run.options.get("chunks"):
+        plan_from_upload(storage, config, run)
+    storage.requeue_in_flight(run.id)
+    finalize_when_complete(storage, run.id, send)
+
+
+def plan_from_upload(storage, config: dict, run) -> None:
+    path = upload_path(config["UPLOAD_FOLDER"], run.upload_id)
+    try:
+        spans = list(dataset.session_spans(path))
+    except OSError as exc:
+        fail_run(storage, run.id, "upload_unreadable", detail=exc.strerror or str(exc))
+        return
+    plan_run(storage, config, run, spans)

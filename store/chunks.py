@@ -1,0 +1,285 @@
+"""A run's chunks: the source of truth of its work (mixed into ``Storage``).
+
+Every chunk of a run is planned when the run is created (``pending``). The
+dispatcher hands pending chunks to the queue fairly: each run, and each
+client's runs together, have at most a few chunks in the queue or on a worker
+at once, so a small run is served while a large one evaluates. A worker marks
+its chunk ``running`` and beats while it works; a chunk is counted ``done``
+once. The watchdog puts chunks whose worker went quiet back to ``pending``,
+and gives up on a chunk after its attempts (``failed``: its rows are errors).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.engine import Engine
+
+from core.status import ACTIVE_RUN, ChunkState, RunStatus
+from store.models import Run, RunChunk, RunSession, utcnow
+
+IN_FLIGHT = (ChunkState.SENT.value, ChunkState.RUNNING.value)
+FINISHED = (ChunkState.DONE.value, ChunkState.FAILED.value)
+_DISPATCH_LOCK_ID = 730_113  # PostgreSQL advisory lock: one dispatcher at a time
+
+
+@dataclass(frozen=True)
+class Chunk:
+    run_id: str
+    chunk: int
+    start: int
+    end: int
+    units: int
+    attempts: int = 0
+
+
+class ChunkQueries:
+    """Chunk bookkeeping; ``Storage`` provides ``engine``, ``session``, ``_insert``."""
+
+    engine: Engine
+    _insert: Callable[..., Any]  # the dialect's INSERT with ON CONFLICT
+    _dispatch_lock = threading.Lock()  # one dispatcher per process (SQLite)
+
+    def plan_chunks(
+        self, run_id: str, chunks: Iterable[tuple[int, int, int, int]]
+    ) -> None:
+        """``(index, start, end, units)`` of every chunk; planning twice keeps
+        the first plan (and any progress on it)."""
+        entries = [
+            {"run_id": run_id, "chunk": i, "start": a, "end": b, "units": u,
+             "state": ChunkState.PENDING.value, "items": 0, "attempts": 0}
+            for i, a, b, u in chunks
+        ]  # fmt: skip
+        if entries:
+            stmt = self._insert(RunChunk).on_conflict_do_nothing(
+                index_elements=["run_id", "chunk"]
+            )
+            with self.engine.begin() as conn:
+                conn.execute(stmt, entries)
+
+    def chunk_states(self, run_id: str) -> dict[str, int]:
+        query = (
+            select(RunChunk.state, func.count())
+            .where(RunChunk.run_id == run_id)
+            .group_by(RunChunk.state)
+        )
+        with self.engine.connect() as conn:
+            return {state: count for state, count in conn.execute(query)}
+
+    def finished_chunks(self, run_id: str) -> set[int]:
+        query = select(RunChunk.chunk).where(
+            RunChunk.run_id == run_id, RunChunk.state.in_(FINISHED)
+        )
+        with self.engine.connect() as conn:
+            return set(conn.scalars(query))
+
+    # -- dispatch ----------------------------------------------------------
+    def claim_chunks(self, per_run: int, per_client: int) -> list[Chunk]:
+        """Pending chunks to send now, round-robin over the active runs, so
+        that no run has more than ``per_run`` and no client more than
+        ``per_client`` chunks in flight. The claimed chunks are ``sent``."""
+        with self._dispatch_lock, self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text(f"SELECT pg_advisory_xact_lock({_DISPATCH_LOCK_ID})"))
+            flying, clients = _in_flight(conn)
+            picked = _round_robin(
+                _candidates(conn, per_run), flying, clients, per_run, per_client
+            )
+            return _mark_sent(conn, picked)
+
+    def start_chunk(self, run_id: str, chunk: int) -> Chunk | None:
+        """Mark a chunk ``running``; None when it is finished already (a
+        redelivered task) or unknown."""
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+                   RunChunk.state.not_in(FINISHED))
+            .values(state=ChunkState.RUNNING.value, beat_at=utcnow())
+            .returning(RunChunk.start, RunChunk.end, RunChunk.units, RunChunk.attempts)
+        )  # fmt: skip
+        with self.engine.begin() as conn:
+            found = conn.execute(stmt).first()
+        if found is None or found.start is None:
+            return None
+        return Chunk(run_id, chunk, found.start, found.end, found.units, found.attempts)
+
+    def beat(self, run_id: str, chunk: int) -> None:
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+                   RunChunk.state == ChunkState.RUNNING.value)
+            .values(beat_at=utcnow())
+        )  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    def finish_chunk(
+        self, run_id: str, chunk: int, units: int, state: str = ChunkState.DONE
+    ) -> bool:
+        """Record a chunk as finished once (counting its units into the run's
+        progress); False for a redelivered chunk."""
+        values = {"state": str(state), "items": units, "beat_at": utcnow()}
+        stmt = update(RunChunk).where(
+            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+            RunChunk.state.not_in(FINISHED),
+        ).values(**values)  # fmt: skip
+        with self.engine.begin() as conn:
+            changed = conn.execute(stmt).rowcount == 1
+            if not changed:  # a chunk planned by no one (first-release runs)
+                insert = (
+                    self._insert(RunChunk)
+                    .values(
+                        run_id=run_id, chunk=chunk, units=units, attempts=0, **values
+                    )
+                    .on_conflict_do_nothing(index_elements=["run_id", "chunk"])
+                )
+                # RETURNING, not rowcount: psycopg reports -1 for this INSERT
+                inserted = conn.execute(insert.returning(RunChunk.id)).first()
+                changed = inserted is not None
+            if changed:
+                conn.execute(
+                    update(Run).where(Run.id == run_id).values(done=Run.done + units)
+                )
+        return changed
+
+    def release_chunk(self, run_id: str, chunk: int, error: str) -> None:
+        """A worker failed on the chunk: back to ``pending`` for another attempt."""
+        stmt = update(RunChunk).where(
+            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+            RunChunk.state.not_in(FINISHED),
+        ).values(state=ChunkState.PENDING.value, error=error[:2000])  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    # -- recovery ----------------------------------------------------------
+    def stale_chunks(self, sent_before: datetime, beat_before: datetime) -> list[Chunk]:
+        """Chunks of active runs whose task was lost in the queue (sent too
+        long ago) or whose worker went quiet (no heartbeat)."""
+        stale = (
+            (RunChunk.state == ChunkState.SENT.value) & (RunChunk.sent_at < sent_before)
+        ) | (
+            (RunChunk.state == ChunkState.RUNNING.value)
+            & (RunChunk.beat_at < beat_before)
+        )
+        query = (
+            select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
+                   RunChunk.units, RunChunk.attempts)
+            .join(Run, Run.id == RunChunk.run_id)
+            .where(stale, Run.status.in_([s.value for s in ACTIVE_RUN]))
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            return [
+                Chunk(row.run_id, row.chunk, row.start or 0, row.end or 0, row.units,
+                      row.attempts)
+                for row in conn.execute(query)
+            ]  # fmt: skip
+
+    def requeue_in_flight(self, run_id: str) -> int:
+        """A run's chunks in the queue or on a worker back to ``pending`` (the
+        queue that held them is gone: a restart of the embedded worker)."""
+        stmt = update(RunChunk).where(
+            RunChunk.run_id == run_id, RunChunk.state.in_(IN_FLIGHT)
+        ).values(state=ChunkState.PENDING.value)  # fmt: skip
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).rowcount
+
+    def sessions_between(self, run_id: str, start: int, end: int) -> list[str]:
+        """Ids of the sessions stored in a byte range of the run's upload."""
+        query = (
+            select(RunSession.session_id)
+            .where(RunSession.run_id == run_id, RunSession.start >= start,
+                   RunSession.start < end)
+            .order_by(RunSession.position)
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            return list(conn.scalars(query))
+
+
+def _in_flight(conn) -> tuple[dict[str, int], dict[str | None, int]]:
+    """Chunks in flight per active run, and per client."""
+    query = (
+        select(RunChunk.run_id, Run.client, func.count())
+        .join(Run, Run.id == RunChunk.run_id)
+        .where(
+            RunChunk.state.in_(IN_FLIGHT), Run.status.in_([s.value for s in ACTIVE_RUN])
+        )
+        .group_by(RunChunk.run_id, Run.client)
+    )
+    per_run: dict[str, int] = {}
+    per_client: dict[str | None, int] = defaultdict(int)
+    for run_id, client, count in conn.execute(query):
+        per_run[run_id] = count
+        per_client[client] += count
+    return per_run, per_client
+
+
+def _candidates(conn, per_run: int) -> list:
+    """The first ``per_run`` pending chunks of every active run, oldest run first."""
+    ranked = (
+        select(RunChunk.run_id, RunChunk.chunk,
+               func.row_number().over(partition_by=RunChunk.run_id,
+                                      order_by=RunChunk.chunk).label("rank"))
+        .where(RunChunk.state == ChunkState.PENDING.value)
+        .subquery()
+    )  # fmt: skip
+    query = (
+        select(ranked.c.run_id, ranked.c.chunk, Run.client)
+        .join(Run, Run.id == ranked.c.run_id)
+        .where(ranked.c.rank <= per_run, Run.status.in_([s.value for s in ACTIVE_RUN]))
+        .order_by(Run.created_at, ranked.c.chunk)
+    )
+    return list(conn.execute(query))
+
+
+def _round_robin(candidates, flying, clients, per_run: int, per_client: int) -> list:
+    """One chunk per run per pass, runs with the fewest in flight first."""
+    queues: dict[str, list] = defaultdict(list)
+    for row in candidates:
+        queues[row.run_id].append(row)
+    order = sorted(queues, key=lambda run: flying.get(run, 0))  # stable: oldest first
+    picked = []
+    while True:
+        progressed = False
+        for run_id in order:
+            queue = queues[run_id]
+            if not queue:
+                continue
+            client = queue[0].client
+            if flying.get(run_id, 0) >= per_run or clients[client] >= per_client:
+                continue
+            picked.append(queue.pop(0))
+            flying[run_id] = flying.get(run_id, 0) + 1
+            clients[client] += 1
+            progressed = True
+        if not progressed:
+            return picked
+
+
+def _mark_sent(conn, picked) -> list[Chunk]:
+    claimed = []
+    now = utcnow()
+    for row in picked:
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == row.run_id, RunChunk.chunk == row.chunk,
+                   RunChunk.state == ChunkState.PENDING.value)
+            .values(state=ChunkState.SENT.value, sent_at=now, attempts=RunChunk.attempts + 1)
+            .returning(RunChunk.start, RunChunk.end, RunChunk.units, RunChunk.attempts)
+        )  # fmt: skip
+        found = conn.execute(stmt).first()
+        if found is not None:
+            claimed.append(Chunk(row.run_id, row.chunk, *found))
+    started = {chunk.run_id for chunk in claimed}
+    if started:
+        conn.execute(
+            update(Run)
+            .where(Run.id.in_(started), Run.status == RunStatus.QUEUED.value)
+            .values(status=RunStatus.RUNNING.value)
+        )
+    return claimed
