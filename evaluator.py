@@ -254,8 +254,12 @@ class JudgeClient:
         except (ValueError, KeyError, IndexError, TypeError):
             raise JudgeHTTPError("malformed response body", 502) from None
         usage = payload.get("usage") or {}
+        if not isinstance(text, str):
+            text = ""
         return {
-            "text": text if isinstance(text, str) else "",
+            # PostgreSQL stores no U+0000; a reply is kept as evidence, so
+            # the character is shown as the replacement character instead.
+            "text": text.replace("\x00", "\ufffd"),
             "prompt_tokens": int(usage.get("prompt_tokens") or 0),
             "completion_tokens": int(usage.get("completion_tokens") or 0),
         }

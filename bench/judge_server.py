@@ -103,6 +103,22 @@ class JudgeState:
         self.calls = 0
         self.attempts: Counter[str] = Counter()
         self.lock = threading.Lock()
+        # What tests check about the load and the prompts the server saw.
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.max_prompt_chars = 0
+        self.models: Counter[str] = Counter()
+
+    def enter(self, model: str, prompt: str) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.max_prompt_chars = max(self.max_prompt_chars, len(prompt))
+            self.models[model] += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def count(self, key: str) -> int:
         with self.lock:
@@ -159,9 +175,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         prompt = body["messages"][-1]["content"]
-        if self.state.latency:
-            time.sleep(self.state.latency)
-        status, text, headers = decide(self.state, prompt)
+        self.state.enter(str(body.get("model")), prompt)
+        try:
+            if self.state.latency:
+                time.sleep(self.state.latency)
+            status, text, headers = decide(self.state, prompt)
+        finally:
+            self.state.leave()
         if status == 200:
             payload = {
                 "id": "scripted",

@@ -69,6 +69,9 @@ MESSAGES: dict[str, LazyText] = {
     ),
     "number_too_large": _l("%(path)s: must be at most %(limit)s."),
     "not_finite": _l("%(path)s: must be a finite number."),
+    "nul_character": _l(
+        "%(path)s: contains the character U+0000, which cannot be stored."
+    ),
     # the request
     "missing_file": _l("Choose a .jsonl file to upload."),
     "too_large": _l("The file is larger than the %(limit)s MB limit."),

@@ -34,8 +34,13 @@ from typing import BinaryIO, Protocol
 from config import DEFAULTS
 from core.problems import Problem
 from dataset.limits import Limits
-from dataset.reader import DEFAULT_MAX_LINE_BYTES, is_blank, read_lines
-from dataset.schema import SessionChecker, type_name
+from dataset.reader import (
+    DEFAULT_MAX_LINE_BYTES,
+    is_blank,
+    normalize_session,
+    read_lines,
+)
+from dataset.schema import SessionChecker, format_path, type_name
 
 ALLOWED_EXTENSIONS = (".jsonl",)
 DEFAULT_MAX_ERRORS = DEFAULTS["MAX_VALIDATION_ERRORS"]
@@ -60,6 +65,9 @@ class ValidationReport:
     methods: list[str] = field(default_factory=list)
     # suite name -> sessions that carry its fields, in the order suites were given
     suite_sessions: dict[str, int] = field(default_factory=dict)
+    # suite name -> (judge calls, prompt characters) per sample: the cost of
+    # the run before it starts (suites that ask the judge say how to estimate)
+    estimates: dict[str, list[int]] = field(default_factory=dict)
     # (session id, byte start, byte end, rounds) per session, when asked for:
     # the index a run plans its chunks from, without reading the file again
     spans: list[tuple[str, int, int, int]] = field(default_factory=list)
@@ -90,6 +98,17 @@ class ValidationReport:
             "sessions": self.sessions,
             "methods": self.methods,
             "suites": self.suites,
+            "estimate": self.estimate(),
+        }
+
+    def estimate(self) -> dict:
+        """Judge calls and prompt characters per suite, for one sample each."""
+        if not self.valid:
+            return {}
+        return {
+            name: {"judge_calls": calls, "prompt_chars": chars}
+            for name, (calls, chars) in self.estimates.items()
+            if name in self.suites
         }
 
 
@@ -131,6 +150,7 @@ def validate_stream(
     suites: Iterable[SuiteLike] = (),
     limits: Limits | None = None,
     collect_spans: bool = False,
+    history_chars: int | None = None,
 ) -> ValidationReport:
     report = ValidationReport(suite_sessions={suite.name: 0 for suite in suites})
     sink = _Collector(report, max_errors)
@@ -152,7 +172,7 @@ def validate_stream(
                 limit = limits.max_sessions
                 sink.error(Problem.make(lineno, "", "too_many_sessions", limit=limit))
             if checker.check(lineno, session):
-                _count_valid_session(report, session, suites)
+                _count_valid_session(report, session, suites, history_chars)
                 if collect_spans:
                     rounds = len(session["rounds"])
                     report.spans.append(
@@ -164,11 +184,20 @@ def validate_stream(
     return report
 
 
-def _count_valid_session(report: ValidationReport, session: dict, suites) -> None:
+def _count_valid_session(report, session: dict, suites, history_chars) -> None:
     report.rounds += len(session["rounds"])
+    normalize_session(session)
     for suite in suites:
         if suite.supports(session):
             report.suite_sessions[suite.name] += 1
+            estimate = getattr(suite, "estimate", None)
+            if estimate is not None:
+                calls, chars = estimate(
+                    session, list(session["rounds"][0]["responses"]), history_chars
+                )
+                totals = report.estimates.setdefault(suite.name, [0, 0])
+                totals[0] += calls
+                totals[1] += chars
 
 
 def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
@@ -222,4 +251,29 @@ def _parse_object(lineno: int, text: str, sink: _Collector) -> dict | None:
     if not isinstance(value, dict):
         sink.error(Problem.make(lineno, "", "not_object", found=type_name(value)))
         return None
+    if "\\u0000" in text:  # only an escape can put a NUL in a JSON string
+        nul = _nul_path(value, ())
+        if nul is not None:  # PostgreSQL stores no U+0000, in text or JSON
+            sink.error(Problem.make(lineno, format_path(nul), "nul_character"))
+            return None
     return value
+
+
+def _nul_path(value, path: tuple) -> tuple | None:
+    """Where the first string (or key) holding U+0000 is, if any."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        if isinstance(key, str) and "\x00" in key:
+            return (*path, key)
+        found = _nul_path(item, (*path, key))
+        if found is not None:
+            return found
+    return None

@@ -68,6 +68,12 @@ class JudgeItem:
         return self.mode.parse(text)
 
 
+def template_chars(mode: JudgeMode) -> int:
+    """Characters of a mode's prompt before its fields are filled in."""
+    prompt = load_prompt(mode.prompt)
+    return len(prompt.system.template) + len(prompt.user.template)
+
+
 def judge_items(mode: JudgeMode, samples: int, **fields: str) -> list[JudgeItem]:
     """The items of one request, one per sample, from the mode's prompt."""
     messages = tuple(load_prompt(mode.prompt).render(**fields))

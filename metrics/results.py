@@ -56,6 +56,8 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "unscored": status_counts.get(RowStatus.UNSCORED, 0),
             "errors": status_counts.get(RowStatus.ERROR, 0),
             "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
+            # judged rows whose prompt left out the oldest turns (history window)
+            "history_truncated": run.history_truncated or 0,
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
         },

@@ -21,7 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from core.status import RowStatus
-from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json
+from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json, template_chars
 from metrics.rows import ResultRow, result_row
 from metrics.slot_matching import SlotTable, merge_writes, nested
 from metrics.suite import JudgeMode
@@ -199,3 +199,23 @@ def summary(
         m: {"slot_judge_avg": fmean(values[m].values()) if values.get(m) else None}
         for m in methods
     }
+
+
+def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+    """Judge calls and prompt characters of one session, per sample: one
+    request per method that wrote slots, when the session has ground truth."""
+    truth = merge_writes([session.get("ground_truth_slots")])
+    if not truth:
+        return 0, 0
+    ground_truth = len(json.dumps(nested(truth), ensure_ascii=False))
+    calls = chars = 0
+    for method in methods:
+        predicted = predicted_slots(session, method)
+        if predicted:
+            calls += 1
+            chars += (
+                template_chars(SLOT_JUDGE)
+                + ground_truth
+                + len(slot_lines(truth, predicted))
+            )
+    return calls, chars

@@ -156,6 +156,8 @@ class SuiteSummary(TypedDict, total=False):
 
 
 Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
+# (session, methods, history window in characters) -> (judge calls, prompt characters)
+Estimator = Callable[[dict, list[str], int | None], tuple[int, int]]
 Summarizer = Callable[[list[ResultRow], list[str]], SuiteSummary]
 
 
@@ -174,6 +176,7 @@ class Suite:
     options: tuple[Option, ...] = ()
     panel: Panel = Panel()
     order: int = 100  # position in lists and on the dashboard
+    estimate: Estimator | None = None  # judge cost of one session, per sample
 
     def __post_init__(self) -> None:
         owned = tuple(replace(metric, suite=self.name) for metric in self.metrics)

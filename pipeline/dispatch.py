@@ -82,7 +82,10 @@ def fail_run(storage, run_id: str, code: str, **params) -> None:
 def requeue(storage, config: dict, run, send: Send) -> None:
     """Make an unfinished run whole again after its queue was lost: chunks in
     flight go back to pending, a run of the first release gets its plan."""
-    if not storage.chunk_states(run.id) or not run.options.get("chunks"):
+    planned = sum(storage.chunk_states(run.id).values())
+    if not planned or planned < run.options.get("chunks", 0):
+        # a first-release run: it recorded finished chunks only; planning
+        # again is idempotent and keeps them
         plan_from_upload(storage, config, run)
     storage.requeue_in_flight(run.id)
     finalize_when_complete(storage, run.id, send)

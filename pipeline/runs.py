@@ -54,6 +54,7 @@ class RunService:
             "max_errors": self.config["MAX_VALIDATION_ERRORS"],
             "suites": registry.suites(),
             "limits": Limits.from_config(self.config),
+            "history_chars": self.config["JUDGE_HISTORY_CHARS"],
         }
 
     def validate(self, stream: BinaryIO, filename: str) -> dataset.ValidationReport:
@@ -71,6 +72,8 @@ class RunService:
         A rejected upload leaves no file behind."""
         if not dataset.has_allowed_extension(filename):
             raise Rejected(self.validate(stream, filename).errors)
+        if "\x00" in filename:
+            raise Rejected.one("nul_character", path="file")
         if len(filename) > MAX_FILE_NAME_CHARS:
             raise Rejected.one("too_long", path="file", length=len(filename),
                                limit=MAX_FILE_NAME_CHARS)  # fmt: skip
@@ -115,7 +118,8 @@ class RunService:
         prompts = {
             mode: version for suite in used for mode, version in suite.prompts.items()
         }
-        return {**config.public(), "prompts": prompts}
+        window = self.config["JUDGE_HISTORY_CHARS"]
+        return {**config.public(), "prompts": prompts, "history_chars": window}
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest):
         """Create and enqueue a run; a broker outage fails it visibly (503)."""

@@ -56,7 +56,36 @@
       box.parentElement.title = usable ? "" : strings.suite_unavailable;
     }
     submit.disabled = !report.valid;
+    lastReport = report;
+    showEstimate();
   }
+
+  // The judge's cost before the run starts: the server's per-suite estimate
+  // (one sample each) for the suites still checked, times the samples.
+  let lastReport = null;
+  const estimate = document.getElementById("estimate");
+  const samples = document.getElementById("samples");
+  const format = new Intl.NumberFormat(document.documentElement.lang);
+
+  function size(chars) {
+    const units = [[1e6, "M"], [1e3, "k"]];
+    for (const [scale, unit] of units) if (chars >= scale) return format.format(Math.round(chars / scale * 10) / 10) + " " + unit + "B";
+    return format.format(chars) + " B";
+  }
+
+  function showEstimate() {
+    if (!estimate) return;
+    const costs = (lastReport && lastReport.valid && lastReport.estimate) || {};
+    const times = Math.max(1, Number(samples && samples.value) || 1);
+    let calls = 0, chars = 0;
+    for (const box of form.querySelectorAll("input[data-suite]:checked")) {
+      const cost = costs[box.dataset.suite];
+      if (cost) { calls += cost.judge_calls * times; chars += cost.prompt_chars * times; }
+    }
+    estimate.textContent = calls ? strings.estimate.replace("{calls}", format.format(calls)).replace("{size}", size(chars)) : "";
+  }
+  form.addEventListener("change", showEstimate);
+  if (samples) samples.addEventListener("input", showEstimate);
 
   async function check(file) {
     chosen.textContent = file ? file.name : "";

@@ -40,6 +40,8 @@ def app_factory(tmp_path):
     yield make
     for app in made:
         stop_embedded(app)
+        if app.extensions["storage"].ready:
+            app.extensions["storage"].engine.dispose()
 
 
 def stop_embedded(app) -> None:

@@ -152,3 +152,31 @@ def test_script_tags_in_uploads_stay_text(site, page, tmp_path):
         f"profile {XSS}" in body and f"reply {XSS}" in body and "<b>bold?</b>" in body
     )
     assert page.dialogs == []
+
+
+def test_a_method_named_like_a_link_renders_no_link_in_charts(site, page, tmp_path):
+    """Plotly interprets <a href> in labels; uploaded names must stay text."""
+    link = '<a href="https://evil.example">click</a>'
+    session = {
+        "session_id": "s1", "user_profile": "p", "user_personality": "q",
+        "rounds": [{"round": k, "user_message": "hi",
+                    "responses": {link: f"reply {k}", "Base": f"base {k}"}}
+                   for k in (1, 2)],
+    }  # fmt: skip
+    path = tmp_path / "links.jsonl"
+    path.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    upload(page, site, path)
+    wait_for_dashboard(page)
+    page.wait_for_selector("#chart-quality_overall svg.main-svg")
+    assert page.locator(".plot a[href*='evil.example']").count() == 0
+    assert page.locator(".plot svg a").count() == 0
+    legend = page.inner_text("#chart-al_curve")
+    assert "click" in legend and "<a href" in legend  # shown as text, literally
+    assert page.dialogs == []
+
+
+def test_the_404_page_links_stay_on_this_site(site, page):
+    page.goto(site + "/%5Cevil.example/x")
+    hrefs = [a.get_attribute("href") for a in page.locator("nav.languages a").all()]
+    assert hrefs and all(h.startswith("/") and not h.startswith("//") for h in hrefs)
+    assert all("evil.example" not in h for h in hrefs)

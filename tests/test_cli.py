@@ -31,6 +31,7 @@ def test_sample_data_is_valid_and_runs_every_suite(runner):
         "sessions",
         "methods",
         "suites",
+        "estimate",  # judge calls and prompt characters per suite, one sample
     }
     assert report["valid"] is True
     assert report["sessions"] >= 6

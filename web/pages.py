@@ -52,6 +52,7 @@ def _upload_context(**extra) -> dict:
         "suites": registry.suites(),
         "judge_configured": settings.judge_configured(config),
         "judge_model": config.get("JUDGE_MODEL") or "",
+        "judge_models": config["JUDGE_MODELS"],
         "max_upload_mb": config["MAX_UPLOAD_MB"],
         "max_samples": config["MAX_SAMPLES"],
         **extra,

@@ -27,7 +27,7 @@ from typing import Any
 from core.status import RowStatus
 from metrics import stats
 from metrics.dialogue import History, history, user_message
-from metrics.judging import Batch, Verdict, judge_items, last_boxed
+from metrics.judging import Batch, Verdict, judge_items, last_boxed, template_chars
 from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
 from metrics.suite import (
     Chart,
@@ -214,6 +214,32 @@ def run(
     return rows + batch.flush()
 
 
+def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+    """Judge calls and prompt characters of one session, per sample: two
+    requests per (round, method), each carrying the method's history so far
+    within the window.
+
+    >>> s = {"user_profile": "p", "user_personality": "q", "rounds": [
+    ...     {"round": k, "user_message": "hi", "responses": {"M": {"text": "ok"}}}
+    ...     for k in (1, 2)]}
+    >>> estimate(s, ["M"], None)[0]
+    4
+    """
+    fixed = sum(template_chars(mode) for mode in MODES)
+    base = len(session["user_profile"]) + len(session["user_personality"])
+    calls = chars = 0
+    for method in methods:
+        history_chars = 0
+        for round_ in session["rounds"]:
+            response = round_["responses"][method]
+            turn = len(user_message(round_, response)) + len(response["text"])
+            shown = history_chars if window is None else min(history_chars, window)
+            calls += len(MODES)
+            chars += fixed + len(MODES) * (base + shown + turn)
+            history_chars += turn + 24  # "User: ...\nAssistant: ..." and a blank line
+    return calls, chars
+
+
 def _keys(sessions: list[dict], methods: list[str]):
     for session in sessions:
         for round_ in session["rounds"]:
@@ -365,6 +391,7 @@ SUITE = Suite(
     summarize=summarize,
     judge=JudgeUse.REQUIRED,
     modes=MODES,
+    estimate=estimate,
     order=10,
     panel=Panel(
         charts=(

@@ -29,7 +29,7 @@ from typing import Any
 from core.status import RowStatus
 from metrics import lexicon, stats
 from metrics.dialogue import History, sample_text, user_message
-from metrics.judging import Batch, Verdict, judge_items, strict_json
+from metrics.judging import Batch, Verdict, judge_items, strict_json, template_chars
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
@@ -302,6 +302,24 @@ def run(
     return rows + batch.flush()
 
 
+def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+    """Judge calls and prompt characters of one session, per sample: JERA,
+    and the two ALMP requests when the session lists attributes."""
+    modes = MODES if attributes_of(session) else (JERA,)
+    context = len(sample_text(session) or "") + sum(map(len, attributes_of(session)))
+    calls = chars = 0
+    for method in methods:
+        turns = (round_["responses"][method] for round_ in session["rounds"])
+        scene_chars = sum(
+            len(r.get("user_message") or "") + len(r["text"]) + 24 for r in turns
+        )
+        scene_chars += sum(len(round_["user_message"]) for round_ in session["rounds"])
+        shown = scene_chars if window is None else min(scene_chars, window)
+        calls += len(modes)
+        chars += sum(template_chars(mode) + shown + context for mode in modes)
+    return calls, chars
+
+
 def _scene_rows(key, attributes, samples: int, truncated: int, outcomes: list) -> list:
     """Rows of one (session, method) from its outcomes, in mode order."""
     got = {"jera": outcomes[:samples], "almp_extract": outcomes[samples : 2 * samples],
@@ -456,6 +474,7 @@ SUITE = Suite(
     session_fields=("attributes", "sample_dialogues"),
     judge=JudgeUse.REQUIRED,
     modes=MODES,
+    estimate=estimate,
     order=40,
     panel=Panel(
         charts=(

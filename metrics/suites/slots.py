@@ -385,6 +385,7 @@ SUITE = Suite(
     response_fields=("slots",),
     judge=JudgeUse.OPTIONAL,  # slot_judge
     modes=(slot_judge.SLOT_JUDGE,),
+    estimate=slot_judge.estimate,
     order=60,
     panel=Panel(
         charts=(
