@@ -9,7 +9,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import dashboard, judge_orchestration, load, style, suites, validation
+from bench import (
+    cost_drill,
+    dashboard,
+    judge_orchestration,
+    load,
+    style,
+    suites,
+    validation,
+)
 
 BENCHMARKS = {
     "validation": validation.run,
@@ -18,6 +26,7 @@ BENCHMARKS = {
     "style": style.run,
     "load": load.run,
     "suites": suites.run,
+    "cost_drill": cost_drill.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

@@ -75,19 +75,25 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
 
 
 def _score(ctx: Context, run, chunk) -> None:
+    """Each suite's rows are stored before the next suite runs, so a chunk
+    holds one suite's rows at a time. (A chunk is atomic for progress: if a
+    later suite fails, the chunk is tried again and the upserts repeat.)"""
     storage = ctx.storage
     path = upload_path(ctx.config["UPLOAD_FOLDER"], run.upload_id)
     sessions = dataset.read_sessions(path, chunk.start, chunk.end)
     judge = judge_for(ctx, run, chunk.chunk)
     options = {**run.options, "history_chars": ctx.config["JUDGE_HISTORY_CHARS"]}
-    rows = engine.evaluate(sessions, run.suites, run.methods, judge, options)
-    storage.upsert_rows(
-        {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
-    )
+    truncated = 0
+    for suite in run.suites:
+        rows = engine.evaluate(sessions, [suite], run.methods, judge, options)
+        storage.upsert_rows(
+            {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
+        )
+        truncated += sum(
+            1 for row in rows if (row.get("detail") or {}).get("history_truncated")
+        )
+        del rows
     counters = judge.usage.counters() if judge is not None else {}
-    truncated = sum(
-        1 for row in rows if (row.get("detail") or {}).get("history_truncated")
-    )
     storage.add_counters(run.id, history_truncated=truncated, **counters)
 
 
@@ -155,7 +161,8 @@ def finalize(storage, run_id: str, config: dict) -> None:
         return
 
     def rows_of(suite):
-        for row in storage.iter_rows(run_id, metrics=suite.metrics):
+        details = suite.summary_details
+        for row in storage.iter_rows(run_id, metrics=suite.metrics, detail=details):
             row["round"] = row["round"] or None
             yield row
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import cast
 
 from sqlalchemy import Table, create_engine, event, func, or_, select, update
@@ -114,10 +115,9 @@ class Storage(ChunkQueries):
                 db.execute(update(Run).where(Run.id == run_id).values(**values))
 
     # -- result rows -------------------------------------------------------
-    def upsert_rows(self, rows: Iterable[dict]) -> int:
-        rows = [{"sample": 0, "note": None, "detail": None, **row} for row in rows]
-        if not rows:
-            return 0
+    def upsert_rows(self, rows: Iterable[dict], batch: int = 2000) -> int:
+        """Insert or replace rows on their natural key, in one transaction,
+        ``batch`` rows per statement (a statement's parameters stay small)."""
         # Core, not the ORM: bulk writes are the hot path of every chunk.
         stmt = self._insert(_table(ResultRow))
         changing = ("value", "status", "note", "detail")
@@ -125,9 +125,18 @@ class Storage(ChunkQueries):
             index_elements=list(ROW_KEY),
             set_={name: stmt.excluded[name] for name in changing},
         )
+        written = 0
         with self.engine.begin() as conn:
-            conn.execute(stmt, rows)
-        return len(rows)
+            for part in batched(rows, batch):
+                conn.execute(
+                    stmt,
+                    [
+                        {"sample": 0, "note": None, "detail": None, **row}
+                        for row in part
+                    ],
+                )
+                written += len(part)
+        return written
 
     def rows(self, run_id: str, **filters) -> list[ResultRow]:
         query = select(ResultRow).where(ResultRow.run_id == run_id)
@@ -193,17 +202,28 @@ class Storage(ChunkQueries):
         with self.session() as db:
             return db.execute(query).scalar_one()
 
-    def iter_rows(self, run_id: str, metrics=None, batch: int = 5000) -> Iterator[dict]:
+    def iter_rows(
+        self, run_id: str, metrics=None, batch: int = 5000, detail: bool = True
+    ) -> Iterator[dict]:
         """Every row in key order, streamed (exports of large runs). With
         ``metrics`` (metric objects with ``id`` and ``keyed``), only theirs:
-        a suite reads its own rows."""
-        query = self._row_query(run_id, {})
+        a suite reads its own rows. ``detail=False`` leaves the JSON details
+        out (``None``): summaries of values need not load them."""
+        fields = (
+            ROW_DICT_FIELDS
+            if detail
+            else tuple(f for f in ROW_DICT_FIELDS if f != "detail")
+        )
+        query = select(*(getattr(ResultRow, name) for name in fields))
+        query = query.where(ResultRow.run_id == run_id)
         if metrics is not None:
             query = query.where(_metric_filter(metrics))
         query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
         with self.engine.connect() as conn:
             for values in conn.execute(query.execution_options(yield_per=batch)):
-                yield dict(zip(ROW_DICT_FIELDS, values, strict=True))
+                row = dict(zip(fields, values, strict=True))
+                row.setdefault("detail", None)
+                yield row
 
     # -- session index -----------------------------------------------------
     def record_sessions(
@@ -290,6 +310,13 @@ def _metric_filter(metrics):
         if metric.keyed
     ]
     return or_(ResultRow.metric.in_(ids), *keyed)
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """Lists of up to ``size`` items (``itertools.batched`` is Python 3.12+)."""
+    iterator = iter(items)
+    while part := list(islice(iterator, size)):
+        yield part
 
 
 class JudgeCache:

@@ -475,6 +475,7 @@ SUITE = Suite(
     judge=JudgeUse.REQUIRED,
     modes=MODES,
     estimate=estimate,
+    summary_details=True,  # the ALMP panel lists each session's matches
     order=40,
     panel=Panel(
         charts=(

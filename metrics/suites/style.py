@@ -33,6 +33,7 @@ from metrics.dialogue import sample_text
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, _l
 
+NVCS_SLICE = 256  # texts per fitted vocabulary
 MIN_LATIN_LETTERS = 2
 MIN_LATIN_SHARE = 0.5
 _LETTER = re.compile(r"[^\W\d_]")
@@ -57,15 +58,19 @@ def nvcs_scores(reference: str, texts: list[str]) -> list[float | None]:
 
     present = [i for i, text in enumerate(texts) if text.strip()]
     scores: list[float | None] = [None] * len(texts)
-    if not present:
-        return scores
-    vectorizer = CountVectorizer(analyzer="char", ngram_range=(1, 3), lowercase=False)
-    counts = vectorizer.fit_transform([reference, *(texts[i] for i in present)])
-    dots = (counts[1:] @ counts[0].T).toarray().ravel().astype(float)
-    squares = np.asarray(counts.multiply(counts).sum(axis=1), dtype=float).ravel()
-    cosines = dots / np.sqrt(squares[1:] * squares[0])
-    for index, cosine in zip(present, cosines, strict=True):
-        scores[index] = min(float(cosine), 1.0)
+    # Slices of texts, one vocabulary each: a pair's counts do not depend on
+    # the other texts, and memory stays flat however long the session is.
+    for first in range(0, len(present), NVCS_SLICE):
+        part = present[first : first + NVCS_SLICE]
+        vectorizer = CountVectorizer(
+            analyzer="char", ngram_range=(1, 3), lowercase=False
+        )
+        counts = vectorizer.fit_transform([reference, *(texts[i] for i in part)])
+        dots = (counts[1:] @ counts[0].T).toarray().ravel().astype(float)
+        squares = np.asarray(counts.multiply(counts).sum(axis=1), dtype=float).ravel()
+        cosines = dots / np.sqrt(squares[1:] * squares[0])
+        for index, cosine in zip(part, cosines, strict=True):
+            scores[index] = min(float(cosine), 1.0)
     return scores
 
 
