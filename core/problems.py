@@ -92,6 +92,9 @@ MESSAGES: dict[str, LazyText] = {
         "Computing the summary failed (%(detail)s); the rows are kept."
     ),
     "upload_unreadable": _l("The uploaded file can no longer be read (%(detail)s)."),
+    "planning_failed": _l(
+        "Planning the run failed (%(detail)s); nothing was evaluated."
+    ),
     # HTTP
     "not_found": _l("This page does not exist."),
     "method_not_allowed": _l("This method is not allowed here."),

@@ -23,7 +23,7 @@ from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatu
 from evaluator import Judge, JudgeConfig, JudgePool
 from metrics import engine, registry
 from metrics.rows import ResultRow, finite_json
-from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete
+from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from store.models import utcnow
 from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
@@ -205,5 +205,7 @@ def sweep(ctx: Context) -> dict[str, int]:
                 chunk.run_id, chunk.chunk, "the worker stopped answering"
             )
     for run in storage.unfinished_runs():
+        if not storage.chunk_states(run.id):  # never planned: plan it, or fail it
+            requeue(storage, config, run, ctx.send)
         finalize_when_complete(storage, run.id, ctx.send)
     return {"stale": len(stale), "given_up": given_up, "sent": ctx.dispatch()}

@@ -106,7 +106,12 @@ class RunService:
             options=options,
             client=request.client,
         )
-        plan_run(self.storage, self.config, run, report.spans)
+        try:
+            plan_run(self.storage, self.config, run, report.spans)
+        except Exception as exc:  # recorded, never left queued
+            log.exception("planning run %s failed", run.id)
+            fail_run(self.storage, run.id, "planning_failed", detail=type(exc).__name__)
+            raise
         return self.storage.get_run(run.id)
 
     def public_judge(self, suites: list[str], options: dict) -> dict | None:

@@ -210,3 +210,25 @@ def test_a_retry_already_in_progress_is_refused(embedded_app, tmp_path):
     )
     storage.set_status(first.id, "cancelled")
     json.dumps(service.results_document(storage.get_run(first.id)))
+
+
+def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
+    app_factory, tmp_path
+):
+    app = app_factory()
+    storage = app.extensions["storage"]
+    from store.uploads import store_upload
+
+    path = crafted.write(tmp_path / "c.jsonl", sessions(2))
+    fields = {"file_name": "c.jsonl", "file_sha256": "0" * 64, "methods": ["Base", "Ours"],
+              "suites": ["quality"], "sessions": 2, "rounds": 10}  # fmt: skip
+    with path.open("rb") as stream:
+        upload_id, _, _ = store_upload(stream, app.config["UPLOAD_FOLDER"])
+    kept = storage.create_run(upload_id=upload_id, **fields)  # its planning was lost
+    gone = storage.create_run(upload_id="missing", **fields)  # and its upload too
+    sweep(Context.of(app))
+    assert wait_for(app, kept.id, timeout=60)["run"]["status"] == "done"
+    failed = storage.get_run(gone.id)
+    assert failed.status == "failed" and failed.failure["code"] == "upload_unreadable"
+    page = app.test_client().get(f"/r/{failed.token}?lang=zh").get_data(as_text=True)
+    assert "已上传的文件无法再读取" in page  # the reason, translated
