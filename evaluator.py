@@ -25,6 +25,7 @@ from time import monotonic, time
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
 from metrics.judging import JudgeItem
+from metrics.notes import Note, note
 
 __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeOutcome"]
 
@@ -81,7 +82,7 @@ class JudgeOutcome:
     status: str  # a RowStatus: ok | unscored | error
     verdict: dict | None = None
     raw: str | None = None
-    note: str | None = None
+    note: Note | None = None  # why there is no verdict
     cached: bool = False
 
 
@@ -125,8 +126,11 @@ class StopCheck:
 
 
 class JudgeHTTPError(Exception):
-    def __init__(self, message: str, status: int | None = None, retry_after=None):
-        super().__init__(message)
+    """A call that failed; ``note`` says why, for the row (metrics/notes.py)."""
+
+    def __init__(self, reason: Note, status: int | None = None, retry_after=None):
+        super().__init__(reason.english)
+        self.note = reason
         self.status = status
         self.retry_after = retry_after
 
@@ -242,17 +246,17 @@ class JudgeClient:
         try:
             response = self._session().post(self.url, json=body, timeout=timeout)
         except RequestException as exc:
-            raise JudgeHTTPError(f"network error: {type(exc).__name__}") from None
+            reason = note("network_error", kind=type(exc).__name__)
+            raise JudgeHTTPError(reason) from None
         if response.status_code != 200:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise JudgeHTTPError(
-                f"HTTP {response.status_code}", response.status_code, retry_after
-            )
+            reason = note("http_error", status=response.status_code)
+            raise JudgeHTTPError(reason, response.status_code, retry_after)
         try:
             payload = response.json()
             text = payload["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise JudgeHTTPError("malformed response body", 502) from None
+            raise JudgeHTTPError(note("malformed_reply"), 502) from None
         usage = payload.get("usage") or {}
         if not isinstance(text, str):
             text = ""
@@ -354,7 +358,7 @@ class Judge:
             except JudgeHTTPError as exc:
                 self.usage.add(judge_calls=1)
                 return JudgeOutcome(
-                    RowStatus.ERROR, raw="\n---\n".join(raws) or None, note=str(exc)
+                    RowStatus.ERROR, raw="\n---\n".join(raws) or None, note=exc.note
                 ), None
             self.usage.add(
                 judge_calls=1,
@@ -369,8 +373,8 @@ class Judge:
                 return JudgeOutcome(
                     RowStatus.OK, verdict.to_dict(), reply["text"]
                 ), entry
-        note = "judge reply could not be parsed (asked twice)"
-        outcome = JudgeOutcome(RowStatus.UNSCORED, raw="\n---\n".join(raws), note=note)
+        raw = "\n---\n".join(raws)
+        outcome = JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=note("unparseable"))
         return outcome, None
 
 

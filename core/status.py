@@ -43,6 +43,7 @@ class RowStatus(_Status):
     UNSCORED = "unscored"  # the judge or a metric could not score this item
     ERROR = "error"  # transport or internal failure
     NOT_CONFIGURED = "not_configured"  # no judge configured
+    NOT_APPLICABLE = "not_applicable"  # the metric cannot apply to this item
 
     @property
     def label(self) -> LazyText:
@@ -77,6 +78,7 @@ _ROW_LABELS = {
     RowStatus.UNSCORED: _l("unscored"),
     RowStatus.ERROR: _l("error"),
     RowStatus.NOT_CONFIGURED: _l("not configured"),
+    RowStatus.NOT_APPLICABLE: _l("not applicable"),
 }
 
 

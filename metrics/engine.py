@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
-from metrics import registry, stats
+from metrics import notes, registry, stats
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -62,18 +62,18 @@ def evaluate(
             raise
         except Exception as exc:  # a bug in one suite must not lose the others
             log.exception("suite %s failed on a chunk", name)
-            note = f"internal error: {type(exc).__name__}"
-            rows += failure_rows(sessions, suite, methods, note)
+            reason = notes.note("internal_error", kind=type(exc).__name__)
+            rows += failure_rows(sessions, suite, methods, reason)
     return rows
 
 
 def failure_rows(
-    sessions, suite: Suite, methods: list[str], note: str
+    sessions, suite: Suite, methods: list[str], note: notes.Note
 ) -> list[ResultRow]:
     """One ``error`` row per (session, method) on the suite's headline metric.
 
     >>> rows = failure_rows([{"session_id": "s"}], registry.get("quality"), ["M"],
-    ...                     "internal error: KeyError")
+    ...                     notes.note("internal_error", kind="KeyError"))
     >>> [(r["metric"], r["status"], r["note"]) for r in rows]
     [('coherence', 'error', 'internal error: KeyError')]
     """

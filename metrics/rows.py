@@ -4,8 +4,10 @@ per-session means that comparisons are made of.
 >>> key = {"session_id": "s", "round": 1, "method": "M"}
 >>> result_row(key, "nvcs", 0.5)["status"]
 'ok'
->>> result_row({**key, "round": None}, "ora", None, note="empty target order")["status"]
+>>> result_row({**key, "round": None}, "ora", None)["status"]
 'unscored'
+>>> result_row(key, "ertd", None, note=notes.note("no_latency"))["status"]
+'not_applicable'
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from statistics import fmean
 from typing import TypedDict
 
 from core.status import RowStatus
+from metrics import notes
+from metrics.notes import Note
 
 
 class ResultRow(TypedDict, total=False):
@@ -29,6 +33,8 @@ class ResultRow(TypedDict, total=False):
     note: str | None
     detail: dict | None  # JSON-ready; shown in the drill-down
     sample: int
+    note_code: str | None  # metrics/notes.py: translated when shown
+    note_params: dict | None
 
 
 def result_row(
@@ -36,25 +42,31 @@ def result_row(
     metric: str,
     value: float | None,
     status: str | None = None,
-    note: str | None = None,
+    note: Note | None = None,
     detail: dict | None = None,
 ) -> ResultRow:
-    """``key`` holds session_id, round (None = session level) and method. The
-    status defaults to ``ok`` with a value and ``unscored`` without one, so a
-    missing number is never mistaken for a score."""
+    """``key`` holds session_id, round (None = session level) and method.
+    Without a value the status comes from the note (``not_applicable``,
+    ``unscored``, ...), else defaults to ``unscored``, so a missing number is
+    never mistaken for a score. A :class:`~metrics.notes.Note` is stored as
+    English text plus its code and parameters (translated when shown)."""
     if value is not None and not math.isfinite(value):
         # Strict JSON out, and no number a reader could mistake for a score.
-        value, status, note = None, RowStatus.ERROR, f"non-finite value ({value})"
+        value, status, note = None, RowStatus.ERROR, notes.note("non_finite")
     if status is None:
-        status = RowStatus.OK if value is not None else RowStatus.UNSCORED
-    return {
+        implied = note.status if note else None
+        status = RowStatus.OK if value is not None else implied or RowStatus.UNSCORED
+    row: ResultRow = {
         **key,
         "metric": metric,
         "value": value,
         "status": status,
-        "note": note,
+        "note": note.english if note else None,
         "detail": detail,
+        "note_code": note.code if note else None,
+        "note_params": (note.params or None) if note else None,
     }
+    return row
 
 
 def finite_json(value):

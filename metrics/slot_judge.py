@@ -22,6 +22,7 @@ from typing import Any
 
 from core.status import RowStatus
 from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json, template_chars
+from metrics.notes import note
 from metrics.rows import ResultRow, result_row
 from metrics.slot_matching import SlotTable, merge_writes, nested
 from metrics.suite import JudgeMode
@@ -29,9 +30,9 @@ from metrics.suite import JudgeMode
 METRIC = "slot_judge"
 PROMPT = "slot_judge_v1"
 NOT_IN_TRUTH = "(not in ground truth)"
-NO_SLOTS = "no predicted slots to judge"
-NO_FIELD = "session lacks ground_truth_slots"
-NO_TRUTH = "ground_truth_slots has no non-empty value"
+NO_SLOTS = note("no_predicted_slots")
+NO_FIELD = note("missing_field", field="ground_truth_slots")
+NO_TRUTH = note("empty_field", field="ground_truth_slots")
 
 
 def slot_part(topic: str, name: str) -> str:
@@ -131,8 +132,9 @@ def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
     >>> row = score_row({"session_id": "s"}, slots, ok)
     >>> row["value"], row["detail"]["scores"][1]
     (0.5, {'topic': 'x', 'field': 'pet', 'values': ['cat'], 'score': 0.0})
-    >>> score_row({}, slots, Outcome(status="error", raw=None, note="HTTP 500"))["status"]
-    'error'
+    >>> failed = Outcome(status="error", raw=None, note=note("http_error", status=500))
+    >>> score_row({}, slots, failed)["note"]
+    'judge answered HTTP 500'
     """
     detail: dict[str, Any] = {"prompt_version": PROMPT}  # JSON-ready
     if outcome.status != RowStatus.OK:
@@ -141,9 +143,9 @@ def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
     parts = outcome.verdict["parts"]
     if set(parts) != {slot_part(*slot) for slot in predicted}:
         # A cached or lenient verdict that does not cover the listed slots.
-        note = "judge did not score exactly the listed slots"
+        reason = note("slots_not_matched")
         return result_row(
-            key, METRIC, None, RowStatus.UNSCORED, note, detail | {"parts": parts}
+            key, METRIC, None, RowStatus.UNSCORED, reason, detail | {"parts": parts}
         )
     detail["scores"] = [
         {"topic": t, "field": f, "values": v, "score": parts[slot_part(t, f)]}
@@ -163,7 +165,7 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[ResultRow]:
     >>> s = {"session_id": "s", "ground_truth_slots": {"b": {"city": "Seoul"}},
     ...      "rounds": [{"round": 1, "responses": {"M": {"text": "hi"}}}]}
     >>> [(r["metric"], r["status"], r["note"]) for r in rows([s], ["M"], NeverCalled())]
-    [('slot_judge', 'unscored', 'no predicted slots to judge')]
+    [('slot_judge', 'not_applicable', 'no predicted slots to judge')]
     """
     out: list[ResultRow] = []
     plan: list[tuple[dict, SlotTable]] = []  # (row key, predicted) per judge item

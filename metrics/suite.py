@@ -178,6 +178,7 @@ class Suite:
     order: int = 100  # position in lists and on the dashboard
     estimate: Estimator | None = None  # judge cost of one session, per sample
     summary_details: bool = False  # summarize reads rows' details (else None)
+    methods_note: str = ""  # English sentence for a paper's Methods section
 
     def __post_init__(self) -> None:
         owned = tuple(replace(metric, suite=self.name) for metric in self.metrics)

@@ -21,7 +21,7 @@ from time import monotonic
 import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePool
-from metrics import engine, registry
+from metrics import engine, notes, registry
 from metrics.rows import ResultRow, finite_json
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from store.models import utcnow
@@ -109,7 +109,7 @@ def give_up(ctx: Context, run, chunk, reason: str) -> None:
     """After its attempts, a chunk's rows become ``error`` rows naming the
     reason, so the run still finishes (``partial``) and says what happened."""
     storage = ctx.storage
-    note = f"evaluation failed after {chunk.attempts} attempt(s): {reason}"[:500]
+    note = notes.note("chunk_failed", attempts=chunk.attempts, reason=reason[:300])
     rows: list[ResultRow] = []
     for session_id in storage.sessions_between(run.id, chunk.start, chunk.end):
         session = {"session_id": session_id}

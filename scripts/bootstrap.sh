@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk)
+APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk
+  texlive-latex-base texlive-latex-recommended)  # pdflatex + booktabs: tests/test_paper.py
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

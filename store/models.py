@@ -38,6 +38,8 @@ ROW_DICT_FIELDS = (
     "status",
     "note",
     "detail",
+    "note_code",
+    "note_params",
 )
 AUTO_ID = BigInteger().with_variant(Integer, "sqlite")
 
@@ -102,8 +104,10 @@ class ResultRow(Base):
     sample: Mapped[int] = mapped_column(Integer, default=0)
     value: Mapped[float | None] = mapped_column(Float)
     status: Mapped[str] = mapped_column(String(16))
-    note: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)  # English (API, exports)
     detail: Mapped[dict | None] = mapped_column()
+    note_code: Mapped[str | None] = mapped_column(String(64))  # metrics/notes.py
+    note_params: Mapped[dict | None] = mapped_column()
 
 
 class RunChunk(Base):

@@ -35,6 +35,13 @@ from store.models import (
 
 UNFINISHED = tuple(ACTIVE_RUN)
 ROW_FILTERS = ("session_id", "method", "metric", "status")
+ROW_DEFAULTS = {
+    "sample": 0,
+    "note": None,
+    "detail": None,
+    "note_code": None,
+    "note_params": None,
+}
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -120,7 +127,7 @@ class Storage(ChunkQueries):
         ``batch`` rows per statement (a statement's parameters stay small)."""
         # Core, not the ORM: bulk writes are the hot path of every chunk.
         stmt = self._insert(_table(ResultRow))
-        changing = ("value", "status", "note", "detail")
+        changing = ("value", "status", "note", "detail", "note_code", "note_params")
         stmt = stmt.on_conflict_do_update(
             index_elements=list(ROW_KEY),
             set_={name: stmt.excluded[name] for name in changing},
@@ -130,10 +137,7 @@ class Storage(ChunkQueries):
             for part in batched(rows, batch):
                 conn.execute(
                     stmt,
-                    [
-                        {"sample": 0, "note": None, "detail": None, **row}
-                        for row in part
-                    ],
+                    [{**ROW_DEFAULTS, **row} for row in part],
                 )
                 written += len(part)
         return written

@@ -1,12 +1,14 @@
 """A judge without HTTP for suite-level tests: the reply text comes from the
 scripted judge server's ``decide`` (or a given function), then the item's own
-parser decides, as in ``evaluator.Judge``. Fakes live only in tests."""
+parser decides, as in ``evaluator.Judge``. With ``status="error"`` every call
+fails as an HTTP 503 would. Fakes live only in tests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from bench.judge_server import JudgeState, decide
+from metrics.notes import Note, note
 
 
 @dataclass
@@ -14,12 +16,13 @@ class Outcome:
     status: str
     verdict: dict | None = None
     raw: str | None = None
-    note: str | None = None
+    note: Note | None = None
 
 
 class FakeJudge:
-    def __init__(self, reply=None):
-        self.reply = reply or (lambda item: decide(JudgeState(), user_text(item))[1])
+    def __init__(self, reply=None, status=None):
+        self.reply = reply or scripted
+        self.status = status
         self.batches: list[list] = []
 
     def evaluate(self, items):
@@ -27,11 +30,18 @@ class FakeJudge:
         return [self._one(item) for item in items]
 
     def _one(self, item) -> Outcome:
+        if self.status:
+            return Outcome(self.status, note=note("http_error", status=503))
         text = self.reply(item)
         verdict = item.parse(text)
         if verdict is None:
-            return Outcome("unscored", raw=text, note="judge reply could not be parsed")
+            return Outcome("unscored", raw=text, note=note("unparseable"))
         return Outcome("ok", verdict.to_dict(), text)
+
+
+def scripted(item) -> str:
+    """The scripted judge server's reply to ``item``."""
+    return decide(JudgeState(), user_text(item))[1]
 
 
 def user_text(item) -> str:

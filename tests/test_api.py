@@ -41,8 +41,9 @@ def test_202_then_status_and_results(client):
     assert created["dashboard_url"].endswith(f"/r/{created['token']}")
     assert len(created["token"]) >= 22
     body = wait_final(client, created["token"])
-    # ERTD cannot score the Chinese and Korean sessions: unscored with a reason.
-    assert body["status"] == "partial"
+    # ERTD cannot apply to the Chinese and Korean sessions: not_applicable
+    # with a reason, which is no failure, so the run is done.
+    assert body["status"] == "done"
     assert body["progress"]["done"] == body["progress"]["total"] > 0
     results = body["results"]
     assert results["schema"] == "personasteer.results/v1"
@@ -54,8 +55,9 @@ def test_202_then_status_and_results(client):
         "not_configured"
     }  # no judge here; deterministic suites still score
     assert {"ok"} <= {row["status"] for row in results["rows"]}
-    unscored = [row for row in results["rows"] if row["status"] == "unscored"]
-    assert unscored and all(row["metric"] == "ertd" and row["note"] for row in unscored)
+    assert not [row for row in results["rows"] if row["status"] == "unscored"]
+    skipped = [row for row in results["rows"] if row["status"] == "not_applicable"]
+    assert skipped and all(row["metric"] == "ertd" and row["note"] for row in skipped)
 
 
 def test_status_while_running_has_no_results_yet(app, client, tmp_path):

@@ -86,10 +86,10 @@ def test_500s_within_budget_recover(scripted):
 def test_500s_beyond_budget_are_errors_not_scores(scripted):
     judge = make_judge(scripted, samples=1)
     [outcome] = judge.evaluate([item("[[al=61]] [[fault=500x9]]")])
-    assert (outcome.status, outcome.verdict, outcome.note) == (
+    assert (outcome.status, outcome.verdict, outcome.note.english) == (
         "error",
         None,
-        "HTTP 500",
+        "judge answered HTTP 500",
     )
     assert scripted.state.calls == 3  # max_retries=2 -> three attempts
 
@@ -103,7 +103,7 @@ def test_401_fails_at_once(scripted):
 def test_timeouts_end_as_errors(scripted):
     [outcome] = make_judge(scripted).evaluate([item("[[fault=timeout]]")])
     assert outcome.status == "error"
-    assert "network error" in outcome.note
+    assert outcome.note.code == "network_error"
 
 
 def test_garbage_is_reasked_once_then_unscored_with_raw_text(scripted):

@@ -330,14 +330,16 @@ def test_an_empty_response_scores_zero_everywhere(text):
 
 
 @pytest.mark.parametrize("prompt", ["", "  ", "?!"])
-def test_an_empty_prompt_leaves_prompt_metrics_unscored(prompt):
+def test_an_empty_prompt_leaves_prompt_metrics_not_applicable(prompt):
     scores = quality.score_response("Coffee is hot. Therefore, drink tea.", prompt)
     for name in ("length", "completeness", "quality"):
         assert scores[name].value is None
         assert scores[name].note
     for name in ("coherence", "structure", "vocabulary"):
         assert 0.0 <= scores[name].value <= 1.0
-    assert "length" in scores["quality"].note
+    assert scores["length"].note.status == "not_applicable"
+    assert scores["quality"].note.code == "components_not_applicable"
+    assert "length" in scores["quality"].note.english
 
 
 def test_a_one_word_response():
@@ -460,12 +462,23 @@ def test_run_emits_six_rows_per_response():
     rows = quality.run(SESSIONS, ["A", "B"], None, {})
     assert len(rows) == 3 * 2 * 6
     assert {tuple(sorted(row)) for row in rows} == {
-        ("detail", "method", "metric", "note", "round", "session_id", "status", "value")
+        (
+            "detail",
+            "method",
+            "metric",
+            "note",
+            "note_code",
+            "note_params",
+            "round",
+            "session_id",
+            "status",
+            "value",
+        )
     }
     json.dumps(rows)  # the results file is JSON
     for row in rows:
-        assert row["status"] in {"ok", "unscored"}
-        assert (row["value"] is None) == (row["status"] == "unscored")
+        assert row["status"] in {"ok", "not_applicable"}
+        assert (row["value"] is None) == (row["status"] == "not_applicable")
         assert (row["note"] is None) == (row["status"] == "ok")
     unscored = {(r["session_id"], r["metric"]) for r in rows if r["status"] != "ok"}
     assert unscored == {("b", "length"), ("b", "completeness"), ("b", "quality")}

@@ -4,7 +4,6 @@ judge (whose replies come from the scripted judge server's ``decide``)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
@@ -14,6 +13,7 @@ from metrics import lexicon
 from metrics.judging import load_prompt
 from metrics.suites import roleplay
 from metrics.suites.roleplay import parse_almp, parse_jera
+from tests.fake_judge import FakeJudge, user_text
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
 ATTRIBUTES = ["Cheerful", "adventurous", "happy", "stubborn"]
@@ -25,41 +25,6 @@ def project_wordnet():
     lexicon.configure(str(NLTK_DATA))
     yield
     lexicon.configure(str(NLTK_DATA))
-
-
-@dataclass
-class Outcome:
-    status: str
-    verdict: dict | None = None
-    raw: str | None = None
-    note: str | None = None
-
-
-class FakeJudge:
-    """``evaluate(items)`` like evaluator.Judge, without HTTP: the reply comes
-    from ``reply(item)`` (default: the scripted server), then the real parser."""
-
-    def __init__(self, reply=None, status=None):
-        self.reply = reply or (lambda item: decide(JudgeState(), user_text(item))[1])
-        self.status = status
-        self.batches = []
-
-    def evaluate(self, items):
-        self.batches.append(list(items))
-        return [self._one(item) for item in items]
-
-    def _one(self, item):
-        if self.status:
-            return Outcome(self.status, note="HTTP 503")
-        text = self.reply(item)
-        verdict = item.parse(text)
-        if verdict is None:
-            return Outcome("unscored", raw=text, note="judge reply could not be parsed")
-        return Outcome("ok", verdict.to_dict(), text)
-
-
-def user_text(item) -> str:
-    return item.messages[-1]["content"]
 
 
 def questionnaire(imm=7, con=7, cre=7, **extra) -> str:
@@ -199,8 +164,9 @@ def test_without_wordnet_exact_and_fuzzy_still_score(tmp_path):
     rows = roleplay.run([session()], ["M"], FakeJudge(), {})
     almp = by_metric(rows)["almp"]
     assert (almp["status"], almp["value"]) == ("ok", 0.5)
-    assert almp["note"].startswith("synonym matching unavailable: WordNet data")
+    assert almp["note_code"] == "no_wordnet"
     assert almp["detail"]["wordnet"] is False
+    assert almp["detail"]["wordnet_problem"].startswith("WordNet data")
 
 
 # -- rows through a judge -------------------------------------------------------
@@ -228,7 +194,7 @@ def test_one_batch_per_chunk_and_rows_from_the_scripted_judge():
     assert all(row["round"] is None and row["status"] == "ok" for row in a.values())
     b = by_metric([row for row in rows if row["session_id"] == "b"])
     assert (b["almp"]["status"], b["almp"]["note"]) == (
-        "unscored",
+        "not_applicable",
         "session lacks attributes",
     )
     assert b["jera"]["status"] == "ok"
@@ -263,9 +229,10 @@ def test_garbage_replies_leave_the_session_unscored_with_the_raw_text():
     assert len(rows) == 5
     assert {(r["status"], r["value"]) for r in rows} == {("unscored", None)}
     jera = by_metric(rows)["jera"]
-    assert jera["note"].startswith("jera: judge reply could not be parsed")
+    assert jera["note_code"] == "unparseable"
+    assert jera["detail"]["failed_mode"] == "jera"
     assert jera["detail"]["raw"] == "I think this reply is quite good overall!"
-    assert by_metric(rows)["almp"]["note"].startswith("almp_extract: ")
+    assert by_metric(rows)["almp"]["detail"]["failed_mode"] == "almp_extract"
 
 
 def test_out_of_range_answers_from_the_judge_are_unscored():
@@ -275,9 +242,11 @@ def test_out_of_range_answers_from_the_judge_are_unscored():
 
 def test_transport_errors_are_errors():
     rows = roleplay.run([session()], ["M"], FakeJudge(status="error"), {})
-    assert {(r["status"], r["note"]) for r in rows} == {("error", "jera: HTTP 503")} | {
-        ("error", "almp_extract: HTTP 503")
+    assert {(r["status"], r["note"]) for r in rows} == {
+        ("error", "judge answered HTTP 503")
     }
+    modes = {r["metric"]: r["detail"]["failed_mode"] for r in rows}
+    assert (modes["jera"], modes["almp"]) == ("jera", "almp_extract")
 
 
 def test_samples_are_averaged():
@@ -298,7 +267,7 @@ def test_without_a_judge_rows_are_not_configured():
     statuses = {(r["session_id"], r["metric"]): r["status"] for r in rows}
     assert statuses[("s1", "almp")] == statuses[("s1", "jera")] == "not_configured"
     assert statuses[("b", "jera_creativity")] == "not_configured"
-    assert statuses[("b", "almp")] == "unscored"
+    assert statuses[("b", "almp")] == "not_applicable"
     assert len(rows) == 10
 
 

@@ -139,7 +139,7 @@ def test_bvs_transition_rates(states, rates, expected):
 
 
 def test_bvs_needs_two_messages():
-    with pytest.raises(Unscored, match="fewer than two messages"):
+    with pytest.raises(Unscored, match="fewer than two guest messages"):
         simulation.behavioral_variance([sim()])
 
 
@@ -289,12 +289,12 @@ def test_ora_uses_last_message_that_reports_an_order():
     [
         # one message: BVS cannot apply, CRRS follows
         ([sim(order=["chai latte"], tracking=["order"])], {},
-         {"bvs": "fewer than two messages"}),
+         {"bvs": "fewer than two guest messages"}),
         # all exit: N = 0; ORA still has a final order
         ([sim(order=[], tracking=[], exit=True)] * 2, {},
          dict.fromkeys(("pas", "bvs", "dei"), "no non-exit guest messages (N = 0)")),
         ([sim(order=[], tracking=[])] * 2, {"target": []},
-         {"ora": "empty target order"}),
+         {"ora": "the target order is empty"}),
         ([sim(order=[], tracking=[])] * 2, {"target": None},
          {"ora": "session lacks target_order"}),
         ([sim(order=[], tracking=[])] * 2, {"persona": None},
@@ -307,18 +307,22 @@ def test_ora_uses_last_message_that_reports_an_order():
     ],
 )  # fmt: skip
 def test_edge_cases_give_values_or_reasons(sims, changes, unscored):
+    """Each case is a metric that cannot apply: not_applicable with its
+    reason, and CRRS (which needs all four) not applicable, naming them."""
     rows = by_metric(simulation.session_rows(session(sims, **changes), "M"))
     for metric in ("pas", "bvs", "ora", "dei"):
         row = rows[metric]
         if metric in unscored:
-            assert (row["value"], row["status"]) == (None, "unscored")
+            assert (row["value"], row["status"]) == (None, "not_applicable")
             assert row["note"] == unscored[metric]
         else:
             assert row["status"] == "ok" and 0.0 <= row["value"] <= 1.0
     crrs = rows["crrs"]
-    assert (crrs["value"], crrs["status"]) == (None, "unscored")
-    for metric, note in unscored.items():
-        assert f"{metric} unscored: {note}" in crrs["note"]
+    assert (crrs["value"], crrs["status"]) == (None, "not_applicable")
+    assert crrs["note_code"] == "components_not_applicable"
+    assert crrs["note_params"]["components"].split(", ") == [
+        m for m in ("pas", "bvs", "ora", "dei") if m in unscored
+    ]
 
 
 @pytest.mark.parametrize(
@@ -333,7 +337,12 @@ def test_malformed_blocks_never_raise(block):
     odd = session([block, block], persona={"moods": "tired", "type": 5}, target=[1])
     rows = simulation.run([odd], ["M", "Missing"], None, {})
     assert len(rows) == 10
-    assert {row["status"] for row in rows} <= {"ok", "unscored", "error"}
+    assert {row["status"] for row in rows} <= {
+        "ok",
+        "not_applicable",
+        "unscored",
+        "error",
+    }
     assert all(row["note"] for row in rows if row["status"] != "ok")
 
 

@@ -4,16 +4,16 @@ rows from a fake judge, and end to end through the scripted judge over HTTP."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
-from bench.judge_server import JudgeState, ScriptedJudge, decide
+from bench.judge_server import ScriptedJudge
 from evaluator import Judge, JudgeConfig
 from metrics import slot_judge
 from metrics.judging import load_prompt
 from metrics.slot_judge import parse_slot_judge
 from metrics.suites import slots
+from tests.fake_judge import FakeJudge, scripted
 
 TRUTH = {"basic_info": {"city": "北京", "job": "engineer"}}
 
@@ -34,32 +34,6 @@ def session(sid, *writes, truth=TRUTH, method="M") -> dict:
             {"round": k, "user_message": "hi", "responses": {method: response}}
         )
     return {"session_id": sid, "ground_truth_slots": truth, "rounds": rounds}
-
-
-class FakeJudge:
-    """``evaluate(items)`` like evaluator.Judge without HTTP: ``answer(item)``
-    gives the reply text, then the registered parser decides."""
-
-    def __init__(self, answer):
-        self.answer = answer
-        self.batches = []
-
-    def evaluate(self, items):
-        self.batches.append(list(items))
-        outcomes = []
-        for item in items:
-            text = self.answer(item)
-            verdict = item.parse(text)
-            if verdict is None:
-                note = "judge reply could not be parsed"
-                outcomes.append(SimpleNamespace(status="unscored", raw=text, note=note))
-            else:
-                outcomes.append(SimpleNamespace(status="ok", verdict=verdict.to_dict()))
-        return outcomes
-
-
-def scripted(item) -> str:
-    return decide(JudgeState(), item.messages[-1]["content"])[1]
 
 
 def judged(rows):
@@ -150,7 +124,7 @@ def test_rows_from_a_fake_judge_one_batch_one_call_per_pair():
     assert (first["status"], first["round"], first["value"]) == ("ok", None, 0.75)
     assert [s["score"] for s in first["detail"]["scores"]] == [1.0, 0.5]
     assert first["detail"]["reasoning"] == "scripted slot verdict."
-    assert by_pair["s2", "M"]["status"] == "unscored"
+    assert by_pair["s2", "M"]["status"] == "not_applicable"
     assert by_pair["s2", "M"]["note"] == "no predicted slots to judge"
     assert by_pair["s3", "M"]["note"] == "session lacks ground_truth_slots"
     json.dumps(rows)
@@ -164,7 +138,7 @@ def test_a_reply_missing_a_listed_slot_is_unscored():
     judge = FakeJudge(lambda item: reply(("basic_info", "city", 1)))
     (row,) = judged(slots.run([session("s1", write)], ["M"], judge, {})).values()
     assert (row["status"], row["value"]) == ("unscored", None)
-    assert row["note"] == "judge did not score exactly the listed slots"
+    assert row["note"] == "the judge did not score exactly the listed slots"
 
 
 def test_no_judge_no_slot_judge_rows():

@@ -205,7 +205,8 @@ def test_a_method_that_never_writes_slots_is_scored_empty_with_a_note():
     rows = slots.run([session("s", {"t": {"f": "x"}}, None)], ["M"], None, {})
     (row,) = [r for r in rows if r["metric"] == "slot_f1"]
     assert (row["value"], row["status"]) == (0.0, "ok")
-    assert row["note"] == "no response of this method carries slots"
+    assert row["note"] == "no response of this method carries slots: scored as empty"
+    assert row["note_code"] == "no_slots_written"
 
 
 def test_slots_for_topics_absent_from_ground_truth_are_extra():
@@ -293,15 +294,15 @@ def test_rounds_are_merged_in_round_order():
         ({"t": {"f": ["", "?"]}}, "ground_truth_slots has no non-empty value"),
     ],
 )
-def test_unscorable_sessions_give_one_unscored_row_per_method(truth, note):
+def test_unscorable_sessions_give_one_not_applicable_row_per_method(truth, note):
     s = session("s", truth, {"t": {"f": "x"}})
     s["rounds"][0]["responses"]["N"] = {"text": "..."}
     rows = slots.run([s], ["M", "N"], None, {})
     assert [
         (r["method"], r["metric"], r["status"], r["value"], r["note"]) for r in rows
     ] == [
-        ("M", "slot_f1", "unscored", None, note),
-        ("N", "slot_f1", "unscored", None, note),
+        ("M", "slot_f1", "not_applicable", None, note),
+        ("N", "slot_f1", "not_applicable", None, note),
     ]
     assert slots.summarize(rows, ["M", "N"])["summary"]["M"]["slot_f1"] is None
 
@@ -325,20 +326,21 @@ def test_latency_is_summed_per_session_and_summarized_over_sessions():
 
 
 @pytest.mark.parametrize(
-    ("latencies", "expected", "note"),
+    ("latencies", "expected", "status", "note"),
     [
-        ([None, None], None, "no response of this method has latency_s"),
-        ([2.0, None], 2.0, "latency_s missing in 1 of 2 rounds"),
-        ([2.0, 3.0], 5.0, None),
+        # a method that reports no latency: the metric does not apply to it
+        ([None, None], None, "not_applicable", "no response of this method has latency_s"),
+        # a partial sum would understate the session's time: no number
+        ([2.0, None], None, "unscored", "latency_s missing in 1 of 2 rounds"),
+        ([2.0, 3.0], 5.0, "ok", None),
     ],
-)
-def test_session_latency(latencies, expected, note):
+)  # fmt: skip
+def test_session_latency(latencies, expected, status, note):
     rows = slots.run(
         [session("s", {"t": {"f": "x"}}, {}, {}, latencies=latencies)], ["M"], None, {}
     )
     (row,) = [r for r in rows if r["metric"] == "latency"]
-    assert (row["value"], row["note"]) == (expected, note)
-    assert row["status"] == ("ok" if expected is not None else "unscored")
+    assert (row["value"], row["status"], row["note"]) == (expected, status, note)
 
 
 # -- aggregation --------------------------------------------------------------
@@ -423,10 +425,12 @@ def test_rows_follow_the_suite_contract():
         "value",
         "status",
         "note",
+        "note_code",
+        "note_params",
         "detail",
     }
     assert all(set(r) == keys and r["round"] is None for r in rows)
-    assert all(r["status"] in ("ok", "unscored") for r in rows)
+    assert all(r["status"] in ("ok", "not_applicable", "unscored") for r in rows)
     assert not any(
         r["status"] == "not_configured" for r in rows
     )  # judge None: no slot_judge

@@ -114,31 +114,34 @@ def test_ertd_is_the_difference_of_clamped_flesch_scores():
     "text",
     ["我今天想喝一杯热茶，谢谢。", "오늘은 따뜻한 차 한 잔 주세요.", "😊😊", "12345"],
 )
-def test_ertd_is_unscored_where_flesch_does_not_apply(text):
+def test_ertd_is_not_applicable_where_flesch_does_not_apply(text):
     rows = style.run([session([text])], ["M"], None, {})
     (ertd,) = rows_of(rows, "ertd")
-    assert (ertd["value"], ertd["status"]) == (None, "unscored")
-    assert ertd["note"].startswith("response: text ")
+    assert (ertd["value"], ertd["status"]) == (None, "not_applicable")
+    assert ertd["note_code"].startswith("response_")
     assert rows_of(rows, "nvcs")[0]["status"] == "ok"
 
 
-def test_chinese_sample_dialogues_leave_every_ertd_unscored():
+def test_chinese_sample_dialogues_leave_every_ertd_not_applicable():
     rows = style.run(
         [session(ENGLISH, dialogues=["客官里边请，今日新到的明前龙井。"])],
         ["M"],
         None,
         {},
     )
-    assert {row["status"] for row in rows_of(rows, "ertd")} == {"unscored"}
+    assert {row["status"] for row in rows_of(rows, "ertd")} == {"not_applicable"}
     assert rows_of(rows, "ertd")[0]["note"] == (
-        "sample dialogues: text has no English words textstat can score"
+        "the sample dialogues have no English words textstat can score"
     )
 
 
-def test_mostly_non_latin_text_is_unscored_with_its_share():
+def test_mostly_non_latin_text_is_not_applicable_with_its_share():
     value, reason = style.readability("안녕하세요 손님, hi")
     assert value is None
-    assert reason == "text is mostly non-Latin script (22% Latin letters)"
+    assert reason.status == "not_applicable"
+    assert reason.english == (
+        "the response is mostly non-Latin script (22% Latin letters)"
+    )
 
 
 def test_missing_cmudict_is_unscored_and_never_downloads(tmp_path, monkeypatch):
@@ -159,7 +162,7 @@ def test_empty_response_is_unscored():
     empty = [row for row in rows if row["round"] == 1]
     assert [(r["metric"], r["status"], r["note"]) for r in empty] == [
         ("nvcs", "unscored", "empty response"),
-        ("ertd", "unscored", "response: empty response"),
+        ("ertd", "unscored", "empty response"),
     ]
     assert all(row["status"] == "ok" for row in rows if row["round"] == 2)
 
@@ -169,7 +172,7 @@ def test_session_without_sample_dialogues(dialogues):
     rows = style.run([session(ENGLISH[:2], dialogues=dialogues)], ["M"], None, {})
     assert len(rows) == 4
     assert {(r["status"], r["note"]) for r in rows} == {
-        ("unscored", "session lacks sample_dialogues")
+        ("not_applicable", "session lacks sample_dialogues")
     }
     assert all(row["value"] is None for row in rows)
 

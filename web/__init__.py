@@ -10,8 +10,9 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
+from metrics import notes
 from translations import problem_message
-from web import api, assets, pages, security
+from web import api, assets, downloads, explore_pages, pages, security
 
 csrf = CSRFProtect()
 
@@ -52,6 +53,13 @@ def failure_message(run) -> str | None:
     return run.error
 
 
+def row_note(row: dict) -> str:
+    """A row's note in the reader's language (older rows: their English text)."""
+    return notes.translate(
+        row.get("note_code"), row.get("note_params"), row.get("note")
+    )
+
+
 def pretty_json(value) -> str:
     """Readable JSON for drill-down details; autoescaping makes it HTML-safe."""
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
@@ -68,6 +76,7 @@ def init_app(app) -> None:
             status.value: str(status.label) for status in RunStatus
         },
         failure_message=failure_message,
+        row_note=row_note,
     )
     app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)
@@ -76,6 +85,8 @@ def init_app(app) -> None:
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(assets.bp)
+    app.register_blueprint(explore_pages.bp)
+    app.register_blueprint(downloads.bp)
 
     @app.errorhandler(404)
     def not_found(_error):

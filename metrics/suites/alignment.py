@@ -28,6 +28,7 @@ from core.status import RowStatus
 from metrics import stats
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, Verdict, judge_items, last_boxed, template_chars
+from metrics.notes import note
 from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
 from metrics.suite import (
     Chart,
@@ -49,7 +50,6 @@ _DIMENSION = {
 _REASONING = re.compile(
     r"reasoning\s*:\s*(.*?)(?=^\W*style\W*:|\\boxed|\Z)", re.I | re.S | re.M
 )
-NO_JUDGE = "no judge configured"
 
 
 def _reasoning(text: str) -> str | None:
@@ -161,23 +161,22 @@ def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
     votes = [o.verdict["score"] for o in ok]
     ones, zeros = votes.count(1.0), votes.count(0.0)
     if ones == zeros:
-        note = "samples tied; use an odd number of samples"
-        return result_row(key, "binary", None, RowStatus.UNSCORED, note, detail)
+        return result_row(key, "binary", None, note=note("samples_tied"), detail=detail)
     return result_row(key, "binary", 1.0 if ones > zeros else 0.0, detail=detail)
 
 
 def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
     totals = [o.verdict["score"] for o in ok]
     detail = {**detail, "spread": pstdev(totals) if len(totals) > 1 else 0.0}
-    note = "sum_mismatch" if "sum_mismatch" in detail["flags"] else None
-    rows = [result_row(key, "al", fmean(totals), note=note, detail=detail)]
+    flag = note("sum_mismatch") if "sum_mismatch" in detail["flags"] else None
+    rows = [result_row(key, "al", fmean(totals), note=flag, detail=detail)]
     for dimension in DIMENSIONS:
         values = [
             o.verdict["parts"][dimension] for o in ok if dimension in o.verdict["parts"]
         ]
         value = fmean(values) if values else None
-        note = None if values else "dimension missing from the reply"
-        rows.append(result_row(key, f"al_{dimension}", value, note=note))
+        missing = None if values else note("dimension_missing")
+        rows.append(result_row(key, f"al_{dimension}", value, note=missing))
     return rows
 
 
@@ -190,7 +189,7 @@ def run(
     with a session's length, and the judge's pool stays full."""
     if judge is None:
         return [
-            result_row(key, m, None, RowStatus.NOT_CONFIGURED, NO_JUDGE)
+            result_row(key, m, None, note=note("no_judge"))
             for key in _keys(sessions, methods)
             for m in ("al", "binary")
         ]

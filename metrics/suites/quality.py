@@ -42,6 +42,7 @@ from statistics import fmean
 from typing import NamedTuple
 
 from metrics import text_units as tu
+from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, scored, scored_value
 from metrics.suite import (
     Chart,
@@ -65,12 +66,13 @@ CONNECTOR_TARGET = 0.3  # connectors per sentence for a full score
 WORDS_PER_PARAGRAPH = 100
 INTRO_MIN_CHARS, CONCLUSION_MIN_CHARS = 20, 15
 REPEAT_LIMIT = 3  # a word seen more than this often counts as repeated
+NO_PROMPT = note("prompt_has_no_words")
 
 
 class Score(NamedTuple):
     value: float | None
     detail: dict
-    note: str | None = None
+    note: Note | None = None
 
 
 def _zeros(*parts: str) -> Score:
@@ -123,7 +125,7 @@ def completeness(text: str, prompt: str) -> Score:
     """
     units, asked = tu.analyze(text), tu.analyze(prompt)
     if not asked.words:
-        return Score(None, {}, "prompt has no words: nothing to complete")
+        return Score(None, {}, NO_PROMPT)
     if not units.words:
         return _zeros("coverage", "question", "task")
     have = tu.content_keys(units.words)
@@ -161,7 +163,7 @@ def length(text: str, prompt: str) -> Score:
     """
     words, prompt_words = len(tu.analyze(text).words), len(tu.analyze(prompt).words)
     if not prompt_words:
-        return Score(None, {}, "prompt has no words: no optimal length to compare with")
+        return Score(None, {}, NO_PROMPT)
     optimal = OPTIMAL_RATIO * prompt_words
     value = max(0.0, 1.0 - abs(math.log(words / optimal))) if words else 0.0
     detail = {"words": words, "prompt_words": prompt_words, "optimal_words": optimal}
@@ -281,8 +283,12 @@ def score_response(
     known = {name: value for name, value in values.items() if value is not None}
     missing = [name for name in values if name not in known]
     if missing:
-        note = f"needs all five components; unscored: {', '.join(missing)}"
-        scores["quality"] = Score(None, detail, note)
+        # Components that cannot apply (a prompt without words) make the
+        # overall score not applicable too.
+        cannot = all(scores[name].note == NO_PROMPT for name in missing)
+        why = "components_not_applicable" if cannot else "components_missing"
+        reason = note(why, components=", ".join(missing))
+        scores["quality"] = Score(None, detail, reason)
     else:
         total = math.fsum(weights[name] * known[name] for name in COMPONENTS)
         scores["quality"] = Score(min(max(total, 0.0), 1.0), detail)

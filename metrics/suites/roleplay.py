@@ -30,6 +30,7 @@ from core.status import RowStatus
 from metrics import lexicon, stats
 from metrics.dialogue import History, sample_text, user_message
 from metrics.judging import Batch, Verdict, judge_items, strict_json, template_chars
+from metrics.notes import note
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
@@ -51,8 +52,8 @@ ALMP_MAX_ATTRIBUTE_CHARS = 80
 JERA_ROWS = ("jera", *(f"jera_{scale}" for scale in JERA_SCALES))
 FUZZY_THRESHOLD = 85  # rapidfuzz ratio must exceed it
 PANEL_SESSIONS = 50  # ALMP drill-down entries per method on the dashboard
-NO_JUDGE = "no judge configured"
-NO_ATTRIBUTES = "session lacks attributes"
+NO_JUDGE = note("no_judge")
+NO_ATTRIBUTES = note("missing_field", field="attributes")
 
 
 # -- verdicts -----------------------------------------------------------------
@@ -210,11 +211,11 @@ _row = result_row
 OK, UNSCORED, ERROR = RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR
 
 
-def _failure(labelled: list[tuple[str, Any]]) -> tuple[str, str, str | None]:
-    """Status, note and raw text of judge calls none of which scored."""
+def _failure(labelled: list[tuple[str, Any]]) -> tuple[str, Any, str | None, str]:
+    """Status, note, raw text and mode of judge calls none of which scored."""
     mode, first = next((m, o) for m, o in labelled if o.status != OK)
     unscored = any(o.status == UNSCORED for _, o in labelled)
-    return UNSCORED if unscored else ERROR, f"{mode}: {first.note}", first.raw
+    return UNSCORED if unscored else ERROR, first.note, first.raw, mode
 
 
 def jera_rows(key: dict, outcomes: list) -> list[ResultRow]:
@@ -232,9 +233,9 @@ def jera_rows(key: dict, outcomes: list) -> list[ResultRow]:
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
     }
     if not scored:
-        status, note, raw = _failure([("jera", o) for o in outcomes])
-        detail["raw"] = raw
-        return [_row(key, m, None, status, note, detail) for m in JERA_ROWS]
+        status, reason, raw, mode = _failure([("jera", o) for o in outcomes])
+        detail.update(raw=raw, failed_mode=mode)
+        return [_row(key, m, None, status, reason, detail) for m in JERA_ROWS]
     totals = [verdict["score"] for verdict in scored]
     detail.update(reasoning=scored[0].get("reasoning"), spread=pstdev(totals))
     rows = [_row(key, "jera", fmean(totals), detail=detail)]
@@ -264,13 +265,20 @@ def almp_row(
     versions = [ALMP_EXTRACT.prompt, ALMP_INFER.prompt]
     if not results:
         labelled = [("almp_extract", o) for o in extracted]
-        status, note, raw = _failure(labelled + [("almp_infer", o) for o in inferred])
-        detail: dict[str, Any] = {"prompt_versions": versions, "raw": raw}
-        return _row(key, "almp", None, status, note, detail)
+        failure = _failure(labelled + [("almp_infer", o) for o in inferred])
+        status, reason, raw, mode = failure
+        detail: dict[str, Any] = {
+            "prompt_versions": versions,
+            "raw": raw,
+            "failed_mode": mode,
+        }
+        return _row(key, "almp", None, status, reason, detail)
     available, reason = lexicon.wordnet_status()
     detail = {**results[0], "wordnet": available, "prompt_versions": versions}
     detail["samples"] = [result["value"] for result in results]
-    unavailable = None if available else f"synonym matching unavailable: {reason}"
+    if not available:
+        detail["wordnet_problem"] = reason
+    unavailable = None if available else note("no_wordnet")
     return _row(key, "almp", fmean(detail["samples"]), note=unavailable, detail=detail)
 
 
@@ -286,13 +294,10 @@ def run(
         for method in methods:
             key = {"session_id": session["session_id"], "round": None, "method": method}
             if not attributes:
-                rows.append(_row(key, "almp", None, UNSCORED, NO_ATTRIBUTES))
+                rows.append(_row(key, "almp", None, note=NO_ATTRIBUTES))
             if judge is None:
                 metrics = JERA_ROWS + (("almp",) if attributes else ())
-                rows += [
-                    _row(key, m, None, RowStatus.NOT_CONFIGURED, NO_JUDGE)
-                    for m in metrics
-                ]
+                rows += [_row(key, m, None, note=NO_JUDGE) for m in metrics]
                 continue
             window = scene(session, method, budget)
             items = request_items(session, method, samples, window.text())

@@ -23,6 +23,7 @@ from typing import TypedDict
 
 from core.status import RowStatus
 from metrics import stats
+from metrics.notes import note
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
@@ -58,7 +59,12 @@ ALPHA = 0.05
 
 
 class Unscored(Exception):
-    """A metric that cannot apply; the message is the row's note."""
+    """A metric that cannot apply (or could not be computed): ``reason`` is
+    the row's note, which also gives its status."""
+
+    def __init__(self, code: str, **params):
+        self.reason = note(code, **params)
+        super().__init__(self.reason.english)
 
 
 def _label(value):
@@ -95,7 +101,7 @@ def _fallback_rules(persona_type) -> tuple[list, dict]:
     words = re.split(r"[^a-z]+", str(persona_type or "").casefold())
     kind = next((TYPE_WORDS[w] for w in words if w in TYPE_WORDS), None)
     if kind is None:
-        raise Unscored(f"no persona attributes and unknown type {persona_type!r}")
+        raise Unscored("unknown_persona_type", type=repr(persona_type))
     terms = (term.split() for term in FALLBACK[kind].split(", "))
     rules = [(float(w), field, set(ok.split("|"))) for w, field, ok in terms]
     return rules, dict(mode="fallback", type=kind)
@@ -127,7 +133,7 @@ def behavioral_variance(messages: list[dict]) -> tuple[float, dict]:
     0.3333333333333333
     """
     if len(messages) < 2:
-        raise Unscored("fewer than two messages")
+        raise Unscored("too_few_messages")
     rates = {f: transition_rate([_label(m.get(f)) for m in messages]) for f in STATES}
     tr_avg = fmean(rates.values())
     detail = dict(transition_rates=rates, tr_avg=tr_avg, m=len(messages))
@@ -156,7 +162,7 @@ def order_adherence(target: list[str], final: list[str]) -> tuple[float, dict]:
     wanted = {normalize_item(i) for i in target} - {""}
     got = {normalize_item(i) for i in final} - {""}
     if not wanted:
-        raise Unscored("target order has no items after normalization")
+        raise Unscored("target_order_unusable")
     hits = len(got & wanted)
     precision, recall = hits / len(got) if got else 0.0, hits / len(wanted)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -173,7 +179,7 @@ def explainability(messages: list[dict]) -> tuple[float, dict]:
     0.1
     """
     if not any(isinstance(m.get("tracking"), list) for m in messages):
-        raise Unscored("no message reports tracking")
+        raise Unscored("no_tracking")
     kinds = [{_label(kind) for kind in m.get("tracking") or []} for m in messages]
     union, n = set().union(*kinds), len(messages)
     for tier, cap in TIERS.items():
@@ -195,14 +201,14 @@ def composite(scores: dict[str, float]) -> float:
 
 def _compute(metric: str, session: dict, sims: list[dict]) -> tuple[float, dict]:
     if not sims:
-        raise Unscored("session lacks sim")
+        raise Unscored("missing_field", field="sim")
     if metric == "ora":
         return _ora(session, sims)
     if metric == "pas" and not session.get("persona"):
-        raise Unscored("session lacks persona")
+        raise Unscored("missing_field", field="persona")
     messages = [sim for sim in sims if not sim.get("exit")]
     if not messages:
-        raise Unscored("no non-exit guest messages (N = 0)")
+        raise Unscored("no_messages")
     if metric == "pas":
         return persona_adherence(session["persona"], messages)
     return (behavioral_variance if metric == "bvs" else explainability)(messages)
@@ -210,12 +216,12 @@ def _compute(metric: str, session: dict, sims: list[dict]) -> tuple[float, dict]
 
 def _ora(session: dict, sims: list[dict]) -> tuple[float, dict]:
     if (target := session.get("target_order")) is None:
-        raise Unscored("session lacks target_order")
+        raise Unscored("missing_field", field="target_order")
     if not target:
-        raise Unscored("empty target order")
+        raise Unscored("empty_target_order")
     reported = [s["order"] for s in sims if isinstance(s.get("order"), list)]
     if not reported:
-        raise Unscored("no message reports an order")
+        raise Unscored("no_order")
     return order_adherence(target, reported[-1])
 
 
@@ -223,10 +229,15 @@ def _outcome(metric: str, session: dict, sims: list) -> tuple:
     """(value, detail, status, note); never raises."""
     try:
         return (*_compute(metric, session, sims), RowStatus.OK, None)
-    except Unscored as reason:
-        return None, None, RowStatus.UNSCORED, str(reason)
+    except Unscored as unscored:
+        return None, None, unscored.reason.status, unscored.reason
     except Exception as error:  # malformed input must not sink the run
-        return None, None, RowStatus.ERROR, f"{type(error).__name__}: {error}"
+        return (
+            None,
+            None,
+            RowStatus.ERROR,
+            note("internal_error", kind=type(error).__name__),
+        )
 
 
 def session_rows(session: dict, method: str) -> list[ResultRow]:
@@ -234,13 +245,16 @@ def session_rows(session: dict, method: str) -> list[ResultRow]:
     responses = (r.get("responses", {}).get(method) for r in session["rounds"])
     sims = [r["sim"] for r in responses if isinstance(r, dict) and r.get("sim")]
     outcomes = {m: _outcome(m, session, sims) for m in WEIGHTS}
-    failed = [
-        f"{m} {o[2]}: {o[3]}" for m, o in outcomes.items() if o[2] != RowStatus.OK
-    ]
+    failed = [m for m, o in outcomes.items() if o[2] != RowStatus.OK]
     scores = {m: o[0] for m, o in outcomes.items()}
     detail = {"components": scores, "weights": WEIGHTS}
-    crrs = (None, None, RowStatus.UNSCORED, "; ".join(failed)) if failed else None
-    outcomes["crrs"] = crrs or (composite(scores), detail, RowStatus.OK, None)
+    if failed:  # CRRS needs all four; it cannot apply if one of them cannot
+        cannot = all(outcomes[m][2] == RowStatus.NOT_APPLICABLE for m in failed)
+        why = "components_not_applicable" if cannot else "components_missing"
+        reason = note(why, components=", ".join(failed))
+        outcomes["crrs"] = (None, {"components": scores}, reason.status, reason)
+    else:
+        outcomes["crrs"] = (composite(scores), detail, RowStatus.OK, None)
     key = {"session_id": session.get("session_id"), "round": None, "method": method}
     return [result_row(key, m, v, s, n, d) for m, (v, d, s, n) in outcomes.items()]
 
@@ -362,6 +376,10 @@ SUITE = Suite(
     session_fields=("persona", "target_order"),
     response_fields=("sim",),
     order=50,
+    methods_note=(
+        "For the simulation suite, Welch's t-test (Welch-Satterthwaite degrees "
+        "of freedom) and Cohen's d (pooled standard deviation) are also reported."
+    ),
     panel=Panel(
         charts=(
             Chart("simulation_parts", "bars", _l("CRRS and its parts (0–1)"), "summary",

@@ -36,6 +36,7 @@ from statistics import fmean, median
 from typing import TypedDict
 
 from metrics import slot_judge
+from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
 from metrics.slot_matching import (
     SlotTable,
@@ -78,7 +79,7 @@ def _row(
     key: dict,
     metric: str,
     value: float | None,
-    note: str | None = None,
+    note: Note | None = None,
     detail: dict | None = None,
 ) -> ResultRow:
     return result_row(key, metric, value, note=note, detail=detail)
@@ -95,12 +96,11 @@ def run(
         for method in methods:
             key = {"session_id": session["session_id"], "round": None, "method": method}
             if not session.get("ground_truth_slots"):
-                rows.append(
-                    _row(key, "slot_f1", None, "session lacks ground_truth_slots")
-                )
+                reason = note("missing_field", field="ground_truth_slots")
+                rows.append(_row(key, "slot_f1", None, reason))
             elif not truth:
-                note = "ground_truth_slots has no non-empty value"
-                rows.append(_row(key, "slot_f1", None, note))
+                reason = note("empty_field", field="ground_truth_slots")
+                rows.append(_row(key, "slot_f1", None, reason))
             else:
                 rows += method_rows(session, method, truth, key)
     if judge is not None:
@@ -142,22 +142,22 @@ def method_rows(
     # A method that never wrote slots is scored as an empty memory (all FN):
     # dropping the session instead would flatter a method that extracts nothing.
     silent = not any(r.get("slots") is not None for r in responses)
-    note = "no response of this method carries slots" if silent else None
-    rows.append(_row(key, "slot_f1", prf(diff.tp, diff.fp, diff.fn)[2], note, detail))
+    flag = note("no_slots_written") if silent else None
+    rows.append(_row(key, "slot_f1", prf(diff.tp, diff.fp, diff.fn)[2], flag, detail))
     return [*rows, _latency_row(key, responses)]
 
 
 def _latency_row(key: dict, responses: list[dict]) -> ResultRow:
+    """The session's latency: the sum of its rounds' ``latency_s``, or no
+    value when a round lacks one (a partial sum would be an invented number)."""
     timed = [r["latency_s"] for r in responses if r.get("latency_s") is not None]
     if not timed:
-        return _row(key, "latency", None, "no response of this method has latency_s")
+        return _row(key, "latency", None, note("no_latency"))
     missing = len(responses) - len(timed)
-    note = (
-        f"latency_s missing in {missing} of {len(responses)} rounds"
-        if missing
-        else None
-    )
-    return _row(key, "latency", math.fsum(timed), note)
+    if missing:
+        reason = note("latency_missing", missing=missing, rounds=len(responses))
+        return _row(key, "latency", None, reason)
+    return _row(key, "latency", math.fsum(timed))
 
 
 # -- summary ---------------------------------------------------------------

@@ -15,13 +15,14 @@ Which texts Flesch can score (a deterministic rule, since textstat returns a
 number for any string, e.g. 121 for a Chinese sentence): a text needs at
 least ``MIN_LATIN_LETTERS`` Latin-alphabet letters, and at least
 ``MIN_LATIN_SHARE`` of all its letters must be Latin. Anything else (Chinese,
-Korean, emoji only, digits only) is ``unscored`` with the reason. Mixed text
+Korean, emoji only, digits only) is ``not_applicable`` with the reason. Mixed text
 that passes is scored as a whole.
 
 >>> nvcs("Hello there!", "Hello there!"), nvcs("abc", "xyz")
 (1.0, 0.0)
->>> readability("你好，今天想喝点什么？")
-(None, 'text has no English words textstat can score')
+>>> value, why = readability("你好，今天想喝点什么？")
+>>> value, why.english, why.status
+(None, 'the response has no English words textstat can score', 'not_applicable')
 """
 
 from __future__ import annotations
@@ -30,16 +31,17 @@ import re
 
 from metrics import lexicon, stats
 from metrics.dialogue import sample_text
+from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, _l
 
 NVCS_SLICE = 256  # texts per fitted vocabulary
 MIN_LATIN_LETTERS = 2
+EMPTY = note("empty_response")
+NO_REFERENCE = note("missing_field", field="sample_dialogues")
 MIN_LATIN_SHARE = 0.5
 _LETTER = re.compile(r"[^\W\d_]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
-NO_REFERENCE = "session lacks sample_dialogues"
-EMPTY = "empty response"
 _CMUDICT = {"found": False}
 
 
@@ -85,21 +87,24 @@ def nvcs(a: str, b: str) -> float | None:
     return nvcs_scores(a, [b])[0]
 
 
-def readability(text: str) -> tuple[float | None, str | None]:
+def readability(
+    text: str, subject: str = "response"
+) -> tuple[float | None, Note | None]:
     """``(Er, None)`` with ``Er = clamp(flesch_reading_ease, 0, 100)``, or
-    ``(None, reason)`` for text the Flesch formula does not apply to, or
-    when CMUdict is missing (never a download attempt).
+    ``(None, reason)`` for text the Flesch formula does not apply to (the
+    ``subject``, "response" or "dialogues", names it), or when CMUdict is
+    missing (never a download attempt).
 
-    >>> readability("안녕하세요, Kim")
-    (None, 'text is mostly non-Latin script (38% Latin letters)')
+    >>> readability("안녕하세요, Kim")[1].english
+    'the response is mostly non-Latin script (38% Latin letters)'
     """
     letters = len(_LETTER.findall(text))
     latin = len(_LATIN.findall(text))
     if latin < MIN_LATIN_LETTERS:
-        return None, "text has no English words textstat can score"
+        return None, note(f"{subject}_not_english")
     if latin < MIN_LATIN_SHARE * letters:
-        share = latin / letters
-        return None, f"text is mostly non-Latin script ({share:.0%} Latin letters)"
+        share = f"{latin / letters:.0%}"
+        return None, note(f"{subject}_mostly_non_latin", share=share)
     if not _CMUDICT["found"]:
         problem = cmudict_problem()
         if problem:
@@ -110,13 +115,13 @@ def readability(text: str) -> tuple[float | None, str | None]:
     return min(max(float(textstat.flesch_reading_ease(text)), 0.0), 100.0), None
 
 
-def cmudict_problem() -> str | None:
+def cmudict_problem() -> Note | None:
     """Why textstat cannot count syllables offline, if it cannot: textstat
     would otherwise try ``nltk.download`` on its first call."""
     try:
         lexicon.nltk_module().data.find("corpora/cmudict")
     except LookupError:
-        return "CMUdict not found in nltk_data: run scripts/build_nltk_data.py"
+        return note("cmudict_missing")
     return None
 
 
@@ -124,7 +129,7 @@ def _row(
     key: tuple,
     metric: str,
     value: float | None,
-    note: str | None = None,
+    reason: Note | None = None,
     detail: dict | None = None,
 ) -> ResultRow:
     session_id, round_, method = key
@@ -133,7 +138,7 @@ def _row(
         key_fields,
         metric,
         value,
-        note=None if value is not None else note,
+        note=None if value is not None else reason,
         detail=detail,
     )
 
@@ -141,15 +146,19 @@ def _row(
 def _ertd_row(key: tuple, reference: tuple, text: str) -> ResultRow:
     er_dialogue, dialogue_reason = reference
     if dialogue_reason:
-        return _row(key, "ertd", None, f"sample dialogues: {dialogue_reason}")
+        return _row(key, "ertd", None, dialogue_reason)
     er_response, reason = readability(text) if text.strip() else (None, EMPTY)
     detail = {"er_dialogue": er_dialogue, "er_response": er_response}
-    value = None if reason else abs(er_dialogue - er_response)
-    return _row(key, "ertd", value, f"response: {reason}", detail)
+    value = (
+        None
+        if reason or er_dialogue is None or er_response is None
+        else abs(er_dialogue - er_response)
+    )
+    return _row(key, "ertd", value, reason, detail)
 
 
 def session_rows(
-    session: dict, methods: list[str], problem: str | None
+    session: dict, methods: list[str], problem: Note | None
 ) -> list[ResultRow]:
     """NVCS and ERTD rows of one session; Er(D) is computed once."""
     keys, texts = [], []
@@ -160,7 +169,7 @@ def session_rows(
     reference = sample_text(session)
     if reference is None:
         return [_row(k, m, None, NO_REFERENCE) for k in keys for m in ("nvcs", "ertd")]
-    er_reference = (None, problem) if problem else readability(reference)
+    er_reference = (None, problem) if problem else readability(reference, "dialogues")
     rows = []
     for key, text, score in zip(
         keys, texts, nvcs_scores(reference, texts), strict=True

@@ -1,0 +1,107 @@
+"""Why a row has no score (or what to know about it): a code and its
+parameters, never only English text. The row stores the English text (for
+the API, logs and exports) and the code with its parameters, so pages show
+the reason in the reader's language. A note also knows the status it
+implies when there is no value: a metric that cannot apply is
+``not_applicable`` (excluded, counted apart, never a failure), a reply that
+could not be scored is ``unscored``, a transport or internal failure is
+``error``.
+
+>>> found = note("missing_field", field="sample_dialogues")
+>>> found.english, found.status
+('session lacks sample_dialogues', 'not_applicable')
+>>> note("http_error", status=503).english
+'judge answered HTTP 503'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.i18n import LazyText, _l
+from core.status import RowStatus
+
+NA, UNSCORED, ERROR = RowStatus.NOT_APPLICABLE, RowStatus.UNSCORED, RowStatus.ERROR
+
+NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
+    # the metric cannot apply to this item
+    "missing_field": (_l("session lacks %(field)s"), NA),
+    "empty_field": (_l("%(field)s has no non-empty value"), NA),
+    "prompt_has_no_words": (_l("the user message has no words"), NA),
+    "components_not_applicable": (_l("needs all components; not applicable: %(components)s"), NA),
+    "response_not_english": (_l("the response has no English words textstat can score"), NA),
+    "dialogues_not_english": (
+        _l("the sample dialogues have no English words textstat can score"), NA),
+    "response_mostly_non_latin": (
+        _l("the response is mostly non-Latin script (%(share)s Latin letters)"), NA),
+    "dialogues_mostly_non_latin": (
+        _l("the sample dialogues are mostly non-Latin script (%(share)s Latin letters)"), NA),
+    "no_latency": (_l("no response of this method has latency_s"), NA),
+    "no_predicted_slots": (_l("no predicted slots to judge"), NA),
+    "no_messages": (_l("no non-exit guest messages (N = 0)"), NA),
+    "too_few_messages": (_l("fewer than two guest messages"), NA),
+    "no_tracking": (_l("no message reports tracking"), NA),
+    "no_order": (_l("no message reports an order"), NA),
+    "empty_target_order": (_l("the target order is empty"), NA),
+    "unknown_persona_type": (_l("no persona attributes and unknown type %(type)s"), NA),
+    # a reply or an item that could not be scored (an empty response is the
+    # method's failure, so it is counted as one, not set apart)
+    "empty_response": (_l("empty response"), UNSCORED),
+    "unparseable": (_l("the judge reply could not be parsed (asked twice)"), UNSCORED),
+    "samples_tied": (_l("the samples tied; use an odd number of samples"), UNSCORED),
+    "dimension_missing": (_l("this dimension is missing from the reply"), UNSCORED),
+    "components_missing": (_l("needs all components; unscored: %(components)s"), UNSCORED),
+    "latency_missing": (_l("latency_s missing in %(missing)s of %(rounds)s rounds"), UNSCORED),
+    "slots_not_matched": (_l("the judge did not score exactly the listed slots"), UNSCORED),
+    "target_order_unusable": (_l("the target order has no items after normalization"), UNSCORED),
+    "cmudict_missing": (_l("CMUdict is missing: run scripts/build_nltk_data.py"), UNSCORED),
+    # transport or internal failures
+    "http_error": (_l("judge answered HTTP %(status)s"), ERROR),
+    "network_error": (_l("network error: %(kind)s"), ERROR),
+    "malformed_reply": (_l("the judge's answer was not an OpenAI-compatible reply"), ERROR),
+    "internal_error": (_l("internal error: %(kind)s"), ERROR),
+    "chunk_failed": (_l("evaluation failed after %(attempts)s attempt(s): %(reason)s"), ERROR),
+    "non_finite": (_l("the computed value was not a finite number"), ERROR),
+    # no judge
+    "no_judge": (_l("no judge configured"), RowStatus.NOT_CONFIGURED),
+    # said of a scored value
+    "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
+    "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
+    "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Note:
+    code: str
+    params: dict = field(default_factory=dict)
+
+    @property
+    def template(self) -> LazyText:
+        return NOTES[self.code][0]
+
+    @property
+    def status(self) -> RowStatus | None:
+        """The status a row without a value has because of this note."""
+        return NOTES[self.code][1]
+
+    @property
+    def english(self) -> str:
+        return self.template.msgid % self.params if self.params else self.template.msgid
+
+    def translated(self) -> str:
+        return str(self.template) % self.params if self.params else str(self.template)
+
+
+def note(code: str, **params) -> Note:
+    if code not in NOTES:
+        raise KeyError(f"unknown note code {code!r}")
+    return Note(code, params)
+
+
+def translate(code: str | None, params: dict | None, english: str | None) -> str:
+    """A stored note in the reader's language (its English text when the
+    code is unknown, e.g. rows of an earlier release)."""
+    if code in NOTES:
+        return Note(code, dict(params or {})).translated()
+    return english or ""

@@ -1,0 +1,58 @@
+"""Paper-ready downloads of a finished run: the comparison tables as LaTeX
+(booktabs) and Markdown, ``summary.csv`` and the "Methods" paragraph.
+
+The files are English whatever the reader's language (papers are written in
+English), are named by the run's id (:func:`web.exports.file_name`, never the
+share token) and come as attachments. A run without stored results (still
+running, or failed) has nothing to export: 404.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, abort, request
+
+from web import exports, pages, paper, paper_methods, paper_summary
+
+bp = Blueprint("downloads", __name__)
+
+
+def _finished_run(token: str):
+    run = pages._run_or_404(token)
+    if not run.aggregates or not run.methods:
+        abort(404)
+    return run
+
+
+def _attachment(body: str, mimetype: str, run, extension: str) -> Response:
+    response = Response(body, mimetype=mimetype)
+    name = exports.file_name(run, extension)
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@bp.get("/r/<token>/export.tex")
+def export_tex(token: str):
+    run = _finished_run(token)
+    baseline = paper.baseline_of(run, request.args.get("baseline"))
+    return _attachment(paper.to_latex(run, baseline), "text/x-tex", run, "tex")
+
+
+@bp.get("/r/<token>/export.md")
+def export_markdown(token: str):
+    run = _finished_run(token)
+    baseline = paper.baseline_of(run, request.args.get("baseline"))
+    return _attachment(paper.to_markdown(run, baseline), "text/markdown", run, "md")
+
+
+@bp.get("/r/<token>/summary.csv")
+def summary_csv(token: str):
+    run = _finished_run(token)
+    body = paper_summary.summary_csv(run)
+    return _attachment(body, "text/csv", run, "summary.csv")
+
+
+@bp.get("/r/<token>/methods.txt")
+def methods_txt(token: str):
+    run = _finished_run(token)
+    body = paper_methods.methods_paragraph(run) + "\n"
+    return _attachment(body, "text/plain", run, "methods.txt")

@@ -1,0 +1,293 @@
+"""Paper-ready comparison tables: a LaTeX fragment (booktabs) and GitHub
+Markdown, one table per suite of a run, in English.
+
+The tables are the dashboard's (:func:`web.dashboard.comparison_table`):
+methods x the suite's summary metrics that are table columns, the best value
+per column in bold (:func:`web.dashboard.best_methods`), and for the
+non-baseline methods the paired difference to the baseline with its CI and
+Holm-adjusted significance marks (:func:`web.dashboard.significance`). Each
+table carries a caption that states the tests, the correction and the real n.
+
+LaTeX output needs only ``booktabs``. Every LaTeX special character in a name
+or label is escaped (:func:`web.paper_text.latex_escape`); Latin-1 letters are
+kept, and characters the default OT1 fonts cannot typeset (CJK, emoji, «, þ,
+...) are written as code points, ``\\texttt{[U+4E2D U+6587]}``, so the file
+compiles with pdflatex whatever the method names are. Wide suites are split
+into blocks of at most ``LATEX_BLOCK_COLUMNS`` columns under one caption.
+
+>>> from types import SimpleNamespace
+>>> run = SimpleNamespace(id="0123456789abcdef", methods=["Base", "Ours"],
+...     suites=["style"], aggregates={"summary": {
+...         "Base": {"nvcs_avg": 0.5, "ertd_avg": 9.0},
+...         "Ours": {"nvcs_avg": 0.75, "ertd_avg": 7.25}}, "comparisons": []})
+>>> print(to_markdown(run, "Base"))  # doctest: +NORMALIZE_WHITESPACE
+| Method | Style similarity (NVCS) ↑ | Readability gap (ERTD) ↓ |
+|:--|--:|--:|
+| Base | 0.50 | 9.00 |
+| Ours | **0.75** | **7.25** |
+<BLANKLINE>
+Roleplay style (NVCS, ERTD). Values are means unless the column names
+another statistic (↑ higher is better; ↓ lower is better; the best value per
+column in bold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+
+from metrics import registry, stats
+from metrics.rows import finite_json
+from web import dashboard
+from web.paper_text import (
+    direction,
+    heading,
+    latex_escape,
+    markdown_escape,
+    number,
+    span,
+)
+
+LATEX_BLOCK_COLUMNS = 4  # metric columns per tabular: wider suites get blocks
+HEADING_CHARS = 14  # LaTeX column headings wrap at about this many characters
+
+
+def baseline_of(run, wanted: str | None) -> str:
+    """``wanted`` when it is a method of the run, else the first method.
+
+    >>> baseline_of(SimpleNamespace(methods=["A", "B"]), "B"), baseline_of(
+    ...     SimpleNamespace(methods=["A", "B"]), "nope")
+    ('B', 'A')
+    """
+    return wanted if wanted is not None and wanted in run.methods else run.methods[0]
+
+
+def tables(run, baseline: str) -> list[dict]:
+    """The dashboard's comparison table of every suite of the run that still
+    exists, computed from finite aggregates (older releases stored inf)."""
+    clean = SimpleNamespace(
+        methods=list(run.methods), aggregates=finite_json(run.aggregates or {})
+    )
+    known = set(registry.names())
+    return [
+        dashboard.comparison_table(clean, baseline, suite)
+        for suite in run.suites
+        if suite in known
+    ]
+
+
+def shown_versus(table: dict) -> list[dict]:
+    """The comparisons a table shows (a Δ needs a difference)."""
+    return [
+        cell["versus"]
+        for row in table["rows"]
+        for cell in row["cells"]
+        if cell["versus"] and cell["versus"]["diff"] is not None
+    ]
+
+
+def caption(run, table: dict, baseline: str) -> str:
+    """What the values are, and the tests, correction and n behind each Δ."""
+    suite = registry.get(table["suite"])
+    counts = _mean_counts(run, table)
+    notes = [f"n = {span(counts)} per value"] if counts else []
+    notes += legend(table["columns"])
+    said = f" ({'; '.join(notes)})" if notes else ""
+    text = (
+        f"{suite.label.msgid}. Values are means unless the column names another "
+        f"statistic{said}."
+    )
+    versus = shown_versus(table)
+    if not versus:
+        return text
+    family = all("family" in v for v in versus)
+    holm = "within each metric" if family else "across all comparisons of the run"
+    return text + (
+        f" Δ: mean paired difference vs {baseline} over the sessions both methods "
+        f"scored, 95% paired bootstrap CI ({stats.BOOTSTRAP_RESAMPLES:,} resamples, "
+        "fixed seed); * p<0.05, ** p<0.01, *** p<0.001, Wilcoxon signed-rank, "
+        f"Holm-adjusted {holm}; n = {span([v['n'] for v in versus])} sessions "
+        "per comparison."
+    )
+
+
+def legend(columns) -> list[str]:
+    """The arrows the headings use, and the bold.
+
+    >>> legend([registry.spec("ertd_avg"), registry.spec("al_r2")])
+    ['↓ lower is better', 'the best value per column in bold']
+    """
+    ranked = [m for m in columns if m.ranked]
+    found = [
+        text
+        for higher, text in ((True, "↑ higher is better"), (False, "↓ lower is better"))
+        if any(m.higher_is_better == higher for m in ranked)
+    ]
+    return [*found, "the best value per column in bold"] if ranked else found
+
+
+def _mean_counts(run, table: dict) -> list[int]:
+    """The known numbers of items behind the table's values (``aggregates["n"]``)."""
+    counts = (run.aggregates or {}).get("n") or {}
+    found = (
+        (counts.get(row["method"]) or {}).get(column.id)
+        for row in table["rows"]
+        for column, cell in zip(table["columns"], row["cells"], strict=True)
+        if cell["value"] is not None
+    )
+    return [n for n in found if isinstance(n, int)]
+
+
+def _cell(cell: dict, bold: Callable[[str], str], delta, plain=str) -> str:
+    value = plain(number(cell["value"]))
+    shown = bold(value) if cell["best"] and cell["value"] is not None else value
+    versus = cell["versus"]
+    if not versus or versus["diff"] is None:
+        return shown
+    return delta(shown, versus, cell["mark"])
+
+
+def _interval(versus: dict) -> str:
+    if versus["ci_low"] is None or versus["ci_high"] is None:
+        return ""
+    return f" [{number(versus['ci_low'])}, {number(versus['ci_high'])}]"
+
+
+def _latex_delta(value: str, versus: dict, mark: str) -> str:
+    """The value, and under it the Δ and its CI in small print."""
+    stars = f"$^{{{mark}}}$" if mark else ""
+    diff = latex_number(number(versus["diff"], signed=True))
+    lines = [value, rf"{{\footnotesize $\Delta$ {diff}{stars}}}"]
+    if _interval(versus):
+        lines.append(rf"{{\footnotesize {latex_number(_interval(versus).strip())}}}")
+    return stacked(lines, "t")
+
+
+def stacked(lines: list[str], align: str) -> str:
+    r"""Lines in one table cell, right-aligned (a nested tabular: core LaTeX).
+
+    >>> print(stacked(["a", "b"], "t"))
+    \begin{tabular}[t]{@{}r@{}}a\\b\end{tabular}
+    >>> stacked(["a"], "b")
+    'a'
+    """
+    if len(lines) == 1:
+        return lines[0]
+    body = r"\\".join(lines)
+    return rf"\begin{{tabular}}[{align}]{{@{{}}r@{{}}}}{body}\end{{tabular}}"
+
+
+def latex_number(text: str) -> str:
+    """A formatted number with real minus signs; the dash of a missing value.
+
+    >>> latex_number("-0.50"), latex_number("[-0.10, 0.20]"), latex_number("—")
+    ('$-$0.50', '[$-$0.10, 0.20]', '---')
+    """
+    return "---" if text == "—" else text.replace("-", "$-$")
+
+
+def latex_heading(metric) -> str:
+    r"""A column heading, wrapped at ``HEADING_CHARS`` and bottom-aligned.
+
+    >>> print(latex_heading(registry.spec("dei_avg")))
+    \begin{tabular}[b]{@{}r@{}}Decision\\explainability\\(DEI) $\uparrow$\end{tabular}
+    """
+    words = metric.label.msgid.split()
+    if direction(metric):  # the arrow stays with the last word
+        words[-1] += " " + direction(metric)
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= HEADING_CHARS:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return stacked([latex_escape(line) for line in lines], "b")
+
+
+def _markdown_delta(value: str, versus: dict, mark: str) -> str:
+    stars = " " + markdown_escape(mark) if mark else ""
+    delta = f"Δ {number(versus['diff'], signed=True)}{_interval(versus)}{stars}"
+    return f"{value} ({delta})"
+
+
+def to_latex(run, baseline: str) -> str:
+    """The run's tables as one LaTeX fragment (booktabs; no preamble)."""
+    parts = [
+        f"% PersonaSteer Benchmark: comparison tables of run {run.id[:12]}.",
+        r"% Needs \usepackage{booktabs}. Characters the default fonts lack are",
+        r"% written as \texttt{[U+XXXX]}.",
+    ]
+    for table in tables(run, baseline):
+        parts.append(_latex_table(run, table, baseline))
+    return "\n".join(parts) + "\n"
+
+
+def _latex_table(run, table: dict, baseline: str) -> str:
+    """One float: the caption, then the columns in blocks of
+    ``LATEX_BLOCK_COLUMNS`` (a wide suite stays within the page)."""
+    indices = list(range(len(table["columns"])))
+    blocks = [
+        indices[start : start + LATEX_BLOCK_COLUMNS]
+        for start in range(0, len(indices), LATEX_BLOCK_COLUMNS)
+    ]
+    lines = [
+        r"\begin{table}[htbp]",
+        r"\centering",
+        r"\small",
+        rf"\caption{{{latex_escape(caption(run, table, baseline))}}}",
+        rf"\label{{tab:personasteer-{_label(table['suite'])}}}",
+        r"\medskip",
+    ]
+    for index, block in enumerate(blocks):
+        if index:
+            lines += ["", r"\medskip"]
+        lines += _latex_block(table, block)
+    lines += [r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def _latex_block(table: dict, block: list[int]) -> list[str]:
+    def bold(text: str) -> str:
+        return rf"\textbf{{{text}}}"
+
+    columns = [table["columns"][i] for i in block]
+    head = ["Method", *(latex_heading(m) for m in columns)]
+    lines = [
+        rf"\begin{{tabular}}{{l{'r' * len(block)}}}",
+        r"\toprule",
+        " & ".join(head) + r" \\",
+        r"\midrule",
+    ]
+    for row in table["rows"]:
+        cells = [
+            _cell(row["cells"][i], bold, _latex_delta, latex_number) for i in block
+        ]
+        lines.append(" & ".join([latex_escape(row["method"]), *cells]) + r" \\")
+    return [*lines, r"\bottomrule", r"\end{tabular}"]
+
+
+def _label(name: str) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
+
+
+def to_markdown(run, baseline: str) -> str:
+    """The run's tables as GitHub-flavoured Markdown, each with its caption."""
+    return "\n".join(
+        _markdown_table(run, table, baseline) for table in tables(run, baseline)
+    )
+
+
+def _markdown_table(run, table: dict, baseline: str) -> str:
+    def bold(text: str) -> str:
+        return f"**{text}**"
+
+    head = ["Method", *(markdown_escape(heading(m)) for m in table["columns"])]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "|:--|" + "--:|" * len(table["columns"]),
+    ]
+    for row in table["rows"]:
+        cells = [_cell(c, bold, _markdown_delta) for c in row["cells"]]
+        lines.append("| " + " | ".join([markdown_escape(row["method"]), *cells]) + " |")
+    lines += ["", markdown_escape(caption(run, table, baseline)), ""]
+    return "\n".join(lines)

@@ -1,0 +1,205 @@
+"""The "Methods" paragraph of a run, in English, ready to paste into a paper.
+
+It states what a reader needs to reproduce the numbers: the data file
+(SHA-256, sessions, rounds, methods), the platform version, the suites and
+their options, the judge (model, temperature, samples, history window and
+every prompt version with the SHA-256 of its file under ``prompts/``), and
+the statistics (``metrics/stats.py``). It is deterministic: the only moment
+it names is the run's ``finished_at``.
+
+>>> from types import SimpleNamespace
+>>> run = SimpleNamespace(id="0123456789abcdef0123", sessions=2, rounds=6,
+...     methods=["Base", "Ours"], suites=["quality"], judge=None, options={},
+...     file_sha256="ab" * 32, finished_at=None, aggregates={"comparisons": []})
+>>> text = methods_paragraph(run)
+>>> text.startswith("We evaluated 2 methods (Base, Ours) on 2 sessions")
+True
+>>> "No metric of these suites uses an LLM judge." in text
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from datetime import UTC
+from functools import lru_cache
+
+from config import PROJECT_ROOT
+from metrics import registry, stats
+from metrics.judging import PROMPT_DIR
+
+
+@lru_cache
+def platform_version() -> str:
+    """``[project] version`` of this installation's ``pyproject.toml``.
+
+    >>> platform_version().count(".") >= 1
+    True
+    """
+    with (PROJECT_ROOT / "pyproject.toml").open("rb") as stream:
+        return str(tomllib.load(stream)["project"]["version"])
+
+
+def prompt_sha256(version: str) -> str | None:
+    """SHA-256 of ``prompts/<version>.txt``; None when this installation has
+    no such file (a version is never edited: a new one is a new file).
+
+    >>> len(prompt_sha256("alignment_v1")), prompt_sha256("../pyproject")
+    (64, None)
+    """
+    path = PROMPT_DIR / f"{version}.txt"
+    if "/" in version or "\\" in version or not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def plural(count: int, noun: str) -> str:
+    """A count and its noun.
+
+    >>> plural(1, "session"), plural(2000, "resample")
+    ('1 session', '2,000 resamples')
+    """
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def data_sentence(run) -> str:
+    methods = ", ".join(run.methods)
+    return (
+        f"We evaluated {plural(len(run.methods), 'method')} ({methods}) on "
+        f"{plural(run.sessions, 'session')} with {plural(run.rounds, 'round')} in "
+        f"total (data file SHA-256 {run.file_sha256}) using PersonaSteer Benchmark "
+        f"{platform_version()} with the suites {suites_text(run)}."
+    )
+
+
+def suites_text(run) -> str:
+    known = set(registry.names())
+    return "; ".join(
+        f"{registry.get(name).label.msgid} ({name}{options_text(run, name)})"
+        if name in known
+        else name
+        for name in run.suites
+    )
+
+
+def options_text(run, suite: str) -> str:
+    """The suite options the run set, as ``, name = JSON``."""
+    stored = run.options or {}
+    return "".join(
+        f", {option.name} = {json.dumps(stored[option.name], sort_keys=True)}"
+        for option in registry.get(suite).options
+        if stored.get(option.name) is not None
+    )
+
+
+def judge_sentence(run) -> str:
+    judged = [name for name in run.suites if _uses_judge(name)]
+    if not judged:
+        return "No metric of these suites uses an LLM judge."
+    if not run.judge:
+        return (
+            f"No LLM judge was configured for this run, so the judge-based "
+            f"metrics of {', '.join(judged)} were not scored and are not reported."
+        )
+    judge = run.judge
+    models = judge.get("model")
+    models = ", ".join(models) if isinstance(models, list) else str(models)
+    window = judge.get("history_chars")
+    if window is None:
+        history = "the full dialogue history"
+    elif window == 0:
+        history = "no dialogue history"
+    else:
+        history = f"at most the last {window:,} characters of dialogue history"
+    settings = [
+        f"temperature {judge['temperature']}"
+        if judge.get("temperature") is not None
+        else "",
+        f"{plural(judge['samples'], 'sample')} per item"
+        if judge.get("samples")
+        else "",
+        f"showing it {history}",
+    ]
+    return (
+        f"Judge-based metrics ({', '.join(judged)}) were scored by the LLM judge "
+        f"{models} ({', '.join(s for s in settings if s)}); prompts: "
+        f"{prompts_text(judge.get('prompts') or {})}."
+    )
+
+
+def _uses_judge(name: str) -> bool:
+    return name in registry.names() and registry.get(name).uses_judge
+
+
+def prompts_text(prompts: dict) -> str:
+    """Every prompt version with the SHA-256 of its file."""
+    parts = []
+    for mode, version in sorted(prompts.items()):
+        digest = prompt_sha256(version)
+        found = f"SHA-256 {digest}" if digest else "file not in this installation"
+        parts.append(f"{mode}: prompts/{version}.txt ({found})")
+    return "; ".join(parts) or "none recorded"
+
+
+def statistics_sentence(run) -> str:
+    comparisons = (run.aggregates or {}).get("comparisons") or []
+    text = (
+        "Summary values are per-method means unless the metric names another statistic."
+    )
+    if len(run.methods) < 2 or not comparisons:
+        return text + " No paired comparisons were computed."
+    family = all("family" in c for c in comparisons)
+    holm = "within each metric" if family else "across all comparisons of the run"
+    text += (
+        f" For {pairs_text(run, comparisons)}, each session-level metric was "
+        "compared over the sessions both methods scored: mean paired difference "
+        "with a 95% percentile paired bootstrap confidence interval "
+        f"({stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}), "
+        "two-sided Wilcoxon signed-rank test (zero differences discarded) and "
+        "Cohen's dz (mean difference over the standard deviation of the "
+        f"differences); p-values were Holm-adjusted {holm}."
+    )
+    for suite in (
+        registry.get(name) for name in run.suites if name in registry.names()
+    ):
+        if suite.methods_note:
+            text += " " + suite.methods_note
+    return text
+
+
+def pairs_text(run, comparisons: list[dict]) -> str:
+    pairs = {frozenset((c["a"], c["b"])) for c in comparisons}
+    every = len(run.methods) * (len(run.methods) - 1) // 2
+    if len(pairs) >= every:
+        return "every pair of methods"
+    return f"each method paired with {run.methods[0]}"
+
+
+def iso_utc(moment) -> str | None:
+    """ISO 8601 in UTC (SQLite hands back naive datetimes stored as UTC).
+
+    >>> from datetime import datetime
+    >>> iso_utc(datetime(2025, 5, 1, 12, 30)), iso_utc(None)
+    ('2025-05-01T12:30:00Z', None)
+    """
+    if moment is None:
+        return None
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (
+        aware.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    )
+
+
+def methods_paragraph(run) -> str:
+    """The paragraph, one line of plain text."""
+    finished = iso_utc(run.finished_at)
+    when = f"The run ({run.id[:12]}) finished at {finished}." if finished else ""
+    parts = [
+        data_sentence(run),
+        judge_sentence(run),
+        statistics_sentence(run),
+        when,
+    ]
+    return " ".join(part for part in parts if part)

@@ -1,0 +1,138 @@
+"""``summary.csv``: one row per (suite, method, summary metric) with its value,
+the number of items behind it and its confidence interval, in English.
+
+Nothing is estimated here: ``n`` is the run's ``aggregates["n"]`` (newer
+runs), else the ``n`` of a panel statistic of the same mean; the CI is the
+suite's own ``<metric>_ci_low``/``_ci_high`` summary values (``pas_avg`` ->
+``pas_ci_low``), else the CI of a panel statistic whose mean is the summary
+value (``{"mean", "n", "ci_low", "ci_high"}``, as the style and roleplay
+suites store). Curves hold one CI per round, not one of the summary value,
+so they are not used. Unknown cells stay empty.
+
+>>> from types import SimpleNamespace
+>>> run = SimpleNamespace(methods=["=Base"], suites=["simulation"], aggregates={
+...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75}},
+...     "n": {"=Base": {"pas_avg": 9}}})
+>>> print(summary_csv(run).splitlines()[1])
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from metrics import registry
+from metrics.rows import finite_json
+from web.exports import safe_cell
+from web.paper_text import english_label
+
+SUMMARY_FIELDS = (
+    "suite",
+    "method",
+    "metric",
+    "label",
+    "value",
+    "n",
+    "ci_low",
+    "ci_high",
+)
+
+
+def metric_ids(suite, summary: dict) -> list[str]:
+    """The suite's summary metric ids in declaration order; a keyed metric is
+    followed by the ``<id>@<key>`` values some method has.
+
+    >>> ids = metric_ids(registry.get("slots"), {"A": {"slot_f1@b": 1, "slot_f1@a": 1}})
+    >>> ids[:4]
+    ['slot_f1', 'slot_f1@a', 'slot_f1@b', 'slot_precision']
+    """
+    ids = []
+    for metric in suite.summary_metrics():
+        ids.append(metric.id)
+        if metric.keyed:
+            prefix = metric.id + "@"
+            keys = {
+                k for values in summary.values() for k in values if k.startswith(prefix)
+            }
+            ids.extend(sorted(keys))
+    return ids
+
+
+def panel_statistic(panel, method: str, metric_id: str, value) -> dict | None:
+    """A ``{"mean", "ci_low", "ci_high"}`` entry of the suite's panel data,
+    under ``panel[method]`` or ``panel[<key>][method]``, named after the metric
+    (``nvcs_avg`` -> ``nvcs``) and whose mean is ``value``.
+
+    >>> panel = {"ci": {"M": {"jera": {"mean": 7.0, "n": 3, "ci_low": 6, "ci_high": 8}}}}
+    >>> panel_statistic(panel, "M", "jera_avg", 7.0)["n"]
+    3
+    >>> panel_statistic(panel, "M", "jera_avg", 6.5) is None
+    True
+    """
+    if not isinstance(panel, dict) or value is None:
+        return None
+    base = metric_id.removesuffix("_avg")
+    places = [panel, *(v for v in panel.values() if isinstance(v, dict))]
+    for place in places:
+        found = place.get(method)
+        found = found.get(base) if isinstance(found, dict) else None
+        if isinstance(found, dict) and {"mean", "ci_low", "ci_high"} <= found.keys():
+            mean = found["mean"]
+            if isinstance(mean, int | float) and math.isclose(mean, value):
+                return found
+    return None
+
+
+def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> dict:
+    """One row of ``summary.csv`` (None where unknown)."""
+    values = (aggregates.get("summary") or {}).get(method) or {}
+    value = values.get(metric_id)
+    panel = (aggregates.get("panels") or {}).get(suite)
+    statistic = panel_statistic(panel, method, metric_id, value) or {}
+    counts = (aggregates.get("n") or {}).get(method) or {}
+    n = counts.get(metric_id, statistic.get("n"))
+    base = metric_id.removesuffix("_avg")
+    low = _first(values, (f"{metric_id}_ci_low", f"{base}_ci_low"))
+    high = _first(values, (f"{metric_id}_ci_high", f"{base}_ci_high"))
+    if value is None or low is None or high is None:
+        low, high = statistic.get("ci_low"), statistic.get("ci_high")
+    return {
+        "suite": suite,
+        "method": method,
+        "metric": metric_id,
+        "label": english_label(metric_id),
+        "value": value,
+        "n": n if isinstance(n, int) else None,
+        "ci_low": low if value is not None else None,
+        "ci_high": high if value is not None else None,
+    }
+
+
+def _first(values: dict, keys: tuple[str, ...]):
+    return next((values[key] for key in keys if values.get(key) is not None), None)
+
+
+def summary_rows(run) -> list[dict]:
+    """Every (suite, method, summary metric) of the run, in the run's order."""
+    aggregates = finite_json(run.aggregates or {})
+    summary = aggregates.get("summary") or {}
+    known = set(registry.names())
+    return [
+        summary_row(aggregates, name, method, metric_id)
+        for name in run.suites
+        if name in known
+        for method in run.methods
+        for metric_id in metric_ids(registry.get(name), summary)
+    ]
+
+
+def summary_csv(run) -> str:
+    """``summary.csv``; cells a spreadsheet would run as formulas neutralised."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_FIELDS)
+    writer.writeheader()
+    for row in summary_rows(run):
+        writer.writerow({k: safe_cell("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue()

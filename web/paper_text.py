@@ -1,0 +1,161 @@
+"""Text for paper exports: LaTeX and Markdown escaping, English labels and
+numbers as papers print them (no locale: exported files are English).
+"""
+
+from __future__ import annotations
+
+from metrics import registry
+
+# Characters LaTeX treats specially, and < > | which OT1 typesets wrongly.
+LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+# Symbols of the captions and headers, as plain LaTeX.
+LATEX_SYMBOLS = {
+    "Δ": r"$\Delta$",
+    "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$",
+    "–": "--",
+    "—": "---",
+    "²": r"\textsuperscript{2}",
+}
+OT1_MISSING = frozenset("«»ÐÞðþ")  # Latin-1, but not in pdflatex's default fonts
+MARKDOWN_SPECIALS = frozenset("\\`*_[]<>|~&")
+
+
+def latex_escape(text: str) -> str:
+    r"""Text as LaTeX that typesets it literally with only booktabs loaded.
+
+    A run of characters the default fonts cannot typeset becomes one
+    ``\texttt{[U+XXXX U+YYYY]}``, so a reader can still tell names apart.
+
+    >>> print(latex_escape(r"a\b & 100% $5 #1 x_y {z} ~^ <|>"))
+    a\textbackslash{}b \& 100\% \$5 \#1 x\_y \{z\} \textasciitilde{}\textasciicircum{} \textless{}\textbar{}\textgreater{}
+    >>> print(latex_escape("Café 中文 «x» Δ--"))
+    Café \texttt{[U+4E2D U+6587]} \texttt{[U+00AB]}x\texttt{[U+00BB]} $\Delta$-{}-
+    >>> print(latex_escape("two\nlines\x07"))
+    two lines\texttt{[U+0007]}
+    """
+    out: list[str] = []
+    codes: list[str] = []  # the current run of characters written as code points
+    for index, char in enumerate(text):
+        escaped = _latex_char(char, text[index + 1 : index + 2])
+        if escaped is None:
+            codes.append(f"U+{ord(char):04X}")
+            continue
+        if codes:
+            out.append(_code_points(codes))
+            codes = []
+        out.append(escaped)
+    if codes:
+        out.append(_code_points(codes))
+    return "".join(out)
+
+
+def _latex_char(char: str, following: str) -> str | None:
+    """One character as LaTeX; None when the default fonts lack it."""
+    if char in LATEX_SPECIALS:
+        return LATEX_SPECIALS[char]
+    if char in LATEX_SYMBOLS:
+        return LATEX_SYMBOLS[char]
+    if char in "\t\n\r":
+        return " "
+    if char == "-" and following == "-":
+        return "-{}"  # no en/em dash ligature inside a name
+    return char if _typesets(char) else None
+
+
+def _code_points(codes: list[str]) -> str:
+    return rf"\texttt{{[{' '.join(codes)}]}}"
+
+
+def _typesets(char: str) -> bool:
+    code = ord(char)
+    return (0x20 <= code < 0x7F or 0xA0 <= code <= 0xFF) and char not in OT1_MISSING
+
+
+def markdown_escape(text: str) -> str:
+    r"""Text for a GitHub-flavoured Markdown table cell or paragraph.
+
+    >>> print(markdown_escape("a|b *c* <d> [e](f) x_y 中文\nz"))
+    a\|b \*c\* \<d\> \[e\](f) x\_y 中文 z
+    """
+    out = []
+    for char in text:
+        if char in MARKDOWN_SPECIALS:
+            out.append("\\" + char)
+        elif char in "\t\n\r":
+            out.append(" ")
+        elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
+            out.append(f"U+{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def english_label(metric_id: str) -> str:
+    """A metric's English label; a keyed id keeps its key.
+
+    >>> english_label("quality_avg"), english_label("slot_f1@interests")
+    ('Overall quality', 'Slot F1 · interests')
+    """
+    metric = registry.spec(metric_id)
+    if metric is None:
+        return metric_id
+    key = metric_id.partition("@")[2]
+    return f"{metric.label.msgid} · {key}" if key else metric.label.msgid
+
+
+def number(value: float | None, signed: bool = False) -> str:
+    """Two decimals, never "-0.00"; None is a dash.
+
+    >>> number(0.6379), number(-0.0001), number(0.16, signed=True), number(None)
+    ('0.64', '0.00', '+0.16', '—')
+    """
+    if value is None:
+        return "—"
+    shown = f"{value:+.2f}" if signed else f"{value:.2f}"
+    return shown if float(shown) != 0 else "0.00"
+
+
+def direction(metric) -> str:
+    """↑ or ↓ for a ranked metric, '' for an unranked one.
+
+    >>> direction(registry.spec("ertd_avg")), direction(registry.spec("al_r2"))
+    ('↓', '')
+    """
+    if not metric.ranked:
+        return ""
+    return "↑" if metric.higher_is_better else "↓"
+
+
+def heading(metric) -> str:
+    """Column heading: English label and direction.
+
+    >>> heading(registry.spec("quality_avg"))
+    'Overall quality ↑'
+    """
+    arrow = direction(metric)
+    return f"{metric.label.msgid} {arrow}" if arrow else metric.label.msgid
+
+
+def span(values: list[int]) -> str:
+    """``9`` or ``7–9``.
+
+    >>> span([9, 9]), span([9, 7, 8])
+    ('9', '7–9')
+    """
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}"
