@@ -299,20 +299,26 @@ class JudgePool:
 
 class Judge:
     """What metrics receive: ``judge.evaluate(items) -> outcomes`` in order.
+    Each item with its outcome (a cache hit, a verdict, a failure) is
+    reported to ``on_items`` as it comes in: a chunk's progress moves per item.
 
     ``cache`` is duck-typed (``get(keys) -> {key: entry}``, ``put(entries)``)
     so this module never imports storage.
     """
 
     def __init__(
-        self, config: JudgeConfig, cache=None, client=None, should_stop=None, pool=None
-    ):
+        self, config: JudgeConfig, cache=None, client=None, should_stop=None,
+        pool=None, on_items=None,
+    ):  # fmt: skip
         self.config = config
         self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
         self.client = client or JudgeClient(config)
         self.usage = Usage()
         self._stop = StopCheck(should_stop)
+        # on_items(n): n more items have their outcome. Injected (progress),
+        # called on the thread that called ``evaluate``, never on the pool's.
+        self._on_items = on_items or (lambda count: None)
 
     def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
         keys = [cache_key(self.config, item, item.sample) for item in items]
@@ -328,12 +334,19 @@ class Judge:
             else:
                 todo.append(index)
         self.usage.add(cache_hits=len(items) - len(todo))
+        if len(todo) < len(items):
+            self._on_items(len(items) - len(todo))
         futures = {
             index: self.pool.submit(self._judge_one, items[index]) for index in todo
         }
         fresh = []
+        results = {}
         try:
-            results = {index: future.result() for index, future in futures.items()}
+            # Collected in submission order, which is the pool's order, so
+            # each outcome is reported about when it arrives.
+            for index, future in futures.items():
+                results[index] = future.result()
+                self._on_items(1)
         except Cancelled:
             for future in futures.values():
                 future.cancel()

@@ -19,7 +19,7 @@ from pathlib import Path
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from flask import request
-from flask_babel import Babel, format_datetime, format_decimal, get_locale
+from flask_babel import Babel, format_datetime, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -85,7 +85,6 @@ def init_app(app) -> None:
         metric_description=metric_description,
         status_label=status_label,
         suite_label=suite_label,
-        number=number,
         when=when,
     )
 
@@ -120,12 +119,6 @@ def problem_message(problem: dict) -> str:
 
 def translate_problems(found: list[dict]) -> list[dict]:
     return [{**p, "message": problem_message(p) or p.get("message", "")} for p in found]
-
-
-def number(value, digits: int = 2) -> str:
-    if value is None:
-        return "—"
-    return format_decimal(value, format=f"#,##0.{'0' * digits}" if digits else "#,##0")
 
 
 def when(moment) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
-from metrics import notes, registry, stats
+from metrics import counts, notes, registry, stats
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -103,8 +103,11 @@ def aggregate(
     curves, session_values, panels = {}, {}, {}
     for name in suites:
         suite = registry.get(name)
-        result = suite.summarize(list(rows_of(suite)), methods)
-        for method, values in result.get("summary", {}).items():
+        rows = list(rows_of(suite))
+        result = suite.summarize(rows, methods)
+        suite_summary = result.get("summary", {})
+        counts.add_counts(suite_summary, suite, rows)
+        for method, values in suite_summary.items():
             summary.setdefault(method, {}).update(values)
         curves.update(result.get("curves", {}))
         session_values.update(result.get("session_values", {}))

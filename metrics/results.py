@@ -56,6 +56,7 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "unscored": status_counts.get(RowStatus.UNSCORED, 0),
             "errors": status_counts.get(RowStatus.ERROR, 0),
             "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
+            "not_applicable": status_counts.get(RowStatus.NOT_APPLICABLE, 0),
             # judged rows whose prompt left out the oldest turns (history window)
             "history_truncated": run.history_truncated or 0,
             "prompt_tokens": run.prompt_tokens,
@@ -73,6 +74,9 @@ def tidy_row(row: dict) -> dict:
         "value": finite_json(row["value"]),  # an earlier release could store inf
         "status": row["status"],
         "note": row["note"],
+        # the note's code and parameters (metrics/notes.py), for translating
+        "note_code": row.get("note_code"),
+        "note_params": row.get("note_params"),
     }
 
 

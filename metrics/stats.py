@@ -135,7 +135,12 @@ def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
 
 
 def cohens_d(a: list[float], b: list[float]) -> float | None:
-    """|μ₁ − μ₂| / σ_pooled (the definition in docs/metrics/simulation.md)."""
+    """(μ₁ − μ₂) / σ_pooled: signed like every difference, t and dz here
+    (a − b; the simulation seed states |μ₁ − μ₂|, whose sign is lost).
+
+    >>> round(cohens_d([1.0, 2.0, 3.0], [3.0, 4.0, 5.0]), 6)
+    -2.0
+    """
     if len(a) < 2 or len(b) < 2:
         return None
     pooled = ((len(a) - 1) * stdev(a) ** 2 + (len(b) - 1) * stdev(b) ** 2) / (
@@ -143,7 +148,7 @@ def cohens_d(a: list[float], b: list[float]) -> float | None:
     )
     if pooled == 0:
         return None
-    return abs(fmean(a) - fmean(b)) / math.sqrt(pooled)
+    return (fmean(a) - fmean(b)) / math.sqrt(pooled)
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:
@@ -198,24 +203,36 @@ def method_pairs(methods: list[str], max_methods: int) -> list[tuple[str, str]]:
     return [(methods[0], b) for b in methods[1:]]
 
 
+HOLM_FAMILY = "metric"  # p-values are adjusted within one metric's comparisons
+
+
 def compare_all(
     session_values: dict[str, dict[str, dict]],
     methods: list[str],
     max_methods: int = 12,
 ) -> list[dict]:
-    """Every metric x the method pairs of :func:`method_pairs`, with Holm
-    across the whole run.
+    """Every metric x the method pairs of :func:`method_pairs`. Holm adjusts
+    the p-values within each metric across its method pairs (the family is
+    the question "do methods differ on this metric?"); across every metric
+    of a run it would leave nothing significant on a small file, and metrics
+    of one suite are not exchangeable hypotheses. Each comparison names its
+    ``family``.
 
     ``session_values[metric][method][session_id] = value``.
+
+    >>> values = {"m": {"A": {"s1": 1.0, "s2": 2.0}, "B": {"s1": 0.0, "s2": 1.0}}}
+    >>> [(c["a"], c["b"], c["diff"], c["family"]) for c in compare_all(values, ["A", "B"])]
+    [('A', 'B', 1.0, 'm')]
     """
     pairs = method_pairs(methods, max_methods)
-    comparisons = [
-        compare_paired(metric, a, b, by_method.get(a, {}), by_method.get(b, {}))
-        for metric, by_method in session_values.items()
-        for a, b in pairs
-    ]
-    for comparison, adjusted in zip(
-        comparisons, holm([c["p_value"] for c in comparisons]), strict=True
-    ):
-        comparison["p_holm"] = adjusted
+    comparisons = []
+    for metric, by_method in session_values.items():
+        family = [
+            compare_paired(metric, a, b, by_method.get(a, {}), by_method.get(b, {}))
+            for a, b in pairs
+        ]
+        adjusted = holm([c["p_value"] for c in family])
+        for comparison, p_holm in zip(family, adjusted, strict=True):
+            comparison.update(p_holm=p_holm, family=metric)
+        comparisons += family
     return comparisons

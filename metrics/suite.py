@@ -65,6 +65,13 @@ class Metric:
     in_table: bool = True  # a column of the comparison table (summary level)
     needs_judge: bool = False
     keyed: bool = False  # also emitted per key, as "<id>@<key>" (e.g. per topic)
+    # Summary level: the row/session metric whose scored sessions the value
+    # rests on (its ``<id>_n``), when neither ``compare`` nor the id without
+    # ``_avg``/``_rate``/``_ci_low``/``_ci_high`` names it.
+    source: str | None = None
+    # Summary level: how the value is computed, when that is not the mean of
+    # the per-session values its Δ is made of (said beside the Δ).
+    basis: LazyText | None = None
     suite: str = ""  # set by the Suite that owns it
 
     def within_bounds(self, value: float) -> bool:
@@ -113,6 +120,7 @@ class Chart:
     series: tuple[tuple[str, str], ...] = ()
     x_title: LazyText | None = None
     y_title: LazyText | None = None
+    empty: LazyText | None = None  # why it can be empty (else the panel's reason)
     y_metric: str | None = None  # y axis titled with this metric's label
     y_range: tuple[float, float] | None = None
     columns: str | None = None  # heatmap: where the column names are
@@ -157,6 +165,7 @@ class SuiteSummary(TypedDict, total=False):
 
 Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
 # (session, methods, history window in characters) -> (judge calls, prompt characters)
+SUMMARY_SUFFIXES = ("_avg", "_rate", "_ci_low", "_ci_high")
 Estimator = Callable[[dict, list[str], int | None], tuple[int, int]]
 Summarizer = Callable[[list[ResultRow], list[str]], SuiteSummary]
 
@@ -204,6 +213,16 @@ class Suite:
 
     def summary_metrics(self) -> list[Metric]:
         return [m for m in self.metrics if m.level == "summary"]
+
+    def source_of(self, metric: Metric) -> str | None:
+        """The row/session metric behind a summary metric (see ``source``)."""
+        own = {m.id for m in self.metrics if m.level != "summary"}
+        if metric.source or metric.compare:
+            return metric.source or metric.compare
+        for suffix in SUMMARY_SUFFIXES:
+            if metric.id.endswith(suffix) and metric.id[: -len(suffix)] in own:
+                return metric.id[: -len(suffix)]
+        return None
 
     def supports(self, session: dict) -> bool:
         """Whether one (validated) session carries what this suite needs."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from time import monotonic
 
 import dataset
@@ -24,6 +25,7 @@ from evaluator import Judge, JudgeConfig, JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow, finite_json
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
+from pipeline.progress import ChunkProgress, expected_items
 from store.models import utcnow
 from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
@@ -76,25 +78,56 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
 
 def _score(ctx: Context, run, chunk) -> None:
     """Each suite's rows are stored before the next suite runs, so a chunk
-    holds one suite's rows at a time. (A chunk is atomic for progress: if a
-    later suite fails, the chunk is tried again and the upserts repeat.)"""
+    holds one suite's rows at a time. (If a later suite fails, the chunk is
+    tried again and the upserts repeat.) Progress moves while it works
+    (``pipeline/progress.py``); the judge's counters are written whatever
+    happens, since its calls were made."""
     storage = ctx.storage
     path = upload_path(ctx.config["UPLOAD_FOLDER"], run.upload_id)
     sessions = dataset.read_sessions(path, chunk.start, chunk.end)
-    judge = judge_for(ctx, run, chunk.chunk)
+    report = partial(storage.record_progress, run.id, chunk.chunk)
+    progress = ChunkProgress(report, chunk.units, len(run.suites))
+    judge = judge_for(ctx, run, chunk.chunk, on_items=progress.add)
+    if judge is not None:
+        progress.counters = judge.usage.counters
     options = {**run.options, "history_chars": ctx.config["JUDGE_HISTORY_CHARS"]}
     truncated = 0
-    for suite in run.suites:
-        rows = engine.evaluate(sessions, [suite], run.methods, judge, options)
-        storage.upsert_rows(
-            {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
-        )
-        truncated += sum(
-            1 for row in rows if (row.get("detail") or {}).get("history_truncated")
-        )
-        del rows
-    counters = judge.usage.counters() if judge is not None else {}
-    storage.add_counters(run.id, history_truncated=truncated, **counters)
+    try:
+        for suite in run.suites:
+            rows = _suite_rows(suite, sessions, run.methods, judge, options, progress)
+            storage.upsert_rows(
+                {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
+            )
+            truncated += sum(
+                1 for row in rows if (row.get("detail") or {}).get("history_truncated")
+            )
+            del rows
+    finally:
+        progress.write()
+    storage.add_counters(run.id, history_truncated=truncated)
+
+
+def _suite_rows(name: str, sessions, methods, judge, options, progress) -> list:
+    """One suite's rows of the chunk. A suite asking the judge sees the whole
+    chunk (its items go out in batches that keep the judge's pool full) and
+    the judge reports each item; any other suite runs session by session,
+    each counted as it is done (the suites score sessions independently)."""
+    suite = registry.get(name)
+    rows: list[ResultRow] = []
+    if judge is not None and suite.uses_judge:
+        progress.start_suite(expected_items(suite, sessions, methods, options))
+        rows = engine.evaluate(sessions, [name], methods, judge, options)
+    else:
+        progress.start_suite(sum(_units(session, methods) for session in sessions))
+        for session in sessions:
+            rows += engine.evaluate([session], [name], methods, None, options)
+            progress.add(_units(session, methods))
+    progress.end_suite()
+    return rows
+
+
+def _units(session: dict, methods: list[str]) -> int:
+    return engine.units(len(session["rounds"]), methods)
 
 
 def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
@@ -127,8 +160,9 @@ def _after_chunk(ctx: Context, run_id: str) -> None:
     finalize_when_complete(ctx.storage, run_id, ctx.send)
 
 
-def judge_for(ctx: Context, run, chunk_index: int) -> Judge | None:
-    """The run's judge, or None when no suite of it asks one or none is configured."""
+def judge_for(ctx: Context, run, chunk_index: int, on_items=None) -> Judge | None:
+    """The run's judge, or None when no suite of it asks one or none is
+    configured. ``on_items(n)``: n more items have their outcome."""
     if not any(registry.get(name).uses_judge for name in run.suites):
         return None
     judge_config = JudgeConfig.from_settings(ctx.config, run.options)
@@ -136,7 +170,9 @@ def judge_for(ctx: Context, run, chunk_index: int) -> Judge | None:
         return None
     cache = JudgeCache(ctx.storage) if run.options.get("use_cache", True) else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
-    return Judge(judge_config, cache=cache, should_stop=stop, pool=ctx.pool)
+    return Judge(
+        judge_config, cache=cache, should_stop=stop, pool=ctx.pool, on_items=on_items
+    )
 
 
 def _stop_and_beat(storage, run_id: str, chunk_index: int):

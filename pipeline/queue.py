@@ -62,6 +62,7 @@ class EmbeddedWorker:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._worker: Any = None  # celery's WorkController (celery ships no types)
+        self._stopping = False
 
     @property
     def running(self) -> bool:
@@ -69,7 +70,7 @@ class EmbeddedWorker:
 
     def ensure_started(self) -> None:
         with self._lock:
-            if self.running:
+            if self.running or self._stopping:
                 return
             self._worker = self.celery_app.WorkController(
                 pool="threads", concurrency=self.concurrency, loglevel="WARNING"
@@ -80,12 +81,22 @@ class EmbeddedWorker:
             self._thread.start()
 
     def stop(self) -> None:
+        """Stop the worker and wait for its tasks. Not under the lock: a task
+        finishing meanwhile may send another (``ensure_started``), which must
+        not wait for the stop that waits for it; that message stays queued
+        for the next start (the runs' state is in the database)."""
         with self._lock:
-            if self._worker is not None:
-                self._worker.stop(in_sighandler=False)
-            if self._thread is not None:
-                self._thread.join(timeout=10)
-            self._worker = self._thread = None
+            worker, thread = self._worker, self._thread
+            self._stopping = True
+        try:
+            if worker is not None:
+                worker.stop(in_sighandler=False)
+            if thread is not None:
+                thread.join(timeout=10)
+        finally:
+            with self._lock:
+                self._worker = self._thread = None
+                self._stopping = False
 
 
 class Queue:

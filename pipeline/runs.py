@@ -19,6 +19,7 @@ from dataset.limits import Limits
 from evaluator import JudgeConfig
 from metrics import registry, results
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
+from pipeline.progress import run_progress
 from store.uploads import store_upload, upload_path
 
 log = logging.getLogger(__name__)
@@ -220,6 +221,10 @@ class RunService:
     # -- reading runs --------------------------------------------------------
     def upload_path(self, run):
         return upload_path(self.config["UPLOAD_FOLDER"], run.upload_id)
+
+    def progress(self, run) -> dict:
+        """Done/total units and estimates (``pipeline/progress.py``)."""
+        return run_progress(run)
 
     def results_document(self, run) -> dict:
         counts = self.storage.run_status_counts(run)

@@ -1,13 +1,71 @@
-// Dashboard: render the server-built Plotly figures (JSON data block, never HTML).
+// Dashboard: render the server-built Plotly figures (JSON data block, never
+// HTML), our own SVG/PNG download buttons, and the scroll position kept
+// across the reloads the page's own controls cause.
 (function () {
   "use strict";
+  const KEY = "scroll:" + location.pathname;
+
+  // The baseline select, the rows filter and the pagers reload this page;
+  // the reader stays where they were instead of jumping to the top.
+  function keepScroll() {
+    try { sessionStorage.setItem(KEY, String(window.scrollY)); } catch (error) { /* private mode */ }
+  }
+  function restoreScroll() {
+    let saved = null;
+    try { saved = sessionStorage.getItem(KEY); sessionStorage.removeItem(KEY); } catch (error) { return; }
+    if (saved === null) return;
+    const y = Number(saved);
+    window.scrollTo(0, y);
+    window.addEventListener("load", () => window.scrollTo(0, y), { once: true });
+  }
+  for (const form of document.querySelectorAll("main form[method=get]")) form.addEventListener("submit", keepScroll);
+  for (const link of document.querySelectorAll(".pager a, nav.languages a, a.sort-link")) link.addEventListener("click", keepScroll);
+  const baseline = document.getElementById("baseline");
+  if (baseline) {
+    baseline.addEventListener("change", () => {
+      if (baseline.form.requestSubmit) baseline.form.requestSubmit();
+      else { keepScroll(); baseline.form.submit(); }
+    });
+  }
+
   const data = document.getElementById("figures");
-  if (!data || !window.Plotly) return;
+  if (!data || !window.Plotly) return restoreScroll();
   const figures = JSON.parse(data.textContent);
+  // No modebar: its cloud/"edit in Chart Studio" controls would send the data
+  // to a third-party site, and its tooltips are English only.
+  const config = {
+    responsive: true, displayModeBar: false, displaylogo: false,
+    showLink: false, showSendToCloud: false, showEditInChartStudio: false,
+  };
+  // On touch screens a drag on a chart should scroll the page, not zoom.
+  const touch = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+
   for (const [name, figure] of Object.entries(figures)) {
     const target = document.getElementById("chart-" + name);
-    if (target) window.Plotly.newPlot(target, figure.data, figure.layout, { responsive: true, displaylogo: false });
+    if (!target) continue;
+    // The page shows the title as an HTML heading; the figure's copy is for images.
+    const layout = Object.assign({}, figure.layout, { title: { text: "" } });
+    if (touch) layout.dragmode = false;
+    window.Plotly.newPlot(target, figure.data, layout, config);
   }
-  const baseline = document.getElementById("baseline");
-  if (baseline) baseline.addEventListener("change", () => baseline.form.submit());
+  restoreScroll();
+
+  // Images keep the title, with the legend on the right where it never
+  // meets the title or the tick labels.
+  function download(button) {
+    const name = button.dataset.chart;
+    const target = document.getElementById("chart-" + name);
+    if (!target || !target.data) return;
+    const layout = Object.assign({}, target.layout, {
+      title: figures[name].layout.title,
+      legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top" },
+      dragmode: "zoom",
+    });
+    window.Plotly.downloadImage({ data: target.data, layout, config }, {
+      format: button.dataset.format, filename: button.dataset.filename, width: 960, height: 560,
+    });
+  }
+  for (const button of document.querySelectorAll("button[data-download]")) {
+    button.addEventListener("click", () => download(button));
+  }
 })();

@@ -1,14 +1,48 @@
-// Run page while queued/running: poll the API and reload into the dashboard
-// when the run is final.
+// Run page while queued/running: poll the API, show done/total, the time
+// left and the judge's rate, and reload into the dashboard when the run is
+// final.
 (function () {
   "use strict";
   const card = document.getElementById("progress");
   if (!card) return;
-  // Statuses and their labels come from the server (core/status.py).
+  // Statuses, their labels and the page's sentences come from the server
+  // (core/status.py, translated templates with {placeholders}).
   const statuses = JSON.parse(document.getElementById("run-statuses").textContent);
+  const strings = JSON.parse(document.getElementById("progress-strings").textContent);
   const labels = statuses.labels;
   const final = statuses.final;
-  const format = new Intl.NumberFormat(document.documentElement.lang);
+  const lang = document.documentElement.lang;
+  const format = new Intl.NumberFormat(lang);
+
+  // "45 seconds", "3 minutes", "1.5 hours" in the page's language.
+  function duration(seconds) {
+    let value = seconds, unit = "second", digits = 0;
+    if (seconds >= 90 * 60) { value = seconds / 3600; unit = "hour"; digits = 1; }
+    else if (seconds >= 90) { value = seconds / 60; unit = "minute"; }
+    else { value = Math.max(5 * Math.round(seconds / 5), 5); }
+    return new Intl.NumberFormat(lang, {
+      style: "unit", unit: unit, unitDisplay: "long", maximumFractionDigits: digits,
+    }).format(value);
+  }
+
+  function showEstimates(progress) {
+    const eta = document.getElementById("run-eta");
+    if (progress.eta_seconds === null || progress.eta_seconds === undefined) {
+      eta.textContent = strings.eta_unknown;
+    } else if (progress.eta_seconds <= 0) {
+      eta.textContent = strings.finishing;
+    } else {
+      eta.textContent = strings.eta.replace("{duration}", duration(progress.eta_seconds));
+    }
+    const rate = document.getElementById("judge-rate");
+    const perMinute = progress.judge_calls_per_minute;
+    rate.hidden = perMinute === null || perMinute === undefined;
+    if (!rate.hidden) {
+      const digits = perMinute < 10 ? 1 : 0;
+      const value = new Intl.NumberFormat(lang, { maximumFractionDigits: digits }).format(perMinute);
+      rate.textContent = strings.judge_rate.replace("{rate}", value);
+    }
+  }
 
   async function poll() {
     try {
@@ -23,6 +57,7 @@
       bar.value = body.progress.done;
       document.getElementById("run-done").textContent = format.format(body.progress.done);
       document.getElementById("run-total").textContent = format.format(body.progress.total);
+      showEstimates(body.progress);
       document.getElementById("count-unscored").textContent = format.format(body.counts.unscored || 0);
       document.getElementById("count-error").textContent = format.format(body.counts.error || 0);
     } catch (error) { /* transient: try again */ }

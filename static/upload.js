@@ -40,7 +40,8 @@
       const list = element("ul");
       for (const problem of report.errors || []) {
         const item = element("li");
-        if (problem.line) item.appendChild(element("span", strings.line + " " + problem.line, "where"));
+        // The same "line %(line)s" message as the server's list (_problems.html).
+        if (problem.line) item.appendChild(element("span", strings.line.replace("{line}", problem.line), "where"));
         if (problem.path) item.appendChild(element("code", problem.path));
         item.appendChild(element("span", " " + problem.message, "message"));
         list.appendChild(item);
@@ -88,7 +89,8 @@
   if (samples) samples.addEventListener("input", showEstimate);
 
   async function check(file) {
-    chosen.textContent = file ? file.name : "";
+    chosen.textContent = file ? file.name : chosen.dataset.none;
+    chosen.classList.toggle("chosen", Boolean(file));
     result.replaceChildren();
     if (!file) return showError("");
     if (!file.name.toLowerCase().endsWith(".jsonl")) return showError(strings.wrong_extension);

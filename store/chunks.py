@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 
 from core.status import ACTIVE_RUN, ChunkState, RunStatus
 from store.models import Run, RunChunk, RunSession, utcnow
+from store.progress import add_to_run, lock_chunk
 
 IN_FLIGHT = (ChunkState.SENT.value, ChunkState.RUNNING.value)
 FINISHED = (ChunkState.DONE.value, ChunkState.FAILED.value)
@@ -122,16 +123,21 @@ class ChunkQueries:
     def finish_chunk(
         self, run_id: str, chunk: int, units: int, state: str = ChunkState.DONE
     ) -> bool:
-        """Record a chunk as finished once (counting its units into the run's
-        progress); False for a redelivered chunk."""
+        """Record a chunk as finished once, counting into the run's progress
+        the units its partial count had not (``store/progress.py``); False
+        for a redelivered chunk."""
         values = {"state": str(state), "items": units, "beat_at": utcnow()}
-        stmt = update(RunChunk).where(
-            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-            RunChunk.state.not_in(FINISHED),
-        ).values(**values)  # fmt: skip
         with self.engine.begin() as conn:
-            changed = conn.execute(stmt).rowcount == 1
-            if not changed:  # a chunk planned by no one (first-release runs)
+            found = lock_chunk(conn, run_id, chunk, RunChunk.state.not_in(FINISHED))
+            changed = found is not None
+            counted = min(found.items, units) if found is not None else 0
+            if found is not None:
+                conn.execute(
+                    update(RunChunk)
+                    .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk)
+                    .values(**values)
+                )
+            else:  # a chunk planned by no one (first-release runs)
                 insert = (
                     self._insert(RunChunk)
                     .values(
@@ -143,9 +149,7 @@ class ChunkQueries:
                 inserted = conn.execute(insert.returning(RunChunk.id)).first()
                 changed = inserted is not None
             if changed:
-                conn.execute(
-                    update(Run).where(Run.id == run_id).values(done=Run.done + units)
-                )
+                add_to_run(conn, run_id, done=units - counted)
         return changed
 
     def release_chunk(self, run_id: str, chunk: int, error: str) -> None:
@@ -280,6 +284,6 @@ def _mark_sent(conn, picked) -> list[Chunk]:
         conn.execute(
             update(Run)
             .where(Run.id.in_(started), Run.status == RunStatus.QUEUED.value)
-            .values(status=RunStatus.RUNNING.value)
+            .values(status=RunStatus.RUNNING.value, started_at=now)
         )
     return claimed

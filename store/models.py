@@ -64,6 +64,8 @@ class Run(Base):
         DateTime(timezone=True), default=utcnow
     )
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # when the first chunk was sent: the clock of the progress estimates
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     file_name: Mapped[str] = mapped_column(String(255))
     file_sha256: Mapped[str] = mapped_column(String(64))
     upload_id: Mapped[str] = mapped_column(String(64))
@@ -129,7 +131,9 @@ class RunChunk(Base):
     )
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     chunk: Mapped[int] = mapped_column(Integer)
-    items: Mapped[int] = mapped_column(Integer, default=0)  # units counted done
+    # units counted into run.done: the high-water mark of the partial count
+    # while the chunk runs (store/progress.py), all of them once it finishes
+    items: Mapped[int] = mapped_column(Integer, default=0)
     start: Mapped[int | None] = mapped_column(BigInteger)  # byte range in the upload
     end: Mapped[int | None] = mapped_column(BigInteger)
     units: Mapped[int] = mapped_column(Integer, default=0)

@@ -32,9 +32,11 @@ from store.models import (
     RunSession,
     utcnow,
 )
+from store.progress import ProgressQueries
 
 UNFINISHED = tuple(ACTIVE_RUN)
 ROW_FILTERS = ("session_id", "method", "metric", "status")
+ROW_SORTS = ("session_id", "round", "method", "metric", "value", "status")
 ROW_DEFAULTS = {
     "sample": 0,
     "note": None,
@@ -56,7 +58,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-class Storage(ChunkQueries):
+class Storage(ChunkQueries, ProgressQueries):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 
     def __init__(self, url: str, **engine_options):
@@ -191,10 +193,22 @@ class Storage(ChunkQueries):
         return query
 
     def rows_page(
-        self, run_id: str, filters: dict, offset: int, limit: int
+        self,
+        run_id: str,
+        filters: dict,
+        offset: int,
+        limit: int,
+        order: tuple[str, bool] | None = None,
     ) -> list[dict]:
+        """One page of rows; ``order`` = (a ``ROW_SORTS`` column, descending),
+        then the row key, with missing values last either way."""
         query = self._row_query(run_id, filters)
-        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        keys = [getattr(ResultRow, name) for name in ROW_KEY[1:]]
+        if order and order[0] in ROW_SORTS:
+            column = getattr(ResultRow, order[0])
+            first = column.desc() if order[1] else column.asc()
+            keys.insert(0, first.nulls_last())
+        query = query.order_by(*keys)
         with self.engine.connect() as conn:
             found = conn.execute(query.offset(offset).limit(limit))
             return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]

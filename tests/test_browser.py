@@ -104,7 +104,7 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
         page.click(f"nav.languages a[data-lang={lang}]")
         wait_for_dashboard(page)
         assert translated(lang, "Comparison of methods") in page.inner_text("body")
-        title = page.text_content("#chart-al_curve .gtitle")  # SVG text
+        title = page.text_content("#chart-title-al_curve")  # above the chart
         assert title == translated(lang, "AL(k): alignment by round (95% CI)")
         page.screenshot(path=str(ARTIFACTS / f"dashboard-{lang}.png"), full_page=True)
 
@@ -121,7 +121,7 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
         page.click("[data-testid=export-csv]")
     csv_path = download.value.path()
     header = Path(csv_path).read_text(encoding="utf-8").splitlines()[0]
-    assert header == "session_id,round,method,metric,value,status,note"
+    assert header == "session_id,round,method,metric,value,status,note,note_code"
     assert page.dialogs == []
 
 

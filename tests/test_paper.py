@@ -90,7 +90,8 @@ def small_run(family=True, counts=True):
         ],
     }
     if counts:
-        aggregates["n"] = {m: {"quality_avg": 40 + i} for i, m in enumerate(methods)}
+        for i, method in enumerate(methods):
+            aggregates["summary"][method]["quality_avg_n"] = 40 + i
     return SimpleNamespace(
         id="0123456789abcdef0123456789abcdef", token="SECRET-TOKEN-xyz",
         methods=methods, suites=["quality"], aggregates=aggregates,
@@ -152,8 +153,7 @@ def test_summary_csv_reports_only_known_n_and_ci():
     run.methods, run.suites = ["=Base"], ["simulation", "style"]
     run.aggregates = {
         "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.4, "pas_ci_high": 0.6,
-                              "nvcs_avg": 0.7, "ertd_avg": None}},
-        "n": {"=Base": {"pas_avg": 9}},
+                              "pas_avg_n": 9, "nvcs_avg": 0.7, "ertd_avg": None}},
         "panels": {"style": {"=Base": {"nvcs": {"mean": 0.7, "n": 8, "ci_low": 0.6,
                                                 "ci_high": 0.8}}}},
     }  # fmt: skip

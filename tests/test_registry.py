@@ -13,7 +13,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 import dataset
-from metrics import registry
+from metrics import counts, registry
 from metrics.judging import PROMPT_DIR
 from metrics.rows import scored
 from tests.fake_judge import FakeJudge
@@ -68,6 +68,24 @@ def test_every_metric_is_well_formed(suite):
             assert low is None or high is None or low < high, metric.id
         if metric.compare is not None:
             assert metric.compare in ids, f"{metric.id} compares on an unknown metric"
+        if metric.level == "summary":
+            source = suite.source_of(metric)
+            assert source in ids, f"{metric.id}: no metric its <id>_n counts"
+            if metric.basis is not None:
+                assert_translated(metric.basis, f"metric {metric.id} basis")
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)
+def test_every_summary_value_has_its_session_count(suite):
+    rows, summary = sample_results()[suite.name]
+    counted = {m: dict(values) for m, values in summary["summary"].items()}
+    counts.add_counts(counted, suite, rows)
+    for method, values in counted.items():
+        for metric_id, value in values.items():
+            if counts.is_count(metric_id):
+                assert isinstance(value, int) and value >= 0, (method, metric_id)
+            else:
+                assert counts.count_key(metric_id) in values, (method, metric_id)
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)

@@ -127,7 +127,8 @@ def test_full_flow_dashboard_drilldown_exports(judged_app):
     assert "Judge reasoning" in session
     csv_body = client.get(f"{location}/export.csv").get_data(as_text=True)
     assert (
-        csv_body.splitlines()[0] == "session_id,round,method,metric,value,status,note"
+        csv_body.splitlines()[0]
+        == "session_id,round,method,metric,value,status,note,note_code"
     )
     results = client.get(f"{location}/export.json").get_json()
     assert results["schema"] == "personasteer.results/v1"
@@ -141,8 +142,8 @@ def test_baseline_selection_orients_differences(judged_app, tmp_path):
     finished_page(client, location)
     base_view = client.get(f"{location}?baseline=Base").get_data(as_text=True)
     ours_view = client.get(f"{location}?baseline=Ours").get_data(as_text=True)
-    assert "Δ 20.00" in base_view  # Ours − Base on AL
-    assert "Δ -20.00" in ours_view  # Base − Ours
+    assert "Δ +20.00" in base_view  # Ours − Base on AL
+    assert "Δ \u221220.00" in ours_view  # Base − Ours, with a real minus sign
 
 
 def test_uploaded_text_is_escaped_in_every_page(judged_app):

@@ -12,7 +12,16 @@ from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
 from metrics import notes
 from translations import problem_message
-from web import api, assets, downloads, explore_pages, pages, security
+from web import (
+    api,
+    assets,
+    dashboard,
+    downloads,
+    explore_pages,
+    formatting,
+    pages,
+    security,
+)
 
 csrf = CSRFProtect()
 
@@ -77,6 +86,9 @@ def init_app(app) -> None:
         },
         failure_message=failure_message,
         row_note=row_note,
+        value_title=dashboard.value_title,
+        delta_title=dashboard.delta_title,
+        **formatting.GLOBALS,
     )
     app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)

@@ -58,7 +58,7 @@ def create_run():
 def run_status(token: str):
     run = _run_or_404(token)
     results = _service().results_document(run) if run.status in FINAL_RUN else None
-    progress = {"done": run.done, "total": run.total}
+    progress = _service().progress(run)  # done, total, ETA and rates
     counts = current_app.extensions["storage"].run_status_counts(run)
     return jsonify(status=run.status, progress=progress, counts=counts, results=results)
 

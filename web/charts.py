@@ -9,47 +9,19 @@ from __future__ import annotations
 
 import json
 
+from web.chart_style import (
+    AXIS,
+    LAYOUT,
+    RADAR_MARGIN,
+    color,
+    plain,
+    rgba,
+    title_layout,
+    wrap,
+)
+
 # plotly's Python package is imported by the builders (~0.5 s): pages that
 # draw no chart, and every CLI command, never pay for it.
-PALETTE = [
-    "#636EFA",
-    "#EF553B",
-    "#00CC96",
-    "#AB63FA",
-    "#FFA15A",
-    "#19D3F3",
-    "#FF6692",
-    "#B6E880",
-    "#FF97FF",
-    "#FECB52",
-]  # plotly.colors.qualitative.Plotly
-LAYOUT = {
-    "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
-    "legend": {"orientation": "h", "y": -0.2},
-    "hovermode": "x unified",
-    "template": "plotly_white",
-    "font": {"family": "system-ui, 'Noto Sans CJK SC', 'Noto Sans CJK KR', sans-serif"},
-}
-
-
-def color(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    red, green, blue = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red},{green},{blue},{alpha})"
-
-
-def plain(text) -> str:
-    """Text for a figure, shown as it is: Plotly interprets a subset of HTML
-    in labels (``<a href>``, ``<b>``, ``<br>``), so ``<`` and ``>`` of
-    uploaded names are escaped and render literally.
-
-    >>> plain('<a href="https://evil.example">x</a>')
-    '&lt;a href="https://evil.example"&gt;x&lt;/a&gt;'
-    """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _go():
@@ -58,8 +30,10 @@ def _go():
     return go
 
 
-def _plain(figure) -> dict:
-    return json.loads(figure.to_json())
+def _plain(figure, title) -> dict:
+    """JSON-ready figure plus ``title``: the raw text for the page heading
+    (Jinja escapes it there; Plotly never sees it)."""
+    return {**json.loads(figure.to_json()), "title": str(title)}
 
 
 def curve_figure(
@@ -84,7 +58,7 @@ def curve_figure(
                     y=[p["ci_high"] for p in banded]
                     + [p["ci_low"] for p in banded][::-1],
                     fill="toself",
-                    fillcolor=_rgba(color(index), 0.15),
+                    fillcolor=rgba(color(index), 0.15),
                     mode="lines",
                     line={"width": 0},
                     hoverinfo="skip",
@@ -105,12 +79,15 @@ def curve_figure(
             )
         )
     figure.update_layout(
-        title=plain(labels["title"]),
-        xaxis={"title": {"text": plain(labels["x"])}, "dtick": 1},
-        yaxis={"title": {"text": plain(labels["y"])}, "range": labels.get("range")},
+        title=title_layout(labels["title"]),
+        xaxis={"title": {"text": wrap(labels["x"], AXIS)}, "dtick": 1},
+        yaxis={
+            "title": {"text": wrap(labels["y"], AXIS)},
+            "range": labels.get("range"),
+        },
         **LAYOUT,
     )
-    return _plain(figure)
+    return _plain(figure, labels["title"])
 
 
 def radar_figure(
@@ -141,25 +118,30 @@ def radar_figure(
                 name=plain(method),
                 line={"color": color(index)},
                 fill="toself",
-                fillcolor=_rgba(color(index), 0.1),
+                fillcolor=rgba(color(index), 0.1),
             )
         )
-    layout = {**LAYOUT, "hovermode": "closest"}
+    # Angular labels are drawn outside the circle and push no margin: room
+    # at the sides, and above the circle for the legend.
+    layout = {**LAYOUT, "hovermode": "closest", "margin": RADAR_MARGIN}
     figure.update_layout(
-        title=plain(title),
-        polar={"radialaxis": {"range": list(radial_range) if radial_range else None}},
+        title=title_layout(title),
+        polar={
+            "radialaxis": {"range": list(radial_range) if radial_range else None},
+            "domain": {"x": [0, 1], "y": [0, 0.88]},
+        },
         **layout,
     )
-    return _plain(figure)
+    return _plain(figure, title)
 
 
 def _finish(figure, title: str, y_title: str | None = None, **layout) -> dict:
     figure.update_layout(
-        title=plain(title),
-        yaxis={"title": {"text": plain(y_title or "")}},
+        title=title_layout(title),
+        yaxis={"title": {"text": wrap(y_title or "", AXIS)}},
         **{**LAYOUT, "hovermode": "closest", **layout},
     )
-    return _plain(figure)
+    return _plain(figure, title)
 
 
 def bars_with_ci(

@@ -4,8 +4,12 @@ rows: the page cost does not grow with the number of rows in a run."""
 from __future__ import annotations
 
 from metrics import registry
+from metrics.counts import count_key
 from metrics.registry import spec
+from translations import _, metric_label
 from web import panels
+from web.formatting import display_key, p_value
+from web.paper_methods import methods_paragraph
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
@@ -25,19 +29,38 @@ def significance(p_value: float | None) -> str:
     return ""
 
 
-def best_methods(summary: dict, methods: list[str], metric_id: str) -> set[str]:
-    """Methods holding the best value of a ranked summary metric (ties kept)."""
+def best_methods(
+    summary: dict, methods: list[str], metric_id: str, percent: bool = False
+) -> set[str]:
+    """Methods holding the best value of a ranked summary metric, compared as
+    shown on the page; none when every method shows the same value (a tie
+    for everyone is no "best").
+
+    >>> best_methods({"A": {"nvcs_avg": 0.5}, "B": {"nvcs_avg": 0.5}}, ["A", "B"], "nvcs_avg")
+    set()
+    """
     metric = spec(metric_id)
-    values = {m: summary.get(m, {}).get(metric_id) for m in methods}
-    present = {m: v for m, v in values.items() if v is not None}
-    if metric is None or not metric.ranked or len(present) < 2:
+    if metric is None or not metric.ranked:
+        return set()
+    present = {
+        m: summary.get(m, {}).get(metric_id)
+        for m in methods
+        if summary.get(m, {}).get(metric_id) is not None
+    }
+    shown = {m: display_key(metric_id, v, percent) for m, v in present.items()}
+    if len(set(shown.values())) < 2:
         return set()
     best = max(present.values()) if metric.higher_is_better else min(present.values())
-    return {m for m, v in present.items() if v == best}
+    best_shown = display_key(metric_id, best, percent)
+    return {m for m in present if shown[m] == best_shown}
+
+
+SIGNED = ("diff", "ci_low", "ci_high", "effect_size", "welch_t", "cohens_d")
 
 
 def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method: str):
-    """The comparison of ``method`` against ``baseline``, oriented method − baseline."""
+    """The comparison of ``method`` against ``baseline``, oriented method −
+    baseline (every difference and effect size flips sign together)."""
     for comparison in comparisons:
         if comparison["metric"] != metric:
             continue
@@ -45,8 +68,9 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
             return comparison
         if (comparison["a"], comparison["b"]) == (baseline, method):
             flipped = {**comparison, "a": method, "b": baseline}
-            for key in ("diff", "ci_low", "ci_high", "effect_size"):
-                flipped[key] = None if comparison[key] is None else -comparison[key]
+            for key in SIGNED:
+                value = comparison.get(key)
+                flipped[key] = None if value is None else -value
             flipped["ci_low"], flipped["ci_high"] = (
                 flipped["ci_high"],
                 flipped["ci_low"],
@@ -55,35 +79,74 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
     return None
 
 
-def comparison_table(run, baseline: str, suite: str) -> dict:
+def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> dict:
     """Methods x the suite's summary metrics that are table columns (the
     charts show the others, e.g. radar dimensions and CI ends)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
     comparisons = aggregates.get("comparisons", [])
     columns = [m for m in registry.get(suite).summary_metrics() if m.in_table]
+    best = {m.id: best_methods(summary, run.methods, m.id, percent) for m in columns}
     rows = []
     for method in run.methods:
-        cells = [
-            _cell(summary, comparisons, run.methods, baseline, method, m)
-            for m in columns
-        ]
+        values = summary.get(method, {})
+        cells = []
+        for metric in columns:
+            versus = None
+            if metric.compare and method != baseline:
+                versus = versus_baseline(comparisons, metric.compare, baseline, method)
+            cells.append(
+                {
+                    "metric": metric,
+                    "value": values.get(metric.id),
+                    "n": values.get(count_key(metric.id)),
+                    "best": method in best[metric.id],
+                    "versus": versus,
+                    "mark": significance(versus["p_holm"]) if versus else "",
+                }
+            )
         rows.append(
             {"method": method, "cells": cells, "is_baseline": method == baseline}
         )
     return {"suite": suite, "columns": columns, "rows": rows}
 
 
-def _cell(summary, comparisons, methods, baseline, method, metric) -> dict:
-    versus = None
-    if metric.compare and method != baseline:
-        versus = versus_baseline(comparisons, metric.compare, baseline, method)
-    return {
-        "value": summary.get(method, {}).get(metric.id),
-        "best": method in best_methods(summary, methods, metric.id),
-        "versus": versus,
-        "mark": significance(versus["p_holm"]) if versus else "",
-    }
+def value_title(cell: dict) -> str:
+    """What a summary value is and how many sessions stand behind it."""
+    metric, n = cell["metric"], cell["n"]
+    basis = str(metric.basis) if metric.basis else _("mean over sessions")
+    if n is None:
+        return basis
+    return _("%(basis)s; %(n)s sessions", basis=basis, n=n)
+
+
+def delta_title(cell: dict, method: str, baseline: str) -> str:
+    """The basis of the Δ beside a value, and its test."""
+    versus, metric = cell["versus"], cell["metric"]
+    source = metric_label(metric.compare)
+    text = _(
+        "Δ = mean over the %(n)s sessions both methods scored of the "
+        "per-session difference %(method)s − %(baseline)s in %(source)s, "
+        "with a 95%% paired bootstrap interval.",
+        n=versus["n"],
+        method=method,
+        baseline=baseline,
+        source=source,
+    )
+    if metric.basis:
+        text += " " + _(
+            "The value shown is a %(basis)s, so Δ can differ from the "
+            "difference of the values.",
+            basis=str(metric.basis),
+        )
+    if versus.get("p_holm") is not None:
+        text += " " + _(
+            "Wilcoxon p = %(p)s, Holm-adjusted within %(metric)s: %(p_holm)s.",
+            p=p_value(versus["p_value"]),
+            metric=source,
+            p_holm=p_value(versus["p_holm"]),
+        )
+    return text
 
 
 def page_number(raw: str | None) -> int:
@@ -109,15 +172,29 @@ def paged(total: int, page: int, size: int) -> dict:
     }
 
 
+ROW_COLUMNS = ("session_id", "round", "method", "metric", "value", "status")
+
+
 def rows_section(storage, run, args) -> dict:
+    """One page of the rows table, filtered and sorted on the server (a run
+    can hold millions of rows)."""
     filters = {name: args.get(name) or None for name in ("method", "metric", "status")}
+    sort = args.get("sort") if args.get("sort") in ROW_COLUMNS else None
+    descending = args.get("dir") == "desc"
     paging = paged(
         storage.count_filtered_rows(run.id, filters),
         page_number(args.get("page")),
         PAGE_SIZE,
     )
-    rows = storage.rows_page(run.id, filters, paging["offset"], PAGE_SIZE)
-    return {"rows": rows, "filters": filters, **paging}
+    order = (sort, descending) if sort else None
+    rows = storage.rows_page(run.id, filters, paging["offset"], PAGE_SIZE, order)
+    return {
+        "rows": rows,
+        "filters": filters,
+        "sort": sort,
+        "descending": descending,
+        **paging,
+    }
 
 
 def sessions_section(storage, run, args) -> dict:
@@ -138,6 +215,7 @@ def context(storage, run, args) -> dict:
     baseline = args.get("baseline")
     if baseline not in run.methods:
         baseline = run.methods[0]
+    percent = args.get("rates") == "percent"
     sections = panels.build(run)
     all_figures = {}
     for section in sections:
@@ -147,7 +225,9 @@ def context(storage, run, args) -> dict:
         "panels": sections,
         "counts": storage.run_status_counts(run),
         "baseline": baseline,
-        "tables": [comparison_table(run, baseline, suite) for suite in suites],
+        "percent": percent,
+        "methods_paragraph": methods_paragraph(run),
+        "tables": [comparison_table(run, baseline, suite, percent) for suite in suites],
         "figures": all_figures,
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),

@@ -15,7 +15,16 @@ import io
 import math
 from collections.abc import Iterable, Iterator
 
-CSV_FIELDS = ("session_id", "round", "method", "metric", "value", "status", "note")
+CSV_FIELDS = (
+    "session_id",
+    "round",
+    "method",
+    "metric",
+    "value",
+    "status",
+    "note",
+    "note_code",
+)
 # OWASP CSV injection: a cell starting with one of these is a formula to a
 # spreadsheet. Real numbers (e.g. "-0.25") stay as they are.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

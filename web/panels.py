@@ -8,11 +8,12 @@ series it draws; a table gives its columns and a function that lists its rows.
 
 from __future__ import annotations
 
-from core.i18n import text
+from core.i18n import _l, text
 from metrics import registry
 from metrics.suite import Chart, Column, Suite, Table
-from translations import metric_label, number
+from translations import metric_label
 from web import charts
+from web.formatting import count, number, p_value
 
 
 class Sources:
@@ -90,8 +91,8 @@ def cell(column: Column, value) -> str:
     formats = {
         "metric": lambda: metric_label(value),
         "score": lambda: number(value),
-        "p": lambda: number(value, 4),
-        "count": lambda: number(value, 0),
+        "p": lambda: p_value(value),
+        "count": lambda: count(value),
         "choice": lambda: text(column.choices.get(value)) or str(value),
     }
     return formats.get(column.format, lambda: str(value))()
@@ -107,18 +108,25 @@ def table(spec: Table, data: Sources, methods: list[str]) -> dict:
     }
 
 
+NOTHING_TO_DRAW = _l("No scored values to show.")
+
+
 def section(suite: Suite, run) -> dict:
     data = Sources(run.aggregates or {}, suite.name)
-    figures = {}
+    figures, missing = {}, []
     for chart in suite.panel.charts:
         built = figure(chart, data, run.methods)
         if built:
             figures[chart.id] = built
+        else:  # an empty chart says why instead of vanishing
+            reason = chart.empty or suite.panel.empty or NOTHING_TO_DRAW
+            missing.append({"title": text(chart.title), "reason": text(reason)})
     tables = [table(spec, data, run.methods) for spec in suite.panel.tables]
     tables = [found for found in tables if found["rows"]]
     empty = not figures and not tables
     return {"suite": suite.name, "figures": figures, "tables": tables,
-            "empty": text(suite.panel.empty) if empty else None}  # fmt: skip
+            "missing": [] if empty else missing,
+            "empty": text(suite.panel.empty or NOTHING_TO_DRAW) if empty else None}  # fmt: skip
 
 
 def build(run) -> list[dict]:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 
 from metrics import registry, stats
+from metrics.counts import count_key
 from metrics.rows import finite_json
 from web import dashboard
 from web.paper_text import (
@@ -127,10 +128,10 @@ def legend(columns) -> list[str]:
 
 
 def _mean_counts(run, table: dict) -> list[int]:
-    """The known numbers of items behind the table's values (``aggregates["n"]``)."""
-    counts = (run.aggregates or {}).get("n") or {}
+    """The sessions behind the table's values (the summary's ``<id>_n``)."""
+    summary = (run.aggregates or {}).get("summary") or {}
     found = (
-        (counts.get(row["method"]) or {}).get(column.id)
+        (summary.get(row["method"]) or {}).get(count_key(column.id))
         for row in table["rows"]
         for column, cell in zip(table["columns"], row["cells"], strict=True)
         if cell["value"] is not None

@@ -1,8 +1,9 @@
 """``summary.csv``: one row per (suite, method, summary metric) with its value,
 the number of items behind it and its confidence interval, in English.
 
-Nothing is estimated here: ``n`` is the run's ``aggregates["n"]`` (newer
-runs), else the ``n`` of a panel statistic of the same mean; the CI is the
+Nothing is estimated here: ``n`` is the summary's ``<id>_n`` (the sessions
+behind the value, metrics/counts.py), else for runs of an earlier release the
+``n`` of a panel statistic of the same mean; the CI is the
 suite's own ``<metric>_ci_low``/``_ci_high`` summary values (``pas_avg`` ->
 ``pas_ci_low``), else the CI of a panel statistic whose mean is the summary
 value (``{"mean", "n", "ci_low", "ci_high"}``, as the style and roleplay
@@ -11,8 +12,8 @@ so they are not used. Unknown cells stay empty.
 
 >>> from types import SimpleNamespace
 >>> run = SimpleNamespace(methods=["=Base"], suites=["simulation"], aggregates={
-...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75}},
-...     "n": {"=Base": {"pas_avg": 9}}})
+...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
+...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
 simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75
 """
@@ -24,6 +25,7 @@ import io
 import math
 
 from metrics import registry
+from metrics.counts import count_key, is_count
 from metrics.rows import finite_json
 from web.exports import safe_cell
 from web.paper_text import english_label
@@ -54,7 +56,10 @@ def metric_ids(suite, summary: dict) -> list[str]:
         if metric.keyed:
             prefix = metric.id + "@"
             keys = {
-                k for values in summary.values() for k in values if k.startswith(prefix)
+                k
+                for values in summary.values()
+                for k in values
+                if k.startswith(prefix) and not is_count(k)
             }
             ids.extend(sorted(keys))
     return ids
@@ -91,8 +96,7 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
     value = values.get(metric_id)
     panel = (aggregates.get("panels") or {}).get(suite)
     statistic = panel_statistic(panel, method, metric_id, value) or {}
-    counts = (aggregates.get("n") or {}).get(method) or {}
-    n = counts.get(metric_id, statistic.get("n"))
+    n = values.get(count_key(metric_id), statistic.get("n"))
     base = metric_id.removesuffix("_avg")
     low = _first(values, (f"{metric_id}_ci_low", f"{base}_ci_low"))
     high = _first(values, (f"{metric_id}_ci_high", f"{base}_ci_high"))

@@ -37,13 +37,13 @@ the terms the seed leaves open:
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from statistics import fmean
 from typing import NamedTuple
 
 from metrics import text_units as tu
 from metrics.notes import Note, note
-from metrics.rows import ResultRow, result_row, scored, scored_value
+from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
     Format,
@@ -322,32 +322,22 @@ def run(
 
 
 def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
-    """Per method the mean of each row metric over its scored rows
-    (``<metric>_avg``), per-session quality means and a component panel."""
-    values: dict[tuple[str, str], list[float]] = defaultdict(list)  # (method, metric)
-    # method -> session_id -> quality values
-    sessions: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in filter(scored, rows):
-        metric, value = row["metric"], scored_value(row)
-        if metric in ROW_METRICS:
-            values[row["method"], metric].append(value)
-            if metric == "quality":
-                sessions[row["method"]][row["session_id"]].append(value)
-    averages = {key: fmean(found) for key, found in values.items()}
-    summary = {
-        m: {f"{r}_avg": averages.get((m, r)) for r in ROW_METRICS} for m in methods
+    """Per method and metric, the mean over sessions of the per-session means
+    (``<metric>_avg``): sessions are the independent unit, and the paired Δ
+    of each column is made of the same per-session means, so a Δ over the
+    same sessions is exactly the difference of the values shown. Also the
+    component panel."""
+    values = {metric: session_means(rows, metric, methods) for metric in ROW_METRICS}
+    summary: dict[str, dict[str, float | None]] = {
+        m: {
+            f"{r}_avg": fmean(by_session.values()) if by_session else None
+            for r in ROW_METRICS
+            for by_session in [values[r].get(m, {})]
+        }
+        for m in methods
     }
     panel = {m: {c: summary[m][f"{c}_avg"] for c in COMPONENTS} for m in methods}
-    per_session = {
-        m: {sid: fmean(found) for sid, found in sessions[m].items()}
-        for m in methods
-        if m in sessions
-    }
-    return {
-        "summary": summary,
-        "session_values": {"quality": per_session},
-        "panel": panel,
-    }
+    return {"summary": summary, "session_values": values, "panel": panel}
 
 
 LABELS = {
@@ -380,9 +370,8 @@ SUITE = Suite(
     metrics=(
         *(Metric(m, LABELS[m], "row", True, UNIT, Format.RATE,
                  description=DESCRIPTIONS[m]) for m in ROW_METRICS),
-        # only quality has session values, so only quality_avg gets significance
         *(Metric(f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.RATE,
-                 compare="quality" if m == "quality" else None) for m in ROW_METRICS),
+                 compare=m) for m in ROW_METRICS),
     ),
     run=run,
     summarize=summarize,

@@ -485,9 +485,11 @@ SUITE = Suite(
     panel=Panel(
         charts=(
             Chart("roleplay_jera", "stacked_bars", _l("JERA by sub-score (10–100 each)"),
-                  "panel.jera", series=tuple((s, f"jera_{s}") for s in JERA_SCALES)),
+                  "panel.jera", series=tuple((s, f"jera_{s}") for s in JERA_SCALES),
+                  empty=_l("No JERA scores: JERA needs a configured judge, and every judge reply for it failed or could not be parsed.")),
             Chart("roleplay_almp", "bars_ci", _l("ALMP: share of the attribute list observed"),
-                  "panel.ci", series=(("almp", "almp"),), y_metric="almp"),
+                  "panel.ci", series=(("almp", "almp"),), y_metric="almp",
+                  empty=_l("No ALMP scores: ALMP needs a configured judge and an attribute list in the session (field attributes).")),
         ),
         tables=(
             Table("almp_sessions", _l("ALMP per session"), (

@@ -1,0 +1,81 @@
+"""A run's progress counters while its chunks evaluate (mixed into ``Storage``).
+
+``runs.done`` is what a status poll shows. It only grows, and it counts
+each unit once, because it is the sum of the chunks' ``items``:
+
+* a running chunk reports how many of its units are done (throttled by the
+  worker, ``pipeline/progress.py``); ``items`` keeps the highest count any
+  attempt reported, capped at ``units - 1``, and ``done`` grows by what
+  ``items`` gained;
+* finishing a chunk (``finish_chunk``) sets ``items = units`` and adds the
+  rest, once;
+* a retried or redelivered chunk starts counting from zero again, but its
+  reports add to ``done`` only beyond what an earlier attempt reached.
+
+Every change reads and writes the chunk's row in one transaction that first
+locks it with an UPDATE (a row lock on PostgreSQL, the write lock on SQLite),
+so two workers on the same chunk never both count the same gain, and the run
+is changed with ``SET done = done + n`` so workers on different chunks never
+lose each other's updates. The chunk's row is always locked before the run's,
+as in ``claim_chunks``, so these transactions cannot deadlock.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection, Engine
+
+from core.status import ACTIVE_RUN, ChunkState
+from store.models import Run, RunChunk, utcnow
+
+_ACTIVE = [status.value for status in ACTIVE_RUN]
+
+
+def lock_chunk(conn: Connection, run_id: str, chunk: int, *conditions):
+    """Lock a chunk's row (refreshing its heartbeat) and return its
+    ``items`` and ``units``; None when no row matches ``conditions``."""
+    stmt = (
+        update(RunChunk)
+        .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk, *conditions)
+        .values(beat_at=utcnow())
+        .returning(RunChunk.items, RunChunk.units)
+    )
+    return conn.execute(stmt).first()
+
+
+def add_to_run(conn: Connection, run_id: str, **increments: int) -> None:
+    """``SET x = x + n`` on the run for every nonzero increment."""
+    values = {name: getattr(Run, name) + n for name, n in increments.items() if n}
+    if values:
+        conn.execute(update(Run).where(Run.id == run_id).values(**values))
+
+
+class ProgressQueries:
+    """``Storage`` provides ``engine``."""
+
+    engine: Engine
+
+    def record_progress(
+        self, run_id: str, chunk: int, units_done: int, **counters: int
+    ) -> int:
+        """A running chunk has ``units_done`` units done; ``counters`` are
+        judge counters gained since the last report (``judge_calls``, ...),
+        added as they are. Returns the units ``done`` gained (0 when the
+        count is not above the chunk's high-water mark, the chunk is not
+        running, or the run is no longer active)."""
+        active = select(Run.id).where(Run.id == run_id, Run.status.in_(_ACTIVE))
+        with self.engine.begin() as conn:
+            found = lock_chunk(
+                conn, run_id, chunk,
+                RunChunk.state == ChunkState.RUNNING.value, active.exists(),
+            )  # fmt: skip
+            reached = min(units_done, found.units - 1) if found is not None else 0
+            gained = max(reached - found.items, 0) if found is not None else 0
+            if gained:
+                conn.execute(
+                    update(RunChunk)
+                    .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk)
+                    .values(items=reached)
+                )
+            add_to_run(conn, run_id, done=gained, **counters)
+        return gained

@@ -1,0 +1,120 @@
+"""Shared by the layout and control tests in Chromium: the browser, and the
+app serving sample_data.jsonl already evaluated with the scripted judge.
+
+Under ``CI`` a missing Chromium is a failure, never a skip (as in
+tests/test_browser.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+from werkzeug.serving import make_server
+
+from app import create_app
+from bench.judge_server import ScriptedJudge
+from tests.conftest import stop_embedded
+from tests.pipeline_support import base_config, evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+LANGS = ("en", "zh", "ko")
+VIEWPORTS = {"phone": (390, 844), "desktop": (1440, 900)}
+SESSION = "ps-ko-001"  # Korean text, every suite's session-level rows
+
+
+def translated(lang: str, msgid: str) -> str:
+    if lang == "en":
+        return msgid
+    with (ROOT / "locales" / lang / "LC_MESSAGES" / "messages.po").open("rb") as po:
+        return read_po(po)[msgid].string
+
+
+@contextmanager
+def chromium():
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("Debian chromium is required under CI")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Site:
+    """The served app: ``url(path, lang)`` and the evaluated run's pages."""
+
+    def __init__(self, base: str, token: str):
+        self.base, self.token = base, token
+
+    def url(self, path: str, lang: str | None = None) -> str:
+        joiner = "&" if "?" in path else "?"
+        return self.base + path + (f"{joiner}lang={lang}" if lang else "")
+
+    def pages(self, lang: str) -> dict[str, str]:
+        return {
+            "upload": self.url("/", lang),
+            "dashboard": self.url(f"/r/{self.token}", lang),
+            "session": self.url(f"/r/{self.token}/session?id={SESSION}", lang),
+        }
+
+
+@contextmanager
+def served_sample(tmp_path: Path):
+    """sample_data.jsonl evaluated by every suite, then served on a port."""
+    with ScriptedJudge() as judge:
+        app = create_app(
+            {
+                **base_config(tmp_path),
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                "REDIS_URL": None,
+                "JUDGE_API_URL": judge.url,
+                "JUDGE_MODEL": "scripted",
+            }
+        )
+        try:
+            document = evaluate(app, ROOT / "sample_data.jsonl", judge)
+            run = app.extensions["storage"].get_run(document["run"]["id"])
+            server = make_server("127.0.0.1", 0, app, threaded=True)
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            try:
+                yield Site(f"http://127.0.0.1:{server.server_port}", run.token)
+            finally:
+                server.shutdown()
+        finally:
+            stop_embedded(app)
+            app.extensions["storage"].engine.dispose()
+
+
+def open_page(browser, url: str, viewport=VIEWPORTS["desktop"], **context):
+    """A new context at ``viewport``; returns the page once ``url`` is loaded
+    (on the dashboard: once every chart is drawn)."""
+    width, height = viewport
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    if page.locator(".plot").count():
+        page.wait_for_function(
+            "[...document.querySelectorAll('.plot')]"
+            ".every((plot) => plot.querySelector('svg.main-svg'))"
+        )
+    return page

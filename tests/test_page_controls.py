@@ -1,0 +1,181 @@
+"""The pages' own controls in Chromium: chart image downloads, sortable and
+filterable tables, the copy-link button, the scroll position kept across
+reloads, and the translated file picker and problem list."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser_support import (
+    VIEWPORTS,
+    chromium,
+    open_page,
+    served_sample,
+    translated,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    with served_sample(tmp_path_factory.mktemp("controls")) as served:
+        yield served
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_chart_downloads_are_made_in_the_browser(browser, site, fmt):
+    page = open_page(browser, site.pages("ko")["dashboard"], accept_downloads=True)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    try:
+        button = page.locator(f"button[data-chart=al_curve][data-format={fmt}]")
+        assert button.inner_text() == fmt.upper()
+        assert "AL(k)" in button.get_attribute("aria-label")
+        with page.expect_download() as download:
+            button.click()
+        assert download.value.suggested_filename.endswith(f"-al_curve.{fmt}")
+        body = Path(download.value.path()).read_bytes()
+        assert body.startswith(b"<svg" if fmt == "svg" else b"\x89PNG")
+        if fmt == "svg":  # the image carries the title the page shows above it
+            heading = page.inner_text("#chart-title-al_curve")
+            assert heading.split()[0] in body.decode("utf-8")
+        assert [url for url in requested if not url.startswith("blob:")] == []
+    finally:
+        page.context.close()
+
+
+def column_values(page, table: str, index: int) -> list[str]:
+    return page.eval_on_selector_all(
+        f"{table} >> tbody tr:not([hidden])",
+        f"rows => rows.map(r => r.cells[{index}].textContent.trim())",
+    )
+
+
+def test_panel_tables_sort_by_header_and_filter(browser, site):
+    page = open_page(browser, site.pages("en")["dashboard"])
+    try:
+        table = "[data-testid=panel-simulation] table.panel-table >> nth=1"
+        welch = page.locator(table)
+        header = welch.locator("thead th").nth(3)  # t
+        assert header.locator("button.sort-button").count() == 1
+        header.locator("button").click()
+        assert header.get_attribute("aria-sort") == "ascending"
+        shown = column_values(page, table, 3)
+        numbers = [float(v.replace("\u2212", "-")) for v in shown if v != "—"]
+        assert numbers == sorted(numbers) and len(numbers) > 5
+        assert column_values(page, table, 3)[-1] == "—"  # blanks last
+        header.locator("button").click()
+        assert header.get_attribute("aria-sort") == "descending"
+        assert column_values(page, table, 3)[0] != "—"
+
+        almp = "[data-testid=panel-roleplay] table[data-filterable]"
+        box = page.locator("[data-testid=panel-roleplay] .table-filter input")
+        box.fill("ps-zh-001")
+        shown = column_values(page, almp, 1)
+        assert shown == ["ps-zh-001"] * 3
+        box.fill("no such session")
+        assert page.locator(f"{almp} tr.empty-row").inner_text() == (
+            "No row matches the filter."
+        )
+        box.fill("")
+        assert len(column_values(page, almp, 1)) == 27
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["ko", "zh"])
+def test_copy_link_copies_the_absolute_url_in_the_readers_language(browser, site, lang):
+    page = open_page(
+        browser,
+        site.pages(lang)["session"],
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    try:
+        page.click("[data-testid=copy-link]")
+        status = page.locator(".copy-status")  # set once the clipboard answers
+        expect(status).to_have_text(translated(lang, "Link copied"))
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied == f"{site.base}/r/{site.token}/session?id=ps-ko-001&lang={lang}"
+    finally:
+        page.context.close()
+
+
+def test_copy_link_without_clipboard_shows_the_url_selected(browser, site):
+    page = open_page(browser, site.pages("zh")["dashboard"])
+    try:
+        page.evaluate(
+            "Object.defineProperty(navigator, 'clipboard', {value: undefined})"
+        )
+        page.click("[data-testid=copy-link]")
+        field = page.locator("#share-url")
+        assert field.is_visible()
+        assert field.input_value() == f"{site.base}/r/{site.token}?lang=zh"
+        selected = page.evaluate("document.getSelection().toString() || "
+                                 "[document.activeElement.selectionStart,"
+                                 " document.activeElement.selectionEnd].join()")  # fmt: skip
+        assert selected in (field.input_value(), f"0,{len(field.input_value())}")
+    finally:
+        page.context.close()
+
+
+def test_scroll_position_survives_the_baseline_select_and_pager(browser, site):
+    page = open_page(browser, site.pages("en")["dashboard"], VIEWPORTS["phone"])
+    try:
+        page.locator("#baseline").scroll_into_view_if_needed()
+        page.evaluate("window.scrollBy(0, -200)")
+        before = page.evaluate("window.scrollY")
+        with page.expect_navigation():
+            page.select_option("#baseline", "Ours")
+        page.wait_for_load_state("load")
+        assert "baseline=Ours" in page.url
+        assert abs(page.evaluate("window.scrollY") - before) < 40
+
+        pager = page.locator("#rows .pager a").first
+        pager.scroll_into_view_if_needed()
+        before = page.evaluate("window.scrollY")
+        with page.expect_navigation():
+            pager.click()
+        page.wait_for_load_state("load")
+        assert "page=2" in page.url
+        assert abs(page.evaluate("window.scrollY") - before) < 40
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+def test_file_picker_and_line_labels_are_translated(browser, site, lang, tmp_path):
+    page = open_page(browser, site.pages(lang)["upload"], VIEWPORTS["phone"])
+    try:
+        picker = page.locator("label[for=file]")
+        assert translated(lang, "Choose a file") in picker.inner_text()
+        assert translated(lang, "No file chosen") in picker.inner_text()
+        box = page.locator("#file").bounding_box()  # the browser's own text:
+        assert box["width"] <= 1 and box["height"] <= 1  # visually hidden
+        page.focus("#file")  # still reachable from the keyboard
+        assert page.evaluate("document.activeElement.id") == "file"
+
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"session_id": "a"}\n[1]\n', encoding="utf-8")
+        page.set_input_files("#file", str(bad))
+        assert page.inner_text("#chosen-file") == "bad.jsonl"
+        page.wait_for_selector("#check-result .problems .where")
+        client_labels = page.eval_on_selector_all(
+            "#check-result .where", "els => els.map(e => e.textContent)"
+        )
+        server_label = translated(lang, "line %(line)s") % {"line": 2}
+        assert server_label in client_labels
+        strings = json.loads(page.text_content("#i18n"))
+        assert strings["line"] == translated(lang, "line %(line)s") % {"line": "{line}"}
+    finally:
+        page.context.close()

@@ -1,0 +1,305 @@
+"""Progress that moves per unit while a chunk evaluates: the throttled
+writes, counting each unit once (retries, redelivery, cancellation), the
+estimates of a status poll, and whole runs polled through the API on the
+embedded worker and on Redis + PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from evaluator import Judge, JudgeConfig
+from metrics.judging import judge_items
+from metrics.suites.alignment import ALIGNMENT
+from pipeline import dispatch, execution, progress
+from pipeline.runs import RunRequest
+from tests import crafted
+from tests.pipeline_support import submit
+
+RUN_FIELDS = {
+    "file_name": "logs.jsonl",
+    "file_sha256": "0" * 64,
+    "upload_id": "u1",
+    "methods": ["Base", "Ours"],
+    "suites": ["alignment"],
+}
+
+
+def long_sessions(sessions: int, rounds: int) -> list[dict]:
+    """``sessions * rounds * 2`` units with hash-derived judge scores."""
+    return [
+        crafted.session(
+            f"s{index:03d}",
+            {
+                "Base": [f"{index} base reply {k}" for k in range(rounds)],
+                "Ours": [f"{index} ours reply {k}" for k in range(rounds)],
+            },
+        )
+        for index in range(sessions)
+    ]
+
+
+# -- the throttle ----------------------------------------------------------------
+def test_writes_are_throttled_monotone_and_below_the_chunk():
+    now, writes = [0.0], []
+    chunk = progress.ChunkProgress(
+        lambda units, **gains: writes.append((units, gains)),
+        units=160,
+        suites=2,
+        clock=lambda: now[0],
+    )
+    calls = [0]
+    chunk.counters = lambda: {"judge_calls": calls[0]}
+    chunk.start_suite(2000)
+    for item in range(2000):  # 2,000 judge items over 5 seconds
+        now[0] = item * 0.0025
+        calls[0] += 1
+        chunk.add(1)
+    chunk.end_suite()
+    chunk.start_suite(160)  # a deterministic suite: 16 sessions of 10 units
+    for _ in range(16):
+        chunk.add(10)
+    chunk.end_suite()
+    chunk.write()
+    units = [u for u, _ in writes]
+    assert 4 <= len(writes) <= 6  # about one a second, never one per item
+    assert units == sorted(units) and units[-1] == 159  # the last unit: at finish
+    assert sum(g.get("judge_calls", 0) for _, g in writes) == 2000  # every call once
+
+
+def test_a_failed_write_is_caught_up_by_the_next():
+    now, writes = [0.0], []
+
+    def flaky(units, **gains):
+        if not writes:
+            writes.append(None)
+            raise OSError("database restarting")
+        writes.append((units, gains))
+
+    chunk = progress.ChunkProgress(flaky, units=100, suites=1, clock=lambda: now[0])
+    chunk.counters = lambda: {"judge_calls": 10 * int(now[0])}
+    chunk.start_suite(10)
+    for second in (1, 2):
+        now[0] = second
+        chunk.add(1)
+    assert writes == [None, (20, {"judge_calls": 20})]
+
+
+def test_the_judge_reports_every_item_cache_hits_included():
+    reported = []
+    with ScriptedJudge() as server:
+        config = JudgeConfig(base_url=server.url, model="scripted", concurrency=2)
+        items = [
+            judge_items(ALIGNMENT, 1, profile="p", personality="q", history="-",
+                        user_message=f"m{n}", response=f"[[al={n}]]")[0]
+            for n in range(6)
+        ]  # fmt: skip
+        cache = {}
+
+        class Cache:
+            def get(self, keys):
+                return {key: cache[key] for key in keys if key in cache}
+
+            def put(self, entries):
+                for entry in entries:
+                    cache[entry["key"]] = SimpleNamespace(**entry)
+
+        Judge(config, cache=Cache(), on_items=reported.append).evaluate(items[:4])
+        assert reported == [1, 1, 1, 1]  # each fresh item as it comes in
+        reported.clear()
+        Judge(config, cache=Cache(), on_items=reported.append).evaluate(items)
+        assert reported == [4, 1, 1]  # the four cached at once, then the rest
+
+
+# -- counting once ---------------------------------------------------------------
+def planned_run(storage, units=100):
+    run = storage.create_run(**RUN_FIELDS, total=units)
+    storage.plan_chunks(run.id, [(0, 0, 10, units)])
+    return run
+
+
+def test_a_retried_chunk_counts_each_unit_once(any_storage):
+    run = planned_run(any_storage)
+    assert any_storage.start_chunk(run.id, 0) is not None
+    assert any_storage.record_progress(run.id, 0, 60, judge_calls=120) == 60
+    any_storage.release_chunk(run.id, 0, "worker lost")  # the attempt failed
+    assert any_storage.record_progress(run.id, 0, 70) == 0  # not running: ignored
+    assert any_storage.start_chunk(run.id, 0) is not None  # the second attempt
+    seen = []
+    for units_done in (10, 30, 60, 80, 150):  # restarts from zero
+        any_storage.record_progress(run.id, 0, units_done, judge_calls=20)
+        seen.append(any_storage.get_run(run.id).done)
+    assert seen == [60, 60, 60, 80, 99]  # never down, never twice, below the chunk
+    assert any_storage.finish_chunk(run.id, 0, 100) is True
+    assert any_storage.finish_chunk(run.id, 0, 100) is False  # redelivered
+    assert any_storage.record_progress(run.id, 0, 99) == 0  # a late report
+    loaded = any_storage.get_run(run.id)
+    assert (loaded.done, loaded.judge_calls) == (100, 220)
+
+
+def test_a_cancelled_run_stops_counting_units_but_keeps_its_calls(any_storage):
+    run = planned_run(any_storage)
+    any_storage.start_chunk(run.id, 0)
+    any_storage.record_progress(run.id, 0, 40)
+    any_storage.set_status(run.id, "cancelled")
+    assert any_storage.record_progress(run.id, 0, 90, judge_calls=5) == 0
+    loaded = any_storage.get_run(run.id)
+    assert (loaded.done, loaded.judge_calls) == (40, 5)
+
+
+def test_a_chunk_failing_after_progress_counts_once_on_retry(
+    app_factory, tmp_path, monkeypatch
+):
+    """The worker's path: the first attempt writes progress and then fails to
+    store its rows; the second attempt finishes the chunk."""
+    monkeypatch.setattr(progress, "WRITE_EVERY_S", 0.0)  # a write per session
+    app = app_factory(CHUNK_UNITS=1000)
+    storage, service = app.extensions["storage"], app.extensions["runs"]
+    path = crafted.write(tmp_path / "logs.jsonl", long_sessions(12, 5))
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, RunRequest(suites=["quality"]))
+    sent = []
+    ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
+    dispatch.dispatch(storage, app.config, ctx.send)  # the chunk is sent
+    real_upsert, attempts = storage.upsert_rows, []
+
+    def failing_once(rows, *args, **kwargs):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("disk full")
+        return real_upsert(rows, *args, **kwargs)
+
+    monkeypatch.setattr(storage.get(), "upsert_rows", failing_once)
+    execution.evaluate_chunk(ctx, run.id, 0)
+    after_failure = storage.get_run(run.id).done
+    assert 0 < after_failure < run.total == 120
+    execution.evaluate_chunk(ctx, run.id, 0)  # the retry
+    assert storage.get_run(run.id).done == run.total
+    assert storage.chunk_states(run.id) == {"done": 1}
+
+
+# -- estimates -------------------------------------------------------------------
+def a_run(**fields):
+    now = datetime.now(UTC)
+    defaults = {
+        "status": "running", "done": 30, "total": 90, "judge_calls": 120,
+        "judge": {"model": "m"}, "created_at": now - timedelta(seconds=100),
+        "started_at": now - timedelta(seconds=60), "finished_at": None,
+    }  # fmt: skip
+    return SimpleNamespace(**{**defaults, **fields}), now
+
+
+def test_estimates_come_from_the_rate_since_the_run_started():
+    run, now = a_run()
+    assert progress.run_progress(run, now) == {
+        "done": 30,
+        "total": 90,
+        "eta_seconds": 120,
+        "units_per_second": 0.5,
+        "judge_calls_per_minute": 120.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("fields", "eta", "rate", "judge_rate"),
+    [
+        ({"status": "queued", "started_at": None, "done": 0}, None, None, None),
+        ({"done": 0, "judge_calls": 0}, None, None, 0.0),  # started, nothing yet
+        ({"judge": None, "judge_calls": 0}, 120, 0.5, None),  # no judge
+        ({"started_at": None}, 200, 0.3, 72.0),  # an older run: from its creation
+        ({"status": "done", "done": 90}, 0, 1.5, 120.0),
+        ({"status": "cancelled"}, None, 0.5, 120.0),
+    ],
+)
+def test_estimates_are_null_until_estimable(fields, eta, rate, judge_rate):
+    run, now = a_run(**fields)
+    if run.status in ("done", "cancelled"):
+        run.finished_at = now
+    shown = progress.run_progress(run, now)
+    assert (shown["eta_seconds"], shown["units_per_second"]) == (eta, rate)
+    assert shown["judge_calls_per_minute"] == judge_rate
+
+
+# -- whole runs ------------------------------------------------------------------
+@pytest.fixture
+def deployment_env():
+    """Redis redelivers a task that outlives its visibility timeout (5 s in
+    the other tests) and the copy repeats the chunk's judge calls; these
+    chunks take longer than that, and the test counts calls exactly."""
+    return {"CELERY_VISIBILITY_TIMEOUT_S": "600"}
+
+
+def poll_until_final(client, token, timeout=120.0):
+    """Every ``progress`` the API reported, polled as a page would."""
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = client.get(f"/api/v1/runs/{token}").get_json()
+        seen.append(body["progress"])
+        if body["status"] in ("done", "partial", "failed", "cancelled"):
+            return body, seen
+        time.sleep(0.1)
+    raise AssertionError("the run did not finish")
+
+
+@pytest.mark.slow
+def test_a_600_unit_run_moves_per_unit_through_the_api(web_app, tmp_path):
+    storage = web_app.extensions["storage"]
+    path = crafted.write(tmp_path / "long.jsonl", long_sessions(30, 10))
+    client = web_app.test_client()
+    client.get("/")  # the start-up resume, before the run exists (as in use)
+    with ScriptedJudge(latency=0.05) as judge:
+        run_id = submit(web_app, path, judge, suites=["alignment", "quality"])
+        token = storage.get_run(run_id).token
+        body, seen = poll_until_final(client, token)
+    assert body["status"] == "done"
+    done = [p["done"] for p in seen]
+    total = seen[-1]["total"]
+    assert total == 600 and done[-1] == total
+    assert done == sorted(done)  # never decreases
+    between = {d for d in done if 0 < d < total}
+    assert len(between) >= 8, sorted(between)
+    running = [p for p in seen if 0 < p["done"] < total]
+    assert any(p["eta_seconds"] and p["units_per_second"] for p in running)
+    assert any(p["judge_calls_per_minute"] for p in running)
+    counts = body["results"]["run"]["counts"]
+    assert counts["judge_calls"] == 1200  # live writes counted every call once
+
+
+@pytest.mark.slow
+def test_judge_calls_move_before_any_chunk_finishes(embedded_app, tmp_path):
+    storage = embedded_app.extensions["storage"]
+    path = crafted.write(tmp_path / "long.jsonl", long_sessions(8, 10))
+    with ScriptedJudge(latency=0.05) as judge:
+        run_id = submit(embedded_app, path, judge, suites=["alignment"])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            run = storage.get_run(run_id)
+            if run.judge_calls and not storage.finished_chunks(run_id):
+                break
+            assert not storage.finished_chunks(run_id), "no live judge calls"
+            time.sleep(0.05)
+        else:
+            raise AssertionError("no judge calls recorded")
+    assert 0 < run.done < run.total
+
+
+def test_the_progress_page_carries_its_sentences_as_json(app_factory, tmp_path):
+    app = app_factory()
+    service = app.extensions["runs"]
+    app.test_client().get("/")  # the start-up resume, before the run exists
+    path = crafted.write(tmp_path / "logs.jsonl", long_sessions(1, 2))
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, RunRequest(suites=["quality"]))
+    for lang in ("en", "zh", "ko"):
+        html = app.test_client().get(f"/r/{run.token}?lang={lang}").get_data(True)
+        assert 'id="run-eta"' in html and 'id="judge-rate"' in html
+        blob = html.split('id="progress-strings">', 1)[1].split("</script>", 1)[0]
+        strings = json.loads(blob)
+        assert "{duration}" in strings["eta"] and "{rate}" in strings["judge_rate"]
+        if lang != "en":
+            assert strings["eta"] != "about {duration} left"
