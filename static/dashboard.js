@@ -37,6 +37,13 @@
     responsive: true, displayModeBar: false, displaylogo: false,
     showLink: false, showSendToCloud: false, showEditInChartStudio: false,
   };
+  // Plotly's own words (box hover labels, zoom hints) from our catalogs.
+  const localeBlock = document.getElementById("plotly-locale");
+  const locale = localeBlock ? JSON.parse(localeBlock.textContent) : null;
+  if (locale) {
+    window.Plotly.register({ moduleType: "locale", name: locale.name, dictionary: locale.dictionary });
+    config.locale = locale.name;
+  }
   // On touch screens a drag on a chart should scroll the page, not zoom.
   const touch = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
 

@@ -26,7 +26,12 @@ SAMPLE = ROOT / "sample_data.jsonl"
 PLACEHOLDER = re.compile(r"%\(\w+\)s|%%")
 MIN_FRAGMENT = 10  # shorter English fragments can occur inside other words
 # Shown in English on purpose: a paper's Methods section is written in English.
-ENGLISH_BY_DESIGN = re.compile(r'<p id="methods-paragraph".*?</p>', re.S)
+# The Methods paragraph is for an English paper; the Plotly locale block maps
+# Plotly's English lookup keys to our translations.
+ENGLISH_BY_DESIGN = re.compile(
+    r'<p id="methods-paragraph".*?</p>|<script type="application/json" id="plotly-locale">.*?</script>',
+    re.S,
+)
 PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "missing": 1, "rounds": 2, "type": "'robot'", "status": 503,
           "kind": "ReadTimeout", "attempts": 3, "reason": "internal error"}  # fmt: skip

@@ -10,6 +10,7 @@ from translations import _, metric_label
 from web import panels
 from web.formatting import display_key, p_value
 from web.paper_methods import methods_paragraph
+from web.plotly_locale import plotly_locale
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
@@ -229,6 +230,7 @@ def context(storage, run, args) -> dict:
         "methods_paragraph": methods_paragraph(run),
         "tables": [comparison_table(run, baseline, suite, percent) for suite in suites],
         "figures": all_figures,
+        "plotly_locale": plotly_locale(),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "suites": [registry.get(name) for name in suites],
