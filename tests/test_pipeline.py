@@ -5,6 +5,7 @@ started as a separate ``celery -A app:celery_app worker`` process."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +188,25 @@ def test_roleplay_suite_through_the_scripted_judge(
     assert (
         document["summary"]["Ours"]["jera_avg"] == 210.0
     )  # the unscored session is excluded
+
+
+def test_sample_data_with_a_judge_that_answers_everything_ends_done(
+    embedded_app, judge_server
+):
+    """The shipped sample, every suite, a judge that answers every prompt: the
+    run is done; ERTD cannot read the Chinese and Korean sessions, so those
+    rows are not_applicable (with the reason), never unscored."""
+    from metrics import registry
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+    document = evaluate(embedded_app, sample, judge_server, suites=registry.names())
+    assert document["run"]["status"] == "done"
+    statuses = {row["status"] for row in document["rows"]}
+    assert statuses == {"ok", "not_applicable"}
+    ertd = rows_by(document, metric="ertd")
+    for row in ertd:
+        multilingual = row["session_id"].startswith(("ps-zh-", "ps-ko-"))
+        expected = "not_applicable" if multilingual else "ok"
+        assert row["status"] == expected, row
+        assert bool(row["note"]) == multilingual
+    assert {r["session_id"][:5] for r in ertd if r["status"] == "ok"} == {"ps-en"}
