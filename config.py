@@ -46,6 +46,31 @@ def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
     return raw.rstrip("/")
 
 
+def _rate_limit(name: str, raw: str) -> str:
+    """A Flask-Limiter rate: "30 per hour", or several joined by ";".
+
+    >>> _rate_limit("RATE_LIMIT_UPLOADS", "10 per minute; 30 per hour")
+    '10 per minute; 30 per hour'
+    >>> _rate_limit("RATE_LIMIT_UPLOADS", "thirty an hour")
+    Traceback (most recent call last):
+    ...
+    config.ConfigError: RATE_LIMIT_UPLOADS must be a rate such as '30 per hour' ...
+    """
+    # The parser Flask-Limiter itself uses, so what passes here is what it applies.
+    from limits import parse_many
+
+    try:
+        rates = parse_many(raw)
+    except ValueError:
+        rates = []
+    if not rates or any(rate.amount < 1 for rate in rates):
+        raise ConfigError(
+            f"{name} must be a rate such as '30 per hour' (several joined by"
+            f" ';'), got {raw!r}"
+        )
+    return raw.strip()
+
+
 def _bool(name: str, raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
@@ -97,6 +122,16 @@ DEFAULTS: dict = {
     "CHUNK_STALL_S": 300.0,
     "QUEUE_TIMEOUT_S": None,
     "MAX_CHUNK_ATTEMPTS": 3,
+    # Abuse limits per client address (web/limits.py), in Flask-Limiter's
+    # notation; an upload is a run started from the page or the API.
+    "RATE_LIMITS_ENABLED": True,
+    "RATE_LIMIT_UPLOADS": "30 per hour",
+    "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
+    "RATE_LIMIT_RETRIES": "20 per hour",
+    # Reverse proxies in front of the app that append X-Forwarded-For: the
+    # client address (rate limits, fair scheduling) is taken that many hops
+    # back. 0 trusts no header, else any client could pick its own address.
+    "TRUSTED_PROXIES": 0,
     "FORCE_HTTPS": False,
     # Base of the absolute links in API replies, e.g. https://bench.example.org;
     # unset: relative links (never taken from the request's Host header).
@@ -111,6 +146,10 @@ DEFAULTS: dict = {
     # default). A shared PostgreSQL is upgraded with `flask db upgrade`.
     "DB_AUTO_UPGRADE": None,
 }
+
+
+# The configurable rates, each applied by web/limits.py to its endpoints.
+RATE_LIMITS = ("RATE_LIMIT_UPLOADS", "RATE_LIMIT_VALIDATIONS", "RATE_LIMIT_RETRIES")
 
 
 def defaults(instance_path: Path) -> dict:
@@ -152,6 +191,11 @@ _PARSERS = {
     "CHUNK_STALL_S": lambda n, v: _float(n, v, 1.0),
     "QUEUE_TIMEOUT_S": lambda n, v: _float(n, v, 1.0),
     "MAX_CHUNK_ATTEMPTS": lambda n, v: _int(n, v, 1),
+    "RATE_LIMITS_ENABLED": _bool,
+    "RATE_LIMIT_UPLOADS": _rate_limit,
+    "RATE_LIMIT_VALIDATIONS": _rate_limit,
+    "RATE_LIMIT_RETRIES": _rate_limit,
+    "TRUSTED_PROXIES": lambda n, v: _int(n, v, 0),
     "FORCE_HTTPS": _bool,
     "PUBLIC_URL": lambda n, v: _url(n, v, ("http://", "https://")),
     "DB_AUTO_UPGRADE": _bool,
@@ -212,6 +256,8 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
             "MAX_SESSIONS x MAX_ROUNDS_PER_SESSION x MAX_METHODS must stay below "
             f"2**31 (a run's unit count is a 32-bit integer), got {units}"
         )
+    for name in RATE_LIMITS:  # overrides bypass the parsers: check them too
+        settings[name] = _rate_limit(name, str(settings[name]))
     if not settings["SECRET_KEY"]:
         settings["SECRET_KEY"] = _instance_secret(instance_path)
     return settings

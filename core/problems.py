@@ -83,6 +83,12 @@ MESSAGES: dict[str, LazyText] = {
         "The evaluation queue is unavailable; nothing was started. Try again shortly."
     ),
     "already_final": _l("The run is already %(status)s."),
+    "view_only": _l(
+        "This link can only view. Changing or deleting needs the manage link "
+        "returned when the run or workspace was created."
+    ),
+    "unknown_workspace": _l("No workspace has this manage token."),
+    "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
     "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
     "retry_in_progress": _l("A retry of this run is already in progress."),
     "bad_judge_model": _l(
@@ -102,6 +108,9 @@ MESSAGES: dict[str, LazyText] = {
         "The form expired or came from another site. Reload the page and try again."
     ),
     "internal": _l("Something went wrong on our side."),
+    "rate_limited": _l(
+        "Too many requests from your address. Try again in %(seconds)s seconds."
+    ),
 }
 
 

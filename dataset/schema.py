@@ -8,6 +8,7 @@ Problems carry a code and the parameters of their message
 Primitive checks are in :mod:`dataset.fields`, the optional suite blocks in
 :mod:`dataset.blocks`, the bounds in :mod:`dataset.limits`.
 
+>>> from core.problems import Problem
 >>> Problem.make(3, "rounds[0].round", "round_below_one").message
 'rounds[0].round: must be an integer >= 1.'
 """

@@ -168,7 +168,8 @@ def judge_for(ctx: Context, run, chunk_index: int, on_items=None) -> Judge | Non
     judge_config = JudgeConfig.from_settings(ctx.config, run.options)
     if judge_config is None:
         return None
-    cache = JudgeCache(ctx.storage) if run.options.get("use_cache", True) else None
+    use_cache = run.options.get("use_cache", True)
+    cache = JudgeCache(ctx.storage, run.id) if use_cache else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
     return Judge(
         judge_config, cache=cache, should_stop=stop, pool=ctx.pool, on_items=on_items

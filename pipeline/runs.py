@@ -37,6 +37,8 @@ class RunRequest:
     client: str | None = (
         None  # who submits: their runs share a fair part of the workers
     )
+    workspace_id: str | None = None  # the workspace the run joins
+    name: str | None = None  # shown in the workspace and in comparisons
 
 
 class RunService:
@@ -106,6 +108,8 @@ class RunService:
             judge=self.public_judge(suites, options),
             options=options,
             client=request.client,
+            workspace_id=request.workspace_id,
+            name=request.name,
         )
         try:
             plan_run(self.storage, self.config, run, report.spans)
@@ -202,6 +206,9 @@ class RunService:
             options={**options, "use_cache": True, "retry_of": run.token},
             client=run.client,
             retry_of=run.id,
+            workspace_id=run.workspace_id,
+            name=run.name,
+            tags=run.tags,
         )
         plan_from_upload(self.storage, self.config, retry)
         return self._enqueue_or_fail(self.storage.get_run(retry.id))

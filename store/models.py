@@ -1,5 +1,5 @@
-"""ORM models: runs, result rows, chunk bookkeeping, the session index and
-the judge cache. Session-level rows have no round; they are stored with
+"""ORM models: workspaces, runs, result rows, chunk bookkeeping, the session
+index, the judge cache and which runs used which cache entries. Session-level rows have no round; they are stored with
 ``round = 0`` because a SQL unique constraint treats NULLs as distinct (the
 results format maps 0 back to null). Schema changes go through a migration
 in ``store/migrations/versions`` (a test compares the two)."""
@@ -52,6 +52,21 @@ class Base(DeclarativeBase):
     type_annotation_map: ClassVar = {dict: JSONType, list: JSONType}
 
 
+class Workspace(Base):
+    """A group of runs. ``token`` views it, ``manage_token`` changes it; the
+    two are independent random tokens (``store/workspaces.py``)."""
+
+    __tablename__ = "workspaces"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    manage_token: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow
+    )
+
+
 class Run(Base):
     __tablename__ = "runs"
 
@@ -87,6 +102,18 @@ class Run(Base):
     client: Mapped[str | None] = mapped_column(String(64))  # fair share key
     retry_of: Mapped[str | None] = mapped_column(String(32), index=True)
     history_truncated: Mapped[int] = mapped_column(BigInteger, default=0)
+    # Owner rights (cancel, retry, rename, delete). Runs of earlier releases
+    # have none: their share token keeps every right it had.
+    # (Indexes, not constraints: on SQLite a new constraint rebuilds the table,
+    # and dropping the old one would cascade to the rows.) Deleting a
+    # workspace deletes its runs (store/deletion.py).
+    manage_token: Mapped[str | None] = mapped_column(
+        String(64), index=True, unique=True
+    )
+    workspace_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    name: Mapped[str | None] = mapped_column(String(255))
+    tags: Mapped[list | None] = mapped_column(default=list)
+    comment: Mapped[str | None] = mapped_column(Text)
 
 
 class ResultRow(Base):
@@ -170,3 +197,16 @@ class RunSession(Base):
     session_id: Mapped[str] = mapped_column(String(255))
     start: Mapped[int] = mapped_column(BigInteger)
     end: Mapped[int] = mapped_column(BigInteger)
+
+
+class RunCacheKey(Base):
+    """A judge cache entry a run wrote or read: deleting a run deletes the
+    entries no other run used. Entries of earlier releases have no record
+    and are kept."""
+
+    __tablename__ = "run_cache_keys"
+    __table_args__ = (UniqueConstraint("run_id", "key", name="uq_run_cache_key"),)
+
+    id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(64), index=True)

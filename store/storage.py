@@ -9,7 +9,6 @@ only the first time its completion is recorded.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -22,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 from core.status import ACTIVE_RUN
 from store import migrate
 from store.chunks import ChunkQueries
+from store.deletion import DeletionQueries
 from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
@@ -33,6 +33,7 @@ from store.models import (
     utcnow,
 )
 from store.progress import ProgressQueries
+from store.workspaces import WorkspaceQueries, new_token
 
 UNFINISHED = tuple(ACTIVE_RUN)
 ROW_FILTERS = ("session_id", "method", "metric", "status")
@@ -58,7 +59,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-class Storage(ChunkQueries, ProgressQueries):
+class Storage(ChunkQueries, ProgressQueries, WorkspaceQueries, DeletionQueries):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 
     def __init__(self, url: str, **engine_options):
@@ -80,6 +81,8 @@ class Storage(ChunkQueries, ProgressQueries):
 
     # -- runs --------------------------------------------------------------
     def create_run(self, **fields) -> Run:
+        """A new run with its view ``token`` and its ``manage_token``."""
+        fields.setdefault("manage_token", new_token())
         run = Run(id=uuid.uuid4().hex, token=new_token(), **fields)
         with self.session.begin() as db:
             db.add(run)
@@ -338,13 +341,21 @@ def batched(items: Iterable, size: int) -> Iterator[list]:
 
 
 class JudgeCache:
-    """The judge's view of the cache: ``get(keys)`` and ``put(entries)``."""
+    """The judge's view of the cache: ``get(keys)`` and ``put(entries)``.
+    With a ``run_id``, the entries the run wrote or read are recorded, so
+    deleting the run can delete the ones no other run used."""
 
-    def __init__(self, storage: Storage):
-        self.get = storage.cache_get
-        self.put = storage.cache_put
+    def __init__(self, storage: Storage, run_id: str | None = None):
+        self.storage, self.run_id = storage, run_id
 
+    def get(self, keys: Iterable[str]) -> dict:
+        found = self.storage.cache_get(keys)
+        if self.run_id and found:
+            self.storage.record_cache_keys(self.run_id, found)
+        return found
 
-def new_token() -> str:
-    """Share tokens: 24 random bytes (192 bits), URL-safe, never sequential."""
-    return secrets.token_urlsafe(24)
+    def put(self, entries: Iterable[dict]) -> None:
+        entries = list(entries)
+        self.storage.cache_put(entries)
+        if self.run_id:
+            self.storage.record_cache_keys(self.run_id, (e["key"] for e in entries))

@@ -11,7 +11,12 @@ from app import create_app
 from bench.judge_server import ScriptedJudge
 from store.storage import Storage
 from tests import services
-from tests.pipeline_support import FAST_JUDGE, RedisDeployment, base_config
+from tests.pipeline_support import (
+    FAST_JUDGE,
+    GENEROUS_RATE_LIMITS,
+    RedisDeployment,
+    base_config,
+)
 
 
 @pytest.fixture
@@ -31,6 +36,7 @@ def app_factory(tmp_path):
                 "REDIS_URL": None,
                 "JUDGE_API_URL": None,
                 "JUDGE_MODEL": None,
+                **GENEROUS_RATE_LIMITS,
                 **overrides,
             }
         )

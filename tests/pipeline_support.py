@@ -10,6 +10,15 @@ from tests import workers
 FAST_JUDGE = {"JUDGE_TIMEOUT_S": 0.5, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
 
 
+# The rate limits stay on in tests (their code runs on every request) but no
+# test other than tests/test_rate_limits.py should ever reach them.
+GENEROUS_RATE_LIMITS = {
+    "RATE_LIMIT_UPLOADS": "1000000 per hour",
+    "RATE_LIMIT_VALIDATIONS": "1000000 per hour",
+    "RATE_LIMIT_RETRIES": "1000000 per hour",
+}
+
+
 def base_config(tmp_path) -> dict:
     return {
         "TESTING": True,
@@ -20,6 +29,7 @@ def base_config(tmp_path) -> dict:
         "JUDGE_API_URL": None,
         "JUDGE_MODEL": None,
         **FAST_JUDGE,
+        **GENEROUS_RATE_LIMITS,
     }
 
 

@@ -37,7 +37,14 @@ def test_202_then_status_and_results(client):
     response = upload(client, sample_bytes(), name="对话日志.jsonl")
     assert response.status_code == 202
     created = response.get_json()
-    assert set(created) == {"id", "token", "status_url", "dashboard_url"}
+    assert set(created) == {
+        "id",
+        "token",
+        "manage_token",
+        "status_url",
+        "dashboard_url",
+        "manage_url",
+    }
     assert created["dashboard_url"].endswith(f"/r/{created['token']}")
     assert len(created["token"]) >= 22
     body = wait_final(client, created["token"])
@@ -67,12 +74,14 @@ def test_status_while_running_has_no_results_yet(app, client, tmp_path):
         app.config.update(
             JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted", JUDGE_CONCURRENCY=1
         )
-        token = upload(client, sample_bytes()).get_json()["token"]
+        created = upload(client, sample_bytes()).get_json()
+        token, manage = created["token"], created["manage_token"]
         body = client.get(f"/api/v1/runs/{token}").get_json()
         assert body["status"] in ("queued", "running")
         assert body["results"] is None
-        assert client.post(f"/api/v1/runs/{token}/cancel").status_code == 202
-        assert client.post(f"/api/v1/runs/{token}/cancel").status_code == 409
+        assert client.post(f"/api/v1/runs/{token}/cancel").status_code == 403  # view
+        assert client.post(f"/api/v1/runs/{manage}/cancel").status_code == 202
+        assert client.post(f"/api/v1/runs/{manage}/cancel").status_code == 409
 
 
 @pytest.mark.parametrize(

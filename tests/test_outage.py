@@ -34,8 +34,9 @@ def test_outage_within_the_retry_budget_is_absorbed(app_factory, tmp_path):
         threading.Timer(
             1.5, lambda: setattr(judge.state, "outage_status", None)
         ).start()
+        # the uploader's manage token: it may ask for a retry
         token = upload(client, path.read_bytes(), suites="alignment").get_json()[
-            "token"
+            "manage_token"
         ]
         body = wait_final(client, token, timeout=120)
     assert body["status"] == "done"
@@ -57,8 +58,9 @@ def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path
             JUDGE_CONCURRENCY=8,
         )
         client = app.test_client()
+        # the uploader's manage token: it may ask for a retry
         token = upload(client, path.read_bytes(), suites="alignment").get_json()[
-            "token"
+            "manage_token"
         ]
         first = wait_final(client, token)["results"]
         assert first["run"]["status"] == "partial"
@@ -68,7 +70,7 @@ def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path
 
         response = client.post(f"/api/v1/runs/{token}/retry")
         assert response.status_code == 202
-        retry_token = response.get_json()["token"]
+        retry_token = response.get_json()["manage_token"]
         second = wait_final(client, retry_token)["results"]
         asked = judge.state.calls - calls_before
 
@@ -101,8 +103,9 @@ def test_connection_refused_then_back_is_absorbed(app_factory, tmp_path):
         1.5, lambda: revived.append(ScriptedJudge(port=port).__enter__())
     ).start()
     try:
+        # the uploader's manage token: it may ask for a retry
         token = upload(client, path.read_bytes(), suites="alignment").get_json()[
-            "token"
+            "manage_token"
         ]
         body = wait_final(client, token, timeout=120)
     finally:
@@ -151,8 +154,9 @@ def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):
 
     threading.Timer(10, phase_two).start()
     try:
+        # the uploader's manage token: it may ask for a retry
         token = upload(client, path.read_bytes(), suites="alignment").get_json()[
-            "token"
+            "manage_token"
         ]
         body = wait_final(client, token, timeout=180)
     finally:

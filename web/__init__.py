@@ -13,14 +13,17 @@ from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
 from metrics import notes
 from translations import problem_message
 from web import (
+    access,
     api,
     assets,
     dashboard,
     downloads,
     explore_pages,
     formatting,
+    limits,
     pages,
     security,
+    workspace_pages,
 )
 
 csrf = CSRFProtect()
@@ -92,6 +95,7 @@ def init_app(app) -> None:
     )
     app.jinja_env.filters["pretty_json"] = pretty_json
     security.init_app(app)
+    access.init_app(app)
     csrf.init_app(app)
     csrf.exempt(api.bp)  # programmatic clients; no cookies or sessions involved
     app.register_blueprint(pages.bp)
@@ -99,6 +103,8 @@ def init_app(app) -> None:
     app.register_blueprint(assets.bp)
     app.register_blueprint(explore_pages.bp)
     app.register_blueprint(downloads.bp)
+    app.register_blueprint(workspace_pages.bp)
+    limits.init_app(app)  # wraps the views above, so it comes after them
 
     @app.errorhandler(404)
     def not_found(_error):

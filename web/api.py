@@ -19,11 +19,31 @@ def _service():
     return current_app.extensions["runs"]
 
 
+def _storage():
+    return current_app.extensions["storage"]
+
+
 def _run_or_404(token: str):
-    run = current_app.extensions["storage"].get_run_by_token(token)
-    if run is None:
+    """The run a view or manage token opens."""
+    found = _storage().find_run(token)
+    if found is None:
         abort(404)
-    return run
+    return found.item
+
+
+def _forbidden():
+    problem = Rejected.one("view_only", http=403)
+    return jsonify(errors=_errors(problem.errors)), 403
+
+
+def _managed(token: str, act):
+    """``act(run)`` when ``token`` may change the run; 403 for a view token."""
+    found = _storage().find_run(token)
+    if found is None:
+        abort(404)
+    if not found.can_manage:
+        return _forbidden()
+    return act(found.item)
 
 
 @bp.post("/validate")
@@ -65,18 +85,82 @@ def run_status(token: str):
 
 @bp.post("/runs/<token>/retry")
 def retry(token: str):
-    """Re-run the failed rows of a finished run as a new run (202)."""
-    run = _run_or_404(token)
-    return _started(lambda: _service().retry_failed(run))
+    """Re-run the failed rows of a finished run as a new run (202); the
+    retry joins the run's workspace and has its own manage token."""
+    return _managed(token, lambda run: _started(lambda: _service().retry_failed(run)))
 
 
 @bp.post("/runs/<token>/cancel")
 def cancel(token: str):
-    run = _run_or_404(token)
+    return _managed(token, _cancel)
+
+
+def _cancel(run):
     if not _service().cancel(run):
         problem = Rejected.one("already_final", http=409, status=run.status)
         return jsonify(status=run.status, errors=_errors(problem.errors)), 409
     return jsonify(status=RunStatus.CANCELLED), 202
+
+
+@bp.patch("/runs/<token>")
+def edit_run(token: str):
+    """Rename, tag or comment a run: ``{"name", "tags", "comment"}``."""
+    return _managed(token, _edit)
+
+
+def _edit(run):
+    try:
+        fields = forms.run_fields(request.get_json(silent=True))
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
+    _storage().update_run_fields(run.id, **fields)
+    return jsonify(_listed(_storage().get_run(run.id))), 200
+
+
+@bp.delete("/runs/<token>")
+def delete_run(token: str):
+    """Delete a run and everything of it (204); both its tokens then 404."""
+
+    def delete(run):
+        _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+        return "", 204
+
+    return _managed(token, delete)
+
+
+# -- workspaces ----------------------------------------------------------------
+@bp.post("/workspaces")
+def create_workspace():
+    body = request.get_json(silent=True) or {}
+    name = str(body.get("name") or request.form.get("name", ""))[:255].strip()
+    workspace = _storage().create_workspace(name)
+    return jsonify(
+        token=workspace.token,
+        manage_token=workspace.manage_token,
+        url=link("workspaces.workspace_page", token=workspace.token),
+        manage_url=link("workspaces.workspace_page", token=workspace.manage_token),
+    ), 201
+
+
+@bp.get("/workspaces/<token>")
+def workspace(token: str):
+    found = _storage().find_workspace(token)
+    if found is None:
+        abort(404)
+    runs = _storage().workspace_runs(found.item.id)
+    return jsonify(name=found.item.name, runs=[_listed(run) for run in runs])
+
+
+@bp.delete("/workspaces/<token>")
+def delete_workspace(token: str):
+    """Delete a workspace and every run in it (204)."""
+    found = _storage().find_workspace(token)
+    if found is None:
+        abort(404)
+    if not found.can_manage:
+        return _forbidden()
+    _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
+    return "", 204
 
 
 def link(endpoint: str, **values) -> str:
@@ -89,9 +173,42 @@ def link(endpoint: str, **values) -> str:
 
 
 def _created(run) -> dict:
+    """The uploader's reply: the only place the manage token is given out."""
     return {
         "id": run.id,
         "token": run.token,
+        "manage_token": run.manage_token,
         "status_url": link("api.run_status", token=run.token),
         "dashboard_url": link("pages.run_page", token=run.token),
+        "manage_url": link("pages.run_page", token=run.manage_token),
     }
+
+
+def _listed(run) -> dict:
+    """A run as a workspace lists it: view links only."""
+    judge = run.judge or {}
+    return {
+        "token": run.token,
+        "name": run.name,
+        "file_name": run.file_name,
+        "sessions": run.sessions,
+        "methods": run.methods,
+        "suites": run.suites,
+        "judge_model": judge.get("model"),
+        "prompt_versions": judge.get("prompts"),
+        "status": run.status,
+        "tags": run.tags or [],
+        "comment": run.comment,
+        "created_at": _iso(run.created_at),
+        "finished_at": _iso(run.finished_at),
+        "counts": {
+            "judge_calls": run.judge_calls,
+            "done": run.done,
+            "total": run.total,
+        },
+        "dashboard_url": link("pages.run_page", token=run.token),
+    }
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None

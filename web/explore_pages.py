@@ -15,7 +15,7 @@ from core.status import RowStatus
 from metrics import registry
 from store import explore as queries
 from translations import _
-from web import explore
+from web import access, explore
 
 bp = Blueprint("explore", __name__)
 
@@ -24,11 +24,7 @@ def _storage():
     return current_app.extensions["storage"]
 
 
-def _run_or_404(token: str):
-    run = _storage().get_run_by_token(token)
-    if run is None:
-        abort(404)
-    return run
+_run_or_404 = access.run_or_404
 
 
 def _method_or_404(run, name: str | None) -> str:

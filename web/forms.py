@@ -12,6 +12,9 @@ from core.problems import Rejected
 from metrics import registry
 from pipeline.runs import RunRequest
 
+MAX_RUN_NAME_CHARS = 255  # the column's width
+MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
+
 
 def uploaded_file(files):
     upload = files.get("file")
@@ -48,12 +51,26 @@ def run_request(form) -> RunRequest:
         samples=int(samples_raw),
         options=_suite_options(form),
         client=client_id(),
+        workspace_id=_workspace_id(form.get("workspace", "").strip()),
+        name=form.get("name", "").strip()[:MAX_RUN_NAME_CHARS] or None,
     )
 
 
+def _workspace_id(manage_token: str) -> str | None:
+    """The workspace a run joins: only its manage token may add runs."""
+    if not manage_token:
+        return None
+    found = current_app.extensions["storage"].find_workspace(manage_token)
+    if found is None:
+        raise Rejected.one("unknown_workspace", path="workspace", http=404)
+    if not found.can_manage:
+        raise Rejected.one("view_only", path="workspace", http=403)
+    return found.item.id
+
+
 def client_id() -> str:
-    """Who is asking, for fair scheduling: a keyed hash of the client address
-    (the address itself is never stored)."""
+    """Who is asking, for fair scheduling and the rate limits (web/limits.py):
+    a keyed hash of the client address (the address itself is never stored)."""
     key = str(current_app.config["SECRET_KEY"]).encode()
     address = (request.remote_addr or "unknown").encode()
     return hmac.new(key, address, hashlib.sha256).hexdigest()[:16]
@@ -79,3 +96,60 @@ def submit(request):
     upload = uploaded_file(request.files)
     service = current_app.extensions["runs"]
     return service.submit(upload.stream, upload.filename, run_request(request.form))
+
+
+def run_fields(body) -> dict:
+    """The editable fields of a run from a JSON object: ``name`` (string or
+    null), ``tags`` (strings), ``comment`` (string or null). When one is
+    wrong, every problem is reported and nothing is applied."""
+    from core.problems import Problem
+    from dataset.fields import type_name
+
+    if not isinstance(body, dict):
+        found = type_name(body)
+        raise Rejected.one("wrong_type", path="body", expected="object", found=found)
+    fields: dict[str, object] = {}
+    problems: list[Problem] = []
+    for name, limit in (("name", MAX_RUN_NAME_CHARS), ("comment", MAX_COMMENT_CHARS)):
+        if name not in body:
+            continue
+        value = body[name]
+        if value is not None and not isinstance(value, str):
+            problems.append(_wrong_type(name, "string", value))
+        elif value is not None and len(value) > limit:
+            problems.append(
+                Problem.make(None, name, "too_long", length=len(value), limit=limit)
+            )
+        else:
+            fields[name] = (value or "").strip() or None
+    if "tags" in body:
+        tags = body["tags"]
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            problems.append(_wrong_type("tags", "array of strings", tags))
+        elif len(tags) > MAX_TAGS:
+            problems.append(
+                Problem.make(
+                    None, "tags", "too_many_tags", count=len(tags), limit=MAX_TAGS
+                )
+            )
+        else:
+            problems += [
+                Problem.make(
+                    None, f"tags[{i}]", "too_long", length=len(t), limit=MAX_TAG_CHARS
+                )
+                for i, t in enumerate(tags)
+                if len(t) > MAX_TAG_CHARS
+            ]
+            fields["tags"] = sorted({t.strip() for t in tags if t.strip()})
+    if problems:
+        raise Rejected(problems)
+    return fields
+
+
+def _wrong_type(path: str, expected: str, value):
+    from core.problems import Problem
+    from dataset.fields import type_name
+
+    return Problem.make(
+        None, path, "wrong_type", expected=expected, found=type_name(value)
+    )

@@ -26,7 +26,7 @@ from core.status import FINAL_RUN
 from metrics import registry
 from metrics.results import tidy_row
 from translations import translate_problems
-from web import dashboard, exports, forms
+from web import access, dashboard, exports, forms
 
 bp = Blueprint("pages", __name__)
 
@@ -39,11 +39,7 @@ def _service():
     return current_app.extensions["runs"]
 
 
-def _run_or_404(token: str):
-    run = _storage().get_run_by_token(token)
-    if run is None:
-        abort(404)
-    return run
+_run_or_404 = access.run_or_404
 
 
 def _upload_context(**extra) -> dict:
@@ -87,7 +83,9 @@ def create_run():
         return render_template(
             "index.html", **_upload_context(errors=errors)
         ), rejected.status
-    return redirect(url_for("pages.run_page", token=run.token), code=303)
+    # The uploader lands on the manage link; the share button gives out the
+    # view link (templates/_copy_link.html).
+    return redirect(url_for("pages.run_page", token=run.manage_token), code=303)
 
 
 @bp.get("/r/<token>")
@@ -103,19 +101,33 @@ def run_page(token: str):
 
 @bp.post("/r/<token>/cancel")
 def cancel(token: str):
-    run = _run_or_404(token)
+    try:
+        run = access.managed_run(token)
+    except Rejected as rejected:
+        return _error_page(rejected)
     _service().cancel(run)
     return redirect(url_for("pages.run_page", token=token), code=303)
 
 
 @bp.post("/r/<token>/retry")
 def retry(token: str):
-    run = _run_or_404(token)
+    """The retry opens with its manage token: the one who asked owns it."""
     try:
-        retry_run = _service().retry_failed(run)
+        retry_run = _service().retry_failed(access.managed_run(token))
     except Rejected as rejected:
         return _error_page(rejected)
-    return redirect(url_for("pages.run_page", token=retry_run.token), code=303)
+    return redirect(url_for("pages.run_page", token=retry_run.manage_token), code=303)
+
+
+@bp.post("/r/<token>/delete")
+def delete(token: str):
+    """Delete the run (the form asks for confirmation first) and go home."""
+    try:
+        run = access.managed_run(token)
+    except Rejected as rejected:
+        return _error_page(rejected)
+    _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+    return redirect(url_for("pages.index", deleted=1), code=303)
 
 
 def _error_page(rejected: Rejected):

@@ -5,7 +5,9 @@ data travels in ``<script type="application/json">`` blocks, which browsers
 never execute. Plotly needs inline styles (``style-src 'unsafe-inline'``),
 not ``unsafe-eval``. Share links carry secrets in their path, so no page sends
 a Referer. HTTPS-only behaviour (HSTS, Secure cookies) follows FORCE_HTTPS so
-plain-HTTP development and tests keep working.
+plain-HTTP development and tests keep working. Behind ``TRUSTED_PROXIES``
+reverse proxies the client address is read from X-Forwarded-For, that many
+hops back, and nothing else of the forwarded headers is believed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import secrets
 
 from flask import g
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 
 def csp_nonce() -> str:
@@ -47,6 +50,12 @@ def init_app(app) -> None:
         PREFERRED_URL_SCHEME="https" if https else "http",
     )
     app.jinja_env.globals["csp_nonce"] = csp_nonce
+    if app.config["TRUSTED_PROXIES"]:
+        # Only the client address: links are built from PUBLIC_URL, never
+        # from forwarded host or scheme headers.
+        app.wsgi_app = ProxyFix(
+            app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=0, x_host=0
+        )
 
     @app.after_request
     def add_security_headers(response):

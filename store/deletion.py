@@ -1,0 +1,71 @@
+"""Deleting a run or a workspace, leaving nothing of it behind.
+
+A run takes with it its rows, chunks and session index (``ON DELETE
+CASCADE``, and explicitly, so a SQLite connection without foreign keys
+loses nothing either), the judge cache entries no other run wrote or read
+(``run_cache_keys``), and its upload file unless another run (a retry, a
+second upload of the same bytes) still reads it. A workspace takes its runs.
+
+The rows go in one transaction; the file goes after it commits, so a
+failed deletion never leaves a run whose file is gone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import delete, exists, select
+from sqlalchemy.engine import Engine
+
+from store.models import (
+    JudgeCacheEntry,
+    ResultRow,
+    Run,
+    RunCacheKey,
+    RunChunk,
+    RunSession,
+    Workspace,
+)
+from store.uploads import upload_path
+
+OWNED_BY_RUN = (ResultRow, RunChunk, RunSession)
+
+
+class DeletionQueries:
+    """``Storage`` provides ``engine``."""
+
+    engine: Engine
+
+    def delete_run(self, run, upload_folder: str | Path) -> None:
+        """``run``: anything with ``id`` and ``upload_id``."""
+        with self.engine.begin() as conn:
+            _delete_run_records(conn, run.id)
+            still_read = conn.execute(
+                select(exists().where(Run.upload_id == run.upload_id))
+            ).scalar_one()
+        if not still_read:
+            upload_path(upload_folder, run.upload_id).unlink(missing_ok=True)
+
+    def delete_workspace(self, workspace: Workspace, upload_folder: str | Path) -> None:
+        query = select(Run.id, Run.upload_id).where(Run.workspace_id == workspace.id)
+        with self.engine.connect() as conn:
+            runs = list(conn.execute(query))
+        for run in runs:
+            self.delete_run(run, upload_folder)
+        with self.engine.begin() as conn:
+            conn.execute(delete(Workspace).where(Workspace.id == workspace.id))
+
+
+def _delete_run_records(conn, run_id: str) -> None:
+    used = select(RunCacheKey.key).where(RunCacheKey.run_id == run_id)
+    used_elsewhere = select(RunCacheKey.key).where(
+        RunCacheKey.run_id != run_id, RunCacheKey.key.in_(used)
+    )
+    conn.execute(
+        delete(JudgeCacheEntry).where(
+            JudgeCacheEntry.key.in_(used), JudgeCacheEntry.key.not_in(used_elsewhere)
+        )
+    )
+    for model in (RunCacheKey, *OWNED_BY_RUN):
+        conn.execute(delete(model).where(model.run_id == run_id))
+    conn.execute(delete(Run).where(Run.id == run_id))

@@ -1,0 +1,208 @@
+"""Workspaces, view and manage tokens, and deletion: the API flow on SQLite
+(embedded) and PostgreSQL (team mode), and the storage rules on both."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from store.models import (
+    JudgeCacheEntry,
+    ResultRow,
+    Run,
+    RunCacheKey,
+    RunChunk,
+    RunSession,
+    Workspace,
+)
+from tests import crafted
+
+FINAL = ("done", "partial", "failed", "cancelled")
+RUN_FIELDS = {
+    "file_name": "logs.jsonl",
+    "file_sha256": "0" * 64,
+    "methods": ["Base", "Ours"],
+    "suites": ["quality"],
+}
+
+
+def upload(client, data: bytes, **fields):
+    body = {"file": (io.BytesIO(data), "logs.jsonl"), "suites": "quality", **fields}
+    return client.post("/api/v1/runs", data=body, content_type="multipart/form-data")
+
+
+def wait_final(client, token: str) -> dict:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        body = client.get(f"/api/v1/runs/{token}").get_json()
+        if body["status"] in FINAL:
+            return body
+        time.sleep(0.1)
+    raise AssertionError("the run did not finish")
+
+
+def left_of(storage, run_id: str) -> dict[str, int]:
+    """Rows of every table that still name the run."""
+    counts = {}
+    with storage.engine.connect() as conn:
+        for model in (ResultRow, RunChunk, RunSession, RunCacheKey):
+            query = select(func.count()).where(model.run_id == run_id)
+            counts[model.__tablename__] = conn.execute(query).scalar_one()
+        query = select(func.count()).where(Run.id == run_id)
+        counts["runs"] = conn.execute(query).scalar_one()
+    return {table: n for table, n in counts.items() if n}
+
+
+def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
+    client, storage = web_app.test_client(), web_app.extensions["storage"]
+    created = client.post("/api/v1/workspaces", json={"name": "persona lab"})
+    assert created.status_code == 201
+    space = created.get_json()
+    assert set(space) == {"token", "manage_token", "url", "manage_url"}
+    assert space["token"] != space["manage_token"]
+    assert min(len(space["token"]), len(space["manage_token"])) >= 22  # >= 128 bits
+
+    data = crafted.write(
+        tmp_path / "a.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    runs = []
+    for name in ("baseline v1", "ours v2"):
+        answer = upload(client, data, workspace=space["manage_token"], name=name)
+        assert answer.status_code == 202, answer.get_json()
+        runs.append(answer.get_json())
+        wait_final(client, runs[-1]["token"])
+    assert upload(client, data, workspace=space["token"]).status_code == 403
+
+    for token in (space["token"], space["manage_token"]):
+        listed = client.get(f"/api/v1/workspaces/{token}").get_json()
+        assert [r["name"] for r in listed["runs"]] == ["ours v2", "baseline v1"]
+        assert all("manage_token" not in r for r in listed["runs"])
+        assert listed["runs"][0]["status"] == "done"
+
+    first, second = runs
+    view, manage = first["token"], first["manage_token"]
+    for method, path in [
+        ("post", f"/api/v1/runs/{view}/cancel"),
+        ("post", f"/api/v1/runs/{view}/retry"),
+        ("delete", f"/api/v1/runs/{view}"),
+        ("patch", f"/api/v1/runs/{view}"),
+        ("delete", f"/api/v1/workspaces/{space['token']}"),
+    ]:
+        refused = getattr(client, method)(path, json={"name": "x"})
+        assert refused.status_code == 403, path
+        assert "manage link" in refused.get_json()["errors"][0]["message"]
+    zh = client.post(f"/api/v1/runs/{view}/cancel?lang=zh")
+    assert (
+        zh.status_code == 403
+        and "manage link" not in zh.get_json()["errors"][0]["message"]
+    )
+
+    edited = client.patch(
+        f"/api/v1/runs/{manage}", json={"name": "v1", "tags": ["a", "a ", "b"]}
+    )
+    assert edited.status_code == 200
+    assert (edited.get_json()["name"], edited.get_json()["tags"]) == ("v1", ["a", "b"])
+    bad = client.patch(f"/api/v1/runs/{manage}", json={"name": 3, "tags": "x"})
+    assert bad.status_code == 400 and len(bad.get_json()["errors"]) == 2
+
+    run_id = storage.find_run(view).item.id
+    upload_file = (
+        Path(web_app.config["UPLOAD_FOLDER"])
+        / f"{storage.get_run(run_id).upload_id}.jsonl"
+    )
+    assert upload_file.exists() and left_of(storage, run_id)
+    assert client.delete(f"/api/v1/runs/{manage}").status_code == 204
+    for token in (view, manage):
+        assert client.get(f"/api/v1/runs/{token}").status_code == 404
+        assert client.get(f"/r/{token}").status_code == 404
+    assert left_of(storage, run_id) == {}
+    assert not upload_file.exists()
+
+    second_id = storage.find_run(second["token"]).item.id
+    assert (
+        client.delete(f"/api/v1/workspaces/{space['manage_token']}").status_code == 204
+    )
+    assert client.get(f"/api/v1/workspaces/{space['token']}").status_code == 404
+    assert client.get(f"/api/v1/runs/{second['token']}").status_code == 404
+    assert left_of(storage, second_id) == {}
+    assert list(Path(web_app.config["UPLOAD_FOLDER"]).glob("*.jsonl")) == []
+    with storage.engine.connect() as conn:
+        assert (
+            conn.execute(select(func.count()).select_from(Workspace)).scalar_one() == 0
+        )
+
+
+def test_deleting_a_run_keeps_what_another_run_still_uses(any_storage, tmp_path):
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    (folder / "shared.jsonl").write_text("{}\n")
+    first = any_storage.create_run(**RUN_FIELDS, upload_id="shared")
+    retry = any_storage.create_run(**RUN_FIELDS, upload_id="shared")  # same file
+    entry = {"prompt_version": "v1", "reply": "r", "parsed": {}}
+    any_storage.cache_put([{**entry, "key": key} for key in ("mine", "both", "older")])
+    any_storage.record_cache_keys(first.id, ["mine", "both"])
+    any_storage.record_cache_keys(retry.id, ["both"])  # "older": no record at all
+
+    any_storage.delete_run(first, folder)
+    assert set(any_storage.cache_get(["mine", "both", "older"])) == {"both", "older"}
+    assert (folder / "shared.jsonl").exists()  # the retry still reads it
+    any_storage.delete_run(retry, folder)
+    assert set(any_storage.cache_get(["mine", "both", "older"])) == {"older"}
+    assert not (folder / "shared.jsonl").exists()
+    with any_storage.engine.connect() as conn:
+        assert (
+            conn.execute(select(func.count()).select_from(JudgeCacheEntry)).scalar_one()
+            == 1
+        )
+
+
+def test_tokens_open_a_run_with_their_rights(any_storage):
+    run = any_storage.create_run(**RUN_FIELDS, upload_id="u")
+    assert run.manage_token and run.manage_token != run.token
+    assert any_storage.find_run(run.token).can_manage is False
+    assert any_storage.find_run(run.manage_token).can_manage is True
+    assert any_storage.find_run("nope") is None
+    # a run of an earlier release has one token, which keeps every right
+    legacy = any_storage.create_run(**RUN_FIELDS, upload_id="u", manage_token=None)
+    assert any_storage.find_run(legacy.token).can_manage is True
+
+
+def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
+    app_factory, tmp_path
+):
+    app = app_factory()
+    client, storage = app.test_client(), app.extensions["storage"]
+    client.get("/")  # the start-up resume, before the runs exist
+    space = storage.create_workspace("lab")
+    run = storage.create_run(
+        **RUN_FIELDS, upload_id="u", workspace_id=space.id, name="v1"
+    )
+    viewer = client.get(f"/w/{space.token}?lang=ko").get_data(as_text=True)
+    assert "v1" in viewer and 'data-testid="edit-run"' not in viewer
+    owner = client.get(f"/w/{space.manage_token}").get_data(as_text=True)
+    assert 'data-testid="edit-run"' in owner and space.token in owner
+    token = re.search(r'name="csrf_token" value="([^"]+)"', owner).group(1)
+    refused = client.post(
+        f"/w/{space.token}/runs/{run.token}", data={"name": "x", "csrf_token": token}
+    )
+    assert refused.status_code == 403
+    edited = client.post(
+        f"/w/{space.manage_token}/runs/{run.token}",
+        data={
+            "name": "v2",
+            "tags": "judge-b, prompt-2",
+            "comment": "new prompt",
+            "csrf_token": token,
+        },
+    )
+    assert edited.status_code == 303
+    saved = storage.get_run(run.id)
+    assert (saved.name, saved.tags, saved.comment) == (
+        "v2",
+        ["judge-b", "prompt-2"],
+        "new prompt",
+    )

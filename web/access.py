@@ -1,0 +1,41 @@
+"""Which token opened the page, and what it may do (``store/workspaces.py``
+holds the rule). Views call these instead of looking runs up themselves.
+
+A page opened with a run's manage token shows the owner's controls, and
+templates get ``manage_token`` (None for a view token) to post them to; the
+copy-link button hands out the view link whatever token opened the page.
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, g
+
+from core.problems import Rejected
+
+
+def run_access(token: str):
+    """``Access(run, can_manage)`` for a view or manage token, else 404."""
+    found = current_app.extensions["storage"].find_run(token)
+    if found is None:
+        abort(404)
+    g.manage_token = token if found.can_manage else None
+    return found
+
+
+def run_or_404(token: str):
+    return run_access(token).item
+
+
+def managed_run(token: str):
+    """The run, when ``token`` may change it; ``Rejected`` (403) for a view
+    token, so the caller answers with its translated message."""
+    found = run_access(token)
+    if not found.can_manage:
+        raise Rejected.one("view_only", http=403)
+    return found.item
+
+
+def init_app(app) -> None:
+    @app.context_processor
+    def manage_token():
+        return {"manage_token": g.get("manage_token")}
