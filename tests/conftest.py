@@ -191,3 +191,13 @@ def web_app(request):
     if request.param == "embedded":
         return request.getfixturevalue("embedded_app")
     return request.getfixturevalue("redis_deployment").app
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian chromium through Playwright, one per test module
+    (``tests/browser_support.py``: a failure under CI when it is missing)."""
+    from tests.browser_support import chromium
+
+    with chromium() as launched:
+        yield launched

@@ -5,48 +5,19 @@ Screenshots of the dashboard in each language go to ``test-artifacts/``."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
-from babel.messages.pofile import read_po
 from werkzeug.serving import make_server
 
 from bench.judge_server import ScriptedJudge
+from tests.browser_support import translated
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 XSS = "</script><script>alert('xss')</script>"
-
-
-def translated(lang: str, msgid: str) -> str:
-    with (ROOT / "locales" / lang / "LC_MESSAGES" / "messages.po").open("rb") as po:
-        return read_po(po)[msgid].string
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not shutil.which(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is required under CI")
-        pytest.skip("chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import pytest
 from tests.browser_support import (
     LANGS,
     VIEWPORTS,
-    chromium,
     open_page,
     served_sample,
 )
@@ -52,12 +51,6 @@ LEGEND_OVER_TICKS = """() => {
   }
   return hits;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -12,19 +12,12 @@ from playwright.sync_api import expect
 
 from tests.browser_support import (
     VIEWPORTS,
-    chromium,
     open_page,
     served_sample,
     translated,
 )
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="module")
