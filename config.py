@@ -109,6 +109,8 @@ DEFAULTS: dict = {
     "JUDGE_HISTORY_CHARS": 12_000,
     # Method pairs compared with paired tests; beyond, each method vs the first.
     "MAX_COMPARED_METHODS": 12,
+    # Runs one comparison across runs may hold (GET /api/v1/compare).
+    "MAX_COMPARED_RUNS": 8,
     # Judge models the web and the API may choose; unset: JUDGE_MODEL alone.
     "JUDGE_MODELS": None,
     # Fair scheduling (pipeline/dispatch.py): chunks in the queue or on a
@@ -184,6 +186,7 @@ _PARSERS = {
     "MAX_SLOT_TOPICS": lambda n, v: _int(n, v, 1),
     "JUDGE_HISTORY_CHARS": lambda n, v: _int(n, v, 0),
     "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
+    "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),
     "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
     "RUN_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
     "CLIENT_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),

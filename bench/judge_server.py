@@ -18,6 +18,8 @@ exact scores and faults independent of call order or concurrency:
   (``JERA roleplay questionnaire``): a fenced JSON questionnaire, every answer
   ``N`` with ``[[jera=N]]``, else hash-derived. ALMP extraction / inference:
   a JSON list of the ``[[attr=...]]`` / ``[[implied=...]]`` values, in order.
+* A model named ``<name>+<N>`` (e.g. ``scripted+10``) adds N to every
+  alignment total, capped at 100: two judges a known distance apart.
 * Slot judge prompts (``Slot extraction judging task``) list one JSON slot per
   line between ``<<<SLOTS`` and ``SLOTS>>>``; directives anywhere in it apply.
   Every slot scores 1.0 when its predicted values equal its ground truth,
@@ -127,7 +129,10 @@ class JudgeState:
             return self.attempts[key]
 
 
-def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
+_OFFSET = re.compile(r"\+(\d+)$")
+
+
+def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, dict]:
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
     match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
     response = match.group(1) if match else prompt
@@ -159,6 +164,8 @@ def decide(state: JudgeState, prompt: str) -> tuple[int, str, dict]:
         answer = int(directives.get("binary", digest % 2))
         return 200, binary_reply(answer), {}
     total = int(directives.get("al", 40 + digest % 61))
+    offset = _OFFSET.search(model)
+    total = min(100, total + int(offset.group(1))) if offset else total
     return 200, alignment_reply(total, mismatch=fault == "mismatch"), {}
 
 
@@ -179,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.state.latency:
                 time.sleep(self.state.latency)
-            status, text, headers = decide(self.state, prompt)
+            status, text, headers = decide(self.state, prompt, str(body.get("model")))
         finally:
             self.state.leave()
         if status == 200:

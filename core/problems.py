@@ -89,6 +89,18 @@ MESSAGES: dict[str, LazyText] = {
     ),
     "unknown_workspace": _l("No workspace has this manage token."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
+    # comparison across runs
+    "compare_count": _l(
+        "Pick between %(low)s and %(high)s runs to compare; %(count)s given."
+    ),
+    "compare_unknown_run": _l("No run has the link %(token)s."),
+    "compare_not_final": _l(
+        "The run %(name)s is %(status)s; only finished runs can be compared."
+    ),
+    "no_shared_sessions": _l(
+        "The runs share no session: a comparison pairs items by session_id and "
+        "round, so the runs must evaluate some of the same sessions."
+    ),
     "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
     "retry_in_progress": _l("A retry of this run is already in progress."),
     "bad_judge_model": _l(

@@ -68,6 +68,11 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),
+    # why a judge agreement statistic is missing (metrics/agreement.py)
+    "agreement_too_few": (_l("fewer than 2 shared items"), None),
+    "agreement_no_variance": (_l("a judge gave the same value to every item"), None),
+    "agreement_no_same_responses": (
+        _l("no shared item has the same response in both runs"), None),
 }  # fmt: skip
 
 

@@ -72,6 +72,9 @@ class Metric:
     # Summary level: how the value is computed, when that is not the mean of
     # the per-session values its Δ is made of (said beside the Δ).
     basis: LazyText | None = None
+    # Row/session level judge metrics: how two judges' values of the same
+    # item are compared when runs are compared (metrics/agreement.py).
+    agreement: Literal["interval", "nominal"] | None = None
     suite: str = ""  # set by the Suite that owns it
 
     def within_bounds(self, value: float) -> bool:

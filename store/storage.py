@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 from core.status import ACTIVE_RUN
 from store import migrate
 from store.chunks import ChunkQueries
+from store.comparison import ComparisonQueries
 from store.deletion import DeletionQueries
 from store.models import (
     ROW_DICT_FIELDS,
@@ -59,7 +60,9 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-class Storage(ChunkQueries, ProgressQueries, WorkspaceQueries, DeletionQueries):
+class Storage(
+    ChunkQueries, ProgressQueries, WorkspaceQueries, DeletionQueries, ComparisonQueries
+):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 
     def __init__(self, url: str, **engine_options):

@@ -16,6 +16,7 @@ from web import (
     access,
     api,
     assets,
+    compare,
     dashboard,
     downloads,
     explore_pages,
@@ -72,6 +73,11 @@ def row_note(row: dict) -> str:
     )
 
 
+def agreement_reason(entry: dict) -> str:
+    """Why a judge agreement statistic is missing, in the reader's language."""
+    return notes.translate(entry.get("reason_code"), None, entry.get("reason"))
+
+
 def pretty_json(value) -> str:
     """Readable JSON for drill-down details; autoescaping makes it HTML-safe."""
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
@@ -89,6 +95,7 @@ def init_app(app) -> None:
         },
         failure_message=failure_message,
         row_note=row_note,
+        agreement_reason=agreement_reason,
         value_title=dashboard.value_title,
         delta_title=dashboard.delta_title,
         **formatting.GLOBALS,
@@ -104,6 +111,7 @@ def init_app(app) -> None:
     app.register_blueprint(explore_pages.bp)
     app.register_blueprint(downloads.bp)
     app.register_blueprint(workspace_pages.bp)
+    app.register_blueprint(compare.bp)
     limits.init_app(app)  # wraps the views above, so it comes after them
 
     @app.errorhandler(404)

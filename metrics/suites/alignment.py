@@ -351,7 +351,7 @@ _DIMENSION_LABELS = {
 }
 SUMMARY_FREE = {"ranked": False, "in_table": False}
 METRICS = (
-    _metric("al", _l("Alignment level AL"), "row", (0.0, 100.0),
+    _metric("al", _l("Alignment level AL"), "row", (0.0, 100.0), agreement="interval",
             description=_l("Judge score of one response, 0-100: five dimensions of 20 points.")),
     *(
         _metric(f"al_{d}", label, "row", (0.0, 20.0),
@@ -359,6 +359,7 @@ METRICS = (
         for d, label in _DIMENSION_LABELS.items()
     ),
     _metric("binary", _l("Would keep chatting"), "row", (0.0, 1.0), format=Format.RATE,
+            agreement="nominal",
             description=_l("The judge's yes (1) or no (0): would the user keep chatting?")),
     _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al",
             description=_l("Mean of AL(k) over the rounds k."),

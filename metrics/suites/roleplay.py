@@ -416,6 +416,7 @@ METRICS = (
         True,
         JERA_TOTAL,
         needs_judge=True,
+        agreement="interval",
         description=_l(
             "Sum of 30 Likert answers (1-10) of the judge on immersivity, consistency and creativity."
         ),
@@ -440,6 +441,7 @@ METRICS = (
         UNIT,
         Format.RATE,
         needs_judge=True,
+        agreement="interval",
         description=_l(
             "Share of the session's attributes that the judge observed or inferred in the method's scene."
         ),

@@ -371,7 +371,7 @@ METRICS: tuple[Metric, ...] = (
     *(Metric(i, _LATENCY_LABELS[i], "summary", False, source="latency", **SECONDS)
       for i in LATENCY_IDS[1:]),
     Metric("slot_judge", _l("LLM judge score (slots)"), "session", True, UNIT,
-           Format.RATE, needs_judge=True,
+           Format.RATE, needs_judge=True, agreement="interval",
            description=_l("Mean semantic accuracy (0-1) of the predicted slots, rated by the judge.")),
     Metric("slot_judge_avg", _l("LLM judge score (slots)"), "summary", True, UNIT,
            Format.RATE, needs_judge=True, compare="slot_judge"),

@@ -1,0 +1,92 @@
+"""Agreement between two judges on the same items, pure.
+
+Two runs that judged the same responses (same file, or the same response
+texts) with different judge models or prompt versions give two values per
+item. Scores are compared with Spearman's ρ (scipy) and Krippendorff's α on
+the interval scale (the ``krippendorff`` package); binary verdicts with
+Cohen's κ (scikit-learn) and the share of identical verdicts. A statistic
+that cannot be computed is ``None`` with a ``reason``, never a number.
+
+>>> scores = agreement([10.0, 20.0, 30.0, 40.0], [15.0, 25.0, 30.0, 50.0], "interval")
+>>> scores["n"], round(scores["spearman"], 6), round(scores["krippendorff_alpha"], 4)
+(4, 1.0, 0.8906)
+>>> verdicts = agreement([1.0, 0.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0], "nominal")
+>>> round(verdicts["cohen_kappa"], 4), verdicts["percent_agreement"]
+(0.5, 0.75)
+>>> agreement([50.0], [60.0], "interval")["reason"]
+'fewer than 2 shared items'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from metrics.notes import note
+
+Scale = Literal["interval", "nominal"]
+STATISTICS = {
+    "interval": ("spearman", "krippendorff_alpha"),
+    "nominal": ("cohen_kappa", "percent_agreement"),
+}
+
+
+def agreement(a: list[float], b: list[float], scale: Scale) -> dict:
+    """Agreement of two judges' values on the same items (``a[i]`` and
+    ``b[i]`` judge item i). Interval: ``spearman``, ``krippendorff_alpha``;
+    nominal: ``cohen_kappa``, ``percent_agreement``."""
+    keys = STATISTICS[scale]
+    result: dict[str, Any] = dict.fromkeys(keys)
+    result.update(n=len(a), reason=None, reason_code=None)
+    if len(a) < 2:
+        return with_reason(result, "agreement_too_few")
+    if scale == "nominal":
+        result["percent_agreement"] = sum(
+            x == y for x, y in zip(a, b, strict=True)
+        ) / len(a)
+        result["cohen_kappa"] = cohen_kappa(a, b)
+    else:
+        result["spearman"] = spearman(a, b)
+        result["krippendorff_alpha"] = krippendorff_interval(a, b)
+    if any(result[key] is None for key in keys):
+        return with_reason(result, "agreement_no_variance")
+    return result
+
+
+def with_reason(result: dict, code: str) -> dict:
+    """Say why a statistic is missing: English and a code pages translate."""
+    return {**result, "reason": note(code).english, "reason_code": code}
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def spearman(a: list[float], b: list[float]) -> float | None:
+    """Spearman's ρ (ties ranked by their mean); None when a side is constant."""
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    from scipy import stats as scipy_stats
+
+    return _finite(scipy_stats.spearmanr(a, b).statistic)
+
+
+def krippendorff_interval(a: list[float], b: list[float]) -> float | None:
+    """Krippendorff's α, interval metric, two coders; None without variance."""
+    if len(set(a) | set(b)) < 2:
+        return None
+    import krippendorff
+    import numpy as np
+
+    data = np.asarray([a, b], dtype=float)
+    return _finite(krippendorff.alpha(data, level_of_measurement="interval"))
+
+
+def cohen_kappa(a: list[float], b: list[float]) -> float | None:
+    """Cohen's κ; None when chance agreement is total (one label only)."""
+    if len(set(a) | set(b)) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    return _finite(cohen_kappa_score([str(x) for x in a], [str(x) for x in b]))

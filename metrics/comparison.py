@@ -1,0 +1,230 @@
+"""Comparison across runs over their shared sessions, pure.
+
+Each (run, method) becomes a column labelled ``<run name>/<method>``; the
+runs' rows, kept to the sessions every run has (and, for round-level rows,
+the rounds every run has), are aggregated as if they were one run whose
+methods are the columns. So runs holding different methods on the same
+sessions merge into one experiment, and the curves, the summary (with
+``<metric>_n``) and the paired tests are those of a run: each comparison is
+paired over the sessions both columns scored and states its ``n``.
+
+When two runs judged the same responses of a method (same texts, checked by
+the caller) with different judge settings (model, prompt versions,
+temperature, samples, history window), the judge metrics that declare an
+``agreement`` scale get per-item agreement (``metrics/agreement.py``).
+
+>>> run_labels(["v1", "v1", "", "b"], ["a.jsonl", "a.jsonl", "c.jsonl", "d"])
+['v1', 'v1 (2)', 'c.jsonl', 'b']
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from metrics import engine, registry
+from metrics.agreement import Scale, agreement, with_reason
+from metrics.rows import ResultRow, scored, scored_value
+from metrics.suite import Suite
+
+SCHEMA = "personasteer.comparison/v1"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run as the comparison sees it (``key``: how the reader named it)."""
+
+    key: str
+    id: str
+    label: str
+    methods: tuple[str, ...]
+    suites: tuple[str, ...]
+    judge: dict | None = None
+    facts: dict = field(default_factory=dict)  # shown as is in ``runs``
+
+    def column(self, method: str) -> str:
+        return f"{self.label}/{method}"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The items every run has: sessions, and (session, round) pairs of the
+    runs that have round-level rows (None: no run restricts the rounds)."""
+
+    sessions: frozenset[str]
+    rounds: frozenset[tuple[str, int]] | None
+
+    def keeps(self, row: ResultRow) -> bool:
+        if row["session_id"] not in self.sessions:
+            return False
+        if not row["round"] or self.rounds is None:
+            return True  # session-level rows stand for the whole session
+        return (row["session_id"], row["round"]) in self.rounds
+
+
+# rows of one run's suite; (side a, side b, method, session, round or None)
+# -> whether both runs hold the same response(s) there
+RowsOf = Callable[[Side, Suite], Iterable[ResultRow]]
+SameResponse = Callable[[Side, Side, str, str, int | None], bool]
+
+
+@dataclass
+class Comparison:
+    """Quacks like a finished run (``id``, ``methods``, ``suites``,
+    ``aggregates``), so the dashboard's panels, tables and paper exports
+    render it unchanged."""
+
+    id: str
+    methods: list[str]
+    suites: list[str]
+    aggregates: dict
+    sides: list[Side]
+    shared: Shared
+    agreement: list[dict]
+
+    @property
+    def columns(self) -> list[dict]:
+        return [
+            {"label": side.column(m), "run": side.key, "method": m}
+            for side in self.sides
+            for m in side.methods
+        ]
+
+    def document(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "runs": [{"token": s.key, "label": s.label, **s.facts} for s in self.sides],
+            "columns": self.columns,
+            "shared": {
+                "sessions": len(self.shared.sessions),
+                "rounds": None
+                if self.shared.rounds is None
+                else len(self.shared.rounds),
+            },
+            "summary": self.aggregates["summary"],
+            "curves": self.aggregates["curves"],
+            "comparisons": self.aggregates["comparisons"],
+            "agreement": self.agreement,
+        }
+
+
+def run_labels(names: list[str | None], file_names: list[str]) -> list[str]:
+    """Each run's name (else its file name), made unique with " (2)", ...;
+    a "/" would make ``<run>/<method>`` ambiguous and becomes "∕"."""
+    labels: list[str] = []
+    for name, file_name in zip(names, file_names, strict=True):
+        base = (name or file_name).replace("/", "∕")
+        label, copy = base, 1
+        while label in labels:
+            copy += 1
+            label = f"{base} ({copy})"
+        labels.append(label)
+    return labels
+
+
+def compare(
+    sides: list[Side],
+    shared: Shared,
+    rows_of: RowsOf,
+    same_response: SameResponse,
+    max_compared: int,
+) -> Comparison:
+    """Aggregate the runs' shared rows as one experiment; judge agreement."""
+    columns = [side.column(m) for side in sides for m in side.methods]
+    suites = [
+        s.name for s in registry.suites() if any(s.name in x.suites for x in sides)
+    ]
+    judged = _JudgedValues(sides)
+
+    def merged_rows(suite: Suite) -> Iterable[ResultRow]:
+        for side in sides:
+            if suite.name not in side.suites:
+                continue
+            for row in rows_of(side, suite):
+                if shared.keeps(row):
+                    judged.record(side, row)
+                    yield {**row, "method": side.column(row["method"])}
+
+    aggregates = engine.aggregate(merged_rows, suites, columns, max_compared)
+    digest = hashlib.sha256(" ".join(s.id for s in sides).encode()).hexdigest()
+    return Comparison(
+        id=f"cmp{digest[:9]}",
+        methods=columns,
+        suites=suites,
+        aggregates=aggregates,
+        sides=sides,
+        shared=shared,
+        agreement=judged.agreement(same_response),
+    )
+
+
+class _JudgedValues:
+    """Scored values of agreement metrics, kept only for methods two runs
+    with different judge settings both hold."""
+
+    def __init__(self, sides: list[Side]):
+        self.pairs = [
+            (a, b, m)
+            for i, a in enumerate(sides)
+            for b in sides[i + 1 :]
+            if a.judge and b.judge and a.judge != b.judge
+            for m in a.methods
+            if m in b.methods
+        ]
+        wanted = {(s.key, m) for a, b, m in self.pairs for s in (a, b)}
+        self.wanted = wanted
+        # (run key, method, metric) -> {(session, round or None): value}
+        self.values: dict[tuple, dict] = defaultdict(dict)
+
+    def record(self, side: Side, row: ResultRow) -> None:
+        metric = registry.spec(row["metric"])
+        if metric is None or metric.agreement is None:
+            return
+        if (side.key, row["method"]) in self.wanted and scored(row):
+            item = (row["session_id"], row["round"] or None)
+            self.values[(side.key, row["method"], row["metric"])][item] = scored_value(
+                row
+            )
+
+    def agreement(self, same_response: SameResponse) -> list[dict]:
+        metrics = [m for m in registry.metrics().values() if m.agreement is not None]
+        found = (
+            self._entry(a, b, method, metric, same_response)
+            for a, b, method in self.pairs
+            for metric in metrics
+        )
+        return [entry for entry in found if entry is not None]
+
+    def _entry(self, a: Side, b: Side, method: str, metric, same_response):
+        """One pair of runs on one method and metric (None: not judged by both)."""
+        mine = self.values.get((a.key, method, metric.id))
+        theirs = self.values.get((b.key, method, metric.id))
+        if not mine or not theirs:
+            return None
+        both = sorted(set(mine) & set(theirs), key=_item_order)
+        same = [item for item in both if same_response(a, b, method, *item)]
+        scale: Scale = metric.agreement
+        entry = agreement([mine[i] for i in same], [theirs[i] for i in same], scale)
+        if both and not same:
+            entry = with_reason(entry, "agreement_no_same_responses")
+        return {
+            "metric": metric.id, "method": method,
+            "a": a.column(method), "b": b.column(method),
+            "judge_a": _judge_facts(a.judge), "judge_b": _judge_facts(b.judge),
+            "scale": scale, "items_judged_by_both": len(both),
+            **entry,
+        }  # fmt: skip
+
+
+def _item_order(item: tuple[str, int | None]) -> tuple[str, int]:
+    return item[0], item[1] or 0
+
+
+def _judge_facts(judge: dict | None) -> dict | None:
+    if not judge:
+        return None
+    return {
+        key: judge.get(key) for key in ("model", "prompts", "temperature", "samples")
+    }

@@ -1,0 +1,245 @@
+"""Comparison across runs: columns ``<run>/<method>`` over shared sessions,
+merged methods, judge agreement checked against a hand computation, the
+errors, the page and the exports."""
+
+from __future__ import annotations
+
+import math
+from itertools import permutations
+
+import pytest
+
+from tests import crafted
+from tests.test_workspaces import RUN_FIELDS, upload, wait_final
+
+TWO_JUDGES = ["scripted", "scripted+10"]
+
+
+def compare(client, *tokens, **args):
+    query = "&".join(f"{k}={v}" for k, v in args.items())
+    return client.get(f"/api/v1/compare?runs={','.join(tokens)}&{query}")
+
+
+def ranks(values: list[float]) -> list[float]:
+    """Ranks from 1, ties sharing their mean rank."""
+    ordered = sorted(values)
+    return [
+        (ordered.index(v) + 1 + len(ordered) - ordered[::-1].index(v)) / 2
+        for v in values
+    ]
+
+
+def pearson(xs: list[float], ys: list[float]) -> float:
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy)
+
+
+def alpha_interval(xs: list[float], ys: list[float]) -> float:
+    """Krippendorff's α, interval, two coders, no missing values:
+    1 − D_o / D_e with D_o the mean squared difference within items and D_e
+    the mean squared difference over every ordered pair of pooled values."""
+    pooled = xs + ys
+    n = len(pooled)
+    observed = sum(2 * (x - y) ** 2 for x, y in zip(xs, ys, strict=True)) / n
+    expected = sum((a - b) ** 2 for a, b in permutations(pooled, 2)) / (n * (n - 1))
+    return 1 - observed / expected
+
+
+def kappa(xs: list[float], ys: list[float]) -> float:
+    n = len(xs)
+    observed = sum(x == y for x, y in zip(xs, ys, strict=True)) / n
+    labels = set(xs) | set(ys)
+    chance = sum((xs.count(v) / n) * (ys.count(v) / n) for v in labels)
+    return (observed - chance) / (1 - chance)
+
+
+def scores_of(client, token: str, metric: str, method: str) -> dict:
+    rows = client.get(f"/api/v1/runs/{token}").get_json()["results"]["rows"]
+    return {
+        (r["session_id"], r["round"]): r["value"]
+        for r in rows
+        if r["metric"] == metric and r["method"] == method and r["status"] == "ok"
+    }
+
+
+@pytest.fixture
+def two_judge_app(app_factory, judge_server):
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted", JUDGE_MODELS=TWO_JUDGES
+    )
+    app.test_client().get("/")
+    return app
+
+
+def test_same_file_two_judges_agreement_matches_a_hand_computation(
+    two_judge_app, tmp_path
+):
+    client = two_judge_app.test_client()
+    data = crafted.write(
+        tmp_path / "a.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    tokens = []
+    for model in TWO_JUDGES:
+        answer = upload(client, data, suites="alignment", judge_model=model, name=model)
+        assert answer.status_code == 202, answer.get_json()
+        tokens.append(answer.get_json()["token"])
+        assert wait_final(client, tokens[-1])["status"] == "done"
+
+    reply = compare(client, *tokens)
+    assert reply.status_code == 200, reply.get_json()
+    body = reply.get_json()
+    assert {"runs", "columns", "summary", "comparisons", "agreement"} <= set(body)
+    labels = [c["label"] for c in body["columns"]]
+    assert labels == [
+        "scripted/Base", "scripted/Ours", "scripted+10/Base", "scripted+10/Ours"
+    ]  # fmt: skip
+    assert body["shared"] == {"sessions": 2, "rounds": 10}
+    # judge B scores every AL 10 points higher (30..90 stay within 100)
+    assert body["summary"]["scripted+10/Ours"]["al_avg"] == pytest.approx(
+        body["summary"]["scripted/Ours"]["al_avg"] + 10.0
+    )
+    paired = [
+        c for c in body["comparisons"]
+        if c["metric"] == "al" and (c["a"], c["b"]) == ("scripted/Ours", "scripted+10/Ours")
+    ]  # fmt: skip
+    assert paired[0]["n"] == 2 and paired[0]["diff"] == pytest.approx(-10.0)
+
+    found = {(e["metric"], e["method"]): e for e in body["agreement"]}
+    mine, theirs = (scores_of(client, t, "al", "Ours") for t in tokens)
+    items = sorted(mine)
+    xs, ys = [mine[i] for i in items], [theirs[i] for i in items]
+    assert ys == [x + 10 for x in xs]
+    ours = found[("al", "Ours")]
+    assert ours["n"] == 10 and ours["judge_b"]["model"] == "scripted+10"
+    assert ours["spearman"] == pytest.approx(pearson(ranks(xs), ranks(ys)), abs=1e-12)
+    assert ours["krippendorff_alpha"] == pytest.approx(alpha_interval(xs, ys), abs=1e-9)
+    assert 0.6 < ours["krippendorff_alpha"] < 1.0  # a constant shift is disagreement
+    base = found[("al", "Base")]  # 40 vs 50 everywhere: no rank order to compare
+    assert base["spearman"] is None and base["reason_code"] == "agreement_no_variance"
+    assert base["krippendorff_alpha"] == pytest.approx(
+        alpha_interval([40.0] * 10, [50.0] * 10)
+    )
+    votes_a, votes_b = (scores_of(client, t, "binary", "Ours") for t in tokens)
+    verdicts = found[("binary", "Ours")]
+    va, vb = [votes_a[i] for i in items], [votes_b[i] for i in items]
+    assert verdicts["cohen_kappa"] == pytest.approx(kappa(va, vb))
+    assert verdicts["percent_agreement"] == 1.0
+
+    page = client.get(f"/compare?runs={','.join(tokens)}&lang=zh")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and 'data-testid="agreement-table"' in html
+    assert "scripted+10/Ours" in html and "judge agreement" not in html.lower()
+
+
+def test_different_methods_on_the_same_sessions_merge_into_one_experiment(
+    app_factory, tmp_path
+):
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    sessions = crafted.alignment_sessions()
+    tokens, own = [], []
+    for method in ("Base", "Ours"):
+        only = [_keep_method(s, method) for s in sessions]
+        data = crafted.write(tmp_path / f"{method}.jsonl", only).read_bytes()
+        answer = upload(client, data, name=f"run {method}").get_json()
+        tokens.append(answer["token"])
+        own.append(wait_final(client, answer["token"])["results"]["summary"][method])
+
+    body = compare(client, *tokens).get_json()
+    assert [c["label"] for c in body["columns"]] == ["run Base/Base", "run Ours/Ours"]
+    # each column's summary is its own run's: the sessions are the same
+    for label, summary in zip(("run Base/Base", "run Ours/Ours"), own, strict=True):
+        for metric, value in summary.items():
+            assert body["summary"][label][metric] == pytest.approx(value), metric
+    assert body["comparisons"] and all(c["n"] == 2 for c in body["comparisons"])
+    assert body["agreement"] == []  # no judge: nothing to agree on
+
+    for extension in ("csv", "json", "tex", "md"):
+        got = client.get(f"/compare/export.{extension}?runs={','.join(tokens)}")
+        assert got.status_code == 200, extension
+        assert "attachment" in got.headers["Content-Disposition"]
+        assert "run Ours/Ours" in got.get_data(as_text=True), extension
+
+
+def _keep_method(session: dict, method: str) -> dict:
+    rounds = [
+        {**r, "responses": {method: r["responses"][method]}} for r in session["rounds"]
+    ]
+    return {**session, "rounds": rounds}
+
+
+def test_only_shared_sessions_and_rounds_are_compared(app_factory, tmp_path):
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    a, b = crafted.alignment_sessions()
+    longer = {**a, "session_id": "c"}
+    shorter = {**a, "session_id": "c", "rounds": a["rounds"][:3]}
+    tokens = []
+    for name, sessions in (("first", [a, b, longer]), ("second", [b, shorter])):
+        data = crafted.write(tmp_path / f"{name}.jsonl", sessions).read_bytes()
+        tokens.append(upload(client, data, name=name).get_json()["token"])
+        wait_final(client, tokens[-1])
+    body = compare(client, *tokens).get_json()
+    assert body["shared"] == {"sessions": 2, "rounds": 5 + 3}
+    coherence = body["curves"].get("coherence") or {}
+    assert all(p["k"] <= 5 for points in coherence.values() for p in points)
+    assert {c["n"] for c in body["comparisons"]} == {2}
+
+
+def test_comparison_errors_are_clear(app_factory, tmp_path):
+    app = app_factory()
+    client, storage = app.test_client(), app.extensions["storage"]
+    client.get("/")
+    data = crafted.write(
+        tmp_path / "a.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    first = upload(client, data).get_json()["token"]
+    wait_final(client, first)
+    other = [{**s, "session_id": f"other-{s['session_id']}"} for s in
+             crafted.alignment_sessions()]  # fmt: skip
+    second = upload(
+        client, crafted.write(tmp_path / "b.jsonl", other).read_bytes()
+    ).get_json()["token"]
+    wait_final(client, second)
+    queued = storage.create_run(**RUN_FIELDS, upload_id="u", name="busy")
+
+    cases = [
+        ((first, "nope"), 404, "nope"),
+        ((first,), 400, "between 2 and 8"),
+        ((first, second), 400, "share no session"),
+        ((first, queued.token), 409, "busy"),
+    ]
+    for tokens, status, said in cases:
+        reply = compare(client, *tokens)
+        assert reply.status_code == status, tokens
+        assert said in reply.get_json()["errors"][0]["message"]
+    page = client.get(f"/compare?runs={first},{second}&lang=ko")
+    assert page.status_code == 400 and "share no session" not in page.get_data(
+        as_text=True
+    )
+    assert client.get(f"/compare/export.exe?runs={first}").status_code == 404
+
+
+def test_a_manage_token_compares_but_is_never_echoed(app_factory, tmp_path):
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(
+        tmp_path / "a.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    made = [upload(client, data).get_json() for _ in range(2)]
+    for run in made:
+        wait_final(client, run["token"])
+    reply = compare(client, made[0]["manage_token"], made[1]["token"])
+    text = reply.get_data(as_text=True)
+    assert reply.status_code == 200 and made[0]["manage_token"] not in text
+    assert [r["token"] for r in reply.get_json()["runs"]] == [
+        made[0]["token"], made[1]["token"]
+    ]  # fmt: skip
+    assert [r["label"] for r in reply.get_json()["runs"]] == [
+        "logs.jsonl", "logs.jsonl (2)"
+    ]  # fmt: skip

@@ -1,0 +1,143 @@
+"""Comparison across runs: ``GET /api/v1/compare``, the ``/compare`` page and
+its exports (CSV, JSON, LaTeX, Markdown). ``runs`` names two or more runs by
+their view (or manage) tokens; the replies only ever name view tokens.
+
+The comparison (``pipeline/comparison.py``) quacks like a finished run, so the
+page reuses the dashboard's panels and comparison tables, and the exports
+reuse the run's paper exports.
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    jsonify,
+    render_template,
+    request,
+)
+
+from core.problems import Rejected
+from pipeline.comparison import compare_runs
+from translations import translate_problems
+from web import dashboard, panels, paper, paper_summary
+from web.plotly_locale import plotly_locale
+
+bp = Blueprint("compare", __name__)
+
+MAX_TOKEN_CHARS = 64
+
+
+def run_tokens(raw: str | None) -> list[str]:
+    """The comma-separated tokens of ``runs``, in order, each once.
+
+    >>> run_tokens(" a, b,,a ,c")
+    ['a', 'b', 'c']
+    """
+    found: list[str] = []
+    for token in (raw or "").split(","):
+        token = token.strip()[:MAX_TOKEN_CHARS]
+        if token and token not in found:
+            found.append(token)
+    return found
+
+
+def load(raw: str | None):
+    """The comparison of the runs named in ``raw``; Rejected (400/404/409)."""
+    storage = current_app.extensions["storage"]
+    runs = []
+    for token in run_tokens(raw):
+        found = storage.find_run(token)
+        if found is None:
+            raise Rejected.one("compare_unknown_run", http=404, token=token)
+        runs.append(found.item)
+    config = current_app.config
+    return compare_runs(storage, runs, config["UPLOAD_FOLDER"], config)
+
+
+def _rejected_json(rejected: Rejected):
+    return jsonify(errors=translate_problems(rejected.errors)), rejected.status
+
+
+@bp.get("/api/v1/compare")
+def compare_api():
+    try:
+        comparison = load(request.args.get("runs"))
+    except Rejected as rejected:
+        return _rejected_json(rejected)
+    return current_app.response_class(
+        _json(comparison.document()), mimetype="application/json"
+    )
+
+
+def _json(document: dict) -> str:
+    return json.dumps(document, ensure_ascii=False, allow_nan=False)
+
+
+@bp.get("/compare")
+def compare_page():
+    try:
+        comparison = load(request.args.get("runs"))
+    except Rejected as rejected:
+        return _error_page(rejected)
+    return render_template("compare.html", **context(comparison, request.args))
+
+
+def _error_page(rejected: Rejected):
+    message = translate_problems(rejected.errors)[0]["message"]
+    return render_template(
+        "error.html", status=rejected.status, message=message
+    ), rejected.status
+
+
+def context(comparison, args) -> dict:
+    baseline = paper.baseline_of(comparison, args.get("baseline"))
+    percent = args.get("rates") == "percent"
+    sections = panels.build(comparison)
+    figures = {}
+    for section in sections:
+        figures.update(section["figures"])
+    return {
+        "run": comparison,
+        "comparison": comparison,
+        "runs_arg": ",".join(side.key for side in comparison.sides),
+        "panels": sections,
+        "figures": figures,
+        "plotly_locale": plotly_locale(),
+        "baseline": baseline,
+        "percent": percent,
+        "tables": [
+            dashboard.comparison_table(comparison, baseline, suite, percent)
+            for suite in comparison.suites
+        ],
+    }
+
+
+EXPORTS = {
+    "csv": ("text/csv", lambda c, b: paper_summary.summary_csv(c)),
+    "json": ("application/json", lambda c, b: _json(c.document()) + "\n"),
+    "tex": ("text/x-tex", paper.to_latex),
+    "md": ("text/markdown", paper.to_markdown),
+}
+
+
+@bp.get("/compare/export.<extension>")
+def export(extension: str):
+    """The comparison's summary (CSV: one row per column and summary value,
+    with n and CI), its document (JSON) or its tables (LaTeX, Markdown)."""
+    if extension not in EXPORTS:
+        abort(404)
+    try:
+        comparison = load(request.args.get("runs"))
+    except Rejected as rejected:
+        return _error_page(rejected)
+    mimetype, render = EXPORTS[extension]
+    baseline = paper.baseline_of(comparison, request.args.get("baseline"))
+    response = Response(render(comparison, baseline), mimetype=mimetype)
+    name = f"personasteer-{comparison.id}.{extension}"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
