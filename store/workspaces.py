@@ -55,6 +55,10 @@ class WorkspaceQueries:
             db.add(workspace)
         return workspace
 
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        with self.session() as db:
+            return db.get(Workspace, workspace_id)
+
     def find_workspace(self, token: str) -> Access[Workspace] | None:
         query = select(Workspace).where(
             (Workspace.token == token) | (Workspace.manage_token == token)

@@ -35,6 +35,26 @@ def managed_run(token: str):
     return found.item
 
 
+def workspace_memo(run) -> dict | None:
+    """The run's workspace for the browser to remember (local storage), on
+    the owner's page only: whoever uploads into a workspace holds its manage
+    token already, so the run's manage link reveals nothing new."""
+    if not g.get("manage_token") or not run.workspace_id:
+        return None
+    workspace = current_app.extensions["storage"].get_workspace(run.workspace_id)
+    return None if workspace is None else memo_of(workspace, manage=True)
+
+
+def memo_of(workspace, manage: bool) -> dict:
+    """What the browser keeps of a workspace: the link it was opened with."""
+    return {
+        "name": workspace.name,
+        "token": workspace.token,
+        "manage_token": workspace.manage_token if manage else None,
+        "created_at": workspace.created_at.date().isoformat(),
+    }
+
+
 def init_app(app) -> None:
     @app.context_processor
     def manage_token():

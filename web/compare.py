@@ -32,25 +32,26 @@ bp = Blueprint("compare", __name__)
 MAX_TOKEN_CHARS = 64
 
 
-def run_tokens(raw: str | None) -> list[str]:
-    """The comma-separated tokens of ``runs``, in order, each once.
+def run_tokens(raw: str | None, picked: list[str] | None = None) -> list[str]:
+    """The comma-separated tokens of ``runs`` then those ``run`` repeats (the
+    workspace page's checkboxes), in order, each once.
 
-    >>> run_tokens(" a, b,,a ,c")
-    ['a', 'b', 'c']
+    >>> run_tokens(" a, b,,a ,c", ["d", "a"])
+    ['a', 'b', 'c', 'd']
     """
     found: list[str] = []
-    for token in (raw or "").split(","):
+    for token in [*(raw or "").split(","), *(picked or [])]:
         token = token.strip()[:MAX_TOKEN_CHARS]
         if token and token not in found:
             found.append(token)
     return found
 
 
-def load(raw: str | None):
-    """The comparison of the runs named in ``raw``; Rejected (400/404/409)."""
+def load(args):
+    """The comparison of the runs the query names; Rejected (400/404/409)."""
     storage = current_app.extensions["storage"]
     runs = []
-    for token in run_tokens(raw):
+    for token in run_tokens(args.get("runs"), args.getlist("run")):
         found = storage.find_run(token)
         if found is None:
             raise Rejected.one("compare_unknown_run", http=404, token=token)
@@ -66,7 +67,7 @@ def _rejected_json(rejected: Rejected):
 @bp.get("/api/v1/compare")
 def compare_api():
     try:
-        comparison = load(request.args.get("runs"))
+        comparison = load(request.args)
     except Rejected as rejected:
         return _rejected_json(rejected)
     return current_app.response_class(
@@ -81,7 +82,7 @@ def _json(document: dict) -> str:
 @bp.get("/compare")
 def compare_page():
     try:
-        comparison = load(request.args.get("runs"))
+        comparison = load(request.args)
     except Rejected as rejected:
         return _error_page(rejected)
     return render_template("compare.html", **context(comparison, request.args))
@@ -132,7 +133,7 @@ def export(extension: str):
     if extension not in EXPORTS:
         abort(404)
     try:
-        comparison = load(request.args.get("runs"))
+        comparison = load(request.args)
     except Rejected as rejected:
         return _error_page(rejected)
     mimetype, render = EXPORTS[extension]

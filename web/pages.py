@@ -83,6 +83,12 @@ def create_run():
         return render_template(
             "index.html", **_upload_context(errors=errors)
         ), rejected.status
+    if run.workspace_id is None:
+        # The first upload of a browser makes its workspace; the run page
+        # hands it to the browser (templates/_workspace_memo.html), which
+        # sends its manage token with the next uploads.
+        workspace = _storage().create_workspace()
+        _storage().update_run(run.id, workspace_id=workspace.id)
     # The uploader lands on the manage link; the share button gives out the
     # view link (templates/_copy_link.html).
     return redirect(url_for("pages.run_page", token=run.manage_token), code=303)
@@ -91,11 +97,16 @@ def create_run():
 @bp.get("/r/<token>")
 def run_page(token: str):
     run = _run_or_404(token)
+    memo = access.workspace_memo(run)
     if run.status not in FINAL_RUN:
         counts = _storage().status_counts(run.id)
-        return render_template("progress.html", run=run, counts=counts)
+        return render_template(
+            "progress.html", run=run, counts=counts, workspace_memo=memo
+        )
     return render_template(
-        "dashboard.html", **dashboard.context(_storage(), run, request.args)
+        "dashboard.html",
+        **dashboard.context(_storage(), run, request.args),
+        workspace_memo=memo,
     )
 
 

@@ -1,6 +1,9 @@
 """The workspace page, ``/w/<token>``: its runs, newest first, in a table
-that sorts and filters (``static/tables.js``). Opened with the manage token,
-each run can be renamed, tagged and commented on."""
+that sorts and filters (``static/tables.js``), with boxes to pick runs to
+compare. Opened with the manage token, each run can be renamed, tagged,
+commented on and deleted, its name opens the run's manage link, and the
+workspace itself can be deleted. The browser remembers the workspace
+(``static/workspaces.js``) so the home page can list it."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from flask import (
 from core.problems import Rejected
 from translations import translate_problems
 from web import forms
+from web.access import memo_of
 
 bp = Blueprint("workspaces", __name__)
 
@@ -42,28 +46,61 @@ def workspace_page(token: str):
         runs=runs,
         can_manage=found.can_manage,
         token=token,
+        workspace_memo=memo_of(found.item, manage=found.can_manage),
     )
+
+
+def _run_of(found, run_token: str):
+    """A run of this workspace, when the workspace's manage token opened it."""
+    run = _storage().find_run(run_token)
+    if run is None or run.item.workspace_id != found.item.id:
+        abort(404)
+    if not found.can_manage:
+        raise Rejected.one("view_only", http=403)
+    return run.item
+
+
+def _error_page(rejected: Rejected):
+    message = translate_problems(rejected.errors)[0]["message"]
+    return render_template(
+        "error.html", status=rejected.status, message=message
+    ), rejected.status
 
 
 @bp.post("/w/<token>/runs/<run_token>")
 def edit_run(token: str, run_token: str):
     """Rename, tag (comma-separated) or comment a run of this workspace."""
     found = _workspace_or_404(token)
-    run = _storage().find_run(run_token)
-    if run is None or run.item.workspace_id != found.item.id:
-        abort(404)
     try:
-        if not found.can_manage:
-            raise Rejected.one("view_only", http=403)
+        run = _run_of(found, run_token)
         tags = [tag for tag in request.form.get("tags", "").split(",")]
         fields = forms.run_fields(
             {"name": request.form.get("name"), "tags": tags,
              "comment": request.form.get("comment")}
         )  # fmt: skip
     except Rejected as rejected:
-        message = translate_problems(rejected.errors)[0]["message"]
-        return render_template(
-            "error.html", status=rejected.status, message=message
-        ), rejected.status
-    _storage().update_run_fields(run.item.id, **fields)
+        return _error_page(rejected)
+    _storage().update_run_fields(run.id, **fields)
     return redirect(url_for("workspaces.workspace_page", token=token), code=303)
+
+
+@bp.post("/w/<token>/runs/<run_token>/delete")
+def delete_run(token: str, run_token: str):
+    """Delete a run of this workspace (the form asks for confirmation)."""
+    found = _workspace_or_404(token)
+    try:
+        run = _run_of(found, run_token)
+    except Rejected as rejected:
+        return _error_page(rejected)
+    _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+    return redirect(url_for("workspaces.workspace_page", token=token), code=303)
+
+
+@bp.post("/w/<token>/delete")
+def delete_workspace(token: str):
+    """Delete the workspace and its runs; the browser forgets it on submit."""
+    found = _workspace_or_404(token)
+    if not found.can_manage:
+        return _error_page(Rejected.one("view_only", http=403))
+    _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
+    return redirect(url_for("pages.index", deleted=1), code=303)
