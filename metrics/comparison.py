@@ -212,6 +212,7 @@ class _JudgedValues:
         return {
             "metric": metric.id, "method": method,
             "a": a.column(method), "b": b.column(method),
+            "run_a": a.label, "run_b": b.label,
             "judge_a": _judge_facts(a.judge), "judge_b": _judge_facts(b.judge),
             "scale": scale, "items_judged_by_both": len(both),
             **entry,

@@ -84,6 +84,14 @@ def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
         assert listed["runs"][0]["status"] == "done"
 
     first, second = runs
+    compared = client.get(f"/api/v1/compare?runs={first['token']},{second['token']}")
+    assert compared.status_code == 200, compared.get_json()
+    body = compared.get_json()
+    assert [c["label"] for c in body["columns"]] == [
+        "baseline v1/Base", "baseline v1/Ours", "ours v2/Base", "ours v2/Ours"
+    ]  # fmt: skip
+    assert body["shared"]["sessions"] == 2 and body["agreement"] == []
+    assert {c["n"] for c in body["comparisons"]} == {2}
     view, manage = first["token"], first["manage_token"]
     for method, path in [
         ("post", f"/api/v1/runs/{view}/cancel"),

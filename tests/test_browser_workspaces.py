@@ -1,0 +1,96 @@
+"""Workspaces through the pages in Chromium: the first upload from the home
+page makes a workspace the browser remembers (listed again after a reload),
+the second joins it; the workspace page lists both runs, renames one,
+compares them (judge agreement of two judge models), and deletes one."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from werkzeug.serving import make_server
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+from tests.test_browser import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+JUDGES = ["scripted", "scripted+10"]
+
+
+@pytest.fixture
+def site(app_factory):
+    with ScriptedJudge() as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted", JUDGE_MODELS=JUDGES
+        )
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_port}"
+        server.shutdown()
+
+
+def upload_alignment(page, site: str, path, model: str) -> None:
+    """Alignment only, judged by ``model``; waits for the dashboard."""
+    page.goto(site + "/")
+    for box in page.locator("input[name=suites]").all():
+        box.set_checked(box.get_attribute("value") == "alignment")
+    page.select_option("#judge-model", model)
+    page.set_input_files("#file", str(path))
+    page.wait_for_selector("#check-result p.ok")
+    page.click("#submit")
+    page.wait_for_selector("[data-testid=run-status]")
+
+
+def test_workspace_list_rename_compare_delete_and_remembered_home(
+    site, browser, tmp_path
+):
+    base = site
+    path = crafted.write(tmp_path / "logs.jsonl", crafted.alignment_sessions())
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        upload_alignment(page, base, path, JUDGES[0])
+        page.goto(base + "/")
+        remembered = page.locator("[data-testid=remembered-workspace]")
+        assert remembered.count() == 1
+        # the next upload joins the remembered workspace
+        assert page.locator("#workspace-select").input_value() != ""
+        upload_alignment(page, base, path, JUDGES[1])
+
+        page.goto(base + "/")
+        page.reload()
+        assert page.locator("[data-testid=remembered-workspace]").count() == 1
+        page.click("[data-testid=remembered-workspace]")
+        rows = page.locator("[data-testid=workspace-run]")
+        assert rows.count() == 2
+
+        first = page.locator("[data-testid=manage-run]").nth(1)  # the older run
+        first.locator("summary").click()
+        first.locator("input[name=name]").fill("judge A")
+        first.locator("[data-testid=edit-run] button").click()
+        page.wait_for_selector("[data-testid=workspace-run] >> text=judge A")
+
+        for box in page.locator("[data-testid=workspace-run] input[name=run]").all():
+            box.check()
+        page.click("[data-testid=compare-selected]")
+        page.wait_for_selector("[data-testid=agreement-table]")
+        assert "judge A/Ours" in page.inner_text("[data-testid=agreement-table]")
+        alpha = page.locator("[data-testid=agreement-krippendorff_alpha]").first
+        assert alpha.inner_text() not in ("", "—")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "compare-en.png"), full_page=True)
+
+        page.go_back()
+        page.wait_for_selector("[data-testid=workspace-runs]")
+        doomed = page.locator("[data-testid=manage-run]").first
+        doomed.locator("summary").click()
+        doomed.locator("[data-testid=confirm-delete]").check()
+        doomed.locator("[data-testid=delete-run]").click()
+        page.wait_for_selector("[data-testid=workspace-runs]")
+        assert page.locator("[data-testid=workspace-run]").count() == 1
+        assert "judge A" in page.inner_text("[data-testid=workspace-runs]")
+    finally:
+        context.close()
