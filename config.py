@@ -130,6 +130,9 @@ DEFAULTS: dict = {
     "RATE_LIMIT_UPLOADS": "30 per hour",
     "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
     "RATE_LIMIT_RETRIES": "20 per hour",
+    "RATE_LIMIT_WORKSPACES": "60 per hour",  # POST /api/v1/workspaces
+    # comparisons read every row of their runs: the one read that is counted
+    "RATE_LIMIT_COMPARISONS": "300 per hour",
     # Reverse proxies in front of the app that append X-Forwarded-For: the
     # client address (rate limits, fair scheduling) is taken that many hops
     # back. 0 trusts no header, else any client could pick its own address.
@@ -151,7 +154,13 @@ DEFAULTS: dict = {
 
 
 # The configurable rates, each applied by web/limits.py to its endpoints.
-RATE_LIMITS = ("RATE_LIMIT_UPLOADS", "RATE_LIMIT_VALIDATIONS", "RATE_LIMIT_RETRIES")
+RATE_LIMITS = (
+    "RATE_LIMIT_UPLOADS",
+    "RATE_LIMIT_VALIDATIONS",
+    "RATE_LIMIT_RETRIES",
+    "RATE_LIMIT_WORKSPACES",
+    "RATE_LIMIT_COMPARISONS",
+)
 
 
 def defaults(instance_path: Path) -> dict:
@@ -198,6 +207,8 @@ _PARSERS = {
     "RATE_LIMIT_UPLOADS": _rate_limit,
     "RATE_LIMIT_VALIDATIONS": _rate_limit,
     "RATE_LIMIT_RETRIES": _rate_limit,
+    "RATE_LIMIT_WORKSPACES": _rate_limit,
+    "RATE_LIMIT_COMPARISONS": _rate_limit,
     "TRUSTED_PROXIES": lambda n, v: _int(n, v, 0),
     "FORCE_HTTPS": _bool,
     "PUBLIC_URL": lambda n, v: _url(n, v, ("http://", "https://")),

@@ -137,6 +137,20 @@ def test_get_requests_are_never_limited(app_factory):
         assert client.get("/api/v1/runs").status_code == 405  # POST only
 
 
+def test_workspace_creation_and_comparisons_are_limited(app_factory):
+    client = app_factory(
+        RATE_LIMIT_WORKSPACES=TINY, RATE_LIMIT_COMPARISONS=TINY
+    ).test_client()
+    made = [client.post("/api/v1/workspaces").status_code for _ in range(2)]
+    assert made == [201, 201]
+    assert_retry_after(client.post("/api/v1/workspaces"))
+    # the API, the page and the exports share the comparisons' budget
+    assert client.get("/api/v1/compare?runs=a,b").status_code == 404
+    assert client.get("/compare?runs=a,b").status_code == 404
+    assert_retry_after(client.get("/compare/export.csv?runs=a,b"))
+    assert client.get("/api/v1/workspaces/nope").status_code == 404  # reads: never
+
+
 def test_rate_limits_enabled_false_turns_them_off(app_factory):
     client = app_factory(
         RATE_LIMITS_ENABLED=False, RATE_LIMIT_UPLOADS="1 per minute"

@@ -73,6 +73,8 @@ def test_every_metric_is_well_formed(suite):
             assert source in ids, f"{metric.id}: no metric its <id>_n counts"
             if metric.basis is not None:
                 assert_translated(metric.basis, f"metric {metric.id} basis")
+        if metric.agreement is not None:  # judge agreement compares judged items
+            assert metric.needs_judge and metric.level != "summary", metric.id
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)

@@ -7,7 +7,7 @@ from flask import Blueprint, abort, current_app, jsonify, request, url_for
 from core.problems import Rejected
 from core.status import FINAL_RUN, RunStatus
 from translations import translate_problems
-from web import forms
+from web import forms, openapi
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -126,6 +126,11 @@ def delete_run(token: str):
         return "", 204
 
     return _managed(token, delete)
+
+
+@bp.get("/openapi.json")
+def openapi_document():
+    return jsonify(openapi.document())
 
 
 # -- workspaces ----------------------------------------------------------------

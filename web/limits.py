@@ -4,10 +4,11 @@ Every upload is validated, stored and evaluated, and a retry re-queues the
 failed items of a run; none of that needs an account, so without a brake one
 address could fill the disk, the queue and the judge budget faster than fair
 scheduling (pipeline/dispatch.py) can share them out. Flask-Limiter counts the
-POSTs of the endpoints below per client, keyed like fair scheduling
+requests of the endpoints below per client, keyed like fair scheduling
 (:func:`web.forms.client_id`, a keyed hash: no address is stored), and answers
 429 with ``Retry-After`` once a rate from ``config.py`` is spent. Reading pages
-and polling the API are never counted.
+and polling the API are never counted, except comparisons across runs, which
+read every row of their runs.
 
 The counters live where the workers' state lives: Redis (``REDIS_URL``) in
 team mode, so every web process shares them, and process memory in the
@@ -42,6 +43,11 @@ LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RATE_LIMIT_UPLOADS": ("uploads", ("pages.create_run", "api.create_run")),
     "RATE_LIMIT_VALIDATIONS": ("validations", ("api.validate",)),
     "RATE_LIMIT_RETRIES": ("retries", ("pages.retry", "api.retry")),
+    "RATE_LIMIT_WORKSPACES": ("workspaces", ("api.create_workspace",)),
+    "RATE_LIMIT_COMPARISONS": (
+        "comparisons",
+        ("compare.compare_api", "compare.compare_page", "compare.export"),
+    ),
 }
 
 # Counters in a shared Redis are recognisable (and removable) by this prefix.
@@ -78,7 +84,7 @@ def init_app(app: Flask) -> Limiter:
     )
     app.extensions["rate_limiter"] = limiter
     for setting, (scope, endpoints) in LIMITED_ENDPOINTS.items():
-        rate = limiter.shared_limit(config[setting], scope, methods=["POST"])
+        rate = limiter.shared_limit(config[setting], scope)
         for endpoint in endpoints:
             if endpoint not in app.view_functions:
                 raise RuntimeError(

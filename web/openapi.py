@@ -1,0 +1,254 @@
+"""The OpenAPI 3.1 description of ``/api/v1``, served at
+``/api/v1/openapi.json``. Written by hand, next to the README's "HTTP API"
+section it mirrors: the API is small, and a generator (apispec, flask-smorest)
+would mean schema classes around every view for eleven operations. A test
+walks the app's routes and fails when an ``/api/v1`` route is missing here.
+"""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from web.paper_methods import platform_version
+
+TOKEN = {
+    "name": "token",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "A view token (share link) or a manage token.",
+}
+MANAGE = {**TOKEN, "description": "The manage token; a view token gets 403."}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict | str, description: str) -> dict:
+    body = _ref(schema) if isinstance(schema, str) else schema
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": body}},
+    }
+
+
+def _errors(*codes: int) -> dict:
+    said = {
+        400: "Invalid input: every problem with its line, path and code.",
+        403: "A view token where the manage token is needed.",
+        404: "Unknown token (also after deletion).",
+        409: "The run's state does not allow it.",
+        413: "Upload larger than MAX_UPLOAD_MB.",
+        429: "Rate limit spent; see Retry-After.",
+        503: "The queue is unreachable; nothing was started.",
+    }
+    return {str(code): _json("Errors", said[code]) for code in codes}
+
+
+UPLOAD = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "suites": {"type": "string", "description": "comma-separated"},
+                    "judge_model": {"type": "string"},
+                    "samples": {"type": "integer", "minimum": 1},
+                    "workspace": {
+                        "type": "string",
+                        "description": "a workspace's manage token",
+                    },
+                    "name": {"type": "string", "maxLength": 255},
+                },
+            }
+        }
+    },
+}
+
+PATHS = {
+    "/api/v1/validate": {
+        "post": {
+            "summary": "Dry-run validation of an upload (nothing is stored).",
+            "requestBody": UPLOAD,
+            "responses": {"200": _json({"type": "object"}, "The validation report."),
+                          **_errors(400, 413, 429)},
+        }
+    },
+    "/api/v1/runs": {
+        "post": {
+            "summary": "Start a run.",
+            "requestBody": UPLOAD,
+            "responses": {"202": _json("RunCreated", "Accepted; the manage token is given only here."),
+                          **_errors(400, 403, 404, 413, 429, 503)},
+        }
+    },
+    "/api/v1/runs/{token}": {
+        "get": {
+            "summary": "Status, progress, counts and (once final) the results document.",
+            "parameters": [TOKEN],
+            "responses": {"200": _json("RunStatus", "The run."), **_errors(404)},
+        },
+        "patch": {
+            "summary": "Rename, tag or comment a run.",
+            "parameters": [MANAGE],
+            "requestBody": {"content": {"application/json": {"schema": _ref("RunFields")}}},
+            "responses": {"200": _json("RunListed", "The run as a workspace lists it."),
+                          **_errors(400, 403, 404)},
+        },
+        "delete": {
+            "summary": "Delete the run, its rows, cache entries only it used and its upload.",
+            "parameters": [MANAGE],
+            "responses": {"204": {"description": "Deleted."}, **_errors(403, 404)},
+        },
+    },
+    "/api/v1/runs/{token}/cancel": {
+        "post": {
+            "summary": "Cancel a queued or running run.",
+            "parameters": [MANAGE],
+            "responses": {"202": _json({"type": "object"}, "Cancelled."), **_errors(403, 404, 409)},
+        }
+    },
+    "/api/v1/runs/{token}/retry": {
+        "post": {
+            "summary": "Re-run the failed rows as a new run of the same upload and settings.",
+            "parameters": [MANAGE],
+            "responses": {"202": _json("RunCreated", "The retry's links."),
+                          **_errors(403, 404, 409, 429, 503)},
+        }
+    },
+    "/api/v1/workspaces": {
+        "post": {
+            "summary": "Create a workspace.",
+            "requestBody": {"content": {"application/json": {"schema": {
+                "type": "object", "properties": {"name": {"type": "string"}}}}}},
+            "responses": {"201": _json("WorkspaceCreated", "Created."), **_errors(429)},
+        }
+    },
+    "/api/v1/workspaces/{token}": {
+        "get": {
+            "summary": "The workspace's runs, newest first (view links only).",
+            "parameters": [TOKEN],
+            "responses": {"200": _json("Workspace", "The workspace."), **_errors(404)},
+        },
+        "delete": {
+            "summary": "Delete the workspace and every run in it.",
+            "parameters": [MANAGE],
+            "responses": {"204": {"description": "Deleted."}, **_errors(403, 404)},
+        },
+    },
+    "/api/v1/compare": {
+        "get": {
+            "summary": "Compare finished runs over their shared sessions.",
+            "parameters": [{
+                "name": "runs", "in": "query", "required": True,
+                "schema": {"type": "string"},
+                "description": "Comma-separated run tokens (2 to MAX_COMPARED_RUNS).",
+            }],
+            "responses": {"200": _json("Comparison", "The comparison."),
+                          **_errors(400, 404, 409, 429)},
+        }
+    },
+    "/api/v1/openapi.json": {
+        "get": {
+            "summary": "This description.",
+            "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1.")},
+        }
+    },
+}  # fmt: skip
+
+STRING, INTEGER, NUMBER = {"type": "string"}, {"type": "integer"}, {"type": "number"}
+NULLABLE_NUMBER = {"type": ["number", "null"]}
+SCHEMAS = {
+    "Errors": {
+        "type": "object",
+        "properties": {"errors": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"line": {"type": ["integer", "null"]}, "path": STRING,
+                           "code": STRING, "message": STRING, "params": {"type": "object"}},
+        }}, "retry_after": INTEGER},
+    },
+    "RunCreated": {
+        "type": "object",
+        "properties": {k: STRING for k in ("id", "token", "manage_token", "status_url",
+                                           "dashboard_url", "manage_url")},
+    },
+    "RunStatus": {
+        "type": "object",
+        "properties": {"status": STRING, "progress": {"type": "object"},
+                       "counts": {"type": "object"},
+                       "results": {"description": "personasteer.results/v1 once final, else null"}},
+    },
+    "RunFields": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 255},
+                       "tags": {"type": "array", "items": STRING, "maxItems": 20},
+                       "comment": {"type": "string", "maxLength": 5000}},
+    },
+    "RunListed": {
+        "type": "object",
+        "properties": {
+            **{k: STRING for k in ("token", "name", "file_name", "judge_model", "status",
+                                   "comment", "created_at", "finished_at", "dashboard_url")},
+            "sessions": INTEGER, "methods": {"type": "array", "items": STRING},
+            "suites": {"type": "array", "items": STRING},
+            "prompt_versions": {"type": ["object", "null"]},
+            "tags": {"type": "array", "items": STRING}, "counts": {"type": "object"},
+        },
+    },
+    "WorkspaceCreated": {
+        "type": "object",
+        "properties": {k: STRING for k in ("token", "manage_token", "url", "manage_url")},
+    },
+    "Workspace": {
+        "type": "object",
+        "properties": {"name": STRING, "runs": {"type": "array", "items": _ref("RunListed")}},
+    },
+    "Comparison": {
+        "type": "object",
+        "required": ["runs", "columns", "summary", "comparisons", "agreement"],
+        "properties": {
+            "schema": {"const": "personasteer.comparison/v1"},
+            "runs": {"type": "array", "items": {"type": "object"}},
+            "columns": {"type": "array", "items": {"type": "object", "properties": {
+                "label": STRING, "run": STRING, "method": STRING}}},
+            "shared": {"type": "object", "properties": {
+                "sessions": INTEGER, "rounds": {"type": ["integer", "null"]}}},
+            "summary": {"type": "object", "description": "column -> metric -> value, with <metric>_n"},
+            "curves": {"type": "object"},
+            "comparisons": {"type": "array", "items": {"type": "object", "properties": {
+                "metric": STRING, "a": STRING, "b": STRING, "diff": NULLABLE_NUMBER,
+                "ci_low": NULLABLE_NUMBER, "ci_high": NULLABLE_NUMBER,
+                "p_value": NULLABLE_NUMBER, "p_holm": NULLABLE_NUMBER, "n": INTEGER}}},
+            "agreement": {"type": "array", "items": {"type": "object", "properties": {
+                "metric": STRING, "method": STRING, "a": STRING, "b": STRING,
+                "scale": {"enum": ["interval", "nominal"]}, "n": INTEGER,
+                "spearman": NULLABLE_NUMBER, "krippendorff_alpha": NULLABLE_NUMBER,
+                "cohen_kappa": NULLABLE_NUMBER, "percent_agreement": NULLABLE_NUMBER,
+                "reason": {"type": ["string", "null"]}}}},
+        },
+    },
+}  # fmt: skip
+
+
+def document() -> dict:
+    servers = (
+        [{"url": current_app.config["PUBLIC_URL"]}]
+        if current_app.config.get("PUBLIC_URL")
+        else []
+    )
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "PersonaSteer Benchmark API",
+            "version": platform_version(),
+            "description": "See the README's HTTP API section. Errors follow "
+            "?lang=en|zh|ko like the pages.",
+        },
+        **({"servers": servers} if servers else {}),
+        "paths": PATHS,
+        "components": {"schemas": SCHEMAS},
+    }
