@@ -77,7 +77,8 @@ def test_workspace_list_rename_compare_delete_and_remembered_home(
             box.check()
         page.click("[data-testid=compare-selected]")
         page.wait_for_selector("[data-testid=agreement-table]")
-        assert "judge A/Ours" in page.inner_text("[data-testid=agreement-table]")
+        assert "judge A · scripted" in page.inner_text("[data-testid=agreement-table]")
+        assert "judge A/Ours" in page.inner_text("[data-testid=comparison-table]")
         alpha = page.locator("[data-testid=agreement-krippendorff_alpha]").first
         assert alpha.inner_text() not in ("", "—")
         ARTIFACTS.mkdir(exist_ok=True)

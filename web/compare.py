@@ -24,8 +24,7 @@ from flask import (
 from core.problems import Rejected
 from pipeline.comparison import compare_runs
 from translations import translate_problems
-from web import dashboard, panels, paper, paper_summary
-from web.plotly_locale import plotly_locale
+from web import dashboard, paper, paper_summary
 
 bp = Blueprint("compare", __name__)
 
@@ -96,25 +95,10 @@ def _error_page(rejected: Rejected):
 
 
 def context(comparison, args) -> dict:
-    baseline = paper.baseline_of(comparison, args.get("baseline"))
-    percent = args.get("rates") == "percent"
-    sections = panels.build(comparison)
-    figures = {}
-    for section in sections:
-        figures.update(section["figures"])
     return {
-        "run": comparison,
+        **dashboard.results_context(comparison, args),
         "comparison": comparison,
         "runs_arg": ",".join(side.key for side in comparison.sides),
-        "panels": sections,
-        "figures": figures,
-        "plotly_locale": plotly_locale(),
-        "baseline": baseline,
-        "percent": percent,
-        "tables": [
-            dashboard.comparison_table(comparison, baseline, suite, percent)
-            for suite in comparison.suites
-        ],
     }
 
 

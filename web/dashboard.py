@@ -210,7 +210,9 @@ def sessions_section(storage, run, args) -> dict:
     }
 
 
-def context(storage, run, args) -> dict:
+def results_context(run, args) -> dict:
+    """Panels, their figures and the comparison tables against the baseline
+    the query names: the dashboard's, and the comparison across runs'."""
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
     baseline = args.get("baseline")
@@ -224,13 +226,21 @@ def context(storage, run, args) -> dict:
     return {
         "run": run,
         "panels": sections,
-        "counts": storage.run_status_counts(run),
         "baseline": baseline,
         "percent": percent,
-        "methods_paragraph": methods_paragraph(run),
         "tables": [comparison_table(run, baseline, suite, percent) for suite in suites],
         "figures": all_figures,
         "plotly_locale": plotly_locale(),
+    }
+
+
+def context(storage, run, args) -> dict:
+    known = set(registry.names())
+    suites = [name for name in run.suites if name in known]
+    return {
+        **results_context(run, args),
+        "counts": storage.run_status_counts(run),
+        "methods_paragraph": methods_paragraph(run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "suites": [registry.get(name) for name in suites],
