@@ -18,6 +18,13 @@ exact scores and faults independent of call order or concurrency:
   (``JERA roleplay questionnaire``): a fenced JSON questionnaire, every answer
   ``N`` with ``[[jera=N]]``, else hash-derived. ALMP extraction / inference:
   a JSON list of the ``[[attr=...]]`` / ``[[implied=...]]`` values, in order.
+* Pairwise prompts carry two replies between ``<<<A``/``A>>>`` and
+  ``<<<B``/``B>>>``. Each reply's strength is ``[[strength=N]]`` (else 0..9
+  from its hash); the stronger wins with probability 1/(1 + e^−|Δ|), drawn
+  from a hash of the two texts in sorted order, so both orders of a pair get
+  the same verdict; equal strengths tie. A model whose name holds
+  ``position-a`` answers A whenever the strengths are at most 1 apart (a
+  judge with position bias). ``[[fault=garbage]]`` in a reply: unparseable.
 * A model named ``<name>+<N>`` (e.g. ``scripted+10``) adds N to every
   alignment total, capped at 100: two judges a known distance apart.
 * Slot judge prompts (``Slot extraction judging task``) list one JSON slot per
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -130,10 +138,38 @@ class JudgeState:
 
 
 _OFFSET = re.compile(r"\+(\d+)$")
+_PAIR = re.compile(r"<<<A\n(.*?)\nA>>>.*?<<<B\n(.*?)\nB>>>", re.S)
+
+
+def strength(reply: str) -> float:
+    found = dict(_DIRECTIVE.findall(reply)).get("strength")
+    if found is not None:
+        return float(found)
+    return float(int(hashlib.md5(reply.encode()).hexdigest(), 16) % 10)
+
+
+def pairwise_reply(first: str, second: str, model: str) -> str:
+    """A verdict on replies A (``first``) and B (``second``)."""
+    if "[[fault=garbage]]" in first + second:
+        return "Both are fine, I suppose."
+    gap = strength(first) - strength(second)
+    if "position-a" in model and abs(gap) <= 1:
+        verdict = "A"
+    elif gap == 0:
+        verdict = "tie"
+    else:
+        pair = "\n".join(sorted((first, second))).encode()
+        draw = int(hashlib.sha256(pair).hexdigest(), 16) % 10_000 / 10_000
+        stronger_wins = draw < 1 / (1 + math.exp(-abs(gap)))
+        verdict = "A" if (gap > 0) == stronger_wins else "B"
+    return f"Reasoning: scripted pairwise verdict.\n\\boxed{{{verdict}}}"
 
 
 def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, dict]:
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
+    pair = _PAIR.search(prompt)
+    if pair and not state.outage_status:
+        return 200, pairwise_reply(pair.group(1), pair.group(2), model), {}
     match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
     response = match.group(1) if match else prompt
     directives = dict(_DIRECTIVE.findall(response))

@@ -100,7 +100,7 @@ def aggregate(
     level); each suite summarizes its own rows.
     """
     summary: dict[str, dict] = {method: {} for method in methods}
-    curves, session_values, panels = {}, {}, {}
+    curves, session_values, panels, validity = {}, {}, {}, {}
     for name in suites:
         suite = registry.get(name)
         rows = list(rows_of(suite))
@@ -113,9 +113,11 @@ def aggregate(
         session_values.update(result.get("session_values", {}))
         if result.get("panel") is not None:
             panels[name] = result["panel"]
+        validity.update(result.get("validity") or {})
     return {
         "summary": summary,
         "curves": curves,
         "comparisons": stats.compare_all(session_values, methods, max_compared),
         "panels": panels,
+        "judge_validity": validity,
     }

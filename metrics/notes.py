@@ -43,6 +43,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "no_tracking": (_l("no message reports tracking"), NA),
     "no_order": (_l("no message reports an order"), NA),
     "empty_target_order": (_l("the target order is empty"), NA),
+    "baseline_not_a_method": (_l("the pairwise baseline %(method)s is not a method of the file"), NA),
     "unknown_persona_type": (_l("no persona attributes and unknown type %(type)s"), NA),
     # a reply or an item that could not be scored (an empty response is the
     # method's failure, so it is counted as one, not set apart)
@@ -69,6 +70,10 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),
     # why a judge agreement statistic is missing (metrics/agreement.py)
+    # why a judge_validity quantity is missing (metrics/validity.py)
+    "validity_suite_missing": (_l("the %(suite)s suite did not run"), None),
+    "validity_no_comparisons": (_l("no pairwise comparison was scored"), None),
+    "validity_no_decisive": (_l("every single-order verdict was a tie"), None),
     "agreement_too_few": (_l("fewer than 2 shared items"), None),
     "agreement_no_variance": (_l("a judge gave the same value to every item"), None),
     "agreement_no_same_responses": (

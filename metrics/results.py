@@ -12,6 +12,7 @@ from datetime import UTC
 from core.status import RowStatus
 from metrics import registry
 from metrics.rows import finite_json
+from metrics.validity import judge_validity
 
 SCHEMA = "personasteer.results/v1"
 
@@ -88,5 +89,8 @@ def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
         "summary": aggregates.get("summary", {}),
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
+        "judge_validity": judge_validity(
+            aggregates.get("judge_validity") or {}, list(run.suites)
+        ),
         "rows": [tidy_row(row) for row in rows],
     }

@@ -105,7 +105,7 @@ class Option:
 
 
 ChartKind = Literal[
-    "curve", "radar", "bars", "stacked_bars", "bars_ci", "heatmap", "box"
+    "curve", "radar", "bars", "stacked_bars", "bars_ci", "heatmap", "box", "forest"
 ]
 
 
@@ -164,6 +164,9 @@ class SuiteSummary(TypedDict, total=False):
     curves: dict[str, dict[str, list[dict]]]  # metric -> method -> points
     session_values: dict[str, dict[str, dict[str, float]]]  # metric -> method -> sid
     panel: dict  # JSON-ready data the panel's charts and tables read
+    # the results' "judge_validity" quantities this suite measures (None:
+    # not computable from this run)
+    validity: dict[str, float | int | None]
 
 
 Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
@@ -188,6 +191,9 @@ class Suite:
     options: tuple[Option, ...] = ()
     panel: Panel = Panel()
     order: int = 100  # position in lists and on the dashboard
+    # Chosen when a request names no suites (the upload form checks it); an
+    # opt-in suite costs enough judge calls that the user should ask for it.
+    by_default: bool = True
     estimate: Estimator | None = None  # judge cost of one session, per sample
     summary_details: bool = False  # summarize reads rows' details (else None)
     methods_note: str = ""  # English sentence for a paper's Methods section

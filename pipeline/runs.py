@@ -249,8 +249,8 @@ def _broker_errors() -> tuple[type[Exception], ...]:
 def _choose_suites(
     report: dataset.ValidationReport, wanted: list[str] | None
 ) -> list[str]:
-    if not wanted:
-        return report.suites
+    if not wanted:  # opt-in suites (Suite.by_default) only when named
+        return [name for name in report.suites if registry.get(name).by_default]
     unusable = [name for name in wanted if name not in report.suites]
     if unusable:
         raise Rejected.one("bad_suite", path="suites", suites=unusable)

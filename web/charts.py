@@ -179,6 +179,45 @@ def bars_with_ci(
     return _finish(figure, title, y_title)
 
 
+def forest_plot(
+    values: dict[str, dict], methods: list[str], title: str, x_title: str
+) -> dict | None:
+    """One point per method with its CI as a horizontal bar, and a line at 0
+    (the baseline): ``values[method] = {"mean", "ci_low", "ci_high", "n"}``."""
+    shown = [m for m in methods if values.get(m, {}).get("mean") is not None]
+    if not shown:
+        return None
+    means = [values[m]["mean"] for m in shown]
+    go = _go()
+    figure = go.Figure(
+        go.Scatter(
+            x=means,
+            y=[plain(m) for m in shown],
+            mode="markers",
+            marker={"size": 10, "color": [color(methods.index(m)) for m in shown]},
+            error_x={
+                "type": "data",
+                "array": [(values[m].get("ci_high") or mean) - mean
+                          for m, mean in zip(shown, means, strict=True)],
+                "arrayminus": [mean - (values[m].get("ci_low") or mean)
+                               for m, mean in zip(shown, means, strict=True)],
+                "visible": True,
+            },
+            customdata=[[values[m].get("n")] for m in shown],
+            hovertemplate="%{y}: %{x:.3f} (n=%{customdata[0]})<extra></extra>",
+        )
+    )  # fmt: skip
+    figure.add_vline(x=0, line_dash="dot", line_color="#888")
+    result = _finish(figure, title, showlegend=False)
+    result["layout"]["xaxis"] = {
+        **result["layout"].get("xaxis", {}),
+        "title": {"text": wrap(x_title, AXIS)},
+    }
+    result["layout"]["yaxis"] = {**result["layout"].get("yaxis", {}), "title": {"text": ""},
+                                 "autorange": "reversed"}  # fmt: skip
+    return result
+
+
 def grouped_bars(
     values: dict[str, dict[str, float]],
     methods: list[str],
@@ -241,7 +280,13 @@ def heatmap(
             colorscale="Blues",
         )
     )
-    return _finish(figure, title)
+    result = _finish(figure, title)
+    # rows read top-down in the methods' order, like a table
+    result["layout"]["yaxis"] = {
+        **result["layout"].get("yaxis", {}),
+        "autorange": "reversed",
+    }
+    return result
 
 
 def box_plot(

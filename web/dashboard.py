@@ -8,6 +8,7 @@ from metrics.counts import count_key
 from metrics.registry import spec
 from translations import _, metric_label
 from web import panels
+from web.audit import audit_rows
 from web.formatting import display_key, p_value
 from web.paper_methods import methods_paragraph
 from web.plotly_locale import plotly_locale
@@ -241,6 +242,7 @@ def context(storage, run, args) -> dict:
         **results_context(run, args),
         "counts": storage.run_status_counts(run),
         "methods_paragraph": methods_paragraph(run),
+        "audit": audit_rows(run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "suites": [registry.get(name) for name in suites],

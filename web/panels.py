@@ -72,6 +72,10 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
         return charts.bars_with_ci(
             _ci_values(chart, data, methods), methods, title, _y_title(chart)
         )
+    if chart.kind == "forest":
+        return charts.forest_plot(
+            _ci_values(chart, data, methods), methods, title, _y_title(chart)
+        )
     if chart.kind == "heatmap":
         columns = data[chart.columns] if chart.columns else []
         return charts.heatmap(data[chart.source], methods, list(columns), title)

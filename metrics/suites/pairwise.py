@@ -1,0 +1,340 @@
+"""Pairwise suite (needs a judge): the judge compares two methods' replies to
+the same user message, in both orders, as MT-Bench does (Zheng et al., 2023).
+
+For each (session, round) and each pair of methods (every pair, or each
+method against ``pairwise_baseline``) the judge sees the profile, the
+personality, the user's earlier messages (the history both methods share;
+their earlier replies differ, so they are left out) and the two replies as
+A and B, once in each order. Agreeing verdicts stand; a flip is a tie and
+counts as inconsistent. Each method gets a row ``pairwise@<opponent>``:
+1 won, 0.5 tie, 0 lost (the opponent's row holds the complement).
+
+Summary per method: ``pairwise_winrate``, the mean over sessions of the
+method's per-session share of comparisons won (ties count half), with a
+Student-t CI over sessions; ``bt_score``, the Bradley–Terry strength
+(``metrics/ranking.py``: baseline 0, bootstrap CI over sessions). The
+judge's position bias goes to the results' ``judge_validity``:
+``position_consistency`` (share of comparisons whose two orders agree) and
+``first_position_rate`` (share of decisive single-order verdicts that chose
+the first reply; 0.5 is no preference).
+
+>>> parse_pairwise("B is warmer.\\n\\\\boxed{B}").score, parse_pairwise("\\\\boxed{tie}").score
+(0.0, 0.5)
+>>> parse_pairwise("A is better") is None
+True
+>>> reconcile(1.0, 1.0), reconcile(1.0, 0.0), reconcile(0.5, 0.5)
+((1.0, True), (0.5, False), (0.5, True))
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from functools import partial
+from statistics import fmean
+from typing import Any
+
+from config import DEFAULTS
+from core.status import RowStatus
+from metrics import ranking, stats
+from metrics.dialogue import FIRST_MESSAGE
+from metrics.judging import Batch, Verdict, judge_items, template_chars
+from metrics.notes import note
+from metrics.rows import ResultRow, result_row, scored, scored_value
+from metrics.suite import (
+    Chart,
+    Format,
+    JudgeMode,
+    JudgeUse,
+    Metric,
+    Option,
+    Panel,
+    Suite,
+    SuiteSummary,
+    _l,
+)
+
+_VERDICT = re.compile(r"\\boxed\{\s*(A|B|tie)\s*\}", re.I)
+FIRST_WINS = {"a": 1.0, "b": 0.0, "tie": 0.5}  # share won by the reply shown first
+
+
+def parse_pairwise(text: str) -> Verdict | None:
+    """The last ``\\boxed{A}``, ``\\boxed{B}`` or ``\\boxed{tie}``; the score is
+    the share the first reply (A) won."""
+    found = _VERDICT.findall(text)
+    if not found:
+        return None
+    reasoning = text.rsplit("\\boxed", 1)[0].strip() or None
+    return Verdict(FIRST_WINS[found[-1].lower()], reasoning=reasoning)
+
+
+PAIRWISE = JudgeMode("pairwise", "pairwise_v1", parse_pairwise)
+
+
+def reconcile(first: float, second: float) -> tuple[float, bool]:
+    """The share method a won from its two orders (``second`` already seen
+    from a's side): agreeing verdicts stand, a flip is a tie."""
+    return (first, True) if first == second else (0.5, False)
+
+
+def validate_baseline(value):
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or len(value) > 255:
+        raise ValueError("pairwise_baseline must be a method name")
+    return value
+
+
+def pairs(methods: list[str], options: dict) -> list[tuple[str, str]]:
+    """Each method against the baseline, or every pair (each against the
+    first beyond ``MAX_COMPARED_METHODS``)."""
+    baseline = options.get("pairwise_baseline")
+    if baseline:
+        return [(m, baseline) for m in methods if m != baseline]
+    return stats.method_pairs(methods, DEFAULTS["MAX_COMPARED_METHODS"])
+
+
+def shared_history(session: dict, index: int, budget: int | None) -> str:
+    """The user's messages before round ``index``, newest kept within budget."""
+    lines = [f"User: {r['user_message']}" for r in session["rounds"][:index]]
+    kept: list[str] = []
+    for line in reversed(lines):
+        if budget is not None and kept and sum(map(len, kept)) + len(line) > budget:
+            break
+        kept.insert(0, line)
+    return "\n".join(kept) or FIRST_MESSAGE
+
+
+def _fields(session: dict, index: int, budget) -> dict:
+    return {
+        "profile": session["user_profile"],
+        "personality": session["user_personality"],
+        "history": shared_history(session, index, budget),
+        "user_message": session["rounds"][index]["user_message"],
+    }
+
+
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
+    compared = pairs(methods, options)
+    baseline = options.get("pairwise_baseline")
+    keys = [
+        (session, index, a, b)
+        for session in sessions
+        for index in range(len(session["rounds"]))
+        for a, b in compared
+    ]
+    if baseline and baseline not in methods:
+        reason = note("baseline_not_a_method", method=baseline)
+        return [
+            row for key in _row_keys(sessions, methods)
+            for row in [result_row(key, f"pairwise@{baseline}", None, note=reason)]
+        ]  # fmt: skip
+    if judge is None:
+        return [row for key in keys for row in _both(key, None, note("no_judge"))]
+    batch, rows = Batch(judge), []
+    budget = options.get("history_chars")
+    for key in keys:
+        session, index, a, b = key
+        fields = _fields(session, index, budget)
+        responses = session["rounds"][index]["responses"]
+        items = []
+        for first, second in ((a, b), (b, a)):
+            items += judge_items(PAIRWISE, 1, **fields,
+                                 response_a=responses[first]["text"],
+                                 response_b=responses[second]["text"])  # fmt: skip
+        rows += batch.add(items, partial(_rows, key))
+    return rows + batch.flush()
+
+
+def _row_keys(sessions: list[dict], methods: list[str]):
+    for session in sessions:
+        for round_ in session["rounds"]:
+            for method in methods:
+                yield {"session_id": session["session_id"], "round": round_["round"],
+                       "method": method}  # fmt: skip
+
+
+def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]:
+    """Method a's row against b and b's mirror row against a."""
+    session, index, a, b = key
+    where = {"session_id": session["session_id"],
+             "round": session["rounds"][index]["round"]}  # fmt: skip
+    mirror = None if value is None else 1.0 - value
+    return [
+        result_row({**where, "method": a}, f"pairwise@{b}", value, note=reason,
+                   detail={**(detail or {}), "primary": True}),
+        result_row({**where, "method": b}, f"pairwise@{a}", mirror, note=reason,
+                   detail={**(detail or {}), "primary": False}),
+    ]  # fmt: skip
+
+
+def _rows(key: tuple, outcomes: list) -> list[ResultRow]:
+    detail = {
+        "prompt_version": PAIRWISE.prompt,
+        "first_wins": [o.verdict["score"] if o.verdict else None for o in outcomes],
+        "reasoning": [
+            o.verdict.get("reasoning") if o.verdict else None for o in outcomes
+        ],
+    }
+    failed = [o for o in outcomes if o.status != RowStatus.OK]
+    if failed:
+        detail["raw"] = failed[0].raw
+        return _both(key, None, failed[0].note, detail)
+    first, swapped = (o.verdict["score"] for o in outcomes)
+    value, consistent = reconcile(first, 1.0 - swapped)
+    return _both(key, value, None, {**detail, "consistent": consistent})
+
+
+def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+    """Two calls (both orders) per (round, pair of methods).
+
+    >>> s = {"user_profile": "p", "user_personality": "q", "rounds": [
+    ...     {"round": 1, "user_message": "hi", "responses": {m: {"text": "ok"} for m in "ABC"}}]}
+    >>> estimate(s, ["A", "B", "C"], None)[0]
+    6
+    """
+    compared = pairs(methods, {})
+    fixed = (
+        template_chars(PAIRWISE)
+        + len(session["user_profile"])
+        + len(session["user_personality"])
+    )
+    calls = chars = 0
+    for index, round_ in enumerate(session["rounds"]):
+        shared = len(shared_history(session, index, window)) + len(
+            round_["user_message"]
+        )
+        for a, b in compared:
+            replies = len(round_["responses"][a]["text"]) + len(
+                round_["responses"][b]["text"]
+            )
+            calls += 2
+            chars += 2 * (fixed + shared + replies)
+    return calls, chars
+
+
+# -- summary ---------------------------------------------------------------
+def _scored_rows(rows: list[ResultRow]) -> list[ResultRow]:
+    return [r for r in rows if r["metric"].startswith("pairwise@") and scored(r)]
+
+
+def _opponent(row: ResultRow) -> str:
+    return row["metric"].partition("@")[2]
+
+
+def bt_baseline(outcomes: list[ranking.Outcome], methods: list[str]) -> str:
+    """The method every comparison was made against (``pairwise_baseline``),
+    else the first method: its strength is fixed at 0."""
+    against = {b for _s, _a, b, _v in outcomes}
+    return against.pop() if len(against) == 1 else methods[0]
+
+
+def validity(rows: list[ResultRow]) -> dict:
+    """Position bias of the judge over the scored comparisons (each once)."""
+    details = [r.get("detail") or {} for r in rows]
+    primary = [detail for detail in details if detail.get("primary")]
+    consistent = [d["consistent"] for d in primary if "consistent" in d]
+    firsts = [w for d in primary for w in d.get("first_wins", []) if w in (0.0, 1.0)]
+    return {
+        "position_consistency": fmean(consistent) if consistent else None,
+        "first_position_rate": fmean(firsts) if firsts else None,
+        "pairwise_comparisons": len(consistent),
+    }
+
+
+def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+    found = _scored_rows(rows)
+    per_session: dict[str, dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for row in found:
+        per_session[row["method"]][row["session_id"]].append(scored_value(row))
+    outcomes = [
+        (r["session_id"], r["method"], _opponent(r), scored_value(r))
+        for r in found
+        if (r.get("detail") or {}).get("primary")
+    ]
+    strengths = (
+        ranking.bt_with_ci(outcomes, methods, bt_baseline(outcomes, methods))
+        if outcomes else {}
+    )  # fmt: skip
+    summary: dict[str, dict[str, float | None]] = {}
+    winrates: dict[str, dict] = {}
+    for method in methods:
+        sessions = [fmean(v) for v in per_session.get(method, {}).values()]
+        ci = stats.mean_ci(sessions)
+        winrates[method] = ci
+        bt = strengths.get(method, {})
+        summary[method] = {
+            "pairwise_winrate": ci["mean"], "pairwise_winrate_ci_low": ci["ci_low"],
+            "pairwise_winrate_ci_high": ci["ci_high"], "pairwise_winrate_n": ci["n"],
+            "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
+            "bt_ci_high": bt.get("ci_high"), "bt_score_n": ci["n"],
+        }  # fmt: skip
+    return {
+        "summary": summary,
+        "panel": {
+            "matrix": ranking.win_matrix(outcomes, methods),
+            "methods": list(methods),
+            "bt": {method: {"bt": values} for method, values in strengths.items()},
+            "winrate": winrates,
+        },
+        "validity": validity(found),
+    }
+
+
+RATE, UNIT = Format.RATE, (0.0, 1.0)
+CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwise"}
+METRICS = (
+    Metric("pairwise", _l("Pairwise win (1 won, ½ tie, 0 lost)"), "row", True, UNIT, RATE,
+           keyed=True, needs_judge=True,
+           description=_l("Against the opponent named after @: both orders agree, else a tie.")),
+    Metric("pairwise_winrate", _l("Pairwise win rate"), "summary", True, UNIT, RATE,
+           needs_judge=True, source="pairwise",
+           description=_l("Share of pairwise comparisons won, ties counting half: the mean over sessions of each session's share."),
+           basis=_l("mean over sessions of the share of comparisons won")),
+    *(Metric(f"pairwise_winrate_ci_{end}", _l("Pairwise win rate"), "summary", True, UNIT,
+             RATE, needs_judge=True, **CI_FREE) for end in ("low", "high")),
+    Metric("bt_score", _l("Bradley–Terry strength"), "summary", True, None,
+           needs_judge=True, source="pairwise",
+           description=_l("Log-odds of beating the baseline method (strength 0), fitted by maximum likelihood."),
+           basis=_l("Bradley–Terry maximum-likelihood strength")),
+    *(Metric(f"bt_ci_{end}", _l("Bradley–Terry strength"), "summary", True, None,
+             needs_judge=True, **CI_FREE) for end in ("low", "high")),
+)  # fmt: skip
+
+SUITE = Suite(
+    name="pairwise",
+    label=_l("Pairwise judge (both orders)"),
+    description=_l("The judge compares two methods' replies to the same message, in both orders; a verdict that flips with the order counts as a tie."),
+    metrics=METRICS,
+    run=run,
+    summarize=summarize,
+    judge=JudgeUse.REQUIRED,
+    modes=(PAIRWISE,),
+    options=(
+        Option("pairwise_baseline", _l("Pairwise baseline method"), validate_baseline),
+    ),
+    estimate=estimate,
+    summary_details=True,  # position consistency reads each comparison's verdicts
+    order=15,
+    by_default=False,  # two calls per pair of methods per round: opt in
+    methods_note=(
+        "Pairwise preferences were judged in both orders of the two responses; a "
+        "verdict that changed with the order was counted as a tie (MT-Bench). Win "
+        "rates count ties as half; Bradley-Terry strengths were fitted by maximum "
+        "likelihood (choix) with the baseline fixed at 0 and 95% CIs from 500 "
+        "bootstrap resamples of sessions."
+    ),
+    panel=Panel(
+        charts=(
+            Chart("pairwise_matrix", "heatmap", _l("Win rate of the row method against the column method"),
+                  "panel.matrix", columns="panel.methods"),
+            Chart("bt_forest", "forest", _l("Bradley–Terry strength (95% bootstrap CI; baseline 0)"),
+                  "panel.bt", series=(("bt", "bt_score"),), y_metric="bt_score"),
+        ),
+        empty=_l("No pairwise verdicts to chart: the pairwise suite needs a configured judge and at least two methods."),
+    ),
+)  # fmt: skip
