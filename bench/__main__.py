@@ -14,6 +14,7 @@ from bench import (
     dashboard,
     judge_orchestration,
     load,
+    pairwise,
     style,
     suites,
     validation,
@@ -27,6 +28,7 @@ BENCHMARKS = {
     "load": load.run,
     "suites": suites.run,
     "cost_drill": cost_drill.run,
+    "pairwise": pairwise.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

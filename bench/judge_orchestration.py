@@ -138,16 +138,18 @@ def make_app(workdir: Path, concurrency: int):
     )
 
 
-def timed_run(app, path: Path, judge_url: str) -> tuple[float, float, object]:
+def timed_run(
+    app, path: Path, judge_url: str, suites: tuple[str, ...] = ("alignment",)
+) -> tuple[float, float, object]:
     """Create the run, then time enqueue -> final status (seconds) and
     enqueue -> last chunk stored (the judge phase, before aggregation)."""
     from pipeline.runs import RunRequest
 
     storage, service = app.extensions["storage"], app.extensions["runs"]
-    # The alignment suite only: the deterministic suites would add their own
-    # CPU time to the judge path this benchmark isolates.
+    # Judge suites only (alignment by default): the deterministic suites would
+    # add their own CPU time to the judge path this benchmark isolates.
     request = RunRequest(
-        judge_url=judge_url, judge_model="scripted", suites=["alignment"]
+        judge_url=judge_url, judge_model="scripted", suites=list(suites)
     )
     with path.open("rb") as stream:
         run = service.create(stream, path.name, request)
@@ -365,7 +367,7 @@ def run(calls: int = 10_000, latency: float = 0.05) -> dict:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp) / "judge_bench.jsonl"
-            _write_sessions(data, sessions, rounds, methods)
+            write_sessions(data, sessions, rounds, methods)
             for concurrency in EMBEDDED_CONCURRENCIES:
                 result.update(embedded(data, judge, url, latency, concurrency))
             result.update(redis_workers(data, judge, url, latency))
@@ -375,7 +377,7 @@ def run(calls: int = 10_000, latency: float = 0.05) -> dict:
     return result
 
 
-def _write_sessions(path: Path, sessions: int, rounds: int, methods) -> None:
+def write_sessions(path: Path, sessions: int, rounds: int, methods) -> None:
     rng = random.Random(11)
     with path.open("w", encoding="utf-8") as out:
         for index in range(sessions):

@@ -169,6 +169,7 @@ def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, d
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
     pair = _PAIR.search(prompt)
     if pair and not state.outage_status:
+        state.count(hashlib.sha256(prompt.encode()).hexdigest())  # calls served
         return 200, pairwise_reply(pair.group(1), pair.group(2), model), {}
     match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
     response = match.group(1) if match else prompt
