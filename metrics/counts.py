@@ -56,7 +56,9 @@ def scored_sessions(
         method, metric, session = row["method"], row["metric"], row["session_id"]
         by_metric[method, metric].add(session)
         if "@" in metric:
-            by_key[method, metric.partition("@")[2]].add(session)
+            base, _, key = metric.partition("@")
+            by_key[method, key].add(session)
+            by_metric[method, base].add(session)  # e.g. pairwise@B for pairwise
     return by_metric, by_key
 
 

@@ -7,7 +7,7 @@ and ordered by ``Suite.order``. Tests register extra suites with
 :func:`registered`.
 
 >>> [suite.name for suite in suites()]
-['alignment', 'quality', 'style', 'roleplay', 'simulation', 'slots']
+['alignment', 'pairwise', 'quality', 'style', 'roleplay', 'simulation', 'slots']
 >>> spec("slot_f1@basic_info").suite, spec("al").bounds
 ('slots', (0.0, 100.0))
 >>> spec("no_such_metric") is None

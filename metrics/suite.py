@@ -191,6 +191,10 @@ class Suite:
     options: tuple[Option, ...] = ()
     panel: Panel = Panel()
     order: int = 100  # position in lists and on the dashboard
+    # The results' judge_validity quantities the suite measures (returned by
+    # summarize under "validity"), each with the note code saying why it can
+    # still be missing when the suite ran (metrics/validity.py).
+    validity: tuple[tuple[str, str], ...] = ()
     # Chosen when a request names no suites (the upload form checks it); an
     # opt-in suite costs enough judge calls that the user should ask for it.
     by_default: bool = True

@@ -5,39 +5,45 @@ suite measures position bias); this module names every quantity once and
 says, for each that is ``null``, why. A missing quantity is never a number.
 
 >>> found = judge_validity({"position_consistency": 0.75, "first_position_rate": None,
-...                         "pairwise_comparisons": 8}, ["pairwise"])
+...                         "pairwise_comparisons": 8}, [measuring("first_position_rate")])
 >>> found["position_consistency"], found["first_position_rate"]
 (0.75, None)
 >>> found["reasons"]["first_position_rate"]
 'every single-order verdict was a tie'
->>> judge_validity({}, ["quality"])["reasons"]["position_consistency"]
+>>> judge_validity({}, [])["reasons"]["position_consistency"]
 'the pairwise suite did not run'
 """
 
 from __future__ import annotations
 
+from metrics import registry
 from metrics.notes import note
 
-# quantity -> the suite that measures it
-QUANTITIES = {
-    "position_consistency": "pairwise",
-    "first_position_rate": "pairwise",
-}
-# why a quantity of a suite that ran is still missing
-MISSING = {
-    "position_consistency": "validity_no_comparisons",
-    "first_position_rate": "validity_no_decisive",
-}
+COUNTS = ("pairwise_comparisons",)  # reported beside the quantities
+
+
+def quantities() -> dict[str, tuple[str, str]]:
+    """quantity -> (the suite measuring it, why it can be missing when it ran)."""
+    return {
+        name: (suite.name, missing)
+        for suite in registry.suites()
+        for name, missing in suite.validity
+    }
+
+
+def measuring(quantity: str) -> str:
+    """The suite that measures ``quantity``."""
+    return quantities()[quantity][0]
 
 
 def judge_validity(measured: dict, suites: list[str]) -> dict:
-    found: dict = {name: measured.get(name) for name in QUANTITIES}
-    found["pairwise_comparisons"] = measured.get("pairwise_comparisons")
+    known = quantities()
+    found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
     reasons, codes = {}, {}
-    for name, suite in QUANTITIES.items():
+    for name, (suite, missing) in known.items():
         if found[name] is not None:
             continue
-        code = MISSING[name] if suite in suites else "validity_suite_missing"
+        code = missing if suite in suites else "validity_suite_missing"
         reasons[name] = note(code, suite=suite).english
         codes[name] = code
     return {**found, "reasons": reasons, "reason_codes": codes}

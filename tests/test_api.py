@@ -165,4 +165,8 @@ def test_validate_endpoint_reports_suites(client, tmp_path):
         "/api/v1/validate", data=body, content_type="multipart/form-data"
     ).get_json()
     assert report["valid"] is True
-    assert report["suites"] == ["alignment", "quality"]  # no optional blocks
+    assert report["suites"] == [
+        "alignment",
+        "pairwise",
+        "quality",
+    ]  # no optional blocks

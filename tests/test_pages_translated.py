@@ -34,7 +34,8 @@ ENGLISH_BY_DESIGN = re.compile(
 )
 PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "missing": 1, "rounds": 2, "type": "'robot'", "status": 503,
-          "kind": "ReadTimeout", "attempts": 3, "reason": "internal error"}  # fmt: skip
+          "kind": "ReadTimeout", "attempts": 3, "reason": "internal error",
+          "method": "Base", "suite": "pairwise"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

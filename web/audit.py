@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.i18n import _l
 from metrics import notes
-from metrics.validity import QUANTITIES, judge_validity
+from metrics.validity import judge_validity, measuring
 
 EXPLAINED = {
     "position_consistency": (
@@ -34,7 +34,7 @@ def audit_rows(run) -> list[dict] | None:
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
-        reason = notes.translate(code, {"suite": QUANTITIES[key]}, None) if code else ""
+        reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
         rows.append({"key": key, "label": str(label), "value": found[key],
                      "explained": str(explained), "reason": reason})  # fmt: skip
     return rows

@@ -269,9 +269,9 @@ def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
         bt = strengths.get(method, {})
         summary[method] = {
             "pairwise_winrate": ci["mean"], "pairwise_winrate_ci_low": ci["ci_low"],
-            "pairwise_winrate_ci_high": ci["ci_high"], "pairwise_winrate_n": ci["n"],
+            "pairwise_winrate_ci_high": ci["ci_high"],
             "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
-            "bt_ci_high": bt.get("ci_high"), "bt_score_n": ci["n"],
+            "bt_ci_high": bt.get("ci_high"),
         }  # fmt: skip
     return {
         "summary": summary,
@@ -319,6 +319,10 @@ SUITE = Suite(
     ),
     estimate=estimate,
     summary_details=True,  # position consistency reads each comparison's verdicts
+    validity=(
+        ("position_consistency", "validity_no_comparisons"),
+        ("first_position_rate", "validity_no_decisive"),
+    ),
     order=15,
     by_default=False,  # two calls per pair of methods per round: opt in
     methods_note=(
