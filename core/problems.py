@@ -57,6 +57,8 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: empty personality; alignment prompts will have no traits."
     ),
     "unknown_field": _l("%(path)s: unknown field, ignored."),
+    "human_al_range": _l("%(path)s: must be a number from 0 to 100."),
+    "human_binary_value": _l("%(path)s: must be 0 or 1."),
     # bounds (dataset/limits.py, config.py)
     "too_long": _l("%(path)s: %(length)s characters; the limit is %(limit)s."),
     "too_many_rounds": _l(

@@ -4,7 +4,9 @@ dialogues, attributes, persona, target order, slot maps and the per-response
 
 from __future__ import annotations
 
-from dataset.fields import FieldChecks, type_name
+import math
+
+from dataset.fields import FieldChecks, is_number, type_name
 
 
 class BlockChecks(FieldChecks):
@@ -49,6 +51,20 @@ class BlockChecks(FieldChecks):
                 continue
             for name in fields:
                 self._string_list(fields, topic_path, name, allow_string=True)
+
+    def _check_human(self, response: dict, path: tuple) -> None:
+        """``{"al": 0-100, "binary": 0 | 1}``, both optional: human labels the
+        judge is checked against."""
+        human = self._object(response, path, "human")
+        if human is None:
+            return
+        path = (*path, "human")
+        al = self._typed(human, path, "al", is_number, "number")
+        if al is not None and not (math.isfinite(al) and 0 <= al <= 100):
+            self.error((*path, "al"), "human_al_range")
+        binary = human.get("binary")
+        if binary is not None and (type(binary) is not int or binary not in (0, 1)):
+            self.error((*path, "binary"), "human_binary_value")
 
     def _check_sim(self, response: dict, path: tuple) -> None:
         sim = self._object(response, path, "sim")

@@ -153,6 +153,8 @@ class SessionChecker(BlockChecks):
             self._check_slot_map(response, path, "slots")
         if "sim" in response:
             self._check_sim(response, path)
+        if "human" in response:
+            self._check_human(response, path)
 
     def _check_method_set(self, responses: dict, path: tuple) -> None:
         if self.reference_line is None:

@@ -74,6 +74,9 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "validity_suite_missing": (_l("the %(suite)s suite did not run"), None),
     "validity_no_comparisons": (_l("no pairwise comparison was scored"), None),
     "validity_no_decisive": (_l("every single-order verdict was a tie"), None),
+    "validity_no_variance": (_l("fewer than two scored items, or no variation to rank"), None),
+    "validity_one_class": (_l("the binary verdicts were all the same"), None),
+    "validity_no_human": (_l("the file has no human labels (field human)"), None),
     "agreement_too_few": (_l("fewer than 2 shared items"), None),
     "agreement_no_variance": (_l("a judge gave the same value to every item"), None),
     "agreement_no_same_responses": (

@@ -90,7 +90,9 @@ def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
         "judge_validity": judge_validity(
-            aggregates.get("judge_validity") or {}, list(run.suites)
+            aggregates.get("judge_validity") or {},
+            list(run.suites),
+            (run.judge or {}).get("model"),
         ),
         "rows": [tidy_row(row) for row in rows],
     }

@@ -20,6 +20,7 @@ from metrics import registry
 from metrics.notes import note
 
 COUNTS = ("pairwise_comparisons",)  # reported beside the quantities
+PER_JUDGE = ("length_spearman",)  # {judge model: value}
 
 
 def quantities() -> dict[str, tuple[str, str]]:
@@ -36,9 +37,14 @@ def measuring(quantity: str) -> str:
     return quantities()[quantity][0]
 
 
-def judge_validity(measured: dict, suites: list[str]) -> dict:
+def judge_validity(measured: dict, suites: list[str], judge: str | None = None) -> dict:
+    """Every quantity (None with a reason when missing); per-judge ones
+    (``length_spearman``) keyed by the judge model."""
     known = quantities()
     found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
+    for name in PER_JUDGE:
+        if isinstance(found.get(name), (int, float)):
+            found[name] = {judge or "judge": found[name]}
     reasons, codes = {}, {}
     for name, (suite, missing) in known.items():
         if found[name] is not None:

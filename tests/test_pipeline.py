@@ -112,7 +112,8 @@ def test_cancel_stops_a_running_run(embedded_app, tmp_path):
 
 def test_deterministic_suites_run_without_a_judge(embedded_app, tmp_path):
     """Judge suites become not_configured; a suite that needs no judge still
-    scores every row."""
+    scores every row, and the alignment suite still records each response's
+    length (a fact, not a judgement)."""
     from metrics import registry
 
     path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
@@ -122,6 +123,7 @@ def test_deterministic_suites_run_without_a_judge(embedded_app, tmp_path):
     assert statuses == {
         ("al", "not_configured"),
         ("binary", "not_configured"),
+        ("response_chars", "ok"),
         *((m.id, "ok") for m in quality if m.level == "row"),
     }
     assert document["run"]["suites"] == ["alignment", "quality"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from core.i18n import _l
 from metrics import notes
 from metrics.validity import judge_validity, measuring
+from web.formatting import count, number
 
 EXPLAINED = {
     "position_consistency": (
@@ -22,7 +23,47 @@ EXPLAINED = {
            "the reply shown first. 0.5 is no preference; beyond about 0.6 (or "
            "below 0.4) the judge favours one position."),
     ),
+    "length_spearman": (
+        _l("Length bias"),
+        _l("Spearman ρ between response length and the judge's AL. Near 0 the "
+           "judge ignores length; above about 0.3 longer replies score higher, "
+           "so compare methods on the length-controlled AL as well."),
+    ),
+    "cross_mode_auc": (
+        _l("Score–verdict agreement (AUC)"),
+        _l("How well the AL score separates the judge's own keep-chatting "
+           "verdicts 1 from 0 on the same items: 1 is perfect, 0.5 is chance. "
+           "Below about 0.7 the two judge modes disagree."),
+    ),
+    "human": (
+        _l("Agreement with human labels"),
+        _l("Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "
+           "between the binary verdicts and the human ones. Above about 0.6 (ρ) "
+           "or 0.4 (κ) the judge tracks the humans moderately; n is the number "
+           "of labelled items."),
+    ),
 }  # fmt: skip
+
+
+def shown(key: str, value) -> str:
+    """A quantity as the audit table shows it.
+
+    >>> shown("length_spearman", {"gpt-x": 0.91234})
+    'gpt-x: 0.912'
+    """
+    if value is None:
+        return "—"
+    if key == "human":
+        parts = [
+            f"{label} {number(value[name], 3)}"
+            for label, name in (("ρ", "al_spearman"), ("τ", "al_kendall"),
+                                ("κ", "binary_kappa"))
+            if value.get(name) is not None
+        ]  # fmt: skip
+        return " · ".join([*parts, f"n={count(value.get('n'))}"])
+    if isinstance(value, dict):
+        return "; ".join(f"{judge}: {number(v, 3)}" for judge, v in value.items())
+    return number(value, 3)
 
 
 def audit_rows(run) -> list[dict] | None:
@@ -30,11 +71,11 @@ def audit_rows(run) -> list[dict] | None:
     if not run.judge:
         return None
     measured = (run.aggregates or {}).get("judge_validity") or {}
-    found = judge_validity(measured, list(run.suites))
+    found = judge_validity(measured, list(run.suites), run.judge.get("model"))
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
         reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
-        rows.append({"key": key, "label": str(label), "value": found[key],
+        rows.append({"key": key, "label": str(label), "value": shown(key, found[key]),
                      "explained": str(explained), "reason": reason})  # fmt: skip
     return rows

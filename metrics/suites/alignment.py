@@ -25,7 +25,7 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import stats
+from metrics import judge_checks, stats
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, Verdict, judge_items, last_boxed, template_chars
 from metrics.notes import note
@@ -187,8 +187,17 @@ def run(
     ``history_chars`` window (older turns dropped first, recorded on the
     row), and judge items go out in bounded batches: memory does not grow
     with a session's length, and the judge's pool stays full."""
+    facts = [
+        row
+        for session in sessions
+        for round_ in session["rounds"]
+        for method in methods
+        for row in judge_checks.fact_rows(
+            {"session_id": session["session_id"], "round": round_["round"],
+             "method": method}, round_["responses"][method])
+    ]  # fmt: skip
     if judge is None:
-        return [
+        return facts + [
             result_row(key, m, None, note=note("no_judge"))
             for key in _keys(sessions, methods)
             for m in ("al", "binary")
@@ -210,7 +219,7 @@ def run(
                     rows += batch.add(mode_items, build)
                 response = round_["responses"][method]
                 window.add(user_message(round_, response), response["text"])
-    return rows + batch.flush()
+    return facts + rows + batch.flush()
 
 
 def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
@@ -334,8 +343,11 @@ def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
             summary[method][f"al_{dimension}_avg"] = (
                 fmean(p["mean"] for p in dim_points) if dim_points else None
             )
+    for method, value in judge_checks.length_controlled(rows, methods).items():
+        summary[method]["al_lc"] = value
     values = {m: session_means(rows, m, methods) for m in ("al", "binary")}
-    return {"summary": summary, "curves": curves, "session_values": values}
+    return {"summary": summary, "curves": curves, "session_values": values,
+            "validity": judge_checks.validity(rows)}  # fmt: skip
 
 
 def _metric(metric_id: str, label, level, bounds, **extra) -> Metric:
@@ -361,6 +373,16 @@ METRICS = (
     _metric("binary", _l("Would keep chatting"), "row", (0.0, 1.0), format=Format.RATE,
             agreement="nominal",
             description=_l("The judge's yes (1) or no (0): would the user keep chatting?")),
+    Metric("response_chars", _l("Response length (characters)"), "row", True, (0.0, None),
+           Format.COUNT, ranked=False,
+           description=_l("Characters of the response: what length control and the length bias check use.")),
+    Metric("human_al", _l("Human AL label"), "row", True, (0.0, 100.0),
+           description=_l("The alignment score a human gave the response (field human.al).")),
+    Metric("human_binary", _l("Human keep-chatting label"), "row", True, (0.0, 1.0),
+           Format.RATE, description=_l("A human's yes (1) or no (0) for the response (field human.binary).")),
+    _metric("al_lc", _l("Length-controlled AL"), "summary", None, source="al",
+            description=_l("The method's AL predicted at the run's mean log response length, from a regression of AL on method and log length."),
+            basis=_l("regression prediction at the mean log length")),
     _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al",
             description=_l("Mean of AL(k) over the rounds k."),
             basis=_l("mean over rounds k of AL(k)")),
@@ -397,6 +419,11 @@ SUITE = Suite(
     modes=MODES,
     estimate=estimate,
     order=10,
+    validity=(
+        ("length_spearman", "validity_no_variance"),
+        ("cross_mode_auc", "validity_one_class"),
+        ("human", "validity_no_human"),
+    ),
     panel=Panel(
         charts=(
             Chart("al_curve", "curve", _l("AL(k): alignment by round (95% CI)"),

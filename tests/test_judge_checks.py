@@ -1,0 +1,94 @@
+"""The alignment suite's judge checks end to end through real HTTP against the
+scripted judge: length bias and length-controlled AL, agreement of AL with
+the judge's own binary verdicts, and agreement with human labels; plus the
+validation of the ``human`` field."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from tests import crafted
+from tests.test_workspaces import upload, wait_final
+
+
+def lengthy(al: int, binary: int, human: dict | None = None) -> dict:
+    """A reply whose length grows with its scripted score."""
+    reply = {"text": f"[[al={al}]] [[binary={binary}]] " + "x" * (al * 3)}
+    return {**reply, "human": human} if human else reply
+
+
+def sessions_of(replies: dict[str, list[dict]], count: int) -> list[dict]:
+    return [crafted.session(f"s{index}", replies) for index in range(count)]
+
+
+@pytest.fixture
+def evaluate(app_factory, judge_server, tmp_path):
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    client = app.test_client()
+    client.get("/")
+
+    def run(sessions):
+        data = crafted.write(tmp_path / "v.jsonl", sessions).read_bytes()
+        answer = upload(client, data, suites="alignment")
+        assert answer.status_code == 202, answer.get_json()
+        return wait_final(client, answer.get_json()["token"])["results"]
+
+    run.client = client
+    return run
+
+
+def test_length_bias_and_length_controlled_al(evaluate):
+    # Ours scores higher only because it writes longer replies
+    replies = {
+        "Base": [lengthy(al, 0) for al in (30, 40, 50, 60)],
+        "Ours": [lengthy(al, 1) for al in (50, 60, 70, 80)],
+    }
+    results = evaluate(sessions_of(replies, 3))
+    validity = results["judge_validity"]
+    assert validity["length_spearman"]["scripted"] > 0.8
+    assert validity["cross_mode_auc"] > 0.5
+    summary = results["summary"]
+    raw_gap = summary["Ours"]["al_avg"] - summary["Base"]["al_avg"]
+    controlled_gap = summary["Ours"]["al_lc"] - summary["Base"]["al_lc"]
+    assert raw_gap == pytest.approx(20.0)
+    assert abs(controlled_gap) < abs(raw_gap) / 4  # length explains the gap
+    assert validity["human"] is None
+    assert validity["reason_codes"]["human"] == "validity_no_human"
+
+
+def test_human_labels_equal_to_the_scores_agree_perfectly(evaluate):
+    scores = [(35, 0), (55, 0), (65, 1), (90, 1)]
+    replies = {
+        "Base": [lengthy(al, b, {"al": al, "binary": b}) for al, b in scores],
+        "Ours": [lengthy(al, b, {"al": al}) for al, b in reversed(scores)],
+    }
+    results = evaluate(sessions_of(replies, 2))
+    human = results["judge_validity"]["human"]
+    assert human["al_spearman"] == 1.0 and human["al_kendall"] == 1.0
+    assert human["binary_kappa"] == 1.0
+    assert (human["n_al"], human["n_binary"]) == (16, 8)
+    # the verdicts follow the score exactly: AL separates them perfectly
+    assert results["judge_validity"]["cross_mode_auc"] == 1.0
+    page = evaluate.client.get("/?lang=ko")
+    assert page.status_code == 200
+
+
+def test_the_human_field_is_validated_with_line_and_path(app_factory):
+    client = app_factory().test_client()
+    session = crafted.session("s", {"A": ["fine"]})
+    session["rounds"][0]["responses"]["A"] = {
+        "text": "fine", "human": {"al": 120, "binary": 2}
+    }  # fmt: skip
+    line = json.dumps(session).encode() + b"\n"
+    body = {"file": (io.BytesIO(line), "h.jsonl")}
+    report = client.post(
+        "/api/v1/validate", data=body, content_type="multipart/form-data"
+    ).get_json()
+    found = {(e["line"], e["path"], e["code"]) for e in report["errors"]}
+    assert found == {
+        (1, "rounds[0].responses.A.human.al", "human_al_range"),
+        (1, "rounds[0].responses.A.human.binary", "human_binary_value"),
+    }
