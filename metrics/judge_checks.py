@@ -11,6 +11,8 @@ run this module computes the judge-validity quantities of the results'
   judge's binary verdicts 1 from 0 on the same items (0.5: no relation);
 * ``human``: ``{al_spearman, al_kendall, binary_kappa, n}`` against the
   human labels;
+* ``samples_alpha``: Krippendorff's α of the judge's samples of one item
+  (with ``samples`` ≥ 2; each sample is stored as ``al_sample@k``);
 
 and the length-controlled score ``al_lc`` per method. The model: an
 ordinary least-squares regression over every scored item,
@@ -71,7 +73,38 @@ def validity(rows: list[ResultRow]) -> dict:
         "length_spearman": spearman(scores, lengths) if len(scores) >= 2 else None,
         "cross_mode_auc": _auc(verdicts, fine),
         "human": _human(rows, al),
+        "samples_alpha": samples_alpha(rows),
     }
+
+
+def samples_alpha(rows: list[ResultRow]) -> float | None:
+    """Krippendorff's α (interval) of the judge with itself: items are the
+    units, sample k is coder k (``al_sample@k``). None with one sample.
+
+    >>> rows = [{"session_id": "s", "round": r, "method": "M", "status": "ok",
+    ...          "metric": f"al_sample@{k}", "value": v}
+    ...         for r, values in ((1, (40, 50)), (2, (80, 70))) for k, v in ((1, values[0]), (2, values[1]))]
+    >>> round(samples_alpha(rows), 4)
+    0.85
+    """
+    by_sample: dict[int, dict[Item, float]] = defaultdict(dict)
+    for row in rows:
+        if row["metric"].startswith("al_sample@") and scored(row):
+            item = (row["session_id"], row["round"], row["method"])
+            by_sample[int(row["metric"].partition("@")[2])][item] = scored_value(row)
+    if len(by_sample) < 2:
+        return None
+    items = sorted({i for values in by_sample.values() for i in values},
+                   key=lambda i: (i[0], i[1] or 0, i[2]))  # fmt: skip
+    import krippendorff
+    import numpy as np
+
+    data = np.array([[by_sample[k].get(i, np.nan) for i in items]
+                     for k in sorted(by_sample)])  # fmt: skip
+    if np.nanstd(data) == 0:
+        return None
+    value = float(krippendorff.alpha(data, level_of_measurement="interval"))
+    return value if math.isfinite(value) else None
 
 
 def _auc(labels: list[float], scores: list[float]) -> float | None:

@@ -30,9 +30,9 @@ def evaluate(app_factory, judge_server, tmp_path):
     client = app.test_client()
     client.get("/")
 
-    def run(sessions):
+    def run(sessions, **fields):
         data = crafted.write(tmp_path / "v.jsonl", sessions).read_bytes()
-        answer = upload(client, data, suites="alignment")
+        answer = upload(client, data, suites="alignment", **fields)
         assert answer.status_code == 202, answer.get_json()
         return wait_final(client, answer.get_json()["token"])["results"]
 
@@ -57,6 +57,7 @@ def test_length_bias_and_length_controlled_al(evaluate):
     assert abs(controlled_gap) < abs(raw_gap) / 4  # length explains the gap
     assert validity["human"] is None
     assert validity["reason_codes"]["human"] == "validity_no_human"
+    assert validity["reason_codes"]["samples_alpha"] == "validity_one_sample"
 
 
 def test_human_labels_equal_to_the_scores_agree_perfectly(evaluate):
@@ -74,6 +75,14 @@ def test_human_labels_equal_to_the_scores_agree_perfectly(evaluate):
     assert results["judge_validity"]["cross_mode_auc"] == 1.0
     page = evaluate.client.get("/?lang=ko")
     assert page.status_code == 200
+
+
+def test_samples_of_a_deterministic_judge_agree_with_themselves(evaluate):
+    replies = {"Base": [lengthy(al, 0) for al in (30, 45, 60)]}
+    results = evaluate(sessions_of(replies, 2), samples="3")
+    assert results["judge_validity"]["samples_alpha"] == 1.0
+    per_sample = [r for r in results["rows"] if r["metric"].startswith("al_sample@")]
+    assert len(per_sample) == 2 * 3 * 3  # items x samples
 
 
 def test_the_human_field_is_validated_with_line_and_path(app_factory):

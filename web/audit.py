@@ -35,6 +35,12 @@ EXPLAINED = {
            "verdicts 1 from 0 on the same items: 1 is perfect, 0.5 is chance. "
            "Below about 0.7 the two judge modes disagree."),
     ),
+    "samples_alpha": (
+        _l("Self-consistency across samples"),
+        _l("Krippendorff's α (interval) between the judge's samples of the same "
+           "item. 1 is a judge that repeats itself; below about 0.8 its scores "
+           "are noisy, so use more samples."),
+    ),
     "human": (
         _l("Agreement with human labels"),
         _l("Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "

@@ -170,6 +170,12 @@ def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
     detail = {**detail, "spread": pstdev(totals) if len(totals) > 1 else 0.0}
     flag = note("sum_mismatch") if "sum_mismatch" in detail["flags"] else None
     rows = [result_row(key, "al", fmean(totals), note=flag, detail=detail)]
+    if len(detail["samples"]) > 1:  # each sample's score: samples_alpha reads them
+        rows += [
+            result_row(key, f"al_sample@{index + 1}", score)
+            for index, score in enumerate(detail["samples"])
+            if score is not None
+        ]
     for dimension in DIMENSIONS:
         values = [
             o.verdict["parts"][dimension] for o in ok if dimension in o.verdict["parts"]
@@ -376,6 +382,9 @@ METRICS = (
     Metric("response_chars", _l("Response length (characters)"), "row", True, (0.0, None),
            Format.COUNT, ranked=False,
            description=_l("Characters of the response: what length control and the length bias check use.")),
+    Metric("al_sample", _l("AL of one judge sample"), "row", True, (0.0, 100.0),
+           keyed=True, ranked=False, needs_judge=True,
+           description=_l("With several samples per item, each sample's AL (al_sample@1, @2, ...); al is their mean.")),
     Metric("human_al", _l("Human AL label"), "row", True, (0.0, 100.0),
            description=_l("The alignment score a human gave the response (field human.al).")),
     Metric("human_binary", _l("Human keep-chatting label"), "row", True, (0.0, 1.0),
@@ -423,6 +432,7 @@ SUITE = Suite(
         ("length_spearman", "validity_no_variance"),
         ("cross_mode_auc", "validity_one_class"),
         ("human", "validity_no_human"),
+        ("samples_alpha", "validity_one_sample"),
     ),
     panel=Panel(
         charts=(
