@@ -18,6 +18,7 @@ from werkzeug.serving import make_server
 
 from app import create_app
 from bench.judge_server import ScriptedJudge
+from metrics import registry
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
 
@@ -90,7 +91,10 @@ def served_sample(tmp_path: Path):
             }
         )
         try:
-            document = evaluate(app, ROOT / "sample_data.jsonl", judge)
+            # every suite, the opt-in ones (pairwise) included: their charts
+            # go through the same layout checks
+            every = [suite.name for suite in registry.suites()]
+            document = evaluate(app, ROOT / "sample_data.jsonl", judge, suites=every)
             run = app.extensions["storage"].get_run(document["run"]["id"])
             server = make_server("127.0.0.1", 0, app, threaded=True)
             thread = threading.Thread(target=server.serve_forever, daemon=True)
