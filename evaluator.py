@@ -308,13 +308,13 @@ class Judge:
 
     def __init__(
         self, config: JudgeConfig, cache=None, client=None, should_stop=None,
-        pool=None, on_items=None,
+        pool=None, on_items=None, usage: Usage | None = None,
     ):  # fmt: skip
         self.config = config
         self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
         self.client = client or JudgeClient(config)
-        self.usage = Usage()
+        self.usage = usage or Usage()  # a panel's judges count together
         self._stop = StopCheck(should_stop)
         # on_items(n): n more items have their outcome. Injected (progress),
         # called on the thread that called ``evaluate``, never on the pool's.
@@ -399,3 +399,13 @@ def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:
         "prompt_tokens": reply["prompt_tokens"],
         "completion_tokens": reply["completion_tokens"],
     }
+
+
+class JudgePanel:
+    """Several judge models asked the same items: each judge suite runs once
+    per judge (``metrics.engine.evaluate``) and every row names its judge.
+    The judges share one pool, one cache and one ``usage``."""
+
+    def __init__(self, judges: list[Judge]):
+        self.judges = judges
+        self.usage = judges[0].usage

@@ -131,7 +131,12 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
     help=f"Suite to run (repeatable): {', '.join(registry.names())}.",
 )
 @click.option("--judge-url", help="OpenAI-compatible base URL ending in /v1.")
-@click.option("--judge-model", help="Judge model name.")
+@click.option(
+    "--judge-model",
+    "judge_models",
+    multiple=True,
+    help="Judge model name; repeat it for a judge panel (each model judges every item).",
+)
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 512),
@@ -163,7 +168,7 @@ def evaluate_command(
     file,
     suites,
     judge_url,
-    judge_model,
+    judge_models,
     concurrency,
     samples,
     no_cache,
@@ -183,7 +188,8 @@ def evaluate_command(
     request = RunRequest(
         suites=list(suites) or None,
         judge_url=judge_url,
-        judge_model=judge_model,
+        judge_model=judge_models[0] if judge_models else None,
+        judge_models=list(judge_models) or None,
         samples=samples,
         use_cache=not no_cache,
         client="cli",

@@ -54,17 +54,52 @@ def evaluate(
     rows: list[ResultRow] = []
     for name in suites:
         suite = registry.get(name)
-        try:
-            rows += suite.run(
-                sessions, methods, judge if suite.uses_judge else None, options
-            )
-        except Cancelled:
-            raise
-        except Exception as exc:  # a bug in one suite must not lose the others
-            log.exception("suite %s failed on a chunk", name)
-            reason = notes.note("internal_error", kind=type(exc).__name__)
-            rows += failure_rows(sessions, suite, methods, reason)
+        for one in panel(judge) if suite.uses_judge else [None]:
+            try:
+                found = suite.run(sessions, methods, one, options)
+            except Cancelled:
+                raise
+            except Exception as exc:  # a bug in one suite must not lose the others
+                log.exception("suite %s failed on a chunk", name)
+                reason = notes.note("internal_error", kind=type(exc).__name__)
+                found = failure_rows(sessions, suite, methods, reason)
+            model = judge_name(one)
+            rows += [{**row, "judge": model} for row in found] if model else found
     return rows
+
+
+def add_per_judge(summary: dict, suite: Suite, rows: list, methods: list[str]) -> None:
+    """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
+    ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
+    judge's rows alone (the plain value pools every judge: the panel mean)."""
+    wanted = [m.id for m in suite.summary_metrics() if m.per_judge]
+    judges = sorted({row.get("judge") or "" for row in rows} - {""})
+    if not wanted or len(judges) < 2:
+        return
+    for judge in judges:
+        own = [row for row in rows if row.get("judge") == judge]
+        alone = suite.summarize(own, methods).get("summary", {})
+        counts.add_counts(alone, suite, own)
+        for method in methods:
+            values = alone.get(method, {})
+            for metric_id in wanted:
+                summary.setdefault(method, {})[f"{metric_id}@{judge}"] = values.get(
+                    metric_id
+                )
+                summary[method][counts.count_key(f"{metric_id}@{judge}")] = values.get(
+                    counts.count_key(metric_id)
+                )
+
+
+def panel(judge) -> list:
+    """The judges a judge suite runs with: a panel's, or the one (or None)."""
+    return list(getattr(judge, "judges", None) or [judge])
+
+
+def judge_name(judge) -> str:
+    """The model a judge asks ("" for none, or a judge without a config)."""
+    config = getattr(judge, "config", None)
+    return str(getattr(config, "model", "") or "")
 
 
 def failure_rows(
@@ -107,6 +142,7 @@ def aggregate(
         result = suite.summarize(rows, methods)
         suite_summary = result.get("summary", {})
         counts.add_counts(suite_summary, suite, rows)
+        add_per_judge(suite_summary, suite, rows, methods)
         for method, values in suite_summary.items():
             summary.setdefault(method, {}).update(values)
         curves.update(result.get("curves", {}))

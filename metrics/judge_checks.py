@@ -6,7 +6,10 @@ them, the human labels (``human_al``, ``human_binary``). From the rows of a
 run this module computes the judge-validity quantities of the results'
 ``judge_validity`` (``metrics/validity.py``):
 
-* ``length_spearman``: Spearman ρ between response length and ``al``;
+* ``length_spearman``: ``{judge: ρ}``, Spearman between response length and
+  ``al``, per judge;
+* ``inter_judge_alpha``: with a judge panel, Krippendorff's α (interval) of
+  the judges' ``al`` on the same items;
 * ``cross_mode_auc``: the area under the ROC curve of ``al`` separating the
   judge's binary verdicts 1 from 0 on the same items (0.5: no relation);
 * ``human``: ``{al_spearman, al_kendall, binary_kappa, n}`` against the
@@ -28,7 +31,7 @@ apart from the methods, ``c`` is not identified and ``al_lc`` is None.
 ...         for metric, v in (("al", al), ("response_chars", chars))]
 >>> checks = validity(rows)
 >>> checks["length_spearman"], checks["cross_mode_auc"], checks["human"]
-(1.0, None, None)
+({'': 1.0}, None, None)
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from collections import defaultdict
 from metrics.agreement import cohen_kappa, spearman
 from metrics.rows import ResultRow, result_row, scored, scored_value
 
-Item = tuple[str, int | None, str]  # (session, round, method)
+# (session, round, method, judge): with a panel each judge's rows pair with
+# the facts stored beside them (the facts are stored once per judge)
+Item = tuple[str, int | None, str, str]
 
 
 def fact_rows(key: dict, response: dict) -> list[ResultRow]:
@@ -52,29 +57,70 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
     return rows
 
 
+def item_of(row: ResultRow) -> Item:
+    return row["session_id"], row["round"], row["method"], row.get("judge") or ""
+
+
+def _order(item: Item) -> tuple:
+    return item[0], item[1] or 0, item[2], item[3]
+
+
 def by_item(rows: list[ResultRow], metric: str) -> dict[Item, float]:
     return {
-        (r["session_id"], r["round"], r["method"]): scored_value(r)
-        for r in rows
-        if r["metric"] == metric and scored(r)
+        item_of(r): scored_value(r) for r in rows if r["metric"] == metric and scored(r)
     }
 
 
 def _paired(a: dict, b: dict) -> tuple[list[float], list[float]]:
-    shared = sorted(set(a) & set(b), key=lambda i: (i[0], i[1] or 0, i[2]))
+    shared = sorted(set(a) & set(b), key=_order)
     return [a[i] for i in shared], [b[i] for i in shared]
 
 
 def validity(rows: list[ResultRow]) -> dict:
     al, chars = by_item(rows, "al"), by_item(rows, "response_chars")
-    scores, lengths = _paired(al, chars)
     verdicts, fine = _paired(by_item(rows, "binary"), al)
     return {
-        "length_spearman": spearman(scores, lengths) if len(scores) >= 2 else None,
+        "length_spearman": _length_spearman(al, chars),
         "cross_mode_auc": _auc(verdicts, fine),
         "human": _human(rows, al),
         "samples_alpha": samples_alpha(rows),
+        "inter_judge_alpha": inter_judge_alpha(al),
     }
+
+
+def _length_spearman(al: dict, chars: dict) -> dict[str, float | None] | None:
+    """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
+    judges = sorted({item[3] for item in al})
+    found = {}
+    for judge in judges:
+        mine = {i: v for i, v in al.items() if i[3] == judge}
+        scores, lengths = _paired(mine, chars)
+        found[judge] = spearman(scores, lengths) if len(scores) >= 2 else None
+    return found if any(v is not None for v in found.values()) else None
+
+
+def inter_judge_alpha(al: dict[Item, float]) -> float | None:
+    """Krippendorff's α (interval) of a panel's AL: the items are the units,
+    the judges the coders. None with fewer than two judges.
+
+    >>> al = {("s", k, "M", j): v for k, scores in ((1, (40, 50)), (2, (80, 70)))
+    ...       for j, v in zip(("a", "b"), scores)}
+    >>> round(inter_judge_alpha(al), 4)
+    0.85
+    """
+    judges = sorted({item[3] for item in al})
+    if len(judges) < 2:
+        return None
+    units = sorted({item[:3] for item in al}, key=lambda u: (u[0], u[1] or 0, u[2]))
+    import krippendorff
+    import numpy as np
+
+    data = np.array([[al.get((*unit, judge), np.nan) for unit in units]
+                     for judge in judges])  # fmt: skip
+    if np.nanstd(data) == 0:
+        return None
+    value = float(krippendorff.alpha(data, level_of_measurement="interval"))
+    return value if math.isfinite(value) else None
 
 
 def samples_alpha(rows: list[ResultRow]) -> float | None:
@@ -90,12 +136,11 @@ def samples_alpha(rows: list[ResultRow]) -> float | None:
     by_sample: dict[int, dict[Item, float]] = defaultdict(dict)
     for row in rows:
         if row["metric"].startswith("al_sample@") and scored(row):
-            item = (row["session_id"], row["round"], row["method"])
-            by_sample[int(row["metric"].partition("@")[2])][item] = scored_value(row)
+            sample = int(row["metric"].partition("@")[2])
+            by_sample[sample][item_of(row)] = scored_value(row)
     if len(by_sample) < 2:
         return None
-    items = sorted({i for values in by_sample.values() for i in values},
-                   key=lambda i: (i[0], i[1] or 0, i[2]))  # fmt: skip
+    items = sorted({i for values in by_sample.values() for i in values}, key=_order)
     import krippendorff
     import numpy as np
 
@@ -145,7 +190,7 @@ def length_controlled(
 ) -> dict[str, float | None]:
     """``al_lc`` per method (the model is in the module docstring)."""
     al, chars = by_item(rows, "al"), by_item(rows, "response_chars")
-    items = [i for i in al if i in chars and i[2] in methods]
+    items = sorted((i for i in al if i in chars and i[2] in methods), key=_order)
     present = [m for m in methods if any(i[2] == m for i in items)]
     if len(items) < len(present) + 2:
         return dict.fromkeys(methods)

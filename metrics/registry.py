@@ -104,7 +104,7 @@ def spec(metric_id: str) -> Metric | None:
     found = _metrics.get(metric_id)
     if found is None and "@" in metric_id:
         base = _metrics.get(metric_id.split("@", 1)[0])
-        found = base if base is not None and base.keyed else None
+        found = base if base is not None and (base.keyed or base.per_judge) else None
     return found
 
 

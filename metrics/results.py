@@ -78,6 +78,8 @@ def tidy_row(row: dict) -> dict:
         # the note's code and parameters (metrics/notes.py), for translating
         "note_code": row.get("note_code"),
         "note_params": row.get("note_params"),
+        # the judge model that made the row ("" when no judge made it)
+        "judge": row.get("judge") or "",
     }
 
 

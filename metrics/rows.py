@@ -35,6 +35,7 @@ class ResultRow(TypedDict, total=False):
     sample: int
     note_code: str | None  # metrics/notes.py: translated when shown
     note_params: dict | None
+    judge: str  # the judge model that made the row ("" when none did)
 
 
 def result_row(

@@ -65,6 +65,9 @@ class Metric:
     in_table: bool = True  # a column of the comparison table (summary level)
     needs_judge: bool = False
     keyed: bool = False  # also emitted per key, as "<id>@<key>" (e.g. per topic)
+    # Summary level: with a judge panel, also "<id>@<judge model>" per judge
+    # (the plain value is the panel's: every judge's rows together).
+    per_judge: bool = False
     # Summary level: the row/session metric whose scored sessions the value
     # rests on (its ``<id>_n``), when neither ``compare`` nor the id without
     # ``_avg``/``_rate``/``_ci_low``/``_ci_high`` names it.

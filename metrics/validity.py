@@ -42,9 +42,12 @@ def judge_validity(measured: dict, suites: list[str], judge: str | None = None) 
     (``length_spearman``) keyed by the judge model."""
     known = quantities()
     found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
-    for name in PER_JUDGE:
-        if isinstance(found.get(name), (int, float)):
-            found[name] = {judge or "judge": found[name]}
+    for name in PER_JUDGE:  # rows that name no judge: the run's one judge
+        value = found.get(name)
+        if isinstance(value, (int, float)):
+            value = {"": value}
+        if isinstance(value, dict):
+            found[name] = {(key or judge or "judge"): v for key, v in value.items()}
     reasons, codes = {}, {}
     for name, (suite, missing) in known.items():
         if found[name] is not None:

@@ -14,14 +14,14 @@ finalization fails the run with its reason.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from time import monotonic
 
 import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
-from evaluator import Judge, JudgeConfig, JudgePool
+from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, Usage
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow, finite_json
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
@@ -160,7 +160,9 @@ def _after_chunk(ctx: Context, run_id: str) -> None:
     finalize_when_complete(ctx.storage, run_id, ctx.send)
 
 
-def judge_for(ctx: Context, run, chunk_index: int, on_items=None) -> Judge | None:
+def judge_for(
+    ctx: Context, run, chunk_index: int, on_items=None
+) -> Judge | JudgePanel | None:
     """The run's judge, or None when no suite of it asks one or none is
     configured. ``on_items(n)``: n more items have their outcome."""
     if not any(registry.get(name).uses_judge for name in run.suites):
@@ -171,9 +173,13 @@ def judge_for(ctx: Context, run, chunk_index: int, on_items=None) -> Judge | Non
     use_cache = run.options.get("use_cache", True)
     cache = JudgeCache(ctx.storage, run.id) if use_cache else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
-    return Judge(
-        judge_config, cache=cache, should_stop=stop, pool=ctx.pool, on_items=on_items
-    )
+    usage = Usage()
+    judges = [
+        Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
+              pool=ctx.pool, on_items=on_items, usage=usage)
+        for model in run.options.get("judge_models") or [judge_config.model]
+    ]  # fmt: skip
+    return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
 
 def _stop_and_beat(storage, run_id: str, chunk_index: int):

@@ -144,7 +144,8 @@ def expected_items(suite, sessions: list[dict], methods: list[str], options: dic
     except Exception:  # an estimate is advisory: never fail the scoring on it
         log.warning("estimating suite %s failed", suite.name, exc_info=True)
         return None
-    return calls * int(options.get("samples", 1))
+    judges = max(1, len(options.get("judge_models") or ()))  # a panel asks each
+    return calls * int(options.get("samples", 1)) * judges
 
 
 def run_progress(run, now: datetime | None = None) -> dict:

@@ -31,6 +31,8 @@ class RunRequest:
     suites: list[str] | None = None  # None: every suite the file can run
     judge_url: str | None = None  # CLI only: never accepted from the web (SSRF)
     judge_model: str | None = None
+    # a judge panel: several models of JUDGE_MODELS, each asked every item
+    judge_models: list[str] | None = None
     samples: int = 1
     use_cache: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # suite options by name
@@ -129,7 +131,9 @@ class RunService:
             mode: version for suite in used for mode, version in suite.prompts.items()
         }
         window = self.config["JUDGE_HISTORY_CHARS"]
-        return {**config.public(), "prompts": prompts, "history_chars": window}
+        models = options.get("judge_models") or [config.model]
+        return {**config.public(), "models": models, "prompts": prompts,
+                "history_chars": window}  # fmt: skip
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest):
         """Create and enqueue a run; a broker outage fails it visibly (503)."""
@@ -162,15 +166,20 @@ class RunService:
         """The judge settings of a run. A model from the web or the API must
         be one the operator configured (``JUDGE_MODELS``): any other name
         would spend the server's judge budget on a model nobody chose."""
-        model = request.judge_model
+        models = list(dict.fromkeys(request.judge_models or [])) or (
+            [request.judge_model] if request.judge_model else []
+        )
         allowed = self.config["JUDGE_MODELS"]
-        if model and request.judge_url is None and model not in allowed:
-            raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
-                               models=", ".join(allowed) or "-")  # fmt: skip
+        for model in models:
+            if request.judge_url is None and model not in allowed:
+                raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
+                                   models=", ".join(allowed) or "-")  # fmt: skip
         return {
             "samples": request.samples,
             "judge_url": request.judge_url,
-            "judge_model": model,
+            "judge_model": models[0] if models else None,
+            # two or more: a panel (pipeline/execution.py: judge_for)
+            "judge_models": models if len(models) > 1 else None,
             "use_cache": request.use_cache,
         }
 

@@ -77,7 +77,10 @@
   function showEstimate() {
     if (!estimate) return;
     const costs = (lastReport && lastReport.valid && lastReport.estimate) || {};
-    const times = Math.max(1, Number(samples && samples.value) || 1);
+    // every judge of a panel asks every item: calls per judge x items x samples
+    const picker = document.getElementById("judge-model");
+    const judges = picker ? Math.max(1, picker.selectedOptions.length) : 1;
+    const times = Math.max(1, Number(samples && samples.value) || 1) * judges;
     let calls = 0, chars = 0;
     for (const box of form.querySelectorAll("input[data-suite]:checked")) {
       const cost = costs[box.dataset.suite];

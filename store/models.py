@@ -27,7 +27,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from core.status import ChunkState, RunStatus
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
-ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample")
+ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample", "judge")
 ROW_DICT_FIELDS = (
     "session_id",
     "round",
@@ -40,6 +40,7 @@ ROW_DICT_FIELDS = (
     "detail",
     "note_code",
     "note_params",
+    "judge",
 )
 AUTO_ID = BigInteger().with_variant(Integer, "sqlite")
 
@@ -137,6 +138,9 @@ class ResultRow(Base):
     detail: Mapped[dict | None] = mapped_column()
     note_code: Mapped[str | None] = mapped_column(String(64))  # metrics/notes.py
     note_params: Mapped[dict | None] = mapped_column()
+    # the judge model that made the row ("" for rows no judge made, and for
+    # rows of earlier releases): a judge panel scores each item once per judge
+    judge: Mapped[str] = mapped_column(String(200), default="", server_default="")
 
 
 class RunChunk(Base):

@@ -41,6 +41,7 @@ ROW_FILTERS = ("session_id", "method", "metric", "status")
 ROW_SORTS = ("session_id", "round", "method", "metric", "value", "status")
 ROW_DEFAULTS = {
     "sample": 0,
+    "judge": "",
     "note": None,
     "detail": None,
     "note_code": None,

@@ -92,7 +92,7 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
         page.click("[data-testid=export-csv]")
     csv_path = download.value.path()
     header = Path(csv_path).read_text(encoding="utf-8").splitlines()[0]
-    assert header == "session_id,round,method,metric,value,status,note,note_code"
+    assert header == "session_id,round,method,metric,value,status,note,note_code,judge"
     assert page.dialogs == []
 
 

@@ -101,3 +101,53 @@ def test_the_human_field_is_validated_with_line_and_path(app_factory):
         (1, "rounds[0].responses.A.human.al", "human_al_range"),
         (1, "rounds[0].responses.A.human.binary", "human_binary_value"),
     }
+
+
+def test_a_judge_panel_scores_every_item_once_per_judge(
+    app_factory, judge_server, tmp_path
+):
+    from tests.test_compare import alpha_interval
+
+    panel = ["scripted", "scripted+10"]
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted", JUDGE_MODELS=panel
+    )
+    client = app.test_client()
+    client.get("/")
+    replies = {"Base": [lengthy(al, 0) for al in (30, 45, 60, 75)],
+               "Ours": [lengthy(al, 1) for al in (50, 35, 80, 65)]}  # fmt: skip
+    data = crafted.write(tmp_path / "p.jsonl", sessions_of(replies, 2)).read_bytes()
+    answer = upload(client, data, suites="alignment", judge_model=",".join(panel))
+    assert answer.status_code == 202, answer.get_json()
+    body = wait_final(client, answer.get_json()["token"])
+    results = body["results"]
+    assert results["run"]["judge"]["models"] == panel
+    items = 2 * 4 * 2  # sessions x rounds x methods
+    assert results["run"]["counts"]["judge_calls"] == items * 2 * len(panel)
+
+    al = {(r["session_id"], r["round"], r["method"], r["judge"]): r["value"]
+          for r in results["rows"] if r["metric"] == "al"}  # fmt: skip
+    assert {key[3] for key in al} == set(panel)
+    summary = results["summary"]
+    for method in ("Base", "Ours"):
+        own = summary[method]
+        assert own["al_avg@scripted+10"] - own["al_avg@scripted"] == pytest.approx(10.0)
+        assert own["al_avg"] == pytest.approx(
+            (own["al_avg@scripted"] + own["al_avg@scripted+10"]) / 2
+        )  # the panel mean
+        assert own["al_avg_n@scripted"] == 2
+    units = sorted({key[:3] for key in al})
+    first = [al[(*unit, "scripted")] for unit in units]
+    second = [al[(*unit, "scripted+10")] for unit in units]
+    validity = results["judge_validity"]
+    assert validity["inter_judge_alpha"] == pytest.approx(alpha_interval(first, second))
+    assert set(validity["length_spearman"]) == set(panel)
+
+    single = upload(client, data, suites="alignment", judge_model="scripted")
+    alone = wait_final(client, single.get_json()["token"])["results"]
+    assert alone["judge_validity"]["reason_codes"]["inter_judge_alpha"] == (
+        "validity_one_judge"
+    )
+    assert "al_avg@scripted" not in alone["summary"]["Base"]
+    refused = upload(client, data, suites="alignment", judge_model="scripted,gpt-x")
+    assert refused.status_code == 400

@@ -128,7 +128,7 @@ def test_full_flow_dashboard_drilldown_exports(judged_app):
     csv_body = client.get(f"{location}/export.csv").get_data(as_text=True)
     assert (
         csv_body.splitlines()[0]
-        == "session_id,round,method,metric,value,status,note,note_code"
+        == "session_id,round,method,metric,value,status,note,note_code,judge"
     )
     results = client.get(f"{location}/export.json").get_json()
     assert results["schema"] == "personasteer.results/v1"

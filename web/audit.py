@@ -41,6 +41,12 @@ EXPLAINED = {
            "item. 1 is a judge that repeats itself; below about 0.8 its scores "
            "are noisy, so use more samples."),
     ),
+    "inter_judge_alpha": (
+        _l("Agreement between the panel's judges"),
+        _l("Krippendorff's α (interval) of the judge models' AL on the same items. "
+           "Above about 0.8 the judges agree; below about 0.67 the panel mean "
+           "hides real disagreement, so look at each judge's AL average too."),
+    ),
     "human": (
         _l("Agreement with human labels"),
         _l("Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "

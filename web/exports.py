@@ -24,6 +24,7 @@ CSV_FIELDS = (
     "status",
     "note",
     "note_code",
+    "judge",
 )
 # OWASP CSV injection: a cell starting with one of these is a formula to a
 # spreadsheet. Real numbers (e.g. "-0.25") stay as they are.

@@ -14,6 +14,7 @@ from pipeline.runs import RunRequest
 
 MAX_RUN_NAME_CHARS = 255  # the column's width
 MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
+MAX_JUDGES = 8  # judge models of one panel
 
 
 def uploaded_file(files):
@@ -42,12 +43,18 @@ def run_request(form) -> RunRequest:
         1 <= int(samples_raw) <= maximum
     ):
         raise Rejected.one("samples_out_of_range", path="samples", maximum=maximum)
-    model = form.get("judge_model", "").strip()[:200] or None
-    if model and not config.get("JUDGE_API_URL"):
-        model = None  # no judge: the model name would mean nothing
+    models = [
+        m.strip()[:200]
+        for value in form.getlist("judge_model")
+        for m in value.split(",")
+        if m.strip()
+    ][:MAX_JUDGES]  # repeated or comma-separated: several make a judge panel
+    if not config.get("JUDGE_API_URL"):
+        models = []  # no judge: the model names would mean nothing
     return RunRequest(
         suites=suites or None,
-        judge_model=model,
+        judge_model=models[0] if models else None,
+        judge_models=models or None,
         samples=int(samples_raw),
         options=_suite_options(form),
         client=client_id(),

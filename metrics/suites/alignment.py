@@ -392,7 +392,7 @@ METRICS = (
     _metric("al_lc", _l("Length-controlled AL"), "summary", None, source="al",
             description=_l("The method's AL predicted at the run's mean log response length, from a regression of AL on method and log length."),
             basis=_l("regression prediction at the mean log length")),
-    _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al",
+    _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al", per_judge=True,
             description=_l("Mean of AL(k) over the rounds k."),
             basis=_l("mean over rounds k of AL(k)")),
     _metric("al_slope", _l("AL slope"), "summary", None, source="al",
@@ -400,7 +400,7 @@ METRICS = (
     _metric("al_intercept", _l("AL intercept"), "summary", None, ranked=False,
             source="al"),
     _metric("al_r2", _l("AL R²"), "summary", (0.0, 1.0), ranked=False, source="al"),
-    _metric("binary_rate", _l("Keep-chatting rate"), "summary", (0.0, 1.0),
+    _metric("binary_rate", _l("Keep-chatting rate"), "summary", (0.0, 1.0), per_judge=True,
             format=Format.RATE, compare="binary",
             description=_l("Share of scored responses the judge would keep chatting with."),
             basis=_l("share of all scored verdicts, pooled over sessions")),
@@ -433,6 +433,7 @@ SUITE = Suite(
         ("cross_mode_auc", "validity_one_class"),
         ("human", "validity_no_human"),
         ("samples_alpha", "validity_one_sample"),
+        ("inter_judge_alpha", "validity_one_judge"),
     ),
     panel=Panel(
         charts=(
