@@ -109,17 +109,33 @@ def inter_judge_alpha(al: dict[Item, float]) -> float | None:
     0.85
     """
     judges = sorted({item[3] for item in al})
-    if len(judges) < 2:
+    raters: dict[tuple, int] = defaultdict(int)
+    for item in al:
+        raters[item[:3]] += 1
+    units = sorted((u for u, n in raters.items() if n >= 2),
+                   key=lambda u: (u[0], u[1] or 0, u[2]))  # fmt: skip
+    if len(judges) < 2 or not units:
         return None
-    units = sorted({item[:3] for item in al}, key=lambda u: (u[0], u[1] or 0, u[2]))
+    import numpy as np
+
+    return _alpha(
+        [[al.get((*unit, judge), np.nan) for unit in units] for judge in judges]
+    )
+
+
+def _alpha(rows: list[list[float]]) -> float | None:
+    """Krippendorff's α (interval) of coders x units (NaN: not rated); None
+    when undefined (no variation, no unit rated twice)."""
     import krippendorff
     import numpy as np
 
-    data = np.array([[al.get((*unit, judge), np.nan) for unit in units]
-                     for judge in judges])  # fmt: skip
+    data = np.array(rows, dtype=float)
     if np.nanstd(data) == 0:
         return None
-    value = float(krippendorff.alpha(data, level_of_measurement="interval"))
+    try:
+        value = float(krippendorff.alpha(data, level_of_measurement="interval"))
+    except ValueError:  # e.g. no unit with values from two coders
+        return None
     return value if math.isfinite(value) else None
 
 
@@ -141,15 +157,11 @@ def samples_alpha(rows: list[ResultRow]) -> float | None:
     if len(by_sample) < 2:
         return None
     items = sorted({i for values in by_sample.values() for i in values}, key=_order)
-    import krippendorff
     import numpy as np
 
-    data = np.array([[by_sample[k].get(i, np.nan) for i in items]
-                     for k in sorted(by_sample)])  # fmt: skip
-    if np.nanstd(data) == 0:
-        return None
-    value = float(krippendorff.alpha(data, level_of_measurement="interval"))
-    return value if math.isfinite(value) else None
+    return _alpha(
+        [[by_sample[k].get(i, np.nan) for i in items] for k in sorted(by_sample)]
+    )
 
 
 def _auc(labels: list[float], scores: list[float]) -> float | None:

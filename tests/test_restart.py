@@ -86,7 +86,8 @@ def test_unfinished_run_resumes_after_a_hard_restart(app_factory, tmp_path):
         (r["session_id"], r["round"], r["method"], r["metric"])
         for r in document["rows"]
     ]
-    assert len(keys) == len(set(keys)) == 12 * 5 * 2 * 7
+    # al, its five dimensions, binary and the response's length
+    assert len(keys) == len(set(keys)) == 12 * 5 * 2 * 8
     run = storage.get_run(run_id)
     assert run.done == run.total
     assert document["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)

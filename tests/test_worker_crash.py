@@ -65,7 +65,8 @@ def test_killed_worker_run_completes_with_every_row_once(redis_deployment, tmp_p
         (r["session_id"], r["round"], r["method"], r["metric"])
         for r in document["rows"]
     ]
-    assert len(keys) == len(set(keys)) == SESSIONS * ROUNDS * 2 * 7
+    # al, its five dimensions, binary and the response's length
+    assert len(keys) == len(set(keys)) == SESSIONS * ROUNDS * 2 * 8
     run = storage.get_run(run_id)
     assert run.done == run.total == SESSIONS * ROUNDS * 2
     ours = document["summary"]["Ours"]
@@ -115,7 +116,7 @@ def test_three_kills_at_random_points_give_the_undisturbed_results(
         (r["session_id"], r["round"], r["method"], r["metric"])
         for r in document["rows"]
     ]
-    assert len(keys) == len(set(keys)) == 100 * ROUNDS * 2 * 7
+    assert len(keys) == len(set(keys)) == 100 * ROUNDS * 2 * 8
     assert document["summary"] == undisturbed["summary"]
     assert document["curves"] == undisturbed["curves"]
     values = {
