@@ -21,6 +21,7 @@ from web import (
     downloads,
     explore_pages,
     formatting,
+    health,
     limits,
     pages,
     security,
@@ -112,6 +113,7 @@ def init_app(app) -> None:
     app.register_blueprint(downloads.bp)
     app.register_blueprint(workspace_pages.bp)
     app.register_blueprint(compare.bp)
+    app.register_blueprint(health.bp)
     limits.init_app(app)  # wraps the views above, so it comes after them
 
     @app.errorhandler(404)

@@ -1,0 +1,52 @@
+"""Operator probes. ``GET /healthz``: the process answers (liveness).
+``GET /readyz``: what serving needs is reachable — the database, and in
+team mode the Redis broker — else 503 naming the failing part (readiness).
+Neither is rate-limited, and neither says more than "reachable" or the kind
+of failure (no URL, no credentials)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+bp = Blueprint("health", __name__)
+PROBE_TIMEOUT_S = 2
+
+
+@bp.get("/healthz")
+def healthz():
+    return jsonify(status="ok")
+
+
+@bp.get("/readyz")
+def readyz():
+    checks = {"database": _database(), "broker": _broker()}
+    ready = all(check["ok"] for check in checks.values())
+    status = "ready" if ready else "unavailable"
+    return jsonify(status=status, checks=checks), 200 if ready else 503
+
+
+def _database() -> dict:
+    try:
+        with current_app.extensions["storage"].engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        return {"ok": False, "detail": f"unreachable: {type(exc).__name__}"}
+    return {"ok": True, "detail": "reachable"}
+
+
+def _broker() -> dict:
+    url = current_app.config.get("REDIS_URL")
+    if not url:  # embedded mode: the queue lives in this process
+        return {"ok": True, "detail": "embedded"}
+    import redis
+
+    try:
+        with redis.Redis.from_url(
+            url, socket_connect_timeout=PROBE_TIMEOUT_S, socket_timeout=PROBE_TIMEOUT_S
+        ) as client:
+            client.ping()
+    except redis.RedisError as exc:
+        return {"ok": False, "detail": f"unreachable: {type(exc).__name__}"}
+    return {"ok": True, "detail": "reachable"}
