@@ -25,6 +25,7 @@ from core.problems import Rejected
 from pipeline.comparison import compare_runs
 from translations import translate_problems
 from web import dashboard, paper, paper_summary
+from web.pages import error_page
 
 bp = Blueprint("compare", __name__)
 
@@ -83,15 +84,8 @@ def compare_page():
     try:
         comparison = load(request.args)
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     return render_template("compare.html", **context(comparison, request.args))
-
-
-def _error_page(rejected: Rejected):
-    message = translate_problems(rejected.errors)[0]["message"]
-    return render_template(
-        "error.html", status=rejected.status, message=message
-    ), rejected.status
 
 
 def context(comparison, args) -> dict:
@@ -119,7 +113,7 @@ def export(extension: str):
     try:
         comparison = load(request.args)
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     mimetype, render = EXPORTS[extension]
     baseline = paper.baseline_of(comparison, request.args.get("baseline"))
     response = Response(render(comparison, baseline), mimetype=mimetype)

@@ -78,7 +78,7 @@ def create_run():
         run = forms.submit(request)
     except Rejected as rejected:
         if rejected.status >= 500:
-            return _error_page(rejected)
+            return error_page(rejected)
         errors = translate_problems(rejected.errors)
         return render_template(
             "index.html", **_upload_context(errors=errors)
@@ -115,7 +115,7 @@ def cancel(token: str):
     try:
         run = access.managed_run(token)
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     _service().cancel(run)
     return redirect(url_for("pages.run_page", token=token), code=303)
 
@@ -126,7 +126,7 @@ def retry(token: str):
     try:
         retry_run = _service().retry_failed(access.managed_run(token))
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     return redirect(url_for("pages.run_page", token=retry_run.manage_token), code=303)
 
 
@@ -136,12 +136,14 @@ def delete(token: str):
     try:
         run = access.managed_run(token)
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
     return redirect(url_for("pages.index", deleted=1), code=303)
 
 
-def _error_page(rejected: Rejected):
+def error_page(rejected: Rejected):
+    """A rejected request as a page in the reader's language (pages, the
+    workspace page, comparisons)."""
     message = translate_problems(rejected.errors)[0]["message"]
     return render_template(
         "error.html", status=rejected.status, message=message

@@ -18,9 +18,9 @@ from flask import (
 )
 
 from core.problems import Rejected
-from translations import translate_problems
 from web import forms
 from web.access import memo_of
+from web.pages import error_page
 
 bp = Blueprint("workspaces", __name__)
 
@@ -60,13 +60,6 @@ def _run_of(found, run_token: str):
     return run.item
 
 
-def _error_page(rejected: Rejected):
-    message = translate_problems(rejected.errors)[0]["message"]
-    return render_template(
-        "error.html", status=rejected.status, message=message
-    ), rejected.status
-
-
 @bp.post("/w/<token>/runs/<run_token>")
 def edit_run(token: str, run_token: str):
     """Rename, tag (comma-separated) or comment a run of this workspace."""
@@ -79,7 +72,7 @@ def edit_run(token: str, run_token: str):
              "comment": request.form.get("comment")}
         )  # fmt: skip
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     _storage().update_run_fields(run.id, **fields)
     return redirect(url_for("workspaces.workspace_page", token=token), code=303)
 
@@ -91,7 +84,7 @@ def delete_run(token: str, run_token: str):
     try:
         run = _run_of(found, run_token)
     except Rejected as rejected:
-        return _error_page(rejected)
+        return error_page(rejected)
     _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
     return redirect(url_for("workspaces.workspace_page", token=token), code=303)
 
@@ -101,6 +94,6 @@ def delete_workspace(token: str):
     """Delete the workspace and its runs; the browser forgets it on submit."""
     found = _workspace_or_404(token)
     if not found.can_manage:
-        return _error_page(Rejected.one("view_only", http=403))
+        return error_page(Rejected.one("view_only", http=403))
     _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
     return redirect(url_for("pages.index", deleted=1), code=303)
