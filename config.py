@@ -71,6 +71,18 @@ def _rate_limit(name: str, raw: str) -> str:
     return raw.strip()
 
 
+def _choice(name: str, raw: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (case-insensitive).
+
+    >>> _choice("LOG_FORMAT", "JSON", ("text", "json"))
+    'json'
+    """
+    lowered = raw.strip().lower()
+    if lowered not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return lowered
+
+
 def _bool(name: str, raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
@@ -98,6 +110,9 @@ DEFAULTS: dict = {
     "MAX_LINE_MB": 8,
     "MAX_VALIDATION_ERRORS": 200,
     "MAX_SAMPLES": 15,  # judge samples per item a request may ask for
+    # Judge calls one run may make, estimated before it starts (items x
+    # modes x samples x judges; cached verdicts counted too): over it, a 400.
+    "MAX_JUDGE_CALLS_PER_RUN": 200_000,
     # What one upload may ask of the server (dataset/limits.py); their product
     # bounds the units of a run: 100,000 x 200 x 32 < 2**31 (an INTEGER).
     "MAX_SESSIONS": 100_000,
@@ -150,6 +165,8 @@ DEFAULTS: dict = {
     # Upgrade the schema at start-up; default: only for SQLite (the embedded
     # default). A shared PostgreSQL is upgraded with `flask db upgrade`.
     "DB_AUTO_UPGRADE": None,
+    # "json": one JSON object per log line (log shippers); "text": for people.
+    "LOG_FORMAT": "text",
 }
 
 
@@ -188,6 +205,8 @@ _PARSERS = {
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
+    "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),
+    "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
     "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),
     "MAX_METHODS": lambda n, v: _int(n, v, 1),

@@ -199,13 +199,16 @@ def evaluate_command(
         current_app.extensions["judge_pool"].size = concurrency
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
-    document = json.dumps(
-        _service().results_document(run), ensure_ascii=False, indent=2, allow_nan=False
-    )
+    # written as the rows stream from the database: a run of any size
+    document = _service().results_chunks(run, indent=2)
     if out:
-        out.write_text(document + "\n", encoding="utf-8")
+        with out.open("w", encoding="utf-8") as sink:
+            sink.writelines(document)
+            sink.write("\n")
     else:
-        click.echo(document)
+        for chunk in document:
+            click.echo(chunk, nl=False)
+        click.echo()
     click.echo(f"status: {run.status}; dashboard: /r/{run.token}", err=True)
     raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
 

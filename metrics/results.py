@@ -6,8 +6,10 @@ registry), never the judge's URL or key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from datetime import UTC
+from functools import partial
 
 from core.status import RowStatus
 from metrics import registry
@@ -83,7 +85,9 @@ def tidy_row(row: dict) -> dict:
     }
 
 
-def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
+def head(run, status_counts: dict[str, int]) -> dict:
+    """The document without its rows: small whatever the run's size (the
+    summary, curves and comparisons are stored at finalize)."""
     aggregates = finite_json(run.aggregates or {})  # earlier releases stored inf
     return {
         "schema": SCHEMA,
@@ -96,5 +100,40 @@ def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
             list(run.suites),
             (run.judge or {}).get("model"),
         ),
-        "rows": [tidy_row(row) for row in rows],
     }
+
+
+def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
+    """The whole document in memory: for small runs and tests. Anything that
+    serves or writes a run's results uses :func:`json_chunks`."""
+    return {**head(run, status_counts), "rows": [tidy_row(row) for row in rows]}
+
+
+def json_chunks(
+    document: dict, rows: Iterable[dict], indent: int | None = None, batch: int = 500
+) -> Iterator[str]:
+    """``document`` with ``"rows"`` (tidy rows, one per line) appended, as
+    JSON text in pieces: rows are encoded as they arrive, so a run of any
+    size is written or served in constant memory.
+
+    >>> text = "".join(json_chunks({"schema": "s"}, iter([ROW, ROW]), batch=1))
+    >>> json.loads(text)["rows"][1]["metric"], text.count("\\n")
+    ('al', 3)
+    >>> json.loads("".join(json_chunks({}, [])))
+    {'rows': []}
+    """
+    dump = partial(json.dumps, ensure_ascii=False, allow_nan=False)
+    opening = dump(document, indent=indent)[:-1].rstrip()
+    yield opening + (", " if document else "") + '"rows": ['
+    separator, pending = "\n", []
+    for row in rows:
+        pending.append(separator + dump(tidy_row(row)))
+        separator = ",\n"
+        if len(pending) >= batch:
+            yield "".join(pending)
+            pending.clear()
+    yield "".join(pending) + "\n]}"
+
+
+ROW = {"session_id": "s", "round": 1, "method": "M", "metric": "al", "value": 50.0,
+       "status": "ok", "note": None}  # fmt: skip

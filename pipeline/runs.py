@@ -9,6 +9,7 @@ application context) and sends tasks by name, so it never imports them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -18,6 +19,7 @@ from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from evaluator import JudgeConfig
 from metrics import registry, results
+from pipeline import budget
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from pipeline.progress import run_progress
 from store.uploads import store_upload, upload_path
@@ -98,6 +100,7 @@ class RunService:
             **_suite_options(suites, request.options),
             **self._run_options(request),
         }
+        self._check_budget(report, suites, options)
         self._check_broker()
         run = self.storage.create_run(
             file_name=filename,
@@ -134,6 +137,20 @@ class RunService:
         models = options.get("judge_models") or [config.model]
         return {**config.public(), "models": models, "prompts": prompts,
                 "history_chars": window}  # fmt: skip
+
+    def judge_calls(self, report, request: RunRequest) -> dict:
+        """The judge calls a run of ``report`` with ``request``'s suites,
+        samples and judges would make, and the limit per run."""
+        suites = _choose_suites(report, request.suites)
+        options = self._run_options(request)
+        judged = self.public_judge(suites, options) is not None
+        estimate = budget.estimate(report, suites, options) if judged else 0
+        return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"]}
+
+    def _check_budget(self, report, suites: list[str], options: dict) -> None:
+        if self.public_judge(suites, options) is not None:
+            limit = self.config["MAX_JUDGE_CALLS_PER_RUN"]
+            budget.check(budget.estimate(report, suites, options), limit)
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest):
         """Create and enqueue a run; a broker outage fails it visibly (503)."""
@@ -242,7 +259,19 @@ class RunService:
         """Done/total units and estimates (``pipeline/progress.py``)."""
         return run_progress(run)
 
+    def results_head(self, run) -> dict:
+        """The results document without its rows (cheap at any run size)."""
+        return results.head(run, self.storage.run_status_counts(run))
+
+    def results_chunks(self, run, indent: int | None = None) -> Iterator[str]:
+        """The whole results document as JSON text, rows streamed from the
+        database: what the CLI's ``--out``, the JSON export and
+        ``/api/v1/runs/<token>/results`` write."""
+        rows = self.storage.iter_rows(run.id, detail=False)
+        return results.json_chunks(self.results_head(run), rows, indent)
+
     def results_document(self, run) -> dict:
+        """The whole document in memory (tests and small runs)."""
         counts = self.storage.run_status_counts(run)
         return results.build(run, self.storage.iter_rows(run.id), counts)
 

@@ -86,7 +86,12 @@
       const cost = costs[box.dataset.suite];
       if (cost) { calls += cost.judge_calls * times; chars += cost.prompt_chars * times; }
     }
-    estimate.textContent = calls ? strings.estimate.replace("{calls}", format.format(calls)).replace("{size}", size(chars)) : "";
+    // over MAX_JUDGE_CALLS_PER_RUN the server refuses the run: say so first
+    const limit = Number(form.dataset.judgeLimit) || Infinity;
+    const over = calls > limit;
+    const text = over ? strings.over_budget.replace("{limit}", format.format(limit)) : strings.estimate;
+    estimate.textContent = calls ? text.replace("{calls}", format.format(calls)).replace("{size}", size(chars)) : "";
+    estimate.classList.toggle("over-budget", over);
   }
   form.addEventListener("change", showEstimate);
   if (samples) samples.addEventListener("input", showEstimate);

@@ -119,7 +119,10 @@ class Run(Base):
 
 class ResultRow(Base):
     __tablename__ = "result_rows"
-    __table_args__ = (UniqueConstraint(*ROW_KEY, name="uq_result_row"),)
+    __table_args__ = (
+        UniqueConstraint(*ROW_KEY, name="uq_result_row"),
+        Index("ix_result_rows_cursor", "run_id", "id"),  # /rows pages by id
+    )
 
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer, "sqlite"),

@@ -24,13 +24,22 @@ def sample_bytes() -> bytes:
 
 
 def wait_final(client, token, timeout=60):
+    """The final status, with ``results`` the whole document (rows too)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         body = client.get(f"/api/v1/runs/{token}").get_json()
         if body["status"] in FINAL:
+            body["results"] = results_of(client, token)
             return body
         time.sleep(0.1)
     raise AssertionError("run did not finish")
+
+
+def results_of(client, token) -> dict:
+    """The whole results document, streamed by ``/results``."""
+    response = client.get(f"/api/v1/runs/{token}/results")
+    assert response.status_code == 200
+    return response.get_json()
 
 
 def test_202_then_status_and_results(client):

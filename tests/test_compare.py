@@ -10,7 +10,8 @@ from itertools import permutations
 import pytest
 
 from tests import crafted
-from tests.test_workspaces import RUN_FIELDS, upload, wait_final
+from tests.test_api import results_of, wait_final
+from tests.test_workspaces import RUN_FIELDS, upload
 
 TWO_JUDGES = ["scripted", "scripted+10"]
 
@@ -56,7 +57,7 @@ def kappa(xs: list[float], ys: list[float]) -> float:
 
 
 def scores_of(client, token: str, metric: str, method: str) -> dict:
-    rows = client.get(f"/api/v1/runs/{token}").get_json()["results"]["rows"]
+    rows = results_of(client, token)["rows"]
     return {
         (r["session_id"], r["round"]): r["value"]
         for r in rows

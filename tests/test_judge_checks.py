@@ -11,7 +11,8 @@ import json
 import pytest
 
 from tests import crafted
-from tests.test_workspaces import upload, wait_final
+from tests.test_api import wait_final
+from tests.test_workspaces import upload
 
 
 def lengthy(al: int, binary: int, human: dict | None = None) -> dict:

@@ -10,7 +10,7 @@ import pytest
 
 from bench.judge_server import ScriptedJudge
 from tests import crafted
-from tests.test_api import upload, wait_final
+from tests.test_api import results_of, upload, wait_final
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +79,7 @@ def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path
     assert second["run"]["status"] == "done"
     assert second["run"]["counts"]["cache_hits"] == failed_items
     assert second["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
-    again = client.get(f"/api/v1/runs/{token}").get_json()["results"]
+    again = results_of(client, token)
     assert again["run"]["status"] == "partial"  # the first run is left as it was
     assert client.post(f"/api/v1/runs/{retry_token}/retry").status_code == 409  # done
 

@@ -12,8 +12,9 @@ from scipy.optimize import minimize
 
 from metrics import ranking
 from tests import crafted
+from tests.test_api import wait_final
 from tests.test_compare import scores_of
-from tests.test_workspaces import upload, wait_final
+from tests.test_workspaces import upload
 
 JUDGES = ["scripted", "scripted-position-a"]
 STRENGTHS = {"Weak": 0, "Mid": 1, "Strong": 5}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import re
-import time
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -20,6 +19,7 @@ from store.models import (
     Workspace,
 )
 from tests import crafted
+from tests.test_api import wait_final
 
 FINAL = ("done", "partial", "failed", "cancelled")
 RUN_FIELDS = {
@@ -33,16 +33,6 @@ RUN_FIELDS = {
 def upload(client, data: bytes, **fields):
     body = {"file": (io.BytesIO(data), "logs.jsonl"), "suites": "quality", **fields}
     return client.post("/api/v1/runs", data=body, content_type="multipart/form-data")
-
-
-def wait_final(client, token: str) -> dict:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        body = client.get(f"/api/v1/runs/{token}").get_json()
-        if body["status"] in FINAL:
-            return body
-        time.sleep(0.1)
-    raise AssertionError("the run did not finish")
 
 
 def left_of(storage, run_id: str) -> dict[str, int]:

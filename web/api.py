@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, jsonify, request, url_for
 
 from core.problems import Rejected
-from core.status import FINAL_RUN, RunStatus
+from core.status import RunStatus
 from translations import translate_problems
-from web import forms, openapi
+from web import forms, openapi, run_reads
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -57,6 +57,12 @@ def validate():
     body = report.to_dict()
     body["errors"] = _errors(body["errors"])
     body["warnings"] = _errors(body["warnings"])
+    if report.valid:  # for the suites, samples and judges sent (as for a run)
+        try:
+            estimate = _service().judge_calls(report, forms.run_request(request.form))
+        except Rejected as rejected:
+            return jsonify(errors=_errors(rejected.errors)), rejected.status
+        body["judge_calls"] = estimate
     return jsonify(body), 200
 
 
@@ -76,11 +82,27 @@ def create_run():
 
 @bp.get("/runs/<token>")
 def run_status(token: str):
+    """Cheap to poll: no rows (``?include=rows`` adds them, streamed)."""
     run = _run_or_404(token)
-    results = _service().results_document(run) if run.status in FINAL_RUN else None
-    progress = _service().progress(run)  # done, total, ETA and rates
-    counts = current_app.extensions["storage"].run_status_counts(run)
-    return jsonify(status=run.status, progress=progress, counts=counts, results=results)
+    if request.args.get("include") == "rows":
+        return run_reads.status_with_rows(run, link)
+    return jsonify(run_reads.status_body(run, link))
+
+
+@bp.get("/runs/<token>/results")
+def run_results(token: str):
+    """The whole results document, streamed (at any status: rows so far)."""
+    return run_reads.results_stream(_run_or_404(token))
+
+
+@bp.get("/runs/<token>/rows")
+def run_rows(token: str):
+    """One page of rows; follow ``next`` until it is null."""
+    run = _run_or_404(token)
+    try:
+        return jsonify(run_reads.rows_page(run, link))
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
 
 
 @bp.post("/runs/<token>/retry")

@@ -19,6 +19,29 @@ TOKEN = {
     "description": "A view token (share link) or a manage token.",
 }
 MANAGE = {**TOKEN, "description": "The manage token; a view token gets 403."}
+INCLUDE = {
+    "name": "include",
+    "in": "query",
+    "schema": {"enum": ["rows"]},
+    "description": "rows: every row inline, streamed (as the first release).",
+}
+ROW_PAGE = [
+    {
+        "name": "limit",
+        "in": "query",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000},
+    },
+    {
+        "name": "cursor",
+        "in": "query",
+        "schema": {"type": "string"},
+        "description": "next_cursor of the previous page.",
+    },
+    *(
+        {"name": name, "in": "query", "schema": {"type": "string"}}
+        for name in ("metric", "method", "session_id", "status", "judge")
+    ),
+]
 
 
 def _ref(name: str) -> dict:
@@ -72,9 +95,10 @@ UPLOAD = {
 PATHS = {
     "/api/v1/validate": {
         "post": {
-            "summary": "Dry-run validation of an upload (nothing is stored).",
+            "summary": "Dry-run validation of an upload (nothing is stored); with the"
+                       " run's fields, the judge calls it would make and the limit.",
             "requestBody": UPLOAD,
-            "responses": {"200": _json({"type": "object"}, "The validation report."),
+            "responses": {"200": _json("Validation", "The validation report."),
                           **_errors(400, 413, 429)},
         }
     },
@@ -88,8 +112,8 @@ PATHS = {
     },
     "/api/v1/runs/{token}": {
         "get": {
-            "summary": "Status, progress, counts and (once final) the results document.",
-            "parameters": [TOKEN],
+            "summary": "Status, progress, counts, summary and links; no rows (cheap to poll).",
+            "parameters": [TOKEN, INCLUDE],
             "responses": {"200": _json("RunStatus", "The run."), **_errors(404)},
         },
         "patch": {
@@ -104,6 +128,21 @@ PATHS = {
             "parameters": [MANAGE],
             "responses": {"204": {"description": "Deleted."}, **_errors(403, 404)},
         },
+    },
+    "/api/v1/runs/{token}/results": {
+        "get": {
+            "summary": "The whole results document, rows streamed (rows so far while running).",
+            "parameters": [TOKEN],
+            "responses": {"200": _json({"description": "personasteer.results/v1"},
+                                       "The document."), **_errors(404)},
+        }
+    },
+    "/api/v1/runs/{token}/rows": {
+        "get": {
+            "summary": "One page of tidy rows; follow next until it is null.",
+            "parameters": [TOKEN, *ROW_PAGE],
+            "responses": {"200": _json("RowsPage", "A page of rows."), **_errors(400, 404)},
+        }
     },
     "/api/v1/runs/{token}/cancel": {
         "post": {
@@ -180,7 +219,29 @@ SCHEMAS = {
         "type": "object",
         "properties": {"status": STRING, "progress": {"type": "object"},
                        "counts": {"type": "object"},
-                       "results": {"description": "personasteer.results/v1 once final, else null"}},
+                       "summary": {"type": ["object", "null"]},
+                       "links": {"type": "object", "properties": {
+                           k: STRING for k in ("status", "dashboard", "results", "rows",
+                                               "export_csv", "export_json")}},
+                       "results": {"description": "once final, personasteer.results/v1"
+                                                  " without rows (with them under"
+                                                  " ?include=rows); else null"}},
+    },
+    "RowsPage": {
+        "type": "object",
+        "properties": {"rows": {"type": "array", "items": {"type": "object"}},
+                       "next_cursor": {"type": ["string", "null"]},
+                       "next": {"type": ["string", "null"]}},
+    },
+    "Validation": {
+        "type": "object",
+        "properties": {"valid": {"type": "boolean"}, "errors": {"type": "array"},
+                       "warnings": {"type": "array"}, "sessions": INTEGER,
+                       "methods": {"type": "array", "items": STRING},
+                       "suites": {"type": "array", "items": STRING},
+                       "estimate": {"type": "object", "description": "per suite, one sample"},
+                       "judge_calls": {"type": "object", "properties": {
+                           "estimate": INTEGER, "limit": INTEGER}}},
     },
     "RunFields": {
         "type": "object",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 from flask import (
@@ -51,6 +50,7 @@ def _upload_context(**extra) -> dict:
         "judge_models": config["JUDGE_MODELS"],
         "max_upload_mb": config["MAX_UPLOAD_MB"],
         "max_samples": config["MAX_SAMPLES"],
+        "max_judge_calls": config["MAX_JUDGE_CALLS_PER_RUN"],
         **extra,
     }
 
@@ -181,8 +181,7 @@ def export_csv(token: str):
 @bp.get("/r/<token>/export.json")
 def export_json(token: str):
     run = _run_or_404(token)
-    document = _service().results_document(run)
-    body = json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False)
+    body = stream_with_context(_service().results_chunks(run, indent=1))
     return _download(body, "application/json", exports.file_name(run, "json"))
 
 

@@ -1,0 +1,94 @@
+"""The judge budget (pipeline/budget.py): the estimate before a run starts,
+and the refusal over MAX_JUDGE_CALLS_PER_RUN through the API and the page."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from sqlalchemy import func, select
+
+from store.models import Run
+from tests.test_api import sample_bytes, upload
+from tests.test_web import post_run
+
+PANEL = ["scripted", "scripted+10"]
+
+
+@pytest.fixture
+def judged(app_factory, judge_server):
+    def make(limit: int = 200_000):
+        app = app_factory(
+            JUDGE_API_URL=judge_server.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_MODELS=PANEL,
+            MAX_JUDGE_CALLS_PER_RUN=limit,
+        )
+        return app, app.test_client()
+
+    return make
+
+
+def validate(client, **fields) -> dict:
+    body = {"file": (io.BytesIO(sample_bytes()), "s.jsonl"), **fields}
+    response = client.post("/api/v1/validate", data=body)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def runs_stored(app) -> int:
+    with app.extensions["storage"].engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(Run)).scalar_one()
+
+
+def test_validate_estimates_items_x_modes_x_samples_x_judges(judged):
+    _, client = judged()
+    one = validate(client, suites="alignment")
+    per_sample = one["estimate"]["alignment"]["judge_calls"]
+    assert one["judge_calls"] == {"estimate": per_sample, "limit": 200_000}
+    both = validate(client, suites="alignment", samples="3",
+                    judge_model=",".join(PANEL))  # fmt: skip
+    assert both["judge_calls"]["estimate"] == per_sample * 3 * 2
+    quality = validate(client, suites="quality")  # asks no judge
+    assert quality["judge_calls"]["estimate"] == 0
+
+
+def test_without_a_judge_nothing_counts_against_the_budget(app_factory):
+    client = app_factory(MAX_JUDGE_CALLS_PER_RUN=1).test_client()
+    assert validate(client)["judge_calls"]["estimate"] == 0
+    assert upload(client, sample_bytes()).status_code == 202
+
+
+def test_api_refuses_a_run_over_the_budget_naming_both_figures(judged):
+    app, client = judged(limit=20)
+    estimate = validate(client, suites="alignment")["judge_calls"]["estimate"]
+    assert estimate > 20
+    response = upload(client, sample_bytes(), suites="alignment")
+    assert response.status_code == 400
+    (error,) = response.get_json()["errors"]
+    assert error["code"] == "over_judge_budget"
+    assert error["params"]["estimate"] == estimate and error["params"]["limit"] == 20
+    assert f"{estimate} judge calls" in error["message"] and "20" in error["message"]
+    assert runs_stored(app) == 0  # nothing recorded, nothing queued
+    assert upload(client, sample_bytes(), suites="quality").status_code == 202
+
+
+def test_the_refusal_is_translated(judged):
+    _, client = judged(limit=20)
+    answer = upload(client, sample_bytes(), suites="alignment")
+    english = answer.get_json()["errors"][0]["message"]
+    body = {"file": (io.BytesIO(sample_bytes()), "s.jsonl"), "suites": "alignment"}
+    chinese = client.post("/api/v1/runs?lang=zh", data=body).get_json()["errors"][0]
+    assert chinese["message"] != english and "20" in chinese["message"]
+    assert "judge calls" not in chinese["message"]
+
+
+def test_the_upload_page_refuses_with_the_message_and_shows_the_limit(judged):
+    app, client = judged(limit=20)
+    page = client.get("/").get_data(as_text=True)
+    assert 'data-judge-limit="20"' in page and "over_budget" in page
+    response = post_run(client, sample_bytes(), suites="alignment")
+    assert response.status_code == 400
+    text = response.get_data(as_text=True)
+    assert "judge calls; the limit is 20 per run" in text
+    assert runs_stored(app) == 0

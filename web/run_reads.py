@@ -1,0 +1,125 @@
+"""What the API answers about one run, kept cheap at any run size.
+
+A status poll reads the run's record and its stored aggregates, never its
+rows: polling clients (the progress page, scripts, CI jobs) must cost the
+same for a 10-row run as for a 10-million-row one. Rows come from two
+places that never hold them all in memory: ``/results`` streams the whole
+document, ``/rows`` pages through them with a cursor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from flask import Response, current_app, request, stream_with_context
+
+from core.problems import Rejected
+from core.status import FINAL_RUN
+from metrics import results
+from store import row_pages
+
+ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
+MAX_ROWS_PAGE = 10_000
+JSON = "application/json"
+
+
+def _service():
+    return current_app.extensions["runs"]
+
+
+def links(run, link) -> dict:
+    """Where the rest of the run is; ``link(endpoint, **values)`` builds URLs."""
+    return {
+        "status": link("api.run_status", token=run.token),
+        "dashboard": link("pages.run_page", token=run.token),
+        "results": link("api.run_results", token=run.token),
+        "rows": link("api.run_rows", token=run.token),
+        "export_csv": link("pages.export_csv", token=run.token),
+        "export_json": link("pages.export_json", token=run.token),
+    }
+
+
+def status_body(run, link) -> dict:
+    """Status, progress, counts, summary and links; ``results`` is the
+    document without its rows once the run is final (null before)."""
+    service = _service()
+    head = service.results_head(run) if run.status in FINAL_RUN else None
+    return {
+        "status": run.status,
+        "progress": service.progress(run),  # done, total, ETA and rates
+        "counts": service.storage.run_status_counts(run),
+        "summary": head["summary"] if head else None,
+        "links": links(run, link),
+        "results": head,
+    }
+
+
+def status_with_rows(run, link) -> Response:
+    """The status with every row inline (``?include=rows``), as the first
+    release answered: streamed, for clients written against it."""
+    body = status_body(run, link)
+    document = body.pop("results")
+
+    def chunks() -> Iterator[str]:
+        if document is None:
+            yield json.dumps({**body, "results": None}, ensure_ascii=False)
+            return
+        yield json.dumps(body, ensure_ascii=False)[:-1] + ', "results": '
+        rows = service_rows(run)
+        yield from results.json_chunks(document, rows)
+        yield "}"
+
+    return Response(stream_with_context(chunks()), mimetype=JSON)
+
+
+def service_rows(run):
+    return _service().storage.iter_rows(run.id, detail=False)
+
+
+def results_stream(run, indent: int | None = None) -> Response:
+    """The whole results document, rows streamed from the database."""
+    body = _service().results_chunks(run, indent)
+    return Response(stream_with_context(body), mimetype=JSON)
+
+
+def page_limit() -> int:
+    """``?limit=`` (1 to MAX_ROWS_PAGE), or a 400 naming the bounds."""
+    raw = request.args.get("limit", str(ROWS_PAGE))
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_ROWS_PAGE:
+        raise Rejected.one("bad_limit", path="limit", value=raw[:20],
+                           limit=MAX_ROWS_PAGE)  # fmt: skip
+    return limit
+
+
+def page_cursor() -> int:
+    """``?cursor=`` as handed out by the previous page (0: from the start)."""
+    raw = request.args.get("cursor") or "0"
+    if not raw.isdigit() or len(raw) > 19:
+        raise Rejected.one("bad_cursor", path="cursor")
+    return int(raw)
+
+
+def rows_page(run, link) -> dict:
+    """One page of tidy rows in storage order, and the next page's link
+    (null on the last page). The order is stable while the run evaluates:
+    rows are only added, and an upsert keeps a row's place."""
+    limit, after = page_limit(), page_cursor()
+    filters = {name: request.args.get(name) for name in row_pages.FILTERS}
+    found, cursor = row_pages.rows_after(
+        _service().storage, run.id, after, limit, filters
+    )
+    following = None
+    if cursor is not None:
+        wanted = {k: v for k, v in filters.items() if v}
+        following = link("api.run_rows", token=run.token, cursor=cursor,
+                         limit=limit, **wanted)  # fmt: skip
+    return {
+        "rows": [results.tidy_row(row) for row in found],
+        "next_cursor": None if cursor is None else str(cursor),
+        "next": following,
+    }
