@@ -16,6 +16,7 @@ import config as settings
 import store
 import translations
 import web
+from core import logs
 from evaluator import JudgePool
 from metrics import lexicon
 from pipeline import queue
@@ -29,6 +30,7 @@ def create_app(config: dict | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     instance = Path((config or {}).get("INSTANCE_PATH", app.instance_path))
     app.config.update(settings.load(instance, config))
+    logs.configure(app.config["LOG_FORMAT"])
     instance.mkdir(parents=True, exist_ok=True)
     for folder in ("UPLOAD_FOLDER", "RESULTS_FOLDER"):
         Path(app.config[folder]).mkdir(parents=True, exist_ok=True)

@@ -167,6 +167,9 @@ DEFAULTS: dict = {
     "DB_AUTO_UPGRADE": None,
     # "json": one JSON object per log line (log shippers); "text": for people.
     "LOG_FORMAT": "text",
+    # prometheus_client's own variable: the processes of one host (gunicorn
+    # workers, local Celery workers) share their counters through files there.
+    "PROMETHEUS_MULTIPROC_DIR": None,
 }
 
 
@@ -207,6 +210,7 @@ _PARSERS = {
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
+    "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
     "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),
     "MAX_METHODS": lambda n, v: _int(n, v, 1),

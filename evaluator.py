@@ -24,6 +24,7 @@ from time import monotonic, time
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
+from core.telemetry import JUDGE_FAILURES, JUDGE_SECONDS
 from metrics.judging import JudgeItem
 from metrics.notes import Note, note
 
@@ -243,12 +244,17 @@ class JudgeClient:
         timeout = (self.config.connect_timeout_s, self.config.timeout_s)
         from requests import RequestException
 
+        started = monotonic()
         try:
             response = self._session().post(self.url, json=body, timeout=timeout)
         except RequestException as exc:
+            JUDGE_FAILURES.labels("network").inc()
             reason = note("network_error", kind=type(exc).__name__)
             raise JudgeHTTPError(reason) from None
+        finally:
+            JUDGE_SECONDS.observe(monotonic() - started)
         if response.status_code != 200:
+            JUDGE_FAILURES.labels(f"http_{response.status_code}").inc()
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             reason = note("http_error", status=response.status_code)
             raise JudgeHTTPError(reason, response.status_code, retry_after)
@@ -256,6 +262,7 @@ class JudgeClient:
             payload = response.json()
             text = payload["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
+            JUDGE_FAILURES.labels("malformed_reply").inc()
             raise JudgeHTTPError(note("malformed_reply"), 502) from None
         usage = payload.get("usage") or {}
         if not isinstance(text, str):

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from core import logs
 from pipeline.names import TASKS_MODULE
 
 
@@ -166,6 +167,12 @@ def make_celery(app, on_worker_ready: Callable | None = None):
 
     if on_worker_ready is not None:
         worker_ready.connect(lambda **_kwargs: on_worker_ready(), weak=False)
+    if app.config["LOG_FORMAT"] == "json":
+        # A worker would replace the root handlers with its own text format;
+        # with a receiver connected it leaves logging as the app set it.
+        from celery.signals import setup_logging
+
+        setup_logging.connect(lambda **_kwargs: logs.configure("json"), weak=False)
     return celery_app
 
 

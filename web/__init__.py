@@ -10,6 +10,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
+from core.telemetry import HTTP_ERRORS
 from metrics import notes
 from translations import problem_message
 from web import (
@@ -24,6 +25,7 @@ from web import (
     health,
     limits,
     pages,
+    prometheus,
     security,
     workspace_pages,
 )
@@ -114,6 +116,7 @@ def init_app(app) -> None:
     app.register_blueprint(workspace_pages.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(prometheus.bp)
     limits.init_app(app)  # wraps the views above, so it comes after them
 
     @app.errorhandler(404)
@@ -134,4 +137,5 @@ def init_app(app) -> None:
 
     @app.errorhandler(500)
     def server_error(_error):
+        HTTP_ERRORS.inc()
         return error_response(500, "internal")

@@ -1,0 +1,117 @@
+"""``GET /metrics`` in the Prometheus text format (prometheus_client).
+
+Two sources. Figures every process shares are read from the database at
+scrape time, so they are right whichever web or worker process did the work
+and survive restarts: runs by status, judge calls, cache hits and tokens,
+and chunks waiting or in work (the queue depth as the dispatcher sees it);
+in team mode also the broker's queue length. Figures of one process (judge
+latency, judge failures, server errors: core/telemetry.py) come from the
+process registry, or from every process of the host when
+``PROMETHEUS_MULTIPROC_DIR`` is set (gunicorn.conf.py).
+
+Like /healthz it is not rate-limited; it names no run, token or URL.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from sqlalchemy import func, select
+
+from core.status import ChunkState, RunStatus
+from store.models import Run, RunChunk
+
+bp = Blueprint("prometheus", __name__)
+PREFIX = "personasteer"
+WAITING = (ChunkState.PENDING, ChunkState.SENT, ChunkState.RUNNING)
+RUN_TOTALS = {  # Run column -> (metric, help)
+    "judge_calls": ("judge_calls", "Judge calls made by stored runs."),
+    "cache_hits": ("judge_cache_hits", "Judge verdicts served from the cache."),
+    "prompt_tokens": ("judge_prompt_tokens", "Prompt tokens the judge reported."),
+    "completion_tokens": ("judge_completion_tokens", "Completion tokens reported."),
+}
+
+
+class StoredFigures:
+    """A collector reading the shared figures from the database."""
+
+    def __init__(self, storage, redis_url: str | None):
+        self.storage, self.redis_url = storage, redis_url
+
+    def collect(self):
+        with self.storage.engine.connect() as conn:
+            by_status = dict(conn.execute(_runs_by_status()).all())
+            totals = conn.execute(_run_totals()).one()
+            chunks = dict(conn.execute(_chunks_waiting()).all())
+        runs = GaugeMetricFamily(f"{PREFIX}_runs", "Stored runs by status.",
+                                 labels=["status"])  # fmt: skip
+        for status in RunStatus:
+            runs.add_metric([status.value], by_status.get(status.value, 0))
+        yield runs
+        for (name, help_text), value in zip(RUN_TOTALS.values(), totals, strict=True):
+            yield CounterMetricFamily(f"{PREFIX}_{name}", help_text, value=value or 0)
+        waiting = GaugeMetricFamily(f"{PREFIX}_chunks", "Chunks of work not yet done.",
+                                    labels=["state"])  # fmt: skip
+        for state in WAITING:
+            waiting.add_metric([state.value], chunks.get(state.value, 0))
+        yield waiting
+        if self.redis_url:
+            yield from _broker_queue(self.redis_url)
+
+
+def _runs_by_status():
+    return select(Run.status, func.count()).group_by(Run.status)
+
+
+def _run_totals():
+    return select(*(func.sum(getattr(Run, column)) for column in RUN_TOTALS))
+
+
+def _chunks_waiting():
+    query = select(RunChunk.state, func.count()).where(RunChunk.state.in_(WAITING))
+    return query.group_by(RunChunk.state)
+
+
+def _broker_queue(url: str):
+    """Tasks waiting in the Redis queue; nothing when Redis does not answer
+    (``/readyz`` reports that)."""
+    import redis
+
+    try:
+        with redis.Redis.from_url(url, socket_timeout=2) as client:
+            length = client.llen("celery")  # Celery's default queue
+    except redis.RedisError:
+        return
+    yield GaugeMetricFamily(
+        f"{PREFIX}_broker_queue_length", "Tasks waiting in the broker.", value=length
+    )
+
+
+def _process_registry(multiprocess_dir: str | None) -> CollectorRegistry:
+    if not multiprocess_dir:
+        return REGISTRY
+    from prometheus_client import multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return registry
+
+
+@bp.get("/metrics")
+def metrics():
+    config = current_app.config
+    shared = CollectorRegistry()
+    shared.register(
+        StoredFigures(current_app.extensions["storage"], config["REDIS_URL"])
+    )
+    local = _process_registry(config["PROMETHEUS_MULTIPROC_DIR"])
+    body = generate_latest(local) + generate_latest(shared)
+    response = Response(body)
+    response.headers["Content-Type"] = CONTENT_TYPE_LATEST  # with its version
+    return response
