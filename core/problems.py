@@ -95,9 +95,7 @@ MESSAGES: dict[str, LazyText] = {
         "per run. Choose fewer suites, samples or judges, or split the file."
     ),
     "bad_limit": _l("%(path)s: %(value)s is not a page size from 1 to %(limit)s."),
-    "bad_cursor": _l(
-        "%(path)s: not a cursor this API handed out; start without one."
-    ),
+    "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
     # comparison across runs
     "compare_count": _l(

@@ -19,7 +19,7 @@ from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from evaluator import JudgeConfig
 from metrics import registry, results
-from pipeline import budget
+from pipeline import budget, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from pipeline.progress import run_progress
 from store.uploads import store_upload, upload_path
@@ -102,6 +102,8 @@ class RunService:
         }
         self._check_budget(report, suites, options)
         self._check_broker()
+        judge = self.public_judge(suites, options)
+        key = reuse.reuse_key(sha256, suites, judge, options, self.config)
         run = self.storage.create_run(
             file_name=filename,
             file_sha256=sha256,
@@ -110,13 +112,17 @@ class RunService:
             rounds=report.rounds,
             methods=report.methods,
             suites=suites,
-            judge=self.public_judge(suites, options),
-            options=options,
+            judge=judge,
+            options={**options, "reuse_key": key},
             client=request.client,
             workspace_id=request.workspace_id,
             name=request.name,
         )
+        source = reuse.find_source(self.storage, sha256, key) if key else None
         try:
+            if source is not None:  # identical inputs, same code: same rows
+                reuse.reuse(self.storage, run, source, report.spans)
+                return self.storage.get_run(run.id)
             plan_run(self.storage, self.config, run, report.spans)
         except Exception as exc:  # recorded, never left queued
             log.exception("planning run %s failed", run.id)

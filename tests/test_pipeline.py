@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.judge_server import ScriptedJudge
+from pipeline import reuse
 from tests import crafted
 from tests.pipeline_support import evaluate, submit, wait_for
 
@@ -52,17 +53,25 @@ def test_alignment_statistics_are_exact(web_app, judge_server, tmp_path):
     assert len(rows_by(document, metric="al")) == 20
 
 
-def test_rerun_of_the_same_file_makes_zero_judge_calls(web_app, judge_server, tmp_path):
+def test_rerun_of_the_same_file_makes_zero_judge_calls(
+    web_app, judge_server, tmp_path, monkeypatch
+):
     path = crafted.write(tmp_path / "crafted.jsonl", crafted.alignment_sessions())
     first = evaluate(web_app, path, judge_server)
     calls = judge_server.state.calls
-    second = evaluate(web_app, path, judge_server)
+    second = evaluate(web_app, path, judge_server)  # identical: the rows are copied
     assert judge_server.state.calls == calls
+    assert second["run"]["reused"] is True
     assert second["run"]["counts"]["judge_calls"] == 0
-    assert (
-        second["run"]["counts"]["cache_hits"] == first["run"]["counts"]["judge_calls"]
-    )
     assert second["summary"] == first["summary"]
+    # evaluated again (other code), every verdict comes from the judge cache
+    monkeypatch.setattr(reuse, "code_fingerprint", lambda: "another release")
+    third = evaluate(web_app, path, judge_server)
+    assert judge_server.state.calls == calls
+    assert third["run"]["reused"] is False
+    assert third["run"]["counts"]["judge_calls"] == 0
+    assert third["run"]["counts"]["cache_hits"] == first["run"]["counts"]["judge_calls"]
+    assert third["summary"] == first["summary"]
 
 
 def test_judge_faults_are_visible_and_never_imputed(web_app, judge_server, tmp_path):

@@ -37,9 +37,9 @@ def test_counters_move_after_a_judged_run(app_factory, judge_server):
     latency = ("personasteer_judge_call_seconds_count", ())
     assert after[latency] - before.get(latency, 0) >= calls  # retries add calls
     assert after[("personasteer_chunks", (("state", "pending"),))] == 0
-    # the same file again: every verdict from the cache
-    token = upload(client, sample_bytes(), suites="alignment").get_json()["token"]
-    wait_final(client, token)
+    # the same file with two samples: the first sample's verdicts are cached
+    token = upload(client, sample_bytes(), suites="alignment", samples="2")
+    wait_final(client, token.get_json()["token"])
     again = scrape(client)
     assert again[("personasteer_judge_cache_hits_total", ())] == calls
     assert again[("personasteer_runs", (("status", "done"),))] == 2

@@ -1,0 +1,93 @@
+"""Reusing an identical finished run instead of evaluating it again.
+
+A run whose file (SHA-256), suites, suite options, judge settings (model or
+panel, URL, temperature, token limit, samples, prompt versions, history
+window) and metric code are those of a finished ``done`` run gets a copy of
+that run's rows and aggregates: the same inputs to the same code give the
+same rows, and nothing is asked of the judge. The copy is recorded
+(``options["reused_from"]``, shown in the results header and the dashboard)
+and independent: deleting either run leaves the other whole.
+
+Not reused: ``partial`` runs (their failed rows deserve another try: that is
+what retry does), runs asked for with ``use_cache`` off (the user wants the
+judge asked again), and runs made by other code (a release that changes a
+metric changes the fingerprint).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+from core.status import RunStatus
+from store import reuse as stored
+
+ROOT = Path(__file__).resolve().parents[1]
+# Everything a row's value depends on besides the file and the settings.
+CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py")
+NOT_SETTINGS = frozenset({"chunks", "retry_of", "reused_from", "reuse_key"})
+
+
+@cache
+def code_fingerprint() -> str:
+    """SHA-256 over the metric, dataset and judge code and the prompts."""
+    digest = hashlib.sha256()
+    for name in CODE:
+        base = ROOT / name
+        files = [base] if base.is_file() else sorted(base.rglob("*"))
+        for path in files:
+            if path.is_file() and path.suffix in (".py", ".txt"):
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
+              config: dict) -> str | None:  # fmt: skip
+    """What must match for a finished run's rows to be this run's; None
+    when this run must be evaluated afresh (``use_cache`` off)."""
+    if not options.get("use_cache", True):
+        return None
+    settings = {k: v for k, v in options.items() if k not in NOT_SETTINGS}
+    facts = {
+        "file": sha256,
+        "suites": suites,
+        "judge": judge,
+        "options": settings,
+        # the effective endpoint and reply length (hashed: a URL may hold a secret)
+        "judge_url": options.get("judge_url") or config.get("JUDGE_API_URL"),
+        "max_tokens": config["JUDGE_MAX_TOKENS"],
+        "code": code_fingerprint(),
+    }
+    text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def find_source(storage, sha256: str, key: str):
+    """The latest ``done`` run with this key, or None."""
+    for run in stored.finished_with_file(storage, sha256, RunStatus.DONE):
+        if (run.options or {}).get("reuse_key") == key:
+            return run
+    return None
+
+
+def reuse(storage, run, source, spans) -> int:
+    """Give ``run`` the rows, cache records and aggregates of ``source`` and
+    finish it (``done``); returns the rows copied."""
+    storage.record_sessions(
+        run.id, ((i, sid, start, end) for i, (sid, start, end, _) in enumerate(spans))
+    )
+    copied = stored.copy_rows(storage, source.id, run.id)
+    storage.update_run(
+        run.id,
+        total=source.total,
+        done=source.total,
+        aggregates=source.aggregates,
+        history_truncated=source.history_truncated,
+        options={**run.options, "reused_from": source.id, "reused_rows": copied},
+    )
+    storage.set_status(run.id, RunStatus.DONE, started_at=datetime.now(UTC))
+    return copied

@@ -1,0 +1,90 @@
+"""Reusing an identical finished run (pipeline/reuse.py): the same file,
+suites, options, judge settings and code give a copy of the rows, made in
+the database, with no judge call; anything different is evaluated."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import reuse
+from tests.test_api import sample_bytes, upload, wait_final
+
+WEIGHTS = (
+    '{"coherence": 1, "completeness": 0, "length": 0, "structure": 0, "vocabulary": 0}'
+)
+
+
+@pytest.fixture
+def judged(app_factory, judge_server):
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    return app, app.test_client(), judge_server
+
+
+def run_of(client, **fields) -> dict:
+    answer = upload(client, sample_bytes(), **{"suites": "alignment,quality", **fields})
+    assert answer.status_code == 202, answer.get_json()
+    return {**answer.get_json(), **wait_final(client, answer.get_json()["token"])}
+
+
+def without_run(document: dict) -> dict:
+    return {key: value for key, value in document.items() if key != "run"}
+
+
+def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
+    app, client, judge = judged
+    first = run_of(client)
+    asked = judge.state.calls
+    second = run_of(client)
+    assert judge.state.calls == asked  # nothing reached the judge
+    assert second["status"] == "done"
+    assert without_run(second["results"]) == without_run(first["results"])
+    header = second["results"]["run"]
+    assert header["reused"] is True and first["results"]["run"]["reused"] is False
+    assert header["counts"]["judge_calls"] == 0
+    assert header["counts"]["unscored"] == first["results"]["run"]["counts"]["unscored"]
+    storage = app.extensions["storage"]
+    copy, source = storage.get_run(second["id"]), storage.get_run(first["id"])
+    assert copy.options["reused_from"] == source.id
+    assert copy.options["reused_rows"] == storage.count_rows(source.id)
+    page = client.get(f"/r/{second['token']}").get_data(as_text=True)
+    assert 'data-testid="reused"' in page and source.token not in page
+    # each run stands alone: deleting the source keeps the copy whole
+    assert client.delete(f"/api/v1/runs/{first['manage_token']}").status_code == 204
+    again = client.get(f"/api/v1/runs/{second['token']}/results").get_json()
+    assert without_run(again) == without_run(second["results"])
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [{"samples": "2"}, {"suites": "alignment"}, {"quality_weights": WEIGHTS}],
+)
+def test_different_settings_are_evaluated(judged, changed):
+    _, client, judge = judged
+    run_of(client)
+    asked = judge.state.calls
+    second = run_of(client, **changed)
+    assert second["results"]["run"]["reused"] is False
+    if "samples" in changed:
+        assert judge.state.calls > asked  # the second sample is new to the cache
+
+
+def test_other_metric_code_is_evaluated_again(judged, monkeypatch):
+    _, client, _ = judged
+    run_of(client)
+    monkeypatch.setattr(reuse, "code_fingerprint", lambda: "another release")
+    assert run_of(client)["results"]["run"]["reused"] is False
+
+
+def test_no_cache_runs_and_partial_runs_are_never_sources(judged, tmp_path):
+    from tests.pipeline_support import submit, wait_for
+
+    app, _, judge = judged
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(sample_bytes())
+    first = wait_for(app, submit(app, path, judge))
+    fresh = wait_for(app, submit(app, path, judge, use_cache=False))
+    assert fresh["run"]["reused"] is False  # asked for the judge again
+    storage = app.extensions["storage"]
+    for document in (first, fresh):  # a partial run is retried, not copied
+        storage.set_status(document["run"]["id"], "partial")
+    assert wait_for(app, submit(app, path, judge))["run"]["reused"] is False
