@@ -4,7 +4,7 @@ same run.
 
 * measured: ``metrics.engine.evaluate(chunk, ["quality", "style", "slots"],
   methods, None, {})`` over chunks of whole sessions sized like production
-  (``engine.DEFAULT_CHUNK_UNITS`` response units), then ``engine.aggregate``
+  (``config.DEFAULTS["CHUNK_UNITS"]`` response units), then ``engine.aggregate``
   over every result row, in a fresh subprocess; its peak RSS is ``VmHWM``.
   Reading and parsing the chunks is not timed; loading WordNet and the
   pronunciation dictionary (a one-off per worker) is a separate warm-up.
@@ -12,6 +12,12 @@ same run.
   in its own fresh subprocess.
 * per suite: each suite alone over a 20,000-unit subset from another seed (so
   per-text caches of the main run do not carry over), in the evaluating process.
+* quality against its baseline: ``quality.run`` and the pre-issue-17
+  implementation (``bench/quality_baseline.py``) on the same 20,000-unit
+  subset in the same production-sized chunks, in a fresh process of their
+  own: the two alternate chunk by chunk (first one, then the other), so both
+  see the same machine; every chunk's rows must be identical (not timed).
+  ``python -m bench.suites --quality [units]`` runs this part alone.
 
 A unit is one (session, round, method) response. Sessions come from
 ``bench.datagen.session`` (10 rounds x 4 methods = 40 units each) plus
@@ -30,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench.datagen import session
+from config import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
@@ -37,6 +44,7 @@ METHODS = ["Base", "RAG", "Ours", "Oracle"]
 SUITES = ["quality", "style", "slots"]
 ROUNDS = 10
 SUBSET_UNITS = 20_000
+CHUNK_UNITS = DEFAULTS["CHUNK_UNITS"]  # production's chunk size
 FIELDS = {
     "basic_info": ("name", "city", "job"),
     "hobbies": ("sport", "music"),
@@ -118,7 +126,7 @@ def _timed_evaluate(lines, suites: list[str]) -> tuple[float, int, list[dict]]:
     from metrics import engine
 
     elapsed, units, rows = 0.0, 0, []
-    for chunk, count in _chunks(_parsed(lines), engine.DEFAULT_CHUNK_UNITS):
+    for chunk, count in _chunks(_parsed(lines), CHUNK_UNITS):
         start = time.perf_counter()
         rows += engine.evaluate(chunk, suites, METHODS, None, {})
         elapsed += time.perf_counter() - start
@@ -192,12 +200,52 @@ def child_parse(path: str) -> dict:
     return {"parse_s": time.perf_counter() - start, "peak_rss_mb": _peak_mb()}
 
 
-CHILDREN = {"evaluate": child_evaluate, "parse": child_parse}
+def child_quality(units: str) -> dict:
+    """Seconds of the optimised quality suite and of its baseline over the
+    same chunks; after one warm-up session each (a worker's first chunk)."""
+    from bench import quality_baseline
+    from metrics.suites import quality
+
+    runs = {"baseline": quality_baseline.run, "optimised": quality.run}
+    warm = list(_parsed(session_lines(99, 1)))
+    for run_ in runs.values():
+        run_(warm, METHODS, None, {})
+    lines = list(session_lines(12, int(units) // (ROUNDS * len(METHODS))))
+    elapsed, total = dict.fromkeys(runs, 0.0), 0
+    chunks = _chunks(_parsed(lines), CHUNK_UNITS)
+    for index, (chunk, count) in enumerate(chunks):
+        rows = {}
+        for name in sorted(runs, reverse=bool(index % 2)):  # alternate the order
+            start = time.perf_counter()
+            rows[name] = runs[name](chunk, METHODS, None, {})
+            elapsed[name] += time.perf_counter() - start
+        if rows["optimised"] != rows["baseline"]:
+            raise AssertionError(
+                f"quality rows differ from the baseline in chunk {index}"
+            )
+        total += count
+    return {"units": total, "seconds": elapsed}
 
 
-def _measure(kind: str, path: Path) -> dict:
+def quality_comparison(units: int = SUBSET_UNITS) -> dict:
+    """Units/s of the quality suite alone, optimised and baseline, and the
+    speed-up (issue 17's target: at least 4x)."""
+    found = _measure("quality", units)
+    rates = {name: found["units"] / s for name, s in found["seconds"].items()}
+    return {
+        "quality_run_units_per_s": round(rates["optimised"]),
+        "quality_run_baseline_units_per_s": round(rates["baseline"]),
+        "quality_run_speedup": round(rates["optimised"] / rates["baseline"], 2),
+        "quality_run_compared_units": found["units"],
+    }
+
+
+CHILDREN = {"evaluate": child_evaluate, "parse": child_parse, "quality": child_quality}
+
+
+def _measure(kind: str, argument: Path | int) -> dict:
     done = subprocess.run(
-        [sys.executable, "-m", "bench.suites", "--child", kind, str(path)],
+        [sys.executable, "-m", "bench.suites", "--child", kind, str(argument)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -236,6 +284,7 @@ def run(size: int = 200_000) -> dict:
         "ratio_to_parse": round(evaluate_s / parse["parse_s"], 1),
         **per_suite,
         "per_suite_subset_units": SUBSET_UNITS,
+        **quality_comparison(),
         "row_statuses": result["row_statuses"],
         "file_mb": round(path.stat().st_size / 2**20, 1),
     }
@@ -244,6 +293,9 @@ def run(size: int = 200_000) -> dict:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         print(json.dumps(CHILDREN[sys.argv[2]](sys.argv[3])))
+    elif sys.argv[1:2] == ["--quality"]:
+        units = int(sys.argv[2]) if len(sys.argv) > 2 else SUBSET_UNITS
+        print(json.dumps(quality_comparison(units), indent=2))
     else:
         size = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
         print(json.dumps(run(size), indent=2))

@@ -1,5 +1,6 @@
 """Text units for the quality heuristics: words, sentences, paragraphs, the
-word lists, keywords, and the pronoun and topic-shift counts.
+word lists and keywords (the pronoun and topic-shift counts built on them
+are in ``metrics.quality_rules``).
 
 The source document's tokenizer (``[^\\w\\s]`` to space, then split on
 whitespace; ``docs/metrics/quality.md``) turns a Chinese reply into one
@@ -26,15 +27,29 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain, compress
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from functools import _lru_cache_wrapper
+
+T = TypeVar("T")
 
 _HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3"
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _OTHER = rf"[^\W_{_HANGUL}{_CJK}]+"
-_WORD = re.compile(rf"[{_HANGUL}]+|[{_CJK}]|{_OTHER}(?:'{_OTHER})*")
+# The branches start on disjoint characters, so their order changes no match:
+# the commonest is tried first.
+_WORD = re.compile(rf"{_OTHER}(?:'{_OTHER})*|[{_HANGUL}]+|[{_CJK}]")
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")  # _WORD in lowercase ASCII
 _HANGUL_WORD = re.compile(rf"[{_HANGUL}]+")
-_BOUNDARY = re.compile(r"((?:[!?。！？\n]|\.(?!\d))+)")
+# A terminator character, but not a period followed by a digit. Starting the
+# pattern with a character class lets the regex engine skip ahead to one.
+_END = r"[!?。！？\n.](?!(?<=\.)\d)"
+_BOUNDARY = re.compile(rf"({_END}(?:{_END})*)")
 _BLANK_LINE = re.compile(r"\n\s*\n")
 
 
@@ -61,19 +76,53 @@ class Units:
     paragraphs: int
 
 
-@lru_cache(maxsize=4096)
-def analyze(text: str) -> Units:
-    """Tokens, sentences and paragraph count of ``text`` (cached: the prompt
-    of a round is analysed once for all methods)."""
+def _tokens(body: str) -> tuple[str, ...]:
+    """``words`` of an already normalised piece of text. An ASCII piece is
+    lowercased whole (the same as casefolding each word, in one call)."""
+    if body.isascii():
+        return tuple(_ASCII_WORD.findall(body.lower()))
+    return tuple(map(str.casefold, _WORD.findall(body)))
+
+
+def units(text: str) -> Units:
+    """Tokens, sentences and paragraph count of ``text``, not cached (a reply
+    is read once per run). Each sentence is tokenised once: the text's words
+    are its sentences' words in order, since no word holds a terminator and
+    a piece of normalised text is normalised."""
     text = _normalize(text)
     pieces = [*_BOUNDARY.split(text), ""]  # pairs (body, terminator)
     sentences = []
     for body, terminator in zip(pieces[::2], pieces[1::2], strict=True):
-        tokens = tuple(words(body))
+        tokens = _tokens(body)
         if tokens:
             sentences.append(Sentence(body.strip(), tokens, "?" in terminator))
-    paragraphs = sum(1 for p in _BLANK_LINE.split(text) if _WORD.search(p))
-    return Units(tuple(words(text)), tuple(sentences), paragraphs)
+    tokens = tuple(chain.from_iterable(sentence.words for sentence in sentences))
+    if text.count("\n") < 2:  # no blank line: one paragraph if any word
+        paragraphs = int(bool(tokens))
+    else:
+        paragraphs = sum(1 for p in _BLANK_LINE.split(text) if _WORD.search(p))
+    return Units(tokens, tuple(sentences), paragraphs)
+
+
+@lru_cache(maxsize=4096)
+def analyze(text: str) -> Units:
+    """:func:`units`, cached (a prompt analysed once for all methods)."""
+    return units(text)
+
+
+CACHED_WORD_CHARS = 64
+
+
+def per_word(cached: _lru_cache_wrapper[T], tokens: Sequence[str]) -> list[T]:
+    """``cached`` (a word rule under ``lru_cache``) of each token, the loop in
+    C. A cache entry keeps its word alive, so a token over 64 characters (a
+    hash or a blob, up to ``MAX_TEXT_CHARS``) is worked out uncached."""
+    if not tokens or max(map(len, tokens)) <= CACHED_WORD_CHARS:
+        return list(map(cached, tokens))
+    return [
+        cached(w) if len(w) <= CACHED_WORD_CHARS else cached.__wrapped__(w)
+        for w in tokens
+    ]
 
 
 def is_hangul(word: str) -> bool:
@@ -92,22 +141,27 @@ class PhraseSet:
             self._by_first[tokens[0]].append(tokens)
         for candidates in self._by_first.values():
             candidates.sort(key=len, reverse=True)
+        self._longest = max(map(len, self._by_first))  # no longer prefix matches
+        # Per word, not per occurrence: most words start no phrase.
+        self._starting_with = lru_cache(maxsize=65536)(self._candidates)
 
-    def _starting_with(self, word: str) -> list[tuple[str, ...]]:
+    def _candidates(self, word: str) -> tuple[tuple[str, ...], ...]:
         if not is_hangul(word):
-            return self._by_first.get(word, [])
-        prefixes = (word[:k] for k in range(len(word), 0, -1))
-        return [p for prefix in prefixes for p in self._by_first.get(prefix, [])]
+            return tuple(self._by_first.get(word, ()))
+        longest = min(len(word), self._longest)
+        prefixes = (word[:k] for k in range(longest, 0, -1))
+        return tuple(p for prefix in prefixes for p in self._by_first.get(prefix, []))
 
     def spans(self, tokens: tuple[str, ...]) -> list[tuple[int, int]]:
-        found, i = [], 0
-        while i < len(tokens):
-            match = next(
-                (p for p in self._starting_with(tokens[i]) if _at(tokens, i, p)), None
-            )
+        starting = per_word(self._starting_with, tokens)
+        found: list[tuple[int, int]] = []
+        # Only where some phrase starts, and not inside the last match.
+        for i in compress(range(len(tokens)), starting):
+            if found and i < found[-1][1]:
+                continue
+            match = next((p for p in starting[i] if _at(tokens, i, p)), None)
             if match:
                 found.append((i, i + len(match)))
-            i += len(match) if match else 1
         return found
 
     def count(self, tokens: tuple[str, ...]) -> int:
@@ -119,9 +173,12 @@ class PhraseSet:
 
 def _at(tokens: tuple[str, ...], start: int, phrase: tuple[str, ...]) -> bool:
     window = tokens[start : start + len(phrase)]
-    return len(window) == len(phrase) and all(
-        word == part or (is_hangul(part) and word.startswith(part))
-        for word, part in zip(window, phrase, strict=True)
+    return window == phrase or (
+        len(window) == len(phrase)
+        and all(
+            word == part or (is_hangul(part) and word.startswith(part))
+            for word, part in zip(window, phrase, strict=True)
+        )
     )
 
 
@@ -224,8 +281,21 @@ def is_content(word: str) -> bool:
     return word not in _FUNCTION_WORDS and not is_pronoun(word)
 
 
-def content_keys(tokens) -> set[str]:
-    return {key_form(w) for w in tokens if is_content(w)}
+@lru_cache(maxsize=65536)
+def word_role(word: str) -> tuple[str | None, bool]:
+    """(its key form if a content word else None, whether a pronoun): the
+    word rules, worked out once per distinct word.
+
+    >>> word_role("applications"), word_role("it"), word_role("however")
+    (('application', False), (None, True), (None, False))
+    """
+    if is_pronoun(word):
+        return None, True
+    return (None if word in _FUNCTION_WORDS else key_form(word)), False
+
+
+def content_keys(tokens: Iterable[str]) -> set[str]:
+    return {key for key, _ in per_word(word_role, tuple(tokens)) if key is not None}
 
 
 def keywords(tokens: tuple[str, ...]) -> set[str]:
@@ -244,6 +314,11 @@ def prompt_demands(prompt: Units) -> tuple[list[set[str]], list[set[str]]]:
     return questions, tasks
 
 
+def topic_keywords(prompt: Units) -> frozenset[str]:
+    """Keywords of an analysed prompt (:func:`prompt_keywords`)."""
+    return frozenset().union(*(keywords(s.words) for s in prompt.sentences))
+
+
 @lru_cache(maxsize=1024)
 def prompt_keywords(prompt: str) -> frozenset[str]:
     """Keywords of a prompt (content words minus task verbs).
@@ -251,34 +326,4 @@ def prompt_keywords(prompt: str) -> frozenset[str]:
     >>> sorted(prompt_keywords("Explain the concept of AI and describe its uses."))
     ['ai', 'concept', 'use']
     """
-    return frozenset().union(*(keywords(s.words) for s in analyze(prompt).sentences))
-
-
-def pronoun_counts(units: Units, prompt: Units) -> tuple[int, int]:
-    """(pronouns, unclear ones). A pronoun is unclear when no content word
-    precedes it in its sentence or occurs in the previous sentence; the first
-    sentence's previous sentence is the prompt's last (a reply may say "it"
-    about what the user just said)."""
-    previous = content_keys(prompt.sentences[-1].words) if prompt.sentences else ()
-    total = unclear = 0
-    for sentence in units.sentences:
-        seen = bool(previous)
-        for word in sentence.words:
-            if is_pronoun(word):
-                total, unclear = total + 1, unclear + (not seen)
-            seen = seen or is_content(word)
-        previous = content_keys(sentence.words)
-    return total, unclear
-
-
-def topic_shifts(units: Units) -> int:
-    """Sentences that share no content word with the previous one (both
-    having some) and hold no connector and no pronoun to bridge the gap."""
-    shifts = 0
-    for before, sentence in zip(units.sentences, units.sentences[1:], strict=False):
-        old, new = content_keys(before.words), content_keys(sentence.words)
-        bridged = CONNECTORS.count(sentence.words) or any(
-            is_pronoun(w) for w in sentence.words
-        )
-        shifts += bool(old and new and not old & new and not bridged)
-    return shifts
+    return topic_keywords(analyze(prompt))

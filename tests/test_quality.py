@@ -583,3 +583,117 @@ def test_every_value_is_in_the_unit_interval(text, prompt):
             }:
                 assert 0.0 <= value <= 1.0, (name, part, value)
     json.dumps({name: score.detail for name, score in scores.items()})
+
+
+# -- the optimised suite against the frozen pre-issue-17 implementation ----------
+FRAGMENTS = [
+    "However, it is fine.",
+    "Therefore the bike broke",
+    "In conclusion, AI will shape our future.",
+    "我喜欢咖啡。但是我不喜欢茶！",
+    "总之，咖啡是我每天早上最喜欢喝的热饮料",
+    "커피를 좋아해요. 그래서 매일 마셔요?",
+    "요약하면요 커피가 최고입니다",
+    "결론적으로 따뜻한 커피가 제일 좋습니다",
+    "그것은 좋아요. 그녀는 그들을 알아요",
+    "Price is 3.5 now... ok?!",
+    "Don’t PANIC, it's fine; x's applications and the process's output",
+    "ＡＩ ＝ ３．５？ ｶﾀｶﾅ テスト・ー ゛",
+    "İstanbul ΣΊΣΥΦΟΣ Straße ǅemal ﬁne",
+    "e\u0301te\u0301 cafe\u0301 \u0301start",
+    "🙂🙂 !!! ... ???",
+    "",
+    "   ",
+    "\n",
+    "\n  \n",
+    "?!",
+    "。。！？",
+    "..5 a.b.c 1.2.3",
+    "They love it. He said she knows them and their dog.",
+    "It broke. The bike is red and it is fast.",
+    "Explain machine learning and describe its applications.",
+    "Compare tea, coffee, juice and water.",
+    "What is AI? Why is it famous?",
+    "On the other hand, for example, in other words, first of all",
+    "The sophisticated algorithm demonstrates remarkable efficiency.",
+    "the cat the cat the cat the cat",
+    "1234567 understanding \t tab_separated under_score",
+    "请解释咖啡因。",
+    "커피에 대해 설명해 주세요.",
+    "Tell me about artificial intelligence",
+    # words over text_units.CACHED_WORD_CHARS: worked out without the caches
+    "x" * 80
+    + "s applications "
+    + "요약하면"
+    + "요" * 70
+    + " 커피를"
+    + "가" * 70
+    + "를",
+    "However " + "ab" * 40 + "'s it " + "e\u0301" * 40,
+]
+SEPARATORS = [" ", "", "\n", "\n\n", ". ", "? ", "\r\n"]
+
+
+def varied_text(rng) -> str:
+    if rng.random() < 0.03:  # very long: thousands of words, many paragraphs
+        return "\n\n".join(rng.choice(FRAGMENTS) for _ in range(400))
+    parts = [rng.choice(FRAGMENTS) for _ in range(rng.randrange(0, 9))]
+    return "".join(part + rng.choice(SEPARATORS) for part in parts)
+
+
+def varied_sessions(seed: int, count: int, methods: list[str]) -> list[dict]:
+    """Datagen sessions and sessions of random fragments (empty, CJK, Korean,
+    punctuation only, paragraphs, questions, own user messages)."""
+    import random
+
+    from bench.datagen import session as datagen_session
+
+    rng = random.Random(seed)
+    sessions = []
+    for index in range(count):
+        if index % 4 == 0:
+            sessions.append(datagen_session(rng, index, rng.randrange(1, 4), methods))
+            continue
+        rounds = []
+        for k in range(1, rng.randrange(2, 5)):
+            responses = {m: {"text": varied_text(rng)} for m in methods}
+            for response in responses.values():
+                if rng.random() < 0.15:
+                    response["user_message"] = rng.choice(["", varied_text(rng)])
+                if rng.random() < 0.05:
+                    response["text"] = None
+            rounds.append(
+                {"round": k, "user_message": varied_text(rng), "responses": responses}
+            )
+        sessions.append({"session_id": f"v{index}", "rounds": rounds})
+    return sessions
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"quality_weights": VALID | {"coherence": 0.45, "length": 0.0}}]
+)
+def test_rows_are_identical_to_the_pre_issue_17_implementation(options):
+    from bench import quality_baseline
+
+    methods = ["A", "B", "C"]
+    sessions = varied_sessions(17, 200, methods)
+    expected = quality_baseline.run(sessions, methods, None, options)
+    for chunk_size in (200, 7):  # one chunk, and prompts memoised per chunk
+        rows = []
+        for start in range(0, len(sessions), chunk_size):
+            chunk = sessions[start : start + chunk_size]
+            rows += quality.run(chunk, methods, None, options)
+        assert rows == expected
+        # bit for bit: -0.0, float digits and key order show in the repr
+        assert repr(rows) == repr(expected)
+    assert len(expected) > 200 * 6
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXT, prompt=TEXT)
+def test_scores_are_identical_to_the_pre_issue_17_implementation(text, prompt):
+    from bench import quality_baseline
+
+    scores = quality.score_response(text, prompt)
+    expected = quality_baseline.score_response(text, prompt)
+    assert repr(list(scores.values())) == repr(list(expected.values()))

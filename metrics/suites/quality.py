@@ -4,10 +4,11 @@
 the weighted ``quality`` (weights: ``options["quality_weights"]``).
 
 The source's formulas win over its worked examples (``docs/metrics/quality.md``
-lists where they disagree). Words, sentences, word
-lists and the pronoun/topic rules live in ``metrics.text_units``; a content
-word is one that is not common, not a pronoun and not a connector. Rules for
-the terms the seed leaves open:
+lists where they disagree). Words, sentences and word lists live in
+``metrics.text_units``, the pronoun/topic rules in ``metrics.quality_rules``
+(which reads each text once for all components); a content word is one that
+is not common, not a pronoun and not a connector. Rules for the terms the
+seed leaves open:
 
 * connector = min(connectors / (0.3 * sentences), 1); pronoun = 1 - unclear /
   third-person pronouns (1.0 with none); topic = 1 - shifts / sentences.
@@ -38,11 +39,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
+from itertools import compress
 from statistics import fmean
 from typing import NamedTuple
 
+from metrics import quality_rules as rules
 from metrics import text_units as tu
 from metrics.notes import Note, note
+from metrics.quality_rules import Ask, Reply
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
@@ -80,7 +85,8 @@ def _zeros(*parts: str) -> Score:
 
 
 def _mean_of(detail: dict, *parts: str) -> Score:
-    return Score(fmean(detail[part] for part in parts), detail)
+    values = [detail[part] for part in parts]
+    return Score(math.fsum(values) / len(values), detail)  # fmean's own sum
 
 
 # -- coherence --------------------------------------------------------------
@@ -93,13 +99,16 @@ def coherence(text: str, prompt: str = "") -> Score:
     >>> round(coherence("Cats are animals. Pizza is food. Cars are vehicles.").value, 4)
     0.4444
     """
-    units = tu.analyze(text)
-    if not units.words:
+    return _coherence(rules.reply(text), rules.ask(prompt))
+
+
+def _coherence(reply: Reply, ask: Ask) -> Score:
+    if not reply.units.words:
         return _zeros("connector", "pronoun", "topic")
-    sentences = len(units.sentences)
-    connectors = sum(tu.CONNECTORS.count(s.words) for s in units.sentences)
-    pronouns, unclear = tu.pronoun_counts(units, tu.analyze(prompt))
-    shifts = tu.topic_shifts(units)
+    sentences = len(reply.units.sentences)
+    connectors = sum(fact.connectors for fact in reply.facts)
+    pronouns, unclear = rules.pronoun_counts(reply.facts, ask.after_content)
+    shifts = rules.topic_shifts(reply.facts)
     detail = {
         "connector": min(connectors / (sentences * CONNECTOR_TARGET), 1.0),
         "pronoun": 1.0 - unclear / pronouns if pronouns else 1.0,
@@ -123,20 +132,23 @@ def completeness(text: str, prompt: str) -> Score:
     >>> round(completeness("The weather is nice today.", "Explain machine learning.").value, 4)
     0.4222
     """
-    units, asked = tu.analyze(text), tu.analyze(prompt)
-    if not asked.words:
+    return _completeness(rules.reply(text), rules.ask(prompt))
+
+
+def _completeness(reply: Reply, ask: Ask) -> Score:
+    if not ask.words:
         return Score(None, {}, NO_PROMPT)
-    if not units.words:
+    words = len(reply.units.words)
+    if not words:
         return _zeros("coverage", "question", "task")
-    have = tu.content_keys(units.words)
-    wanted = tu.prompt_keywords(prompt)
-    expected = OPTIMAL_RATIO * len(asked.words)
-    questions, tasks = tu.prompt_demands(asked)
+    have, wanted = reply.keys, ask.keywords
+    expected = OPTIMAL_RATIO * ask.words
+    questions, tasks = ask.questions, ask.tasks
     answered = sum(1 for keys in questions if len(keys & have) >= min(1, len(keys)))
     done = sum(1 for keys in tasks if len(keys & have) >= math.ceil(len(keys) / 2))
     detail = {
         "coverage": 0.6 * (len(wanted & have) / len(wanted) if wanted else 1.0)
-        + 0.4 * min(len(units.words) / expected, 1.0),
+        + 0.4 * min(words / expected, 1.0),
         "question": answered / len(questions) if questions else 1.0,
         "task": done / len(tasks) if tasks else 1.0,
         "keywords": len(wanted),
@@ -161,7 +173,11 @@ def length(text: str, prompt: str) -> Score:
     >>> length("", "What is AI?").value, length("Hello", "").value
     (0.0, None)
     """
-    words, prompt_words = len(tu.analyze(text).words), len(tu.analyze(prompt).words)
+    return _length(rules.reply(text), rules.ask(prompt))
+
+
+def _length(reply: Reply, ask: Ask) -> Score:
+    words, prompt_words = len(reply.units.words), ask.words
     if not prompt_words:
         return Score(None, {}, NO_PROMPT)
     optimal = OPTIMAL_RATIO * prompt_words
@@ -179,12 +195,16 @@ def structure(text: str, prompt: str = "") -> Score:
     ...           "Tell me about artificial intelligence.").value
     1.0
     """
-    units, topic = tu.analyze(text), tu.prompt_keywords(prompt)
+    return _structure(rules.reply(text), rules.ask(prompt))
+
+
+def _structure(reply: Reply, ask: Ask) -> Score:
+    units, topic = reply.units, ask.keywords
     if not units.words:
         return _zeros("paragraph", "introduction", "conclusion")
     optimal = math.ceil(len(units.words) / WORDS_PER_PARAGRAPH)
     first, last = units.sentences[0], units.sentences[-1]
-    opening = tu.content_keys(first.words)
+    opening = reply.facts[0].keys  # the first sentence's content keys
     on_topic = opening & topic if topic else opening
     detail = {
         "paragraph": min(units.paragraphs / optimal, 1.0),
@@ -207,14 +227,22 @@ def vocabulary(text: str) -> Score:
     >>> score.detail["sophistication"], round(score.value, 4)
     (0.75, 0.9167)
     """
-    words = tu.analyze(text).words
+    return _vocabulary(rules.reply(text))
+
+
+@lru_cache(maxsize=65536)
+def _sophisticated(word: str) -> bool:
+    return len(word) > 6 and word.isalpha() and word not in tu.COMMON_WORDS
+
+
+def _vocabulary(reply: Reply) -> Score:
+    words = reply.units.words
     if not words:
         return _zeros("diversity", "sophistication", "repetition")
     counts = Counter(words)
-    rich = sum(
-        1 for w in words if len(w) > 6 and w.isalpha() and w not in tu.COMMON_WORDS
-    )
-    repeated = sum(n for n in counts.values() if n > REPEAT_LIMIT)
+    # Per distinct word (the test cached), times its occurrences.
+    rich = sum(compress(counts.values(), tu.per_word(_sophisticated, list(counts))))
+    repeated = sum(filter(REPEAT_LIMIT.__lt__, counts.values()))  # n > limit
     detail = {
         "diversity": len(counts) / len(words),
         "sophistication": rich / len(words),
@@ -270,13 +298,16 @@ def score_response(
     {'coherence': 1.0, 'completeness': 1.0, 'length': 0.53, 'structure': 1.0,
      'vocabulary': 0.7778, 'quality': 0.8727}
     """
-    weights = validate_weights(weights)
+    return _score(rules.reply(text), rules.ask(prompt), validate_weights(weights))
+
+
+def _score(reply: Reply, ask: Ask, weights: dict[str, float]) -> dict[str, Score]:
     scores = {
-        "coherence": coherence(text, prompt),
-        "completeness": completeness(text, prompt),
-        "length": length(text, prompt),
-        "structure": structure(text, prompt),
-        "vocabulary": vocabulary(text),
+        "coherence": _coherence(reply, ask),
+        "completeness": _completeness(reply, ask),
+        "length": _length(reply, ask),
+        "structure": _structure(reply, ask),
+        "vocabulary": _vocabulary(reply),
     }
     values = {name: score.value for name, score in scores.items()}
     detail = {"weights": dict(weights), "components": values}
@@ -308,6 +339,9 @@ def run(
     """Rows for every (session, round, method); the judge is not used. The
     prompt is the response's own ``user_message`` when set, else the round's."""
     weights = validate_weights(options.get("quality_weights"))
+    # A prompt is read once per chunk, however many methods and sessions
+    # answer it (chunks are small, so the memo is too).
+    asks: dict[str, Ask] = {}
     rows: list[ResultRow] = []
     for session in sessions:
         sid = session["session_id"]
@@ -316,7 +350,9 @@ def run(
                 key = {"session_id": sid, "round": round_["round"], "method": method}
                 response = round_["responses"][method]
                 prompt = response.get("user_message") or round_["user_message"]
-                scores = score_response(response.get("text") or "", prompt, weights)
+                ask = asks.get(prompt) or asks.setdefault(prompt, rules.ask(prompt))
+                reply = rules.reply(response.get("text") or "")
+                scores = _score(reply, ask, weights)
                 rows += [_row(key, metric, score) for metric, score in scores.items()]
     return rows
 
