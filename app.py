@@ -7,6 +7,7 @@ web app; ``celery -A app:celery_app worker`` runs a worker against
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from flask import Flask
@@ -19,11 +20,12 @@ import web
 from core import logs
 from evaluator import JudgePool
 from metrics import lexicon
-from pipeline import queue
+from pipeline import queue, worker_process
 from pipeline.execution import Context
 from pipeline.resume import BrokerEpoch, EmbeddedResume
 from pipeline.runs import RunService
 from pipeline.watchdog import Watchdog
+from pipeline.worker_process import WorkerProcess
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -56,6 +58,24 @@ def _wire_queue_and_resume(app: Flask, service: RunService, instance: Path) -> N
     watchdog = app.extensions["watchdog"] = Watchdog(
         lambda: Context.of(app), app.config["WATCHDOG_INTERVAL_S"]
     )
+    if queue.is_embedded(app.config) and app.config["EMBEDDED_WORKER"] == "process":
+        # evaluation in a supervised worker process (pipeline/worker_process.py);
+        # it resumes unfinished runs, so this process starts it on first use
+        supervisor = app.extensions["queue"] = WorkerProcess(app.config, instance)
+        service.queue = supervisor
+
+        def evaluate_here() -> None:
+            """For the CLI's evaluate: the command is itself a process for one
+            run (and its --concurrency sizes this process's judge pool)."""
+            service.queue = queue.init_app(app, on_embedded_start=watchdog.start)
+
+        app.extensions["evaluate_here"] = evaluate_here
+
+        @app.before_request
+        def start_worker_on_first_request() -> None:
+            supervisor.ensure_started()  # a no-op once it runs
+
+        return
     if queue.is_embedded(app.config):
         service.queue = queue.init_app(app, on_embedded_start=watchdog.start)
         resume = app.extensions["resume"] = EmbeddedResume(service, instance)
@@ -85,6 +105,11 @@ def __getattr__(name: str):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:  # the embedded mode's worker process
+        worker_process.run(create_app, sys.argv[2])
+        sys.exit(0)
     if "resume" in app.extensions:
         app.extensions["resume"]()
+    if isinstance(app.extensions["queue"], WorkerProcess):
+        app.extensions["queue"].ensure_started()  # it resumes unfinished runs
     app.run(host="127.0.0.1", port=5000)

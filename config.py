@@ -160,6 +160,10 @@ DEFAULTS: dict = {
     # keep it above the longest chunk.
     "CELERY_VISIBILITY_TIMEOUT_S": 3600,
     "EMBEDDED_WORKER_THREADS": 4,
+    # Embedded mode (no REDIS_URL): "process" evaluates in a worker process the
+    # app starts and supervises (pipeline/worker_process.py); "thread" in this
+    # process (what the CLI's evaluate and most tests use).
+    "EMBEDDED_WORKER": "process",
     # Work per Celery task, in (session, round, method) units.
     "CHUNK_UNITS": 160,
     # Upgrade the schema at start-up; default: only for SQLite (the embedded
@@ -210,6 +214,7 @@ _PARSERS = {
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
+    "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "thread")),
     "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
     "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),

@@ -195,6 +195,8 @@ def evaluate_command(
         client="cli",
         options=_parse_options({**suite_options, **_named(named_options)}),
     )
+    if "evaluate_here" in current_app.extensions:  # embedded: not a worker process
+        current_app.extensions["evaluate_here"]()
     if concurrency:  # this process is the worker in embedded mode
         current_app.extensions["judge_pool"].size = concurrency
     run = _submit(_readable(file), request)

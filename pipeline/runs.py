@@ -165,6 +165,9 @@ class RunService:
     def enqueue(self, run_id: str | None = None) -> int:
         """Hand the chunks that may run now to the workers (starting the
         embedded one if that is us): the run's, and any others waiting."""
+        if not getattr(self.queue, "dispatches_here", True):
+            self.queue.poke()  # a worker process hands the chunks out
+            return 0
         return dispatch(self.storage, self.config, self.queue.send)
 
     def _check_broker(self) -> None:

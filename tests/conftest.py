@@ -36,6 +36,9 @@ def app_factory(tmp_path):
                 "REDIS_URL": None,
                 "JUDGE_API_URL": None,
                 "JUDGE_MODEL": None,
+                # evaluation in this process; tests/test_worker_process.py
+                # covers the default worker process
+                "EMBEDDED_WORKER": "thread",
                 **GENEROUS_RATE_LIMITS,
                 **overrides,
             }
@@ -144,6 +147,21 @@ def embedded_app(tmp_path):
 
 
 @pytest.fixture
+def worker_process_app(tmp_path):
+    """The embedded default: evaluation in a supervised worker process."""
+    app = create_app(
+        {
+            **base_config(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "REDIS_URL": None,
+            "EMBEDDED_WORKER": "process",
+        }
+    )
+    yield app
+    stop_embedded(app)
+
+
+@pytest.fixture
 def deployment_env():
     """Extra worker environment; a test module overrides this fixture."""
     return {}
@@ -184,12 +202,15 @@ def redis_deployment(tmp_path, deployment_env):
 @pytest.fixture(
     params=[
         "embedded",
+        "worker_process",
         pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.postgres]),
     ]
 )
 def web_app(request):
     if request.param == "embedded":
         return request.getfixturevalue("embedded_app")
+    if request.param == "worker_process":
+        return request.getfixturevalue("worker_process_app")
     return request.getfixturevalue("redis_deployment").app
 
 

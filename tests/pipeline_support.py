@@ -30,6 +30,7 @@ def base_config(tmp_path) -> dict:
         "RESULTS_FOLDER": str(tmp_path / "results"),
         "JUDGE_API_URL": None,
         "JUDGE_MODEL": None,
+        "EMBEDDED_WORKER": "thread",  # the worker process: tests/test_worker_process.py
         **FAST_JUDGE,
         **GENEROUS_RATE_LIMITS,
     }

@@ -126,7 +126,8 @@ class Recent:
     (thread-safe: gthread workers serve pages from several threads)."""
 
     def __init__(self, size: int):
-        self.size, self.values = size, OrderedDict()
+        self.size = size
+        self.values: OrderedDict = OrderedDict()
         self.lock = threading.Lock()
 
     def get(self, key, make):

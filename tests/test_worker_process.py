@@ -1,0 +1,107 @@
+"""Embedded mode's worker process (pipeline/worker_process.py): evaluation
+off the web process, at a lower priority, restarted when it dies, gone
+when the web process goes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import crafted
+from tests.pipeline_support import base_config, submit, wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"  # not a zombie
+
+
+def test_runs_are_evaluated_in_a_lower_priority_process(worker_process_app, tmp_path):
+    app = worker_process_app
+    path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
+    document = wait_for(app, submit(app, path, None, suites=["quality"]))
+    assert document["run"]["status"] == "done" and document["rows"]
+    supervisor = app.extensions["queue"]
+    assert supervisor.pid not in (None, os.getpid())
+    assert os.getpriority(os.PRIO_PROCESS, supervisor.pid) >= 10
+    pid = supervisor.pid
+    supervisor.stop()
+    assert not alive(pid)
+
+
+def test_a_killed_worker_is_restarted_and_the_run_completes(
+    worker_process_app, judge_server, tmp_path
+):
+    app = worker_process_app
+    judge_server.state.latency = 0.05
+    path = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    run_id = submit(app, path, judge_server, suites=["alignment"])
+    storage, supervisor = app.extensions["storage"], app.extensions["queue"]
+    deadline = time.monotonic() + 60
+    while storage.get_run(run_id).done == 0:
+        assert time.monotonic() < deadline, "no progress"
+        time.sleep(0.05)
+    first = supervisor.pid
+    os.kill(first, signal.SIGKILL)  # mid-run
+    document = wait_for(app, run_id, timeout=120)
+    assert document["run"]["status"] == "done"
+    assert supervisor.restarts == 1 and supervisor.pid not in (None, first)
+    scored = [r for r in document["rows"] if r["metric"] == "al"]
+    assert scored and {r["status"] for r in scored} == {"ok"}
+    keys = [(r["session_id"], r["round"], r["method"], r["metric"]) for r in scored]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_worker_ends_when_the_web_process_dies(tmp_path):
+    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    script = (
+        "import os, sys\n"
+        "from app import create_app\n"
+        f"app = create_app({settings!r})\n"
+        "app.extensions['queue'].ensure_started()\n"
+        "print(app.extensions['queue'].pid, flush=True)\n"
+        "os._exit(0)\n"  # no clean-up: as a crash or a kill would
+    )
+    web = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60,
+                         capture_output=True, text=True)  # fmt: skip
+    pid = int(web.stdout.split()[-1])
+    deadline = time.monotonic() + 30
+    while alive(pid):
+        assert time.monotonic() < deadline, "the worker outlived the web process"
+        time.sleep(0.2)
+
+
+def test_the_cli_evaluates_in_its_own_process(app_factory, tmp_path):
+    app = app_factory(EMBEDDED_WORKER="process")
+    supervisor = app.extensions["queue"]
+    out = tmp_path / "r.json"
+    result = app.test_cli_runner().invoke(
+        args=["evaluate", str(ROOT / "sample_data.jsonl"), "--suite", "quality",
+              "--out", str(out)]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert supervisor.pid is None  # no worker process was started
+    assert app.extensions["queue"] is not supervisor
+    assert out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("value", ["process", "thread"])
+def test_the_setting_is_read_and_checked(value):
+    import config
+
+    assert config.from_environ({"EMBEDDED_WORKER": value})["EMBEDDED_WORKER"] == value
+    with pytest.raises(config.ConfigError):
+        config.from_environ({"EMBEDDED_WORKER": "fork"})
