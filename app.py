@@ -106,8 +106,7 @@ def __getattr__(name: str):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:  # the embedded mode's worker process
-        worker_process.run(create_app, sys.argv[2])
-        sys.exit(0)
+        worker_process.run(create_app, sys.argv[2])  # never returns
     if "resume" in app.extensions:
         app.extensions["resume"]()
     if isinstance(app.extensions["queue"], WorkerProcess):

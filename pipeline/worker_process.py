@@ -21,7 +21,8 @@ process does not have. The price: one more Python process (~150 MB).
 
 Crash safety: if the worker process dies, the supervisor starts a new one
 after a short back-off; it resumes unfinished runs as a restarted app
-does (chunks in flight go back to pending; finished chunks are kept).
+does (chunks in flight go back to pending; finished chunks are kept). At
+end-of-file it exits at once, as if it crashed, for the same reason.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ class WorkerProcess:
                 self.restarts += 1
 
     def stop(self) -> None:
-        """End the worker: it finishes or hands back its chunks, then exits."""
+        """End the worker; the chunks it had are taken back by the next
+        start (resume), as after a crash."""
         with self._lock:
             self._stopping = True
             process = self._process
@@ -169,8 +171,6 @@ def serve(app, stdin=sys.stdin.buffer, poll_s: float = POLL_S) -> None:
             service.enqueue()
         except Exception:  # a database hiccup must not end the worker
             log.exception("handing out chunks failed")
-    app.extensions["watchdog"].stop()
-    app.extensions["queue"].stop_embedded()
 
 
 def run(create_app, config_path: str) -> None:
@@ -179,3 +179,7 @@ def run(create_app, config_path: str) -> None:
     os.nice(NICE)
     settings = json.loads(Path(config_path).read_text(encoding="utf-8"))
     serve(create_app(settings))
+    # End at once, as a crash would: a warm shutdown would let finishing
+    # tasks hand out more chunks to a queue about to vanish, after the next
+    # start has already taken the unfinished chunks back (resume).
+    os._exit(0)
