@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
@@ -74,20 +73,7 @@ def find_source(storage, sha256: str, key: str):
     return None
 
 
-def reuse(storage, run, source, spans) -> int:
-    """Give ``run`` the rows, cache records and aggregates of ``source`` and
-    finish it (``done``); returns the rows copied."""
-    storage.record_sessions(
-        run.id, ((i, sid, start, end) for i, (sid, start, end, _) in enumerate(spans))
-    )
-    copied = stored.copy_rows(storage, source.id, run.id)
-    storage.update_run(
-        run.id,
-        total=source.total,
-        done=source.total,
-        aggregates=source.aggregates,
-        history_truncated=source.history_truncated,
-        options={**run.options, "reused_from": source.id, "reused_rows": copied},
-    )
-    storage.set_status(run.id, RunStatus.DONE, started_at=datetime.now(UTC))
-    return copied
+def reuse(storage, source, spans, **fields) -> str:
+    """A finished copy of ``source`` with ``fields`` (``pipeline/runs.py``
+    passes what it would have created the run with); the new run's id."""
+    return stored.create_copy(storage, source, spans, **fields)

@@ -104,7 +104,7 @@ class RunService:
         self._check_broker()
         judge = self.public_judge(suites, options)
         key = reuse.reuse_key(sha256, suites, judge, options, self.config)
-        run = self.storage.create_run(
+        fields = dict(
             file_name=filename,
             file_sha256=sha256,
             upload_id=upload_id,
@@ -119,10 +119,12 @@ class RunService:
             name=request.name,
         )
         source = reuse.find_source(self.storage, sha256, key) if key else None
+        if source is not None:  # identical inputs, same code: the same rows
+            return self.storage.get_run(
+                reuse.reuse(self.storage, source, report.spans, **fields)
+            )
+        run = self.storage.create_run(**fields)
         try:
-            if source is not None:  # identical inputs, same code: same rows
-                reuse.reuse(self.storage, run, source, report.spans)
-                return self.storage.get_run(run.id)
             plan_run(self.storage, self.config, run, report.spans)
         except Exception as exc:  # recorded, never left queued
             log.exception("planning run %s failed", run.id)

@@ -1,13 +1,20 @@
 """SQL behind reusing an identical finished run (pipeline/reuse.py): find
-the candidates, copy their rows in the database (never through Python)."""
+the candidates, and make the copy in one transaction, rows copied in the
+database (never through Python). Atomic on purpose: a run that existed
+unfinished even for a moment would be planned and evaluated by a worker's
+watchdog ("never planned: plan it") while its rows were being copied."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import String, insert, literal, select
 
-from store.models import ResultRow, Run, RunCacheKey
+from core.status import RunStatus
+from store.models import ResultRow, Run, RunCacheKey, RunSession
+from store.workspaces import new_token
 
 if TYPE_CHECKING:
     from store.storage import Storage
@@ -24,18 +31,31 @@ def finished_with_file(storage: Storage, sha256: str, status: str) -> list[Run]:
         return list(db.scalars(query))
 
 
-def copy_rows(storage: Storage, source_id: str, target_id: str) -> int:
-    """Copy the rows and cache-key records of one run to another in one
-    transaction; returns the rows copied."""
-    copied = 0
+def create_copy(storage: Storage, source: Run, spans, **fields) -> str:
+    """A new ``done`` run with ``fields``, the session index ``spans`` and a
+    copy of ``source``'s rows, cache-key records and aggregates; its id."""
+    now = datetime.now(UTC)
+    run = Run(id=uuid.uuid4().hex, token=new_token(), manage_token=new_token(),
+              status=RunStatus.DONE.value, started_at=now, finished_at=now,
+              total=source.total, done=source.total, aggregates=source.aggregates,
+              history_truncated=source.history_truncated, **fields)  # fmt: skip
     with storage.session.begin() as db:
-        for model in (ResultRow, RunCacheKey):
-            columns = [c for c in model.__table__.c if c.name not in ("id", "run_id")]
-            rows = select(literal(target_id, String).label("run_id"), *columns).where(
-                model.run_id == source_id
-            )
-            names = ["run_id", *(c.name for c in columns)]
-            result = db.execute(insert(model).from_select(names, rows))
-            if model is ResultRow:
-                copied = result.rowcount
-    return copied
+        db.add(run)
+        db.flush()
+        index = [{"run_id": run.id, "position": i, "session_id": sid, "start": a,
+                  "end": b} for i, (sid, a, b, _) in enumerate(spans)]  # fmt: skip
+        if index:
+            db.execute(insert(RunSession), index)
+        copied = _copy(db, ResultRow, source.id, run.id)
+        _copy(db, RunCacheKey, source.id, run.id)
+        run.options = {**run.options, "reused_from": source.id, "reused_rows": copied}
+    return run.id
+
+
+def _copy(db, model, source_id: str, target_id: str) -> int:
+    columns = [c for c in model.__table__.c if c.name not in ("id", "run_id")]
+    rows = select(literal(target_id, String).label("run_id"), *columns).where(
+        model.run_id == source_id
+    )
+    names = ["run_id", *(c.name for c in columns)]
+    return db.execute(insert(model).from_select(names, rows)).rowcount
