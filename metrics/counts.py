@@ -20,9 +20,8 @@ session count is the sample size a reader should weigh.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 
-from metrics.rows import ResultRow, scored
+from metrics import columns
 from metrics.suite import Suite
 
 N_SUFFIX = "_n"
@@ -43,32 +42,56 @@ def is_count(key: str) -> bool:
     return key.partition("@")[0].endswith(N_SUFFIX)
 
 
-def scored_sessions(
-    rows: Iterable[ResultRow],
-) -> tuple[dict[tuple[str, str], set], dict[tuple[str, str], set]]:
-    """``(method, metric) -> sessions`` and ``(method, key) -> sessions`` of
-    the scored rows (the second for metrics keyed ``<id>@<key>``)."""
-    by_metric: dict[tuple[str, str], set] = defaultdict(set)
-    by_key: dict[tuple[str, str], set] = defaultdict(set)
-    for row in rows:
-        if not scored(row):
+def session_counts(
+    rows: columns.Rows,
+) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+    """How many sessions have a scored row: per ``(method, metric)``, and per
+    ``(method, key)`` for metrics keyed ``<id>@<key>`` (a keyed row also
+    counts for ``(method, <id>)``: ``pairwise@B`` for ``pairwise``).
+
+    >>> rows = [{"session_id": s, "method": "M", "metric": m, "status": "ok",
+    ...          "value": 1.0} for s, m in (("a", "f@t"), ("b", "f@t"), ("b", "f"))]
+    >>> by_metric, by_key = session_counts(rows)
+    >>> by_metric[("M", "f")], by_metric[("M", "f@t")], by_key[("M", "t")]
+    (2, 2, 2)
+    """
+    np = columns._numpy()
+    table = columns.of(rows)
+    sessions = max(len(table.names["session"].names), 1)
+    by_metric: dict[str, list] = defaultdict(list)  # label -> method x session
+    by_key: dict[str, list] = defaultdict(list)
+    for metric in table.names["metric"].names:
+        index = table.where(metric)
+        if not len(index):
             continue
-        method, metric, session = row["method"], row["metric"], row["session_id"]
-        by_metric[method, metric].add(session)
+        method = table.col("method")[index].astype(np.int64)
+        pairs = np.unique(method * sessions + table.col("session")[index])
+        by_metric[metric].append(pairs)
         if "@" in metric:
             base, _, key = metric.partition("@")
-            by_key[method, key].add(session)
-            by_metric[method, base].add(session)  # e.g. pairwise@B for pairwise
-    return by_metric, by_key
+            by_metric[base].append(pairs)  # e.g. pairwise@B for pairwise
+            by_key[key].append(pairs)
+    methods = table.names["method"].names
+    return _count(by_metric, sessions, methods), _count(by_key, sessions, methods)
 
 
-def add_counts(
-    summary: dict[str, dict], suite: Suite, rows: Iterable[ResultRow]
-) -> None:
+def _count(found: dict[str, list], sessions: int, methods: list[str]) -> dict:
+    """Distinct sessions per (method, label) from method x session numbers."""
+    np = columns._numpy()
+    counted = {}
+    for label, parts in found.items():
+        pairs = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        method, n = np.unique(pairs // sessions, return_counts=True)
+        for code, count in zip(method.tolist(), n.tolist(), strict=True):
+            counted[methods[code], label] = count
+    return counted
+
+
+def add_counts(summary: dict[str, dict], suite: Suite, rows: columns.Rows) -> None:
     """Add ``<id>_n`` beside every summary value of ``suite`` that lacks one
     (a suite may set its own); values the suite does not register are left
     alone."""
-    by_metric, by_key = scored_sessions(rows)
+    by_metric, by_key = session_counts(rows)
     registered = {m.id: m for m in suite.summary_metrics()}
     for method, values in summary.items():
         for summary_id in [k for k in values if not is_count(k)]:
@@ -79,5 +102,7 @@ def add_counts(
             source = suite.source_of(metric) if metric else None
             if source is None:
                 continue
-            found = by_key[method, key] if key else by_metric[method, source]
-            values[count_key(summary_id)] = len(found)
+            found = (
+                by_key.get((method, key)) if key else by_metric.get((method, source))
+            )
+            values[count_key(summary_id)] = found or 0

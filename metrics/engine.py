@@ -9,11 +9,11 @@ looked up in the registry by name; nothing here knows a particular suite.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
-from metrics import counts, notes, registry, stats
+from metrics import columns, counts, notes, registry, stats
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -68,18 +68,22 @@ def evaluate(
     return rows
 
 
-def add_per_judge(summary: dict, suite: Suite, rows: list, methods: list[str]) -> None:
+def add_per_judge(
+    summary: dict, suite: Suite, rows: columns.Rows, methods: list[str]
+) -> None:
     """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
     ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
     judge's rows alone (the plain value pools every judge: the panel mean)."""
     wanted = [m.id for m in suite.summary_metrics() if m.per_judge]
-    judges = sorted({row.get("judge") or "" for row in rows} - {""})
+    table = columns.of(rows, suite.summary_details)
+    judges = sorted(set(table.present("judge")) - {""})
     if not wanted or len(judges) < 2:
         return
     for judge in judges:
-        own = [row for row in rows if row.get("judge") == judge]
+        own = table.subset(table.where(scored=False, judge=judge))
         alone = suite.summarize(own, methods).get("summary", {})
         counts.add_counts(alone, suite, own)
+        del own
         for method in methods:
             values = alone.get(method, {})
             for metric_id in wanted:
@@ -120,7 +124,7 @@ def failure_rows(
     ]  # fmt: skip
 
 
-RowSource = Callable[[Suite], Iterable[ResultRow]]
+RowSource = Callable[[Suite], columns.Rows]
 
 
 def aggregate(
@@ -131,18 +135,16 @@ def aggregate(
 ) -> dict:
     """Summary, curves, comparisons and panel data of a finished run.
 
-    ``rows_of(suite)`` yields that suite's rows only (round None = session
-    level); each suite summarizes its own rows.
+    ``rows_of(suite)`` gives that suite's rows only (round None = session
+    level), as dicts or as :class:`~metrics.columns.RowColumns`. One suite's
+    rows are held at a time, as columns (about 20 bytes a row).
     """
     summary: dict[str, dict] = {method: {} for method in methods}
-    curves, session_values, panels, validity = {}, {}, {}, {}
+    curves, session_values, panels = {}, {}, {}
+    validity: dict = {}
     for name in suites:
         suite = registry.get(name)
-        rows = list(rows_of(suite))
-        result = suite.summarize(rows, methods)
-        suite_summary = result.get("summary", {})
-        counts.add_counts(suite_summary, suite, rows)
-        add_per_judge(suite_summary, suite, rows, methods)
+        result, suite_summary = _summarize(suite, rows_of, methods)
         for method, values in suite_summary.items():
             summary.setdefault(method, {}).update(values)
         curves.update(result.get("curves", {}))
@@ -157,3 +159,14 @@ def aggregate(
         "panels": panels,
         "judge_validity": validity,
     }
+
+
+def _summarize(suite: Suite, rows_of: RowSource, methods: list[str]):
+    """One suite's summary with its session counts and per-judge values;
+    its rows are freed on return."""
+    rows = columns.of(rows_of(suite), suite.summary_details)
+    result = suite.summarize(rows, methods)
+    suite_summary = result.get("summary", {})
+    counts.add_counts(suite_summary, suite, rows)
+    add_per_judge(suite_summary, suite, rows, methods)
+    return result, suite_summary

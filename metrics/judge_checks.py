@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any, NamedTuple
 
+from metrics import columns
 from metrics.agreement import cohen_kappa, spearman
-from metrics.rows import ResultRow, result_row, scored, scored_value
+from metrics.columns import NO_ROUND, RowColumns
+from metrics.rows import ResultRow, result_row
 
-# (session, round, method, judge): with a panel each judge's rows pair with
-# the facts stored beside them (the facts are stored once per judge)
-Item = tuple[str, int | None, str, str]
+Rows = columns.Rows
 
 
 def fact_rows(key: dict, response: dict) -> list[ResultRow]:
@@ -57,70 +58,131 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
     return rows
 
 
-def item_of(row: ResultRow) -> Item:
-    return row["session_id"], row["round"], row["method"], row.get("judge") or ""
+class Scored(NamedTuple):
+    """One metric's scored values by item: item numbers ascending."""
+
+    keys: Any  # numpy int64
+    values: Any  # numpy float64
 
 
-def _order(item: Item) -> tuple:
-    return item[0], item[1] or 0, item[2], item[3]
+class Items:
+    """The items ``(session, round, method, judge)`` of a suite's rows,
+    numbered so that ascending numbers follow ``(session_id, round or 0,
+    method, judge)``: with a panel each judge's rows pair with the facts
+    stored beside them (the facts are stored once per judge).
+
+    >>> rows = [{"session_id": s, "round": 1, "method": "M", "metric": "al",
+    ...          "value": v, "status": "ok"} for s, v in (("b", 2.0), ("a", 1.0))]
+    >>> Items(RowColumns.from_rows(rows)).scored("al").values.tolist()
+    [1.0, 2.0]
+    """
+
+    def __init__(self, table: RowColumns):
+        np = columns._numpy()
+        self.table = table
+        rounds = table.col("round")
+        self.low = min(0, int(np.min(rounds, where=rounds != NO_ROUND, initial=0)))
+        high = max(0, int(np.max(rounds, initial=0)))
+        self.ranks = {f: table.names[f].ranks() for f in ("session", "method", "judge")}
+        self.judges = sorted(table.names["judge"].names)
+        self.methods = sorted(table.names["method"].names)
+        self.size = {f: max(len(r), 1) for f, r in self.ranks.items()}
+        self.size["round"] = high - self.low + 1
+        if math.prod(self.size.values()) >= 2**62:
+            raise ValueError("too many items to number")
+
+    def keys(self, index):
+        np = columns._numpy()
+        col, rank, size = self.table.col, self.ranks, self.size
+        rounds = col("round")[index]
+        rounds = np.where(rounds == NO_ROUND, 0, rounds).astype(np.int64) - self.low
+        key = rank["session"][col("session")[index]] * size["round"] + rounds
+        key = key * size["method"] + rank["method"][col("method")[index]]
+        return key * size["judge"] + rank["judge"][col("judge")[index]]
+
+    def judge(self, keys):
+        return keys % self.size["judge"]
+
+    def method(self, keys):
+        return (keys // self.size["judge"]) % self.size["method"]
+
+    def scored(self, metric: str | None = None, index=None) -> Scored:
+        """Scored values of ``metric`` (or of the rows at ``index``) by item;
+        a repeated item keeps its last row, as a dict would."""
+        np = columns._numpy()
+        index = self.table.where(metric) if index is None else index
+        keys = self.keys(index)[::-1]
+        keys, last = np.unique(keys, return_index=True)
+        return Scored(keys, self.table.col("value")[index][::-1][last])
 
 
-def by_item(rows: list[ResultRow], metric: str) -> dict[Item, float]:
+def _paired(a: Scored, b: Scored, as_lists: bool = True) -> tuple[Any, Any]:
+    """The values of the items both have, in item order (as lists, or as
+    arrays, which hold 8 bytes a value instead of 32)."""
+    np = columns._numpy()
+    _, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    if not as_lists:
+        return a.values[ia], b.values[ib]
+    return a.values[ia].tolist(), b.values[ib].tolist()
+
+
+def _lookup(found: Scored, keys):
+    """``found``'s values at ``keys``, NaN where it has none."""
+    np = columns._numpy()
+    if not len(found.keys):
+        return np.full(len(keys), np.nan)
+    at = np.minimum(np.searchsorted(found.keys, keys), len(found.keys) - 1)
+    return np.where(found.keys[at] == keys, found.values[at], np.nan)
+
+
+def validity(rows: Rows) -> dict:
+    items = Items(columns.of(rows))
+    al, chars = items.scored("al"), items.scored("response_chars")
+    verdicts, fine = _paired(items.scored("binary"), al, as_lists=False)
     return {
-        item_of(r): scored_value(r) for r in rows if r["metric"] == metric and scored(r)
-    }
-
-
-def _paired(a: dict, b: dict) -> tuple[list[float], list[float]]:
-    shared = sorted(set(a) & set(b), key=_order)
-    return [a[i] for i in shared], [b[i] for i in shared]
-
-
-def validity(rows: list[ResultRow]) -> dict:
-    al, chars = by_item(rows, "al"), by_item(rows, "response_chars")
-    verdicts, fine = _paired(by_item(rows, "binary"), al)
-    return {
-        "length_spearman": _length_spearman(al, chars),
+        "length_spearman": _length_spearman(items, al, chars),
         "cross_mode_auc": _auc(verdicts, fine),
-        "human": _human(rows, al),
-        "samples_alpha": samples_alpha(rows),
-        "inter_judge_alpha": inter_judge_alpha(al),
+        "human": _human(items, al),
+        "samples_alpha": _samples_alpha(items),
+        "inter_judge_alpha": _inter_judge_alpha(items, al),
     }
 
 
-def _length_spearman(al: dict, chars: dict) -> dict[str, float | None] | None:
+def _length_spearman(items: Items, al: Scored, chars: Scored):
     """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
-    judges = sorted({item[3] for item in al})
+    np = columns._numpy()
     found = {}
-    for judge in judges:
-        mine = {i: v for i, v in al.items() if i[3] == judge}
-        scores, lengths = _paired(mine, chars)
-        found[judge] = spearman(scores, lengths) if len(scores) >= 2 else None
+    for judge in np.unique(items.judge(al.keys)).tolist():
+        mine = items.judge(al.keys) == judge
+        scores, lengths = _paired(Scored(al.keys[mine], al.values[mine]), chars)
+        value = spearman(scores, lengths) if len(scores) >= 2 else None
+        found[items.judges[judge]] = value
     return found if any(v is not None for v in found.values()) else None
 
 
-def inter_judge_alpha(al: dict[Item, float]) -> float | None:
+def inter_judge_alpha(rows: Rows) -> float | None:
     """Krippendorff's α (interval) of a panel's AL: the items are the units,
     the judges the coders. None with fewer than two judges.
 
-    >>> al = {("s", k, "M", j): v for k, scores in ((1, (40, 50)), (2, (80, 70)))
-    ...       for j, v in zip(("a", "b"), scores)}
-    >>> round(inter_judge_alpha(al), 4)
+    >>> rows = [{"session_id": "s", "round": k, "method": "M", "judge": j,
+    ...          "metric": "al", "value": v, "status": "ok"}
+    ...         for k, scores in ((1, (40, 50)), (2, (80, 70)))
+    ...         for j, v in zip(("a", "b"), scores)]
+    >>> round(inter_judge_alpha(rows), 4)
     0.85
     """
-    judges = sorted({item[3] for item in al})
-    raters: dict[tuple, int] = defaultdict(int)
-    for item in al:
-        raters[item[:3]] += 1
-    units = sorted((u for u, n in raters.items() if n >= 2),
-                   key=lambda u: (u[0], u[1] or 0, u[2]))  # fmt: skip
-    if len(judges) < 2 or not units:
-        return None
-    import numpy as np
+    items = Items(columns.of(rows))
+    return _inter_judge_alpha(items, items.scored("al"))
 
-    return _alpha(
-        [[al.get((*unit, judge), np.nan) for unit in units] for judge in judges]
-    )
+
+def _inter_judge_alpha(items: Items, al: Scored) -> float | None:
+    np = columns._numpy()
+    judges = np.unique(items.judge(al.keys)).tolist()
+    units, raters = np.unique(al.keys // items.size["judge"], return_counts=True)
+    units = units[raters >= 2]
+    if len(judges) < 2 or not len(units):
+        return None
+    return _alpha([_lookup(al, units * items.size["judge"] + j) for j in judges])
 
 
 def _alpha(rows: list[list[float]]) -> float | None:
@@ -139,7 +201,7 @@ def _alpha(rows: list[list[float]]) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def samples_alpha(rows: list[ResultRow]) -> float | None:
+def samples_alpha(rows: Rows) -> float | None:
     """Krippendorff's α (interval) of the judge with itself: items are the
     units, sample k is coder k (``al_sample@k``). None with one sample.
 
@@ -149,35 +211,45 @@ def samples_alpha(rows: list[ResultRow]) -> float | None:
     >>> round(samples_alpha(rows), 4)
     0.85
     """
-    by_sample: dict[int, dict[Item, float]] = defaultdict(dict)
-    for row in rows:
-        if row["metric"].startswith("al_sample@") and scored(row):
-            sample = int(row["metric"].partition("@")[2])
-            by_sample[sample][item_of(row)] = scored_value(row)
+    return _samples_alpha(Items(columns.of(rows)))
+
+
+def _samples_alpha(items: Items) -> float | None:
+    np = columns._numpy()
+    table = items.table
+    by_sample: dict[int, list[str]] = defaultdict(list)
+    for metric in table.names["metric"].names:
+        if metric.startswith("al_sample@") and len(table.where(metric)):
+            by_sample[int(metric.partition("@")[2])].append(metric)
     if len(by_sample) < 2:
         return None
-    items = sorted({i for values in by_sample.values() for i in values}, key=_order)
-    import numpy as np
+    scored = {
+        k: items.scored(index=_rows_of(table, names)) for k, names in by_sample.items()
+    }
+    keys = np.unique(np.concatenate([found.keys for found in scored.values()]))
+    return _alpha([_lookup(scored[k], keys) for k in sorted(scored)])
 
-    return _alpha(
-        [[by_sample[k].get(i, np.nan) for i in items] for k in sorted(by_sample)]
-    )
+
+def _rows_of(table: RowColumns, metrics: list[str]):
+    np = columns._numpy()
+    return np.unique(np.concatenate([table.where(metric) for metric in metrics]))
 
 
-def _auc(labels: list[float], scores: list[float]) -> float | None:
-    if len(set(labels)) < 2:
+def _auc(labels, scores) -> float | None:
+    np = columns._numpy()
+    if len(np.unique(labels)) < 2:
         return None
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(labels, scores))
 
 
-def _human(rows: list[ResultRow], al: dict) -> dict | None:
-    human_al, human_binary = by_item(rows, "human_al"), by_item(rows, "human_binary")
-    if not human_al and not human_binary:
+def _human(items: Items, al: Scored) -> dict | None:
+    human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
+    if not len(human_al.keys) and not len(human_binary.keys):
         return None
     judged, labelled = _paired(al, human_al)
-    votes, labels = _paired(by_item(rows, "binary"), human_binary)
+    votes, labels = _paired(items.scored("binary"), human_binary)
     return {
         "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
         "al_kendall": _kendall(judged, labelled),
@@ -197,26 +269,31 @@ def _kendall(a: list[float], b: list[float]) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def length_controlled(
-    rows: list[ResultRow], methods: list[str]
-) -> dict[str, float | None]:
+def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]:
     """``al_lc`` per method (the model is in the module docstring)."""
-    al, chars = by_item(rows, "al"), by_item(rows, "response_chars")
-    items = sorted((i for i in al if i in chars and i[2] in methods), key=_order)
-    present = [m for m in methods if any(i[2] == m for i in items)]
-    if len(items) < len(present) + 2:
+    np = columns._numpy()
+    items = Items(columns.of(rows))
+    al, chars = items.scored("al"), items.scored("response_chars")
+    keys, at_al, at_chars = np.intersect1d(
+        al.keys, chars.keys, assume_unique=True, return_indices=True
+    )
+    rank = {name: r for r, name in enumerate(items.methods)}
+    method = items.method(keys)
+    keep = np.isin(method, [rank[m] for m in methods if m in rank])
+    method, scores = method[keep], al.values[at_al][keep]
+    found = set(method.tolist())
+    present = [m for m in methods if rank.get(m) in found]
+    if len(method) < len(present) + 2:
         return dict.fromkeys(methods)
-    import numpy as np
-
-    logs = np.log1p([chars[i] for i in items])
+    logs = np.log1p(chars.values[at_chars][keep].tolist())
     design = np.column_stack(
-        [np.ones(len(items))]
-        + [[1.0 if i[2] == m else 0.0 for i in items] for m in present[1:]]
+        [np.ones(len(method))]
+        + [(method == rank[m]).astype(float) for m in present[1:]]
         + [logs]
     )
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return dict.fromkeys(methods)
-    coef, *_ = np.linalg.lstsq(design, np.array([al[i] for i in items]), rcond=None)
+    coef, *_ = np.linalg.lstsq(design, scores, rcond=None)
     at_mean = coef[0] + coef[-1] * logs.mean()
     effects = defaultdict(float, zip(present[1:], coef[1:-1], strict=True))
     return {m: float(at_mean + effects[m]) if m in present else None for m in methods}

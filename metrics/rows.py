@@ -13,13 +13,11 @@ per-session means that comparisons are made of.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable
-from statistics import fmean
 from typing import TypedDict
 
 from core.status import RowStatus
-from metrics import notes
+from metrics import columns, notes
 from metrics.notes import Note
 
 
@@ -104,19 +102,16 @@ def scored_value(row: ResultRow) -> float:
 
 
 def session_means(
-    rows: Iterable[ResultRow], metric: str, methods: Iterable[str] | None = None
+    rows: columns.Rows, metric: str, methods: Iterable[str] | None = None
 ) -> dict[str, dict[str, float]]:
     """``{method: {session_id: mean of the scored rows}}`` of one metric: the
-    unit of comparison (rounds of one session are correlated).
+    unit of comparison (rounds of one session are correlated). Methods and
+    sessions in the order their first scored row arrived; ``rows`` may be a
+    :class:`~metrics.columns.RowColumns`.
 
     >>> rows = [{"metric": "nvcs", "status": "ok", "method": "M",
     ...          "session_id": "s", "value": v} for v in (0.2, 0.4)]
     >>> session_means(rows, "nvcs")
     {'M': {'s': 0.3...}}
     """
-    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        if row["metric"] == metric and scored(row):
-            per[row["method"]][row["session_id"]].append(scored_value(row))
-    wanted = list(per) if methods is None else [m for m in methods if m in per]
-    return {m: {s: fmean(v) for s, v in per[m].items()} for m in wanted}
+    return columns.of(rows).session_means(metric, methods)

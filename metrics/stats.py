@@ -23,6 +23,10 @@ from statistics import fmean, stdev
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20240521
+# resampled values drawn at once (8 MB of indices): 2,000 resamples of 10,000
+# sessions at once would hold 320 MB; drawn in parts, the generator gives the
+# same stream and each resample's mean the same float
+BOOTSTRAP_PART = 1_000_000
 
 
 def mean_ci(values: list[float], level: float = 0.95) -> dict:
@@ -93,7 +97,12 @@ def paired_bootstrap_ci(
 
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     values = np.asarray(diffs, dtype=float)
-    means = values[rng.integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
+    rows = max(1, BOOTSTRAP_PART // n)
+    means = np.concatenate([
+        values[rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))]
+        .mean(axis=1)
+        for done in range(0, BOOTSTRAP_RESAMPLES, rows)
+    ])  # fmt: skip
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

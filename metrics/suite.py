@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Any, Literal, TypedDict
 
 from core.i18n import LazyText, _l
+from metrics.columns import RowColumns
 from metrics.rows import ResultRow
 
 __all__ = ["_l"]  # suite modules take the marker from here with the contract
@@ -176,7 +177,8 @@ Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
 # (session, methods, history window in characters) -> (judge calls, prompt characters)
 SUMMARY_SUFFIXES = ("_avg", "_rate", "_ci_low", "_ci_high")
 Estimator = Callable[[dict, list[str], int | None], tuple[int, int]]
-Summarizer = Callable[[list[ResultRow], list[str]], SuiteSummary]
+# this suite's rows as columns (they also iterate as dict rows), methods
+Summarizer = Callable[[RowColumns, list[str]], SuiteSummary]
 
 
 @dataclass(frozen=True)

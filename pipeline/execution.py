@@ -23,6 +23,7 @@ import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, Usage
 from metrics import engine, notes, registry
+from metrics.columns import RowColumns
 from metrics.rows import ResultRow, finite_json
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.progress import ChunkProgress, expected_items
@@ -198,16 +199,21 @@ def _stop_and_beat(storage, run_id: str, chunk_index: int):
 
 
 def finalize(storage, run_id: str, config: dict) -> None:
-    """Aggregate a finished run; each suite reads only its own rows."""
+    """Aggregate a finished run; each suite reads only its own rows, held
+    as columns (``metrics/columns.py``) while it is summarized, so memory
+    stays about 20 bytes a row of the largest suite, not a dict per row."""
     run = _active(storage, run_id)
     if run is None:
         return
 
-    def rows_of(suite):
+    def rows_of(suite) -> RowColumns:
         details = suite.summary_details
-        for row in storage.iter_rows(run_id, metrics=suite.metrics, detail=details):
-            row["round"] = row["round"] or None
-            yield row
+        table = RowColumns(details)
+        for batch in storage.iter_row_batches(
+            run_id, metrics=suite.metrics, detail=details
+        ):
+            table.add(batch)
+        return table
 
     try:
         max_compared = config["MAX_COMPARED_METHODS"]

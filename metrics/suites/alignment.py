@@ -19,17 +19,17 @@ scores, which is what the original public tool got wrong:
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from functools import partial
 from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import judge_checks, stats
+from metrics import columns, judge_checks, stats
+from metrics.columns import NO_ROUND, RowColumns
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, Verdict, judge_items, last_boxed, template_chars
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
+from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
     Chart,
     Format,
@@ -263,32 +263,24 @@ def _keys(sessions: list[dict], methods: list[str]):
 
 
 # -- summary ---------------------------------------------------------------
-def _scored(rows: list[ResultRow], metric: str) -> dict[str, list[ResultRow]]:
-    by_method: dict[str, list[ResultRow]] = defaultdict(list)
-    for row in rows:
-        if row["metric"] == metric and scored(row):
-            by_method[row["method"]].append(row)
-    return by_method
-
-
-def _round(row: ResultRow) -> int:
-    """The round of a row-level row (only session-level rows have none)."""
-    round_ = row["round"]
-    if round_ is None:
-        raise ValueError(f"a {row['metric']} row has no round")
-    return round_
-
-
-def curve(rows: list[ResultRow]) -> list[dict]:
-    """AL(k): mean of scored values over sessions at each round k, with CI."""
-    by_round: dict[int, list[float]] = defaultdict(list)
-    for row in rows:
-        by_round[_round(row)].append(scored_value(row))
-    return [{"k": k, **stats.mean_ci(by_round[k])} for k in sorted(by_round)]
+def curve(rows: RowColumns, index) -> list[dict]:
+    """AL(k): mean of the scored values at ``index`` over sessions at each
+    round k (values in the order the rows arrived), with CI."""
+    rounds = rows.col("round")[index]
+    if (rounds == NO_ROUND).any():
+        raise ValueError(f"a {rows.strings('metric', index)[0]} row has no round")
+    groups = rows.groups(index, ("round",), first_seen=False)
+    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
+    return [{"k": ks[a], **stats.mean_ci(values[a:b])} for a, b in groups.bounds]
 
 
 def normalized(points: list[dict]) -> list[dict] | None:
-    """N-AL(k) = (AL(k) − min) / (max − min); undefined when max = min."""
+    """N-AL(k) = (AL(k) − min) / (max − min); undefined when max = min.
+
+    >>> [p["mean"] for p in normalized([{"k": 1, "mean": 40.0, "n": 2},
+    ...                                 {"k": 2, "mean": 60.0, "n": 2}])]
+    [0.0, 1.0]
+    """
     means = [p["mean"] for p in points]
     if not means or max(means) == min(means):
         return None
@@ -312,43 +304,77 @@ def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
     }
 
 
-def _session_slopes(rows: list[ResultRow]) -> list[float]:
-    # session_id -> (round, value)
-    by_session: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for row in rows:
-        by_session[row["session_id"]].append((_round(row), scored_value(row)))
+def _session_slopes(rows: RowColumns, index) -> list[float]:
+    """Each session's OLS slope of its (round, value) points, in arrival
+    order, sessions as first seen."""
+    groups = rows.groups(index, ("session",))  # rounds checked by curve()
+    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
     slopes = [
-        stats.ols([k for k, _ in points], [value for _, value in points])[0]
-        for points in by_session.values()
-        if len(points) >= 2
+        stats.ols(ks[a:b], values[a:b])[0] for a, b in groups.bounds if b - a >= 2
     ]
     return [s for s in slopes if s is not None]
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
-    """Summary metrics, curves and per-session values for comparisons."""
-    al_rows, binary_rows = _scored(rows, "al"), _scored(rows, "binary")
-    dimension_rows = {d: _scored(rows, f"al_{d}") for d in DIMENSIONS}
-    summary: dict[str, dict[str, float | None]] = {}
-    curves: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
-    for method in methods:
-        points = curve(al_rows.get(method, []))
-        curves["al"][method] = points
-        curves["nal"][method] = normalized(points) or []
-        slopes = stats.mean_ci(_session_slopes(al_rows.get(method, [])))
-        votes = [scored_value(r) for r in binary_rows.get(method, [])]
-        summary[method] = {
-            **_curve_summary(points, "al"),
-            "binary_rate": sum(votes) / len(votes) if votes else None,
+def _by_method(rows: RowColumns, metric: str, methods: list[str]) -> dict:
+    """The scored rows of ``metric``: method -> positions (arrival order)."""
+    index = rows.where(metric)
+    method = rows.col("method")[index]
+    codes = rows.names["method"].codes
+    return {m: index[method == codes.get(m, -1)] for m in methods}
+
+
+def _al_summary(rows: RowColumns, methods: list[str]) -> tuple[dict, dict]:
+    """Per method: the AL(k) curve and its statistics, the session slopes."""
+    found, points = {}, {}
+    for method, index in _by_method(rows, "al", methods).items():
+        points[method] = curve(rows, index)
+        slopes = stats.mean_ci(_session_slopes(rows, index))
+        found[method] = {
+            **_curve_summary(points[method], "al"),
             "al_session_slope": slopes["mean"],
             "al_session_slope_ci_low": slopes["ci_low"],
             "al_session_slope_ci_high": slopes["ci_high"],
         }
-        for dimension, by_method in dimension_rows.items():
-            dim_points = curve(by_method.get(method, []))
-            summary[method][f"al_{dimension}_avg"] = (
-                fmean(p["mean"] for p in dim_points) if dim_points else None
-            )
+    return found, points
+
+
+def _binary_rates(rows: RowColumns, methods: list[str]) -> dict:
+    rates = {}
+    for method, index in _by_method(rows, "binary", methods).items():
+        votes = rows.values(index)
+        rates[method] = sum(votes) / len(votes) if votes else None
+    return rates
+
+
+def _dimension_means(rows: RowColumns, methods: list[str], dimension: str) -> dict:
+    """Per method: the mean over rounds of the dimension's curve."""
+    means = {}
+    for method, index in _by_method(rows, f"al_{dimension}", methods).items():
+        points = curve(rows, index)
+        means[method] = fmean(p["mean"] for p in points) if points else None
+    return means
+
+
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+    """Summary metrics, curves and per-session values for comparisons (one
+    metric's rows selected at a time)."""
+    rows = columns.of(rows)
+    al, points = _al_summary(rows, methods)
+    rates = _binary_rates(rows, methods)
+    dimensions = {d: _dimension_means(rows, methods, d) for d in DIMENSIONS}
+    summary: dict[str, dict[str, float | None]] = {}
+    curves: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
+    for method in methods:
+        curves["al"][method] = points[method]
+        curves["nal"][method] = normalized(points[method]) or []
+        values = al[method]
+        summary[method] = {
+            **{k: values[k] for k in ("al_avg", "al_slope", "al_intercept", "al_r2")},
+            "binary_rate": rates[method],
+            **{k: v for k, v in values.items() if k.startswith("al_session_slope")},
+        }
+        for dimension, means in dimensions.items():
+            summary[method][f"al_{dimension}_avg"] = means[method]
     for method, value in judge_checks.length_controlled(rows, methods).items():
         summary[method]["al_lc"] = value
     values = {m: session_means(rows, m, methods) for m in ("al", "binary")}

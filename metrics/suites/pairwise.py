@@ -29,18 +29,19 @@ True
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections.abc import Iterable
 from functools import partial
 from statistics import fmean
 from typing import Any
 
 from config import DEFAULTS
 from core.status import RowStatus
-from metrics import ranking, stats
+from metrics import columns, ranking, stats
+from metrics.columns import RowColumns
 from metrics.dialogue import FIRST_MESSAGE
 from metrics.judging import Batch, Verdict, judge_items, template_chars
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row, scored, scored_value
+from metrics.rows import ResultRow, result_row
 from metrics.suite import (
     Chart,
     Format,
@@ -216,25 +217,26 @@ def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int
 
 
 # -- summary ---------------------------------------------------------------
-def _scored_rows(rows: list[ResultRow]) -> list[ResultRow]:
-    return [r for r in rows if r["metric"].startswith("pairwise@") and scored(r)]
-
-
-def _opponent(row: ResultRow) -> str:
-    return row["metric"].partition("@")[2]
-
-
 def bt_baseline(outcomes: list[ranking.Outcome], methods: list[str]) -> str:
     """The method every comparison was made against (``pairwise_baseline``),
-    else the first method: its strength is fixed at 0."""
+    else the first method: its strength is fixed at 0.
+
+    >>> bt_baseline([("s", "A", "B", 1.0), ("s", "C", "B", 0.0)], ["A", "B", "C"])
+    'B'
+    """
     against = {b for _s, _a, b, _v in outcomes}
     return against.pop() if len(against) == 1 else methods[0]
 
 
-def validity(rows: list[ResultRow]) -> dict:
-    """Position bias of the judge over the scored comparisons (each once)."""
-    details = [r.get("detail") or {} for r in rows]
-    primary = [detail for detail in details if detail.get("primary")]
+def validity(details: Iterable[dict | None]) -> dict:
+    """Position bias of the judge over the scored comparisons (each once),
+    from the details of the scored rows.
+
+    >>> validity([{"primary": True, "consistent": True, "first_wins": [1.0, 0.0]},
+    ...           {"primary": False, "consistent": True}])
+    {'position_consistency': 1.0, 'first_position_rate': 0.5, 'pairwise_comparisons': 1}
+    """
+    primary = [d for d in (detail or {} for detail in details) if d.get("primary")]
     consistent = [d["consistent"] for d in primary if "consistent" in d]
     firsts = [w for d in primary for w in d.get("first_wins", []) if w in (0.0, 1.0)]
     return {
@@ -244,18 +246,29 @@ def validity(rows: list[ResultRow]) -> dict:
     }
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
-    found = _scored_rows(rows)
-    per_session: dict[str, dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for row in found:
-        per_session[row["method"]][row["session_id"]].append(scored_value(row))
-    outcomes = [
-        (r["session_id"], r["method"], _opponent(r), scored_value(r))
-        for r in found
-        if (r.get("detail") or {}).get("primary")
-    ]
+def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
+    """(session, method, opponent, value) of each comparison, once (its
+    primary row), in the order the rows arrived."""
+    return [
+        (session, method, metric.partition("@")[2], value)
+        for session, method, metric, value, detail in zip(
+            rows.strings("session", found), rows.strings("method", found),
+            rows.strings("metric", found), rows.values(found), details, strict=True,
+        )
+        if (detail or {}).get("primary")
+    ]  # fmt: skip
+
+
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+    """Win rate per method (mean over sessions of the session's share of
+    comparisons won), Bradley-Terry strengths, the win matrix and the
+    judge's position bias."""
+    rows = columns.of(rows, details=True)
+    found = rows.where(prefix="pairwise@")
+    compared = [m for m in rows.names["metric"].names if m.startswith("pairwise@")]
+    per_session = rows.session_means(compared)
+    details = [rows.details[i] for i in found.tolist()] if rows.details else []
+    outcomes = _outcomes(rows, found, details)
     strengths = (
         ranking.bt_with_ci(outcomes, methods, bt_baseline(outcomes, methods))
         if outcomes else {}
@@ -263,8 +276,7 @@ def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
     summary: dict[str, dict[str, float | None]] = {}
     winrates: dict[str, dict] = {}
     for method in methods:
-        sessions = [fmean(v) for v in per_session.get(method, {}).values()]
-        ci = stats.mean_ci(sessions)
+        ci = stats.mean_ci(list(per_session.get(method, {}).values()))
         winrates[method] = ci
         bt = strengths.get(method, {})
         summary[method] = {
@@ -281,7 +293,7 @@ def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
             "bt": {method: {"bt": values} for method, values in strengths.items()},
             "winrate": winrates,
         },
-        "validity": validity(found),
+        "validity": validity(details),
     }
 
 

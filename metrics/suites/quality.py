@@ -44,8 +44,10 @@ from itertools import compress
 from statistics import fmean
 from typing import NamedTuple
 
+from metrics import columns
 from metrics import quality_rules as rules
 from metrics import text_units as tu
+from metrics.columns import RowColumns
 from metrics.notes import Note, note
 from metrics.quality_rules import Ask, Reply
 from metrics.rows import ResultRow, result_row, session_means
@@ -357,12 +359,13 @@ def run(
     return rows
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Per method and metric, the mean over sessions of the per-session means
     (``<metric>_avg``): sessions are the independent unit, and the paired Δ
     of each column is made of the same per-session means, so a Δ over the
     same sessions is exactly the difference of the values shown. Also the
     component panel."""
+    rows = columns.of(rows)
     values = {metric: session_means(rows, metric, methods) for metric in ROW_METRICS}
     summary: dict[str, dict[str, float | None]] = {
         m: {

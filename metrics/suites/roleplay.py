@@ -27,7 +27,8 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import lexicon, stats
+from metrics import columns, lexicon, stats
+from metrics.columns import RowColumns
 from metrics.dialogue import History, sample_text, user_message
 from metrics.judging import Batch, Verdict, judge_items, strict_json, template_chars
 from metrics.notes import note
@@ -341,11 +342,11 @@ def _scene_rows(key, attributes, samples: int, truncated: int, outcomes: list) -
 
 
 # -- summary ----------------------------------------------------------------
-def _almp_panel(rows: list[ResultRow], methods: list[str]) -> dict[str, list[dict]]:
+def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
     panel: dict[str, list[dict]] = {method: [] for method in methods}
-    for row in rows:
+    for row in rows.dicts(rows.where("almp", scored=False, status=OK)):
         entries = panel.get(row["method"])
-        if row["metric"] != "almp" or row["status"] != OK or entries is None:
+        if entries is None:
             continue
         if len(entries) < PANEL_SESSIONS:
             detail = row["detail"]
@@ -360,8 +361,9 @@ def _almp_panel(rows: list[ResultRow], methods: list[str]) -> dict[str, list[dic
     return panel
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Means over sessions with t-intervals (panel ``ci``)."""
+    rows = columns.of(rows, details=True)
     metrics = (*JERA_ROWS, "almp")
     values = {metric: session_means(rows, metric) for metric in metrics}
     summary: dict[str, dict[str, float | None]] = {}

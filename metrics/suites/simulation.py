@@ -22,7 +22,8 @@ from statistics import fmean
 from typing import TypedDict
 
 from core.status import RowStatus
-from metrics import stats
+from metrics import columns, stats
+from metrics.columns import RowColumns
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
@@ -302,8 +303,9 @@ def statistics(values: dict, methods: list[str]) -> list[dict]:
     return results
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Per-method means with 95% normal CIs, CRRS bands and method statistics."""
+    rows = columns.of(rows)
     values = {metric: session_means(rows, metric, methods) for metric in IDS}
     summary = {method: _method_summary(values, method) for method in methods}
     bands = {method: crrs_band(summary[method]["crrs_avg"]) for method in methods}

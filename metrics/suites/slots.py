@@ -35,9 +35,10 @@ from collections.abc import Mapping
 from statistics import fmean, median
 from typing import TypedDict
 
-from metrics import slot_judge
+from metrics import columns, slot_judge
+from metrics.columns import RowColumns
 from metrics.notes import Note, note
-from metrics.rows import ResultRow, result_row, scored, scored_value, session_means
+from metrics.rows import ResultRow, result_row, session_means
 from metrics.slot_matching import (
     SlotTable,
     diff_slots,
@@ -161,12 +162,12 @@ def _latency_row(key: dict, responses: list[dict]) -> ResultRow:
 
 
 # -- summary ---------------------------------------------------------------
-def _ours(row: ResultRow) -> bool:
-    metric = row["metric"]
-    return scored(row) and (
-        metric in COUNTS
-        or metric in ("slot_f1", "latency")
-        or metric.startswith(TOPIC_COUNTS)
+SESSION_VALUES = ("slot_f1", "latency")
+
+
+def _ours(metric: str) -> bool:
+    return (
+        metric in COUNTS or metric in SESSION_VALUES or metric.startswith(TOPIC_COUNTS)
     )
 
 
@@ -179,19 +180,35 @@ class _Sums(dict[str, float]):
 
 
 def _collect(
-    rows: list[ResultRow],
+    rows: RowColumns,
 ) -> tuple[dict[str, _Sums], dict[str, dict[str, dict[str, float]]]]:
+    """Counts summed per method, one by one in the order the rows arrived
+    (a running sum: the same float as adding them in a loop), and the
+    session values of ``slot_f1`` and ``latency`` (a repeated session keeps
+    its last row, e.g. the second judge's of a panel)."""
+    np = columns._numpy()
     totals: dict[str, _Sums] = defaultdict(_Sums)  # method -> metric -> summed count
+    names = rows.names["metric"].names
+    counted = rows.groups(rows.where([m for m in names if _ours(m) and m not in
+                                      SESSION_VALUES]), ("method", "metric"))  # fmt: skip
+    values = rows.col("value")[counted.rows]
+    firsts = counted.rows[[start for start, _ in counted.bounds]]
+    keys = zip(
+        rows.strings("method", firsts), rows.strings("metric", firsts), strict=True
+    )
+    for (start, end), (method, metric) in zip(counted.bounds, keys, strict=True):
+        # from 0, as ``_Sums`` starts (0 + -0.0 is 0.0)
+        totals[method][metric] = float(np.cumsum(np.r_[0.0, values[start:end]])[-1])
     # metric -> method -> sid -> value
     per_session: dict[str, dict[str, dict[str, float]]] = defaultdict(
         lambda: defaultdict(dict)
     )
-    for row in filter(_ours, rows):
-        value = scored_value(row)
-        if row["metric"] in ("slot_f1", "latency"):
-            per_session[row["metric"]][row["method"]][row["session_id"]] = value
-        else:
-            totals[row["method"]][row["metric"]] += value
+    index = rows.where(SESSION_VALUES)
+    for method, metric, session, value in zip(
+        rows.strings("method", index), rows.strings("metric", index),
+        rows.strings("session", index), rows.values(index), strict=True,
+    ):  # fmt: skip
+        per_session[metric][method][session] = value
     return totals, per_session
 
 
@@ -250,8 +267,9 @@ def latency_summary(values: list[float]) -> dict[str, float | None]:
     }
 
 
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Summary per method, session values for comparisons and dashboard panels."""
+    rows = columns.of(rows)
     totals, per_session = _collect(rows)
     summary: dict[str, dict[str, float | None]] = {}
     topic_f1: dict[str, dict[str, float]] = {}

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 
-from metrics import lexicon, stats
+from metrics import columns, lexicon, stats
+from metrics.columns import RowColumns
 from metrics.dialogue import sample_text
 from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, session_means
@@ -188,9 +189,10 @@ def run(
 
 
 # -- summary ----------------------------------------------------------------
-def summarize(rows: list[ResultRow], methods: list[str]) -> SuiteSummary:
+def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Averages over sessions (the independent unit: rounds of one session
     are correlated), with t-intervals for the dashboard bars."""
+    rows = columns.of(rows)
     values = {metric: session_means(rows, metric) for metric in ("nvcs", "ertd")}
     summary: dict[str, dict[str, float | None]] = {}
     panel: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI

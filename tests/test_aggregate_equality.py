@@ -1,0 +1,167 @@
+"""Issue 17, aggregation in bounded memory: every aggregate (summary, curves,
+comparisons, panels, judge validity) stays the same, bit for bit, as the
+list-of-dicts implementation computed it before the change. The reference
+was frozen from that implementation (``tests/aggregate_rows.py`` says how)
+over varied synthetic rows of every suite, in storage key order and
+shuffled (a comparison of runs feeds rows in no particular order)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from config import DEFAULTS
+from metrics import engine
+from metrics.columns import RowColumns
+from metrics.rows import finite_json
+from pipeline import execution
+from tests import aggregate_rows as data
+
+
+@cache
+def reference() -> dict:
+    return json.loads(data.REFERENCE.read_text())
+
+
+def decode(value):
+    """The inverse of ``aggregate_rows.canonical``."""
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    if isinstance(value, dict):
+        if "float" in value:
+            return float.fromhex(value["float"])
+        return {decode(k): decode(v) for k, v in value["dict"]}
+    return value
+
+
+def unordered(value):
+    """A canonical encoding with its dicts' pairs sorted by key."""
+    if isinstance(value, list):
+        return [unordered(item) for item in value]
+    if isinstance(value, dict) and "dict" in value:
+        pairs = [[k, unordered(v)] for k, v in value["dict"]]
+        return {"dict": sorted(pairs, key=lambda pair: json.dumps(pair[0]))}
+    return value
+
+
+def first_difference(found, expected, path="") -> str | None:
+    """Where two canonical encodings first differ (a readable failure)."""
+    if type(found) is not type(expected):
+        return f"{path}: {found!r} != {expected!r}"
+    if isinstance(found, list):
+        if len(found) != len(expected):
+            return f"{path}: {len(found)} items != {len(expected)}"
+        for index, (a, b) in enumerate(zip(found, expected, strict=True)):
+            if where := first_difference(a, b, f"{path}[{index}]"):
+                return where
+        return None
+    if isinstance(found, dict) and "dict" in found:
+        keys = [k for k, _ in found["dict"]], [k for k, _ in expected["dict"]]
+        if keys[0] != keys[1]:
+            return f"{path}: keys {keys[0]} != {keys[1]}"
+        for (key, a), (_, b) in zip(found["dict"], expected["dict"], strict=True):
+            if where := first_difference(a, b, f"{path}.{key}"):
+                return where
+        return None
+    return None if found == expected else f"{path}: {found!r} != {expected!r}"
+
+
+def assert_same(found: dict, key: str) -> None:
+    encoded = data.canonical(found)
+    expected = reference()[key]
+    assert encoded == expected, first_difference(encoded, expected)
+
+
+@pytest.mark.parametrize("order", data.ORDERS)
+@pytest.mark.parametrize("scenario", list(data.SCENARIOS))
+def test_aggregates_equal_the_frozen_reference(scenario, order):
+    assert_same(data.aggregate(scenario, order), f"{scenario}/{order}")
+
+
+@pytest.mark.parametrize("scenario", list(data.SCENARIOS))
+def test_columns_given_by_the_row_source_give_the_same_aggregates(scenario):
+    rows_of = data.rows_of_suite(data.synthetic_rows(scenario, "key"))
+
+    def columns_of(suite):
+        return RowColumns.from_rows(rows_of(suite), details=suite.summary_details)
+
+    found = engine.aggregate(columns_of, data.SUITES, data.METHODS)
+    assert_same(found, f"{scenario}/key")
+
+
+def store_run(storage, rows: list[dict]):
+    run = storage.create_run(
+        file_name="equality.jsonl", file_sha256="0" * 64, upload_id="none",
+        sessions=len(data.SESSIONS), rounds=0, methods=data.METHODS,
+        suites=data.SUITES, status="running",
+    )  # fmt: skip
+    storage.upsert_rows(
+        {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
+    )
+    return run
+
+
+def test_finalize_stores_the_frozen_reference(sqlite_storage):
+    storage = sqlite_storage
+    run = store_run(storage, data.synthetic_rows("panel", "shuffled"))
+    execution.finalize(storage, run.id, dict(DEFAULTS))
+    stored = dict(storage.get_run(run.id).aggregates)
+    assert stored.pop("status_counts") == storage.status_counts(run.id)
+    expected = finite_json(decode(reference()["panel/key"]))
+    assert data.canonical(stored) == data.canonical(expected)
+
+
+@pytest.mark.postgres
+def test_finalize_on_postgres_equals_the_aggregate_of_its_streamed_rows(
+    postgres_storage,
+):
+    storage = postgres_storage
+    run = store_run(storage, data.synthetic_rows("single", "key"))
+
+    def rows_of(suite):
+        detail = suite.summary_details
+        for row in storage.iter_rows(run.id, metrics=suite.metrics, detail=detail):
+            yield {**row, "round": row["round"] or None}
+
+    expected = finite_json(engine.aggregate(rows_of, data.SUITES, data.METHODS))
+    execution.finalize(storage, run.id, dict(DEFAULTS))
+    stored = dict(storage.get_run(run.id).aggregates)
+    stored.pop("status_counts")
+    # JSONB keeps no key order: compare the values only
+    assert unordered(data.canonical(stored)) == unordered(data.canonical(expected))
+
+
+def test_the_bootstrap_drawn_in_parts_equals_one_draw(monkeypatch):
+    import numpy as np
+
+    from metrics import stats
+
+    n = 3001
+    diffs = np.random.default_rng(3).normal(size=n).tolist()
+    rng = np.random.default_rng(stats.BOOTSTRAP_SEED)
+    draws = rng.integers(0, n, size=(stats.BOOTSTRAP_RESAMPLES, n))
+    means = np.asarray(diffs)[draws].mean(axis=1)
+    expected = tuple(float(q) for q in np.quantile(means, [0.025, 0.975]))
+    monkeypatch.setattr(stats, "BOOTSTRAP_PART", 7 * n + 5)  # 7 a part, 5 at the end
+    assert stats.paired_bootstrap_ci(diffs) == expected
+
+
+def test_row_batches_stream_what_iter_rows_does(sqlite_storage):
+    from metrics import registry
+
+    storage = sqlite_storage
+    run = store_run(storage, data.synthetic_rows("single", "key"))
+    for name in ("roleplay", "quality"):
+        suite = registry.get(name)
+        detail = suite.summary_details
+        batches = storage.iter_row_batches(run.id, suite.metrics, 500, detail)
+        found = [tuple(row) for batch in batches for row in batch]
+        fields = ("session_id", "round", "method", "metric", "value", "status", "judge")
+        expected = [
+            (*(row[f] or None if f == "round" else row[f] for f in fields),
+             *((row["detail"],) if detail else ()))
+            for row in storage.iter_rows(run.id, suite.metrics, detail=detail)
+        ]  # fmt: skip
+        assert found == expected and found
