@@ -116,12 +116,20 @@ class StopCheck:
         self.lock = threading.Lock()
 
     def check(self) -> None:
+        """One thread asks; the others go on with the last answer instead of
+        queueing behind it: the question is a database read (and the chunk's
+        heartbeat, a write that may wait for other writers), and 64 judge
+        threads waiting on it measured as most of their time."""
         if self.should_stop is None:
             return
-        with self.lock:
-            if not self.stopped and monotonic() - self.checked_at >= self.interval_s:
-                self.checked_at = monotonic()
-                self.stopped = bool(self.should_stop())
+        due = not self.stopped and monotonic() - self.checked_at >= self.interval_s
+        if due and self.lock.acquire(blocking=False):
+            try:
+                if monotonic() - self.checked_at >= self.interval_s:
+                    self.checked_at = monotonic()
+                    self.stopped = bool(self.should_stop())
+            finally:
+                self.lock.release()
         if self.stopped:
             raise Cancelled
 
