@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from metrics import columns
+from metrics import columns, row_source
 from metrics.suite import Suite
 
 N_SUFFIX = "_n"
@@ -56,7 +56,7 @@ def session_counts(
     (2, 2, 2)
     """
     np = columns._numpy()
-    table = columns.of(rows)
+    table = row_source.scored_triples(rows)
     sessions = max(len(table.names["session"].names), 1)
     by_metric: dict[str, list] = defaultdict(list)  # label -> method x session
     by_key: dict[str, list] = defaultdict(list)

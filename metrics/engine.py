@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
-from metrics import columns, counts, notes, registry, stats
+from metrics import columns, counts, notes, registry, row_source, stats
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -68,19 +68,19 @@ def evaluate(
     return rows
 
 
-def add_per_judge(
-    summary: dict, suite: Suite, rows: columns.Rows, methods: list[str]
-) -> None:
+def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -> None:
     """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
     ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
     judge's rows alone (the plain value pools every judge: the panel mean)."""
     wanted = [m.id for m in suite.summary_metrics() if m.per_judge]
-    table = columns.of(rows, suite.summary_details)
-    judges = sorted(set(table.present("judge")) - {""})
-    if not wanted or len(judges) < 2:
+    if not wanted:
+        return
+    rows = row_source.readable(rows, suite.summary_details)
+    judges = sorted(set(row_source.judge_names(rows)) - {""})
+    if len(judges) < 2:
         return
     for judge in judges:
-        own = table.subset(table.where(scored=False, judge=judge))
+        own = row_source.of_judge(rows, judge)
         alone = suite.summarize(own, methods).get("summary", {})
         counts.add_counts(alone, suite, own)
         del own
@@ -124,11 +124,12 @@ def failure_rows(
     ]  # fmt: skip
 
 
-RowSource = Callable[[Suite], columns.Rows]
+Rows = columns.Rows | row_source.RowSource
+SuiteRows = Callable[[Suite], Rows]
 
 
 def aggregate(
-    rows_of: RowSource,
+    rows_of: SuiteRows,
     suites: list[str],
     methods: list[str],
     max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
@@ -136,8 +137,9 @@ def aggregate(
     """Summary, curves, comparisons and panel data of a finished run.
 
     ``rows_of(suite)`` gives that suite's rows only (round None = session
-    level), as dicts or as :class:`~metrics.columns.RowColumns`. One suite's
-    rows are held at a time, as columns (about 20 bytes a row).
+    level), as dicts, as :class:`~metrics.columns.RowColumns` or as a
+    :class:`~metrics.row_source.RowSource`, which suites read a few metrics
+    at a time.
     """
     summary: dict[str, dict] = {method: {} for method in methods}
     curves, session_values, panels = {}, {}, {}
@@ -161,10 +163,10 @@ def aggregate(
     }
 
 
-def _summarize(suite: Suite, rows_of: RowSource, methods: list[str]):
+def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     """One suite's summary with its session counts and per-judge values;
     its rows are freed on return."""
-    rows = columns.of(rows_of(suite), suite.summary_details)
+    rows = row_source.readable(rows_of(suite), suite.summary_details)
     result = suite.summarize(rows, methods)
     suite_summary = result.get("summary", {})
     counts.add_counts(suite_summary, suite, rows)

@@ -17,12 +17,7 @@ run this module computes the judge-validity quantities of the results'
 * ``samples_alpha``: Krippendorff's α of the judge's samples of one item
   (with ``samples`` ≥ 2; each sample is stored as ``al_sample@k``);
 
-and the length-controlled score ``al_lc`` per method. The model: an
-ordinary least-squares regression over every scored item,
-``al = b0 + Σ_m b_m·[method = m] + c·ln(1 + chars)`` (the first method is
-the reference), and ``al_lc[m] = b0 + b_m + c·mean(ln(1 + chars))``: the
-method's AL predicted at the run's mean log length. When lengths do not vary
-apart from the methods, ``c`` is not identified and ``al_lc`` is None.
+(``al_lc``, the length-controlled score, is in :mod:`metrics.length_control`.)
 
 >>> rows = [{"session_id": "s", "round": k, "method": m, "metric": metric,
 ...          "value": v, "status": "ok"}
@@ -40,12 +35,17 @@ import math
 from collections import defaultdict
 from typing import Any, NamedTuple
 
-from metrics import columns
+from metrics import columns, row_source
 from metrics.agreement import cohen_kappa, spearman
 from metrics.columns import NO_ROUND, RowColumns
 from metrics.rows import ResultRow, result_row
 
-Rows = columns.Rows
+Rows = columns.Rows | row_source.RowSource
+# the metrics each check reads together (a part of the rows at a time)
+LENGTH = ("al", "response_chars")
+MODES = ("al", "binary")
+HUMAN = ("human_al", "human_binary")
+SAMPLES = "al_sample@"
 
 
 def fact_rows(key: dict, response: dict) -> list[ResultRow]:
@@ -136,21 +136,27 @@ def _lookup(found: Scored, keys):
 
 
 def validity(rows: Rows) -> dict:
-    items = Items(columns.of(rows))
-    al, chars = items.scored("al"), items.scored("response_chars")
-    verdicts, fine = _paired(items.scored("binary"), al, as_lists=False)
+    """Each check reads only its own metrics' rows (one part at a time)."""
     return {
-        "length_spearman": _length_spearman(items, al, chars),
-        "cross_mode_auc": _auc(verdicts, fine),
-        "human": _human(items, al),
-        "samples_alpha": _samples_alpha(items),
-        "inter_judge_alpha": _inter_judge_alpha(items, al),
+        "length_spearman": _length_spearman(rows),
+        "cross_mode_auc": _cross_mode_auc(rows),
+        "human": _human(rows),
+        "samples_alpha": _samples_alpha(Items(row_source.part(rows, (), (SAMPLES,)))),
+        "inter_judge_alpha": inter_judge_alpha(rows),
     }
 
 
-def _length_spearman(items: Items, al: Scored, chars: Scored):
+def _cross_mode_auc(rows: Rows) -> float | None:
+    items = Items(row_source.part(rows, MODES))
+    verdicts, fine = _paired(items.scored("binary"), items.scored("al"), False)
+    return _auc(verdicts, fine)
+
+
+def _length_spearman(rows: Rows):
     """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
     np = columns._numpy()
+    items = Items(row_source.part(rows, LENGTH))
+    al, chars = items.scored("al"), items.scored("response_chars")
     found = {}
     for judge in np.unique(items.judge(al.keys)).tolist():
         mine = items.judge(al.keys) == judge
@@ -171,7 +177,7 @@ def inter_judge_alpha(rows: Rows) -> float | None:
     >>> round(inter_judge_alpha(rows), 4)
     0.85
     """
-    items = Items(columns.of(rows))
+    items = Items(row_source.part(rows, ["al"]))
     return _inter_judge_alpha(items, items.scored("al"))
 
 
@@ -211,7 +217,7 @@ def samples_alpha(rows: Rows) -> float | None:
     >>> round(samples_alpha(rows), 4)
     0.85
     """
-    return _samples_alpha(Items(columns.of(rows)))
+    return _samples_alpha(Items(row_source.part(rows, (), (SAMPLES,))))
 
 
 def _samples_alpha(items: Items) -> float | None:
@@ -219,7 +225,7 @@ def _samples_alpha(items: Items) -> float | None:
     table = items.table
     by_sample: dict[int, list[str]] = defaultdict(list)
     for metric in table.names["metric"].names:
-        if metric.startswith("al_sample@") and len(table.where(metric)):
+        if metric.startswith(SAMPLES) and len(table.where(metric)):
             by_sample[int(metric.partition("@")[2])].append(metric)
     if len(by_sample) < 2:
         return None
@@ -244,11 +250,12 @@ def _auc(labels, scores) -> float | None:
     return float(roc_auc_score(labels, scores))
 
 
-def _human(items: Items, al: Scored) -> dict | None:
+def _human(rows: Rows) -> dict | None:
+    if not len(row_source.part(rows, HUMAN).where(HUMAN)):
+        return None  # (labels are rare: the judge's rows are read only with them)
+    items = Items(row_source.part(rows, MODES + HUMAN))
     human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
-    if not len(human_al.keys) and not len(human_binary.keys):
-        return None
-    judged, labelled = _paired(al, human_al)
+    judged, labelled = _paired(items.scored("al"), human_al)
     votes, labels = _paired(items.scored("binary"), human_binary)
     return {
         "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
@@ -267,33 +274,3 @@ def _kendall(a: list[float], b: list[float]) -> float | None:
 
     value = float(scipy_stats.kendalltau(a, b).statistic)
     return value if math.isfinite(value) else None
-
-
-def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]:
-    """``al_lc`` per method (the model is in the module docstring)."""
-    np = columns._numpy()
-    items = Items(columns.of(rows))
-    al, chars = items.scored("al"), items.scored("response_chars")
-    keys, at_al, at_chars = np.intersect1d(
-        al.keys, chars.keys, assume_unique=True, return_indices=True
-    )
-    rank = {name: r for r, name in enumerate(items.methods)}
-    method = items.method(keys)
-    keep = np.isin(method, [rank[m] for m in methods if m in rank])
-    method, scores = method[keep], al.values[at_al][keep]
-    found = set(method.tolist())
-    present = [m for m in methods if rank.get(m) in found]
-    if len(method) < len(present) + 2:
-        return dict.fromkeys(methods)
-    logs = np.log1p(chars.values[at_chars][keep].tolist())
-    design = np.column_stack(
-        [np.ones(len(method))]
-        + [(method == rank[m]).astype(float) for m in present[1:]]
-        + [logs]
-    )
-    if np.linalg.matrix_rank(design) < design.shape[1]:
-        return dict.fromkeys(methods)
-    coef, *_ = np.linalg.lstsq(design, scores, rcond=None)
-    at_mean = coef[0] + coef[-1] * logs.mean()
-    effects = defaultdict(float, zip(present[1:], coef[1:-1], strict=True))
-    return {m: float(at_mean + effects[m]) if m in present else None for m in methods}

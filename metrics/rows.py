@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import TypedDict
 
 from core.status import RowStatus
-from metrics import columns, notes
+from metrics import columns, notes, row_source
 from metrics.notes import Note
 
 
@@ -102,7 +102,9 @@ def scored_value(row: ResultRow) -> float:
 
 
 def session_means(
-    rows: columns.Rows, metric: str, methods: Iterable[str] | None = None
+    rows: columns.Rows | row_source.RowSource,
+    metric: str,
+    methods: Iterable[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """``{method: {session_id: mean of the scored rows}}`` of one metric: the
     unit of comparison (rounds of one session are correlated). Methods and
@@ -114,4 +116,5 @@ def session_means(
     >>> session_means(rows, "nvcs")
     {'M': {'s': 0.3...}}
     """
-    return columns.of(rows).session_means(metric, methods)
+    ids = [metric] if isinstance(metric, str) else list(metric)
+    return row_source.part(rows, ids).session_means(ids, methods)

@@ -23,10 +23,11 @@ import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, Usage
 from metrics import engine, notes, registry
-from metrics.columns import RowColumns
+from metrics.row_source import RowSource
 from metrics.rows import ResultRow, finite_json
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.progress import ChunkProgress, expected_items
+from store import suite_rows
 from store.models import utcnow
 from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
@@ -199,21 +200,15 @@ def _stop_and_beat(storage, run_id: str, chunk_index: int):
 
 
 def finalize(storage, run_id: str, config: dict) -> None:
-    """Aggregate a finished run; each suite reads only its own rows, held
-    as columns (``metrics/columns.py``) while it is summarized, so memory
-    stays about 20 bytes a row of the largest suite, not a dict per row."""
+    """Aggregate a finished run. Each suite reads its rows a few metrics
+    at a time (``store/suite_rows.py``), held as columns while a statistic
+    needs them: memory follows one or two metrics' rows, not the run's."""
     run = _active(storage, run_id)
     if run is None:
         return
 
-    def rows_of(suite) -> RowColumns:
-        details = suite.summary_details
-        table = RowColumns(details)
-        for batch in storage.iter_row_batches(
-            run_id, metrics=suite.metrics, detail=details
-        ):
-            table.add(batch)
-        return table
+    def rows_of(suite) -> RowSource:
+        return suite_rows.source(storage.engine, run_id, suite)
 
     try:
         max_compared = config["MAX_COMPARED_METHODS"]

@@ -10,11 +10,11 @@ only the first time its completion is recorded.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import cast
 
-from sqlalchemy import Table, create_engine, event, func, or_, select, update
+from sqlalchemy import Table, create_engine, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import sessionmaker
 
@@ -34,6 +34,7 @@ from store.models import (
     utcnow,
 )
 from store.progress import ProgressQueries
+from store.suite_rows import key_ordered
 from store.workspaces import WorkspaceQueries, new_token
 
 UNFINISHED = tuple(ACTIVE_RUN)
@@ -239,7 +240,7 @@ class Storage(
             if detail
             else tuple(f for f in ROW_DICT_FIELDS if f != "detail")
         )
-        query = self._key_ordered(
+        query = key_ordered(
             run_id, [getattr(ResultRow, name) for name in fields], metrics
         )
         with self.engine.connect() as conn:
@@ -247,30 +248,6 @@ class Storage(
                 row = dict(zip(fields, values, strict=True))
                 row.setdefault("detail", None)
                 yield row
-
-    def iter_row_batches(
-        self, run_id: str, metrics=None, batch: int = 5000, detail: bool = False
-    ) -> Iterator[Sequence]:
-        """The rows :meth:`iter_rows` streams, as lists of ``batch`` tuples
-        ``(session_id, round, method, metric, value, status, judge)`` plus
-        ``detail`` when asked, round None for a session-level row: what
-        aggregation reads (``metrics.columns.RowColumns.add``), without a
-        dict per row."""
-        fields = [ResultRow.session_id, func.nullif(ResultRow.round, 0)]
-        fields += [ResultRow.method, ResultRow.metric, ResultRow.value]
-        fields += [ResultRow.status, ResultRow.judge]
-        if detail:
-            fields.append(ResultRow.detail)
-        query = self._key_ordered(run_id, fields, metrics)
-        with self.engine.connect() as conn:
-            found = conn.execute(query.execution_options(yield_per=batch))
-            yield from found.partitions()
-
-    def _key_ordered(self, run_id: str, fields: list, metrics=None):
-        query = select(*fields).where(ResultRow.run_id == run_id)
-        if metrics is not None:
-            query = query.where(_metric_filter(metrics))
-        return query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
 
     # -- session index -----------------------------------------------------
     def record_sessions(
@@ -346,17 +323,6 @@ def _table(model: type[Base]) -> Table:
     """The model's table. Every model here is mapped to a ``Table``; SQLAlchemy
     types ``__table__`` as any ``FromClause`` (a model may map a subquery)."""
     return cast(Table, model.__table__)
-
-
-def _metric_filter(metrics):
-    """Rows of these metrics, keyed ones (``<id>@<key>``) included."""
-    ids = [metric.id for metric in metrics]
-    keyed = [
-        ResultRow.metric.startswith(f"{metric.id}@", autoescape=True)
-        for metric in metrics
-        if metric.keyed
-    ]
-    return or_(ResultRow.metric.in_(ids), *keyed)
 
 
 def batched(items: Iterable, size: int) -> Iterator[list]:

@@ -1,19 +1,6 @@
 """Alignment suite (needs a judge): rows per (session, round, method) from
-the judge's verdicts, and the AL(k) statistics (``docs/metrics/alignment.md``).
-
-The summary is computed over AL(k), the per-round mean across sessions, and
-the regression is fitted on (k, AL(k)), not on the flattened list of all
-scores, which is what the original public tool got wrong:
-
->>> rows = [
-...     {"session_id": s, "round": k, "method": "M", "metric": "al",
-...      "value": v, "status": "ok"}
-...     for s, start in (("a", 50), ("b", 30))
-...     for k, v in zip(range(1, 6), range(start, start + 50, 10))
-... ]
->>> summary = summarize(rows, ["M"])["summary"]["M"]
->>> summary["al_slope"], summary["al_intercept"], summary["al_r2"], summary["al_avg"]
-(10.0, 30.0, 1.0, 60.0)
+the judge's verdicts (``docs/metrics/alignment.md``); the AL(k) statistics
+are in :mod:`metrics.suites.alignment_summary`.
 """
 
 from __future__ import annotations
@@ -24,12 +11,11 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import columns, judge_checks, stats
-from metrics.columns import NO_ROUND, RowColumns
+from metrics import judge_checks
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, Verdict, judge_items, last_boxed, template_chars
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row, session_means
+from metrics.rows import ResultRow, result_row
 from metrics.suite import (
     Chart,
     Format,
@@ -38,11 +24,10 @@ from metrics.suite import (
     Metric,
     Panel,
     Suite,
-    SuiteSummary,
     _l,
 )
+from metrics.suites.alignment_summary import DIMENSIONS, summarize
 
-DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
 _DIMENSION = {
     name: re.compile(rf"^\W*{name}\W*:\s*(\d+(?:\.\d+)?)\s*(?:/\s*20)?", re.I | re.M)
     for name in DIMENSIONS
@@ -260,126 +245,6 @@ def _keys(sessions: list[dict], methods: list[str]):
             for method in methods:
                 yield {"session_id": session["session_id"], "round": round_["round"],
                        "method": method}  # fmt: skip
-
-
-# -- summary ---------------------------------------------------------------
-def curve(rows: RowColumns, index) -> list[dict]:
-    """AL(k): mean of the scored values at ``index`` over sessions at each
-    round k (values in the order the rows arrived), with CI."""
-    rounds = rows.col("round")[index]
-    if (rounds == NO_ROUND).any():
-        raise ValueError(f"a {rows.strings('metric', index)[0]} row has no round")
-    groups = rows.groups(index, ("round",), first_seen=False)
-    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
-    return [{"k": ks[a], **stats.mean_ci(values[a:b])} for a, b in groups.bounds]
-
-
-def normalized(points: list[dict]) -> list[dict] | None:
-    """N-AL(k) = (AL(k) − min) / (max − min); undefined when max = min.
-
-    >>> [p["mean"] for p in normalized([{"k": 1, "mean": 40.0, "n": 2},
-    ...                                 {"k": 2, "mean": 60.0, "n": 2}])]
-    [0.0, 1.0]
-    """
-    means = [p["mean"] for p in points]
-    if not means or max(means) == min(means):
-        return None
-    low, span = min(means), max(means) - min(means)
-    return [
-        {"k": p["k"], "mean": (p["mean"] - low) / span, "n": p["n"],
-         "ci_low": None, "ci_high": None}
-        for p in points
-    ]  # fmt: skip
-
-
-def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
-    ks = [p["k"] for p in points]
-    means = [p["mean"] for p in points]
-    slope, intercept, r2 = stats.ols(ks, means)
-    return {
-        f"{prefix}_avg": fmean(means) if means else None,
-        f"{prefix}_slope": slope,
-        f"{prefix}_intercept": intercept,
-        f"{prefix}_r2": r2,
-    }
-
-
-def _session_slopes(rows: RowColumns, index) -> list[float]:
-    """Each session's OLS slope of its (round, value) points, in arrival
-    order, sessions as first seen."""
-    groups = rows.groups(index, ("session",))  # rounds checked by curve()
-    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
-    slopes = [
-        stats.ols(ks[a:b], values[a:b])[0] for a, b in groups.bounds if b - a >= 2
-    ]
-    return [s for s in slopes if s is not None]
-
-
-def _by_method(rows: RowColumns, metric: str, methods: list[str]) -> dict:
-    """The scored rows of ``metric``: method -> positions (arrival order)."""
-    index = rows.where(metric)
-    method = rows.col("method")[index]
-    codes = rows.names["method"].codes
-    return {m: index[method == codes.get(m, -1)] for m in methods}
-
-
-def _al_summary(rows: RowColumns, methods: list[str]) -> tuple[dict, dict]:
-    """Per method: the AL(k) curve and its statistics, the session slopes."""
-    found, points = {}, {}
-    for method, index in _by_method(rows, "al", methods).items():
-        points[method] = curve(rows, index)
-        slopes = stats.mean_ci(_session_slopes(rows, index))
-        found[method] = {
-            **_curve_summary(points[method], "al"),
-            "al_session_slope": slopes["mean"],
-            "al_session_slope_ci_low": slopes["ci_low"],
-            "al_session_slope_ci_high": slopes["ci_high"],
-        }
-    return found, points
-
-
-def _binary_rates(rows: RowColumns, methods: list[str]) -> dict:
-    rates = {}
-    for method, index in _by_method(rows, "binary", methods).items():
-        votes = rows.values(index)
-        rates[method] = sum(votes) / len(votes) if votes else None
-    return rates
-
-
-def _dimension_means(rows: RowColumns, methods: list[str], dimension: str) -> dict:
-    """Per method: the mean over rounds of the dimension's curve."""
-    means = {}
-    for method, index in _by_method(rows, f"al_{dimension}", methods).items():
-        points = curve(rows, index)
-        means[method] = fmean(p["mean"] for p in points) if points else None
-    return means
-
-
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
-    """Summary metrics, curves and per-session values for comparisons (one
-    metric's rows selected at a time)."""
-    rows = columns.of(rows)
-    al, points = _al_summary(rows, methods)
-    rates = _binary_rates(rows, methods)
-    dimensions = {d: _dimension_means(rows, methods, d) for d in DIMENSIONS}
-    summary: dict[str, dict[str, float | None]] = {}
-    curves: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
-    for method in methods:
-        curves["al"][method] = points[method]
-        curves["nal"][method] = normalized(points[method]) or []
-        values = al[method]
-        summary[method] = {
-            **{k: values[k] for k in ("al_avg", "al_slope", "al_intercept", "al_r2")},
-            "binary_rate": rates[method],
-            **{k: v for k, v in values.items() if k.startswith("al_session_slope")},
-        }
-        for dimension, means in dimensions.items():
-            summary[method][f"al_{dimension}_avg"] = means[method]
-    for method, value in judge_checks.length_controlled(rows, methods).items():
-        summary[method]["al_lc"] = value
-    values = {m: session_means(rows, m, methods) for m in ("al", "binary")}
-    return {"summary": summary, "curves": curves, "session_values": values,
-            "validity": judge_checks.validity(rows)}  # fmt: skip
 
 
 def _metric(metric_id: str, label, level, bounds, **extra) -> Metric:

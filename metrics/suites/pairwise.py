@@ -36,7 +36,7 @@ from typing import Any
 
 from config import DEFAULTS
 from core.status import RowStatus
-from metrics import columns, ranking, stats
+from metrics import ranking, row_source, stats
 from metrics.columns import RowColumns
 from metrics.dialogue import FIRST_MESSAGE
 from metrics.judging import Batch, Verdict, judge_items, template_chars
@@ -263,7 +263,7 @@ def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSu
     """Win rate per method (mean over sessions of the session's share of
     comparisons won), Bradley-Terry strengths, the win matrix and the
     judge's position bias."""
-    rows = columns.of(rows, details=True)
+    rows = row_source.all_rows(rows, details=True)
     found = rows.where(prefix="pairwise@")
     compared = [m for m in rows.names["metric"].names if m.startswith("pairwise@")]
     per_session = rows.session_means(compared)

@@ -40,8 +40,8 @@ from __future__ import annotations
 import math
 from statistics import fmean
 
-from metrics import columns
 from metrics import quality_rules as rules
+from metrics import row_source
 from metrics.columns import RowColumns
 from metrics.notes import note
 from metrics.quality_components import (  # noqa: F401 (public scorers)
@@ -177,7 +177,7 @@ def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSu
     of each column is made of the same per-session means, so a Δ over the
     same sessions is exactly the difference of the values shown. Also the
     component panel."""
-    rows = columns.of(rows)
+    rows = row_source.readable(rows)
     values = {metric: session_means(rows, metric, methods) for metric in ROW_METRICS}
     summary: dict[str, dict[str, float | None]] = {
         m: {

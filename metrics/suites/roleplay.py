@@ -27,7 +27,7 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import columns, lexicon, stats
+from metrics import lexicon, row_source, stats
 from metrics.columns import RowColumns
 from metrics.dialogue import History, sample_text, user_message
 from metrics.judging import Batch, Verdict, judge_items, strict_json, template_chars
@@ -363,7 +363,7 @@ def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
 
 def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Means over sessions with t-intervals (panel ``ci``)."""
-    rows = columns.of(rows, details=True)
+    rows = row_source.all_rows(rows, details=True)
     metrics = (*JERA_ROWS, "almp")
     values = {metric: session_means(rows, metric) for metric in metrics}
     summary: dict[str, dict[str, float | None]] = {}

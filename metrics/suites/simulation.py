@@ -22,7 +22,7 @@ from statistics import fmean
 from typing import TypedDict
 
 from core.status import RowStatus
-from metrics import columns, stats
+from metrics import row_source, stats
 from metrics.columns import RowColumns
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row, session_means
@@ -305,7 +305,7 @@ def statistics(values: dict, methods: list[str]) -> list[dict]:
 
 def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Per-method means with 95% normal CIs, CRRS bands and method statistics."""
-    rows = columns.of(rows)
+    rows = row_source.readable(rows)
     values = {metric: session_means(rows, metric, methods) for metric in IDS}
     summary = {method: _method_summary(values, method) for method in methods}
     bands = {method: crrs_band(summary[method]["crrs_avg"]) for method in methods}

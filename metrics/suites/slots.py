@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from statistics import fmean, median
 from typing import TypedDict
 
-from metrics import columns, slot_judge
+from metrics import columns, row_source, slot_judge
 from metrics.columns import RowColumns
 from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, session_means
@@ -269,7 +269,7 @@ def latency_summary(values: list[float]) -> dict[str, float | None]:
 
 def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Summary per method, session values for comparisons and dashboard panels."""
-    rows = columns.of(rows)
+    rows = row_source.all_rows(rows)
     totals, per_session = _collect(rows)
     summary: dict[str, dict[str, float | None]] = {}
     topic_f1: dict[str, dict[str, float]] = {}

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from metrics import columns, lexicon, stats
+from metrics import lexicon, row_source, stats
 from metrics.columns import RowColumns
 from metrics.dialogue import sample_text
 from metrics.notes import Note, note
@@ -192,7 +192,7 @@ def run(
 def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
     """Averages over sessions (the independent unit: rounds of one session
     are correlated), with t-intervals for the dashboard bars."""
-    rows = columns.of(rows)
+    rows = row_source.readable(rows)
     values = {metric: session_means(rows, metric) for metric in ("nvcs", "ertd")}
     summary: dict[str, dict[str, float | None]] = {}
     panel: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI

@@ -1,0 +1,114 @@
+"""A suite's rows for aggregation, read a part at a time.
+
+:func:`source` gives the :class:`~metrics.row_source.RowSource` a finished
+run's finalize hands each suite: every read is one query in storage key
+order, limited to the suite's metrics and to the metrics a statistic asks
+for. Session counts read the distinct scored ``(session, method, metric)``
+triples, which the database reduces (a run of 10 rounds sends a tenth of
+its rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from sqlalchemy import Engine, func, literal, or_, select
+
+from core.status import RowStatus
+from metrics.row_source import RowSource
+from store.models import ROW_KEY, ResultRow
+
+BATCH = 5000
+
+
+def source(engine: Engine, run_id: str, suite) -> RowSource:
+    """The rows of ``suite`` in run ``run_id``, read on demand."""
+
+    def read(ids, prefixes, judge, details) -> Iterator[Sequence]:
+        return row_batches(engine, run_id, suite.metrics, BATCH, details,
+                           wanted=(ids, prefixes), judge=judge)  # fmt: skip
+
+    def scored(judge) -> Iterator[Sequence]:
+        return scored_triples(engine, run_id, suite.metrics, judge)
+
+    def judges() -> list[str]:
+        query = (
+            select(ResultRow.judge)
+            .distinct()
+            .where(ResultRow.run_id == run_id, metric_filter(suite.metrics))
+        )
+        with engine.connect() as conn:
+            return sorted(name or "" for name in conn.execute(query).scalars())
+
+    return RowSource(read, suite.summary_details, scored, judges)
+
+
+def row_batches(
+    engine: Engine,
+    run_id: str,
+    metrics=None,
+    batch: int = BATCH,
+    detail: bool = False,
+    wanted: tuple[Iterable[str] | None, Iterable[str]] = (None, ()),
+    judge: str | None = None,
+) -> Iterator[Sequence]:
+    """Lists of ``batch`` tuples ``(session_id, round, method, metric, value,
+    status, judge)`` plus ``detail`` when asked, round None for a
+    session-level row, in key order: what aggregation reads
+    (``metrics.columns.RowColumns.add``), without a dict per row. ``metrics``
+    (objects with ``id`` and ``keyed``) limits them to a suite; ``wanted``
+    ``(ids, prefixes)`` to some of its metrics; ``judge`` to one judge."""
+    fields = [ResultRow.session_id, func.nullif(ResultRow.round, 0)]
+    fields += [ResultRow.method, ResultRow.metric, ResultRow.value]
+    fields += [ResultRow.status, ResultRow.judge]
+    if detail:
+        fields.append(ResultRow.detail)
+    query = key_ordered(run_id, fields, metrics)
+    ids, prefixes = wanted
+    if ids is not None:
+        query = query.where(_ids_filter(ids, prefixes))
+    if judge is not None:
+        query = query.where(ResultRow.judge == judge)
+    with engine.connect() as conn:
+        found = conn.execute(query.execution_options(yield_per=batch))
+        yield from found.partitions()
+
+
+def scored_triples(
+    engine: Engine, run_id: str, metrics, judge: str | None = None
+) -> Iterator[Sequence]:
+    """One row tuple per distinct scored ``(session, method, metric)``."""
+    query = select(
+        ResultRow.session_id, literal(None), ResultRow.method, ResultRow.metric,
+        literal(1.0), literal(RowStatus.OK.value), literal(""),
+    ).distinct()  # fmt: skip
+    query = query.where(
+        ResultRow.run_id == run_id,
+        metric_filter(metrics),
+        ResultRow.status == RowStatus.OK.value,
+        ResultRow.value.is_not(None),
+    )
+    if judge is not None:
+        query = query.where(ResultRow.judge == judge)
+    with engine.connect() as conn:
+        found = conn.execute(query.execution_options(yield_per=BATCH))
+        yield from found.partitions()
+
+
+def key_ordered(run_id: str, fields: list, metrics=None):
+    """The run's rows (of ``metrics`` when given) in storage key order."""
+    query = select(*fields).where(ResultRow.run_id == run_id)
+    if metrics is not None:
+        query = query.where(metric_filter(metrics))
+    return query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+
+
+def metric_filter(metrics):
+    """Rows of these metrics, keyed ones (``<id>@<key>``) included."""
+    ids = [metric.id for metric in metrics]
+    return _ids_filter(ids, [f"{metric.id}@" for metric in metrics if metric.keyed])
+
+
+def _ids_filter(ids: Iterable[str], prefixes: Iterable[str]):
+    starts = [ResultRow.metric.startswith(p, autoescape=True) for p in prefixes]
+    return or_(ResultRow.metric.in_(list(ids)), *starts)
