@@ -297,14 +297,17 @@ class RowColumns:
         in the same dict order (methods, then sessions, as first seen); with
         several metric ids, a session's mean pools their rows."""
         groups = self.groups(self.where(metric), ("method", "session"))
-        values = self.values(groups.rows)
-        method_of = self.strings("method", groups.rows[[a for a, _ in groups.bounds]])
-        session_of = self.strings("session", groups.rows[[a for a, _ in groups.bounds]])
+        values = self.col("value")[groups.rows]
+        firsts = groups.rows[[a for a, _ in groups.bounds]]
+        method_of = self.col("method")[firsts].tolist()
+        session_of = self.col("session")[firsts].tolist()
+        methods_, sessions = self.names["method"].names, self.names["session"].names
         per: dict[str, dict[str, float]] = {}
         for (start, end), method, session in zip(
             groups.bounds, method_of, session_of, strict=True
-        ):
-            per.setdefault(method, {})[session] = fmean(values[start:end])
+        ):  # one group's values as floats at a time
+            mean = fmean(values[start:end].tolist())
+            per.setdefault(methods_[method], {})[sessions[session]] = mean
         wanted = list(per) if methods is None else [m for m in methods if m in per]
         return {m: per[m] for m in wanted}
 

@@ -160,7 +160,7 @@ def _length_spearman(rows: Rows):
     found = {}
     for judge in np.unique(items.judge(al.keys)).tolist():
         mine = items.judge(al.keys) == judge
-        scores, lengths = _paired(Scored(al.keys[mine], al.values[mine]), chars)
+        scores, lengths = _paired(Scored(al.keys[mine], al.values[mine]), chars, False)
         value = spearman(scores, lengths) if len(scores) >= 2 else None
         found[items.judges[judge]] = value
     return found if any(v is not None for v in found.values()) else None

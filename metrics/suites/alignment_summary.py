@@ -38,8 +38,11 @@ def curve(rows: RowColumns, index) -> list[dict]:
     if (rounds == NO_ROUND).any():
         raise ValueError(f"a {rows.strings('metric', index)[0]} row has no round")
     groups = rows.groups(index, ("round",), first_seen=False)
-    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
-    return [{"k": ks[a], **stats.mean_ci(values[a:b])} for a, b in groups.bounds]
+    values, ks = rows.col("value")[groups.rows], rows.col("round")[groups.rows]
+    return [
+        {"k": int(ks[a]), **stats.mean_ci(values[a:b].tolist())}
+        for a, b in groups.bounds
+    ]  # (one round's values as floats at a time)
 
 
 def normalized(points: list[dict]) -> list[dict] | None:
@@ -76,9 +79,11 @@ def _session_slopes(rows: RowColumns, index) -> list[float]:
     """Each session's OLS slope of its (round, value) points, in arrival
     order, sessions as first seen."""
     groups = rows.groups(index, ("session",))  # rounds checked by curve()
-    values, ks = rows.values(groups.rows), rows.col("round")[groups.rows].tolist()
+    values, ks = rows.col("value")[groups.rows], rows.col("round")[groups.rows]
     slopes = [
-        stats.ols(ks[a:b], values[a:b])[0] for a, b in groups.bounds if b - a >= 2
+        stats.ols(ks[a:b].tolist(), values[a:b].tolist())[0]
+        for a, b in groups.bounds
+        if b - a >= 2
     ]
     return [s for s in slopes if s is not None]
 
