@@ -1,0 +1,78 @@
+"""The length-controlled AL (``metrics/length_control.py``): the least-squares
+fit numpy's LAPACK gives, to rounding, but the same bits wherever the
+arrays sit in memory."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from metrics.length_control import length_controlled, ols_exact
+
+METHODS = ["Base", "RAG", "Ours"]
+
+
+def rows(seed: int = 7, items: int = 300) -> list[dict]:
+    rng, found = random.Random(seed), []
+    for index in range(items):
+        method = METHODS[index % 3]
+        chars = rng.randint(20, 2000)
+        al = 40 + 10 * (index % 3) + 3 * math.log1p(chars) + rng.gauss(0, 5)
+        key = {"session_id": f"s{index // 30}", "round": index % 30 + 1,
+               "method": method, "status": "ok"}  # fmt: skip
+        found += [{**key, "metric": "al", "value": al},
+                  {**key, "metric": "response_chars", "value": float(chars)}]  # fmt: skip
+    return found
+
+
+def lstsq_reference(found: list[dict]) -> dict[str, float]:
+    """The model fitted with numpy's least squares (as the code did before)."""
+    by_key: dict[tuple, dict] = {}
+    for row in found:
+        key = (row["session_id"], row["round"], row["method"])
+        by_key.setdefault(key, {})[row["metric"]] = row["value"]
+    items = sorted(by_key.items())
+    method = [key[2] for key, _ in items]
+    logs = np.log1p([values["response_chars"] for _, values in items])
+    design = np.column_stack([np.ones(len(items))]
+                             + [[float(m == name) for m in method] for name in METHODS[1:]]
+                             + [logs])  # fmt: skip
+    coef, *_ = np.linalg.lstsq(design, [v["al"] for _, v in items], rcond=None)
+    at_mean = coef[0] + coef[-1] * logs.mean()
+    return {m: at_mean + dict(zip(METHODS[1:], coef[1:-1], strict=True)).get(m, 0.0)
+            for m in METHODS}  # fmt: skip
+
+
+def test_the_exact_fit_agrees_with_lapack():
+    found = rows()
+    exact, reference = length_controlled(found, METHODS), lstsq_reference(found)
+    for method in METHODS:
+        assert math.isclose(exact[method], reference[method], rel_tol=1e-12)
+
+
+def test_the_same_bits_wherever_the_arrays_sit():
+    rng = np.random.default_rng(5)
+    columns = [np.ones(1001), rng.normal(size=1001), rng.normal(size=1001)]
+    target = rng.normal(size=1001)
+    expected = ols_exact(columns, target)
+    for offset in range(1, 8):  # the same values at other addresses
+        moved = [np.concatenate([np.zeros(offset), c])[offset:] for c in columns]
+        assert (
+            ols_exact(moved, np.concatenate([np.zeros(offset), target])[offset:])
+            == expected
+        )
+
+
+def test_lengths_that_do_not_vary_within_methods_identify_nothing():
+    found = rows()
+    by_method = {m: float(100 + 50 * i) for i, m in enumerate(METHODS)}
+    for row in found:
+        if row["metric"] == "response_chars":
+            row["value"] = by_method[row["method"]]
+    assert length_controlled(found, METHODS) == dict.fromkeys(METHODS)
+
+
+def test_too_few_items_give_none():
+    assert length_controlled(rows(items=4), METHODS) == dict.fromkeys(METHODS)
