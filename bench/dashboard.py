@@ -1,6 +1,7 @@
 """Dashboard server time and page weight for large finished runs (10 rounds,
-4 methods, every alignment row scored: 100, 1,000 and 10,000 sessions = 28k,
-280k and 2.8M rows), against the upload page rendered by the same app.
+4 methods, every alignment row scored, with its response length: 100,
+1,000 and 10,000 sessions = 32k, 320k and 3.2M rows), against the upload
+page rendered by the same app.
 
 Each size runs in fresh processes, so no size inherits another's memory: one
 process stores the synthetic rows through ``storage.upsert_rows`` in 20k
@@ -76,6 +77,9 @@ def synthetic_rows(sessions: int, rounds: int, seed: int = 5):
                     "metric": "binary",
                     "value": float(rng.random() < 0.2 * offset),
                 }
+                # the fact stored beside every judged response: length checks
+                chars = float(rng.randint(40, 1200))
+                yield {**key, "metric": "response_chars", "value": chars}
 
 
 def build_run(app, sessions: int, rounds: int = 10):
@@ -173,7 +177,7 @@ def measure_size(workdir: Path, sessions: int, run_id: str) -> dict:
     page_s, body = median_get(client, f"/r/{run_record.token}")
     html_bytes, json_bytes = page_weight(body)
     return {
-        "rows": units * len(METRICS),
+        "rows": units * (len(METRICS) + 1),  # + response_chars
         "finalize_s": round(finalize_s, 2),
         "finalize_peak_rss_mb": round(finalize_mb),
         "rss_before_finalize_mb": round(before_mb),

@@ -33,19 +33,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, NamedTuple
 
-from metrics import columns, row_source
+from metrics import columns, rank_checks, row_source
 from metrics.agreement import cohen_kappa, spearman
-from metrics.columns import NO_ROUND, RowColumns
+from metrics.columns import RowColumns
+from metrics.items import HUMAN, MODES, SAMPLES, Items, Rows, Scored, lookup, paired
 from metrics.rows import ResultRow, result_row
-
-Rows = columns.Rows | row_source.RowSource
-# the metrics each check reads together (a part of the rows at a time)
-LENGTH = ("al", "response_chars")
-MODES = ("al", "binary")
-HUMAN = ("human_al", "human_binary")
-SAMPLES = "al_sample@"
 
 
 def fact_rows(key: dict, response: dict) -> list[ResultRow]:
@@ -58,112 +51,15 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
     return rows
 
 
-class Scored(NamedTuple):
-    """One metric's scored values by item: item numbers ascending."""
-
-    keys: Any  # numpy int64
-    values: Any  # numpy float64
-
-
-class Items:
-    """The items ``(session, round, method, judge)`` of a suite's rows,
-    numbered so that ascending numbers follow ``(session_id, round or 0,
-    method, judge)``: with a panel each judge's rows pair with the facts
-    stored beside them (the facts are stored once per judge).
-
-    >>> rows = [{"session_id": s, "round": 1, "method": "M", "metric": "al",
-    ...          "value": v, "status": "ok"} for s, v in (("b", 2.0), ("a", 1.0))]
-    >>> Items(RowColumns.from_rows(rows)).scored("al").values.tolist()
-    [1.0, 2.0]
-    """
-
-    def __init__(self, table: RowColumns):
-        np = columns._numpy()
-        self.table = table
-        rounds = table.col("round")
-        self.low = min(0, int(np.min(rounds, where=rounds != NO_ROUND, initial=0)))
-        high = max(0, int(np.max(rounds, initial=0)))
-        self.ranks = {f: table.names[f].ranks() for f in ("session", "method", "judge")}
-        self.judges = sorted(table.names["judge"].names)
-        self.methods = sorted(table.names["method"].names)
-        self.size = {f: max(len(r), 1) for f, r in self.ranks.items()}
-        self.size["round"] = high - self.low + 1
-        if math.prod(self.size.values()) >= 2**62:
-            raise ValueError("too many items to number")
-
-    def keys(self, index):
-        np = columns._numpy()
-        col, rank, size = self.table.col, self.ranks, self.size
-        rounds = col("round")[index]
-        rounds = np.where(rounds == NO_ROUND, 0, rounds).astype(np.int64) - self.low
-        key = rank["session"][col("session")[index]] * size["round"] + rounds
-        key = key * size["method"] + rank["method"][col("method")[index]]
-        return key * size["judge"] + rank["judge"][col("judge")[index]]
-
-    def judge(self, keys):
-        return keys % self.size["judge"]
-
-    def method(self, keys):
-        return (keys // self.size["judge"]) % self.size["method"]
-
-    def scored(self, metric: str | None = None, index=None) -> Scored:
-        """Scored values of ``metric`` (or of the rows at ``index``) by item;
-        a repeated item keeps its last row, as a dict would."""
-        np = columns._numpy()
-        index = self.table.where(metric) if index is None else index
-        keys = self.keys(index)[::-1]
-        keys, last = np.unique(keys, return_index=True)
-        return Scored(keys, self.table.col("value")[index][::-1][last])
-
-
-def _paired(a: Scored, b: Scored, as_lists: bool = True) -> tuple[Any, Any]:
-    """The values of the items both have, in item order (as lists, or as
-    arrays, which hold 8 bytes a value instead of 32)."""
-    np = columns._numpy()
-    _, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
-    if not as_lists:
-        return a.values[ia], b.values[ib]
-    return a.values[ia].tolist(), b.values[ib].tolist()
-
-
-def _lookup(found: Scored, keys):
-    """``found``'s values at ``keys``, NaN where it has none."""
-    np = columns._numpy()
-    if not len(found.keys):
-        return np.full(len(keys), np.nan)
-    at = np.minimum(np.searchsorted(found.keys, keys), len(found.keys) - 1)
-    return np.where(found.keys[at] == keys, found.values[at], np.nan)
-
-
 def validity(rows: Rows) -> dict:
     """Each check reads only its own metrics' rows (one part at a time)."""
     return {
-        "length_spearman": _length_spearman(rows),
-        "cross_mode_auc": _cross_mode_auc(rows),
+        "length_spearman": rank_checks.length_spearman(rows),
+        "cross_mode_auc": rank_checks.cross_mode_auc(rows),
         "human": _human(rows),
         "samples_alpha": _samples_alpha(Items(row_source.part(rows, (), (SAMPLES,)))),
         "inter_judge_alpha": inter_judge_alpha(rows),
     }
-
-
-def _cross_mode_auc(rows: Rows) -> float | None:
-    items = Items(row_source.part(rows, MODES))
-    verdicts, fine = _paired(items.scored("binary"), items.scored("al"), False)
-    return _auc(verdicts, fine)
-
-
-def _length_spearman(rows: Rows):
-    """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
-    np = columns._numpy()
-    items = Items(row_source.part(rows, LENGTH))
-    al, chars = items.scored("al"), items.scored("response_chars")
-    found = {}
-    for judge in np.unique(items.judge(al.keys)).tolist():
-        mine = items.judge(al.keys) == judge
-        scores, lengths = _paired(Scored(al.keys[mine], al.values[mine]), chars, False)
-        value = spearman(scores, lengths) if len(scores) >= 2 else None
-        found[items.judges[judge]] = value
-    return found if any(v is not None for v in found.values()) else None
 
 
 def inter_judge_alpha(rows: Rows) -> float | None:
@@ -177,6 +73,8 @@ def inter_judge_alpha(rows: Rows) -> float | None:
     >>> round(inter_judge_alpha(rows), 4)
     0.85
     """
+    if len(set(row_source.judge_names(rows)) - {""}) < 2:
+        return None  # (from a source: no judge's rows are read)
     items = Items(row_source.part(rows, ["al"]))
     return _inter_judge_alpha(items, items.scored("al"))
 
@@ -188,7 +86,7 @@ def _inter_judge_alpha(items: Items, al: Scored) -> float | None:
     units = units[raters >= 2]
     if len(judges) < 2 or not len(units):
         return None
-    return _alpha([_lookup(al, units * items.size["judge"] + j) for j in judges])
+    return _alpha([lookup(al, units * items.size["judge"] + j) for j in judges])
 
 
 def _alpha(rows: list[list[float]]) -> float | None:
@@ -233,7 +131,7 @@ def _samples_alpha(items: Items) -> float | None:
         k: items.scored(index=_rows_of(table, names)) for k, names in by_sample.items()
     }
     keys = np.unique(np.concatenate([found.keys for found in scored.values()]))
-    return _alpha([_lookup(scored[k], keys) for k in sorted(scored)])
+    return _alpha([lookup(scored[k], keys) for k in sorted(scored)])
 
 
 def _rows_of(table: RowColumns, metrics: list[str]):
@@ -241,22 +139,13 @@ def _rows_of(table: RowColumns, metrics: list[str]):
     return np.unique(np.concatenate([table.where(metric) for metric in metrics]))
 
 
-def _auc(labels, scores) -> float | None:
-    np = columns._numpy()
-    if len(np.unique(labels)) < 2:
-        return None
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(labels, scores))
-
-
 def _human(rows: Rows) -> dict | None:
     if not len(row_source.part(rows, HUMAN).where(HUMAN)):
         return None  # (labels are rare: the judge's rows are read only with them)
     items = Items(row_source.part(rows, MODES + HUMAN))
     human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
-    judged, labelled = _paired(items.scored("al"), human_al)
-    votes, labels = _paired(items.scored("binary"), human_binary)
+    judged, labelled = paired(items.scored("al"), human_al)
+    votes, labels = paired(items.scored("binary"), human_binary)
     return {
         "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
         "al_kendall": _kendall(judged, labelled),

@@ -4,14 +4,15 @@ The model: an ordinary least-squares regression over every scored item,
 ``al = b0 + Σ_m b_m·[method = m] + c·(ln(1 + chars) − mean)`` (the first
 method present is the reference), and ``al_lc[m] = b0 + b_m``: the
 method's AL predicted at the run's mean log length. When lengths do not
-vary apart from the methods, ``c`` is not identified and ``al_lc`` is None.
+vary within any method, ``c`` is not identified and ``al_lc`` is None.
 
-The fit is reproducible to the last bit. LAPACK's least squares
-(``numpy.linalg.lstsq``) gave results differing in the last bits for the
-same data depending on where the arrays sat in memory. Here the normal
-equations are summed with ``math.fsum`` (correctly rounded, in any order)
-and solved exactly in rationals; centring the log length keeps them well
-conditioned.
+The fit is reproducible to the last bit and needs no item in memory.
+LAPACK's least squares (``numpy.linalg.lstsq``) gave results differing in
+the last bits for the same data depending on where the arrays sat in
+memory. Here the normal equations are exact sums (:class:`ExactSum`, the
+value ``math.fsum`` gives) streamed over the items twice (the first pass
+finds the mean log length: centring keeps the equations well conditioned),
+and they are solved exactly in rationals.
 
 >>> rows = [{"session_id": "s", "round": k, "method": m, "metric": metric,
 ...          "value": v, "status": "ok"}
@@ -25,61 +26,142 @@ conditioned.
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from fractions import Fraction
 
 from metrics import columns, row_source
-from metrics.judge_checks import LENGTH, Items, Rows
+from metrics.items import LENGTH, Items, Rows
 
 
 def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]:
-    """``al_lc`` per method (the model is in the module docstring)."""
+    """``al_lc`` per method (the model is in the module docstring), from two
+    passes over the items that have both values: batches from the database,
+    or one batch from a table."""
     np = columns._numpy()
-    items = Items(row_source.part(rows, LENGTH))
-    al, chars = items.scored("al"), items.scored("response_chars")
-    keys, at_al, at_chars = np.intersect1d(
-        al.keys, chars.keys, assume_unique=True, return_indices=True
-    )
-    rank = {name: r for r, name in enumerate(items.methods)}
-    method = items.method(keys)
-    keep = np.isin(method, [rank[m] for m in methods if m in rank])
-    method, scores = method[keep], al.values[at_al][keep]
-    found = set(method.tolist())
-    present = [m for m in methods if rank.get(m) in found]
-    if len(method) < len(present) + 2:
+    first = _Pass(methods)
+    for names, _al, chars in _items(rows):
+        first.count(names, np.log1p(chars))
+    present = [m for m in methods if first.counts.get(m)]
+    n = sum(first.counts.values())
+    if n < len(present) + 2 or not first.lengths_vary():
         return dict.fromkeys(methods)
-    logs = np.log1p(chars.values[at_chars][keep])
-    logs = logs - math.fsum(logs.tolist()) / len(logs)
-    design = [np.ones(len(method))]
-    design += [(method == rank[m]).astype(float) for m in present[1:]]
-    design.append(logs)
-    if np.linalg.matrix_rank(np.column_stack(design)) < len(design):
-        return dict.fromkeys(methods)
-    coef = ols_exact(design, scores)
+    mean_log = first.logs.value() / n
+    sums = _Sums(present)
+    for names, al, chars in _items(rows):
+        sums.add(names, al, np.log1p(chars) - mean_log, methods)
+    coef = _solve(*sums.normal_equations(n, first.counts))
     effects = dict(zip(present[1:], coef[1:-1], strict=True))
     return {
         m: float(coef[0] + effects.get(m, 0)) if m in present else None for m in methods
     }
 
 
-def ols_exact(design: list, target) -> list[Fraction]:
-    """Least-squares coefficients of ``target`` on the ``design`` columns
-    (numpy arrays of full rank): normal equations of correctly rounded sums,
-    solved exactly.
+def _items(rows: Rows):
+    """Batches ``(methods, al, chars)`` of the items with both."""
+    if isinstance(rows, row_source.RowSource):
+        yield from rows.reader.pairs(*LENGTH, rows.judge)
+        return
+    np = columns._numpy()
+    items = Items(row_source.part(rows, LENGTH))
+    al, chars = items.scored("al"), items.scored("response_chars")
+    keys, at_al, at_chars = np.intersect1d(
+        al.keys, chars.keys, assume_unique=True, return_indices=True
+    )
+    names = np.asarray(items.methods, dtype=object)[items.method(keys)]
+    yield names.tolist(), al.values[at_al], chars.values[at_chars]
 
-    >>> import numpy as np
-    >>> [float(c) for c in ols_exact([np.ones(3), np.array([0.0, 1.0, 2.0])],
-    ...                              np.array([1.0, 3.0, 5.0]))]
-    [1.0, 2.0]
+
+class _Pass:
+    """The first pass: items per listed method, the exact sum of the log
+    lengths, and whether they vary within some method (else the length
+    effect is not identified)."""
+
+    def __init__(self, methods: list[str]) -> None:
+        self.methods, self.counts = set(methods), Counter[str]()
+        self.logs, self.span = ExactSum(), dict[str, tuple[float, float]]()
+
+    def count(self, names: list[str], logs) -> None:
+        np = columns._numpy()
+        keep = np.fromiter((m in self.methods for m in names), bool, len(names))
+        kept = np.asarray(names, dtype=object)[keep]
+        logs = logs[keep]
+        self.logs.add(logs)
+        for method in set(kept.tolist()):
+            mine = logs[kept == method]
+            self.counts[method] += len(mine)
+            low, high = self.span.get(method, (mine.min(), mine.max()))
+            self.span[method] = (min(low, mine.min()), max(high, mine.max()))
+
+    def lengths_vary(self) -> bool:
+        return any(low != high for low, high in self.span.values())
+
+
+class _Sums:
+    """The second pass: exact sums of the design's products (intercept, one
+    indicator per method after the first, the centred log length)."""
+
+    def __init__(self, present: list[str]) -> None:
+        self.present = present
+        self.log, self.log2, self.al, self.al_log = (ExactSum() for _ in range(4))
+        self.by = {m: (ExactSum(), ExactSum()) for m in present[1:]}  # log, al
+
+    def add(self, names: list[str], al, logs, methods: list[str]) -> None:
+        np = columns._numpy()
+        named = np.asarray(names, dtype=object)
+        keep = np.isin(named, methods)
+        named, al, logs = named[keep], al[keep], logs[keep]
+        self.log.add(logs)
+        self.log2.add(logs * logs)
+        self.al.add(al)
+        self.al_log.add(al * logs)
+        for method, (log, al_sum) in self.by.items():
+            mine = named == method
+            log.add(logs[mine])
+            al_sum.add(al[mine])
+
+    def normal_equations(self, n: int, counts) -> tuple[list, list]:
+        size = len(self.present) + 1
+        gram = [[Fraction(0)] * size for _ in range(size)]
+        gram[0][0] = Fraction(n)
+        for i, method in enumerate(self.present[1:], start=1):
+            gram[0][i] = gram[i][0] = gram[i][i] = Fraction(counts[method])
+            gram[i][-1] = gram[-1][i] = Fraction(self.by[method][0].value())
+        gram[0][-1] = gram[-1][0] = Fraction(self.log.value())
+        gram[-1][-1] = Fraction(self.log2.value())
+        moments = [Fraction(self.al.value())]
+        moments += [Fraction(self.by[m][1].value()) for m in self.present[1:]]
+        moments.append(Fraction(self.al_log.value()))
+        return gram, moments
+
+
+class ExactSum:
+    """The exact sum of float64 values added in batches; :meth:`value`
+    rounds it once: the float ``math.fsum`` of all of them gives.
+
+    >>> import math
+    >>> total = ExactSum()
+    >>> total.add([0.1, 0.2]); total.add([1e100, -1e100, 0.3])
+    >>> total.value() == math.fsum([0.1, 0.2, 1e100, -1e100, 0.3])
+    True
     """
-    size = len(design)
-    gram = [[Fraction(0)] * size for _ in range(size)]
-    for i in range(size):
-        for j in range(i, size):
-            total = Fraction(math.fsum((design[i] * design[j]).tolist()))
-            gram[i][j] = gram[j][i] = total
-    moments = [Fraction(math.fsum((column * target).tolist())) for column in design]
-    return _solve(gram, moments)
+
+    SHIFT = 1127  # 2**-1127 divides every float64 (the least is 2**-1074)
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def add(self, values) -> None:
+        np = columns._numpy()
+        mantissas, exponents = np.frexp(np.asarray(values, dtype=float))
+        whole = (mantissas * 2.0**53).astype(np.int64)  # exact: 53-bit integers
+        for exponent in np.unique(exponents).tolist():
+            part = whole[exponents == exponent]
+            high = part >> 26  # two halves, so int64 sums cannot overflow
+            exact = (int(high.sum()) << 26) + int((part - (high << 26)).sum())
+            self.total += exact << (exponent - 53 + self.SHIFT)
+
+    def value(self) -> float:
+        return self.total / (1 << self.SHIFT)  # correctly rounded
 
 
 def _solve(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction]:

@@ -16,40 +16,56 @@ Suites take rows as dicts, as :class:`~metrics.columns.RowColumns`, or as a
 
 >>> table = columns.RowColumns.from_rows([{"session_id": "s", "method": "M",
 ...     "metric": m, "value": 1.0, "status": "ok"} for m in ("a", "b")])
->>> source = RowSource(lambda ids, prefixes, judge, details: [
-...     [r for r in (("s", None, "M", m, 1.0, "ok", "") for m in "ab")
-...      if ids is None or r[3] in ids]])
->>> len(part(source, ["a"])), len(part(table, ["a"]))
-(1, 2)
+>>> len(part(table, ["a"])), [g[2] for g in groups(table, "a", "round")]
+(2, [[1.0]])
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol
 
 from metrics import columns
-from metrics.columns import RowColumns
+from metrics.columns import NO_ROUND, RowColumns
 
-# read(ids, prefixes, judge, details): batches of row tuples in key order;
-# ids None = every row of the suite, else rows of those ids or prefixes
-Read = Callable[..., Iterable[Sequence[Sequence]]]
+# A group of one metric's scored rows: (method, its round or its session id,
+# values, rounds), values in the order the rows arrived
+Group = tuple[str, Any, list[float], list[Any]]
+
+
+class Reader(Protocol):
+    """Where a source's rows come from (``store/suite_rows.py``): batches of
+    row tuples ``(session_id, round, method, metric, value, status, judge[,
+    detail])`` in key order, or reductions the database makes."""
+
+    def rows(self, ids, prefixes, judge, details) -> Iterable[Sequence[Sequence]]:
+        """Rows of ``ids`` or ``prefixes`` (every row with ``ids`` None)."""
+
+    def scored(self, judge) -> Iterable[Sequence[Sequence]]:
+        """One row per distinct scored ``(session, method, metric)``."""
+
+    def judges(self) -> list[str]:
+        """The judges named on the rows."""
+
+    def groups(self, metric: str, by: str, judge) -> Iterable[Group]:
+        """Scored rows of ``metric`` per (method, round) or (method, session),
+        methods ascending, then rounds ascending or sessions in key order."""
+
+    def pairs(self, x: str, y: str, judge) -> Iterable[tuple]:
+        """Batches ``(methods, xs, ys)`` of the items scored on both metrics."""
+
+    def ranks(self, x: str, y: str, per_judge: bool, judge) -> Iterable[tuple]:
+        """Batches ``(judges, 2·rank of x, y, 2·rank of y)`` of the items
+        scored on both: mean ranks of ties, within each judge or overall."""
 
 
 class RowSource:
-    """Rows read on demand through ``read``; ``scored`` gives the distinct
-    scored ``(session, method, metric)`` triples and ``judges`` the judges
-    named on the rows (both only needed for counts and panels)."""
+    """A suite's rows, read on demand from a :class:`Reader`."""
 
     def __init__(
-        self,
-        read: Read,
-        details: bool = False,
-        scored: Callable[..., Iterable[Sequence[Sequence]]] | None = None,
-        judges: Callable[..., list[str]] | None = None,
-        judge: str | None = None,
+        self, reader: Reader, details: bool = False, judge: str | None = None
     ) -> None:
-        self._read, self._scored, self._judges = read, scored, judges
-        self.details, self.judge = details, judge
+        self.reader, self.details, self.judge = reader, details, judge
         self._last: tuple[tuple, RowColumns] | None = None
 
     def load(self, ids: Iterable[str] | None, prefixes: Iterable[str] = ()):
@@ -61,7 +77,7 @@ class RowSource:
             return self._last[1]
         self._last = None  # free the previous part before reading the next
         table = RowColumns(self.details)
-        for batch in self._read(key[0], key[1], self.judge, self.details):
+        for batch in self.reader.rows(key[0], key[1], self.judge, self.details):
             table.add(batch)
         self._last = (key, table)
         return table
@@ -73,21 +89,37 @@ class RowSource:
     def scored_triples(self) -> RowColumns:
         """One scored row per distinct ``(session, method, metric)``: all
         that session counts read."""
-        if self._scored is None:
-            return columns.of(self.load(None))
         table = RowColumns()
-        for batch in self._scored(self.judge):
+        for batch in self.reader.scored(self.judge):
             table.add(batch)
         return table
 
     def judge_names(self) -> list[str]:
-        if self._judges is None:
-            return self.load(None).present("judge")
-        return self._judges()
+        return self.reader.judges()
 
     def of_judge(self, judge: str) -> RowSource:
         """The rows one judge of a panel gave (and the facts stored beside)."""
-        return RowSource(self._read, self.details, self._scored, self._judges, judge)
+        return RowSource(self.reader, self.details, judge)
+
+
+def groups(rows: columns.Rows | RowSource, metric: str, by: str) -> Iterator[Group]:
+    """The scored rows of ``metric`` per (method, ``by``), ``by`` "round"
+    (rounds ascending; None for a session-level row) or "session" (sessions
+    as first seen): one group's values as floats at a time."""
+    if isinstance(rows, RowSource):
+        yield from rows.reader.groups(metric, by, rows.judge)
+        return
+    table = columns.of(rows)
+    field = "round" if by == "round" else "session"
+    found = table.groups(table.where(metric), ("method", field), by != "round")
+    codes = {f: table.col(f)[found.rows] for f in ("method", field)}
+    values, rounds = table.col("value")[found.rows], table.col("round")[found.rows]
+    names = table.names
+    for start, end in found.bounds:
+        method = names["method"].names[codes["method"][start]]
+        ks = [None if k == NO_ROUND else k for k in rounds[start:end].tolist()]
+        key = ks[0] if by == "round" else names["session"].names[codes[field][start]]
+        yield method, key, values[start:end].tolist(), ks
 
 
 def readable(rows: columns.Rows | RowSource, details: bool = False):

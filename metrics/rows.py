@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from statistics import fmean
 from typing import TypedDict
 
 from core.status import RowStatus
@@ -116,5 +117,10 @@ def session_means(
     >>> session_means(rows, "nvcs")
     {'M': {'s': 0.3...}}
     """
+    if isinstance(rows, row_source.RowSource) and isinstance(metric, str) and methods:
+        per: dict[str, dict[str, float]] = {}  # streamed: one session at a time
+        for method, session, values, _ in row_source.groups(rows, metric, "session"):
+            per.setdefault(method, {})[session] = fmean(values)
+        return {m: per[m] for m in methods if m in per}
     ids = [metric] if isinstance(metric, str) else list(metric)
     return row_source.part(rows, ids).session_means(ids, methods)

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from sqlalchemy import Engine, func, literal, or_, select
 
 from core.status import RowStatus
-from metrics.row_source import RowSource
+from metrics.row_source import Group, RowSource
+from store.item_reads import grouped_rows, item_pairs, ranked_pairs
 from store.models import ROW_KEY, ResultRow
 
 BATCH = 5000
@@ -23,24 +24,41 @@ BATCH = 5000
 
 def source(engine: Engine, run_id: str, suite) -> RowSource:
     """The rows of ``suite`` in run ``run_id``, read on demand."""
+    return RowSource(SuiteReader(engine, run_id, suite.metrics), suite.summary_details)
 
-    def read(ids, prefixes, judge, details) -> Iterator[Sequence]:
-        return row_batches(engine, run_id, suite.metrics, BATCH, details,
+
+class SuiteReader:
+    """:class:`~metrics.row_source.Reader` over one run's rows of a suite.
+    Sorting and ranking happen in the database (which spills to disk), so
+    what Python holds follows one group of rows, not the run."""
+
+    def __init__(self, engine: Engine, run_id: str, metrics) -> None:
+        self.engine, self.run_id, self.metrics = engine, run_id, metrics
+
+    def rows(self, ids, prefixes, judge, details) -> Iterator[Sequence]:
+        return row_batches(self.engine, self.run_id, self.metrics, BATCH, details,
                            wanted=(ids, prefixes), judge=judge)  # fmt: skip
 
-    def scored(judge) -> Iterator[Sequence]:
-        return scored_triples(engine, run_id, suite.metrics, judge)
+    def scored(self, judge) -> Iterator[Sequence]:
+        return scored_triples(self.engine, self.run_id, self.metrics, judge)
 
-    def judges() -> list[str]:
+    def judges(self) -> list[str]:
         query = (
             select(ResultRow.judge)
             .distinct()
-            .where(ResultRow.run_id == run_id, metric_filter(suite.metrics))
+            .where(ResultRow.run_id == self.run_id, metric_filter(self.metrics))
         )
-        with engine.connect() as conn:
+        with self.engine.connect() as conn:
             return sorted(name or "" for name in conn.execute(query).scalars())
 
-    return RowSource(read, suite.summary_details, scored, judges)
+    def groups(self, metric: str, by: str, judge) -> Iterator[Group]:
+        return grouped_rows(self.engine, self.run_id, metric, by, judge)
+
+    def pairs(self, x: str, y: str, judge) -> Iterator[tuple]:
+        return item_pairs(self.engine, self.run_id, (x, y), judge)
+
+    def ranks(self, x: str, y: str, per_judge: bool, judge) -> Iterator[tuple]:
+        return ranked_pairs(self.engine, self.run_id, (x, y), per_judge, judge)
 
 
 def row_batches(

@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 
-from metrics.length_control import length_controlled, ols_exact
+from metrics.length_control import ExactSum, length_controlled
 
 METHODS = ["Base", "RAG", "Ours"]
 
@@ -52,17 +52,17 @@ def test_the_exact_fit_agrees_with_lapack():
         assert math.isclose(exact[method], reference[method], rel_tol=1e-12)
 
 
-def test_the_same_bits_wherever_the_arrays_sit():
+def test_exact_sums_in_batches_equal_fsum_wherever_the_arrays_sit():
     rng = np.random.default_rng(5)
-    columns = [np.ones(1001), rng.normal(size=1001), rng.normal(size=1001)]
-    target = rng.normal(size=1001)
-    expected = ols_exact(columns, target)
-    for offset in range(1, 8):  # the same values at other addresses
-        moved = [np.concatenate([np.zeros(offset), c])[offset:] for c in columns]
-        assert (
-            ols_exact(moved, np.concatenate([np.zeros(offset), target])[offset:])
-            == expected
-        )
+    values = np.concatenate([rng.normal(size=3000) * 10.0 ** rng.integers(-300, 300, 3000),
+                             [0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308]])  # fmt: skip
+    expected = math.fsum(values.tolist())
+    for offset, size in ((1, 7), (3, 500), (5, 4096)):  # other addresses, batches
+        moved = np.concatenate([np.zeros(offset), values])[offset:]
+        total = ExactSum()
+        for start in range(0, len(moved), size):
+            total.add(moved[start : start + size])
+        assert total.value() == expected
 
 
 def test_lengths_that_do_not_vary_within_methods_identify_nothing():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics import counts, registry, row_source
+from metrics import counts, length_control, rank_checks, registry, row_source
 from metrics.columns import RowColumns
 from store import suite_rows
 from tests import aggregate_rows as data
@@ -44,17 +44,40 @@ def test_prefixes_read_keyed_metrics(stored):
 
 
 def test_the_last_part_is_kept_until_another_is_read():
-    reads = []
+    class Reader:
+        def __init__(self):
+            self.reads = []
 
-    def read(ids, prefixes, judge, details):
-        reads.append(ids)
-        return [[("s", 1, "M", metric, 1.0, "ok", "") for metric in ids or ("a",)]]
+        def rows(self, ids, prefixes, judge, details):
+            self.reads.append(ids)
+            return [[("s", 1, "M", metric, 1.0, "ok", "") for metric in ids]]
 
-    source = row_source.RowSource(read)
+    reader = Reader()
+    source = row_source.RowSource(reader)
     first = source.load(["a"])
-    assert source.load(["a"]) is first and reads == [("a",)]
+    assert source.load(["a"]) is first and reader.reads == [("a",)]
     source.load(["b"])
-    assert source.load(["a"]) is not first and len(reads) == 3
+    assert source.load(["a"]) is not first and len(reader.reads) == 3
+
+
+def test_groups_streamed_from_the_database_equal_the_tables(stored):
+    source, table = stored
+    for metric in ("al", "binary", "al_style"):
+        for by in ("round", "session"):
+            streamed = sorted(row_source.groups(source, metric, by), key=repr)
+            assert streamed == sorted(row_source.groups(table, metric, by), key=repr)
+
+
+def test_database_ranks_give_the_tables_statistics_bit_for_bit(stored):
+    source, table = stored
+    for judge in (None, "judge-a"):
+        one = source if judge is None else source.of_judge(judge)
+        mine = table if judge is None else table.subset(table.where(judge=judge))
+        assert rank_checks.length_spearman(one) == rank_checks.length_spearman(mine)
+        assert rank_checks.cross_mode_auc(one) == rank_checks.cross_mode_auc(mine)
+        lc = length_control.length_controlled(one, data.METHODS)
+        assert lc == length_control.length_controlled(mine, data.METHODS)
+        assert any(value is not None for value in lc.values())
 
 
 def test_session_counts_from_distinct_triples_equal_those_of_every_row(stored):

@@ -22,7 +22,6 @@ from __future__ import annotations
 from statistics import fmean
 
 from metrics import judge_checks, length_control, row_source, stats
-from metrics.columns import NO_ROUND, RowColumns
 from metrics.judge_checks import Rows
 from metrics.rows import session_means
 from metrics.suite import SuiteSummary
@@ -31,18 +30,17 @@ from metrics.suite import SuiteSummary
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
 
 
-def curve(rows: RowColumns, index) -> list[dict]:
-    """AL(k): mean of the scored values at ``index`` over sessions at each
-    round k (values in the order the rows arrived), with CI."""
-    rounds = rows.col("round")[index]
-    if (rounds == NO_ROUND).any():
-        raise ValueError(f"a {rows.strings('metric', index)[0]} row has no round")
-    groups = rows.groups(index, ("round",), first_seen=False)
-    values, ks = rows.col("value")[groups.rows], rows.col("round")[groups.rows]
-    return [
-        {"k": int(ks[a]), **stats.mean_ci(values[a:b].tolist())}
-        for a, b in groups.bounds
-    ]  # (one round's values as floats at a time)
+def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]:
+    """Per method, ``metric``'s curve: the mean of its scored values over
+    sessions at each round k, with CI (one round's values at a time)."""
+    points: dict[str, list[dict]] = {method: [] for method in methods}
+    for method, k, values, _ in row_source.groups(rows, metric, "round"):
+        if method not in points:
+            continue
+        if k is None:
+            raise ValueError(f"a {metric} row has no round")
+        points[method].append({"k": k, **stats.mean_ci(values)})
+    return points
 
 
 def normalized(points: list[dict]) -> list[dict] | None:
@@ -75,68 +73,53 @@ def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
     }
 
 
-def _session_slopes(rows: RowColumns, index) -> list[float]:
-    """Each session's OLS slope of its (round, value) points, in arrival
-    order, sessions as first seen."""
-    groups = rows.groups(index, ("session",))  # rounds checked by curve()
-    values, ks = rows.col("value")[groups.rows], rows.col("round")[groups.rows]
-    slopes = [
-        stats.ols(ks[a:b].tolist(), values[a:b].tolist())[0]
-        for a, b in groups.bounds
-        if b - a >= 2
-    ]
-    return [s for s in slopes if s is not None]
-
-
-def _by_method(rows: Rows, metric: str, methods: list[str]):
-    """The part of the rows holding ``metric``, and its scored rows there:
-    method -> positions (arrival order)."""
-    table = row_source.part(rows, [metric])
-    index = table.where(metric)
-    method = table.col("method")[index]
-    codes = table.names["method"].codes
-    return table, {m: index[method == codes.get(m, -1)] for m in methods}
+def _session_slopes(rows: Rows, methods: list[str]) -> dict[str, list[float]]:
+    """Per method, each session's OLS slope of its (round, AL) points in
+    arrival order, sessions as first seen (rounds checked by ``curves``)."""
+    slopes: dict[str, list[float]] = {method: [] for method in methods}
+    for method, _session, values, rounds in row_source.groups(rows, "al", "session"):
+        if method in slopes and len(values) >= 2:
+            slope = stats.ols(rounds, values)[0]
+            if slope is not None:
+                slopes[method].append(slope)
+    return slopes
 
 
 def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict]:
     """Per method: the AL(k) curve and its statistics, the session slopes."""
-    found, points = {}, {}
-    table, by_method = _by_method(rows, "al", methods)
-    for method, index in by_method.items():
-        points[method] = curve(table, index)
-        slopes = stats.mean_ci(_session_slopes(table, index))
+    points, found = curves(rows, "al", methods), {}
+    for method, slopes in _session_slopes(rows, methods).items():
+        ci = stats.mean_ci(slopes)
         found[method] = {
             **_curve_summary(points[method], "al"),
-            "al_session_slope": slopes["mean"],
-            "al_session_slope_ci_low": slopes["ci_low"],
-            "al_session_slope_ci_high": slopes["ci_high"],
+            "al_session_slope": ci["mean"],
+            "al_session_slope_ci_low": ci["ci_low"],
+            "al_session_slope_ci_high": ci["ci_high"],
         }
     return found, points
 
 
 def _binary_rates(rows: Rows, methods: list[str]) -> dict:
-    rates = {}
-    table, by_method = _by_method(rows, "binary", methods)
-    for method, index in by_method.items():
-        votes = table.values(index)
-        rates[method] = sum(votes) / len(votes) if votes else None
-    return rates
+    """Per method, the share of its scored verdicts that are 1."""
+    totals = {method: [0.0, 0] for method in methods}
+    for method, _, votes, _ in row_source.groups(rows, "binary", "round"):
+        if method in totals:
+            totals[method][0] += sum(votes)  # 0s and 1s: exact in any order
+            totals[method][1] += len(votes)
+    return {m: total / n if n else None for m, (total, n) in totals.items()}
 
 
 def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict:
     """Per method: the mean over rounds of the dimension's curve."""
-    means = {}
-    table, by_method = _by_method(rows, f"al_{dimension}", methods)
-    for method, index in by_method.items():
-        points = curve(table, index)
-        means[method] = fmean(p["mean"] for p in points) if points else None
-    return means
+    found = curves(rows, f"al_{dimension}", methods)
+    return {m: fmean(p["mean"] for p in points) if points else None
+            for m, points in found.items()}  # fmt: skip
 
 
 def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
-    """Summary metrics, curves and per-session values for comparisons. Each
-    step reads its own metrics' part of the rows; steps on the same part
-    run one after another (a source keeps its last part)."""
+    """Summary metrics, curves and per-session values for comparisons. From
+    a source, curves and session values stream group by group and the
+    judge checks read database ranks and sums: nothing holds every item."""
     rows = row_source.readable(rows)
     al, points = _al_summary(rows, methods)
     per_session = {"al": session_means(rows, "al", methods)}
@@ -145,10 +128,10 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     dimensions = {d: _dimension_means(rows, methods, d) for d in DIMENSIONS}
     length_controlled = length_control.length_controlled(rows, methods)
     summary: dict[str, dict[str, float | None]] = {}
-    curves: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
+    charted: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
     for method in methods:
-        curves["al"][method] = points[method]
-        curves["nal"][method] = normalized(points[method]) or []
+        charted["al"][method] = points[method]
+        charted["nal"][method] = normalized(points[method]) or []
         values = al[method]
         summary[method] = {
             **{k: values[k] for k in ("al_avg", "al_slope", "al_intercept", "al_r2")},
@@ -159,5 +142,5 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
             summary[method][f"al_{dimension}_avg"] = means[method]
     for method, value in length_controlled.items():
         summary[method]["al_lc"] = value
-    return {"summary": summary, "curves": curves, "session_values": per_session,
+    return {"summary": summary, "curves": charted, "session_values": per_session,
             "validity": judge_checks.validity(rows)}  # fmt: skip

@@ -1,0 +1,101 @@
+"""Rank statistics of the judge checks, exact and streamed (pure).
+
+Spearman's ρ of AL against response length (per judge) and the cross-mode
+AUC of AL separating binary verdicts need every scored item's rank. From a
+:class:`~metrics.row_source.RowSource` the database ranks the items
+(``RANK()`` window functions, mean ranks of ties) and Python only sums them
+batch by batch; from a table, ``scipy.stats.rankdata`` ranks them. Either
+way the sums are exact integers (twice a mean rank is one), so both give
+the same bits, reproducibly:
+
+* ρ is Pearson's r of the ranks, ``(nΣxy − ΣxΣy) / √((nΣx² − (Σx)²)(nΣy² −
+  (Σy)²))``, one square root of an exact ratio;
+* AUC is the Mann–Whitney U of the AL ranks of the items the judge would
+  keep chatting with, ``(R₁ − n₁(n₁ + 1)/2) / (n₁·n₀)``.
+
+>>> rows = [{"session_id": "s", "round": k, "method": "M", "metric": metric,
+...          "value": v, "status": "ok"}
+...         for k, (al, chars, vote) in enumerate([(40, 10, 0), (50, 20, 0),
+...                                                (60, 30, 1), (55, 40, 1)])
+...         for metric, v in (("al", al), ("response_chars", chars), ("binary", vote))]
+>>> length_spearman(rows), cross_mode_auc(rows)
+({'': 0.8}, 1.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from metrics import columns, row_source
+from metrics.items import LENGTH, MODES, Items, Rows, Scored, paired
+
+
+class RankSums:
+    """Exact sums of twice the ranks of n paired items."""
+
+    def __init__(self) -> None:
+        self.n = self.x = self.y = self.xx = self.yy = self.xy = 0
+
+    def add(self, rx, ry) -> None:
+        """Add numpy int64 arrays (a batch: the sums fit in 64 bits)."""
+        self.n += len(rx)
+        self.x, self.y = self.x + int(rx.sum()), self.y + int(ry.sum())
+        self.xx, self.yy = (
+            self.xx + int((rx * rx).sum()),
+            self.yy + int((ry * ry).sum()),
+        )
+        self.xy += int((rx * ry).sum())
+
+    def pearson(self) -> float | None:
+        """r of the ranks; None with fewer than 2 items or a constant side."""
+        spread_x = self.n * self.xx - self.x * self.x
+        spread_y = self.n * self.yy - self.y * self.y
+        if self.n < 2 or not spread_x or not spread_y:
+            return None
+        common = self.n * self.xy - self.x * self.y
+        root = math.isqrt((common * common << 212) // (spread_x * spread_y))
+        return math.copysign(root / (1 << 106), common)  # within 2**-106 of r
+
+
+def length_spearman(rows: Rows) -> dict[str, float | None] | None:
+    """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
+    found: dict[str, RankSums] = defaultdict(RankSums)
+    for judges, rx, _, ry in _ranked(rows, LENGTH, per_judge=True):
+        for judge in sorted(set(judges)):
+            mine = columns._numpy().asarray(judges, dtype=object) == judge
+            found[judge].add(rx[mine], ry[mine])
+    values = {judge: found[judge].pearson() for judge in sorted(found)}
+    return values if any(v is not None for v in values.values()) else None
+
+
+def cross_mode_auc(rows: Rows) -> float | None:
+    """AUC of AL for the judge's verdict 1 against 0; None with one class."""
+    ones = zeros = ranks_of_ones = 0
+    for _, rx, verdicts, _ in _ranked(rows, MODES, per_judge=False):
+        one = verdicts == 1.0
+        ones, zeros = ones + int(one.sum()), zeros + int((~one).sum())
+        ranks_of_ones += int(rx[one].sum())
+    if not ones or not zeros:
+        return None
+    return (ranks_of_ones - ones * (ones + 1)) / (2 * ones * zeros)
+
+
+def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool):
+    """Batches ``(judges, 2·rank of x, y, 2·rank of y)`` of the items with both."""
+    if isinstance(rows, row_source.RowSource):
+        yield from rows.reader.ranks(*metrics, per_judge, rows.judge)
+        return
+    np = columns._numpy()
+    from scipy.stats import rankdata
+
+    items = Items(row_source.part(rows, metrics))
+    x, y = items.scored(metrics[0]), items.scored(metrics[1])
+    judges = np.unique(items.judge(x.keys)).tolist() if per_judge else [None]
+    for judge in judges:
+        mine = slice(None) if judge is None else items.judge(x.keys) == judge
+        xs, ys = paired(Scored(x.keys[mine], x.values[mine]), y, as_lists=False)
+        if len(xs):
+            rx, ry = (np.rint(2 * rankdata(v)).astype(np.int64) for v in (xs, ys))
+            names = [items.judges[judge] if judge is not None else ""] * len(xs)
+            yield names, rx, ys, ry

@@ -1,0 +1,115 @@
+"""Reductions of a run's rows the database makes for finalize: one metric's
+scored values group by group, the items two metrics both scored, and their
+mean ranks (``RANK()`` window functions). Each streams in batches, so what
+Python holds follows one batch or one group, however large the run.
+(See :class:`metrics.row_source.Reader` for what each yields.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlalchemy import Engine, and_, func, select
+from sqlalchemy.orm import aliased
+
+from core.status import RowStatus
+from metrics.row_source import Group
+from store.models import ResultRow
+
+BATCH = 5000
+GROUP_ORDER = {
+    "round": ("method", "round", "session_id", "sample", "judge"),
+    "session": ("method", "session_id", "round", "sample", "judge"),
+}
+
+
+def _scored(row) -> tuple:
+    return (row.status == RowStatus.OK.value, row.value.is_not(None))
+
+
+def _batches(engine: Engine, query) -> Iterator:
+    with engine.connect() as conn:
+        yield from conn.execute(query.execution_options(yield_per=BATCH)).partitions()
+
+
+def grouped_rows(
+    engine: Engine, run_id: str, metric: str, by: str, judge: str | None
+) -> Iterator[Group]:
+    """``(method, round or session id, values, rounds)`` per group, in the
+    order of ``GROUP_ORDER[by]``."""
+    query = select(
+        ResultRow.method, ResultRow.session_id, func.nullif(ResultRow.round, 0),
+        ResultRow.value,
+    ).where(ResultRow.run_id == run_id, ResultRow.metric == metric, *_scored(ResultRow))  # fmt: skip
+    if judge is not None:
+        query = query.where(ResultRow.judge == judge)
+    query = query.order_by(*(getattr(ResultRow, name) for name in GROUP_ORDER[by]))
+    at = 2 if by == "round" else 1  # the column that keys a group beside the method
+    current: tuple | None = None
+    values: list[float] = []
+    rounds: list[int | None] = []
+    for batch in _batches(engine, query):
+        for row in batch:
+            key = (row[0], row[at])
+            if key != current:
+                if current is not None:
+                    yield current[0], current[1], values, rounds
+                current, values, rounds = key, [], []
+            values.append(row[3])
+            rounds.append(row[2])
+    if current is not None:
+        yield current[0], current[1], values, rounds
+
+
+def _pairs(run_id: str, metrics: tuple[str, str], judge: str | None):
+    """Items (session, round, method, judge) scored on both metrics."""
+    a, b = aliased(ResultRow), aliased(ResultRow)
+    same_item = and_(
+        b.run_id == a.run_id, b.session_id == a.session_id, b.round == a.round,
+        b.method == a.method, b.judge == a.judge,
+    )  # fmt: skip
+    query = select(a.judge, a.method, a.value.label("x"), b.value.label("y"))
+    query = query.join(b, same_item).where(
+        a.run_id == run_id, a.metric == metrics[0], b.metric == metrics[1],
+        *_scored(a), *_scored(b),
+    )  # fmt: skip
+    return query.where(a.judge == judge) if judge is not None else query
+
+
+def item_pairs(
+    engine: Engine, run_id: str, metrics: tuple[str, str], judge: str | None
+) -> Iterator[tuple]:
+    """Batches ``(methods, xs, ys)`` (numpy arrays of the values)."""
+    import numpy as np
+
+    for batch in _batches(engine, _pairs(run_id, metrics, judge)):
+        _, methods, xs, ys = zip(*batch, strict=True)
+        yield list(methods), np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+
+
+def ranked_pairs(
+    engine: Engine,
+    run_id: str,
+    metrics: tuple[str, str],
+    per_judge: bool,
+    judge: str | None,
+) -> Iterator[tuple]:
+    """Batches ``(judges, 2·rank of x, ys, 2·rank of y)``: mean ranks of
+    ties (1-based), ranked within each judge or over every item."""
+    import numpy as np
+
+    pairs = _pairs(run_id, metrics, judge).subquery()
+    within = [pairs.c.judge] if per_judge else []
+
+    def twice_rank(column):
+        rank = func.rank().over(partition_by=within or None, order_by=column)
+        ties = func.count().over(partition_by=[*within, column])
+        return 2 * rank + ties - 1
+
+    query = select(
+        pairs.c.judge, twice_rank(pairs.c.x), pairs.c.y, twice_rank(pairs.c.y)
+    )
+    for batch in _batches(engine, query):
+        judges, rx, ys, ry = zip(*batch, strict=True)
+        yield (list(judges), np.asarray(rx, dtype=np.int64),
+               np.asarray(ys, dtype=float), np.asarray(ry, dtype=np.int64))  # fmt: skip
