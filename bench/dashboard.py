@@ -1,7 +1,8 @@
-"""Dashboard server time and page weight for large finished runs (10 rounds,
-4 methods, every alignment row scored, with its response length: 100,
-1,000 and 10,000 sessions = 32k, 320k and 3.2M rows), against the upload
-page rendered by the same app.
+"""Dashboard server time and page weight for large finished runs (4 methods,
+every alignment row scored, with its response length: 100, 1,000 and 10,000
+sessions x 10 rounds = 32k, 320k and 3.2M rows, and 1,000 sessions x 100
+rounds = 3.2M rows), against the upload page rendered by the same app.
+``python -m bench.dashboard 1000 1000x100`` measures chosen sizes.
 
 Each size runs in fresh processes, so no size inherits another's memory: one
 process stores the synthetic rows through ``storage.upsert_rows`` in 20k
@@ -14,7 +15,8 @@ holds (``rss_before_finalize_mb``) plus what finalizing adds. The same
 process then times the pages. Page weight is split into the markup
 (``html_kb``, without the figures block) and the embedded figures JSON
 (``json_kb``). Targets: < 1 s server time and < 2 MB HTML + JSON; finalize
-at most 400 MB peak, about the same at every size."""
+at most 400 MB peak, the same whatever the rows: only per-session values
+(paired comparisons) grow, with sessions, not with rounds."""
 
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from bench.judge_orchestration import make_app
 from pipeline import execution
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]
-SIZES = (100, 1000, 10000)
+# sessions x rounds: 10x the rows by sessions, then by rounds at 1,000 sessions
+SIZES = ((100, 10), (1000, 10), (10000, 10), (1000, 100))
 FIGURES_BLOCK = re.compile(
     rb'<script type="application/json" id="figures">(.*?)</script>', re.S
 )
@@ -157,20 +160,20 @@ def _app(workdir: Path):
     return app
 
 
-def build_size(workdir: Path, sessions: int) -> dict:
+def build_size(workdir: Path, sessions: int, rounds: int) -> dict:
     """Child process 1: store the run's rows."""
     app = _app(workdir)
-    run_record, build_s = build_run(app, sessions)
+    run_record, build_s = build_run(app, sessions, rounds)
     return {"run_id": run_record.id, "build_s": build_s}
 
 
-def measure_size(workdir: Path, sessions: int, run_id: str) -> dict:
+def measure_size(workdir: Path, sessions: int, rounds: int, run_id: str) -> dict:
     """Child process 2: finalize the stored run, then time its page."""
     app = _app(workdir)
     client = app.test_client()
     client.get("/r/warm-up")  # templates compiled before timing
     warm_up()
-    units = sessions * 10 * len(METHODS)
+    units = sessions * rounds * len(METHODS)
     run_record = app.extensions["storage"].get_run(run_id)
     finalize_s, finalize_mb, before_mb = finalize(app, run_record, units)
     baseline_s, _ = median_get(client, "/")
@@ -197,24 +200,32 @@ def _child(*args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def one_size(sessions: int) -> dict:
+def one_size(sessions: int, rounds: int) -> dict:
+    size = (str(sessions), str(rounds))
     with tempfile.TemporaryDirectory() as tmp:
-        built = _child("--build", tmp, str(sessions))
+        built = _child("--build", tmp, *size)
         figures = {"build_s": round(built["build_s"], 1)}
-        figures.update(_child("--measure", tmp, str(sessions), built["run_id"]))
+        figures.update(_child("--measure", tmp, *size, built["run_id"]))
     if figures["finalize_peak_rss_mb"] > FINALIZE_RSS_TARGET_MB:
         figures["finalize_note"] = (
             f"finalize peaked at {figures['finalize_peak_rss_mb']} MB "
             f"(> {FINALIZE_RSS_TARGET_MB} MB)"
         )
-    return {f"{sessions}_sessions_{key}": value for key, value in figures.items()}
+    prefix = f"{sessions}_sessions" + ("" if rounds == 10 else f"_{rounds}_rounds")
+    return {f"{prefix}_{key}": value for key, value in figures.items()}
 
 
-def run(sizes: tuple[int, ...] = SIZES) -> dict:
-    figures: dict = {"name": "dashboard (10 rounds x 4 methods)"}
-    for sessions in sizes:
-        print(f"  dashboard: {sessions} sessions", file=sys.stderr, flush=True)
-        figures.update(one_size(sessions))
+def parse_size(text: str) -> tuple[int, int]:
+    """``1000`` (10 rounds) or ``1000x100`` (sessions x rounds)."""
+    sessions, _, rounds = text.partition("x")
+    return int(sessions), int(rounds or 10)
+
+
+def run(sizes: tuple[tuple[int, int], ...] = SIZES) -> dict:
+    figures: dict = {"name": "dashboard (sessions x rounds x 4 methods)"}
+    for sessions, rounds in sizes:
+        print(f"  dashboard: {sessions} x {rounds}", file=sys.stderr, flush=True)
+        figures.update(one_size(sessions, rounds))
     figures["target_page_ms"] = 1000
     figures["target_html_plus_json_kb"] = 2048
     figures["target_finalize_peak_rss_mb"] = FINALIZE_RSS_TARGET_MB
@@ -223,11 +234,12 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--build"]:
-        print(json.dumps(build_size(Path(argv[1]), int(argv[2]))))
+        print(json.dumps(build_size(Path(argv[1]), int(argv[2]), int(argv[3]))))
     elif argv[:1] == ["--measure"]:
-        print(json.dumps(measure_size(Path(argv[1]), int(argv[2]), argv[3])))
+        size = int(argv[2]), int(argv[3])
+        print(json.dumps(measure_size(Path(argv[1]), *size, argv[4])))
     else:
-        sizes = tuple(int(arg) for arg in argv) or SIZES
+        sizes = tuple(parse_size(arg) for arg in argv) or SIZES
         print(json.dumps(run(sizes), indent=2))
 
 
