@@ -1,18 +1,25 @@
-"""A suite's rows read a few metrics at a time (issue 17).
+"""A suite's rows as finalize reads them: never all at once (issue 17).
 
-Finalizing holds one part of a suite's rows at once: the metrics one
-statistic needs (``al`` for the AL(k) curve, ``al`` and ``response_chars``
-for the length checks), never every metric of the suite. Session counts
-come from the distinct scored ``(session, method, metric)`` triples, which
-the database reduces. So memory follows the rows of one or two metrics, not
-the run's row count.
+A :class:`RowSource` reads through a :class:`Reader` (the database,
+``store/suite_rows.py``):
 
-A part keeps the order rows arrive in (the storage key order), which is
-the order of those rows inside the whole suite's rows; every value is the
-one a table of all rows gives (``tests/test_aggregate_equality.py``).
+* :func:`groups` streams one metric's scored values group by group, per
+  (method, round) or per (method, session): curves, slopes and session
+  means hold one group;
+* the reader's ``ranks`` and ``pairs`` give mean ranks and value pairs of
+  the items two metrics share, batch by batch (``metrics/rank_checks.py``,
+  ``metrics/length_control.py`` sum them exactly);
+* :func:`part` reads a few metrics as columns, for statistics that need
+  every item of them together (Krippendorff's alpha of samples or panels,
+  the human labels) and for suites written for lists of rows;
+* session counts read the distinct scored (session, method, metric)
+  triples.
 
+Rows come in storage key order, the order of those rows inside the whole
+suite's rows, so every value is the one a table of all rows gives
+(``tests/test_aggregate_equality.py``, ``tests/test_row_source.py``).
 Suites take rows as dicts, as :class:`~metrics.columns.RowColumns`, or as a
-:class:`RowSource`; :func:`part` gives a table for any of them.
+source; each helper here accepts all three.
 
 >>> table = columns.RowColumns.from_rows([{"session_id": "s", "method": "M",
 ...     "metric": m, "value": 1.0, "status": "ok"} for m in ("a", "b")])

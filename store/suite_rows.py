@@ -1,12 +1,11 @@
-"""A suite's rows for aggregation, read a part at a time.
+"""A suite's rows for aggregation, never all at once.
 
 :func:`source` gives the :class:`~metrics.row_source.RowSource` a finished
-run's finalize hands each suite: every read is one query in storage key
-order, limited to the suite's metrics and to the metrics a statistic asks
-for. Session counts read the distinct scored ``(session, method, metric)``
-triples, which the database reduces (a run of 10 rounds sends a tenth of
-its rows).
-"""
+run's finalize hands each suite, reading through a :class:`SuiteReader`:
+parts of a few metrics in storage key order, groups, pairs and ranks
+(``store/item_reads.py``), all limited to the suite's metrics. Session
+counts read the distinct scored ``(session, method, metric)`` triples,
+which the database reduces (a run of 10 rounds sends a tenth of its rows)."""
 
 from __future__ import annotations
 
