@@ -71,6 +71,13 @@ def _items(rows: Rows):
     yield names.tolist(), al.values[at_al], chars.values[at_chars]
 
 
+def _listed(names: list[str], methods: set[str]):
+    """The names of the run's listed methods (an array) and where they are."""
+    np = columns._numpy()
+    keep = np.fromiter((name in methods for name in names), bool, len(names))
+    return np.asarray(names, dtype=object)[keep], keep
+
+
 class _Pass:
     """The first pass: items per listed method, the exact sum of the log
     lengths, and whether they vary within some method (else the length
@@ -81,9 +88,7 @@ class _Pass:
         self.logs, self.span = ExactSum(), dict[str, tuple[float, float]]()
 
     def count(self, names: list[str], logs) -> None:
-        np = columns._numpy()
-        keep = np.fromiter((m in self.methods for m in names), bool, len(names))
-        kept = np.asarray(names, dtype=object)[keep]
+        kept, keep = _listed(names, self.methods)
         logs = logs[keep]
         self.logs.add(logs)
         for method in set(kept.tolist()):
@@ -106,10 +111,8 @@ class _Sums:
         self.by = {m: (ExactSum(), ExactSum()) for m in present[1:]}  # log, al
 
     def add(self, names: list[str], al, logs, methods: list[str]) -> None:
-        np = columns._numpy()
-        named = np.asarray(names, dtype=object)
-        keep = np.isin(named, methods)
-        named, al, logs = named[keep], al[keep], logs[keep]
+        named, keep = _listed(names, set(methods))
+        al, logs = al[keep], logs[keep]
         self.log.add(logs)
         self.log2.add(logs * logs)
         self.al.add(al)

@@ -62,8 +62,9 @@ def length_spearman(rows: Rows) -> dict[str, float | None] | None:
     """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
     found: dict[str, RankSums] = defaultdict(RankSums)
     for judges, rx, _, ry in _ranked(rows, LENGTH, per_judge=True):
-        for judge in sorted(set(judges)):
-            mine = columns._numpy().asarray(judges, dtype=object) == judge
+        named = columns._numpy().asarray(judges, dtype=object)
+        for judge in set(judges):
+            mine = named == judge
             found[judge].add(rx[mine], ry[mine])
     values = {judge: found[judge].pearson() for judge in sorted(found)}
     return values if any(v is not None for v in values.values()) else None
