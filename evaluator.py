@@ -394,7 +394,7 @@ class Judge:
                 completion_tokens=reply["completion_tokens"],
             )
             raws.append(reply["text"])
-            verdict = item.parse(reply["text"])
+            verdict, why = item.read(reply["text"])
             if verdict is not None:
                 entry = _cache_entry(item, reply, verdict.to_dict())
                 # Cached under the first sample's key: the verdict answers that request.
@@ -402,7 +402,7 @@ class Judge:
                     RowStatus.OK, verdict.to_dict(), reply["text"]
                 ), entry
         raw = "\n---\n".join(raws)
-        outcome = JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=note("unparseable"))
+        outcome = JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why)
         return outcome, None
 
 

@@ -23,7 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
+from metrics.notes import Note, note
 from metrics.suite import JudgeMode
+from metrics.verdicts import NoVerdict
 
 PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
 _BOXED = re.compile(r"\\boxed\{\s*(-?\d+(?:\.\d+)?)\s*\}")
@@ -66,6 +68,15 @@ class JudgeItem:
 
     def parse(self, text: str):
         return self.mode.parse(text)
+
+    def read(self, text: str) -> tuple[Verdict | None, Note | None]:
+        """The verdict of a reply, or None and why there is none."""
+        parsed = self.mode.parse(text)
+        if isinstance(parsed, NoVerdict):
+            return None, parsed.note
+        if parsed is None:  # parsers of strict JSON say no more than that
+            return None, note("unparseable")
+        return parsed, None
 
 
 def template_chars(mode: JudgeMode) -> int:

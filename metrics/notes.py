@@ -49,6 +49,11 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     # method's failure, so it is counted as one, not set apart)
     "empty_response": (_l("empty response"), UNSCORED),
     "unparseable": (_l("the judge reply could not be parsed (asked twice)"), UNSCORED),
+    "no_verdict": (_l("the judge reply holds no verdict in a form we read"), UNSCORED),
+    "ambiguous_verdict": (_l("the judge reply holds different verdicts: %(values)s"), UNSCORED),
+    "verdict_out_of_scale": (
+        _l("the judge's verdict is outside the scale %(low)s to %(high)s"), UNSCORED),
+    "truncated": (_l("the judge reply was cut off (max_tokens) before its verdict"), UNSCORED),
     "samples_tied": (_l("the samples tied; use an odd number of samples"), UNSCORED),
     "dimension_missing": (_l("this dimension is missing from the reply"), UNSCORED),
     "components_missing": (_l("needs all components; unscored: %(components)s"), UNSCORED),

@@ -33,9 +33,9 @@ class FakeJudge:
         if self.status:
             return Outcome(self.status, note=note("http_error", status=503))
         text = self.reply(item)
-        verdict = item.parse(text)
+        verdict, why = item.read(text)
         if verdict is None:
-            return Outcome("unscored", raw=text, note=note("unparseable"))
+            return Outcome("unscored", raw=text, note=why)
         return Outcome("ok", verdict.to_dict(), text)
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from metrics.judging import load_prompt
 from metrics.suites.alignment import parse_alignment, parse_binary
+from metrics.verdicts import NoVerdict
 
 FULL = """Reasoning: fine.
 Style: 18/20
@@ -31,7 +32,6 @@ def test_alignment_without_all_dimensions_is_not_flagged():
     "reply",
     [
         "",
-        "Total: 80",
         "Total: \\boxed{}",
         "Total: \\boxed{180}",
         "Total: \\boxed{-5}",
@@ -39,7 +39,7 @@ def test_alignment_without_all_dimensions_is_not_flagged():
     ],
 )
 def test_unparseable_alignment_never_becomes_a_number(reply):
-    assert parse_alignment(reply) is None
+    assert isinstance(parse_alignment(reply), NoVerdict)
 
 
 @pytest.mark.parametrize(
@@ -49,13 +49,19 @@ def test_binary(reply, expected):
     assert parse_binary(reply).score == expected
 
 
-@pytest.mark.parametrize("reply", ["\\boxed{2}", "yes", "\\boxed{0.5}", ""])
+@pytest.mark.parametrize("reply", ["\\boxed{2}", "maybe", "\\boxed{0.5}", ""])
 def test_unparseable_binary(reply):
-    assert parse_binary(reply) is None
+    assert isinstance(parse_binary(reply), NoVerdict)
 
 
-def test_last_boxed_value_wins_reasoning_first():
-    assert parse_binary("I considered \\boxed{1} but no.\n\\boxed{0}").score == 0.0
+def test_two_different_unlabelled_verdicts_are_refused_with_both_values():
+    refused = parse_binary("I considered \\boxed{1} but no.\n\\boxed{0}")
+    assert refused.note.code == "ambiguous_verdict"
+    assert refused.note.params == {"values": "1, 0"}
+
+
+def test_a_labelled_verdict_wins_over_an_earlier_unlabelled_one():
+    assert parse_binary("I considered \\boxed{1} but no.\nFinal answer: 0").score == 0.0
 
 
 @pytest.mark.parametrize("version", ["alignment_v1", "binary_v1"])

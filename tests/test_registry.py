@@ -14,7 +14,7 @@ from babel.messages.pofile import read_po
 
 import dataset
 from metrics import counts, registry
-from metrics.judging import PROMPT_DIR
+from metrics.judging import PROMPT_DIR, JudgeItem
 from metrics.rows import scored
 from tests.fake_judge import FakeJudge
 
@@ -48,7 +48,9 @@ def test_suite_declares_everything_it_needs(suite):
         assert suite.modes, "a judge suite names its prompt files and parsers"
     for mode in suite.modes:
         assert (PROMPT_DIR / f"{mode.prompt}.txt").is_file(), mode.prompt
-        assert callable(mode.parse) and mode.parse("no verdict here") is None
+        assert callable(mode.parse)
+        item = JudgeItem(mode, ())
+        assert item.read("no verdict here")[0] is None
     for option in suite.options:
         assert_translated(option.label, f"option {option.name}")
         option.validate(None)  # the default is valid

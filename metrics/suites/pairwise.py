@@ -20,15 +20,16 @@ the first reply; 0.5 is no preference).
 
 >>> parse_pairwise("B is warmer.\\n\\\\boxed{B}").score, parse_pairwise("\\\\boxed{tie}").score
 (0.0, 0.5)
->>> parse_pairwise("A is better") is None
-True
+>>> parse_pairwise("A is better").note.code
+'no_verdict'
+>>> parse_pairwise("My final verdict is [[A>B]]").score
+1.0
 >>> reconcile(1.0, 1.0), reconcile(1.0, 0.0), reconcile(0.5, 0.5)
 ((1.0, True), (0.5, False), (0.5, True))
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import partial
 from statistics import fmean
@@ -54,19 +55,20 @@ from metrics.suite import (
     SuiteSummary,
     _l,
 )
+from metrics.verdicts import CHOICE, NoVerdict, read
 
-_VERDICT = re.compile(r"\\boxed\{\s*(A|B|tie)\s*\}", re.I)
-FIRST_WINS = {"a": 1.0, "b": 0.0, "tie": 0.5}  # share won by the reply shown first
+FIRST_WINS = {"A": 1.0, "B": 0.0, "tie": 0.5}  # share won by the reply shown first
 
 
-def parse_pairwise(text: str) -> Verdict | None:
-    """The last ``\\boxed{A}``, ``\\boxed{B}`` or ``\\boxed{tie}``; the score is
-    the share the first reply (A) won."""
-    found = _VERDICT.findall(text)
-    if not found:
-        return None
+def parse_pairwise(text: str) -> Verdict | NoVerdict:
+    """The verdict (``\\boxed{A}``, ``[[B]]``, "Final verdict: tie", ... in
+    the grammar of :mod:`metrics.verdicts`); the score is the share the
+    first reply (A) won."""
+    found = read(text, CHOICE)
+    if isinstance(found, NoVerdict):
+        return found
     reasoning = text.rsplit("\\boxed", 1)[0].strip() or None
-    return Verdict(FIRST_WINS[found[-1].lower()], reasoning=reasoning)
+    return Verdict(FIRST_WINS[found], reasoning=reasoning)
 
 
 PAIRWISE = JudgeMode("pairwise", "pairwise_v1", parse_pairwise)

@@ -1,0 +1,209 @@
+"""The forms a judge writes a verdict in, as data (``docs/judge-replies.md``).
+
+Real judges do not answer in one format: GPT-4-class models box or bracket
+their verdict, local models write "Total: 85/100", reasoning models draft in
+``<think>`` blocks and correct themselves, some answer in JSON or in
+Chinese or Korean. This module turns a reply into its *answer text* (drafts
+removed, wrappers such as ``**85**`` and ``\\text{85}`` unwrapped) and lists
+the *candidates* in it: every place a verdict could be read from, with the
+raw value, whether a verdict label names it, and whether the sentence around
+it is counterfactual ("had it used the name, \\boxed{35} would ..."). Which
+candidate wins is :mod:`metrics.verdicts`' decision.
+
+>>> answer_text("<think>maybe 60</think>**Total:** \\\\boxed{\\\\text{85}}")
+'Total: \\\\boxed{85}'
+>>> [(c.raw, c.labelled) for c in candidates("Rating: [[7]]. Also \\\\boxed{6}")]
+[('7', True), ('6', False)]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Drafts: everything inside a reasoning block is never a verdict source. An
+# opened block that never closes (a reply cut off while thinking) leaves
+# nothing after its opening tag.
+_DRAFT = re.compile(
+    r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|\Z)", re.S | re.I
+)
+_LATEX_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}"
+)
+_MARKUP = re.compile(r"\*\*|__|(?<!\\)\$|\\[()\[\]]|`")
+
+# Labels that name a verdict wherever they stand on a line ...
+STRONG_LABELS = (
+    r"final\s+(?:answer|verdict|decision|rating|score|judg(?:e)?ment|grade|result)",
+    r"overall\s+(?:rating|score|grade)?", r"total\s*(?:score|points)?",
+    r"rating", r"verdict", r"decision", r"winner", r"better\s+(?:response|reply)",
+    r"rate\s+(?:it|this|that|the)(?:\s+(?:response|reply|answer))?(?:\s+(?:an?|as|at))?",
+)  # fmt: skip
+# Chinese and Korean labels: no spaces around words, so no word boundaries.
+CJK_LABELS = (
+    "总分", "总评分", "总得分", "最终得分", "最终评分", "最终答案", "最终判断", "最终裁决",
+    "最终结论", "最终结果", "评分", "结论", "판정", "총점", "최종\\s*점수", "최종\\s*판단",
+    "최종\\s*답변", "최종\\s*평가", "최종\\s*결론", "최종\\s*결과", "최종",
+)  # fmt: skip
+# ... and labels that only do so at the start of a line ("Helpfulness score:
+# 8" inside an explanation is a sub-score, not the verdict).
+LINE_LABELS = (
+    r"score",
+    r"answer",
+    r"grade",
+    r"result",
+    "得分",
+    "答案",
+    "点数",
+    "점수",
+    "답변",
+    "답",
+)
+LABEL_SEPARATOR = r"\s*(?:\([^()\n]{0,40}\))?\s*(?:is|of|=|:|-|–|—|→|为|是|은|는|:)?\s*"
+_LINE_START = r"(?:^|\n)[ \t>#*\-•+]*(?:\d{1,2}[.)]\s*)?"
+_LABEL = re.compile(
+    rf"(?:(?:{_LINE_START}(?:{'|'.join(LINE_LABELS)})|(?<![^\W\d_])"
+    rf"(?:{'|'.join(STRONG_LABELS)}))(?![^\W\d_])|(?:{'|'.join(CJK_LABELS)})){LABEL_SEPARATOR}",
+    re.I,
+)
+# A boxed or double-bracketed value; the box may hold one level of braces.
+_BOX = re.compile(
+    r"\\(?:boxed|fbox)\s*\{((?:[^{}]|\{[^{}]*\})*)\}|\[\[([^\[\]\n]{1,40})\]\]"
+)
+# What may follow a label as a bare value: a number with an optional
+# denominator or unit, or a word up to the end of its phrase.
+_BARE = re.compile(
+    r"(-?\d+(?:\.\d+)?(?:\s*(?:/|out\s+of|of)\s*\d+(?:\.\d+)?)?(?:\s*(?:points?|pts|分|점))?"
+    r"|(?:assistant|response|reply|model|answer|option|助手|回答)?\s*[^\s.,;:!?。，；：！？()]{1,12})",
+    re.I,
+)
+_ARITHMETIC = re.compile(r"[\d.\s+*×x/()]+=\s*(-?\d+(?:\.\d+)?)(?!.*=)", re.I)
+# Counterfactual sentences: a value in them is what the verdict would have
+# been, not what it is.
+_COUNTERFACTUAL = re.compile(
+    r"\b(?:would|could|might|should)\s+have\b|\bhad\s+(?:it|the|they|this|that|he|she)\b"
+    r"|\bif\b[^.\n]*\bhad\b|\bwere\s+it\b|\botherwise\b|\bjustified\b|\binstead\s+of\b"
+    r"|如果|假如|要是|本可|本应|若是|만약|더라면|였다면|했다면|았다면|었다면",
+    re.I,
+)
+_ALTERNATIVE = re.compile(
+    r"\s(?:or|and)\s|\s/\s|,\s|、|或者|或|还是|또는|혹은|이나", re.I
+)
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？\n]")
+JSON_VERDICT_KEYS = (
+    "score", "total", "total_score", "overall", "overall_score", "rating", "final_score",
+    "final_rating", "verdict", "final_verdict", "winner", "better", "answer",
+    "final_answer", "decision", "continue", "would_continue", "keep_chatting", "result",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place a verdict could be read from."""
+
+    raw: str  # the value as written ("85/100", "Yes", "A>B", "7")
+    start: int  # where it is in the answer text (its order)
+    labelled: bool  # a verdict label or a JSON verdict key names it
+    counterfactual: bool = False  # its sentence says what would have been
+
+
+def answer_text(reply: str) -> str:
+    """The reply without drafts and wrappers, NFKC-normalised (full-width
+    digits and colons become ASCII)."""
+    text = unicodedata.normalize("NFKC", _DRAFT.sub(" ", reply))
+    for _ in range(3):  # nested wrappers: \textbf{\text{85}}
+        text = _LATEX_WRAPPER.sub(r"\1", text)
+    return _MARKUP.sub("", text).strip()
+
+
+def candidates(text: str) -> list[Candidate]:
+    """Every candidate of an answer text, in the order they appear."""
+    found: dict[int, Candidate] = {}
+    labels = [match.end() for match in _LABEL.finditer(text)]
+    for match in _BOX.finditer(text):
+        raw = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
+        labelled = any(_same_phrase(text, end, match.start()) for end in labels)
+        found[match.start()] = _candidate(text, raw, match.start(), labelled)
+    for end in labels:
+        if end in found or _BOX.match(text, end):
+            continue
+        bare = _BARE.match(text, end)
+        if bare:
+            raw = _after_arithmetic(text, end) or bare.group(1)
+            found[end] = _candidate(text, raw.strip(), end, True)
+    for start, raw in _json_values(text):
+        found.setdefault(start, Candidate(raw, start, True))
+    whole = text.strip()
+    if whole and not found and len(whole) <= 24 and "\n" not in whole:
+        found[0] = Candidate(whole.rstrip(".。!"), 0, True)  # the reply is the value
+    return sorted(found.values(), key=lambda c: c.start)
+
+
+def _same_phrase(text: str, label_end: int, start: int) -> bool:
+    """A box right after a label ("Total: \\boxed{80}", "verdict is [[A]]")."""
+    between = text[label_end:start] if label_end <= start else "\n"
+    return (
+        len(between) <= 24
+        and not _SENTENCE_END.search(between)
+        and not _BOX.search(between)
+    )
+
+
+def _after_arithmetic(text: str, start: int) -> str | None:
+    """ "Total: 18 + 17 + 16 = 51": the value after the last ``=``."""
+    line = text[start:].split("\n", 1)[0]
+    match = _ARITHMETIC.match(line)
+    return match.group(1) if match and "+" in line else None
+
+
+def _candidate(text: str, raw: str, start: int, labelled: bool) -> Candidate:
+    sentence = _sentence(text, start)
+    return Candidate(raw, start, labelled, bool(_COUNTERFACTUAL.search(sentence)))
+
+
+def _sentence(text: str, position: int) -> str:
+    begin = max((m.end() for m in _SENTENCE_END.finditer(text, 0, position)), default=0)
+    end_match = _SENTENCE_END.search(text, position)
+    return text[begin : end_match.start() if end_match else len(text)]
+
+
+def offered_together(text: str, left: Candidate, right: Candidate) -> bool:
+    """Two values offered as a choice in one phrase ("answer \\boxed{1} or
+    \\boxed{0}", "[[A]] if A is better, [[B]] if B is"): the reply restates
+    the instructions there; neither is a verdict."""
+    between = text[left.start : right.start]
+    return (
+        len(between) <= 60
+        and not _SENTENCE_END.search(between)
+        and bool(_ALTERNATIVE.search(between))
+    )
+
+
+def json_objects(text: str):
+    """``(start, object)`` of every JSON object in the text (fenced or not)."""
+    decoder = json.JSONDecoder()
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            yield position, value
+        position = text.find("{", end)
+
+
+def _json_values(text: str):
+    for start, value in json_objects(text):
+        keyed = {str(k).lower().replace(" ", "_"): v for k, v in value.items()}
+        for key in JSON_VERDICT_KEYS:
+            if key in keyed and isinstance(keyed[key], (int, float, str, bool)):
+                found = keyed[key]
+                yield (
+                    start,
+                    (str(int(found)) if isinstance(found, bool) else str(found)),
+                )
+                break

@@ -1,0 +1,209 @@
+"""One verdict grammar for every protocol (``docs/judge-replies.md``).
+
+A reply's candidates (:mod:`metrics.verdict_forms`) are read as values of
+the protocol's kind of verdict: a score on a scale, a binary answer, or a
+choice between replies. Then:
+
+1. values in a counterfactual sentence, and values offered together as a
+   choice ("\\boxed{1} or \\boxed{0}"), are set aside;
+2. the **last labelled** value wins ("Total:", "Rating: [[7]]", "Final
+   answer:", JSON keys, a reply that is only the value): judges correct
+   themselves, and a label is what makes a number a verdict;
+3. without a label, unlabelled values (boxes, ``[[...]]``) must all agree;
+4. anything else is refused: ``no_verdict``, ``ambiguous_verdict`` (with the
+   values), or ``verdict_out_of_scale``. Never a guess.
+
+>>> SCORE_0_100 = Kind.score(0, 100)
+>>> read("Total: 85/100", SCORE_0_100)
+85.0
+>>> read("Total: \\\\boxed{70}. Had it used her name, \\\\boxed{35} would be fair.", SCORE_0_100)
+70.0
+>>> read("\\\\boxed{70} ... \\\\boxed{35}", SCORE_0_100).note.code
+'ambiguous_verdict'
+>>> read("Final answer: Yes", BINARY), read("My final verdict is [[B]]", CHOICE)
+(1.0, 'B')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from metrics.notes import Note, note
+from metrics.verdict_forms import (
+    Candidate,
+    answer_text,
+    candidates,
+    json_objects,
+    offered_together,
+)
+
+_NUMBER = re.compile(
+    r"(-?\d+(?:\.\d+)?)\s*(?:(?:/|out\s+of|of)\s*(\d+(?:\.\d+)?)|(%))?"
+    r"\s*(?:points?|pts|分|점)?\.?",
+    re.I,
+)
+_PREFIX = re.compile(
+    r"^(?:assistant|response|reply|model|option|answer|助手|回答|응답)\s*", re.I
+)
+
+BINARY_WORDS = {
+    "1": 1.0, "0": 0.0, "yes": 1.0, "no": 0.0, "y": 1.0, "n": 0.0, "true": 1.0,
+    "false": 0.0, "continue": 1.0, "stop": 0.0, "是": 1.0, "否": 0.0, "会": 1.0,
+    "不会": 0.0, "继续": 1.0, "不继续": 0.0, "예": 1.0, "네": 1.0, "아니오": 0.0,
+    "아니요": 0.0, "계속": 1.0, "중단": 0.0,
+}  # fmt: skip
+CHOICE_WORDS = {
+    "a": "A", "b": "B", "tie": "tie", "draw": "tie", "equal": "tie", "平局": "tie",
+    "平手": "tie", "相当": "tie", "무승부": "tie", "동점": "tie", "a>b": "A", "a>>b": "A",
+    "b<a": "A", "b>a": "B", "b>>a": "B", "a<b": "B", "a=b": "tie", "b=a": "tie",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a verdict is: ``score`` on [low, high], ``binary`` or ``choice``
+    (``words`` maps the written word, lower-cased, to the verdict)."""
+
+    kind: str
+    low: float = 0.0
+    high: float = 0.0
+    integer: bool = False
+    words: dict = field(default_factory=dict)
+
+    @classmethod
+    def score(cls, low: float, high: float, integer: bool = False) -> Kind:
+        return cls("score", float(low), float(high), integer)
+
+    @classmethod
+    def choice(cls, extra: dict | None = None) -> Kind:
+        return cls("choice", words={**CHOICE_WORDS, **(extra or {})})
+
+
+BINARY = Kind("binary", 0.0, 1.0, True, BINARY_WORDS)
+CHOICE = Kind.choice()
+
+
+@dataclass(frozen=True)
+class NoVerdict:
+    """Why a reply has no verdict (the row is ``unscored`` with this note)."""
+
+    note: Note
+
+
+OUT_OF_SCALE = object()  # a value of the right form that the scale excludes
+
+
+def value_of(raw: str, kind: Kind):
+    """The verdict a written value means; ``OUT_OF_SCALE``; or None when it
+    is not a value of this kind at all (a sub-score "18/20" on a 0-100
+    scale, a word that is no verdict).
+
+    >>> value_of("85/100", Kind.score(0, 100)), value_of("18/20", Kind.score(0, 100))
+    (85.0, None)
+    >>> value_of("Assistant A", CHOICE), value_of("120", Kind.score(0, 100)) is OUT_OF_SCALE
+    ('A', True)
+    """
+    text = raw.strip().strip("*_`'\".。").strip()
+    if kind.kind == "choice":
+        word = _PREFIX.sub("", text).strip().lower().replace(" ", "")
+        return kind.words.get(word)
+    number = _NUMBER.fullmatch(text)
+    if number is None:
+        return kind.words.get(text.lower()) if kind.kind == "binary" else None
+    value = float(number.group(1))
+    denominator = 100.0 if number.group(3) else number.group(2)
+    if denominator is not None and float(denominator) != kind.high:
+        return None  # a value on another scale: a part, not the verdict
+    if kind.kind == "binary":
+        return value if value in (0.0, 1.0) else OUT_OF_SCALE
+    if not kind.low <= value <= kind.high or (kind.integer and value != int(value)):
+        return OUT_OF_SCALE
+    return value
+
+
+def read(reply: str, kind: Kind):
+    """The verdict of a reply (a float, or a choice's word), or a
+    :class:`NoVerdict` saying why there is none."""
+    text = answer_text(reply)
+    valued = []
+    for candidate in candidates(text):
+        value = value_of(candidate.raw, kind)
+        if value is not None:
+            valued.append((candidate, value))
+    offered = _offered_together(text, valued)
+    kept = [
+        (candidate, value)
+        for index, (candidate, value) in enumerate(valued)
+        if index not in offered and not candidate.counterfactual
+    ]
+    labelled = [pair for pair in kept if pair[0].labelled]
+    if labelled:
+        chosen = labelled[-1][1]
+    elif len({_key(value) for _, value in kept}) == 1:
+        chosen = kept[-1][1]
+    elif kept:
+        shown = ", ".join(dict.fromkeys(_shown(value) for _, value in kept))
+        return NoVerdict(note("ambiguous_verdict", values=shown))
+    else:
+        return NoVerdict(note("no_verdict"))
+    if chosen is OUT_OF_SCALE:
+        return NoVerdict(note("verdict_out_of_scale", low=kind.low, high=kind.high))
+    return chosen
+
+
+def _offered_together(text: str, valued: list[tuple[Candidate, object]]) -> set[int]:
+    offered: set[int] = set()
+    for index in range(len(valued) - 1):
+        (left, a), (right, b) = valued[index], valued[index + 1]
+        if _key(a) != _key(b) and offered_together(text, left, right):
+            offered |= {index, index + 1}
+    return offered
+
+
+def _key(value) -> str:
+    return "out" if value is OUT_OF_SCALE else str(value)
+
+
+def _shown(value) -> str:
+    if value is OUT_OF_SCALE:
+        return "?"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> dict:
+    """Sub-scores on [0, high] by name, from lines such as "Style: 15/20",
+    "2. **Content** (0-20): 16", "Style 15, Content 16", "风格：15分" or
+    JSON keys; ``parts`` maps each name to the words that may label it. The
+    last well-formed value of a part counts; a part without one is absent.
+
+    >>> read_parts("- Style - 15 out of 20\\n2. Content (0-20): 16", {"style": ("style",),
+    ...     "content": ("content",)}, 20)
+    {'style': 15.0, 'content': 16.0}
+    """
+    text = answer_text(reply)
+    found: dict[str, float] = {}
+    for name, words in parts.items():
+        for match in _part_pattern(words).finditer(text):
+            value = value_of(match.group(1), Kind.score(0, high))
+            if isinstance(value, float):
+                found[name] = value
+        for _, obj in json_objects(text):
+            keyed = {str(k).lower(): v for k, v in obj.items()}
+            for word in words:
+                got = keyed.get(word.lower())
+                number = isinstance(got, (int, float)) and not isinstance(got, bool)
+                if number and 0 <= got <= high:
+                    found[name] = float(got)
+    return found
+
+
+def _part_pattern(words: tuple[str, ...]) -> re.Pattern:
+    names = "|".join(re.escape(word) for word in words)
+    return re.compile(
+        rf"(?:(?:^|\n)[ \t>#*\-•+]*(?:\d{{1,2}}[.)]\s*)?|[,;:|，；、]\s*)(?:{names})"
+        r"(?![a-z])\s*(?:score|得分|评分|점수)?\s*(?:\(\s*[^()\n]{0,12}\)|\[[^\[\]\n]{0,12}\])?"
+        r"\s*(?:[:=\-–—]|is)?\s*"
+        r"(\d+(?:\.\d+)?(?:\s*(?:/|out\s+of)\s*\d+(?:\.\d+)?)?(?:\s*(?:points?|分|점))?)",
+        re.I,
+    )

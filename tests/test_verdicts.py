@@ -1,0 +1,171 @@
+"""The verdict grammar (metrics/verdicts.py) on the replies real judges
+write: a corpus written from public judge outputs (tests/data/
+judge_replies.jsonl) and a property test rendering known verdicts in every
+supported form with reasoning around them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics.suites.alignment_parsing import parse_alignment, parse_binary
+from metrics.suites.pairwise import parse_pairwise
+from metrics.verdicts import BINARY, CHOICE, Kind, NoVerdict, read
+
+CORPUS = Path(__file__).parent / "data" / "judge_replies.jsonl"
+PAIRWISE = {1.0: "A", 0.0: "B", 0.5: "tie"}
+KINDS = {
+    "mtbench_single": Kind.score(1, 10),
+    "mtbench_pair": Kind.choice({"c": "tie"}),
+    "aloe": Kind.score(1, 5, integer=True),
+}
+
+
+def corpus() -> list[dict]:
+    return [
+        json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def verdict_of(entry: dict):
+    """(verdict or NoVerdict, dimensions) as the suite's parser reads it."""
+    reply, kind = entry["reply"], entry["kind"]
+    if kind in KINDS:
+        return read(reply, KINDS[kind]), None
+    parser = {"alignment": parse_alignment, "binary": parse_binary}.get(
+        kind, parse_pairwise
+    )
+    found = parser(reply)
+    if isinstance(found, NoVerdict):
+        return found, None
+    score = PAIRWISE[found.score] if kind == "pairwise" else found.score
+    return score, found.parts
+
+
+def test_the_corpus_is_read_with_no_misread_and_at_least_95_percent_scored():
+    entries = corpus()
+    meant = [e for e in entries if e["verdict"] is not None]
+    scored, misread = [], []
+    for entry in entries:
+        found, _ = verdict_of(entry)
+        if isinstance(found, NoVerdict):
+            continue
+        (scored if found == entry["verdict"] else misread).append(entry["id"])
+    assert misread == []
+    assert len(scored) >= 0.95 * len(meant), f"{len(scored)} of {len(meant)}"
+    assert len(entries) >= 100 and {e["kind"] for e in entries} >= set(KINDS)
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in corpus() if e["verdict"] is None], ids=lambda e: e["id"]
+)
+def test_replies_cut_or_without_a_verdict_stay_unscored(entry):
+    assert isinstance(verdict_of(entry)[0], NoVerdict)
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in corpus() if e["parts"]], ids=lambda e: e["id"]
+)
+def test_dimension_lines_are_read_in_every_form(entry):
+    _, parts = verdict_of(entry)
+    assert parts == {name: float(value) for name, value in entry["parts"].items()}
+
+
+# -- property: known verdicts rendered in every form ---------------------------
+REASONING = st.lists(
+    st.sampled_from(
+        [
+            "The reply is warm and mentions the user's hobby.",
+            "It ignores that the user is 22 years old and studies law.",
+            "The tone is too formal for an introvert.",
+            "It lists 3 restaurants near the station.",
+            "回复很自然，也提到了用户的工作。",
+            "답변이 자연스럽고 사용자의 취미를 언급합니다.",
+            "Step 2 of the explanation could be shorter.",
+            "Overall, the answer is relevant.",
+            "The user asked about the weather (again).",
+        ]
+    ),
+    max_size=5,
+).map(" ".join)
+
+
+def score_forms(value: str, high: str) -> list[str]:
+    return [
+        f"Total: \\boxed{{{value}}}",
+        f"\\boxed{{{value}/{high}}}",
+        f"Total: {value}/{high}",
+        f"\\boxed{{**{value}**}}",
+        f"\\boxed{{\\text{{{value}}}}}",
+        f"Rating: [[{value}]]",
+        f"Final answer: {value}",
+        f"**Final score:** {value}",
+        f'```json\n{{"reasoning": "ok", "score": {value}}}\n```',
+        f"总分：{value}",
+        f"최종 점수: {value}점",
+        f"<think>maybe \\boxed{{{high}}}</think>\nTotal: {value}",
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=REASONING,
+    after=REASONING,
+    scale=st.sampled_from([(0, 100), (1, 10), (1, 5)]),
+    data=st.data(),
+)
+def test_every_score_form_reads_exactly_its_value(before, after, scale, data):
+    low, high = scale
+    value = data.draw(st.integers(low, high))
+    form = data.draw(st.sampled_from(score_forms(str(value), str(high))))
+    hypothetical = data.draw(
+        st.sampled_from(["", f"Had it asked, \\boxed{{{low}}} would have been fair."])
+    )
+    reply = f"{before}\n{form}\n{after} {hypothetical}".strip()
+    assert read(reply, Kind.score(low, high)) == float(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=REASONING, value=st.sampled_from([0, 1]), data=st.data())
+def test_every_binary_form_reads_exactly_its_value(before, value, data):
+    word = {1: ("Yes", "true", "是", "예"), 0: ("No", "false", "否", "아니오")}[value]
+    form = data.draw(
+        st.sampled_from(
+            [
+                f"\\boxed{{{value}}}",
+                f"\\boxed{{{word[0]}}}",
+                f"Final answer: {word[0]}",
+                f"Final answer: {value}",
+                f'{{"continue": {word[1]}}}',
+                f"最终答案：{word[2]}",
+                f"최종 답변: {word[3]}",
+                f"I must answer \\boxed{{1}} or \\boxed{{0}}.\nFinal answer: \\boxed{{{value}}}",
+            ]
+        )
+    )
+    assert read(f"{before}\n{form}", BINARY) == float(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=REASONING, winner=st.sampled_from(["A", "B", "tie"]), data=st.data())
+def test_every_choice_form_reads_exactly_its_value(before, winner, data):
+    arena = {"A": "A>B", "B": "B>A", "tie": "A=B"}[winner]
+    form = data.draw(
+        st.sampled_from(
+            [
+                f"\\boxed{{{winner}}}",
+                f"[[{winner}]]",
+                f"[[{arena}]]",
+                f"Final verdict: {'Assistant ' + winner if winner != 'tie' else 'tie'}",
+                f'{{"winner": "{winner}"}}',
+                f"最终判断：{winner}",
+                f"최종 판단: {winner}",
+                f"My final verdict is [[{winner}]].",
+            ]
+        )
+    )
+    assert read(f"{before}\n{form}", CHOICE) == winner
