@@ -47,6 +47,8 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from bench import judge_styles
+
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
 _SCENE = re.compile(r"<<<SCENE\n(.*?)\nSCENE>>>", re.S)
@@ -61,22 +63,11 @@ def split_total(total: int) -> list[int]:
     return [base + (1 if index < extra else 0) for index in range(5)]
 
 
-def alignment_reply(total: int, mismatch: bool = False) -> str:
+def alignment_reply(total: int, mismatch: bool = False, style: str = "ours") -> str:
     parts = split_total(total)
     if mismatch:
         parts[0] = max(parts[0] - 3, 0)
-    lines = [
-        f"{name}: {value}/20" for name, value in zip(DIMENSIONS, parts, strict=True)
-    ]
-    return (
-        "Reasoning: scripted verdict.\n"
-        + "\n".join(lines)
-        + f"\nTotal: \\boxed{{{total}}}"
-    )
-
-
-def binary_reply(answer: int) -> str:
-    return f"Reasoning: scripted decision.\n\\boxed{{{answer}}}"
+    return judge_styles.alignment_text(total, parts, style)
 
 
 def jera_reply(answer: str | None, digest: int) -> str:
@@ -148,7 +139,7 @@ def strength(reply: str) -> float:
     return float(int(hashlib.md5(reply.encode()).hexdigest(), 16) % 10)
 
 
-def pairwise_reply(first: str, second: str, model: str) -> str:
+def pairwise_reply(first: str, second: str, model: str, style: str = "ours") -> str:
     """A verdict on replies A (``first``) and B (``second``)."""
     if "[[fault=garbage]]" in first + second:
         return "Both are fine, I suppose."
@@ -162,7 +153,7 @@ def pairwise_reply(first: str, second: str, model: str) -> str:
         draw = int(hashlib.sha256(pair).hexdigest(), 16) % 10_000 / 10_000
         stronger_wins = draw < 1 / (1 + math.exp(-abs(gap)))
         verdict = "A" if (gap > 0) == stronger_wins else "B"
-    return f"Reasoning: scripted pairwise verdict.\n\\boxed{{{verdict}}}"
+    return judge_styles.pairwise_text(verdict, style)
 
 
 def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, dict]:
@@ -170,7 +161,8 @@ def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, d
     pair = _PAIR.search(prompt)
     if pair and not state.outage_status:
         state.count(hashlib.sha256(prompt.encode()).hexdigest())  # calls served
-        return 200, pairwise_reply(pair.group(1), pair.group(2), model), {}
+        style = judge_styles.pick(judge_styles.PAIRWISE_STYLES, model, prompt)
+        return 200, pairwise_reply(pair.group(1), pair.group(2), model, style), {}
     match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
     response = match.group(1) if match else prompt
     directives = dict(_DIRECTIVE.findall(response))
@@ -199,11 +191,13 @@ def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, d
         return 200, slot_judge_reply(response), {}
     if "continue chatting" in prompt:
         answer = int(directives.get("binary", digest % 2))
-        return 200, binary_reply(answer), {}
+        style = judge_styles.pick(judge_styles.BINARY_STYLES, model, prompt)
+        return 200, judge_styles.binary_text(answer, style), {}
     total = int(directives.get("al", 40 + digest % 61))
     offset = _OFFSET.search(model)
     total = min(100, total + int(offset.group(1))) if offset else total
-    return 200, alignment_reply(total, mismatch=fault == "mismatch"), {}
+    style = judge_styles.pick(judge_styles.ALIGNMENT_STYLES, model, prompt)
+    return 200, alignment_reply(total, fault == "mismatch", style), {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -218,7 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        prompt = body["messages"][-1]["content"]
+        # The first user message holds the request; later ones are re-asks.
+        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
         self.state.enter(str(body.get("model")), prompt)
         try:
             if self.state.latency:
@@ -254,15 +249,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # A class attribute: the constructor listens, so setting it on the
+    # instance afterwards leaves the backlog at 5 (connections then wait
+    # 1-15 s for SYN retries at 64 concurrent clients).
+    request_queue_size = 256
+
+
 class ScriptedJudge:
     """``with ScriptedJudge(latency=0.05) as judge: judge.url`` (ends in /v1)."""
 
     def __init__(self, latency: float = 0.0, timeout_sleep: float = 3.0, port: int = 0):
         self.state = JudgeState(latency, timeout_sleep)
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self.server.daemon_threads = True
-        self.server.request_queue_size = 128
+        self.server = _Server(("127.0.0.1", port), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property

@@ -45,4 +45,4 @@ def scripted(item) -> str:
 
 
 def user_text(item) -> str:
-    return item.messages[-1]["content"]
+    return next(m["content"] for m in item.messages if m["role"] == "user")

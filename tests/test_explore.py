@@ -278,7 +278,8 @@ def test_search_stops_after_its_limit(sample_run, monkeypatch):
 @pytest.fixture
 def judged(app_factory, tmp_path):
     with ScriptedJudge() as judge:
-        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted")
+        # our own reply format, whose reasoning says "scripted verdict"
+        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted-style-strict")
         sessions = crafted.alignment_sessions()
         sessions.append(
             crafted.session(
