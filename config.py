@@ -30,6 +30,18 @@ def _int(name: str, raw: str, minimum: int) -> int:
     return value
 
 
+def _prices(name: str, raw: str) -> dict:
+    from core.usage import parse_prices
+
+    try:
+        return parse_prices(raw)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(
+            f"{name} must be model=input/output pairs (USD per million tokens) "
+            f"or their JSON, got {raw!r} ({exc})"
+        ) from None
+
+
 def _float(name: str, raw: str, minimum: float) -> float:
     try:
         value = float(raw)
@@ -105,6 +117,10 @@ DEFAULTS: dict = {
     "JUDGE_CONNECT_TIMEOUT_S": 5.0,
     "JUDGE_TEMPERATURE": 0.0,  # part of every cache key: change it, re-judge
     "JUDGE_MAX_TOKENS": 1024,
+    # A reply cut off by max_tokens is asked once more with this many.
+    "JUDGE_MAX_TOKENS_RETRY": 4096,
+    # model -> {"input", "output"}: USD per million tokens (core/usage.py).
+    "JUDGE_PRICES": {},
     "JUDGE_BACKOFF_CAP_S": 20.0,  # longest wait between retries without Retry-After
     "MAX_UPLOAD_MB": 200,
     "MAX_LINE_MB": 8,
@@ -227,6 +243,9 @@ _PARSERS = {
     "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),
     "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
+    "JUDGE_PRICES": _prices,
+    "JUDGE_MAX_TOKENS": lambda n, v: _int(n, v, 16),
+    "JUDGE_MAX_TOKENS_RETRY": lambda n, v: _int(n, v, 16),
     "RUN_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
     "CLIENT_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
     "WATCHDOG_INTERVAL_S": lambda n, v: _float(n, v, 0.1),

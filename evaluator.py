@@ -18,14 +18,15 @@ import json
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
 
 from config import DEFAULTS
+from core import usage
 from core.status import Cancelled, RowStatus
 from core.telemetry import JUDGE_FAILURES, JUDGE_SECONDS
-from metrics.judging import JudgeItem
+from metrics.judging import JudgeItem, reask_messages, strict_json
 from metrics.notes import Note, note
 
 __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeOutcome"]
@@ -50,6 +51,7 @@ class JudgeConfig:
     concurrency: int = DEFAULTS["JUDGE_CONCURRENCY"]
     samples: int = 1
     backoff_cap_s: float = DEFAULTS["JUDGE_BACKOFF_CAP_S"]
+    max_tokens_retry: int = DEFAULTS["JUDGE_MAX_TOKENS_RETRY"]
 
     @classmethod
     def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
@@ -65,6 +67,8 @@ class JudgeConfig:
             api_key=config.get("JUDGE_API_KEY"),
             timeout_s=config["JUDGE_TIMEOUT_S"],
             max_retries=config["JUDGE_MAX_RETRIES"],
+            max_tokens=config["JUDGE_MAX_TOKENS"],
+            max_tokens_retry=config["JUDGE_MAX_TOKENS_RETRY"],
             concurrency=config["JUDGE_CONCURRENCY"],
             samples=options.get("samples", 1),
         )
@@ -85,24 +89,44 @@ class JudgeOutcome:
     raw: str | None = None
     note: Note | None = None  # why there is no verdict
     cached: bool = False
+    reasked: int = 0  # re-asks this outcome took (0 or 1)
 
 
-@dataclass
 class Usage:
-    judge_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """A run's judge counters in this process: the run's totals
+    (``judge_calls``, ``cache_hits``, tokens) and each model's
+    (:mod:`core.usage`), added together under one lock."""
 
-    def add(self, **counts: int) -> None:
+    TOTALS = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def add(self, model: str = "", **counts: int) -> None:
+        """``counts`` are per-model fields (``core.usage.FIELDS``)."""
         with self.lock:
-            for name, value in counts.items():
-                setattr(self, name, getattr(self, name) + value)
+            for field_name, value in counts.items():
+                name = usage.key(model, field_name)
+                self._counts[name] = self._counts.get(name, 0) + value
+            totals = {
+                "judge_calls": counts.get("calls", 0),
+                "cache_hits": counts.get("cached", 0),
+                "prompt_tokens": counts.get("prompt_tokens", 0),
+                "completion_tokens": counts.get("completion_tokens", 0),
+            }
+            for name, value in totals.items():
+                self._counts[name] = self._counts.get(name, 0) + value
 
     def counters(self) -> dict[str, int]:
-        names = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
-        return {name: getattr(self, name) for name in names}
+        """Every counter: the totals, then ``judge_usage|model|field``."""
+        with self.lock:
+            found = {name: self._counts.get(name, 0) for name in self.TOTALS}
+            found.update(self._counts)
+            return found
+
+    def by_model(self) -> dict[str, dict[str, int]]:
+        return usage.split(self.counters())[1]
 
 
 class StopCheck:
@@ -134,6 +158,42 @@ class StopCheck:
             raise Cancelled
 
 
+class StructuredOutput:
+    """Whether to ask a judge (URL + model) for structured output: yes until
+    it refuses the parameter (a 400 naming it) or ignores it (a reply that is
+    not JSON); then the text grammar alone, for the rest of the run."""
+
+    def __init__(self, refused: bool = False):
+        self.state = "text" if refused else "unknown"
+
+    def wanted(self) -> bool:
+        return self.state in ("unknown", "json_schema")
+
+    def rejected(self) -> None:
+        self.state = "text"
+
+    def answered(self, honoured: bool) -> None:
+        if self.state != "text":
+            self.state = "json_schema" if honoured else "ignored"
+
+
+def response_format(name: str, schema: dict) -> dict:
+    """OpenAI's ``response_format`` for a JSON schema, strict."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "strict": True, "schema": schema},
+    }
+
+
+def names_structured_output(error: JudgeHTTPError) -> bool:
+    """A 400/422 whose body names the structured-output parameter."""
+    detail = error.detail.lower()
+    named = any(
+        word in detail for word in ("response_format", "json_schema", "structured")
+    )
+    return error.status in (400, 422) and named
+
+
 class JudgeHTTPError(Exception):
     """A call that failed; ``note`` says why, for the row (metrics/notes.py)."""
 
@@ -142,6 +202,7 @@ class JudgeHTTPError(Exception):
         self.note = reason
         self.status = status
         self.retry_after = retry_after
+        self.detail = ""  # the server's error body, cut
 
     @property
     def retryable(self) -> bool:
@@ -239,7 +300,11 @@ class JudgeClient:
             self._local.session = session
         return self._local.session
 
-    def _complete_once(self, messages: list, sample: int, before_attempt=None) -> dict:
+    def _complete_once(
+        self, messages: list, sample: int, before_attempt=None, **extra
+    ) -> dict:
+        """One request; ``extra`` overrides or adds body fields
+        (``max_tokens``, ``response_format``)."""
         if before_attempt is not None:
             before_attempt()  # e.g. raises Cancelled: no more retries for a dead run
         body = {
@@ -248,6 +313,7 @@ class JudgeClient:
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
             "seed": sample,
+            **extra,
         }
         timeout = (self.config.connect_timeout_s, self.config.timeout_s)
         from requests import RequestException
@@ -265,23 +331,41 @@ class JudgeClient:
             JUDGE_FAILURES.labels(f"http_{response.status_code}").inc()
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             reason = note("http_error", status=response.status_code)
-            raise JudgeHTTPError(reason, response.status_code, retry_after)
-        try:
-            payload = response.json()
-            text = payload["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            JUDGE_FAILURES.labels("malformed_reply").inc()
-            raise JudgeHTTPError(note("malformed_reply"), 502) from None
-        usage = payload.get("usage") or {}
-        if not isinstance(text, str):
-            text = ""
-        return {
-            # PostgreSQL stores no U+0000; a reply is kept as evidence, so
-            # the character is shown as the replacement character instead.
-            "text": text.replace("\x00", "\ufffd"),
-            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-            "completion_tokens": int(usage.get("completion_tokens") or 0),
-        }
+            error = JudgeHTTPError(reason, response.status_code, retry_after)
+            error.detail = response.text[:2000]  # what a 400 names
+            raise error
+        return read_completion(response)
+
+
+def read_completion(response) -> dict:
+    """The reply's text, why it stopped, and the usage it reports."""
+    try:
+        payload = response.json()
+        choice = payload["choices"][0]
+        text = choice["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        JUDGE_FAILURES.labels("malformed_reply").inc()
+        raise JudgeHTTPError(note("malformed_reply"), 502) from None
+    reported = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    details = reported.get("completion_tokens_details") or {}
+    if not isinstance(text, str):
+        text = ""  # e.g. a reasoning model that spent every token thinking
+    return {
+        # PostgreSQL stores no U+0000; a reply is kept as evidence, so
+        # the character is shown as the replacement character instead.
+        "text": text.replace("\x00", "\ufffd"),
+        "finish_reason": choice.get("finish_reason"),
+        "prompt_tokens": _count(reported.get("prompt_tokens")),
+        "completion_tokens": _count(reported.get("completion_tokens")),
+        "reasoning_tokens": _count(
+            details.get("reasoning_tokens") if isinstance(details, dict) else 0
+        ),
+    }
+
+
+def _count(value) -> int:
+    """A token count as reported; anything that is not a count is 0."""
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 class JudgePool:
@@ -324,8 +408,10 @@ class Judge:
     def __init__(
         self, config: JudgeConfig, cache=None, client=None, should_stop=None,
         pool=None, on_items=None, usage: Usage | None = None,
+        structured: StructuredOutput | None = None,
     ):  # fmt: skip
         self.config = config
+        self.structured = structured or StructuredOutput()
         self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
         self.client = client or JudgeClient(config)
@@ -348,7 +434,8 @@ class Judge:
                 )
             else:
                 todo.append(index)
-        self.usage.add(cache_hits=len(items) - len(todo))
+        if len(todo) < len(items):
+            self.usage.add(self.config.model, cached=len(items) - len(todo))
         if len(todo) < len(items):
             self._on_items(len(items) - len(todo))
         futures = {
@@ -375,35 +462,66 @@ class Judge:
         return [outcomes[index] for index in range(len(items))]
 
     def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
-        """Ask, and once more at a new sample if the reply cannot be parsed."""
+        """Ask; when the reply has no readable verdict, ask once more: a reply
+        cut off by ``max_tokens`` with more tokens, any other quoting the
+        format the prompt asked for. Then ``unscored`` with the reason."""
         self._stop.check()
         raws: list[str] = []
-        for sample in (item.sample, item.sample + RETRY_SAMPLE_OFFSET):
+        messages, sample = list(item.messages), item.sample
+        max_tokens, why = self.config.max_tokens, None
+        for attempt in range(2):
             try:
-                reply = self.client.complete(
-                    list(item.messages), sample, self._stop.check
-                )
+                reply = self._ask(item, messages, sample, max_tokens, reask=attempt > 0)
             except JudgeHTTPError as exc:
-                self.usage.add(judge_calls=1)
-                return JudgeOutcome(
-                    RowStatus.ERROR, raw="\n---\n".join(raws) or None, note=exc.note
-                ), None
-            self.usage.add(
-                judge_calls=1,
-                prompt_tokens=reply["prompt_tokens"],
-                completion_tokens=reply["completion_tokens"],
-            )
+                raw = "\n---\n".join(raws) or None
+                return JudgeOutcome(RowStatus.ERROR, raw=raw, note=exc.note), None
             raws.append(reply["text"])
+            if reply["finish_reason"] == "length":
+                why = note("truncated")  # never read: the verdict may be cut
+                max_tokens = max(self.config.max_tokens_retry, max_tokens)
+                continue
             verdict, why = item.read(reply["text"])
             if verdict is not None:
                 entry = _cache_entry(item, reply, verdict.to_dict())
                 # Cached under the first sample's key: the verdict answers that request.
-                return JudgeOutcome(
-                    RowStatus.OK, verdict.to_dict(), reply["text"]
-                ), entry
+                outcome = JudgeOutcome(
+                    RowStatus.OK, verdict.to_dict(), reply["text"], reasked=attempt
+                )
+                return outcome, entry
+            messages = reask_messages(item, reply["text"])
+            sample = item.sample + RETRY_SAMPLE_OFFSET
         raw = "\n---\n".join(raws)
-        outcome = JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why)
-        return outcome, None
+        return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why, reasked=1), None
+
+    def _ask(self, item, messages, sample, max_tokens, reask: bool) -> dict:
+        """One request (retried on transport errors), asking for structured
+        output while the server has not refused or ignored it."""
+        model = self.config.model
+        schema = item.mode.schema if self.structured.wanted() else None
+        extra = {"max_tokens": max_tokens}
+        if schema is not None:
+            extra["response_format"] = response_format(item.mode.name, schema)
+        try:
+            reply = self.client.complete(messages, sample, self._stop.check, **extra)
+        except JudgeHTTPError as exc:
+            self.usage.add(model, calls=1, reasks=int(reask))
+            if schema is None or not names_structured_output(exc):
+                raise
+            self.structured.rejected()
+            self.usage.add(model, structured_rejected=1)
+            return self._ask(item, messages, sample, max_tokens, reask)
+        self.usage.add(
+            model, calls=1, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
+            completion_tokens=reply["completion_tokens"],
+            reasoning_tokens=reply["reasoning_tokens"],
+        )  # fmt: skip
+        if schema is not None:
+            honoured = strict_json(reply["text"]) is not None
+            self.structured.answered(honoured)
+            self.usage.add(
+                model, **{"structured" if honoured else "structured_ignored": 1}
+            )
+        return reply
 
 
 def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:

@@ -47,7 +47,7 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from bench import judge_styles
+from bench import judge_styles, judge_wire
 
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
@@ -109,6 +109,7 @@ class JudgeState:
         self.max_in_flight = 0
         self.max_prompt_chars = 0
         self.models: Counter[str] = Counter()
+        self.reported = judge_wire.Reported()  # usage sent, per model
 
     def enter(self, model: str, prompt: str) -> None:
         with self.lock:
@@ -214,28 +215,36 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         # The first user message holds the request; later ones are re-asks.
         prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        self.state.enter(str(body.get("model")), prompt)
+        model = str(body.get("model"))
+        refusal = judge_wire.structured_refusal(body)
+        if refusal is not None:
+            self.state.reported.usage(body, "")  # a request served, no tokens
+            return self._send(400, refusal, {})
+        if judge_wire.honours_structured(body):
+            model += " style-structured"
+        self.state.enter(model, prompt)
         try:
             if self.state.latency:
                 time.sleep(self.state.latency)
-            status, text, headers = decide(self.state, prompt, str(body.get("model")))
+            status, text, headers = decide(self.state, prompt, model)
         finally:
             self.state.leave()
-        if status == 200:
-            payload = {
-                "id": "scripted",
-                "object": "chat.completion",
-                "model": body.get("model"),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}}
-                ],
-                "usage": {
-                    "prompt_tokens": len(prompt) // 4,
-                    "completion_tokens": len(text) // 4,
-                },
-            }
-        else:
-            payload = {"error": {"message": text}}
+        if status != 200:
+            return self._send(status, {"error": {"message": text}}, headers)
+        text, finish = judge_wire.cut(text, body, "[[fault=truncate]]" in prompt)
+        payload = {
+            "id": "scripted",
+            "object": "chat.completion",
+            "model": body.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": self.state.reported.usage(body, text),
+        }
         self._send(status, payload, headers)
 
     def _send(self, status: int, payload: dict, headers: dict) -> None:

@@ -34,6 +34,8 @@ _FORCED = re.compile(r"style-(\w+)")
 
 def pick(styles: tuple[str, ...], model: str, prompt: str) -> str:
     forced = _FORCED.search(model)
+    if forced and forced.group(1) == "structured":
+        return "structured"  # the server honours response_format
     if forced and forced.group(1) in styles:
         return forced.group(1)
     if forced and forced.group(1) == "strict":
@@ -44,6 +46,9 @@ def pick(styles: tuple[str, ...], model: str, prompt: str) -> str:
 
 def alignment_text(total: int, parts: list[int], style: str) -> str:
     pairs = list(zip(NAMES, parts, strict=True))
+    if style == "structured":
+        body = {"reasoning": "Fits the user.", **{n.lower(): v for n, v in pairs}}
+        return json.dumps({**body, "total": total})
     if style == "markdown":
         lines = "\n".join(f"- **{n}:** {v}/20" for n, v in pairs)
         return (
@@ -99,6 +104,8 @@ def _ours(pairs, total: int) -> str:
 
 def binary_text(answer: int, style: str) -> str:
     word = "Yes" if answer else "No"
+    if style == "structured":
+        return json.dumps({"reasoning": "Criteria checked.", "answer": answer})
     if style == "yesno":
         return f"All things considered, my answer:\n\n\\boxed{{{word}}}"
     if style == "final":
@@ -127,7 +134,7 @@ def pairwise_text(verdict: str, style: str) -> str:
         return f"Both replies are polite.\nMy final verdict is [[{verdict}]]."
     if style == "final":
         return f"Comparing the two replies.\nFinal verdict: {named}"
-    if style == "json":
+    if style in ("json", "structured"):
         return json.dumps({"reasoning": "compared.", "winner": verdict})
     if style == "arena":
         return {"A": "[[A>B]]", "B": "[[B>A]]", "tie": "[[A=B]]"}[verdict]

@@ -79,6 +79,25 @@ class JudgeItem:
         return parsed, None
 
 
+# The one re-ask of a reply without a readable verdict. The reply is quoted
+# back (cut: a runaway reply must not double the next prompt).
+REASK = (
+    "Your reply above does not end with a verdict in the required format. "
+    "Answer again with only your verdict, exactly in this format:\n\n{format}"
+)
+REASK_QUOTED_CHARS = 4000
+
+
+def reask_messages(item: JudgeItem, reply: str) -> list[dict]:
+    """The request again, the reply, and the format the prompt asked for."""
+    wanted = item.mode.format or "(the format given above)"
+    return [
+        *item.messages,
+        {"role": "assistant", "content": reply[-REASK_QUOTED_CHARS:]},
+        {"role": "user", "content": REASK.format(format=wanted)},
+    ]
+
+
 def template_chars(mode: JudgeMode) -> int:
     """Characters of a mode's prompt before its fields are filled in."""
     prompt = load_prompt(mode.prompt)

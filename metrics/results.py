@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC
 from functools import partial
 
+from core import usage
 from core.status import RowStatus
 from metrics import registry
 from metrics.rows import finite_json
@@ -88,13 +89,42 @@ def tidy_row(row: dict) -> dict:
     }
 
 
-def head(run, status_counts: dict[str, int]) -> dict:
+def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
+    """``{model: {calls, cached, prompt_tokens, completion_tokens,
+    reasoning_tokens, reasks, cost_usd, output}}``: what each judge used, the
+    cost at the prices recorded with the run (null without a price), and how
+    it answered (``core.usage.output_mode``).
+
+    >>> class Run: judge = {"prices": {"m": {"input": 2.0, "output": 8.0}}}
+    >>> judge_usage(Run(), {"m": {"calls": 2, "prompt_tokens": 1000,
+    ...     "completion_tokens": 500, "structured": 2}})["m"]["cost_usd"]
+    0.006
+    """
+    prices = (run.judge or {}).get("prices") or {}
+    shown = {}
+    for model, counts in used.items():
+        fields = {name: int(counts.get(name, 0)) for name in USAGE_SHOWN}
+        shown[model] = {
+            **fields,
+            "cost_usd": usage.cost(fields, prices.get(model)),
+            "output": usage.output_mode(counts),
+        }
+    return shown
+
+
+USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "completion_tokens",
+               "reasoning_tokens", "reasks")  # fmt: skip
+
+
+def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
     """The document without its rows: small whatever the run's size (the
-    summary, curves and comparisons are stored at finalize)."""
+    summary, curves and comparisons are stored at finalize); ``used`` is the
+    run's judge usage per model (``store.progress.judge_usage``)."""
     aggregates = finite_json(run.aggregates or {})  # earlier releases stored inf
     return {
         "schema": SCHEMA,
         "run": run_header(run, status_counts),
+        "judge_usage": judge_usage(run, used or {}),
         "summary": aggregates.get("summary", {}),
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
@@ -106,10 +136,13 @@ def head(run, status_counts: dict[str, int]) -> dict:
     }
 
 
-def build(run, rows: Iterable[dict], status_counts: dict[str, int]) -> dict:
+def build(
+    run, rows: Iterable[dict], status_counts: dict[str, int], used: dict | None = None
+) -> dict:
     """The whole document in memory: for small runs and tests. Anything that
     serves or writes a run's results uses :func:`json_chunks`."""
-    return {**head(run, status_counts), "rows": [tidy_row(row) for row in rows]}
+    document = head(run, status_counts, used)
+    return {**document, "rows": [tidy_row(row) for row in rows]}
 
 
 def json_chunks(

@@ -90,11 +90,15 @@ class Metric:
 
 @dataclass(frozen=True)
 class JudgeMode:
-    """One kind of judge request: its prompt file and its verdict parser."""
+    """One kind of judge request: its prompt file and its verdict parser;
+    the output format it asks for (quoted when a reply must be re-asked) and
+    the JSON schema asked for as structured output (None: text only)."""
 
     name: str
     prompt: str  # file stem under prompts/, e.g. "alignment_v1" (stored per score)
-    parse: Callable[[str], Any]  # reply text -> Verdict | None (None: unparseable)
+    parse: Callable[[str], Any]  # reply text -> Verdict | NoVerdict (or None)
+    format: str = ""
+    schema: dict | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -192,8 +192,9 @@ def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> di
             keyed = {str(k).lower(): v for k, v in obj.items()}
             for word in words:
                 got = keyed.get(word.lower())
-                number = isinstance(got, (int, float)) and not isinstance(got, bool)
-                if number and 0 <= got <= high:
+                if isinstance(got, bool) or not isinstance(got, (int, float)):
+                    continue
+                if 0 <= got <= high:
                     found[name] = float(got)
     return found
 

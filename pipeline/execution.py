@@ -21,7 +21,7 @@ from time import monotonic
 
 import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
-from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, Usage
+from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import engine, notes, registry
 from metrics.row_source import RowSource
 from metrics.rows import ResultRow, finite_json
@@ -176,9 +176,14 @@ def judge_for(
     cache = JudgeCache(ctx.storage, run.id) if use_cache else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
     usage = Usage()
+    # A server that refused structured output in an earlier chunk is not
+    # asked again: the text grammar reads its replies.
+    used = ctx.storage.judge_usage(run.id)
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
-              pool=ctx.pool, on_items=on_items, usage=usage)
+              pool=ctx.pool, on_items=on_items, usage=usage,
+              structured=StructuredOutput(
+                  refused=bool(used.get(model, {}).get("structured_rejected"))))
         for model in run.options.get("judge_models") or [judge_config.model]
     ]  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)

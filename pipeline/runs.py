@@ -143,8 +143,11 @@ class RunService:
         }
         window = self.config["JUDGE_HISTORY_CHARS"]
         models = options.get("judge_models") or [config.model]
+        # Prices as they were when the run was made: its cost never changes.
+        known = self.config["JUDGE_PRICES"]
+        prices = {model: known[model] for model in models if model in known}
         return {**config.public(), "models": models, "prompts": prompts,
-                "history_chars": window}  # fmt: skip
+                "history_chars": window, "prices": prices}  # fmt: skip
 
     def judge_calls(self, report, request: RunRequest) -> dict:
         """The judge calls a run of ``report`` with ``request``'s suites,
@@ -272,7 +275,8 @@ class RunService:
 
     def results_head(self, run) -> dict:
         """The results document without its rows (cheap at any run size)."""
-        return results.head(run, self.storage.run_status_counts(run))
+        counts = self.storage.run_status_counts(run)
+        return results.head(run, counts, self.storage.judge_usage(run.id))
 
     def results_chunks(self, run, indent: int | None = None) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
@@ -284,7 +288,8 @@ class RunService:
     def results_document(self, run) -> dict:
         """The whole document in memory (tests and small runs)."""
         counts = self.storage.run_status_counts(run)
-        return results.build(run, self.storage.iter_rows(run.id), counts)
+        used = self.storage.judge_usage(run.id)
+        return results.build(run, self.storage.iter_rows(run.id), counts, used)
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:

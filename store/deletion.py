@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from store.models import (
     JudgeCacheEntry,
+    JudgeUsage,
     ResultRow,
     Run,
     RunCacheKey,
@@ -28,7 +29,7 @@ from store.models import (
 )
 from store.uploads import upload_path
 
-OWNED_BY_RUN = (ResultRow, RunChunk, RunSession)
+OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage)
 
 
 class DeletionQueries:

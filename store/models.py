@@ -192,6 +192,31 @@ class JudgeCacheEntry(Base):
     )
 
 
+class JudgeUsage(Base):
+    """What one judge model used for a run (``core.usage.FIELDS``), added to
+    by every chunk with ``SET x = x + n`` (store/progress.py)."""
+
+    __tablename__ = "judge_usage"
+    __table_args__ = (UniqueConstraint("run_id", "model", name="uq_judge_usage"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    )
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    model: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached: Mapped[int] = mapped_column(BigInteger, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    reasoning_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    reasks: Mapped[int] = mapped_column(BigInteger, default=0)
+    structured: Mapped[int] = mapped_column(BigInteger, default=0)
+    structured_rejected: Mapped[int] = mapped_column(BigInteger, default=0)
+    structured_ignored: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
 class RunSession(Base):
     """Where each session of a run's upload lives, for drill-down and paging."""
 

@@ -22,11 +22,15 @@ as in ``claim_chunks``, so these transactions cannot deadlock.
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from typing import cast
+
+from sqlalchemy import Table, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
+from core import usage
 from core.status import ACTIVE_RUN, ChunkState
-from store.models import Run, RunChunk, utcnow
+from store.models import JudgeUsage, Run, RunChunk, utcnow
 
 _ACTIVE = [status.value for status in ACTIVE_RUN]
 
@@ -44,16 +48,43 @@ def lock_chunk(conn: Connection, run_id: str, chunk: int, *conditions):
 
 
 def add_to_run(conn: Connection, run_id: str, **increments: int) -> None:
-    """``SET x = x + n`` on the run for every nonzero increment."""
-    values = {name: getattr(Run, name) + n for name, n in increments.items() if n}
+    """``SET x = x + n`` on the run for every nonzero increment; the judge
+    counters per model (``core.usage.key``) go to ``judge_usage``."""
+    own, models = usage.split(increments)
+    values = {name: getattr(Run, name) + n for name, n in own.items() if n}
     if values:
         conn.execute(update(Run).where(Run.id == run_id).values(**values))
+    for model, counts in models.items():
+        add_judge_usage(conn, run_id, model, counts)
+
+
+def add_judge_usage(conn: Connection, run_id: str, model: str, counts: dict) -> None:
+    """Insert the model's row, or add to it (``SET x = x + n``)."""
+    table = cast(Table, JudgeUsage.__table__)
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    values = {field: int(counts.get(field, 0)) for field in usage.FIELDS}
+    stmt = insert(table).values(run_id=run_id, model=model, **values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["run_id", "model"],
+        set_={field: table.c[field] + stmt.excluded[field] for field in usage.FIELDS},
+    )
+    conn.execute(stmt)
 
 
 class ProgressQueries:
     """``Storage`` provides ``engine``."""
 
     engine: Engine
+
+    def judge_usage(self, run_id: str) -> dict[str, dict[str, int]]:
+        """``{model: {field: n}}`` of a run, models in name order."""
+        table = JudgeUsage.__table__
+        query = select(table).where(table.c.run_id == run_id).order_by(table.c.model)
+        with self.engine.connect() as conn:
+            return {
+                row.model: {field: getattr(row, field) for field in usage.FIELDS}
+                for row in conn.execute(query)
+            }
 
     def record_progress(
         self, run_id: str, chunk: int, units_done: int, **counters: int

@@ -33,7 +33,7 @@ from store.models import (
     RunSession,
     utcnow,
 )
-from store.progress import ProgressQueries
+from store.progress import ProgressQueries, add_to_run
 from store.suite_rows import key_ordered
 from store.workspaces import WorkspaceQueries, new_token
 
@@ -125,11 +125,10 @@ class Storage(
             )
 
     def add_counters(self, run_id: str, **increments: int) -> None:
-        """Atomic ``SET x = x + n`` so concurrent workers never lose an update."""
-        values = {name: getattr(Run, name) + n for name, n in increments.items() if n}
-        if values:
-            with self.session.begin() as db:
-                db.execute(update(Run).where(Run.id == run_id).values(**values))
+        """Atomic ``SET x = x + n`` so concurrent workers never lose an update
+        (judge counters per model included, ``store/progress.py``)."""
+        with self.engine.begin() as conn:
+            add_to_run(conn, run_id, **increments)
 
     # -- result rows -------------------------------------------------------
     def upsert_rows(self, rows: Iterable[dict], batch: int = 2000) -> int:

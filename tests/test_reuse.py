@@ -27,7 +27,8 @@ def run_of(client, **fields) -> dict:
 
 
 def without_run(document: dict) -> dict:
-    return {key: value for key, value in document.items() if key != "run"}
+    """The results but what the run itself did (its header, its judge usage)."""
+    return {k: v for k, v in document.items() if k not in ("run", "judge_usage")}
 
 
 def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
@@ -41,6 +42,7 @@ def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
     header = second["results"]["run"]
     assert header["reused"] is True and first["results"]["run"]["reused"] is False
     assert header["counts"]["judge_calls"] == 0
+    assert second["results"]["judge_usage"] == {}  # it spent nothing
     assert header["counts"]["unscored"] == first["results"]["run"]["counts"]["unscored"]
     storage = app.extensions["storage"]
     copy, source = storage.get_run(second["id"]), storage.get_run(first["id"])

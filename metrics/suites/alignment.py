@@ -25,11 +25,20 @@ from metrics.suite import (
     Suite,
     _l,
 )
-from metrics.suites.alignment_parsing import parse_alignment, parse_binary
+from metrics.suites.alignment_parsing import (
+    ALIGNMENT_FORMAT,
+    ALIGNMENT_SCHEMA,
+    BINARY_FORMAT,
+    BINARY_SCHEMA,
+    parse_alignment,
+    parse_binary,
+)
 from metrics.suites.alignment_summary import DIMENSIONS, summarize
 
-ALIGNMENT = JudgeMode("alignment", "alignment_v1", parse_alignment)
-BINARY = JudgeMode("binary", "binary_v1", parse_binary)
+ALIGNMENT = JudgeMode(
+    "alignment", "alignment_v1", parse_alignment, ALIGNMENT_FORMAT, ALIGNMENT_SCHEMA
+)
+BINARY = JudgeMode("binary", "binary_v1", parse_binary, BINARY_FORMAT, BINARY_SCHEMA)
 MODES = (ALIGNMENT, BINARY)
 SCORE_METRICS = ("al", *(f"al_{d}" for d in DIMENSIONS))
 
@@ -71,6 +80,9 @@ def rows_from_outcomes(
     }
     if truncated:
         detail["history_truncated"] = truncated
+    reasked = sum(getattr(o, "reasked", 0) for o in outcomes)
+    if reasked:  # asked again, quoting the format (or for more tokens)
+        detail["reasked"] = reasked
     if not ok:
         failed = outcomes[0]
         detail["raw"] = failed.raw

@@ -27,6 +27,31 @@ DIMENSION_WORDS = {
         "대화성",
     ),
 }
+# What the prompts ask for: quoted in a re-ask, and as structured output.
+ALIGNMENT_FORMAT = "\n".join(
+    [*(f"{name.capitalize()}: <score>/20" for name in DIMENSIONS),
+     "Total: \\boxed{<sum of the five scores>}"]
+)  # fmt: skip
+BINARY_FORMAT = "\\boxed{1} (continue) or \\boxed{0} (stop), on the last line"
+
+
+def _object(fields: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": fields,
+        "required": list(fields),
+        "additionalProperties": False,
+    }
+
+
+ALIGNMENT_SCHEMA = _object(
+    {"reasoning": {"type": "string"}}
+    | {name: {"type": "integer"} for name in DIMENSIONS}
+    | {"total": {"type": "integer"}}
+)
+BINARY_SCHEMA = _object(
+    {"reasoning": {"type": "string"}, "answer": {"type": "integer", "enum": [0, 1]}}
+)
 _REASONING = re.compile(
     r"(?:reasoning|理由|分析|이유|근거)\s*[:：]\s*(.*?)(?=^\W*style\W*:|\\boxed|\Z)",
     re.I | re.S | re.M,

@@ -71,7 +71,13 @@ def parse_pairwise(text: str) -> Verdict | NoVerdict:
     return Verdict(FIRST_WINS[found], reasoning=reasoning)
 
 
-PAIRWISE = JudgeMode("pairwise", "pairwise_v1", parse_pairwise)
+PAIRWISE = JudgeMode(
+    "pairwise", "pairwise_v1", parse_pairwise,
+    "exactly one of \\boxed{A}, \\boxed{B} or \\boxed{tie}, on the last line",
+    {"type": "object", "required": ["reasoning", "winner"], "additionalProperties": False,
+     "properties": {"reasoning": {"type": "string"},
+                    "winner": {"type": "string", "enum": ["A", "B", "tie"]}}},
+)  # fmt: skip
 
 
 def reconcile(first: float, second: float) -> tuple[float, bool]:
@@ -174,13 +180,15 @@ def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]
 
 
 def _rows(key: tuple, outcomes: list) -> list[ResultRow]:
-    detail = {
+    detail: dict[str, Any] = {
         "prompt_version": PAIRWISE.prompt,
         "first_wins": [o.verdict["score"] if o.verdict else None for o in outcomes],
         "reasoning": [
             o.verdict.get("reasoning") if o.verdict else None for o in outcomes
         ],
     }
+    if any(getattr(o, "reasked", 0) for o in outcomes):  # the format was quoted
+        detail["reasked"] = sum(getattr(o, "reasked", 0) for o in outcomes)
     failed = [o for o in outcomes if o.status != RowStatus.OK]
     if failed:
         detail["raw"] = failed[0].raw

@@ -1,0 +1,148 @@
+"""What real judges do beyond the verdict, end to end over HTTP: token usage
+and cost per judge model, structured output honoured or refused, replies cut
+off by max_tokens, and the one re-ask that quotes the format."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+import pytest
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+from tests.pipeline_support import FAST_JUDGE, evaluate
+
+PRICE = {"input": 2.5, "output": 10.0}
+
+
+@pytest.fixture
+def server():
+    with ScriptedJudge() as judge:
+        yield judge
+
+
+def run_with(app_factory, server, tmp_path, model, sessions=None, **config):
+    app = app_factory(
+        JUDGE_API_URL=server.url, JUDGE_MODEL=model, **FAST_JUDGE, **config
+    )
+    path = crafted.write(
+        tmp_path / f"{model}.jsonl", sessions or crafted.alignment_sessions()
+    )
+    return evaluate(app, path, None, suites=["alignment"])
+
+
+def scripted_totals(document) -> dict:
+    """The totals ``crafted.alignment_sessions`` scripts, by row key."""
+    found = {}
+    for session in crafted.alignment_sessions():
+        for turn in session["rounds"]:
+            for method, text in turn["responses"].items():
+                total = float(re.search(r"\[\[al=(\d+)\]\]", text).group(1))
+                found[(session["session_id"], turn["round"], method)] = total
+    return found
+
+
+def rows(document, metric="al"):
+    return [row for row in document["rows"] if row["metric"] == metric]
+
+
+def test_judge_usage_equals_what_the_server_reported_and_cost_is_tokens_times_price(
+    app_factory, server, tmp_path
+):
+    model = "scripted-reasoning"
+    document = run_with(
+        app_factory, server, tmp_path, model, JUDGE_PRICES={model: PRICE}
+    )
+    assert document["run"]["status"] == "done"
+    used = document["judge_usage"][model]
+    reported = server.state.reported.by_model[model]
+    for field in ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens"):
+        assert used[field] == reported[field], field
+    assert used["reasoning_tokens"] > 0 and used["cached"] == 0
+    expected = (
+        Decimal("2.5") * used["prompt_tokens"] + Decimal(10) * used["completion_tokens"]
+    ) / 1_000_000
+    assert used["cost_usd"] == float(expected)
+    counts = document["run"]["counts"]
+    assert counts["judge_calls"] == used["calls"]
+    assert counts["prompt_tokens"] == used["prompt_tokens"]
+
+
+def test_without_a_price_cost_is_null_and_a_rerun_counts_cached_verdicts(
+    app_factory, server, tmp_path
+):
+    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
+    path = crafted.write(tmp_path / "f.jsonl", crafted.alignment_sessions())
+    first = evaluate(app, path, None, suites=["alignment"])
+    assert first["judge_usage"]["scripted"]["cost_usd"] is None
+    again = evaluate(app, path, None, suites=["alignment"], use_cache=True)
+    used = again["judge_usage"].get("scripted", {})
+    assert used.get("calls", 0) == 0 or again["run"]["reused"]
+
+
+@pytest.mark.parametrize(
+    ("model", "output"),
+    [("scripted-json-ok", "json_schema"), ("scripted-json-reject", "text"),
+     ("scripted", "ignored")],
+)  # fmt: skip
+def test_structured_output_honoured_refused_or_ignored_gives_a_complete_run(
+    app_factory, server, tmp_path, model, output
+):
+    document = run_with(app_factory, server, tmp_path, model)
+    assert document["run"]["status"] == "done"
+    assert {row["status"] for row in rows(document)} == {"ok"}
+    assert scripted_totals(document) == {
+        (r["session_id"], r["round"], r["method"]): r["value"] for r in rows(document)
+    }  # the verdicts the server decided, whatever the wire format
+    assert document["judge_usage"][model]["output"] == output
+
+
+def test_a_refused_response_format_is_asked_for_once_per_chunk_at_most(
+    app_factory, server, tmp_path
+):
+    model = "scripted-json-reject"
+    document = run_with(app_factory, server, tmp_path, model)
+    used = document["judge_usage"][model]
+    assert 1 <= used["calls"] - server.state.calls <= 4  # the 400s, one per chunk
+
+
+def test_a_reply_cut_by_max_tokens_is_asked_again_with_more_tokens(
+    app_factory, server, tmp_path
+):
+    sessions = [
+        crafted.session("cut", {"Ours": ["[[al=64]] [[binary=1]] [[fault=truncate]]"]})
+    ]
+    document = run_with(app_factory, server, tmp_path, "scripted", sessions)
+    [al] = rows(document)
+    assert (al["status"], al["value"]) == ("ok", 64.0)
+    assert document["judge_usage"]["scripted"]["reasks"] == 2  # al and binary
+
+
+def test_a_reply_still_cut_stays_unscored_with_note_truncated(
+    app_factory, server, tmp_path
+):
+    sessions = [crafted.session("cut", {"Ours": ["[[al=64]] [[fault=truncate]]"]})]
+    document = run_with(
+        app_factory, server, tmp_path, "scripted", sessions, JUDGE_MAX_TOKENS_RETRY=1024
+    )
+    [al] = rows(document)
+    assert (al["status"], al["value"], al["note_code"]) == (
+        "unscored",
+        None,
+        "truncated",
+    )
+
+
+def test_a_reply_without_a_verdict_is_reasked_quoting_the_format(
+    app_factory, server, tmp_path
+):
+    sessions = [
+        crafted.session(
+            "once", {"Ours": ["[[al=55]] [[binary=0]] [[fault=garbage_once]]"]}
+        )
+    ]
+    document = run_with(app_factory, server, tmp_path, "scripted", sessions)
+    [al] = rows(document)
+    assert (al["status"], al["value"]) == ("ok", 55.0)
+    assert document["judge_usage"]["scripted"]["reasks"] >= 1
