@@ -47,14 +47,12 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from bench import judge_styles, judge_wire
+from bench import judge_natives, judge_styles, judge_wire
 
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
 _SCENE = re.compile(r"<<<SCENE\n(.*?)\nSCENE>>>", re.S)
-_ATTRIBUTE = re.compile(r"\[\[(attr|implied)=([^\]]+)\]\]")
 _SLOTS = re.compile(r"<<<SLOTS\n(.*?)\nSLOTS>>>", re.S)
-JERA_SCALES = ("immersivity", "consistency", "creativity")
 DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
 
 
@@ -68,30 +66,6 @@ def alignment_reply(total: int, mismatch: bool = False, style: str = "ours") -> 
     if mismatch:
         parts[0] = max(parts[0] - 3, 0)
     return judge_styles.alignment_text(total, parts, style)
-
-
-def jera_reply(answer: str | None, digest: int) -> str:
-    """30 Likert answers, all ``answer`` if given, else 4 hash bits each."""
-    answers = [int(answer) if answer else 1 + (digest >> 4 * i) % 10 for i in range(30)]
-    payload = {"reasoning": "scripted questionnaire."}
-    for index, scale in enumerate(JERA_SCALES):
-        payload[scale] = answers[10 * index : 10 * index + 10]
-    return "```json\n" + json.dumps(payload) + "\n```"
-
-
-def almp_reply(scene: str, kind: str) -> str:
-    values = [value.strip() for key, value in _ATTRIBUTE.findall(scene) if key == kind]
-    return json.dumps(values, ensure_ascii=False)
-
-
-def slot_judge_reply(block: str) -> str:
-    """Every listed slot: 1.0 if predicted == ground truth, else 0.5."""
-    scores = []
-    for line in filter(None, block.splitlines()):
-        slot = json.loads(line)
-        score = 1.0 if slot["predicted"] == slot["ground_truth"] else 0.5
-        scores.append({"topic": slot["topic"], "field": slot["field"], "score": score})
-    return json.dumps({"reasoning": "scripted slot verdict.", "scores": scores})
 
 
 class JudgeState:
@@ -140,31 +114,40 @@ def strength(reply: str) -> float:
     return float(int(hashlib.md5(reply.encode()).hexdigest(), 16) % 10)
 
 
+def pairwise_verdict(first: str, second: str, model: str) -> str:
+    """A, B or tie for replies A (``first``) and B (``second``)."""
+    gap = strength(first) - strength(second)
+    if "position-a" in model and abs(gap) <= 1:
+        return "A"
+    if gap == 0:
+        return "tie"
+    pair = "\n".join(sorted((first, second))).encode()
+    draw = int(hashlib.sha256(pair).hexdigest(), 16) % 10_000 / 10_000
+    stronger_wins = draw < 1 / (1 + math.exp(-abs(gap)))
+    return "A" if (gap > 0) == stronger_wins else "B"
+
+
 def pairwise_reply(first: str, second: str, model: str, style: str = "ours") -> str:
     """A verdict on replies A (``first``) and B (``second``)."""
     if "[[fault=garbage]]" in first + second:
         return "Both are fine, I suppose."
-    gap = strength(first) - strength(second)
-    if "position-a" in model and abs(gap) <= 1:
-        verdict = "A"
-    elif gap == 0:
-        verdict = "tie"
-    else:
-        pair = "\n".join(sorted((first, second))).encode()
-        draw = int(hashlib.sha256(pair).hexdigest(), 16) % 10_000 / 10_000
-        stronger_wins = draw < 1 / (1 + math.exp(-abs(gap)))
-        verdict = "A" if (gap > 0) == stronger_wins else "B"
-    return judge_styles.pairwise_text(verdict, style)
+    return judge_styles.pairwise_text(pairwise_verdict(first, second, model), style)
 
 
 def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, dict]:
     """(HTTP status, reply text or error body, extra headers) for one prompt."""
+    mt_pair = judge_natives.MT_PAIR.search(prompt)
+    if mt_pair and not state.outage_status:  # MT-Bench's pairwise prompt
+        state.count(hashlib.sha256(prompt.encode()).hexdigest())
+        verdict = pairwise_verdict(mt_pair.group(1), mt_pair.group(2), model)
+        return 200, judge_natives.mt_pair(verdict, model), {}
     pair = _PAIR.search(prompt)
     if pair and not state.outage_status:
         state.count(hashlib.sha256(prompt.encode()).hexdigest())  # calls served
         style = judge_styles.pick(judge_styles.PAIRWISE_STYLES, model, prompt)
         return 200, pairwise_reply(pair.group(1), pair.group(2), model, style), {}
-    match = _RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
+    match = (_RESPONSE.search(prompt) or _SCENE.search(prompt) or _SLOTS.search(prompt)
+             or judge_natives.MT_SINGLE.search(prompt))  # fmt: skip
     response = match.group(1) if match else prompt
     directives = dict(_DIRECTIVE.findall(response))
     attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
@@ -183,20 +166,24 @@ def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, d
         return 200, "I think this reply is quite good overall!", {}
     digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
     if "JERA roleplay questionnaire" in prompt:
-        return 200, jera_reply(directives.get("jera"), digest), {}
+        return 200, judge_natives.jera_reply(directives.get("jera"), digest), {}
     if "ALMP extraction task" in prompt:
-        return 200, almp_reply(response, "attr"), {}
+        return 200, judge_natives.almp_reply(response, "attr"), {}
     if "ALMP inference task" in prompt:
-        return 200, almp_reply(response, "implied"), {}
+        return 200, judge_natives.almp_reply(response, "implied"), {}
     if "Slot extraction judging task" in prompt:
-        return 200, slot_judge_reply(response), {}
-    if "continue chatting" in prompt:
+        return 200, judge_natives.slot_judge_reply(response), {}
+    if "continue chatting" in prompt or "继续聊天" in prompt:
         answer = int(directives.get("binary", digest % 2))
         style = judge_styles.pick(judge_styles.BINARY_STYLES, model, prompt)
         return 200, judge_styles.binary_text(answer, style), {}
     total = int(directives.get("al", 40 + digest % 61))
     offset = _OFFSET.search(model)
     total = min(100, total + int(offset.group(1))) if offset else total
+    if judge_natives.MT_SINGLE.search(prompt):
+        return 200, judge_natives.mt_single(total, model), {}
+    if judge_natives.ALOE in prompt:
+        return 200, judge_natives.aloe(total, model), {}
     style = judge_styles.pick(judge_styles.ALIGNMENT_STYLES, model, prompt)
     return 200, alignment_reply(total, fault == "mismatch", style), {}
 

@@ -80,6 +80,16 @@ MESSAGES: dict[str, LazyText] = {
     "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
     "bad_suite": _l("Suites not available for this file: %(suites)s."),
     "bad_option": _l("%(path)s rejected: %(detail)s"),
+    # a judge protocol file (metrics/protocol_checks.py)
+    "protocol_unknown_key": _l("%(path)s: unknown key in the protocol file."),
+    "protocol_missing_key": _l(
+        "%(path)s: required key is missing from the protocol file."
+    ),
+    "protocol_bad_value": _l("%(path)s: %(detail)s"),
+    "protocol_toml_syntax": _l("The protocol file is not valid TOML: %(detail)s"),
+    "protocol_unknown_protocol": _l(
+        "No built-in judge protocol is named %(name)s (built in: %(names)s)."
+    ),
     # the run
     "queue_unavailable": _l(
         "The evaluation queue is unavailable; nothing was started. Try again shortly."

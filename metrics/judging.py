@@ -98,15 +98,20 @@ def reask_messages(item: JudgeItem, reply: str) -> list[dict]:
     ]
 
 
+def mode_prompt(mode: JudgeMode) -> Prompt:
+    """A protocol mode's own prompt, else the file ``prompts/<prompt>.txt``."""
+    return mode.template if mode.template is not None else load_prompt(mode.prompt)
+
+
 def template_chars(mode: JudgeMode) -> int:
     """Characters of a mode's prompt before its fields are filled in."""
-    prompt = load_prompt(mode.prompt)
+    prompt = mode_prompt(mode)
     return len(prompt.system.template) + len(prompt.user.template)
 
 
 def judge_items(mode: JudgeMode, samples: int, **fields: str) -> list[JudgeItem]:
     """The items of one request, one per sample, from the mode's prompt."""
-    messages = tuple(load_prompt(mode.prompt).render(**fields))
+    messages = tuple(mode_prompt(mode).render(**fields))
     return [JudgeItem(mode, messages, sample) for sample in range(samples)]
 
 

@@ -44,6 +44,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "no_order": (_l("no message reports an order"), NA),
     "empty_target_order": (_l("the target order is empty"), NA),
     "baseline_not_a_method": (_l("the pairwise baseline %(method)s is not a method of the file"), NA),
+    "protocol_lacks": (_l("the judge protocol %(protocol)s does not ask for %(part)s"), NA),
     "unknown_persona_type": (_l("no persona attributes and unknown type %(type)s"), NA),
     # a reply or an item that could not be scored (an empty response is the
     # method's failure, so it is counted as one, not set apart)

@@ -99,6 +99,11 @@ class JudgeMode:
     parse: Callable[[str], Any]  # reply text -> Verdict | NoVerdict (or None)
     format: str = ""
     schema: dict | None = field(default=None, hash=False, compare=False)
+    # From a protocol (metrics/protocols.py): the prompt itself (else the
+    # file ``prompts/<prompt>.txt``), its dimensions and its kind of verdict.
+    template: Any = field(default=None, hash=False, compare=False)
+    dimensions: tuple[str, ...] = ()
+    verdict: Any = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from core.problems import Problem, Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from evaluator import JudgeConfig
-from metrics import registry, results
+from metrics import protocols, registry, results
 from pipeline import budget, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from pipeline.progress import run_progress
@@ -43,6 +43,9 @@ class RunRequest:
     )
     workspace_id: str | None = None  # the workspace the run joins
     name: str | None = None  # shown in the workspace and in comparisons
+    # the judge protocol: a built-in name, or a protocol file's text
+    protocol: str | None = None
+    protocol_text: str | None = None
 
 
 class RunService:
@@ -138,16 +141,22 @@ class RunService:
         config = JudgeConfig.from_settings(self.config, options)
         if config is None or not used:
             return None  # nothing of this run asks the judge
-        prompts = {
-            mode: version for suite in used for mode, version in suite.prompts.items()
-        }
+        protocol = protocols.from_options(options)
+        prompts = {}
+        for suite in used:  # a protocol's modes where it has them
+            for mode in suite.modes:
+                if mode.template is None:
+                    prompts[mode.name] = mode.prompt
+                elif mode.name in protocol.modes:
+                    prompts[mode.name] = protocol.modes[mode.name].prompt
         window = self.config["JUDGE_HISTORY_CHARS"]
         models = options.get("judge_models") or [config.model]
         # Prices as they were when the run was made: its cost never changes.
         known = self.config["JUDGE_PRICES"]
         prices = {model: known[model] for model in models if model in known}
         return {**config.public(), "models": models, "prompts": prompts,
-                "history_chars": window, "prices": prices}  # fmt: skip
+                "history_chars": window, "prices": prices,
+                "protocol": protocol.public()}  # fmt: skip
 
     def judge_calls(self, report, request: RunRequest) -> dict:
         """The judge calls a run of ``report`` with ``request``'s suites,
@@ -206,6 +215,7 @@ class RunService:
                 raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
                                    models=", ".join(allowed) or "-")  # fmt: skip
         return {
+            "protocol": protocol_of(request).stored(),
             "samples": request.samples,
             "judge_url": request.judge_url,
             "judge_model": models[0] if models else None,
@@ -290,6 +300,25 @@ class RunService:
         counts = self.storage.run_status_counts(run)
         used = self.storage.judge_usage(run.id)
         return results.build(run, self.storage.iter_rows(run.id), counts, used)
+
+
+def protocol_of(request: RunRequest) -> protocols.Protocol:
+    """The run's protocol; a 400 naming each problem's line and key."""
+    try:
+        if request.protocol_text is not None:
+            return protocols.load(request.protocol_text)
+        return protocols.builtin(request.protocol or protocols.DEFAULT)
+    except protocols.ProtocolError as error:
+        raise Rejected(protocol_problems(error)) from None
+
+
+def protocol_problems(error) -> list[Problem]:
+    names = ", ".join(protocols.builtins())
+    return [
+        Problem.make(line, f"protocol:{key}" if key else "protocol", f"protocol_{code}",
+                     **{**params, "names": names})
+        for line, key, code, params in error.problems
+    ]  # fmt: skip
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.judging import load_prompt
-from metrics.suites.alignment import parse_alignment, parse_binary
+from metrics.suites.alignment import ALIGNMENT, BINARY, parse_alignment, parse_binary
 from metrics.verdicts import NoVerdict
 
 FULL = """Reasoning: fine.
@@ -64,8 +63,8 @@ def test_a_labelled_verdict_wins_over_an_earlier_unlabelled_one():
     assert parse_binary("I considered \\boxed{1} but no.\nFinal answer: 0").score == 0.0
 
 
-@pytest.mark.parametrize("version", ["alignment_v1", "binary_v1"])
-def test_prompts_render_every_field_and_keep_user_text_literal(version):
+@pytest.mark.parametrize("mode", [ALIGNMENT, BINARY], ids=lambda m: m.name)
+def test_prompts_render_every_field_and_keep_user_text_literal(mode):
     fields = {
         "profile": "学生 $HOME",
         "personality": "shy",
@@ -73,7 +72,7 @@ def test_prompts_render_every_field_and_keep_user_text_literal(version):
         "user_message": "Hi ${x}",
         "response": "<b>Hello</b>",
     }
-    messages = load_prompt(version).render(**fields)
+    messages = mode.template.render(**fields)
     assert [m["role"] for m in messages] == ["system", "user"]
     user = messages[1]["content"]
     for value in fields.values():

@@ -6,7 +6,7 @@ import pytest
 
 from bench.judge_server import ScriptedJudge
 from evaluator import Judge, JudgeConfig, cache_key, parse_retry_after
-from metrics.judging import JudgeItem, load_prompt
+from metrics.judging import JudgeItem
 from metrics.suites.alignment import ALIGNMENT, BINARY
 
 
@@ -50,15 +50,15 @@ def make_judge(server, cache=None, **options):
 
 
 def item(response, mode="alignment"):
-    version = f"{mode}_v1"
-    messages = load_prompt(version).render(
+    chosen = {"alignment": ALIGNMENT, "binary": BINARY}[mode]
+    messages = chosen.template.render(
         profile="p",
         personality="q",
         history="(none)",
         user_message="hi",
         response=response,
     )
-    return JudgeItem({"alignment": ALIGNMENT, "binary": BINARY}[mode], tuple(messages))
+    return JudgeItem(chosen, tuple(messages))
 
 
 def test_scores_parse_and_tokens_are_counted(scripted):

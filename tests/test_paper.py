@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from metrics import stats
+from metrics import protocols, stats
 from metrics.judging import PROMPT_DIR
 from tests import crafted
 from tests.pipeline_support import evaluate
@@ -176,19 +176,25 @@ def test_summary_csv_reports_only_known_n_and_ci():
 def test_methods_paragraph_names_judge_prompts_and_their_hashes():
     run = small_run()
     run.suites = ["alignment", "simulation"]
+    protocol = protocols.builtin("personasteer")
     run.judge = {"model": "judge-x", "temperature": 0.0, "samples": 3,
-                 "prompts": {"alignment": "alignment_v1", "binary": "binary_v1"},
-                 "history_chars": 12000}  # fmt: skip
-    text = paper_methods.methods_paragraph(run)
-    digest = hashlib.sha256((PROMPT_DIR / "alignment_v1.txt").read_bytes()).hexdigest()
-    assert f"prompts/alignment_v1.txt (SHA-256 {digest})" in text
-    assert "prompts/binary_v1.txt (SHA-256 " in text
+                 "prompts": {"alignment": protocol.modes["alignment"].prompt,
+                             "jera": "jera_v1"},
+                 "history_chars": 12000, "protocol": protocol.public()}  # fmt: skip
+    used = {"judge-x": {"calls": 12, "cached": 0, "prompt_tokens": 3400,
+                        "completion_tokens": 900, "reasks": 1, "cost_usd": None}}  # fmt: skip
+    text = paper_methods.methods_paragraph(run, used)
+    digest = hashlib.sha256((PROMPT_DIR / "jera_v1.txt").read_bytes()).hexdigest()
+    assert f"prompts/jera_v1.txt (SHA-256 {digest})" in text
+    assert f"protocols/personasteer.toml, version 1, SHA-256 {protocol.sha256}" in text
+    assert f"alignment: personasteer/alignment@{protocol.sha256[:12]}" in text
+    assert "The judge judge-x made 12 calls, 1 re-ask (3,400 prompt and 900" in text
     assert "judge-x (temperature 0.0, 3 samples per item" in text
     assert "last 12,000 characters" in text
     assert f"seed {stats.BOOTSTRAP_SEED}" in text and "2,000 resamples" in text
     assert "Welch's t-test" in text and "Cohen's d (pooled" in text
     assert "Holm-adjusted within each metric" in text
-    assert text == paper_methods.methods_paragraph(run)  # deterministic
+    assert text == paper_methods.methods_paragraph(run, used)  # deterministic
     assert "SECRET" not in text
 
 

@@ -47,7 +47,10 @@ def test_suite_declares_everything_it_needs(suite):
     if suite.uses_judge:
         assert suite.modes, "a judge suite names its prompt files and parsers"
     for mode in suite.modes:
-        assert (PROMPT_DIR / f"{mode.prompt}.txt").is_file(), mode.prompt
+        # a protocol's mode carries its prompt; any other names its file
+        assert (
+            mode.template is not None or (PROMPT_DIR / f"{mode.prompt}.txt").is_file()
+        )
         assert callable(mode.parse)
         item = JudgeItem(mode, ())
         assert item.read("no verdict here")[0] is None
@@ -143,8 +146,11 @@ def test_every_emitted_metric_is_registered_labelled_and_within_bounds(suite):
         assert registry.spec(metric_id) is not None, metric_id
 
 
-# Field names of the input format that happen to equal a suite name.
-INPUT_FIELDS = {("dataset/schema.py", "slots"), ("metrics/slot_judge.py", "slots")}
+# Field names of the input format, and judge protocol modes (protocols/*.toml),
+# that happen to equal a suite name.
+INPUT_FIELDS = {("dataset/schema.py", "slots"), ("metrics/slot_judge.py", "slots"),
+                ("metrics/protocol_checks.py", "alignment"),
+                ("metrics/protocol_checks.py", "pairwise")}  # fmt: skip
 PRODUCT = [
     p for p in ROOT.rglob("*")
     if p.is_file() and p.suffix in {".py", ".html", ".js"}

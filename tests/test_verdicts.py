@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.suites.alignment_parsing import parse_alignment, parse_binary
+from metrics.suites.alignment import parse_alignment, parse_binary
 from metrics.suites.pairwise import parse_pairwise
 from metrics.verdicts import BINARY, CHOICE, Kind, NoVerdict, read
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from metrics import registry
 from metrics.counts import count_key
 from metrics.registry import spec
+from metrics.results import judge_usage
 from translations import _, metric_label
 from web import panels
 from web.audit import audit_rows
@@ -249,10 +250,12 @@ def results_context(run, args) -> dict:
 def context(storage, run, args) -> dict:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
+    used = judge_usage(run, storage.judge_usage(run.id))
     return {
         **results_context(run, args),
         "counts": storage.run_status_counts(run),
-        "methods_paragraph": methods_paragraph(run),
+        "judge_usage": used,
+        "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),

@@ -46,7 +46,7 @@ def prompt_sha256(version: str) -> str | None:
     """SHA-256 of ``prompts/<version>.txt``; None when this installation has
     no such file (a version is never edited: a new one is a new file).
 
-    >>> len(prompt_sha256("alignment_v1")), prompt_sha256("../pyproject")
+    >>> len(prompt_sha256("jera_v1")), prompt_sha256("../pyproject")
     (64, None)
     """
     path = PROMPT_DIR / f"{version}.txt"
@@ -124,9 +124,45 @@ def judge_sentence(run) -> str:
     ]
     return (
         f"Judge-based metrics ({', '.join(judged)}) were scored by the LLM judge "
-        f"{models} ({', '.join(s for s in settings if s)}); prompts: "
-        f"{prompts_text(judge.get('prompts') or {})}."
+        f"{models} ({', '.join(s for s in settings if s)}){protocol_text(judge)}; "
+        f"prompts: {prompts_text(judge.get('prompts') or {})}."
     )
+
+
+def protocol_text(judge: dict) -> str:
+    """following the judge protocol … (file, version, SHA-256)."""
+    protocol = judge.get("protocol")
+    if not protocol:
+        return ""
+    return (
+        f" following the judge protocol {protocol['title']} "
+        f"(protocols/{protocol['name']}.toml, version {protocol['version']}, "
+        f"SHA-256 {protocol['sha256']}; its replies read by the verdict grammar "
+        "of docs/judge-replies.md)"
+    )
+
+
+def spent_sentence(used: dict | None) -> str:
+    """What the judges used: calls, tokens and cost (when priced).
+
+    >>> spent_sentence({"m": {"calls": 3, "cached": 1, "prompt_tokens": 10,
+    ...     "completion_tokens": 5, "reasks": 0, "cost_usd": 0.25}})
+    'The judge m made 3 calls (1 verdict from the cache; 10 prompt and 5 completion tokens; US$0.2500).'
+    """
+    parts = []
+    for model, counts in sorted((used or {}).items()):
+        cost = counts.get("cost_usd")
+        money = f"; US${cost:,.4f}" if cost is not None else ""
+        cached = counts.get("cached", 0)
+        reused = f"{plural(cached, 'verdict')} from the cache; " if cached else ""
+        reasks = counts.get("reasks", 0)
+        asked = f", {plural(reasks, 're-ask')}" if reasks else ""
+        parts.append(
+            f"The judge {model} made {plural(counts.get('calls', 0), 'call')}{asked} "
+            f"({reused}{counts.get('prompt_tokens', 0):,} prompt and "
+            f"{counts.get('completion_tokens', 0):,} completion tokens{money})."
+        )
+    return " ".join(parts)
 
 
 def _uses_judge(name: str) -> bool:
@@ -137,6 +173,9 @@ def prompts_text(prompts: dict) -> str:
     """Every prompt version with the SHA-256 of its file."""
     parts = []
     for mode, version in sorted(prompts.items()):
+        if "@" in version:  # a protocol's mode: the protocol's digest says it
+            parts.append(f"{mode}: {version}")
+            continue
         digest = prompt_sha256(version)
         found = f"SHA-256 {digest}" if digest else "file not in this installation"
         parts.append(f"{mode}: prompts/{version}.txt ({found})")
@@ -192,13 +231,15 @@ def iso_utc(moment) -> str | None:
     )
 
 
-def methods_paragraph(run) -> str:
-    """The paragraph, one line of plain text."""
+def methods_paragraph(run, used: dict | None = None) -> str:
+    """The paragraph, one line of plain text; ``used`` is the run's
+    ``judge_usage`` (metrics/results.py), said when given."""
     finished = iso_utc(run.finished_at)
     when = f"The run ({run.id[:12]}) finished at {finished}." if finished else ""
     parts = [
         data_sentence(run),
         judge_sentence(run),
+        spent_sentence(used),
         statistics_sentence(run),
         when,
     ]

@@ -10,7 +10,7 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import judge_checks
+from metrics import judge_checks, protocols
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, judge_items, template_chars
 from metrics.notes import note
@@ -25,21 +25,22 @@ from metrics.suite import (
     Suite,
     _l,
 )
-from metrics.suites.alignment_parsing import (
-    ALIGNMENT_FORMAT,
-    ALIGNMENT_SCHEMA,
-    BINARY_FORMAT,
-    BINARY_SCHEMA,
-    parse_alignment,
-    parse_binary,
-)
 from metrics.suites.alignment_summary import DIMENSIONS, summarize
 
-ALIGNMENT = JudgeMode(
-    "alignment", "alignment_v1", parse_alignment, ALIGNMENT_FORMAT, ALIGNMENT_SCHEMA
-)
-BINARY = JudgeMode("binary", "binary_v1", parse_binary, BINARY_FORMAT, BINARY_SCHEMA)
+# The modes of the default protocol (protocols/personasteer.toml); a run
+# with another protocol takes its modes from it (``modes_of``).
+_DEFAULT = protocols.builtin(protocols.DEFAULT)
+ALIGNMENT, BINARY = _DEFAULT.modes["alignment"], _DEFAULT.modes["binary"]
 MODES = (ALIGNMENT, BINARY)
+parse_alignment, parse_binary = ALIGNMENT.parse, BINARY.parse
+
+
+def modes_of(options: dict) -> dict[str, JudgeMode]:
+    """``{name: mode}`` of the run's protocol that this suite asks."""
+    found = protocols.from_options(options).modes
+    return {name: found[name] for name in ("alignment", "binary") if name in found}
+
+
 SCORE_METRICS = ("al", *(f"al_{d}" for d in DIMENSIONS))
 
 
@@ -49,6 +50,7 @@ def request_items(
     index: int,
     samples: int,
     history_text: str | None = None,
+    modes: tuple[JudgeMode, ...] = MODES,
 ) -> dict:
     """``{mode: [JudgeItem per sample]}`` for one (session, round, method);
     ``history_text`` is the method's dialogue so far (whole when not given)."""
@@ -63,7 +65,7 @@ def request_items(
         "user_message": user_message(round_, response),
         "response": response["text"],
     }
-    return {mode: judge_items(mode, samples, **fields) for mode in MODES}
+    return {mode: judge_items(mode, samples, **fields) for mode in modes}
 
 
 def rows_from_outcomes(
@@ -88,11 +90,12 @@ def rows_from_outcomes(
         detail["raw"] = failed.raw
         unscored = any(o.status == RowStatus.UNSCORED for o in outcomes)
         status = RowStatus.UNSCORED if unscored else RowStatus.ERROR
-        metrics = SCORE_METRICS if mode is ALIGNMENT else ("binary",)
+        metrics = ("al", *(f"al_{d}" for d in mode.dimensions))
+        metrics = metrics if mode.name == "alignment" else ("binary",)
         return [result_row(key, m, None, status, failed.note, detail) for m in metrics]
-    if mode is BINARY:
+    if mode.name == "binary":
         return [_binary_row(key, ok, detail)]
-    return _alignment_rows(key, ok, detail)
+    return _alignment_rows(key, ok, detail, mode.dimensions)
 
 
 def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
@@ -103,7 +106,9 @@ def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
     return result_row(key, "binary", 1.0 if ones > zeros else 0.0, detail=detail)
 
 
-def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
+def _alignment_rows(
+    key: dict, ok: list, detail: dict, dimensions: tuple[str, ...] = DIMENSIONS
+) -> list[ResultRow]:
     totals = [o.verdict["score"] for o in ok]
     detail = {**detail, "spread": pstdev(totals) if len(totals) > 1 else 0.0}
     flag = note("sum_mismatch") if "sum_mismatch" in detail["flags"] else None
@@ -114,7 +119,7 @@ def _alignment_rows(key: dict, ok: list, detail: dict) -> list[ResultRow]:
             for index, score in enumerate(detail["samples"])
             if score is not None
         ]
-    for dimension in DIMENSIONS:
+    for dimension in dimensions:
         values = [
             o.verdict["parts"][dimension] for o in ok if dimension in o.verdict["parts"]
         ]
@@ -147,7 +152,8 @@ def run(
             for m in ("al", "binary")
         ]
     samples, budget = int(options.get("samples", 1)), options.get("history_chars")
-    rows: list[ResultRow] = []
+    modes = modes_of(options)
+    rows: list[ResultRow] = list(_lacking(sessions, methods, options, modes))
     batch = Batch(judge)
     for session in sessions:
         for method in methods:
@@ -155,7 +161,14 @@ def run(
             for index, round_ in enumerate(session["rounds"]):
                 key = {"session_id": session["session_id"], "round": round_["round"],
                        "method": method}  # fmt: skip
-                items = request_items(session, method, index, samples, window.text())
+                items = request_items(
+                    session,
+                    method,
+                    index,
+                    samples,
+                    window.text(),
+                    tuple(modes.values()),
+                )
                 for mode, mode_items in items.items():
                     build = partial(
                         rows_from_outcomes, key, mode, truncated=window.dropped
@@ -164,6 +177,25 @@ def run(
                 response = round_["responses"][method]
                 window.add(user_message(round_, response), response["text"])
     return facts + rows + batch.flush()
+
+
+def _lacking(sessions, methods, options: dict, modes: dict):
+    """``not_applicable`` rows of what the run's protocol does not ask: the
+    binary verdict, the dimensions (MT-Bench and ALOE have neither)."""
+    missing = [] if "binary" in modes else ["binary"]
+    asked = modes["alignment"].dimensions if "alignment" in modes else ()
+    if "alignment" not in modes:
+        missing += ["al", *(f"al_{d}" for d in DIMENSIONS)]
+    else:
+        missing += [f"al_{d}" for d in DIMENSIONS if d not in asked]
+    if not missing:
+        return
+    name = protocols.from_options(options).name
+    for key in _keys(sessions, methods):
+        for metric in missing:
+            part = metric.removeprefix("al_") if metric.startswith("al_") else metric
+            yield result_row(key, metric, None,
+                             note=note("protocol_lacks", protocol=name, part=part))  # fmt: skip
 
 
 def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:

@@ -37,10 +37,10 @@ from typing import Any
 
 from config import DEFAULTS
 from core.status import RowStatus
-from metrics import ranking, row_source, stats
+from metrics import protocols, ranking, row_source, stats
 from metrics.columns import RowColumns
 from metrics.dialogue import FIRST_MESSAGE
-from metrics.judging import Batch, Verdict, judge_items, template_chars
+from metrics.judging import Batch, judge_items, template_chars
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
@@ -55,29 +55,15 @@ from metrics.suite import (
     SuiteSummary,
     _l,
 )
-from metrics.verdicts import CHOICE, NoVerdict, read
 
-FIRST_WINS = {"A": 1.0, "B": 0.0, "tie": 0.5}  # share won by the reply shown first
-
-
-def parse_pairwise(text: str) -> Verdict | NoVerdict:
-    """The verdict (``\\boxed{A}``, ``[[B]]``, "Final verdict: tie", ... in
-    the grammar of :mod:`metrics.verdicts`); the score is the share the
-    first reply (A) won."""
-    found = read(text, CHOICE)
-    if isinstance(found, NoVerdict):
-        return found
-    reasoning = text.rsplit("\\boxed", 1)[0].strip() or None
-    return Verdict(FIRST_WINS[found], reasoning=reasoning)
+# The default protocol's mode (protocols/personasteer.toml); a run with
+# another protocol takes its own (``mode_of``).
+PAIRWISE = protocols.builtin(protocols.DEFAULT).modes["pairwise"]
+parse_pairwise = PAIRWISE.parse
 
 
-PAIRWISE = JudgeMode(
-    "pairwise", "pairwise_v1", parse_pairwise,
-    "exactly one of \\boxed{A}, \\boxed{B} or \\boxed{tie}, on the last line",
-    {"type": "object", "required": ["reasoning", "winner"], "additionalProperties": False,
-     "properties": {"reasoning": {"type": "string"},
-                    "winner": {"type": "string", "enum": ["A", "B", "tie"]}}},
-)  # fmt: skip
+def mode_of(options: dict) -> JudgeMode | None:
+    return protocols.from_options(options).modes.get("pairwise")
 
 
 def reconcile(first: float, second: float) -> tuple[float, bool]:
@@ -142,6 +128,11 @@ def run(
         ]  # fmt: skip
     if judge is None:
         return [row for key in keys for row in _both(key, None, note("no_judge"))]
+    mode = mode_of(options)
+    if mode is None:
+        name = protocols.from_options(options).name
+        reason = note("protocol_lacks", protocol=name, part="pairwise")
+        return [row for key in keys for row in _both(key, None, reason)]
     batch, rows = Batch(judge), []
     budget = options.get("history_chars")
     for key in keys:
@@ -150,10 +141,10 @@ def run(
         responses = session["rounds"][index]["responses"]
         items = []
         for first, second in ((a, b), (b, a)):
-            items += judge_items(PAIRWISE, 1, **fields,
+            items += judge_items(mode, 1, **fields,
                                  response_a=responses[first]["text"],
                                  response_b=responses[second]["text"])  # fmt: skip
-        rows += batch.add(items, partial(_rows, key))
+        rows += batch.add(items, partial(_rows, key, mode))
     return rows + batch.flush()
 
 
@@ -179,9 +170,9 @@ def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]
     ]  # fmt: skip
 
 
-def _rows(key: tuple, outcomes: list) -> list[ResultRow]:
+def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
     detail: dict[str, Any] = {
-        "prompt_version": PAIRWISE.prompt,
+        "prompt_version": mode.prompt,
         "first_wins": [o.verdict["score"] if o.verdict else None for o in outcomes],
         "reasoning": [
             o.verdict.get("reasoning") if o.verdict else None for o in outcomes

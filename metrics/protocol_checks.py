@@ -1,0 +1,191 @@
+"""Checking a protocol file before any run uses it: TOML syntax, then every
+key, with the line it is on. A user's protocol with a typo gets a 400 that
+names the line and the key (``protocol_problem`` codes in
+``core/problems.py``), never a run that asks the judge something half-formed.
+
+>>> check('name = "x"\\nversion = 1\\nmodez = {}')
+Traceback (most recent call last):
+...
+metrics.protocol_checks.ProtocolError: line 3: modez: unknown key
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from string import Template
+
+NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
+KINDS = {"alignment": "score", "binary": "binary", "pairwise": "choice"}
+# The fields each mode's templates may use: what the suites fill in.
+MODE_FIELDS = {
+    "alignment": {"profile", "personality", "history", "user_message", "response"},
+    "binary": {"profile", "personality", "history", "user_message", "response"},
+    "pairwise": {"profile", "personality", "history", "user_message", "response_a",
+                 "response_b"},
+}  # fmt: skip
+TOP_KEYS = {"name", "version", "title", "description", "language", "modes"}
+MODE_KEYS = {"kind", "system", "user", "format", "scale", "dimensions", "total",
+             "choices", "schema", "description"}  # fmt: skip
+MAX_TEXT = 20_000  # characters of one template
+
+
+class ProtocolError(ValueError):
+    """Every problem of a protocol file: ``(line, key, code, params)``."""
+
+    def __init__(self, problems: list[tuple[int | None, str, str, dict]]):
+        self.problems = problems
+        first = problems[0]
+        where = f"line {first[0]}: " if first[0] else ""
+        super().__init__(f"{where}{first[1]}: {_english(first[2], first[3])}")
+
+
+def _english(code: str, params: dict) -> str:
+    return {
+        "unknown_key": "unknown key",
+        "missing_key": "required key is missing",
+        "bad_value": "{detail}",
+        "toml_syntax": "not valid TOML: {detail}",
+        "unknown_protocol": "no built-in protocol {name}",
+    }[code].format(**params)
+
+
+def check(text: str) -> dict:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        detail = str(exc).split(" (at line")[0]
+        raise ProtocolError(
+            [
+                (
+                    int(line.group(1)) if line else None,
+                    "",
+                    "toml_syntax",
+                    {"detail": detail},
+                )
+            ]
+        ) from None
+    problems: list[tuple[int | None, str, str, dict]] = []
+
+    def bad(key: str, code: str, **params) -> None:
+        problems.append((_line_of(text, key), key, code, params))
+
+    for key in sorted(set(data) - TOP_KEYS):
+        bad(key, "unknown_key")
+    for key in ("name", "version", "modes"):
+        if key not in data:
+            bad(key, "missing_key")
+    if "name" in data and not (
+        isinstance(data["name"], str) and NAME.fullmatch(data["name"])
+    ):
+        bad(
+            "name",
+            "bad_value",
+            detail="lower-case letters, digits, '-', '_' or '.', at most 40",
+        )
+    modes = data.get("modes")
+    if "modes" in data and (not isinstance(modes, dict) or not modes):
+        bad(
+            "modes",
+            "bad_value",
+            detail="a table with at least one of alignment, binary, pairwise",
+        )
+    for name, spec in (modes or {}).items() if isinstance(modes, dict) else ():
+        _check_mode(name, spec, bad)
+    if problems:
+        raise ProtocolError(problems)
+    return data
+
+
+def _check_mode(name: str, spec, bad) -> None:
+    where = f"modes.{name}"
+    if name not in KINDS:
+        return bad(where, "unknown_key")
+    if not isinstance(spec, dict):
+        return bad(where, "bad_value", detail="must be a table")
+    for key in sorted(set(spec) - MODE_KEYS):
+        bad(f"{where}.{key}", "unknown_key")
+    for key in ("kind", "system", "user"):
+        if key not in spec:
+            bad(f"{where}.{key}", "missing_key")
+    if "kind" in spec and spec["kind"] != KINDS[name]:
+        bad(
+            f"{where}.kind",
+            "bad_value",
+            detail=f"the {name} mode is of kind {KINDS[name]}",
+        )
+    for key in ("system", "user", "format"):
+        if key in spec:
+            _check_template(f"{where}.{key}", spec[key], MODE_FIELDS[name], bad)
+    if KINDS[name] == "score":
+        _check_scale(where, spec, bad)
+    if KINDS[name] == "choice":
+        _check_choices(where, spec.get("choices"), bad)
+    if "schema" in spec and not isinstance(spec["schema"], dict):
+        bad(f"{where}.schema", "bad_value", detail="a JSON schema as a TOML table")
+
+
+def _check_template(where: str, text, fields: set[str], bad) -> None:
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        return bad(where, "bad_value", detail=f"text of at most {MAX_TEXT} characters")
+    if where.endswith(".format"):
+        return None
+    try:
+        used = {m.group("named") or m.group("braced")
+                for m in Template.pattern.finditer(text) if not m.group("escaped")}  # fmt: skip
+    except (TypeError, ValueError):
+        used = set()
+    if None in used or "" in used:
+        return bad(where, "bad_value", detail="a '$' that is no placeholder: write $$")
+    unknown = sorted(used - fields)
+    if unknown:
+        bad(where, "bad_value", detail=f"unknown placeholder(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(fields))}")  # fmt: skip
+
+
+def _check_scale(where: str, spec: dict, bad) -> None:
+    scale = spec.get("scale")
+    ok = isinstance(scale, dict) and all(
+        isinstance(scale.get(k), int | float) and not isinstance(scale.get(k), bool)
+        for k in ("min", "max")
+    )
+    if not ok or scale["min"] >= scale["max"]:
+        return bad(
+            f"{where}.scale",
+            "bad_value",
+            detail="{min = ..., max = ...} with min < max",
+        )
+    for index, dimension in enumerate(spec.get("dimensions") or []):
+        if not (isinstance(dimension, dict) and isinstance(dimension.get("name"), str)
+                and isinstance(dimension.get("max"), int | float)):  # fmt: skip
+            bad(f"{where}.dimensions", "bad_value",
+                detail=f"dimension {index + 1} needs name and max")  # fmt: skip
+    if spec.get("total") not in (None, "sum"):
+        bad(f"{where}.total", "bad_value", detail='"sum" or absent')
+
+
+def _check_choices(where: str, choices, bad) -> None:
+    if not isinstance(choices, dict) or set(choices) - {"A", "B", "tie"}:
+        return bad(f"{where}.choices", "bad_value",
+                   detail="a table of A, B and tie, each a list of words")  # fmt: skip
+    for verdict, words in choices.items():
+        if not (
+            isinstance(words, list) and all(isinstance(w, str) and w for w in words)
+        ):
+            bad(f"{where}.choices.{verdict}", "bad_value", detail="a list of words")
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line a dotted key is written on: its last part as ``key =``, under
+    its table's header when it has one."""
+    parts = key.split(".")
+    start = 0
+    if len(parts) > 1:
+        header = re.search(rf"^\s*\[{re.escape('.'.join(parts[:-1]))}\]", text, re.M)
+        start = header.end() if header else 0
+    found = re.compile(rf"^\s*{re.escape(parts[-1])}\s*=", re.M).search(text, start)
+    if found is None:
+        header = re.search(rf"^\s*\[{re.escape(key)}\]", text, re.M)
+        return text.count("\n", 0, header.start()) + 1 if header else None
+    return text.count("\n", 0, found.start()) + 1

@@ -1,0 +1,152 @@
+"""Judge protocols are data: one TOML file per protocol under ``protocols/``
+(built in) or uploaded with a run. A protocol names its modes — the kinds of
+request the suites make: ``alignment`` (a score, optionally with dimensions),
+``binary`` and ``pairwise`` — and for each its prompt templates (named
+``$placeholders``), its scale or verdict vocabulary, the output format it
+asks for (quoted in the one re-ask) and the JSON schema asked for as
+structured output. Every reply is read by the one grammar of
+:mod:`metrics.verdicts`; ``docs/protocols.md`` describes the file.
+
+A run stores its protocol's text and SHA-256 (``options["protocol"]``); the
+version of each mode's prompt carries that digest, so a changed protocol
+never meets a cached verdict of another.
+
+>>> protocol = builtin("mt-bench")
+>>> sorted(protocol.modes), protocol.modes["alignment"].kind.high
+(['alignment', 'pairwise'], 10.0)
+>>> protocol.modes["pairwise"].parse("My final verdict is [[C]]").score
+0.5
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from metrics.judging import Prompt, Verdict
+from metrics.protocol_checks import ProtocolError, check
+from metrics.suite import JudgeMode
+from metrics.verdicts import BINARY, Kind, NoVerdict, read, read_parts
+
+__all__ = ["Protocol", "ProtocolError", "builtin", "builtins", "from_options", "load"]
+
+PROTOCOL_DIR = Path(__file__).resolve().parents[1] / "protocols"
+DEFAULT = "personasteer"
+FIRST_WINS = {"A": 1.0, "B": 0.0, "tie": 0.5}  # share won by the reply shown first
+_REASONING = re.compile(
+    r"(?:reasoning|explanation|evaluation|理由|分析|이유|근거)\s*[:：]\s*(.*?)"
+    r"(?=^\W*[^\W\d_]+\W*[:：]\s*\d|\\boxed|\Z)",
+    re.I | re.S | re.M,
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    title: str
+    version: str
+    text: str  # the file as given: stored with the run
+    sha256: str
+    modes: dict[str, JudgeMode]
+
+    def stored(self) -> dict:
+        """What a run keeps (``options["protocol"]``)."""
+        return {"name": self.name, "version": self.version, "sha256": self.sha256,
+                "text": self.text}  # fmt: skip
+
+    def public(self) -> dict:
+        """What results and the Methods paragraph show."""
+        return {"name": self.name, "title": self.title, "version": self.version,
+                "sha256": self.sha256}  # fmt: skip
+
+
+def builtins() -> list[str]:
+    return sorted(path.stem for path in PROTOCOL_DIR.glob("*.toml"))
+
+
+def builtin(name: str) -> Protocol:
+    if name not in builtins():
+        raise ProtocolError([(None, "name", "unknown_protocol", {"name": name[:80]})])
+    return load((PROTOCOL_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def from_options(options: dict) -> Protocol:
+    """The protocol a run stored, or the default one."""
+    stored = options.get("protocol")
+    return load(stored["text"]) if stored else builtin(DEFAULT)
+
+
+@lru_cache(maxsize=32)
+def load(text: str) -> Protocol:
+    """Parse and check a protocol file; :class:`ProtocolError` lists every
+    problem with its line and key."""
+    data = check(text)
+    sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    modes = {
+        name: _mode(name, spec, f"{data['name']}/{name}@{sha256[:12]}")
+        for name, spec in data["modes"].items()
+    }
+    return Protocol(data["name"], data.get("title", data["name"]), str(data["version"]),
+                    text, sha256, modes)  # fmt: skip
+
+
+def _mode(name: str, spec: dict, version: str) -> JudgeMode:
+    kind = _kind(spec)
+    prompt = Prompt(version, _template(spec["system"]), _template(spec["user"]))
+    parts = {d["name"]: tuple(d.get("labels") or [d["name"]])
+             for d in spec.get("dimensions", [])}  # fmt: skip
+    part_max = max((d["max"] for d in spec.get("dimensions", [])), default=0)
+    parse = _parser(kind, parts, part_max, spec.get("total") == "sum")
+    return JudgeMode(
+        name, version, parse, spec.get("format", "").strip(), spec.get("schema"),
+        template=prompt, dimensions=tuple(parts), verdict=kind,
+    )  # fmt: skip
+
+
+def _template(text: str):
+    from string import Template
+
+    return Template(text.strip())
+
+
+def _kind(spec: dict) -> Kind:
+    if spec["kind"] == "binary":
+        return BINARY
+    if spec["kind"] == "choice":
+        words = {}
+        for verdict, written in spec["choices"].items():
+            for word in written:
+                words[word.lower().replace(" ", "")] = verdict
+        return Kind.choice(words)
+    scale = spec["scale"]
+    return Kind.score(scale["min"], scale["max"], bool(scale.get("integer", False)))
+
+
+def _parser(kind: Kind, parts: dict, part_max: float, summed: bool):
+    def parse(text: str) -> Verdict | NoVerdict:
+        found = read(text, kind)
+        if isinstance(found, NoVerdict):
+            return found
+        if kind.kind == "choice":
+            return Verdict(FIRST_WINS[found], reasoning=_reasoning(text))
+        values = read_parts(text, parts, part_max) if parts else {}
+        flags = []
+        if (
+            summed
+            and len(values) == len(parts)
+            and abs(sum(values.values()) - found) > 1e-9
+        ):
+            flags.append("sum_mismatch")
+        return Verdict(found, values, flags, _reasoning(text))
+
+    return parse
+
+
+def _reasoning(text: str) -> str | None:
+    match = _REASONING.search(text)
+    if match:
+        return match.group(1).strip() or None
+    return text.rsplit("\\boxed", 1)[0].strip()[:4000] or None
