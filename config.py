@@ -166,6 +166,8 @@ DEFAULTS: dict = {
     "RATE_LIMIT_WORKSPACES": "60 per hour",  # POST /api/v1/workspaces
     # comparisons read every row of their runs: the one read that is counted
     "RATE_LIMIT_COMPARISONS": "300 per hour",
+    # "Test judge" on the upload page: each check is a few paid judge calls
+    "RATE_LIMIT_JUDGE_CHECKS": "20 per hour",
     # Reverse proxies in front of the app that append X-Forwarded-For: the
     # client address (rate limits, fair scheduling) is taken that many hops
     # back. 0 trusts no header, else any client could pick its own address.
@@ -202,6 +204,7 @@ RATE_LIMITS = (
     "RATE_LIMIT_RETRIES",
     "RATE_LIMIT_WORKSPACES",
     "RATE_LIMIT_COMPARISONS",
+    "RATE_LIMIT_JUDGE_CHECKS",
 )
 
 
@@ -258,6 +261,7 @@ _PARSERS = {
     "RATE_LIMIT_RETRIES": _rate_limit,
     "RATE_LIMIT_WORKSPACES": _rate_limit,
     "RATE_LIMIT_COMPARISONS": _rate_limit,
+    "RATE_LIMIT_JUDGE_CHECKS": _rate_limit,
     "TRUSTED_PROXIES": lambda n, v: _int(n, v, 0),
     "FORCE_HTTPS": _bool,
     "PUBLIC_URL": lambda n, v: _url(n, v, ("http://", "https://")),

@@ -5,8 +5,10 @@ clear line on stderr and a documented exit code, never a traceback.
 """
 
 from cli.commands import evaluate_command, validate_command
+from cli.judge import judge_check_command
 
 
 def init_app(app) -> None:
     app.cli.add_command(validate_command)
     app.cli.add_command(evaluate_command)
+    app.cli.add_command(judge_check_command)

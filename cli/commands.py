@@ -15,6 +15,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from cli.judge import PROTOCOL_HELP, print_estimate, protocol_fields
 from core.problems import Rejected
 from core.status import FINAL_RUN, RunStatus
 from metrics import registry
@@ -155,6 +156,7 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Results file."
 )
+@click.option("--protocol", help=PROTOCOL_HELP)
 @click.option(
     "--option",
     "named_options",
@@ -173,6 +175,7 @@ def evaluate_command(
     samples,
     no_cache,
     out,
+    protocol,
     named_options,
     **suite_options,
 ):
@@ -194,7 +197,9 @@ def evaluate_command(
         use_cache=not no_cache,
         client="cli",
         options=_parse_options({**suite_options, **_named(named_options)}),
+        **protocol_fields(protocol),
     )
+    _estimate(_readable(file), request)
     if "evaluate_here" in current_app.extensions:  # embedded: not a worker process
         current_app.extensions["evaluate_here"]()
     if concurrency:  # this process is the worker in embedded mode
@@ -213,6 +218,18 @@ def evaluate_command(
         click.echo()
     click.echo(f"status: {run.status}; dashboard: /r/{run.token}", err=True)
     raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
+
+
+def _estimate(path: Path, request: RunRequest) -> None:
+    """Calls, tokens and cost ceiling on stderr before the run starts."""
+    report = _service().validate_file(path, path.name)
+    if not report.valid:
+        return  # the submission says what is wrong
+    try:
+        print_estimate(_service().judge_calls(report, request))
+    except Rejected as rejected:
+        _print_problems(rejected.errors)
+        raise SystemExit(INVALID) from None
 
 
 def _submit(path: Path, request: RunRequest):

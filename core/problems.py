@@ -121,6 +121,9 @@ MESSAGES: dict[str, LazyText] = {
     ),
     "retry_not_needed": _l("The run is %(status)s: nothing to retry."),
     "retry_in_progress": _l("A retry of this run is already in progress."),
+    "no_judge_configured": _l(
+        "No judge is configured on this server (JUDGE_API_URL and JUDGE_MODEL)."
+    ),
     "bad_judge_model": _l(
         "The judge model %(model)s is not one this server offers (%(models)s)."
     ),

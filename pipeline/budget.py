@@ -18,6 +18,7 @@ core.problems.Rejected: This run would make 240 judge calls; the limit is 200 pe
 
 from __future__ import annotations
 
+from core import usage
 from core.problems import Rejected
 
 
@@ -28,6 +29,40 @@ def estimate(report, suites: list[str], options: dict) -> int:
     per_sample = sum(report.estimates.get(name, [0, 0])[0] for name in suites)
     judges = len(options.get("judge_models") or [None])
     return per_sample * options["samples"] * judges
+
+
+CHARS_PER_TOKEN = 4  # a rough rule for English; CJK text has fewer per token
+
+
+def spend(report, suites: list[str], options: dict, config: dict) -> dict:
+    """What a run would spend before it starts, per judge: calls, prompt
+    tokens (characters / 4: an estimate), completion tokens at most
+    (``max_tokens`` per call: a ceiling) and the cost ceiling where the
+    model has a price (``JUDGE_PRICES``), else null.
+
+    >>> class Report:
+    ...     estimates = {"alignment": [10, 40_000]}
+    >>> spend(Report(), ["alignment"], {"samples": 1, "judge_model": "m"},
+    ...       {"JUDGE_MAX_TOKENS": 100, "JUDGE_PRICES": {"m": {"input": 1, "output": 2}}})
+    {'m': {'calls': 10, 'prompt_tokens': 10000, 'completion_tokens_max': 1000, 'cost_usd_max': 0.012}}
+    """
+    calls = estimate(report, suites, options)
+    judges = options.get("judge_models") or [options.get("judge_model")]
+    chars = sum(report.estimates.get(name, [0, 0])[1] for name in suites)
+    per_judge_calls = calls // max(len(judges), 1)
+    prompt_tokens = chars * options["samples"] // CHARS_PER_TOKEN
+    completion = per_judge_calls * config["JUDGE_MAX_TOKENS"]
+    found = {}
+    for model in judges:
+        price = config["JUDGE_PRICES"].get(model)
+        counts = {"prompt_tokens": prompt_tokens, "completion_tokens": completion}
+        found[str(model)] = {
+            "calls": per_judge_calls,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens_max": completion,
+            "cost_usd_max": usage.cost(counts, price),
+        }
+    return found
 
 
 def check(calls: int, limit: int) -> None:

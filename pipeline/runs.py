@@ -165,7 +165,9 @@ class RunService:
         options = self._run_options(request)
         judged = self.public_judge(suites, options) is not None
         estimate = budget.estimate(report, suites, options) if judged else 0
-        return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"]}
+        spend = budget.spend(report, suites, options, self.config) if judged else {}
+        return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
+                "judges": spend}  # fmt: skip
 
     def _check_budget(self, report, suites: list[str], options: dict) -> None:
         if self.public_judge(suites, options) is not None:
@@ -201,6 +203,10 @@ class RunService:
             fail_run(self.storage, run.id, "queue_unavailable")
             raise Rejected.one("queue_unavailable", http=503) from None
         return run
+
+    def judge_options(self, request: RunRequest) -> dict[str, Any]:
+        """The judge a request would use (the model checked as for a run)."""
+        return self._run_options(request)
 
     def _run_options(self, request: RunRequest) -> dict[str, Any]:
         """The judge settings of a run. A model from the web or the API must

@@ -74,23 +74,44 @@
     return format.format(chars) + " B";
   }
 
+  // Prices (USD per million tokens) and max_tokens: a cost ceiling per judge.
+  const judging = JSON.parse(document.getElementById("judge-pricing").textContent);
+  const money = new Intl.NumberFormat(document.documentElement.lang, { maximumFractionDigits: 4 });
+
   function showEstimate() {
     if (!estimate) return;
     const costs = (lastReport && lastReport.valid && lastReport.estimate) || {};
     // every judge of a panel asks every item: calls per judge x items x samples
     const picker = document.getElementById("judge-model");
-    const judges = picker ? Math.max(1, picker.selectedOptions.length) : 1;
-    const times = Math.max(1, Number(samples && samples.value) || 1) * judges;
+    const models = picker ? Array.from(picker.selectedOptions, (o) => o.value) : [];
+    const judges = Math.max(1, models.length);
+    const perJudge = Math.max(1, Number(samples && samples.value) || 1);
     let calls = 0, chars = 0;
     for (const box of form.querySelectorAll("input[data-suite]:checked")) {
       const cost = costs[box.dataset.suite];
-      if (cost) { calls += cost.judge_calls * times; chars += cost.prompt_chars * times; }
+      if (cost) { calls += cost.judge_calls * perJudge; chars += cost.prompt_chars * perJudge; }
     }
     // over MAX_JUDGE_CALLS_PER_RUN the server refuses the run: say so first
     const limit = Number(form.dataset.judgeLimit) || Infinity;
-    const over = calls > limit;
-    const text = over ? strings.over_budget.replace("{limit}", format.format(limit)) : strings.estimate;
-    estimate.textContent = calls ? text.replace("{calls}", format.format(calls)).replace("{size}", size(chars)) : "";
+    const over = calls * judges > limit;
+    if (over) {
+      estimate.textContent = strings.over_budget.replace("{calls}", format.format(calls * judges)).replace("{limit}", format.format(limit));
+    } else if (calls) {
+      // prompt tokens: characters / 4 (an estimate); completion: max_tokens per call (a ceiling)
+      const tokens = Math.round(chars / 4), completion = calls * judging.max_tokens;
+      let cost = 0, priced = models.length > 0;
+      for (const model of models) {
+        const price = judging.prices[model];
+        if (!price) { priced = false; break; }
+        cost += (tokens * price.input + completion * price.output) / 1e6;
+      }
+      const text = strings.estimate.replace("{calls}", format.format(calls * judges))
+        .replace("{tokens}", format.format(tokens * judges)).replace("{size}", size(chars * judges))
+        .replace("{completion}", format.format(completion * judges));
+      estimate.textContent = text + " " + (priced ? strings.cost.replace("{cost}", money.format(cost)) : strings.no_price);
+    } else {
+      estimate.textContent = "";
+    }
     estimate.classList.toggle("over-budget", over);
   }
   form.addEventListener("change", showEstimate);

@@ -28,14 +28,18 @@ MIN_FRAGMENT = 10  # shorter English fragments can occur inside other words
 # Shown in English on purpose: a paper's Methods section is written in English.
 # The Methods paragraph is for an English paper; the Plotly locale block maps
 # Plotly's English lookup keys to our translations.
+# The Methods paragraph is English by design; a judge's reasoning and raw
+# replies are data in whatever language the judge wrote them.
 ENGLISH_BY_DESIGN = re.compile(
-    r'<p id="methods-paragraph".*?</p>|<script type="application/json" id="plotly-locale">.*?</script>',
+    r'<p id="methods-paragraph".*?</p>|<script type="application/json" id="plotly-locale">.*?</script>'
+    r'|<p class="reasoning">.*?</p>|<pre class="raw">.*?</pre>',
     re.S,
 )
 PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "missing": 1, "rounds": 2, "type": "'robot'", "status": 503,
           "kind": "ReadTimeout", "attempts": 3, "reason": "internal error",
-          "method": "Base", "suite": "pairwise"}  # fmt: skip
+          "method": "Base", "suite": "pairwise", "values": "70, 35", "low": 0,
+          "high": 100, "protocol": "mt-bench", "part": "binary"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +192,11 @@ def test_no_page_shows_an_english_catalog_string(site, code_messages, lang):
 
 def test_every_note_kind_is_on_the_rows_page(site):
     app, run, _session, _running = site
-    page = app.test_client().get(f"/r/{run.token}?metric=ertd&sort=round&dir=desc")
-    text = html.unescape(page.get_data(as_text=True))
+    text = ""
+    for number in (1, 2):  # the notes' rows fill more than a page of 50
+        page = app.test_client().get(
+            f"/r/{run.token}?metric=ertd&sort=round&dir=desc&page={number}"
+        )
+        text += html.unescape(page.get_data(as_text=True))
     for code in NOTES:
         assert note(code, **PARAMS).english in text, code

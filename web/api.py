@@ -59,7 +59,9 @@ def validate():
     body["warnings"] = _errors(body["warnings"])
     if report.valid:  # for the suites, samples and judges sent (as for a run)
         try:
-            estimate = _service().judge_calls(report, forms.run_request(request.form))
+            estimate = _service().judge_calls(
+                report, forms.run_request(request.form, request.files)
+            )
         except Rejected as rejected:
             return jsonify(errors=_errors(rejected.errors)), rejected.status
         body["judge_calls"] = estimate

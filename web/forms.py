@@ -24,7 +24,31 @@ def uploaded_file(files):
     return upload
 
 
-def run_request(form) -> RunRequest:
+MAX_PROTOCOL_BYTES = 64 * 1024
+
+
+def protocol_fields(form, files) -> dict:
+    """A protocol file part (``protocol_file``, or ``protocol`` as a file),
+    else the ``protocol`` field: a built-in name, or a protocol's text."""
+    upload = files.get("protocol_file") or files.get("protocol")
+    if upload is not None and upload.filename:
+        data = upload.stream.read(MAX_PROTOCOL_BYTES + 1)
+        if len(data) > MAX_PROTOCOL_BYTES:
+            raise Rejected.one("too_long", path="protocol", length=len(data),
+                               limit=MAX_PROTOCOL_BYTES)  # fmt: skip
+        try:
+            return {"protocol_text": data.decode("utf-8")}
+        except UnicodeDecodeError as exc:
+            raise Rejected.one(
+                "not_utf8", path="protocol", column=exc.start + 1
+            ) from None
+    value = (form.get("protocol") or "").strip()
+    if "\n" in value or "=" in value:  # the file's text in a form field
+        return {"protocol_text": value[: MAX_PROTOCOL_BYTES + 1]}
+    return {"protocol": value[:80]} if value else {}
+
+
+def run_request(form, files=None) -> RunRequest:
     """Suites (repeated or comma-separated), judge model, samples and the
     suites' options (JSON). The judge URL is not accepted from the web:
     pointing our server at arbitrary hosts would be a server-side request
@@ -60,6 +84,7 @@ def run_request(form) -> RunRequest:
         client=client_id(),
         workspace_id=_workspace_id(form.get("workspace", "").strip()),
         name=form.get("name", "").strip()[:MAX_RUN_NAME_CHARS] or None,
+        **protocol_fields(form, files or {}),
     )
 
 
@@ -102,7 +127,9 @@ def submit(request):
     """Store, validate, record and enqueue the uploaded run (web form and API)."""
     upload = uploaded_file(request.files)
     service = current_app.extensions["runs"]
-    return service.submit(upload.stream, upload.filename, run_request(request.form))
+    return service.submit(
+        upload.stream, upload.filename, run_request(request.form, request.files)
+    )
 
 
 def run_fields(body) -> dict:

@@ -44,6 +44,7 @@ LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RATE_LIMIT_VALIDATIONS": ("validations", ("api.validate",)),
     "RATE_LIMIT_RETRIES": ("retries", ("pages.retry", "api.retry")),
     "RATE_LIMIT_WORKSPACES": ("workspaces", ("api.create_workspace",)),
+    "RATE_LIMIT_JUDGE_CHECKS": ("judge_checks", ("pages.judge_check",)),
     "RATE_LIMIT_COMPARISONS": (
         "comparisons",
         ("compare.compare_api", "compare.compare_page", "compare.export"),

@@ -22,8 +22,10 @@ import dataset
 from config import PROJECT_ROOT
 from core.problems import Rejected
 from core.status import FINAL_RUN
-from metrics import registry
+from metrics import protocols, registry
 from metrics.results import tidy_row
+from pipeline.judge_check import check_judge
+from pipeline.runs import protocol_of
 from translations import translate_problems
 from web import access, dashboard, exports, forms
 
@@ -51,6 +53,12 @@ def _upload_context(**extra) -> dict:
         "max_upload_mb": config["MAX_UPLOAD_MB"],
         "max_samples": config["MAX_SAMPLES"],
         "max_judge_calls": config["MAX_JUDGE_CALLS_PER_RUN"],
+        "protocols": {
+            name: protocols.builtin(name).title for name in protocols.builtins()
+        },
+        "default_protocol": protocols.DEFAULT,
+        "judge_prices": config["JUDGE_PRICES"],
+        "judge_max_tokens": config["JUDGE_MAX_TOKENS"],
         **extra,
     }
 
@@ -58,6 +66,20 @@ def _upload_context(**extra) -> dict:
 @bp.get("/")
 def index():
     return render_template("index.html", **_upload_context())
+
+
+@bp.post("/judge-check")
+def judge_check():
+    """ "Test judge": one real request per mode of the chosen protocol (a form
+    post: CSRF-checked, so no other site can spend the judge budget; and
+    rate-limited, RATE_LIMIT_JUDGE_CHECKS)."""
+    try:
+        chosen = forms.run_request(request.form, request.files)
+        options = _service().judge_options(chosen)
+        found = check_judge(current_app.config, options, protocol_of(chosen))
+    except Rejected as rejected:
+        return {"errors": translate_problems(rejected.errors)}, rejected.status
+    return {"results": found}
 
 
 @bp.get("/template.jsonl")
