@@ -68,8 +68,14 @@ def check(text: str) -> dict:
         ) from None
     problems: list[tuple[int | None, str, str, dict]] = []
 
-    def bad(key: str, code: str, **params) -> None:
-        problems.append((_line_of(text, key), key, code, params))
+    def bad(key: str, code: str, needle: str | None = None, **params) -> None:
+        """``needle``: text whose line is more precise than the key's."""
+        line = _line_of(text, key)
+        if needle is not None and line is not None:
+            start = sum(len(row) + 1 for row in text.split("\n")[: line - 1])
+            found = text.find(needle, start)
+            line = text.count("\n", 0, found) + 1 if found != -1 else line
+        problems.append((line, key, code, params))
 
     for key in sorted(set(data) - TOP_KEYS):
         bad(key, "unknown_key")
@@ -140,17 +146,20 @@ def _check_template(where: str, text, fields: set[str], bad) -> None:
         return bad(where, "bad_value", detail="a '$' that is no placeholder: write $$")
     unknown = sorted(used - fields)
     if unknown:
-        bad(where, "bad_value", detail=f"unknown placeholder(s) {', '.join(unknown)}; "
+        bad(where, "bad_value", needle=f"${unknown[0]}",
+            detail=f"unknown placeholder(s) {', '.join(unknown)}; "
             f"allowed: {', '.join(sorted(fields))}")  # fmt: skip
 
 
 def _check_scale(where: str, spec: dict, bad) -> None:
     scale = spec.get("scale")
-    ok = isinstance(scale, dict) and all(
-        isinstance(scale.get(k), int | float) and not isinstance(scale.get(k), bool)
-        for k in ("min", "max")
+    if not isinstance(scale, dict):
+        scale = {}
+    low, high = scale.get("min"), scale.get("max")
+    numeric = all(
+        isinstance(n, int | float) and not isinstance(n, bool) for n in (low, high)
     )
-    if not ok or scale["min"] >= scale["max"]:
+    if not numeric or float(low) >= float(high):  # type: ignore[arg-type]
         return bad(
             f"{where}.scale",
             "bad_value",

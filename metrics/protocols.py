@@ -12,7 +12,7 @@ version of each mode's prompt carries that digest, so a changed protocol
 never meets a cached verdict of another.
 
 >>> protocol = builtin("mt-bench")
->>> sorted(protocol.modes), protocol.modes["alignment"].kind.high
+>>> sorted(protocol.modes), protocol.modes["alignment"].verdict.high
 (['alignment', 'pairwise'], 10.0)
 >>> protocol.modes["pairwise"].parse("My final verdict is [[C]]").score
 0.5
