@@ -276,7 +276,10 @@ class JudgeClient:
         self.config = config
         self.url = f"{config.base_url.rstrip('/')}/chat/completions"
         self._local = threading.local()
-        self.complete = retry(
+        # OpenAI's reasoning models refuse max_tokens and want
+        # max_completion_tokens; learned from the first 400 that says so.
+        self.token_field = "max_tokens"
+        self._retrying = retry(
             retry=retry_if_exception(
                 lambda e: isinstance(e, JudgeHTTPError) and e.retryable
             ),
@@ -284,6 +287,21 @@ class JudgeClient:
             wait=_wait(config),
             reraise=True,
         )(self._complete_once)
+
+    def complete(self, messages: list, sample: int, before_attempt=None, **extra):
+        """One call, retried on transport errors (``_complete_once``)."""
+        try:
+            return self._retrying(messages, sample, before_attempt, **extra)
+        except JudgeHTTPError as error:
+            wants_other = "max_completion_tokens" in error.detail
+            if (
+                error.status != 400
+                or not wants_other
+                or self.token_field != "max_tokens"
+            ):
+                raise
+            self.token_field = "max_completion_tokens"
+            return self._retrying(messages, sample, before_attempt, **extra)
 
     def _session(self):
         import requests
@@ -315,6 +333,8 @@ class JudgeClient:
             "seed": sample,
             **extra,
         }
+        if self.token_field != "max_tokens":
+            body[self.token_field] = body.pop("max_tokens")
         timeout = (self.config.connect_timeout_s, self.config.timeout_s)
         from requests import RequestException
 

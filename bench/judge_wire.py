@@ -24,7 +24,18 @@ REASONING_TOKENS = 37
 
 
 def structured_refusal(body: dict) -> dict | None:
-    """The 400 body a server without structured output sends, or None."""
+    """The 400 body a server without structured output sends (or, for a
+    model named ``max-completion``, OpenAI's reasoning models' refusal of
+    ``max_tokens``), or None."""
+    if "max-completion" in str(body.get("model")) and "max_tokens" in body:
+        return {
+            "error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with "
+                "this model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+            }
+        }
     if body.get("response_format") and "json-reject" in str(body.get("model")):
         return {
             "error": {
@@ -43,7 +54,8 @@ def honours_structured(body: dict) -> bool:
 def cut(text: str, body: dict, truncating: bool) -> tuple[str, str]:
     """(text, finish_reason): cut before the verdict when asked to truncate
     and the request's ``max_tokens`` is below ``TRUNCATE_BELOW``."""
-    if truncating and int(body.get("max_tokens") or 0) < TRUNCATE_BELOW:
+    allowed = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+    if truncating and int(allowed) < TRUNCATE_BELOW:
         return text[: max(len(text) // 3, 1)], "length"
     return text, "stop"
 

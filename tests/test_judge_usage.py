@@ -146,3 +146,11 @@ def test_a_reply_without_a_verdict_is_reasked_quoting_the_format(
     [al] = rows(document)
     assert (al["status"], al["value"]) == ("ok", 55.0)
     assert document["judge_usage"]["scripted"]["reasks"] >= 1
+
+
+def test_a_model_that_refuses_max_tokens_is_asked_with_max_completion_tokens(
+    app_factory, server, tmp_path
+):
+    document = run_with(app_factory, server, tmp_path, "scripted-max-completion")
+    assert document["run"]["status"] == "done"
+    assert {row["status"] for row in rows(document)} == {"ok"}
