@@ -208,8 +208,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.reported.usage(body, "")  # a request served, no tokens
             return self._send(400, refusal, {})
         if judge_wire.honours_structured(body):
-            model += " style-structured"
-        self.state.enter(model, prompt)
+            model = "style-structured " + model  # (a suffix would hide "+N")
+        elif body.get("response_format"):
+            model = "text-only " + model  # ignored: the prompt's text format
+        self.state.enter(str(body.get("model")), prompt)
         try:
             if self.state.latency:
                 time.sleep(self.state.latency)

@@ -36,6 +36,8 @@ def pick(styles: tuple[str, ...], model: str, prompt: str) -> str:
     forced = _FORCED.search(model)
     if forced and forced.group(1) == "structured":
         return "structured"  # the server honours response_format
+    if "text-only" in model:  # it ignores response_format: text, as the prompt asks
+        styles = tuple(style for style in styles if style != "json")
     if forced and forced.group(1) in styles:
         return forced.group(1)
     if forced and forced.group(1) == "strict":

@@ -99,17 +99,22 @@ def parse_prices(raw: str) -> dict[str, dict[str, float]]:
 
 def output_mode(counts: dict) -> str | None:
     """How a judge gave its verdicts: ``json_schema`` (structured output
-    honoured), ``text`` (the server refused the parameter; the text grammar
-    read the replies), ``ignored`` (asked, answered in text) or None (never
-    asked: no protocol of the run has a schema, or every verdict was cached).
+    honoured by every reply asked for it), ``text`` (the server refused the
+    parameter; the text grammar read the replies), ``ignored`` (asked, every
+    reply in text), ``mixed`` (some replies JSON, some text: the counts say
+    how many) or None (never asked: no mode of the run's protocol has a
+    schema, or every verdict came from the cache).
 
     >>> output_mode({"structured": 3}), output_mode({"structured_rejected": 1})
     ('json_schema', 'text')
+    >>> output_mode({"structured": 3, "structured_ignored": 1})
+    'mixed'
     """
     if counts.get("structured_rejected"):
         return "text"
-    if counts.get("structured"):
+    honoured, ignored = counts.get("structured", 0), counts.get("structured_ignored", 0)
+    if honoured and ignored:
+        return "mixed"
+    if honoured:
         return "json_schema"
-    if counts.get("structured_ignored"):
-        return "ignored"
-    return None
+    return "ignored" if ignored else None

@@ -113,7 +113,7 @@ def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
 
 
 USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "completion_tokens",
-               "reasoning_tokens", "reasks")  # fmt: skip
+               "reasoning_tokens", "reasks", "structured", "structured_ignored")  # fmt: skip
 
 
 def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:

@@ -79,6 +79,7 @@ _BARE = re.compile(
     r"|(?:assistant|response|reply|model|answer|option|助手|回答)?\s*[^\s.,;:!?。，；：！？()]{1,12})",
     re.I,
 )
+_FIRST_LINE = re.compile(r"([^\s.)]{1,12})[ \t]*\n")
 _ARITHMETIC = re.compile(r"[\d.\s+*×x/()]+=\s*(-?\d+(?:\.\d+)?)(?!.*=)", re.I)
 # Counterfactual sentences: a value in them is what the verdict would have
 # been, not what it is.
@@ -138,6 +139,9 @@ def candidates(text: str) -> list[Candidate]:
     whole = text.strip()
     if whole and not found and len(whole) <= 24 and "\n" not in whole:
         found[0] = Candidate(whole.rstrip(".。!"), 0, True)  # the reply is the value
+    first = _FIRST_LINE.match(whole)
+    if first and 0 not in found:  # "4\n\nThe reply is generic." (a bare answer first)
+        found[0] = Candidate(first.group(1), 0, True)
     return sorted(found.values(), key=lambda c: c.start)
 
 

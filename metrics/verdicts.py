@@ -202,7 +202,7 @@ def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> di
 def _part_pattern(words: tuple[str, ...]) -> re.Pattern:
     names = "|".join(re.escape(word) for word in words)
     return re.compile(
-        rf"(?:(?:^|\n)[ \t>#*\-•+]*(?:\d{{1,2}}[.)]\s*)?|[,;:|，；、]\s*)(?:{names})"
+        rf"(?:(?:^|\n)[ \t>#*\-•+]*(?:\d{{1,2}}[.)]\s*)?|[,;:|(，；、（]\s*)(?:{names})"
         r"(?![a-z])\s*(?:score|得分|评分|점수)?\s*(?:\(\s*[^()\n]{0,12}\)|\[[^\[\]\n]{0,12}\])?"
         r"\s*(?:[:=\-–—]|is)?\s*"
         r"(\d+(?:\.\d+)?(?:\s*(?:/|out\s+of)\s*\d+(?:\.\d+)?)?(?:\s*(?:points?|分|점))?)",

@@ -48,6 +48,15 @@
     return box;
   }
 
+  const protocolFile = document.getElementById("protocol-file");
+  const protocolName = document.getElementById("protocol-file-name");
+  if (protocolFile && protocolName) {
+    protocolFile.addEventListener("change", () => {
+      const file = protocolFile.files[0];
+      protocolName.textContent = file ? file.name : protocolName.dataset.none;
+    });
+  }
+
   button.addEventListener("click", async () => {
     const body = new FormData();
     for (const name of ["csrf_token", "protocol"]) {

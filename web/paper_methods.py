@@ -104,7 +104,7 @@ def judge_sentence(run) -> str:
             f"metrics of {', '.join(judged)} were not scored and are not reported."
         )
     judge = run.judge
-    models = judge.get("model")
+    models = judge.get("models") or judge.get("model")  # a panel names every judge
     models = ", ".join(models) if isinstance(models, list) else str(models)
     window = judge.get("history_chars")
     if window is None:
@@ -157,10 +157,12 @@ def spent_sentence(used: dict | None) -> str:
         reused = f"{plural(cached, 'verdict')} from the cache; " if cached else ""
         reasks = counts.get("reasks", 0)
         asked = f", {plural(reasks, 're-ask')}" if reasks else ""
+        reasoning = counts.get("reasoning_tokens", 0)
+        thought = f", {reasoning:,} of them reasoning" if reasoning else ""
         parts.append(
             f"The judge {model} made {plural(counts.get('calls', 0), 'call')}{asked} "
             f"({reused}{counts.get('prompt_tokens', 0):,} prompt and "
-            f"{counts.get('completion_tokens', 0):,} completion tokens{money})."
+            f"{counts.get('completion_tokens', 0):,} completion tokens{thought}{money})."
         )
     return " ".join(parts)
 
