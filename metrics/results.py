@@ -121,10 +121,14 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
     summary, curves and comparisons are stored at finalize); ``used`` is the
     run's judge usage per model (``store.progress.judge_usage``)."""
     aggregates = finite_json(run.aggregates or {})  # earlier releases stored inf
+    spent = judge_usage(run, used or {})
+    header = run_header(run, status_counts)
+    # how each judge answered: structured output, or the text grammar
+    header["structured_output"] = {model: found["output"] for model, found in spent.items()}
     return {
         "schema": SCHEMA,
-        "run": run_header(run, status_counts),
-        "judge_usage": judge_usage(run, used or {}),
+        "run": header,
+        "judge_usage": spent,
         "summary": aggregates.get("summary", {}),
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),

@@ -72,7 +72,8 @@ def _check_mode(client: JudgeClient, judge: JudgeConfig, name: str, mode) -> dic
     verdict, why = JudgeItem(mode, tuple(messages)).read(reply["text"])
     shown = None
     if verdict is not None:
-        shown = CHOICES[verdict.score] if name == "pairwise" else verdict.score
+        choice = mode.verdict is not None and mode.verdict.kind == "choice"
+        shown = CHOICES[verdict.score] if choice else verdict.score
     return {
         **found,
         "raw": reply["text"][:4000],

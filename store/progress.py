@@ -78,13 +78,22 @@ class ProgressQueries:
 
     def judge_usage(self, run_id: str) -> dict[str, dict[str, int]]:
         """``{model: {field: n}}`` of a run, models in name order."""
+        return self.judge_usage_of([run_id]).get(run_id, {})
+
+    def judge_usage_of(self, run_ids: list[str]) -> dict[str, dict[str, dict]]:
+        """``{run_id: {model: {field: n}}}`` of several runs, in one query."""
         table = JudgeUsage.__table__
-        query = select(table).where(table.c.run_id == run_id).order_by(table.c.model)
+        query = (
+            select(table)
+            .where(table.c.run_id.in_(list(run_ids)))
+            .order_by(table.c.run_id, table.c.model)
+        )
+        found: dict[str, dict[str, dict]] = {}
         with self.engine.connect() as conn:
-            return {
-                row.model: {field: getattr(row, field) for field in usage.FIELDS}
-                for row in conn.execute(query)
-            }
+            for row in conn.execute(query) if run_ids else ():
+                counts = {field: getattr(row, field) for field in usage.FIELDS}
+                found.setdefault(row.run_id, {})[row.model] = counts
+        return found
 
     def record_progress(
         self, run_id: str, chunk: int, units_done: int, **counters: int

@@ -18,6 +18,7 @@ from flask import (
 )
 
 from core.problems import Rejected
+from metrics.results import judge_usage
 from web import forms
 from web.access import memo_of
 from web.pages import error_page
@@ -40,14 +41,32 @@ def _workspace_or_404(token: str):
 def workspace_page(token: str):
     found = _workspace_or_404(token)
     runs = _storage().workspace_runs(found.item.id)
+    used = _storage().judge_usage_of([run.id for run in runs])
     return render_template(
         "workspace.html",
         workspace=found.item,
         runs=runs,
+        spent={
+            run.id: spent_total(judge_usage(run, used.get(run.id, {}))) for run in runs
+        },
         can_manage=found.can_manage,
         token=token,
         workspace_memo=memo_of(found.item, manage=found.can_manage),
     )
+
+
+def spent_total(used: dict) -> dict:
+    """A run's judge usage summed over its judges; cost null when any judge
+    has no price (a partial sum would understate it).
+
+    >>> spent_total({"a": {"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": 0.5},
+    ...              "b": {"prompt_tokens": 2, "completion_tokens": 2, "cost_usd": 0.25}})
+    {'tokens': 8, 'cost_usd': 0.75}
+    """
+    costs = [counts["cost_usd"] for counts in used.values()]
+    tokens = sum(c["prompt_tokens"] + c["completion_tokens"] for c in used.values())
+    known = bool(costs) and all(cost is not None for cost in costs)
+    return {"tokens": tokens, "cost_usd": sum(costs) if known else None}
 
 
 def _run_of(found, run_token: str):
