@@ -124,7 +124,9 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
     spent = judge_usage(run, used or {})
     header = run_header(run, status_counts)
     # how each judge answered: structured output, or the text grammar
-    header["structured_output"] = {model: found["output"] for model, found in spent.items()}
+    header["structured_output"] = {
+        model: found["output"] for model, found in spent.items()
+    }
     return {
         "schema": SCHEMA,
         "run": header,
