@@ -97,8 +97,14 @@ def krippendorff_interval(a: list[float], b: list[float]) -> float | None:
 
 
 def cohen_kappa(a: list[float], b: list[float]) -> float | None:
-    """Cohen's κ; None when chance agreement is total (one label only)."""
-    if len(set(a) | set(b)) < 2:
+    """Cohen's κ; None when a rater is constant (``constant_rater``: κ is
+    then 0 or undefined whatever the other rater does, which says nothing
+    about agreement).
+
+    >>> cohen_kappa([1, 1, 1, 1], [1, 0, 1, 0]) is None
+    True
+    """
+    if len(set(a)) < 2 or len(set(b)) < 2:
         return None
     from sklearn.metrics import cohen_kappa_score
 

@@ -150,14 +150,24 @@ def bleu1(pred: list[str], ref: list[str]) -> float:
     return overlap / len(pred) * penalty
 
 
-def p95_index(n: int) -> int:
-    """The documented P95 position in a sorted list of ``n`` values
-    (docs/metrics/slots.md).
+def percentile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of sorted values by linear interpolation
+    between the closest ranks: numpy's default ("linear", Hyndman & Fan
+    type 7), the same arithmetic, so the same bits (docs/metrics/slots.md).
+    The seed's index rule, sorted[max(int(0.95 n) - 1, 0)], gave the minimum
+    for n = 2 and is no longer used.
 
-    >>> p95_index(20), p95_index(1), p95_index(100)
-    (18, 0, 94)
+    >>> percentile([3.5, 4.0], 0.95), percentile([7.0], 0.95)
+    (3.975, 7.0)
+    >>> percentile([200.0, 250.0, 400.0, 600.0, 800.0], 0.95)
+    760.0
     """
-    return max(int(n * 0.95) - 1, 0)
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    share, a, b = position - low, ordered[low], ordered[high]
+    # numpy's _lerp: from the nearer end, so the result stays within [a, b]
+    return b - (b - a) * (1 - share) if share >= 0.5 else a + (b - a) * share
 
 
 @dataclass

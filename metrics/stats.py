@@ -108,8 +108,18 @@ def paired_bootstrap_ci(
     return float(low), float(high)
 
 
+ZERO_DIFFERENCE = 1e-9  # |d| at most this is a zero: floating-point noise
+
+
 def wilcoxon_p(diffs: list[float]) -> float | None:
-    """Two-sided Wilcoxon signed-rank p; None when every difference is zero."""
+    """Two-sided Wilcoxon signed-rank p; None when every difference is zero.
+    A difference within ``ZERO_DIFFERENCE`` of zero is a zero (dropped, as
+    every zero is): 0.1 + 0.2 - 0.3 is not a win.
+
+    >>> wilcoxon_p([0.1 + 0.2 - 0.3, 1.0, 2.0, 3.0]) == wilcoxon_p([0.0, 1.0, 2.0, 3.0])
+    True
+    """
+    diffs = [0.0 if abs(d) <= ZERO_DIFFERENCE else d for d in diffs]
     if len(diffs) < 2 or all(d == 0 for d in diffs):
         return None
     from scipy import stats as scipy_stats

@@ -306,3 +306,14 @@ def test_summary_session_values_and_panels():
     ids = {metric.id for metric in roleplay.SUITE.metrics}
     assert {row["metric"] for row in rows} | set(summary) <= ids
     assert all(metric.needs_judge for metric in roleplay.SUITE.metrics)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "observed"),
+    [("patient", "impatient"), ("honest", "dishonest"), ("friendly", "unfriendly"),
+     ("verbal", "non-verbal")],
+)  # fmt: skip
+def test_a_negation_prefix_is_never_a_fuzzy_match(attribute, observed):
+    no_synonyms = lambda phrase: frozenset()  # noqa: E731
+    assert roleplay.match(attribute, [observed], no_synonyms) is None
+    assert roleplay.match(observed, [attribute], no_synonyms) is None

@@ -126,12 +126,28 @@ def wordnet_senses(phrase: str, synsets=lexicon.synsets) -> frozenset[str]:
     return senses
 
 
+NEGATIONS = ("un", "in", "im", "il", "ir", "dis", "non", "non-", "not ", "not-")
+
+
+def negation_of(a: str, b: str) -> bool:
+    """One form is the other with a negation prefix ("patient" and
+    "impatient", ratio 87.5): opposites, never a fuzzy match.
+
+    >>> negation_of("patient", "impatient"), negation_of("honest", "dishonest")
+    (True, True)
+    >>> negation_of("adventurous", "adventerous")
+    False
+    """
+    shorter, longer = sorted((a, b), key=len)
+    return any(longer == prefix + shorter for prefix in NEGATIONS)
+
+
 def match(attribute: str, observed: list[str], synsets=lexicon.synsets):
     """``(r, reason)`` for the first rule that matches ``attribute``, else None.
 
     Rules in order: exact (case-insensitive, whitespace stripped and
     collapsed); fuzzy (rapidfuzz ``ratio`` > 85 on those lower-cased forms,
-    best r); WordNet (a shared synset, the alphabetically first one named).
+    best r; never a form that is the other with a negation prefix); WordNet (a shared synset, the alphabetically first one named).
 
     >>> match("adventurous", ["shy", "adventerous"], lambda phrase: frozenset())
     ('adventerous', 'fuzzy 90.9')
@@ -143,7 +159,11 @@ def match(attribute: str, observed: list[str], synsets=lexicon.synsets):
             return r, "exact"
     from rapidfuzz import fuzz
 
-    ratios = [(fuzz.ratio(wanted, form), r) for r, form in forms]
+    ratios = [
+        (fuzz.ratio(wanted, form), r)
+        for r, form in forms
+        if not negation_of(wanted, form)
+    ]
     best = max(ratios, key=lambda pair: pair[0], default=None)  # first of ties
     if best and best[0] > FUZZY_THRESHOLD:
         return best[1], f"fuzzy {round(best[0], 1):g}"

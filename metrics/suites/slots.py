@@ -45,7 +45,7 @@ from metrics.slot_matching import (
     f1,
     merge_writes,
     nested,
-    p95_index,
+    percentile,
     prf,
 )
 from metrics.suite import (
@@ -249,10 +249,11 @@ def topic_summary(counts: Mapping[str, float]) -> dict[str, tuple[float, float, 
 
 
 def latency_summary(values: list[float]) -> dict[str, float | None]:
-    """Mean, median, seed-rule P95 and total of session latencies.
+    """Mean, median, P95 (linear interpolation, as numpy) and total of
+    session latencies.
 
     >>> latency_summary([float(v) for v in range(1, 21)])["latency_p95"]
-    19.0
+    19.05
     >>> latency_summary([])["latency_mean"] is None
     True
     """
@@ -262,7 +263,7 @@ def latency_summary(values: list[float]) -> dict[str, float | None]:
     return {
         "latency_mean": fmean(ordered),
         "latency_median": median(ordered),
-        "latency_p95": ordered[p95_index(len(ordered))],
+        "latency_p95": percentile(ordered, 0.95),
         "latency_total": math.fsum(ordered),
     }
 

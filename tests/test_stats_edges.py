@@ -1,0 +1,27 @@
+"""Edge cases a reviewer checks (issue 26): floating-point noise in paired
+differences, and agreement with a rater that never changes its answer."""
+
+from __future__ import annotations
+
+from scipy import stats as scipy_stats
+
+from metrics.agreement import cohen_kappa
+from metrics.stats import wilcoxon_p
+
+
+def test_wilcoxon_treats_float_noise_as_a_zero_difference():
+    noisy = [(0.1 + 0.2) - 0.3, 1.0, -2.0, 3.0, 4.0]  # 5.55e-17 is no difference
+    clean = [0.0, 1.0, -2.0, 3.0, 4.0]
+    assert noisy[0] != 0.0
+    assert wilcoxon_p(noisy) == wilcoxon_p(clean)
+    expected = scipy_stats.wilcoxon([1.0, -2.0, 3.0, 4.0], zero_method="wilcox").pvalue
+    assert wilcoxon_p(noisy) == float(expected)
+
+
+def test_wilcoxon_of_noise_only_is_null():
+    assert wilcoxon_p([1e-12, -1e-12, 0.0]) is None
+
+
+def test_kappa_with_a_constant_rater_is_null_not_zero():
+    assert cohen_kappa([1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0]) is None
+    assert cohen_kappa([1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0]) is not None
