@@ -293,12 +293,9 @@ class JudgeClient:
         try:
             return self._retrying(messages, sample, before_attempt, **extra)
         except JudgeHTTPError as error:
-            wants_other = "max_completion_tokens" in error.detail
-            if (
-                error.status != 400
-                or not wants_other
-                or self.token_field != "max_tokens"
-            ):
+            # (another thread may have switched already: this call still
+            # went out with max_tokens, so it is asked once more either way)
+            if error.status != 400 or "max_completion_tokens" not in error.detail:
                 raise
             self.token_field = "max_completion_tokens"
             return self._retrying(messages, sample, before_attempt, **extra)
