@@ -72,6 +72,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     # no judge
     "no_judge": (_l("no judge configured"), RowStatus.NOT_CONFIGURED),
     # said of a scored value
+    "bt_separation": (_l("no finite Bradley–Terry strength: %(unbeaten)s won every comparison against the rest, and %(winless)s won none (separation)"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),

@@ -3,9 +3,12 @@
 An outcome is ``(session, a, b, score)`` with ``score`` the share of the
 comparison ``a`` won: 1, 0.5 (a tie) or 0. Bradley–Terry models
 P(a beats b) = 1 / (1 + exp(−(β_a − β_b))); the strengths β are the maximum
-likelihood fit (:func:`fit`, scipy's L-BFGS on the win counts, a tie counting
-as half a win for each side; ``choix`` is the reference it is tested
-against, too slow for a bootstrap). The baseline's strength is fixed at 0,
+likelihood fit (:func:`fit`, Newton's method in plain floats on the win
+counts, a tie counting as half a win for each side; ``choix`` is the
+reference it is tested against, too slow for a bootstrap). When some
+methods won (or lost) every comparison against the rest, no finite
+strength exists (:func:`metrics.bt_separation.separation`): the suite then
+reports none. The baseline's strength is fixed at 0,
 so a strength reads as the log-odds of beating the baseline. CIs come from a bootstrap over sessions: sessions are
 resampled with replacement (fixed seed) and the model refitted.
 
@@ -16,6 +19,7 @@ resampled with replacement (fixed seed) and the model refitted.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from metrics.stats import BOOTSTRAP_SEED
@@ -78,31 +82,104 @@ def bt_strengths(
 
 def fit(wins, baseline: int):
     """Maximum likelihood of Bradley–Terry on a wins matrix (``W[i, j]``: i
-    over j), minimising −Σ W_ij log σ(β_i − β_j) + ``BT_ALPHA``/2 Σ β² with
-    β_baseline = 0 (L-BFGS with the analytic gradient). None when the
-    comparisons leave a method unconnected."""
-    import numpy as np
-    from scipy.optimize import minimize
-    from scipy.special import expit, log_expit
-
+    over j), maximising Σ W_ij log σ(β_i − β_j) − ``BT_ALPHA``/2 Σ β² with
+    β_baseline = 0, by Newton's method with step halving, in plain Python
+    floats in a fixed order (``math.fsum``, Gaussian elimination): no BLAS,
+    so the same input gives the same bits whatever the thread count, the
+    CPU's BLAS kernel or where arrays sit in memory. The penalty makes the
+    objective strictly concave (one maximum, reached from any start). None
+    when the comparisons leave a method unconnected."""
     if not _connected(wins):
         return None
-    k = len(wins)
-    free = [i for i in range(k) if i != baseline]
+    size = len(wins)
+    won = [[float(wins[i][j]) for j in range(size)] for i in range(size)]
+    free = [i for i in range(size) if i != baseline]
+    beta = [0.0] * size
+    value = _objective(won, beta)
+    for _ in range(NEWTON_STEPS):
+        gradient, hessian = _derivatives(won, beta, free)
+        step = _solve(hessian, gradient)
+        scale = 1.0
+        while scale > 1e-12:  # step halving: never a worse fit
+            trial = list(beta)
+            for index, i in enumerate(free):
+                trial[i] = beta[i] + scale * step[index]
+            found = _objective(won, trial)
+            if found >= value:
+                break
+            scale /= 2
+        else:
+            break
+        moved = max((abs(scale * d) for d in step), default=0.0)
+        beta, value = trial, found
+        if moved < NEWTON_TOLERANCE:
+            break
+    return beta if all(math.isfinite(b) for b in beta) else None
 
-    def loss(x):
-        beta = np.zeros(k)
-        beta[free] = x
-        diff = beta[:, None] - beta[None, :]
-        lost = wins * expit(-diff)  # W_ij (1 − σ(β_i − β_j))
-        grad = lost.sum(axis=0) - lost.sum(axis=1)
-        value = -(wins * log_expit(diff)).sum() + BT_ALPHA / 2 * (x @ x)
-        return value, grad[free] + BT_ALPHA * x
 
-    found = minimize(loss, np.zeros(k - 1), jac=True, method="L-BFGS-B")
-    beta = np.zeros(k)
-    beta[free] = found.x
-    return beta if np.all(np.isfinite(beta)) else None
+NEWTON_STEPS, NEWTON_TOLERANCE = 200, 1e-12
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    small = math.exp(x)
+    return small / (1.0 + small)
+
+
+def _log_sigmoid(x: float) -> float:
+    return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
+
+
+def _objective(won: list[list[float]], beta: list[float]) -> float:
+    size = len(won)
+    terms = [won[i][j] * _log_sigmoid(beta[i] - beta[j])
+             for i in range(size) for j in range(size) if won[i][j]]  # fmt: skip
+    return math.fsum(terms) - BT_ALPHA / 2 * math.fsum(b * b for b in beta)
+
+
+def _derivatives(won, beta, free):
+    """The penalized objective's gradient and its negated Hessian, over the
+    free strengths."""
+    size = len(won)
+    weight = [[0.0] * size for _ in range(size)]  # n_ij p_ij (1 − p_ij)
+    gradient = []
+    for i in free:
+        parts = []
+        for j in range(size):
+            games = won[i][j] + won[j][i]
+            if j == i or not games:
+                continue
+            p = _sigmoid(beta[i] - beta[j])
+            parts.append(won[i][j] - games * p)
+            weight[i][j] = games * p * (1.0 - p)
+        gradient.append(math.fsum(parts) - BT_ALPHA * beta[i])
+    hessian = [
+        [(math.fsum(weight[i]) + BT_ALPHA) if i == j else -weight[i][j] for j in free]
+        for i in free
+    ]
+    return gradient, hessian
+
+
+def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    """``matrix x = vector`` by Gaussian elimination with partial pivoting
+    (the matrix is symmetric positive definite: the penalty sees to it)."""
+    size = len(vector)
+    rows = [[*matrix[i], vector[i]] for i in range(size)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(col + 1, size):
+            factor = rows[r][col] / rows[col][col]
+            if factor:
+                rows[r] = [
+                    a - factor * b for a, b in zip(rows[r], rows[col], strict=True)
+                ]
+    solution = [0.0] * size
+    for r in range(size - 1, -1, -1):
+        known = math.fsum(rows[r][c] * solution[c] for c in range(r + 1, size))
+        solution[r] = (rows[r][size] - known) / rows[r][r]
+    return solution
 
 
 def _connected(wins) -> bool:
@@ -135,7 +212,9 @@ def bt_with_ci(
     for _ in range(BT_RESAMPLES if len(sessions) >= 2 else 0):
         picked = np.bincount(rng.integers(0, len(sessions), len(sessions)),
                              minlength=len(sessions))  # fmt: skip
-        refit = fit(np.tensordot(picked, wins, axes=1), base)
+        # elementwise products and a sum along one axis: no BLAS (tensordot
+        # would be), so the same bits whatever the thread count
+        refit = fit((picked[:, None, None] * wins).sum(axis=0), base)
         if refit is not None:  # a resample can leave a method unconnected
             draws.append(refit)
     tail = (1 - level) / 2

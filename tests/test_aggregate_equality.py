@@ -10,8 +10,6 @@ shuffled (a comparison of runs feeds rows in no particular order)."""
 from __future__ import annotations
 
 import json
-import math
-import re
 from functools import cache
 
 import pytest
@@ -70,23 +68,9 @@ def first_difference(found, expected, path="") -> str | None:
             if where := first_difference(a, b, f"{path}.{key}"):
                 return where
         return None
-    if found == expected or _optimizer_close(found, expected, path):
+    if found == expected:  # bit for bit, Bradley-Terry included (plain floats)
         return None
     return f"{path}: {found!r} != {expected!r}"
-
-
-# Bradley-Terry strengths come from an L-BFGS fit through BLAS, whose last
-# bits move with where numpy's arrays sit in memory (a fit stops at a
-# tolerance far above that): they are compared to 1e-9, every other value
-# bit for bit.
-OPTIMIZER_PATH = re.compile(r"\.bt[._]")
-
-
-def _optimizer_close(found, expected, path: str) -> bool:
-    if not (isinstance(found, dict) and "float" in found and "float" in expected):
-        return False
-    a, b = float.fromhex(found["float"]), float.fromhex(expected["float"])
-    return bool(OPTIMIZER_PATH.search(path)) and math.isclose(a, b, rel_tol=1e-9)
 
 
 def assert_same(found: dict, key: str) -> None:
@@ -132,8 +116,6 @@ def test_finalize_stores_the_frozen_reference(sqlite_storage):
     stored = dict(storage.get_run(run.id).aggregates)
     assert stored.pop("status_counts") == storage.status_counts(run.id)
     expected = finite_json(decode(reference()["panel/key"]))
-    # Bradley-Terry to 1e-9 as everywhere above (it failed a fresh clone by
-    # 2 ulps); every other value bit for bit.
     where = first_difference(data.canonical(stored), data.canonical(expected))
     assert where is None, where
 

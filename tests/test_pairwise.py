@@ -11,6 +11,8 @@ import pytest
 from scipy.optimize import minimize
 
 from metrics import ranking
+from metrics.rows import result_row
+from metrics.suites import pairwise
 from tests import crafted
 from tests.test_api import wait_final
 from tests.test_compare import scores_of
@@ -114,7 +116,8 @@ def test_win_rates_and_bradley_terry_follow_the_scripted_strengths(judged):
 
 
 def test_a_baseline_compares_each_method_with_it_only(judged):
-    sessions = strength_sessions({"A": 0, "B": 3, "C": 6}, sessions=3, rounds=1)
+    # strengths a point apart: each side wins some comparisons (no separation)
+    sessions = strength_sessions({"A": 0, "B": 1, "C": 2}, sessions=12, rounds=2)
     results, _ = judged(sessions, pairwise_baseline="B")
     metrics = {(r["method"], r["metric"]) for r in results["rows"]}
     assert ("A", "pairwise@C") not in metrics
@@ -160,3 +163,64 @@ def test_bt_fit_matches_maximum_likelihood_with_half_ties():
         for method in "ABC":
             assert fitted[method] == pytest.approx(expected[method], abs=1e-3)
     assert ranking.bt_strengths([("s", "A", "B", 1.0)], ["A", "B", "C"], "A") is None
+
+
+def test_with_two_methods_the_baseline_is_the_first_method():
+    outcomes = [("s1", "A", "B", 1.0), ("s2", "A", "B", 0.0), ("s3", "A", "B", 1.0)]
+    assert pairwise.bt_baseline(outcomes, ["A", "B"]) == "A"
+    rows = [
+        result_row({"session_id": s, "round": 1, "method": a}, f"pairwise@{b}", v,
+                   detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]})
+        for s, a, b, v in outcomes
+    ]  # fmt: skip
+    summary = pairwise.summarize(rows, ["A", "B"])["summary"]
+    assert summary["A"]["bt_score"] == 0.0
+    assert summary["B"]["bt_score"] == pytest.approx(-math.log(2), abs=1e-3)
+
+
+def test_a_sweep_is_reported_as_separation_never_as_a_strength():
+    outcomes = [(f"s{n}", "A", other, 1.0) for n in range(4) for other in ("B", "C")]
+    outcomes += [("s0", "B", "C", 1.0), ("s1", "B", "C", 0.0)]
+    rows = [
+        result_row({"session_id": s, "round": 1, "method": a}, f"pairwise@{b}", v,
+                   detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]})
+        for s, a, b, v in outcomes
+    ]  # fmt: skip
+    found = pairwise.summarize(rows, ["A", "B", "C"])
+    for method in "ABC":
+        values = found["summary"][method]
+        assert values["bt_score"] is values["bt_ci_low"] is values["bt_ci_high"] is None
+    reason = found["panel"]["reasons"]["bt_forest"]
+    assert reason == {"code": "bt_separation",
+                      "params": {"unbeaten": "A", "winless": "B, C"}}  # fmt: skip
+    assert found["summary"]["A"]["pairwise_winrate"] == 1.0  # the win rates stand
+
+
+BT_SCRIPT = """
+import json, random
+from metrics import ranking
+rnd = random.Random(7)
+methods = [f"m{i}" for i in range(6)]
+outcomes = [(f"s{s}", methods[i], methods[j], rnd.choice([0.0, 0.5, 1.0]))
+            for s in range(30) for i in range(6) for j in range(i + 1, 6)]
+found = ranking.bt_with_ci(outcomes, methods, "m0")
+print(json.dumps({m: [v["mean"].hex(), v["ci_low"].hex(), v["ci_high"].hex()]
+                  for m, v in found.items()}))
+"""
+
+
+def test_bradley_terry_is_bit_identical_whatever_the_blas_threads():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    outputs = set()
+    for threads in ("1", "4"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+               "MKL_NUM_THREADS": threads}  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", BT_SCRIPT], cwd=root, env=env,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

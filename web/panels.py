@@ -16,6 +16,7 @@ from flask_babel import get_locale
 from core.i18n import _l, text
 from core.status import FINAL_RUN
 from metrics import registry
+from metrics.notes import translate
 from metrics.suite import Chart, Column, Suite, Table
 from translations import metric_label
 from web import charts
@@ -154,8 +155,14 @@ def section(suite: Suite, run) -> dict:
         if built:
             figures[chart.id] = built
         else:  # an empty chart says why instead of vanishing
+            said = (data.panel.get("reasons") or {}).get(chart.id)
             reason = chart.empty or suite.panel.empty or NOTHING_TO_DRAW
-            missing.append({"title": text(chart.title), "reason": text(reason)})
+            shown = (
+                translate(said["code"], said.get("params"), None)
+                if said
+                else text(reason)
+            )
+            missing.append({"title": text(chart.title), "reason": shown})
     tables = [table(spec, data, run.methods) for spec in suite.panel.tables]
     tables = [found for found in tables if found["rows"]]
     empty = not figures and not tables

@@ -38,6 +38,7 @@ from typing import Any
 from config import DEFAULTS
 from core.status import RowStatus
 from metrics import protocols, ranking, row_source, stats
+from metrics.bt_separation import separation
 from metrics.columns import RowColumns
 from metrics.dialogue import FIRST_MESSAGE
 from metrics.judging import Batch, judge_items, template_chars
@@ -224,9 +225,26 @@ def bt_baseline(outcomes: list[ranking.Outcome], methods: list[str]) -> str:
 
     >>> bt_baseline([("s", "A", "B", 1.0), ("s", "C", "B", 0.0)], ["A", "B", "C"])
     'B'
+    >>> bt_baseline([("s", "A", "B", 1.0)], ["A", "B"])  # two methods
+    'A'
     """
-    against = {b for _s, _a, b, _v in outcomes}
-    return against.pop() if len(against) == 1 else methods[0]
+    common = [m for m in methods if all(m in (a, b) for _s, a, b, _v in outcomes)]
+    return common[0] if len(common) == 1 else methods[0]  # two methods: the first
+
+
+def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | None:
+    """The separation of the compared methods, as note parameters."""
+    present = [m for m in methods if any(m in (a, b) for _s, a, b, _v in outcomes)]
+    if len(present) < 2:
+        return None
+    _sessions, wins = ranking.wins_tensor(outcomes, present)
+    found = separation(wins.sum(axis=0), present)
+    if found is None:
+        return None
+    return {
+        "unbeaten": ", ".join(found["unbeaten"]),
+        "winless": ", ".join(found["winless"]),
+    }
 
 
 def validity(details: Iterable[dict | None]) -> dict:
@@ -270,9 +288,10 @@ def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSu
     per_session = rows.session_means(compared)
     details = [rows.details[i] for i in found.tolist()] if rows.details else []
     outcomes = _outcomes(rows, found, details)
+    split = _separation(outcomes, methods)
     strengths = (
         ranking.bt_with_ci(outcomes, methods, bt_baseline(outcomes, methods))
-        if outcomes else {}
+        if outcomes and split is None else {}
     )  # fmt: skip
     summary: dict[str, dict[str, float | None]] = {}
     winrates: dict[str, dict] = {}
@@ -293,6 +312,10 @@ def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSu
             "methods": list(methods),
             "bt": {method: {"bt": values} for method, values in strengths.items()},
             "winrate": winrates,
+            # why a chart has nothing to draw: a note code and its parameters
+            "reasons": {"bt_forest": {"code": "bt_separation", "params": split}}
+            if split
+            else {},
         },
         "validity": validity(details),
     }
@@ -342,8 +365,11 @@ SUITE = Suite(
         "Pairwise preferences were judged in both orders of the two responses; a "
         "verdict that changed with the order was counted as a tie (MT-Bench). Win "
         "rates count ties as half; Bradley-Terry strengths were fitted by maximum "
-        "likelihood (choix) with the baseline fixed at 0 and 95% CIs from 500 "
-        "bootstrap resamples of sessions."
+        "likelihood (Newton's method with an L2 penalty of 1e-4 on the strengths; "
+        "checked against choix) with the first method (or the pairwise baseline) "
+        "fixed at 0 and 95% CIs from 500 bootstrap resamples of sessions; when some "
+        "methods won or lost every comparison against the rest (separation), no "
+        "finite strength exists and none was reported."
     ),
     panel=Panel(
         charts=(
