@@ -25,3 +25,27 @@ def test_wilcoxon_of_noise_only_is_null():
 def test_kappa_with_a_constant_rater_is_null_not_zero():
     assert cohen_kappa([1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0]) is None
     assert cohen_kappa([1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0]) is not None
+
+
+def test_an_empty_chart_gives_its_true_reason_not_no_judge(app):
+    from types import SimpleNamespace
+
+    from metrics import registry
+    from web import panels
+
+    reasons = {
+        "nal_curve": {"code": "nal_undefined"},
+        "radar": {"code": "no_dimensions"},
+    }
+    flat = [{"k": 1, "mean": 50.0, "n": 2, "ci_low": 40.0, "ci_high": 60.0}]
+    run = SimpleNamespace(
+        methods=["M"], suites=["alignment"],
+        aggregates={"summary": {"M": {}}, "curves": {"al": {"M": flat}, "nal": {"M": []}},
+                    "panels": {"alignment": {"reasons": reasons}}},
+    )  # fmt: skip
+    with app.test_request_context("/?lang=en"):
+        section = panels.section(registry.get("alignment"), run)
+    said = {chart["title"]: chart["reason"] for chart in section["missing"]}
+    assert any("N-AL(k) is undefined" in reason for reason in said.values())
+    assert any("no dimension scores" in reason for reason in said.values())
+    assert not any("configured judge" in reason for reason in said.values())

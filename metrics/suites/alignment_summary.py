@@ -143,4 +143,22 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     for method, value in length_controlled.items():
         summary[method]["al_lc"] = value
     return {"summary": summary, "curves": charted, "session_values": per_session,
-            "validity": judge_checks.validity(rows)}  # fmt: skip
+            "validity": judge_checks.validity(rows),
+            "panel": {"reasons": _chart_reasons(points, dimensions)}}  # fmt: skip
+
+
+def _chart_reasons(points: dict, dimensions: dict) -> dict:
+    """Why a chart has nothing to draw although AL was scored (else the
+    panel's own "needs a configured judge" is the true reason).
+
+    >>> _chart_reasons({"M": [{"k": 1, "mean": 50.0, "n": 1}]}, {"style": {"M": None}})
+    {'nal_curve': {'code': 'nal_undefined'}, 'radar': {'code': 'no_dimensions'}}
+    """
+    if not any(points.values()):
+        return {}
+    reasons = {}
+    if not any(normalized(found) for found in points.values()):
+        reasons["nal_curve"] = {"code": "nal_undefined"}
+    if all(value is None for means in dimensions.values() for value in means.values()):
+        reasons["radar"] = {"code": "no_dimensions"}
+    return reasons
