@@ -85,6 +85,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "validity_no_decisive": (_l("every single-order verdict was a tie"), None),
     "validity_no_variance": (_l("fewer than two scored items, or no variation to rank"), None),
     "validity_one_class": (_l("the binary verdicts were all the same"), None),
+    "validity_run_cancelled": (_l("the run was cancelled before it was aggregated"), None),
     "validity_no_human": (_l("the file has no human labels (field human)"), None),
     "validity_one_judge": (_l("one judge model: pick several for a judge panel"), None),
     "validity_one_sample": (_l("one judge sample per item: run with samples ≥ 2"), None),

@@ -15,7 +15,7 @@ from core import usage
 from core.status import RowStatus
 from metrics import registry
 from metrics.rows import finite_json
-from metrics.validity import judge_validity
+from metrics.validity import judge_validity, run_context
 
 SCHEMA = "personasteer.results/v1"
 
@@ -138,6 +138,7 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
             aggregates.get("judge_validity") or {},
             list(run.suites),
             (run.judge or {}).get("model"),
+            run_context(run),
         ),
     }
 

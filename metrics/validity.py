@@ -37,9 +37,39 @@ def measuring(quantity: str) -> str:
     return quantities()[quantity][0]
 
 
-def judge_validity(measured: dict, suites: list[str], judge: str | None = None) -> dict:
+def run_context(run) -> dict:
+    """What a run's settings say about why a quantity can be missing."""
+    judge = getattr(run, "judge", None) or {}
+    models = judge.get("models") or ([judge["model"]] if judge.get("model") else [])
+    return {"samples": judge.get("samples") or 1, "judges": len(models),
+            "status": getattr(run, "status", None)}  # fmt: skip
+
+
+def true_reason(name: str, code: str, context: dict) -> str:
+    """The reason for the run as it was: a samples = 3 run never hears "one
+    judge sample per item", a panel never "one judge model", a cancelled
+    run is said to be cancelled.
+
+    >>> true_reason("samples_alpha", "validity_one_sample", {"samples": 3})
+    'validity_no_variance'
+    >>> true_reason("human", "validity_no_human", {"status": "cancelled"})
+    'validity_run_cancelled'
+    """
+    if context.get("status") == "cancelled" and code != "validity_suite_missing":
+        return "validity_run_cancelled"
+    if code == "validity_one_sample" and context.get("samples", 1) >= 2:
+        return "validity_no_variance"
+    if code == "validity_one_judge" and context.get("judges", 1) >= 2:
+        return "validity_no_variance"
+    return code
+
+
+def judge_validity(
+    measured: dict, suites: list[str], judge: str | None = None, context=None
+) -> dict:
     """Every quantity (None with a reason when missing); per-judge ones
-    (``length_spearman``) keyed by the judge model."""
+    (``length_spearman``) keyed by the judge model. ``context``: what the
+    run's settings were (:func:`run_context`), for reasons that are true."""
     known = quantities()
     found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
     for name in PER_JUDGE:  # rows that name no judge: the run's one judge
@@ -53,6 +83,7 @@ def judge_validity(measured: dict, suites: list[str], judge: str | None = None) 
         if found[name] is not None:
             continue
         code = missing if suite in suites else "validity_suite_missing"
+        code = true_reason(name, code, context or {})
         reasons[name] = note(code, suite=suite).english
         codes[name] = code
     return {**found, "reasons": reasons, "reason_codes": codes}

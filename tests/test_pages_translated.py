@@ -39,7 +39,8 @@ PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "missing": 1, "rounds": 2, "type": "'robot'", "status": 503,
           "kind": "ReadTimeout", "attempts": 3, "reason": "internal error",
           "method": "Base", "suite": "pairwise", "values": "70, 35", "low": 0,
-          "high": 100, "protocol": "mt-bench", "part": "binary"}  # fmt: skip
+          "high": 100, "protocol": "mt-bench", "part": "binary", "unbeaten": "A",
+          "winless": "B, C"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

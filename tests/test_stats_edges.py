@@ -49,3 +49,24 @@ def test_an_empty_chart_gives_its_true_reason_not_no_judge(app):
     assert any("N-AL(k) is undefined" in reason for reason in said.values())
     assert any("no dimension scores" in reason for reason in said.values())
     assert not any("configured judge" in reason for reason in said.values())
+
+
+def test_validity_reasons_are_the_runs_own():
+    from types import SimpleNamespace
+
+    from metrics.validity import judge_validity, run_context
+
+    three = SimpleNamespace(judge={"model": "m", "samples": 3}, status="done")
+    found = judge_validity({}, ["alignment"], "m", run_context(three))
+    assert found["reason_codes"]["samples_alpha"] == "validity_no_variance"
+    assert found["reason_codes"]["inter_judge_alpha"] == "validity_one_judge"
+    panel = SimpleNamespace(judge={"model": "a", "models": ["a", "b"], "samples": 1},
+                            status="done")  # fmt: skip
+    found = judge_validity({}, ["alignment"], "a", run_context(panel))
+    assert found["reason_codes"]["inter_judge_alpha"] == "validity_no_variance"
+    assert found["reason_codes"]["samples_alpha"] == "validity_one_sample"
+    cancelled = SimpleNamespace(judge={"model": "m", "samples": 1}, status="cancelled")
+    found = judge_validity({}, ["alignment"], "m", run_context(cancelled))
+    assert set(found["reason_codes"].values()) <= {
+        "validity_run_cancelled", "validity_suite_missing"
+    }  # fmt: skip

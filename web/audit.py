@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.i18n import _l
 from metrics import notes
-from metrics.validity import judge_validity, measuring
+from metrics.validity import judge_validity, measuring, run_context
 from web.formatting import count, number
 
 EXPLAINED = {
@@ -83,7 +83,9 @@ def audit_rows(run) -> list[dict] | None:
     if not run.judge:
         return None
     measured = (run.aggregates or {}).get("judge_validity") or {}
-    found = judge_validity(measured, list(run.suites), run.judge.get("model"))
+    found = judge_validity(
+        measured, list(run.suites), run.judge.get("model"), run_context(run)
+    )
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
