@@ -53,8 +53,10 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
 
 def validity(rows: Rows) -> dict:
     """Each check reads only its own metrics' rows (one part at a time)."""
+    combined, by_method = rank_checks.length_spearman(rows)
     return {
-        "length_spearman": rank_checks.length_spearman(rows),
+        "length_spearman": combined,
+        "length_spearman_by_method": by_method,
         "cross_mode_auc": rank_checks.cross_mode_auc(rows),
         "human": _human(rows),
         "samples_alpha": _samples_alpha(Items(row_source.part(rows, (), (SAMPLES,)))),

@@ -19,7 +19,7 @@ the same bits, reproducibly:
 ...                                                (60, 30, 1), (55, 40, 1)])
 ...         for metric, v in (("al", al), ("response_chars", chars), ("binary", vote))]
 >>> length_spearman(rows), cross_mode_auc(rows)
-({'': 0.8}, 1.0)
+(({'': 0.8}, {'': {'M': 0.8}}), 1.0)
 """
 
 from __future__ import annotations
@@ -58,22 +58,43 @@ class RankSums:
         return math.copysign(root / (1 << 106), common)  # within 2**-106 of r
 
 
-def length_spearman(rows: Rows) -> dict[str, float | None] | None:
-    """``{judge: ρ}`` ("" for a run whose rows name no judge)."""
-    found: dict[str, RankSums] = defaultdict(RankSums)
-    for judges, rx, _, ry in _ranked(rows, LENGTH, per_judge=True):
-        named = columns._numpy().asarray(judges, dtype=object)
-        for judge in set(judges):
-            mine = named == judge
-            found[judge].add(rx[mine], ry[mine])
-    values = {judge: found[judge].pearson() for judge in sorted(found)}
-    return values if any(v is not None for v in values.values()) else None
+def length_spearman(rows: Rows) -> tuple[dict | None, dict | None]:
+    """``({judge: ρ}, {judge: {method: ρ}})`` ("" for a run whose rows name
+    no judge). ρ is computed *within* each method — pooling methods would
+    read a better method's longer replies as a length bias — and combined
+    per judge as the mean of the methods' ρ weighted by their items (methods
+    without a ρ left out)."""
+    found: dict[tuple[str, str], RankSums] = defaultdict(RankSums)
+    for judges, rx, _, ry, methods in _ranked(
+        rows, LENGTH, per_judge=True, per_method=True
+    ):
+        np = columns._numpy()
+        named = np.asarray(judges, dtype=object)
+        owned = np.asarray(methods, dtype=object)
+        for judge, method in set(zip(judges, methods, strict=True)):
+            mine = (named == judge) & (owned == method)
+            found[(judge, method)].add(rx[mine], ry[mine])
+    by_method: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for judge, method in sorted(found):
+        by_method[judge][method] = found[(judge, method)].pearson()
+    combined = {judge: _weighted(per, found, judge) for judge, per in by_method.items()}
+    if not any(v is not None for v in combined.values()):
+        return None, dict(by_method) or None
+    return combined, dict(by_method)
+
+
+def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
+    scored = [
+        (sums[(judge, m)].n, rho) for m, rho in per_method.items() if rho is not None
+    ]
+    total = sum(n for n, _ in scored)
+    return math.fsum(n * rho for n, rho in scored) / total if total else None
 
 
 def cross_mode_auc(rows: Rows) -> float | None:
     """AUC of AL for the judge's verdict 1 against 0; None with one class."""
     ones = zeros = ranks_of_ones = 0
-    for _, rx, verdicts, _ in _ranked(rows, MODES, per_judge=False):
+    for _, rx, verdicts, _, _ in _ranked(rows, MODES, per_judge=False):
         one = verdicts == 1.0
         ones, zeros = ones + int(one.sum()), zeros + int((~one).sum())
         ranks_of_ones += int(rx[one].sum())
@@ -82,21 +103,31 @@ def cross_mode_auc(rows: Rows) -> float | None:
     return (ranks_of_ones - ones * (ones + 1)) / (2 * ones * zeros)
 
 
-def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool):
-    """Batches ``(judges, 2·rank of x, y, 2·rank of y)`` of the items with both."""
+def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,
+            per_method: bool = False):  # fmt: skip
+    """Batches ``(judges, 2·rank of x, y, 2·rank of y, methods)`` of the
+    items with both, ranked within each judge (and method) or overall."""
     if isinstance(rows, row_source.RowSource):
-        yield from rows.reader.ranks(*metrics, per_judge, rows.judge)
+        yield from rows.reader.ranks(*metrics, per_judge, rows.judge, per_method)
         return
     np = columns._numpy()
     from scipy.stats import rankdata
 
     items = Items(row_source.part(rows, metrics))
     x, y = items.scored(metrics[0]), items.scored(metrics[1])
-    judges = np.unique(items.judge(x.keys)).tolist() if per_judge else [None]
+    judge_of, method_of = items.judge(x.keys), items.method(x.keys)
+    judges = np.unique(judge_of).tolist() if per_judge else [None]
+    methods = np.unique(method_of).tolist() if per_method else [None]
     for judge in judges:
-        mine = slice(None) if judge is None else items.judge(x.keys) == judge
-        xs, ys = paired(Scored(x.keys[mine], x.values[mine]), y, as_lists=False)
-        if len(xs):
-            rx, ry = (np.rint(2 * rankdata(v)).astype(np.int64) for v in (xs, ys))
-            names = [items.judges[judge] if judge is not None else ""] * len(xs)
-            yield names, rx, ys, ry
+        for method in methods:
+            mine = np.ones(len(x.keys), dtype=bool)
+            if judge is not None:
+                mine &= judge_of == judge
+            if method is not None:
+                mine &= method_of == method
+            xs, ys = paired(Scored(x.keys[mine], x.values[mine]), y, as_lists=False)
+            if len(xs):
+                rx, ry = (np.rint(2 * rankdata(v)).astype(np.int64) for v in (xs, ys))
+                names = [items.judges[judge] if judge is not None else ""] * len(xs)
+                owned = [items.methods[method] if method is not None else ""] * len(xs)
+                yield names, rx, ys, ry, owned

@@ -61,9 +61,12 @@ class Reader(Protocol):
     def pairs(self, x: str, y: str, judge) -> Iterable[tuple]:
         """Batches ``(methods, xs, ys)`` of the items scored on both metrics."""
 
-    def ranks(self, x: str, y: str, per_judge: bool, judge) -> Iterable[tuple]:
-        """Batches ``(judges, 2·rank of x, y, 2·rank of y)`` of the items
-        scored on both: mean ranks of ties, within each judge or overall."""
+    def ranks(
+        self, x: str, y: str, per_judge: bool, judge, per_method: bool = False
+    ) -> Iterable[tuple]:
+        """Batches ``(judges, 2·rank of x, y, 2·rank of y, methods)`` of the
+        items scored on both: mean ranks of ties, within each judge (and
+        method) or overall."""
 
 
 class RowSource:

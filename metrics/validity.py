@@ -19,8 +19,9 @@ from __future__ import annotations
 from metrics import registry
 from metrics.notes import note
 
-COUNTS = ("pairwise_comparisons",)  # reported beside the quantities
-PER_JUDGE = ("length_spearman",)  # {judge model: value}
+# reported beside the quantities: counts, and per-method details
+COUNTS = ("pairwise_comparisons", "length_spearman_by_method")
+PER_JUDGE = ("length_spearman", "length_spearman_by_method")  # {judge model: value}
 
 
 def quantities() -> dict[str, tuple[str, str]]:

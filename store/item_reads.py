@@ -93,13 +93,16 @@ def ranked_pairs(
     metrics: tuple[str, str],
     per_judge: bool,
     judge: str | None,
+    per_method: bool = False,
 ) -> Iterator[tuple]:
-    """Batches ``(judges, 2·rank of x, ys, 2·rank of y)``: mean ranks of
-    ties (1-based), ranked within each judge or over every item."""
+    """Batches ``(judges, 2·rank of x, ys, 2·rank of y, methods)``: mean
+    ranks of ties (1-based), ranked within each judge (and method) or over
+    every item."""
     import numpy as np
 
     pairs = _pairs(run_id, metrics, judge).subquery()
     within = [pairs.c.judge] if per_judge else []
+    within += [pairs.c.method] if per_method else []
 
     def twice_rank(column):
         rank = func.rank().over(partition_by=within or None, order_by=column)
@@ -107,9 +110,11 @@ def ranked_pairs(
         return 2 * rank + ties - 1
 
     query = select(
-        pairs.c.judge, twice_rank(pairs.c.x), pairs.c.y, twice_rank(pairs.c.y)
-    )
+        pairs.c.judge, twice_rank(pairs.c.x), pairs.c.y, twice_rank(pairs.c.y),
+        pairs.c.method,
+    )  # fmt: skip
     for batch in _batches(engine, query):
-        judges, rx, ys, ry = zip(*batch, strict=True)
+        judges, rx, ys, ry, methods = zip(*batch, strict=True)
         yield (list(judges), np.asarray(rx, dtype=np.int64),
-               np.asarray(ys, dtype=float), np.asarray(ry, dtype=np.int64))  # fmt: skip
+               np.asarray(ys, dtype=float), np.asarray(ry, dtype=np.int64),
+               list(methods))  # fmt: skip

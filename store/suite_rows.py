@@ -56,8 +56,12 @@ class SuiteReader:
     def pairs(self, x: str, y: str, judge) -> Iterator[tuple]:
         return item_pairs(self.engine, self.run_id, (x, y), judge)
 
-    def ranks(self, x: str, y: str, per_judge: bool, judge) -> Iterator[tuple]:
-        return ranked_pairs(self.engine, self.run_id, (x, y), per_judge, judge)
+    def ranks(
+        self, x: str, y: str, per_judge: bool, judge, per_method: bool = False
+    ) -> Iterator[tuple]:
+        return ranked_pairs(
+            self.engine, self.run_id, (x, y), per_judge, judge, per_method
+        )
 
 
 def row_batches(

@@ -70,3 +70,49 @@ def test_validity_reasons_are_the_runs_own():
     assert set(found["reason_codes"].values()) <= {
         "validity_run_cancelled", "validity_suite_missing"
     }  # fmt: skip
+
+
+def inverse_length_rows() -> list[dict]:
+    """Within each method longer replies score lower (ρ = −1), but the
+    better method writes longer: pooled, length looks like a bonus."""
+    rows = []
+    for method, base_chars, base_al in (("Short", 100, 30), ("Long", 1000, 80)):
+        for k in range(1, 6):
+            key = {"session_id": "s", "round": k, "method": method, "status": "ok"}
+            rows.append({**key, "metric": "al", "value": float(base_al - k)})
+            rows.append(
+                {**key, "metric": "response_chars", "value": float(base_chars + k)}
+            )
+    return rows
+
+
+def test_length_bias_is_measured_within_methods():
+    from scipy import stats as scipy_stats
+
+    from metrics.judge_checks import validity
+
+    rows = inverse_length_rows()
+    pooled = scipy_stats.spearmanr(
+        [r["value"] for r in rows if r["metric"] == "response_chars"],
+        [r["value"] for r in rows if r["metric"] == "al"],
+    ).statistic
+    assert pooled > 0.4  # what pooling reported: a bias that is not there
+    found = validity(rows)
+    assert found["length_spearman"] == {"": -1.0}
+    assert found["length_spearman_by_method"] == {"": {"Long": -1.0, "Short": -1.0}}
+
+
+def test_length_bias_within_methods_from_the_database(any_storage):
+    from config import DEFAULTS
+    from pipeline import execution
+
+    storage = any_storage
+    run = storage.create_run(
+        file_name="f.jsonl", file_sha256="0" * 64, upload_id="none", sessions=1,
+        rounds=5, methods=["Short", "Long"], suites=["alignment"], status="running",
+    )  # fmt: skip
+    storage.upsert_rows({**row, "run_id": run.id} for row in inverse_length_rows())
+    execution.finalize(storage, run.id, dict(DEFAULTS))
+    found = storage.get_run(run.id).aggregates["judge_validity"]
+    assert found["length_spearman"] == {"": -1.0}
+    assert found["length_spearman_by_method"] == {"": {"Long": -1.0, "Short": -1.0}}

@@ -25,9 +25,12 @@ EXPLAINED = {
     ),
     "length_spearman": (
         _l("Length bias"),
-        _l("Spearman ρ between response length and the judge's AL. Near 0 the "
-           "judge ignores length; above about 0.3 longer replies score higher, "
-           "so compare methods on the length-controlled AL as well."),
+        _l("Spearman ρ between response length and the judge's AL within each "
+           "method (pooling methods would read a better method's longer replies "
+           "as bias), combined as the mean weighted by each method's items; each "
+           "method's ρ is in brackets. Near 0 the judge ignores length; above "
+           "about 0.3 longer replies score higher, so compare methods on the "
+           "length-controlled AL as well."),
     ),
     "cross_mode_auc": (
         _l("Score–verdict agreement (AUC)"),
@@ -78,6 +81,23 @@ def shown(key: str, value) -> str:
     return number(value, 3)
 
 
+def per_method(found: dict) -> str:
+    """Each method's ρ, per judge.
+
+    >>> per_method({"j": {"A": -1.0, "B": None}})
+    '[j: A −1.000, B —]'
+    """
+    parts = []
+    for judge, methods in found.items():
+        shown_ = ", ".join(f"{m} {signed_number(v)}" for m, v in methods.items())
+        parts.append(f"{judge}: {shown_}" if judge else shown_)
+    return "[" + "; ".join(parts) + "]"
+
+
+def signed_number(value) -> str:
+    return "—" if value is None else number(value, 3).replace("-", "−")
+
+
 def audit_rows(run) -> list[dict] | None:
     """One row per quantity, or None when the run had no judge at all."""
     if not run.judge:
@@ -90,6 +110,9 @@ def audit_rows(run) -> list[dict] | None:
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
         reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
-        rows.append({"key": key, "label": str(label), "value": shown(key, found[key]),
+        value = shown(key, found[key])
+        if key == "length_spearman" and found.get("length_spearman_by_method"):
+            value += " " + per_method(found["length_spearman_by_method"])
+        rows.append({"key": key, "label": str(label), "value": value,
                      "explained": str(explained), "reason": reason})  # fmt: skip
     return rows
