@@ -19,7 +19,7 @@ the same bits, reproducibly:
 ...                                                (60, 30, 1), (55, 40, 1)])
 ...         for metric, v in (("al", al), ("response_chars", chars), ("binary", vote))]
 >>> length_spearman(rows), cross_mode_auc(rows)
-(({'': 0.8}, {'': {'M': 0.8}}), 1.0)
+(({'': 0.8}, {'': {'M': 0.8}}), {'': 1.0})
 """
 
 from __future__ import annotations
@@ -91,16 +91,25 @@ def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
     return math.fsum(n * rho for n, rho in scored) / total if total else None
 
 
-def cross_mode_auc(rows: Rows) -> float | None:
-    """AUC of AL for the judge's verdict 1 against 0; None with one class."""
-    ones = zeros = ranks_of_ones = 0
-    for _, rx, verdicts, _, _ in _ranked(rows, MODES, per_judge=False):
-        one = verdicts == 1.0
-        ones, zeros = ones + int(one.sum()), zeros + int((~one).sum())
-        ranks_of_ones += int(rx[one].sum())
-    if not ones or not zeros:
-        return None
-    return (ranks_of_ones - ones * (ones + 1)) / (2 * ones * zeros)
+def cross_mode_auc(rows: Rows) -> dict[str, float | None] | None:
+    """``{judge: AUC}`` of the judge's AL for its own verdict 1 against 0,
+    each judge on its own (a panel's judges differ in scale); None for a
+    judge with one class."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # ones, zeros, R1
+    np = columns._numpy()
+    for judges, rx, verdicts, _, _ in _ranked(rows, MODES, per_judge=True):
+        named = np.asarray(judges, dtype=object)
+        for judge in set(judges):
+            mine = named == judge
+            one = verdicts[mine] == 1.0
+            found = counts[judge]
+            found[0], found[1] = found[0] + int(one.sum()), found[1] + int((~one).sum())
+            found[2] += int(rx[mine][one].sum())
+    values = {
+        judge: (r1 - ones * (ones + 1)) / (2 * ones * zeros) if ones and zeros else None
+        for judge, (ones, zeros, r1) in sorted(counts.items())
+    }
+    return values if any(v is not None for v in values.values()) else None
 
 
 def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,

@@ -21,7 +21,9 @@ from metrics.notes import note
 
 # reported beside the quantities: counts, and per-method details
 COUNTS = ("pairwise_comparisons", "length_spearman_by_method")
-PER_JUDGE = ("length_spearman", "length_spearman_by_method")  # {judge model: value}
+# {judge model: value}: a panel's judges are measured each on its own
+PER_JUDGE = ("length_spearman", "length_spearman_by_method", "cross_mode_auc",
+             "human", "samples_alpha")  # fmt: skip
 
 
 def quantities() -> dict[str, tuple[str, str]]:
@@ -75,7 +77,10 @@ def judge_validity(
     found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
     for name in PER_JUDGE:  # rows that name no judge: the run's one judge
         value = found.get(name)
-        if isinstance(value, (int, float)):
+        # one value for the run: a number, or (earlier releases) one human dict
+        if isinstance(value, (int, float)) or (
+            isinstance(value, dict) and "n" in value
+        ):
             value = {"": value}
         if isinstance(value, dict):
             found[name] = {(key or judge or "judge"): v for key, v in value.items()}

@@ -50,7 +50,7 @@ def test_length_bias_and_length_controlled_al(evaluate):
     results = evaluate(sessions_of(replies, 3))
     validity = results["judge_validity"]
     assert validity["length_spearman"]["scripted"] > 0.8
-    assert validity["cross_mode_auc"] > 0.5
+    assert validity["cross_mode_auc"]["scripted"] > 0.5
     summary = results["summary"]
     raw_gap = summary["Ours"]["al_avg"] - summary["Base"]["al_avg"]
     controlled_gap = summary["Ours"]["al_lc"] - summary["Base"]["al_lc"]
@@ -68,12 +68,15 @@ def test_human_labels_equal_to_the_scores_agree_perfectly(evaluate):
         "Ours": [lengthy(al, b, {"al": al}) for al, b in reversed(scores)],
     }
     results = evaluate(sessions_of(replies, 2))
-    human = results["judge_validity"]["human"]
+    [(judge, human)] = results["judge_validity"]["human"].items()  # one judge
+    assert judge == results["run"]["judge"]["model"]
     assert human["al_spearman"] == 1.0 and human["al_kendall"] == 1.0
     assert human["binary_kappa"] == 1.0
-    assert (human["n_al"], human["n_binary"]) == (16, 8)
+    # n counts labelled responses, not pairs: every binary-labelled response
+    # also has an AL label
+    assert (human["n"], human["n_al"], human["n_binary"]) == (16, 16, 8)
     # the verdicts follow the score exactly: AL separates them perfectly
-    assert results["judge_validity"]["cross_mode_auc"] == 1.0
+    assert results["judge_validity"]["cross_mode_auc"] == {judge: 1.0}
     page = evaluate.client.get("/?lang=ko")
     assert page.status_code == 200
 
@@ -81,7 +84,7 @@ def test_human_labels_equal_to_the_scores_agree_perfectly(evaluate):
 def test_samples_of_a_deterministic_judge_agree_with_themselves(evaluate):
     replies = {"Base": [lengthy(al, 0) for al in (30, 45, 60)]}
     results = evaluate(sessions_of(replies, 2), samples="3")
-    assert results["judge_validity"]["samples_alpha"] == 1.0
+    assert list(results["judge_validity"]["samples_alpha"].values()) == [1.0]
     per_sample = [r for r in results["rows"] if r["metric"].startswith("al_sample@")]
     assert len(per_sample) == 2 * 3 * 3  # items x samples
 
@@ -152,3 +155,25 @@ def test_a_judge_panel_scores_every_item_once_per_judge(
     assert "al_avg@scripted" not in alone["summary"]["Base"]
     refused = upload(client, data, suites="alignment", judge_model="scripted,gpt-x")
     assert refused.status_code == 400
+
+
+def test_a_panel_is_audited_judge_by_judge(app_factory, judge_server, tmp_path):
+    """Labels equal to one judge's scores; the other judge 10 points higher:
+    each judge alone ranks the responses exactly as the labels do."""
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
+                      JUDGE_MODELS=["scripted", "scripted+10"])  # fmt: skip
+    client = app.test_client()
+    scores = [(35, 0), (55, 0), (65, 1), (80, 1)]
+    replies = {"Base": [lengthy(al, b, {"al": al, "binary": b}) for al, b in scores]}
+    data = crafted.write(tmp_path / "p.jsonl", sessions_of(replies, 3)).read_bytes()
+    answer = upload(
+        client, data, suites="alignment", judge_model="scripted,scripted+10"
+    )
+    assert answer.status_code == 202, answer.get_json()
+    results = wait_final(client, answer.get_json()["token"])["results"]
+    human = results["judge_validity"]["human"]
+    assert set(human) == {"scripted", "scripted+10"}
+    for judge in human.values():
+        assert judge["al_spearman"] == 1.0 and judge["binary_kappa"] == 1.0
+        assert (judge["n"], judge["n_al"], judge["n_binary"]) == (12, 12, 12)
+    assert set(results["judge_validity"]["cross_mode_auc"]) == set(human)

@@ -68,17 +68,24 @@ def shown(key: str, value) -> str:
     """
     if value is None:
         return "—"
-    if key == "human":
-        parts = [
-            f"{label} {number(value[name], 3)}"
-            for label, name in (("ρ", "al_spearman"), ("τ", "al_kendall"),
-                                ("κ", "binary_kappa"))
-            if value.get(name) is not None
-        ]  # fmt: skip
-        return " · ".join([*parts, f"n={count(value.get('n'))}"])
+    if key == "human":  # {judge: agreement}
+        return "; ".join(
+            f"{judge}: {_agreement(found)}" if len(value) > 1 else _agreement(found)
+            for judge, found in value.items()
+        )
     if isinstance(value, dict):
         return "; ".join(f"{judge}: {number(v, 3)}" for judge, v in value.items())
     return number(value, 3)
+
+
+def _agreement(value: dict) -> str:
+    parts = [
+        f"{label} {number(value[name], 3)}"
+        for label, name in (("ρ", "al_spearman"), ("τ", "al_kendall"),
+                            ("κ", "binary_kappa"))
+        if value.get(name) is not None
+    ]  # fmt: skip
+    return " · ".join([*parts, f"n={count(value.get('n'))}"])
 
 
 def per_method(found: dict) -> str:
