@@ -68,17 +68,22 @@ def evaluate(
     return rows
 
 
-def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -> None:
+def add_per_judge(
+    summary: dict, suite: Suite, rows: Rows, methods: list[str]
+) -> dict[str, dict[str, dict]]:
     """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
     ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
-    judge's rows alone (the plain value pools every judge: the panel mean)."""
+    judge's rows alone (the plain value pools every judge: the panel mean).
+    A panel value some judge has no value for is not the panel's: it
+    becomes null, and the returned ``{method: {metric: note}}`` names the
+    judges (``panel_judge_missing``)."""
     wanted = [m.id for m in suite.summary_metrics() if m.per_judge]
     if not wanted:
-        return
+        return {}
     rows = row_source.readable(rows, suite.summary_details)
     judges = sorted(set(row_source.judge_names(rows)) - {""})
     if len(judges) < 2:
-        return
+        return {}
     for judge in judges:
         own = row_source.of_judge(rows, judge)
         alone = suite.summarize(own, methods).get("summary", {})
@@ -93,6 +98,24 @@ def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -
                 summary[method][counts.count_key(f"{metric_id}@{judge}")] = values.get(
                     counts.count_key(metric_id)
                 )
+    return _incomplete_panel(summary, wanted, judges, methods)
+
+
+def _incomplete_panel(summary: dict, wanted, judges, methods) -> dict:
+    """Null the panel values some judge has none for; say which judges."""
+    found: dict[str, dict[str, dict]] = {}
+    for method in methods:
+        values = summary.get(method, {})
+        for metric_id in wanted:
+            missing = [j for j in judges if values.get(f"{metric_id}@{j}") is None]
+            if missing and values.get(metric_id) is not None:
+                values[metric_id] = None  # one judge's value is no panel mean
+                note = {
+                    "code": "panel_judge_missing",
+                    "params": {"judges": ", ".join(missing)},
+                }
+                found.setdefault(method, {})[metric_id] = note
+    return found
 
 
 def panel(judge) -> list:
@@ -144,11 +167,14 @@ def aggregate(
     summary: dict[str, dict] = {method: {} for method in methods}
     curves, session_values, panels = {}, {}, {}
     validity: dict = {}
+    summary_notes: dict[str, dict] = {}
     for name in suites:
         suite = registry.get(name)
-        result, suite_summary = _summarize(suite, rows_of, methods)
+        result, suite_summary, noted = _summarize(suite, rows_of, methods)
         for method, values in suite_summary.items():
             summary.setdefault(method, {}).update(values)
+        for method, found in noted.items():
+            summary_notes.setdefault(method, {}).update(found)
         curves.update(result.get("curves", {}))
         session_values.update(result.get("session_values", {}))
         if result.get("panel") is not None:
@@ -160,6 +186,8 @@ def aggregate(
         "comparisons": stats.compare_all(session_values, methods, max_compared),
         "panels": panels,
         "judge_validity": validity,
+        # why a summary value is null although its rows were scored
+        "summary_notes": summary_notes,
     }
 
 
@@ -170,5 +198,5 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     result = suite.summarize(rows, methods)
     suite_summary = result.get("summary", {})
     counts.add_counts(suite_summary, suite, rows)
-    add_per_judge(suite_summary, suite, rows, methods)
-    return result, suite_summary
+    noted = add_per_judge(suite_summary, suite, rows, methods)
+    return result, suite_summary, noted

@@ -132,6 +132,8 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
         "run": header,
         "judge_usage": spent,
         "summary": aggregates.get("summary", {}),
+        # {method: {metric: {code, params}}}: why a summary value is null
+        "summary_notes": aggregates.get("summary_notes", {}),
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
         "judge_validity": judge_validity(

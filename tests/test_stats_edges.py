@@ -116,3 +116,24 @@ def test_length_bias_within_methods_from_the_database(any_storage):
     found = storage.get_run(run.id).aggregates["judge_validity"]
     assert found["length_spearman"] == {"": -1.0}
     assert found["length_spearman_by_method"] == {"": {"Long": -1.0, "Short": -1.0}}
+
+
+def test_a_panel_judge_that_scored_nothing_nulls_the_panel_value_with_a_note():
+    from metrics import engine
+
+    rows = []
+    for session in ("s1", "s2"):
+        for k in (1, 2):
+            for judge, status, value in (
+                ("good", "ok", 60.0 + k),
+                ("down", "error", None),
+            ):
+                rows.append({"session_id": session, "round": k, "method": "M",
+                             "metric": "al", "value": value, "status": status,
+                             "judge": judge})  # fmt: skip
+    found = engine.aggregate(lambda suite: rows, ["alignment"], ["M"])
+    summary = found["summary"]["M"]
+    assert summary["al_avg@good"] == 61.5 and summary["al_avg@down"] is None
+    assert summary["al_avg"] is None  # not the panel's: one judge's
+    note = found["summary_notes"]["M"]["al_avg"]
+    assert note == {"code": "panel_judge_missing", "params": {"judges": "down"}}
