@@ -35,6 +35,16 @@ def scripted():
         yield server
 
 
+POOLS: list = []  # every pool a test made, shut down after it
+
+
+@pytest.fixture(autouse=True)
+def _shut_pools():
+    yield
+    while POOLS:
+        POOLS.pop().shutdown()
+
+
 def make_judge(server, cache=None, **options):
     config = JudgeConfig(
         base_url=server.url,
@@ -46,7 +56,9 @@ def make_judge(server, cache=None, **options):
         backoff_cap_s=0.05,
         **options,
     )
-    return Judge(config, cache=cache)
+    judge = Judge(config, cache=cache)
+    POOLS.append(judge.pool)
+    return judge
 
 
 def item(response, mode="alignment"):
