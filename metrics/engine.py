@@ -102,18 +102,25 @@ def add_per_judge(
 
 
 def _incomplete_panel(summary: dict, wanted, judges, methods) -> dict:
-    """Null the panel values some judge has none for; say which judges."""
+    """Null the panel values of a metric some judge has no value for at all
+    (it failed every call): what is left is the other judges' value, not
+    the panel's. A judge without a value for one method only is not in that
+    method's panel (a comparison across runs joins runs judged by
+    different models), so it leaves the value alone."""
     found: dict[str, dict[str, dict]] = {}
-    for method in methods:
-        values = summary.get(method, {})
-        for metric_id in wanted:
-            missing = [j for j in judges if values.get(f"{metric_id}@{j}") is None]
-            if missing and values.get(metric_id) is not None:
+    for metric_id in wanted:
+        silent = [
+            judge for judge in judges
+            if all(summary.get(m, {}).get(f"{metric_id}@{judge}") is None for m in methods)
+        ]  # fmt: skip
+        if not silent or len(silent) == len(judges):
+            continue
+        for method in methods:
+            values = summary.get(method, {})
+            if values.get(metric_id) is not None:
                 values[metric_id] = None  # one judge's value is no panel mean
-                note = {
-                    "code": "panel_judge_missing",
-                    "params": {"judges": ", ".join(missing)},
-                }
+                params = {"judges": ", ".join(silent)}
+                note = {"code": "panel_judge_missing", "params": params}
                 found.setdefault(method, {})[metric_id] = note
     return found
 
