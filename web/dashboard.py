@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from metrics import registry
 from metrics.counts import count_key
+from metrics.notes import translate
 from metrics.registry import spec
 from metrics.results import judge_usage
 from translations import _, metric_label
@@ -87,6 +88,7 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
     charts show the others, e.g. radar dimensions and CI ends)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
+    said = aggregates.get("summary_notes") or {}  # why a value is null
     comparisons = aggregates.get("comparisons", [])
     columns = [m for m in registry.get(suite).summary_metrics() if m.in_table]
     best = {m.id: best_methods(summary, run.methods, m.id, percent) for m in columns}
@@ -106,12 +108,17 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
                     "best": method in best[metric.id],
                     "versus": versus,
                     "mark": significance(versus["p_holm"]) if versus else "",
+                    "note": _note(said.get(method, {}).get(metric.id)),
                 }
             )
         rows.append(
             {"method": method, "cells": cells, "is_baseline": method == baseline}
         )
     return {"suite": suite, "columns": columns, "rows": rows}
+
+
+def _note(found: dict | None) -> str | None:
+    return translate(found["code"], found.get("params"), None) if found else None
 
 
 def value_title(cell: dict) -> str:
