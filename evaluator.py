@@ -488,7 +488,7 @@ class Judge:
         max_tokens, why = self.config.max_tokens, None
         for attempt in range(2):
             try:
-                reply = self._ask(item, messages, sample, max_tokens, reask=attempt > 0)
+                reply = self.ask(item, messages, sample, max_tokens, reask=attempt > 0)
             except JudgeHTTPError as exc:
                 raw = "\n---\n".join(raws) or None
                 return JudgeOutcome(RowStatus.ERROR, raw=raw, note=exc.note), None
@@ -510,7 +510,7 @@ class Judge:
         raw = "\n---\n".join(raws)
         return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why, reasked=1), None
 
-    def _ask(self, item, messages, sample, max_tokens, reask: bool) -> dict:
+    def ask(self, item, messages, sample, max_tokens, reask: bool = False) -> dict:
         """One request (retried on transport errors), asking for structured
         output while the server has not refused or ignored it."""
         model = self.config.model
@@ -526,7 +526,7 @@ class Judge:
                 raise
             self.structured.rejected()
             self.usage.add(model, structured_rejected=1)
-            return self._ask(item, messages, sample, max_tokens, reask)
+            return self.ask(item, messages, sample, max_tokens, reask)
         self.usage.add(
             model, calls=1, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
             completion_tokens=reply["completion_tokens"],

@@ -66,9 +66,6 @@ class JudgeItem:
     def prompt_version(self) -> str:
         return self.mode.prompt
 
-    def parse(self, text: str):
-        return self.mode.parse(text)
-
     def read(self, text: str) -> tuple[Verdict | None, Note | None]:
         """The verdict of a reply, or None and why there is none."""
         parsed = self.mode.parse(text)

@@ -67,7 +67,10 @@ def builtins() -> list[str]:
     return sorted(path.stem for path in PROTOCOL_DIR.glob("*.toml"))
 
 
+@lru_cache(maxsize=16)
 def builtin(name: str) -> Protocol:
+    """A built-in protocol (read once per process: the files ship with the
+    code, and every chunk of a run asks for its protocol)."""
     if name not in builtins():
         raise ProtocolError([(None, "name", "unknown_protocol", {"name": name[:80]})])
     return load((PROTOCOL_DIR / f"{name}.toml").read_text(encoding="utf-8"))

@@ -13,14 +13,8 @@ from __future__ import annotations
 from time import monotonic
 
 from core.problems import Rejected
-from evaluator import (
-    JudgeClient,
-    JudgeConfig,
-    JudgeHTTPError,
-    names_structured_output,
-    response_format,
-)
-from metrics.judging import JudgeItem, strict_json
+from evaluator import Judge, JudgeConfig, JudgeHTTPError
+from metrics.judging import JudgeItem
 from metrics.protocol_checks import MODE_FIELDS
 
 EXAMPLE = {
@@ -40,36 +34,27 @@ CHOICES = {1.0: "A", 0.0: "B", 0.5: "tie"}
 
 def check_judge(config: dict, options: dict, protocol) -> list[dict]:
     """One result per mode of ``protocol``; a 400 when no judge is set."""
-    judge = JudgeConfig.from_settings(config, options)
-    if judge is None:
+    settings = JudgeConfig.from_settings(config, options)
+    if settings is None:
         raise Rejected.one("no_judge_configured", path="judge_model")
-    client = JudgeClient(judge)
-    return [
-        _check_mode(client, judge, name, mode) for name, mode in protocol.modes.items()
-    ]
+    return [_check_mode(settings, name, mode) for name, mode in protocol.modes.items()]
 
 
-def _check_mode(client: JudgeClient, judge: JudgeConfig, name: str, mode) -> dict:
+def _check_mode(settings: JudgeConfig, name: str, mode) -> dict:
+    """The request a run would send, asked the way a run asks it
+    (``Judge.ask``: structured output first, text when refused)."""
     messages = mode.template.render(**{k: EXAMPLE[k] for k in MODE_FIELDS[name]})
-    found: dict = {"mode": name, "model": judge.model, "structured": None}
-    extra = (
-        {"response_format": response_format(name, mode.schema)} if mode.schema else {}
-    )
+    item = JudgeItem(mode, tuple(messages))
+    judge = Judge(settings)  # its pool makes no thread: ``ask`` runs here
+    found: dict = {"mode": name, "model": settings.model, "structured": None}
     started = monotonic()
     try:
-        try:
-            reply = client.complete(messages, 0, None, **extra)
-        except JudgeHTTPError as error:
-            if not extra or not names_structured_output(error):
-                raise
-            found["structured"] = "text"  # refused: what a run falls back to
-            reply = client.complete(messages, 0, None)
+        reply = judge.ask(item, messages, 0, settings.max_tokens)
     except JudgeHTTPError as error:
         return {**found, "error": error.note.translated(), "latency_s": _since(started)}
-    if extra and found["structured"] is None:
-        honoured = strict_json(reply["text"]) is not None
-        found["structured"] = "json_schema" if honoured else "ignored"
-    verdict, why = JudgeItem(mode, tuple(messages)).read(reply["text"])
+    if mode.schema is not None:
+        found["structured"] = judge.structured.state  # json_schema, ignored or text
+    verdict, why = item.read(reply["text"])
     shown = None
     if verdict is not None:
         choice = mode.verdict is not None and mode.verdict.kind == "choice"
