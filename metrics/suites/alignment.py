@@ -41,9 +41,6 @@ def modes_of(options: dict) -> dict[str, JudgeMode]:
     return {name: found[name] for name in ("alignment", "binary") if name in found}
 
 
-SCORE_METRICS = ("al", *(f"al_{d}" for d in DIMENSIONS))
-
-
 def request_items(
     session: dict,
     method: str,
