@@ -13,7 +13,16 @@ from collections.abc import Callable
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus
-from metrics import columns, counts, notes, registry, row_source, stats
+from metrics import (
+    basis,
+    columns,
+    counts,
+    notes,
+    panel_items,
+    registry,
+    row_source,
+    stats,
+)
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -175,6 +184,7 @@ def aggregate(
     curves, session_values, panels = {}, {}, {}
     validity: dict = {}
     summary_notes: dict[str, dict] = {}
+    value_parts: dict[str, dict] = {}  # table column -> method -> basis.Parts
     for name in suites:
         suite = registry.get(name)
         result, suite_summary, noted = _summarize(suite, rows_of, methods)
@@ -187,10 +197,13 @@ def aggregate(
         if result.get("panel") is not None:
             panels[name] = result["panel"]
         validity.update(result.get("validity") or {})
+        value_parts.update(result.get("value_parts") or {})
+    comparisons = stats.compare_all(session_values, methods, max_compared)
+    basis.add_value_deltas(comparisons, summary, session_values, value_parts)
     return {
         "summary": summary,
         "curves": curves,
-        "comparisons": stats.compare_all(session_values, methods, max_compared),
+        "comparisons": comparisons,
         "panels": panels,
         "judge_validity": validity,
         # why a summary value is null although its rows were scored
@@ -202,8 +215,38 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     """One suite's summary with its session counts and per-judge values;
     its rows are freed on return."""
     rows = row_source.readable(rows_of(suite), suite.summary_details)
-    result = suite.summarize(rows, methods)
+    pooled, fewer = _panel_rows(suite, rows)
+    result = suite.summarize(pooled, methods)
     suite_summary = result.get("summary", {})
-    counts.add_counts(suite_summary, suite, rows)
-    noted = add_per_judge(suite_summary, suite, rows, methods)
+    counts.add_counts(suite_summary, suite, pooled)
+    del pooled
+    noted = _fewer_notes(suite, fewer, methods)
+    for method, nulled in add_per_judge(suite_summary, suite, rows, methods).items():
+        noted.setdefault(method, {}).update(nulled)  # a null's reason wins
     return result, suite_summary, noted
+
+
+def _panel_rows(suite: Suite, rows: Rows):
+    """A panel suite's rows kept to the items every judge scored, and what
+    was left out (``metrics/panel_items.py``); other suites' rows as they are."""
+    if not any(m.per_judge for m in suite.summary_metrics()):
+        return rows, {}
+    if len(set(row_source.judge_names(rows)) - {""}) < 2:
+        return rows, {}
+    return panel_items.common_items(rows, suite.summary_details)
+
+
+def _fewer_notes(suite: Suite, fewer: dict, methods: list[str]) -> dict:
+    """``{method: {panel metric: note}}`` where the panel left items out."""
+    found: dict[str, dict] = {}
+    for metric in suite.summary_metrics():
+        if not metric.per_judge:
+            continue
+        for method in methods:
+            left_out = fewer.get((method, metric.compare))
+            if left_out:
+                params = {"judges": ", ".join(left_out["judges"]),
+                          "items": left_out["items"]}  # fmt: skip
+                note = {"code": "panel_common_items", "params": params}
+                found.setdefault(method, {})[metric.id] = note
+    return found

@@ -75,6 +75,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "nal_undefined": (_l("N-AL(k) is undefined: each method's AL(k) is the same at every round it has (max = min), or it has one round"), None),
     "no_dimensions": (_l("no dimension scores: the judge protocol does not ask for them, or no reply gave them"), None),
     "panel_judge_missing": (_l("no panel value: the judge(s) %(judges)s scored none of these items"), None),
+    "panel_common_items": (_l("over the items every panel judge scored: %(items)s item(s) left out, which %(judges)s did not score"), None),
     "bt_separation": (_l("no finite Bradley–Terry strength: %(unbeaten)s won every comparison against the rest, and %(winless)s won none (separation)"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),

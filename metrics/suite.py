@@ -176,6 +176,9 @@ class SuiteSummary(TypedDict, total=False):
     summary: dict[str, dict[str, float | None]]  # method -> summary metric -> value
     curves: dict[str, dict[str, list[dict]]]  # metric -> method -> points
     session_values: dict[str, dict[str, dict[str, float]]]  # metric -> method -> sid
+    # table column -> method -> its value's parts (metrics/basis.py), for
+    # columns that are not a mean over sessions of session values
+    value_parts: dict[str, dict[str, dict]]
     panel: dict  # JSON-ready data the panel's charts and tables read
     # the results' "judge_validity" quantities this suite measures (None:
     # not computable from this run)

@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 from flask_babel import Babel
 
-from web import dashboard, formatting
+from web import formatting, tables
 
 
 @pytest.fixture
@@ -58,19 +58,19 @@ def test_rates_optionally_as_percent_with_differences_in_points(request_in):
 
 def test_best_is_marked_only_where_methods_differ():
     tie = {m: {"nvcs_avg": 0.5} for m in "ABC"}
-    assert dashboard.best_methods(tie, list("ABC"), "nvcs_avg") == set()
+    assert tables.best_methods(tie, list("ABC"), "nvcs_avg") == set()
     near = {"A": {"nvcs_avg": 0.50001}, "B": {"nvcs_avg": 0.5}}
-    assert dashboard.best_methods(near, ["A", "B"], "nvcs_avg") == set()
+    assert tables.best_methods(near, ["A", "B"], "nvcs_avg") == set()
     two = {"A": {"ertd_avg": 10.0}, "B": {"ertd_avg": 10.0}, "C": {"ertd_avg": 30.0}}
-    assert dashboard.best_methods(two, list("ABC"), "ertd_avg") == {"A", "B"}
-    assert dashboard.best_methods(two, list("ABC"), "al_intercept") == set()
+    assert tables.best_methods(two, list("ABC"), "ertd_avg") == {"A", "B"}
+    assert tables.best_methods(two, list("ABC"), "al_intercept") == set()
 
 
 def test_flipping_a_comparison_flips_every_signed_statistic():
     stored = {"metric": "al", "a": "Base", "b": "Ours", "diff": -2.0, "ci_low": -3.0,
               "ci_high": -1.0, "effect_size": -0.5, "welch_t": -1.2, "cohens_d": -0.4,
               "p_value": 0.01, "p_holm": 0.02, "n": 9}  # fmt: skip
-    flipped = dashboard.versus_baseline([stored], "al", "Base", "Ours")
+    flipped = tables.versus_baseline([stored], "al", "Base", "Ours")
     assert (flipped["diff"], flipped["ci_low"], flipped["ci_high"]) == (2.0, 1.0, 3.0)
     assert (flipped["effect_size"], flipped["welch_t"], flipped["cohens_d"]) == (
         0.5,
@@ -91,7 +91,7 @@ def test_cells_carry_the_session_count_behind_each_value():
             "comparisons": [],
         },
     )
-    table = dashboard.comparison_table(run, "A", "style")
+    table = tables.comparison_table(run, "A", "style")
     cells = {row["method"]: row["cells"] for row in table["rows"]}
     assert [(c["metric"].id, c["n"]) for c in cells["B"]] == [
         ("nvcs_avg", 8),

@@ -71,6 +71,13 @@ def comparison(a, b, diff, low, high, p_holm, n, **extra):
             "welch_p": None, "cohens_d": None, **extra}  # fmt: skip
 
 
+def _delta(stored: bool, delta, low, high) -> dict:
+    if not stored:
+        return {}
+    return {"value_metric": "quality_avg", "delta": delta, "delta_ci_low": low,
+            "delta_ci_high": high}  # fmt: skip
+
+
 def small_run(family=True, counts=True):
     methods = ["Base", HOSTILE, "Ours"]
     values = {"Base": 0.4, HOSTILE: 0.5, "Ours": 0.75}
@@ -79,14 +86,45 @@ def small_run(family=True, counts=True):
             "structure_avg": v, "vocabulary_avg": v, "quality_avg": v}
         for m, v in values.items()
     }  # fmt: skip
+    # an earlier release stored neither the family nor Δ on the value basis
     extra = {"family": "quality"} if family else {}
     aggregates = {
         "summary": summary,
         "comparisons": [
             # stored as Base − method: the table shows method − Base
-            comparison("Base", HOSTILE, -0.1, -0.2, -0.05, 0.004, 7, **extra),
-            comparison("Base", "Ours", -0.35, -0.4, -0.3, 0.0004, 9, **extra),
-            comparison(HOSTILE, "Ours", -0.25, -0.3, -0.2, 0.2, 9, **extra),
+            comparison(
+                "Base",
+                HOSTILE,
+                -0.1,
+                -0.2,
+                -0.05,
+                0.004,
+                7,
+                **extra,
+                **_delta(family, -0.1, -0.2, -0.05),
+            ),
+            comparison(
+                "Base",
+                "Ours",
+                -0.35,
+                -0.4,
+                -0.3,
+                0.0004,
+                9,
+                **extra,
+                **_delta(family, -0.35, -0.4, -0.3),
+            ),
+            comparison(
+                HOSTILE,
+                "Ours",
+                -0.25,
+                -0.3,
+                -0.2,
+                0.2,
+                9,
+                **extra,
+                **_delta(family, -0.25, -0.3, -0.2),
+            ),
         ],
     }
     if counts:
@@ -117,17 +155,25 @@ def test_latex_table_has_booktabs_rules_bold_best_and_oriented_deltas():
 def test_caption_states_tests_correction_and_real_n():
     text = paper.caption(small_run(), paper.tables(small_run(), "Base")[0], "Base")
     assert "n = 40–42 per value" in text
-    assert "Δ: mean paired difference vs Base over the sessions both methods" in text
-    assert "95% paired bootstrap CI (2,000 resamples, fixed seed)" in text
+    assert (
+        "Δ vs Base: a method's value − the value of Base, on the column's basis" in text
+    )
+    assert "95% paired bootstrap CI (2,000 resamples of the sessions, both" in text
     assert "* p<0.05, ** p<0.01, *** p<0.001, Wilcoxon signed-rank" in text
-    assert "Holm-adjusted within each metric; n = 7–9 sessions per comparison." in text
+    assert (
+        "(n = 7–9), Holm-adjusted within each column over its comparisons with Base."
+        in text
+    )
 
 
 def test_older_runs_say_what_they_have():
     run = small_run(family=False, counts=False)
     text = paper.caption(run, paper.tables(run, "Base")[0], "Base")
     assert "per value" not in text
-    assert "Holm-adjusted across all comparisons of the run" in text
+    # Δ is still the difference of the values shown; its interval was not stored
+    assert "Holm-adjusted within each column" in text
+    md = paper.to_markdown(run, "Base")
+    assert "(Δ +0.35 \\*\\*\\*)" in md
 
 
 def test_baseline_changes_the_deltas():
@@ -262,7 +308,7 @@ def test_sample_run_downloads(embedded_app, tmp_path):
         assert token not in bodies[name] and token[:8] not in disposition
     tex = bodies["export.tex"]
     assert r"\label{tab:personasteer-quality}" in tex and "vs Base" in tex
-    assert "n = 9 sessions per comparison" in tex
+    assert "scored (n = 9), Holm-adjusted" in tex
     assert "| Ours |" in bodies["export.md"]
     rows = list(csv.DictReader(io.StringIO(bodies["summary.csv"])))
     assert len(rows) == 3 * 6 and {r["suite"] for r in rows} == {"quality"}

@@ -142,7 +142,7 @@ def test_a_panel_judge_that_scored_nothing_nulls_the_panel_value_with_a_note():
 def test_a_null_panel_value_shows_its_reason_in_the_table(app):
     from types import SimpleNamespace
 
-    from web import dashboard
+    from web import tables
 
     note = {"code": "panel_judge_missing", "params": {"judges": "down"}}
     run = SimpleNamespace(
@@ -150,6 +150,6 @@ def test_a_null_panel_value_shows_its_reason_in_the_table(app):
                                    "summary_notes": {"M": {"al_avg": note}}},
     )  # fmt: skip
     with app.test_request_context("/?lang=en"):
-        table = dashboard.comparison_table(run, "M", "alignment")
+        table = tables.comparison_table(run, "M", "alignment")
     [cell] = [c for c in table["rows"][0]["cells"] if c["metric"].id == "al_avg"]
     assert cell["value"] is None and "down" in cell["note"]

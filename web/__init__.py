@@ -18,7 +18,6 @@ from web import (
     api,
     assets,
     compare,
-    dashboard,
     downloads,
     explore_pages,
     formatting,
@@ -27,6 +26,7 @@ from web import (
     pages,
     prometheus,
     security,
+    tables,
     workspace_pages,
 )
 
@@ -99,8 +99,9 @@ def init_app(app) -> None:
         failure_message=failure_message,
         row_note=row_note,
         agreement_reason=agreement_reason,
-        value_title=dashboard.value_title,
-        delta_title=dashboard.delta_title,
+        value_title=tables.value_title,
+        delta_title=tables.delta_title,
+        table_caption=tables.table_caption,
         **formatting.GLOBALS,
     )
     app.jinja_env.filters["pretty_json"] = pretty_json

@@ -97,7 +97,7 @@ def context(comparison, args) -> dict:
 
 
 EXPORTS = {
-    "csv": ("text/csv", lambda c, b: paper_summary.summary_csv(c)),
+    "csv": ("text/csv", paper_summary.summary_csv),
     "json": ("application/json", lambda c, b: _json(c.document()) + "\n"),
     "tex": ("text/x-tex", paper.to_latex),
     "md": ("text/markdown", paper.to_markdown),

@@ -48,7 +48,8 @@ def export_markdown(token: str):
 @bp.get("/r/<token>/summary.csv")
 def summary_csv(token: str):
     run = _finished_run(token)
-    body = paper_summary.summary_csv(run)
+    baseline = paper.baseline_of(run, request.args.get("baseline"))
+    body = paper_summary.summary_csv(run, baseline)
     return _attachment(body, "text/csv", run, "summary.csv")
 
 

@@ -15,7 +15,7 @@ from core.status import RowStatus
 from metrics import registry
 from store import explore as queries
 from translations import _
-from web import access, explore
+from web import access, explore, tables
 
 bp = Blueprint("explore", __name__)
 
@@ -71,10 +71,17 @@ def values(token: str):
             _storage(), run.id, source, method,
             paging["offset"], paging["size"], descending=order == "desc",
         )  # fmt: skip
+    shown = registry.spec(metric)
+    table_value = None
+    if shown is not None and shown.level == "summary":  # the number a value link showed
+        summary = (run.aggregates or {}).get("summary") or {}
+        table_value = (summary.get(method) or {}).get(metric)
     return render_template(
         "values.html",
         run=run,
         metric=metric,
+        table_value=table_value,
+        table_basis=tables.basis_of(shown) if table_value is not None else None,
         source=source,
         method=method,
         order=order,

@@ -1,11 +1,11 @@
 """Paper-ready comparison tables: a LaTeX fragment (booktabs) and GitHub
 Markdown, one table per suite of a run, in English.
 
-The tables are the dashboard's (:func:`web.dashboard.comparison_table`):
+The tables are the dashboard's (:func:`web.tables.comparison_table`):
 methods x the suite's summary metrics that are table columns, the best value
-per column in bold (:func:`web.dashboard.best_methods`), and for the
-non-baseline methods the paired difference to the baseline with its CI and
-Holm-adjusted significance marks (:func:`web.dashboard.significance`). Each
+per column in bold (:func:`web.tables.best_methods`), and for the
+non-baseline methods the difference of the values to the baseline with its
+CI and Holm-adjusted significance marks (:func:`web.tables.significance`). Each
 table carries a caption that states the tests, the correction and the real n.
 
 LaTeX output needs only ``booktabs``. Every LaTeX special character in a name
@@ -26,9 +26,8 @@ into blocks of at most ``LATEX_BLOCK_COLUMNS`` columns under one caption.
 | Base | 0.50 | 9.00 |
 | Ours | **0.75** | **7.25** |
 <BLANKLINE>
-Roleplay style (NVCS, ERTD). Values are means unless the column names
-another statistic (↑ higher is better; ↓ lower is better; the best value per
-column in bold).
+Roleplay style (NVCS, ERTD). Values are means over sessions (↑ higher is
+better; ↓ lower is better; the best value per column in bold).
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from web import dashboard
+from web import tables as table_views
 from web.paper_text import (
     direction,
     heading,
@@ -71,7 +70,7 @@ def tables(run, baseline: str) -> list[dict]:
     )
     known = set(registry.names())
     return [
-        dashboard.comparison_table(clean, baseline, suite)
+        table_views.comparison_table(clean, baseline, suite)
         for suite in run.suites
         if suite in known
     ]
@@ -88,27 +87,26 @@ def shown_versus(table: dict) -> list[dict]:
 
 
 def caption(run, table: dict, baseline: str) -> str:
-    """What the values are, and the tests, correction and n behind each Δ."""
+    """What the values are (each column's basis), and the tests, correction
+    and n behind each Δ: the dashboard's, in English."""
     suite = registry.get(table["suite"])
     counts = _mean_counts(run, table)
     notes = [f"n = {span(counts)} per value"] if counts else []
     notes += legend(table["columns"])
     said = f" ({'; '.join(notes)})" if notes else ""
-    text = (
-        f"{suite.label.msgid}. Values are means unless the column names another "
-        f"statistic{said}."
-    )
+    bases = [f"{m.label.msgid}: {m.basis.msgid}" for m in table["columns"] if m.basis]
+    listed = f" unless listed: {'; '.join(bases)}" if bases else ""
+    text = f"{suite.label.msgid}. Values are means over sessions{listed}{said}."
     versus = shown_versus(table)
     if not versus:
         return text
-    family = all("family" in v for v in versus)
-    holm = "within each metric" if family else "across all comparisons of the run"
     return text + (
-        f" Δ: mean paired difference vs {baseline} over the sessions both methods "
-        f"scored, 95% paired bootstrap CI ({stats.BOOTSTRAP_RESAMPLES:,} resamples, "
-        "fixed seed); * p<0.05, ** p<0.01, *** p<0.001, Wilcoxon signed-rank, "
-        f"Holm-adjusted {holm}; n = {span([v['n'] for v in versus])} sessions "
-        "per comparison."
+        f" Δ vs {baseline}: a method's value − the value of {baseline}, on the "
+        f"column's basis, with a 95% paired bootstrap CI ({stats.BOOTSTRAP_RESAMPLES:,} resamples "
+        "of the sessions, both values recomputed, fixed seed); * p<0.05, "
+        "** p<0.01, *** p<0.001, Wilcoxon signed-rank on per-session values over "
+        f"the sessions both methods scored (n = {span([v['n'] for v in versus])}), "
+        f"Holm-adjusted within each column over its comparisons with {baseline}."
     )
 
 

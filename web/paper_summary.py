@@ -15,7 +15,7 @@ so they are not used. Unknown cells stay empty.
 ...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
 ...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
-simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from types import SimpleNamespace
 
 from metrics import registry
 from metrics.counts import count_key, is_count
@@ -39,7 +40,17 @@ SUMMARY_FIELDS = (
     "n",
     "ci_low",
     "ci_high",
+    "basis",
+    "baseline",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "p",
+    "p_holm",
 )
+# ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
+# baseline on the value's basis (web/tables.py), p: its Wilcoxon p, p_holm:
+# Holm-adjusted within the column over its comparisons with the baseline
 
 
 def metric_ids(suite, summary: dict) -> list[str]:
@@ -118,25 +129,51 @@ def _first(values: dict, keys: tuple[str, ...]):
     return next((values[key] for key in keys if values.get(key) is not None), None)
 
 
-def summary_rows(run) -> list[dict]:
-    """Every (suite, method, summary metric) of the run, in the run's order."""
+def summary_rows(run, baseline: str | None = None) -> list[dict]:
+    """Every (suite, method, summary metric) of the run, in the run's order,
+    with the comparison table's Δ against ``baseline`` (the first method
+    unless another is named) where the metric is a table column."""
+    from web import tables  # the table's Δ, marks and Holm family
+
     aggregates = finite_json(run.aggregates or {})
     summary = aggregates.get("summary") or {}
     known = set(registry.names())
-    return [
-        summary_row(aggregates, name, method, metric_id)
-        for name in run.suites
-        if name in known
-        for method in run.methods
-        for metric_id in metric_ids(registry.get(name), summary)
-    ]
+    shown_against = run.methods[0] if baseline not in run.methods else str(baseline)
+    clean = SimpleNamespace(methods=list(run.methods), aggregates=aggregates)
+    found = []
+    for name in (n for n in run.suites if n in known):
+        table = tables.comparison_table(clean, shown_against, name)
+        shown = {(row["method"], cell["metric"].id): cell["versus"]
+                 for row in table["rows"] for cell in row["cells"]}  # fmt: skip
+        for method in run.methods:
+            for metric_id in metric_ids(registry.get(name), summary):
+                row = summary_row(aggregates, name, method, metric_id)
+                versus = _versus(shown, method, metric_id, shown_against)
+                found.append({**row, **versus})
+    return found
 
 
-def summary_csv(run) -> str:
+def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
+    """The Δ columns of one row (empty off the table or without a Δ)."""
+    metric = registry.spec(metric_id)
+    basis = metric.basis.msgid if metric and metric.basis else "mean over sessions"
+    versus = shown.get((method, metric_id))
+    if (method, metric_id) not in shown:
+        return {}
+    found = {"basis": basis, "baseline": baseline}
+    if versus and versus["diff"] is not None:
+        found.update(delta=versus["diff"], delta_ci_low=versus["ci_low"],
+                     delta_ci_high=versus["ci_high"], p=versus["p_value"],
+                     p_holm=versus["p_holm"])  # fmt: skip
+    return found
+
+
+def summary_csv(run, baseline: str | None = None) -> str:
     """``summary.csv``; cells a spreadsheet would run as formulas neutralised."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=SUMMARY_FIELDS)
     writer.writeheader()
-    for row in summary_rows(run):
-        writer.writerow({k: safe_cell("" if v is None else v) for k, v in row.items()})
+    for row in summary_rows(run, baseline):
+        writer.writerow({k: safe_cell("" if row.get(k) is None else row[k])
+                         for k in SUMMARY_FIELDS})  # fmt: skip
     return buffer.getvalue()

@@ -264,7 +264,7 @@ METRICS = (
            Format.RATE, description=_l("A human's yes (1) or no (0) for the response (field human.binary).")),
     _metric("al_lc", _l("Length-controlled AL"), "summary", None, source="al",
             description=_l("The method's AL predicted at the run's mean log response length, from a regression of AL on method and log length."),
-            basis=_l("regression prediction at the mean log length")),
+            basis=_l("item-weighted: regression prediction at the run's mean log length, not round-weighted like AL average")),
     _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al", per_judge=True,
             description=_l("Mean of AL(k) over the rounds k."),
             basis=_l("mean over rounds k of AL(k)")),

@@ -109,6 +109,26 @@ def _binary_rates(rows: Rows, methods: list[str]) -> dict:
     return {m: total / n if n else None for m, (total, n) in totals.items()}
 
 
+def _value_parts(rows: Rows, methods: list[str]) -> dict:
+    """The parts (``metrics/basis.py``) of AL average (per round k, the
+    session's AL sum and count) and of the keep-chatting rate (the
+    session's yes votes and verdicts): what their Δ intervals resample."""
+    found: dict[str, dict] = {"al_avg": {}, "binary_rate": {}}
+    for metric, column in (("al", "al_avg"), ("binary", "binary_rate")):
+        for method, session, values, rounds in row_source.groups(
+            rows, metric, "session"
+        ):
+            if method not in methods:
+                continue
+            strata: dict = {}
+            for value, k in zip(values, rounds, strict=True):
+                stratum = k if column == "al_avg" else None
+                num, den = strata.get(stratum, (0.0, 0.0))
+                strata[stratum] = (num + value, den + 1.0)
+            found[column].setdefault(method, {})[session] = strata
+    return found
+
+
 def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict:
     """Per method: the mean over rounds of the dimension's curve."""
     found = curves(rows, f"al_{dimension}", methods)
@@ -143,6 +163,7 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     for method, value in length_controlled.items():
         summary[method]["al_lc"] = value
     return {"summary": summary, "curves": charted, "session_values": per_session,
+            "value_parts": _value_parts(rows, methods),
             "validity": judge_checks.validity(rows),
             "panel": {"reasons": _chart_reasons(points, dimensions)}}  # fmt: skip
 

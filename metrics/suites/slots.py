@@ -303,8 +303,28 @@ def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSu
     return {
         "summary": summary,
         "session_values": session_values,
+        "value_parts": {"slot_f1": _f1_parts(rows, methods)},
         "panel": panel,
     }
+
+
+def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
+    """Micro F1 = 2·TP / (2·TP + FP + FN): per method and session its
+    numerator and denominator (``metrics/basis.py``), from the session's
+    slot counts."""
+    index = rows.where(["slot_tp", "slot_fp", "slot_fn"])
+    counts: dict[tuple[str, str], dict[str, float]] = {}
+    for method, metric, session, value in zip(
+        rows.strings("method", index), rows.strings("metric", index),
+        rows.strings("session", index), rows.values(index), strict=True,
+    ):  # fmt: skip
+        counts.setdefault((method, session), {})[metric] = value
+    found: dict[str, dict] = {}
+    for (method, session), c in counts.items():
+        if method in methods:
+            tp, fp, fn = (c.get(f"slot_{o}", 0.0) for o in OUTCOMES)
+            found.setdefault(method, {})[session] = {None: (2 * tp, 2 * tp + fp + fn)}
+    return found
 
 
 UNIT, COUNT = (0.0, 1.0), (0.0, None)

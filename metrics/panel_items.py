@@ -1,0 +1,112 @@
+"""A judge panel's pooled values rest on the items every judge scored.
+
+Pooling every judge's rows would weigh a judge by how often it answered:
+where one judge failed an item the other scored, the pooled AL(k) there
+is that judge's alone. So before a panel suite is summarized, the rows
+of an item (session, round, method, metric) that some judge of the panel
+scored and another did not are left out; each method's pooled values
+then carry a note naming the judges that scored fewer items. A judge that
+scored none of a method's items of a metric is not asked for (its absence nulls the
+panel value instead, ``metrics/engine.py``). Each judge's own values
+(``<id>@<judge>``) still read all of that judge's rows.
+
+>>> rows = [{"session_id": "s", "round": k, "method": "M", "metric": "al",
+...          "value": v, "status": "ok" if v is not None else "unscored",
+...          "judge": j} for k, j, v in ((1, "a", 50.0), (1, "b", 70.0),
+...                                     (2, "a", 40.0), (2, "b", None))]
+>>> kept, fewer = common_items(rows)
+>>> kept.values(kept.where("al")), fewer
+([50.0, 70.0], {('M', 'al'): {'items': 1, 'judges': ['b']}})
+"""
+
+from __future__ import annotations
+
+from metrics import columns, row_source
+from metrics.column_parts import _numpy
+from metrics.columns import RowColumns
+
+ITEM = ("session", "round", "method", "metric")
+
+
+def common_items(
+    rows: columns.Rows | row_source.RowSource, details: bool = False
+) -> tuple[RowColumns, dict[tuple[str, str], dict]]:
+    """The rows without the items some (answering) judge of the panel did
+    not score, and per (method, metric) how many items were left out and
+    which judges lacked them. Rows without a judge stay."""
+    np = _numpy()
+    table = row_source.all_rows(rows, details)
+    judge_codes = table.names["judge"].codes
+    judged = table.col("judge") != judge_codes.get("", -1)
+    scored = np.flatnonzero(judged & table.scored_mask())
+    if len(scored) == 0:
+        return table, {}
+    keys = np.stack([table.col(f)[scored].astype(np.int64) for f in ITEM], axis=1)
+    items, item_of = np.unique(keys, axis=0, return_inverse=True)
+    item_of = item_of.reshape(-1)
+    judges_per_item = np.bincount(item_of, minlength=len(items))
+    answering = _answering(items[item_of, 2:], table.col("judge")[scored])
+    needed = np.array([len(answering[tuple(mm)]) for mm in items[:, 2:].tolist()])
+    incomplete = judges_per_item < needed
+    if not incomplete.any():
+        return table, {}
+    fewer = _left_out(table, items, incomplete, scored, item_of, answering)
+    drop = np.zeros(len(table), dtype=bool)
+    drop[_rows_of_items(table, items[incomplete])] = True
+    return table.subset(np.flatnonzero(~drop)), fewer
+
+
+def _answering(method_metric, judges) -> dict[tuple[int, int], set]:
+    """(method, metric) codes -> the judges that scored any of its items:
+    a judge that scored none of a method's items is not in that method's
+    panel (runs judged by different models are compared as one)."""
+    found: dict[tuple[int, int], set] = {}
+    for key, judge in zip(
+        map(tuple, method_metric.tolist()), judges.tolist(), strict=True
+    ):
+        found.setdefault(key, set()).add(judge)
+    return found
+
+
+def _rows_of_items(table: RowColumns, items):
+    """Positions of every row (any status) of the given items."""
+    np = _numpy()
+    keys = np.stack([table.col(f).astype(np.int64) for f in ITEM], axis=1)
+    return np.flatnonzero(np.isin(_as_records(keys), _as_records(items)))
+
+
+def _as_records(keys):
+    """Each row of an integer matrix as one opaque value (``numpy.isin``
+    compares whole rows)."""
+    np = _numpy()
+    keys = np.ascontiguousarray(keys)
+    return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
+
+
+def _left_out(table, items, incomplete, scored, item_of, answering) -> dict:
+    """``{(method, metric): {"items": n, "judges": [names]}}`` of the
+    incomplete items: the judges named are those that did not score them."""
+    names = table.names
+    at_incomplete = incomplete[item_of]
+    present: dict[int, set] = {}
+    for item, judge in zip(
+        item_of[at_incomplete].tolist(),
+        table.col("judge")[scored][at_incomplete].tolist(),
+        strict=True,
+    ):
+        present.setdefault(item, set()).add(judge)
+    found: dict[tuple[str, str], dict] = {}
+    for item, judges in present.items():
+        method, metric = int(items[item, 2]), int(items[item, 3])
+        key = (names["method"].names[method], names["metric"].names[metric])
+        entry = found.setdefault(key, {"items": 0, "judges": set()})
+        entry["items"] += 1
+        entry["judges"] |= answering[(method, metric)] - judges
+    judge_names = names["judge"].names
+    return {
+        key: {
+            "items": e["items"],
+            "judges": sorted(judge_names[j] for j in e["judges"]),
+        }
+        for key, e in found.items()
+    }
