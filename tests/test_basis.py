@@ -256,3 +256,12 @@ def test_dashboard_compare_page_and_csv_show_delta_on_the_values_basis(
         re.search(r'data-testid="table-value">([^<]+)', values_page).group(1).strip()
     )
     assert shown == number.strip() and "mean over rounds k of AL(k)" in values_page
+
+
+def test_exports_carry_the_summary_notes():
+    found = engine.aggregate(lambda suite: panel_rows(), ["alignment"], ["M"])
+    run = SimpleNamespace(**{**vars(run_of(found)), "methods": ["M"]})
+    rows = list(csv.DictReader(io.StringIO(paper_summary.summary_csv(run))))
+    [al] = [r for r in rows if r["metric"] == "al_avg"]
+    assert al["note"].startswith("over the items every panel judge scored: 1 item(s)")
+    assert "Notes: M, AL average: over the items every panel judge" in paper.to_markdown(run, "M")

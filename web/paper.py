@@ -38,6 +38,7 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
+from web import paper_summary
 from web import tables as table_views
 from web.paper_text import (
     direction,
@@ -97,6 +98,7 @@ def caption(run, table: dict, baseline: str) -> str:
     bases = [f"{m.label.msgid}: {m.basis.msgid}" for m in table["columns"] if m.basis]
     listed = f" unless listed: {'; '.join(bases)}" if bases else ""
     text = f"{suite.label.msgid}. Values are means over sessions{listed}{said}."
+    text += _noted(run, table)
     versus = shown_versus(table)
     if not versus:
         return text
@@ -108,6 +110,19 @@ def caption(run, table: dict, baseline: str) -> str:
         f"the sessions both methods scored (n = {span([v['n'] for v in versus])}), "
         f"Holm-adjusted within each column over its comparisons with {baseline}."
     )
+
+
+def _noted(run, table: dict) -> str:
+    """The summary notes of the table's values (why one is null, or what a
+    panel mean rests on), in English."""
+    aggregates = run.aggregates or {}
+    found = [
+        f"{row['method']}, {column.label.msgid}: {said}"
+        for row in table["rows"]
+        for column in table["columns"]
+        if (said := paper_summary.english_note(aggregates, row["method"], column.id))
+    ]
+    return f" Notes: {'; '.join(found)}." if found else ""
 
 
 def legend(columns) -> list[str]:

@@ -15,7 +15,7 @@ so they are not used. Unknown cells stay empty.
 ...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
 ...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
-simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import io
 import math
 from types import SimpleNamespace
 
-from metrics import registry
+from metrics import notes, registry
 from metrics.counts import count_key, is_count
 from metrics.rows import finite_json
 from web.exports import safe_cell
@@ -47,10 +47,12 @@ SUMMARY_FIELDS = (
     "delta_ci_high",
     "p",
     "p_holm",
+    "note",
 )
 # ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
 # baseline on the value's basis (web/tables.py), p: its Wilcoxon p, p_holm:
-# Holm-adjusted within the column over its comparisons with the baseline
+# Holm-adjusted within the column over its comparisons with the baseline;
+# note: why a value is null, or what it rests on (summary_notes, in English)
 
 
 def metric_ids(suite, summary: dict) -> list[str]:
@@ -149,8 +151,22 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
             for metric_id in metric_ids(registry.get(name), summary):
                 row = summary_row(aggregates, name, method, metric_id)
                 versus = _versus(shown, method, metric_id, shown_against)
-                found.append({**row, **versus})
+                note = {"note": english_note(aggregates, method, metric_id)}
+                found.append({**row, **versus, **note})
     return found
+
+
+def english_note(aggregates: dict, method: str, metric_id: str) -> str | None:
+    """The summary note of a value, in English (None without one).
+
+    >>> english_note({"summary_notes": {"M": {"al_avg": {"code": "panel_judge_missing",
+    ...     "params": {"judges": "x"}}}}}, "M", "al_avg")
+    'no panel value: the judge(s) x scored none of these items'
+    """
+    found = ((aggregates.get("summary_notes") or {}).get(method) or {}).get(metric_id)
+    if not found or found.get("code") not in notes.NOTES:
+        return None
+    return notes.Note(found["code"], dict(found.get("params") or {})).english
 
 
 def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
