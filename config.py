@@ -126,9 +126,13 @@ DEFAULTS: dict = {
     "MAX_LINE_MB": 8,
     "MAX_VALIDATION_ERRORS": 200,
     "MAX_SAMPLES": 15,  # judge samples per item a request may ask for
-    # Judge calls one run may make, estimated before it starts (items x
-    # modes x samples x judges; cached verdicts counted too): over it, a 400.
+    # Judge calls one run may make: its estimate (items x modes x samples x
+    # judges; cached verdicts counted too) over it is a 400, and every
+    # request (re-asks and transport retries too) takes one before it goes
+    # out, shared with the run's retries: a run stops at it (budget_exhausted).
     "MAX_JUDGE_CALLS_PER_RUN": 200_000,
+    # Characters of one judge request's messages; a longer prompt is never sent.
+    "MAX_PROMPT_CHARS_PER_CALL": 200_000,
     # What one upload may ask of the server (dataset/limits.py); their product
     # bounds the units of a run: 100,000 x 200 x 32 < 2**31 (an INTEGER).
     "MAX_SESSIONS": 100_000,
@@ -234,6 +238,7 @@ _PARSERS = {
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),
+    "MAX_PROMPT_CHARS_PER_CALL": lambda n, v: _int(n, v, 1000),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
     "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "thread")),
     "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,

@@ -52,6 +52,7 @@ class JudgeConfig:
     samples: int = 1
     backoff_cap_s: float = DEFAULTS["JUDGE_BACKOFF_CAP_S"]
     max_tokens_retry: int = DEFAULTS["JUDGE_MAX_TOKENS_RETRY"]
+    max_prompt_chars: int = DEFAULTS["MAX_PROMPT_CHARS_PER_CALL"]
 
     @classmethod
     def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
@@ -71,6 +72,7 @@ class JudgeConfig:
             max_tokens_retry=config["JUDGE_MAX_TOKENS_RETRY"],
             concurrency=config["JUDGE_CONCURRENCY"],
             samples=options.get("samples", 1),
+            max_prompt_chars=config["MAX_PROMPT_CHARS_PER_CALL"],
         )
 
     def public(self) -> dict:
@@ -207,6 +209,24 @@ class JudgeHTTPError(Exception):
     @property
     def retryable(self) -> bool:
         return self.status is None or self.status in RETRY_STATUSES
+
+
+class Refused(JudgeHTTPError):
+    """A call never sent: the run's call cap is reached (``budget_exhausted``)
+    or the prompt is over ``MAX_PROMPT_CHARS_PER_CALL``. Never retried."""
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+
+def prompt_chars(messages: list) -> int:
+    """Characters of a request's messages (what the prompt cap counts).
+
+    >>> prompt_chars([{"role": "user", "content": "abc"}, {"content": "de"}])
+    5
+    """
+    return sum(len(str(m.get("content") or "")) for m in messages)
 
 
 def cache_key(config: JudgeConfig, item: JudgeItem, sample: int) -> str:
@@ -425,7 +445,7 @@ class Judge:
     def __init__(
         self, config: JudgeConfig, cache=None, client=None, should_stop=None,
         pool=None, on_items=None, usage: Usage | None = None,
-        structured: StructuredOutput | None = None,
+        structured: StructuredOutput | None = None, allowance=None,
     ):  # fmt: skip
         self.config = config
         self.structured = structured or StructuredOutput()
@@ -434,6 +454,9 @@ class Judge:
         self.client = client or JudgeClient(config)
         self.usage = usage or Usage()  # a panel's judges count together
         self._stop = StopCheck(should_stop)
+        # allowance() -> bool: take one call of the run's cap before each
+        # request goes out (transport retries and re-asks too); injected
+        self._allowance = allowance or (lambda: True)
         # on_items(n): n more items have their outcome. Injected (progress),
         # called on the thread that called ``evaluate``, never on the pool's.
         self._on_items = on_items or (lambda count: None)
@@ -510,6 +533,12 @@ class Judge:
         raw = "\n---\n".join(raws)
         return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why, reasked=1), None
 
+    def _before_attempt(self) -> None:
+        """Before each request: no more for a cancelled run, nor beyond its cap."""
+        self._stop.check()
+        if not self._allowance():
+            raise Refused(note("budget_exhausted"))
+
     def ask(self, item, messages, sample, max_tokens, reask: bool = False) -> dict:
         """One request (retried on transport errors), asking for structured
         output while the server has not refused or ignored it."""
@@ -518,8 +547,14 @@ class Judge:
         extra = {"max_tokens": max_tokens}
         if schema is not None:
             extra["response_format"] = response_format(item.mode.name, schema)
+        if prompt_chars(messages) > self.config.max_prompt_chars:
+            raise Refused(note("prompt_too_large", limit=self.config.max_prompt_chars))
         try:
-            reply = self.client.complete(messages, sample, self._stop.check, **extra)
+            reply = self.client.complete(
+                messages, sample, self._before_attempt, **extra
+            )
+        except Refused:
+            raise
         except JudgeHTTPError as exc:
             self.usage.add(model, calls=1, reasks=int(reask))
             if schema is None or not names_structured_output(exc):

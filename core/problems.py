@@ -104,6 +104,10 @@ MESSAGES: dict[str, LazyText] = {
         "This run would make %(estimate)s judge calls; the limit is %(limit)s "
         "per run. Choose fewer suites, samples or judges, or split the file."
     ),
+    "retry_over_budget": _l(
+        "This upload has used its %(limit)s judge calls (the run and its retries "
+        "share them); a retry would make more."
+    ),
     "bad_limit": _l("%(path)s: %(value)s is not a page size from 1 to %(limit)s."),
     "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),

@@ -179,9 +179,14 @@ def judge_for(
     # A server that refused structured output in an earlier chunk is not
     # asked again: the text grammar reads its replies.
     used = ctx.storage.judge_usage(run.id)
+    cap = run.options.get("call_cap") or ctx.config["MAX_JUDGE_CALLS_PER_RUN"]
+
+    def allowance() -> bool:  # one call of the run's cap, shared by its workers
+        return ctx.storage.reserve_call(run.id, cap)
+
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
-              pool=ctx.pool, on_items=on_items, usage=usage,
+              pool=ctx.pool, on_items=on_items, usage=usage, allowance=allowance,
               structured=StructuredOutput(
                   refused=bool(used.get(model, {}).get("structured_rejected"))))
         for model in run.options.get("judge_models") or [judge_config.model]

@@ -249,6 +249,7 @@ class RunService:
         if self.storage.active_retries(run.id):
             raise Rejected.one("retry_in_progress", http=409)
         options = {key: value for key, value in run.options.items() if key != "chunks"}
+        options["call_cap"] = self._calls_left(run)
         self._check_broker()
         retry = self.storage.create_run(
             file_name=run.file_name,
@@ -268,6 +269,15 @@ class RunService:
         )
         plan_from_upload(self.storage, self.config, retry)
         return self._enqueue_or_fail(self.storage.get_run(retry.id))
+
+    def _calls_left(self, run) -> int:
+        """What a retry of ``run`` may still call: the upload's budget is
+        shared by the run and all its retries. None left: a 409."""
+        limit = self.config["MAX_JUDGE_CALLS_PER_RUN"]
+        left = limit - self.storage.calls_reserved_by_chain(run.id)
+        if run.judge and left <= 0:
+            raise Rejected.one("retry_over_budget", http=409, limit=limit)
+        return max(left, 1)
 
     def resume_unfinished(self, created_before=None) -> int:
         """Re-send unfinished runs after a restart (finished chunks are

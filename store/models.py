@@ -94,6 +94,11 @@ class Run(Base):
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     judge_calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    # judge requests reserved before they went out (re-asks and transport
+    # retries included): what the run's call cap is checked against
+    calls_reserved: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
     cache_hits: Mapped[int] = mapped_column(BigInteger, default=0)
     prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)

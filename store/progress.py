@@ -95,6 +95,42 @@ class ProgressQueries:
                 found.setdefault(row.run_id, {})[row.model] = counts
         return found
 
+    def reserve_call(self, run_id: str, cap: int) -> bool:
+        """Take one judge call of the run's ``cap`` before it goes out; False
+        when none is left. One ``UPDATE ... WHERE calls_reserved < cap``:
+        workers on every machine share the count, and none can pass it."""
+        stmt = (
+            update(Run)
+            .where(Run.id == run_id, Run.calls_reserved < cap)
+            .values(calls_reserved=Run.calls_reserved + 1)
+        )
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).rowcount == 1
+
+    def calls_reserved_by_chain(self, run_id: str) -> int:
+        """Judge calls reserved by the run, the run it retried and every
+        retry of either (one upload's budget, however often it is retried)."""
+        with self.engine.connect() as conn:
+            root = run_id
+            while parent := conn.execute(
+                select(Run.retry_of).where(Run.id == root)
+            ).scalar():
+                root = parent
+            total, frontier = 0, [root]
+            seen = set(frontier)
+            total += (
+                conn.execute(select(Run.calls_reserved).where(Run.id == root)).scalar()
+                or 0
+            )
+            while frontier:
+                found = conn.execute(
+                    select(Run.id, Run.calls_reserved).where(Run.retry_of.in_(frontier))
+                ).all()
+                frontier = [rid for rid, _ in found if rid not in seen]
+                seen.update(frontier)
+                total += sum(n for rid, n in found if rid in frontier)
+            return total
+
     def record_progress(
         self, run_id: str, chunk: int, units_done: int, **counters: int
     ) -> int:

@@ -264,4 +264,7 @@ def test_exports_carry_the_summary_notes():
     rows = list(csv.DictReader(io.StringIO(paper_summary.summary_csv(run))))
     [al] = [r for r in rows if r["metric"] == "al_avg"]
     assert al["note"].startswith("over the items every panel judge scored: 1 item(s)")
-    assert "Notes: M, AL average: over the items every panel judge" in paper.to_markdown(run, "M")
+    assert (
+        "Notes: M, AL average: over the items every panel judge"
+        in paper.to_markdown(run, "M")
+    )

@@ -98,3 +98,60 @@ def test_the_upload_page_refuses_with_the_message_and_shows_the_limit(judged):
     text = response.get_data(as_text=True)
     assert "judge calls; the limit is 20 per run" in text
     assert runs_stored(app) == 0
+
+
+# -- the cap is a ceiling during the run and on retries ---------------------------
+def garbage_sessions() -> list[dict]:
+    """Every reply unparseable: each item asks twice (the re-ask)."""
+    from tests import crafted
+
+    sessions = crafted.alignment_sessions()
+    for session in sessions:
+        for round_ in session["rounds"]:
+            round_["responses"] = {
+                m: f"{text} [[fault=garbage]]"
+                for m, text in round_["responses"].items()
+            }
+    return sessions
+
+
+def test_a_run_stops_at_exactly_its_call_cap_and_retries_cannot_pass_it(
+    app_factory, judge_server, tmp_path
+):
+    from tests import crafted
+    from tests.test_api import wait_final
+
+    limit = 50  # the estimate is 40 (20 items x 2 modes); re-asks would make 80
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
+                      MAX_JUDGE_CALLS_PER_RUN=limit)  # fmt: skip
+    client = app.test_client()
+    data = crafted.write(tmp_path / "g.jsonl", garbage_sessions()).read_bytes()
+    before = judge_server.state.calls
+    created = upload(client, data, suites="alignment").get_json()
+    final = wait_final(client, created["token"])
+    assert final["status"] == "partial"
+    assert judge_server.state.calls - before == limit
+    notes = {r["note_code"] for r in final["results"]["rows"] if r["status"] == "error"}
+    assert notes == {"budget_exhausted"}
+    retried = client.post(f"/api/v1/runs/{created['manage_token']}/retry")
+    assert retried.status_code == 409, retried.get_json()
+    assert "share them" in retried.get_json()["errors"][0]["message"]
+    assert judge_server.state.calls - before == limit
+
+
+def test_a_prompt_over_the_cap_is_never_sent(app_factory, judge_server, tmp_path):
+    from tests import crafted
+    from tests.test_api import wait_final
+
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
+                      MAX_PROMPT_CHARS_PER_CALL=8000)  # fmt: skip
+    client = app.test_client()
+    sessions = crafted.alignment_sessions()
+    sessions[0]["user_profile"] = "x" * 9000
+    data = crafted.write(tmp_path / "p.jsonl", sessions).read_bytes()
+    created = upload(client, data, suites="alignment").get_json()
+    final = wait_final(client, created["token"])
+    rows = final["results"]["rows"]
+    too_large = [r for r in rows if r["note_code"] == "prompt_too_large"]
+    assert too_large and {r["session_id"] for r in too_large} == {"a"}
+    assert judge_server.state.max_prompt_chars <= 8000
