@@ -115,6 +115,12 @@ DEFAULTS: dict = {
     "JUDGE_TIMEOUT_S": 60.0,
     "JUDGE_MAX_RETRIES": 4,
     "JUDGE_CONNECT_TIMEOUT_S": 5.0,
+    # A whole call (connect, headers, body) ends by this deadline, however
+    # slowly the server drips bytes (JUDGE_TIMEOUT_S bounds one read only).
+    "JUDGE_DEADLINE_S": 180.0,
+    # A reply body is read up to this many bytes; a longer one is unscored
+    # (reply_too_large) and never stored whole.
+    "JUDGE_MAX_REPLY_BYTES": 262_144,
     "JUDGE_TEMPERATURE": 0.0,  # part of every cache key: change it, re-judge
     "JUDGE_MAX_TOKENS": 1024,
     # A reply cut off by max_tokens is asked once more with this many.
@@ -233,6 +239,8 @@ _PARSERS = {
     "JUDGE_MODEL": lambda n, v: v,
     "JUDGE_CONCURRENCY": lambda n, v: _int(n, v, 1),
     "JUDGE_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
+    "JUDGE_DEADLINE_S": lambda n, v: _float(n, v, 0.1),
+    "JUDGE_MAX_REPLY_BYTES": lambda n, v: _int(n, v, 1024),
     "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),

@@ -34,6 +34,7 @@ __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeOutcome"]
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
 MAX_RETRY_AFTER_S = 120.0
+CANCEL_POLL_S = 0.5  # how often a chunk waiting on calls asks if it was cancelled
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class JudgeConfig:
     backoff_cap_s: float = DEFAULTS["JUDGE_BACKOFF_CAP_S"]
     max_tokens_retry: int = DEFAULTS["JUDGE_MAX_TOKENS_RETRY"]
     max_prompt_chars: int = DEFAULTS["MAX_PROMPT_CHARS_PER_CALL"]
+    deadline_s: float = DEFAULTS["JUDGE_DEADLINE_S"]
+    max_reply_bytes: int = DEFAULTS["JUDGE_MAX_REPLY_BYTES"]
 
     @classmethod
     def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
@@ -73,6 +76,8 @@ class JudgeConfig:
             concurrency=config["JUDGE_CONCURRENCY"],
             samples=options.get("samples", 1),
             max_prompt_chars=config["MAX_PROMPT_CHARS_PER_CALL"],
+            deadline_s=config["JUDGE_DEADLINE_S"],
+            max_reply_bytes=config["JUDGE_MAX_REPLY_BYTES"],
         )
 
     def public(self) -> dict:
@@ -84,6 +89,21 @@ class JudgeConfig:
         }
 
 
+STORED_REPLY_CHARS = 20_000  # of a raw reply kept as evidence on the row
+
+
+def kept_reply(text: str | None, limit: int = STORED_REPLY_CHARS) -> str | None:
+    """A reply as a row keeps it: cut at ``limit`` characters with a marker
+    saying how much was left out.
+
+    >>> kept_reply("abcdef", 4)
+    'abcd… [2 more characters not kept]'
+    """
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not kept]"
+
+
 @dataclass
 class JudgeOutcome:
     status: str  # a RowStatus: ok | unscored | error
@@ -92,6 +112,9 @@ class JudgeOutcome:
     note: Note | None = None  # why there is no verdict
     cached: bool = False
     reasked: int = 0  # re-asks this outcome took (0 or 1)
+
+    def __post_init__(self) -> None:
+        self.raw = kept_reply(self.raw)
 
 
 class Usage:
@@ -220,6 +243,58 @@ class Refused(JudgeHTTPError):
         return False
 
 
+class ReplyTooLarge(Refused):
+    """A reply body over ``JUDGE_MAX_REPLY_BYTES``: read no further, unscored."""
+
+
+def read_body(response, limit: int, deadline: float) -> bytes:
+    """The body, read in pieces up to ``limit`` bytes and by ``deadline``
+    (``time.monotonic``). A timer closes the response at the deadline, so a
+    server dripping one byte at a time cannot hold a judge slot for longer.
+    """
+    import requests
+
+    closer = threading.Timer(max(deadline - monotonic(), 0.0), _cut_off, (response,))
+    closer.daemon = True
+    closer.start()
+    parts, size = [], 0
+    try:
+        for part in response.iter_content(16_384):
+            size += len(part)
+            if size > limit:
+                raise ReplyTooLarge(note("reply_too_large", limit=limit))
+            parts.append(part)
+    except ReplyTooLarge:
+        raise
+    except Exception as exc:  # closed under the read, or the transport failed
+        kind = "DeadlineExceeded" if monotonic() >= deadline else type(exc).__name__
+        raise requests.ConnectionError(kind) from None
+    finally:
+        closer.cancel()
+        response.close()
+    if monotonic() >= deadline:
+        raise requests.ConnectionError("DeadlineExceeded")
+    return b"".join(parts)
+
+
+def _cut_off(response) -> None:
+    """End a response another thread is reading: closing a socket does not
+    wake a blocked ``recv`` on Linux, shutting it down does."""
+    import socket
+
+    connection = getattr(response.raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:  # urllib3 hands the connection back once it is read
+        fp = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+    response.close()
+
+
 def prompt_chars(messages: list) -> int:
     """Characters of a request's messages (what the prompt cap counts).
 
@@ -296,6 +371,8 @@ class JudgeClient:
         self.config = config
         self.url = f"{config.base_url.rstrip('/')}/chat/completions"
         self._local = threading.local()
+        self._reading: set = set()  # responses whose bodies are being read
+        self._reading_lock = threading.Lock()
         # OpenAI's reasoning models refuse max_tokens and want
         # max_completion_tokens; learned from the first 400 that says so.
         self.token_field = "max_tokens"
@@ -319,6 +396,14 @@ class JudgeClient:
                 raise
             self.token_field = "max_completion_tokens"
             return self._retrying(messages, sample, before_attempt, **extra)
+
+    def cut_all(self) -> None:
+        """End every call of this client still reading its reply (a
+        cancelled run frees its judge slots at once)."""
+        with self._reading_lock:
+            reading = list(self._reading)
+        for response in reading:
+            _cut_off(response)
 
     def _session(self):
         import requests
@@ -356,12 +441,22 @@ class JudgeClient:
         from requests import RequestException
 
         started = monotonic()
+        deadline = started + self.config.deadline_s
         try:
-            response = self._session().post(self.url, json=body, timeout=timeout)
+            response = self._session().post(
+                self.url, json=body, timeout=timeout, stream=True
+            )
+            with self._reading_lock:
+                self._reading.add(response)
+            try:
+                content = read_body(response, self.config.max_reply_bytes, deadline)
+            finally:
+                with self._reading_lock:
+                    self._reading.discard(response)
         except RequestException as exc:
             JUDGE_FAILURES.labels("network").inc()
-            reason = note("network_error", kind=type(exc).__name__)
-            raise JudgeHTTPError(reason) from None
+            kind = str(exc) if str(exc) == "DeadlineExceeded" else type(exc).__name__
+            raise JudgeHTTPError(note("network_error", kind=kind)) from None
         finally:
             JUDGE_SECONDS.observe(monotonic() - started)
         if response.status_code != 200:
@@ -369,15 +464,15 @@ class JudgeClient:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             reason = note("http_error", status=response.status_code)
             error = JudgeHTTPError(reason, response.status_code, retry_after)
-            error.detail = response.text[:2000]  # what a 400 names
+            error.detail = content[:2000].decode("utf-8", "replace")  # what a 400 names
             raise error
-        return read_completion(response)
+        return read_completion(content)
 
 
-def read_completion(response) -> dict:
+def read_completion(content: bytes) -> dict:
     """The reply's text, why it stopped, and the usage it reports."""
     try:
-        payload = response.json()
+        payload = json.loads(content)
         choice = payload["choices"][0]
         text = choice["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
@@ -487,11 +582,14 @@ class Judge:
             # Collected in submission order, which is the pool's order, so
             # each outcome is reported about when it arrives.
             for index, future in futures.items():
-                results[index] = future.result()
+                results[index] = self._result(future)
                 self._on_items(1)
         except Cancelled:
             for future in futures.values():
                 future.cancel()
+            cut = getattr(self.client, "cut_all", None)
+            if cut is not None:
+                cut()  # the calls in flight end now, not at their deadline
             raise
         for index, (outcome, entry) in results.items():
             outcomes[index] = outcome
@@ -500,6 +598,17 @@ class Judge:
         if self.cache and fresh:
             self.cache.put(fresh)
         return [outcomes[index] for index in range(len(items))]
+
+    def _result(self, future):
+        """A call's outcome; while waiting, whether the run was cancelled
+        (raises ``Cancelled``: the caller ends the calls in flight)."""
+        from concurrent.futures import TimeoutError as Waiting
+
+        while True:
+            try:
+                return future.result(timeout=CANCEL_POLL_S)
+            except Waiting:
+                self._stop.check()
 
     def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
         """Ask; when the reply has no readable verdict, ask once more: a reply
@@ -512,6 +621,9 @@ class Judge:
         for attempt in range(2):
             try:
                 reply = self.ask(item, messages, sample, max_tokens, reask=attempt > 0)
+            except ReplyTooLarge as exc:  # an answer, too long to read: no verdict
+                raw = "\n---\n".join(raws) or None
+                return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=exc.note), None
             except JudgeHTTPError as exc:
                 raw = "\n---\n".join(raws) or None
                 return JudgeOutcome(RowStatus.ERROR, raw=raw, note=exc.note), None
@@ -553,7 +665,10 @@ class Judge:
             reply = self.client.complete(
                 messages, sample, self._before_attempt, **extra
             )
-        except Refused:
+        except ReplyTooLarge:
+            self.usage.add(model, calls=1, reasks=int(reask))
+            raise
+        except Refused:  # never sent
             raise
         except JudgeHTTPError as exc:
             self.usage.add(model, calls=1, reasks=int(reask))

@@ -12,7 +12,9 @@ exact scores and faults independent of call order or concurrency:
   ``[[fault=500x2]]`` two 500s then success; ``[[fault=garbage]]`` always an
   unparseable reply; ``[[fault=garbage_once]]`` unparseable, then fine;
   ``[[fault=timeout]]`` sleeps past the client's timeout; ``[[fault=401]]``;
-  ``[[fault=mismatch]]`` dimensions that do not add up to the total.
+  ``[[fault=mismatch]]`` dimensions that do not add up to the total;
+  ``[[fault=huge]]`` a 300 KB reply; ``[[fault=drip]]`` the body one byte
+  every ``drip_s`` seconds (a server that holds a connection open).
 * Roleplay prompts carry the method's whole scene between ``<<<SCENE`` and
   ``SCENE>>>``; directives anywhere in it apply (faults included). JERA
   (``JERA roleplay questionnaire``): a fenced JSON questionnaire, every answer
@@ -74,6 +76,7 @@ class JudgeState:
     def __init__(self, latency: float = 0.0, timeout_sleep: float = 3.0):
         self.latency = latency
         self.timeout_sleep = timeout_sleep
+        self.drip_s = 0.2  # seconds between bytes of a [[fault=drip]] reply
         self.outage_status: int | None = None  # e.g. 503 for every request
         self.calls = 0
         self.attempts: Counter[str] = Counter()
@@ -104,6 +107,7 @@ class JudgeState:
 
 
 _OFFSET = re.compile(r"\+(\d+)$")
+DRIP = "x-scripted-drip"  # an internal marker: send this body slowly
 _PAIR = re.compile(r"<<<A\n(.*?)\nA>>>.*?<<<B\n(.*?)\nB>>>", re.S)
 
 
@@ -164,6 +168,10 @@ def decide(state: JudgeState, prompt: str, model: str = "") -> tuple[int, str, d
         time.sleep(state.timeout_sleep)
     if fault == "garbage" or (fault == "garbage_once" and attempt == 1):
         return 200, "I think this reply is quite good overall!", {}
+    if fault == "huge":  # a reply far over any sensible size (300 KB)
+        return 200, "Total: \\boxed{50}\n" + "blah " * 60_000, {}
+    if fault == "drip":  # a slow server: the body one byte at a time
+        return 200, alignment_reply(50), {DRIP: "1"}
     digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
     if "JERA roleplay questionnaire" in prompt:
         return 200, judge_natives.jera_reply(directives.get("jera"), digest), {}
@@ -238,13 +246,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict, headers: dict) -> None:
         data = json.dumps(payload).encode()
+        drip = headers.pop(DRIP, None)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        if not drip:
+            self.wfile.write(data)
+            return
+        try:  # until the client gives up (its deadline closes the socket)
+            for index in range(len(data)):
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+                time.sleep(self.state.drip_s)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
 
 class _Server(ThreadingHTTPServer):

@@ -66,6 +66,11 @@ MESSAGES: dict[str, LazyText] = {
     ),
     "too_many_methods": _l("%(path)s: %(count)s methods; the limit is %(limit)s."),
     "too_many_topics": _l("%(path)s: %(count)s topics; the limit is %(limit)s."),
+    "too_many_items": _l("%(path)s: %(count)s items; the limit is %(limit)s."),
+    "list_too_long": _l(
+        "%(path)s: %(length)s characters in all; the limit is %(limit)s (the list "
+        "reaches one judge prompt)."
+    ),
     "too_many_sessions": _l(
         "The file holds more than %(limit)s sessions; this line is over the limit."
     ),

@@ -49,7 +49,14 @@ class BlockChecks(FieldChecks):
                     topic_path, "wrong_type", expected="object", found=type_name(fields)
                 )
                 continue
+            if len(fields) > self.limits.max_list_items:
+                self.error(topic_path, "too_many_items", count=len(fields),
+                           limit=self.limits.max_list_items)  # fmt: skip
+                continue
             for name in fields:
+                if len(name) > self.limits.max_key_chars:
+                    self.error((*topic_path, name[:64]), "too_long", length=len(name),
+                               limit=self.limits.max_key_chars)  # fmt: skip
                 self._string_list(fields, topic_path, name, allow_string=True)
 
     def _check_human(self, response: dict, path: tuple) -> None:

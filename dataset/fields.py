@@ -110,7 +110,10 @@ class FieldChecks:
 
     def _string_list(self, parent, base, key, allow_string=False):
         value = parent.get(key)
-        if key not in parent or (allow_string and isinstance(value, str)):
+        if key not in parent:
+            return
+        if allow_string and isinstance(value, str):
+            self._length(value, (*base, key))
             return
         expected = "string or array of strings" if allow_string else "array of strings"
         if not isinstance(value, list):
@@ -121,12 +124,20 @@ class FieldChecks:
                 found=type_name(value),
             )
             return
+        if len(value) > self.limits.max_list_items:
+            self.error((*base, key), "too_many_items", count=len(value),
+                       limit=self.limits.max_list_items)  # fmt: skip
+            return
         for index, item in enumerate(value):
             if not isinstance(item, str):
                 path = (*base, key, index)
                 self.error(path, "wrong_type", expected="string", found=type_name(item))
             else:
                 self._length(item, (*base, key, index))
+        total = sum(len(item) for item in value if isinstance(item, str))
+        if total > self.limits.max_text_chars:  # together they reach one prompt
+            self.error((*base, key), "list_too_long", length=total,
+                       limit=self.limits.max_text_chars)  # fmt: skip
 
     def _object(self, parent, base, key, required=False) -> dict | None:
         return self._typed(

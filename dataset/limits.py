@@ -31,6 +31,10 @@ class Limits:
     max_topics: int = DEFAULTS["MAX_SLOT_TOPICS"]
     max_id_chars: int = 255  # session ids and method names: VARCHAR(255)
     max_key_chars: int = 64  # slot topics become metric ids "<metric>@<topic>"
+    # a list of strings (sample dialogues, attributes, moods, a slot's values,
+    # the fields of a slot topic): at most this many items, and together at
+    # most max_text_chars (they reach one judge prompt)
+    max_list_items: int = 1000
     max_round: int = INT32_MAX  # round numbers: INTEGER
 
     @classmethod

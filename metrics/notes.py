@@ -67,6 +67,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "network_error": (_l("network error: %(kind)s"), ERROR),
     "malformed_reply": (_l("the judge's answer was not an OpenAI-compatible reply"), ERROR),
     "internal_error": (_l("internal error: %(kind)s"), ERROR),
+    "reply_too_large": (_l("the judge's reply was longer than %(limit)s bytes: not read"), UNSCORED),
     "budget_exhausted": (_l("not asked: the run reached its judge call cap (MAX_JUDGE_CALLS_PER_RUN)"), ERROR),
     "prompt_too_large": (_l("not asked: the prompt is longer than %(limit)s characters (MAX_PROMPT_CHARS_PER_CALL)"), ERROR),
     "chunk_failed": (_l("evaluation failed after %(attempts)s attempt(s): %(reason)s"), ERROR),

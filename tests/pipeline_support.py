@@ -65,7 +65,7 @@ def submit(app, path, judge, **options):
 
 
 def wait_for(
-    app, run_id, timeout=90.0, statuses=("done", "partial", "failed", "cancelled")
+    app, run_id, timeout=600.0, statuses=("done", "partial", "failed", "cancelled")
 ):
     storage = app.extensions["storage"]
     deadline = time.monotonic() + timeout

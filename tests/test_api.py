@@ -23,7 +23,7 @@ def sample_bytes() -> bytes:
     return (ROOT / "sample_data.jsonl").read_bytes()
 
 
-def wait_final(client, token, timeout=60):
+def wait_final(client, token, timeout=600):
     """The final status, with ``results`` the whole document (rows too)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

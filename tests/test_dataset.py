@@ -66,3 +66,31 @@ def test_chunk_reader_keeps_unicode_line_separators_inside_strings(tmp_path):
     assert dataset.validate_file(path).valid
     [loaded] = dataset.read_sessions(path, 0, len(data))
     assert loaded["user_profile"] == session["user_profile"]
+
+
+# -- every string that reaches a prompt is bounded (issue 27) -----------------------
+def limited_errors(session: dict) -> list[tuple]:
+    from dataset.limits import Limits
+
+    limits = Limits(max_text_chars=100, max_list_items=3)
+    report = dataset.validate_stream(
+        io.BytesIO(json.dumps(session).encode()), "x.jsonl", limits=limits
+    )
+    return [(e.path, e.code) for e in report.errors]
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ({"sample_dialogues": "x" * 101}, ("sample_dialogues", "too_long")),
+        ({"sample_dialogues": ["x"] * 4}, ("sample_dialogues", "too_many_items")),
+        ({"sample_dialogues": ["x" * 60, "y" * 60]}, ("sample_dialogues", "list_too_long")),
+        ({"attributes": ["x" * 60, "y" * 60]}, ("attributes", "list_too_long")),
+        ({"ground_truth_slots": {"t": {"f": "x" * 101}}}, ("ground_truth_slots.t.f", "too_long")),
+        ({"ground_truth_slots": {"t": {"f" * 65: "x"}}}, ("ground_truth_slots.t." + "f" * 64, "too_long")),
+        ({"ground_truth_slots": {"t": {"a": "1", "b": "2", "c": "3", "d": "4"}}},
+         ("ground_truth_slots.t", "too_many_items")),
+    ],
+)  # fmt: skip
+def test_strings_and_lists_that_reach_a_prompt_are_bounded(block, expected):
+    assert expected in limited_errors({**GOOD, **block})

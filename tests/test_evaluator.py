@@ -175,3 +175,39 @@ def test_api_key_is_not_public():
 )
 def test_retry_after_parsing(header, seconds):
     assert parse_retry_after(header) == seconds
+
+
+# -- bounded replies and calls ----------------------------------------------------
+def test_a_huge_reply_is_unscored_unread_and_a_dripping_one_ends_at_the_deadline(
+    judge_server,
+):
+    from core.status import RowStatus
+    from evaluator import Judge, JudgeConfig
+
+    config = JudgeConfig(base_url=judge_server.url, model="scripted", max_retries=0,
+                         max_reply_bytes=64 * 1024, deadline_s=1.0, timeout_s=5.0)  # fmt: skip
+    judge = Judge(config)
+    huge, drip = judge.evaluate([item("x [[fault=huge]]"), item("y [[fault=drip]]")])
+    assert huge.status == RowStatus.UNSCORED and huge.note.code == "reply_too_large"
+    assert drip.status == RowStatus.ERROR and drip.note.code == "network_error"
+    assert drip.note.params == {"kind": "DeadlineExceeded"}
+
+
+def test_cancelling_ends_the_calls_in_flight(judge_server):
+    import time
+
+    from core.status import Cancelled
+    from evaluator import Judge, JudgeConfig
+
+    config = JudgeConfig(base_url=judge_server.url, model="scripted", max_retries=0,
+                         deadline_s=120.0, timeout_s=30.0)  # fmt: skip
+    started = time.monotonic()
+    judge = Judge(config, should_stop=lambda: time.monotonic() - started > 0.3)
+    with pytest.raises(Cancelled):
+        judge.evaluate([item("z [[fault=drip]]")])
+    # the dripping reply would take minutes; its call was cut, the slot is free
+    deadline = time.monotonic() + 30
+    while judge.client._reading and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert judge.client._reading == set()
+    assert time.monotonic() - started < 30  # not the reply's minutes

@@ -40,7 +40,7 @@ def test_a_small_run_finishes_while_a_large_one_evaluates(app_factory, tmp_path)
         time.sleep(0.05)
     small = submit(app, crafted.write(tmp_path / "small.jsonl", sessions(3, prefix="t")),
                    None, suites=["quality"])  # fmt: skip
-    document = wait_for(app, small, timeout=60)
+    document = wait_for(app, small, timeout=600)
     large = storage.get_run(big)
     assert document["run"]["status"] == "done"
     assert large.status == "running" and large.done < large.total / 2
@@ -119,7 +119,7 @@ def test_the_watchdog_requeues_lost_chunks_and_the_run_completes(app_factory, tm
     _age(storage, run.id, sent_at=old)
     found = sweep(Context.of(app))
     assert found["stale"] == 2 and found["given_up"] == 0 and found["sent"] >= 2
-    document = wait_for(app, run.id, timeout=60)
+    document = wait_for(app, run.id, timeout=600)
     assert document["run"]["status"] == "done"
     assert {c.state for c in _chunks(storage, run.id)} == {"done"}
 
@@ -152,7 +152,7 @@ def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp
             time.sleep(0.05)
     finally:
         storage.get().upsert_rows = real
-    document = wait_for(app, run.id, timeout=30)
+    document = wait_for(app, run.id, timeout=600)
     assert document["run"]["status"] == "partial"
     [chunk] = _chunks(storage, run.id)
     assert (chunk.state, chunk.attempts) == ("failed", 2)
@@ -181,7 +181,7 @@ def test_a_failing_chunk_is_tried_again(app_factory, tmp_path):
     storage.get().upsert_rows = flaky
     try:
         service.enqueue()
-        document = wait_for(app, run.id, timeout=30)
+        document = wait_for(app, run.id, timeout=600)
     finally:
         storage.get().upsert_rows = real
     assert document["run"]["status"] == "done" and len(calls) == 2
@@ -227,7 +227,7 @@ def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
     kept = storage.create_run(upload_id=upload_id, **fields)  # its planning was lost
     gone = storage.create_run(upload_id="missing", **fields)  # and its upload too
     sweep(Context.of(app))
-    assert wait_for(app, kept.id, timeout=60)["run"]["status"] == "done"
+    assert wait_for(app, kept.id, timeout=600)["run"]["status"] == "done"
     failed = storage.get_run(gone.id)
     assert failed.status == "failed" and failed.failure["code"] == "upload_unreadable"
     page = app.test_client().get(f"/r/{failed.token}?lang=zh").get_data(as_text=True)

@@ -32,7 +32,7 @@ def post_run(client, data: bytes, name="logs.jsonl", **fields):
     return client.post("/runs", data=body, content_type="multipart/form-data")
 
 
-def finished_page(client, location: str, timeout=60) -> str:
+def finished_page(client, location: str, timeout=600) -> str:
     token = location.rsplit("/", 1)[1]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

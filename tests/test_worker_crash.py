@@ -38,7 +38,7 @@ def sessions() -> list[dict]:
     ]
 
 
-def wait_for_progress(storage, run_id, fraction, timeout=60.0):
+def wait_for_progress(storage, run_id, fraction, timeout=600.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run = storage.get_run(run_id)
