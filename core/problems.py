@@ -109,6 +109,10 @@ MESSAGES: dict[str, LazyText] = {
         "This run would make %(estimate)s judge calls; the limit is %(limit)s "
         "per run. Choose fewer suites, samples or judges, or split the file."
     ),
+    "cross_site": _l(
+        "Refused: this request came from another site's page. Use the app's own "
+        "pages, or call the API from a program (no browser)."
+    ),
     "retry_over_budget": _l(
         "This upload has used its %(limit)s judge calls (the run and its retries "
         "share them); a retry would make more."

@@ -7,9 +7,10 @@ from flask import Blueprint, abort, current_app, jsonify, request, url_for
 from core.problems import Rejected
 from core.status import RunStatus
 from translations import translate_problems
-from web import forms, openapi, run_reads
+from web import cross_site, forms, openapi, run_reads
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
+cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 
 
 _errors = translate_problems
