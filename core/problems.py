@@ -109,6 +109,9 @@ MESSAGES: dict[str, LazyText] = {
         "This run would make %(estimate)s judge calls; the limit is %(limit)s "
         "per run. Choose fewer suites, samples or judges, or split the file."
     ),
+    "bad_characters": _l(
+        "%(path)s: contains a NUL character or a lone surrogate, which cannot be stored."
+    ),
     "cross_site": _l(
         "Refused: this request came from another site's page. Use the app's own "
         "pages, or call the API from a program (no browser)."

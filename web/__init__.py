@@ -21,6 +21,7 @@ from web import (
     downloads,
     explore_pages,
     formatting,
+    forms,
     health,
     limits,
     pages,
@@ -37,9 +38,9 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
-def error_response(status: int, code: str, **params):
+def error_response(status: int, code: str, path: str = "", **params):
     """JSON for the API, a friendly page otherwise; never a stack trace."""
-    problem = Problem.make(None, "", code, **params).to_dict()
+    problem = Problem.make(None, path, code, **params).to_dict()
     message = problem_message(problem)
     if wants_json():
         return jsonify(errors=[{**problem, "message": message}]), status
@@ -119,6 +120,18 @@ def init_app(app) -> None:
     app.register_blueprint(health.bp)
     app.register_blueprint(prometheus.bp)
     limits.init_app(app)  # wraps the views above, so it comes after them
+
+    @app.before_request
+    def refuse_unstorable_text():
+        """A path or query value no database can look up (NUL: PostgreSQL
+        refuses it; a lone surrogate) is a 400, never a 500."""
+        given = [*(request.view_args or {}).values(), *request.args.keys(),
+                 *request.args.values()]  # fmt: skip
+        if request.mimetype == "application/x-www-form-urlencoded":
+            given += [*request.form.keys(), *request.form.values()]
+        if not all(forms.storable(str(value)) for value in given):
+            return error_response(400, "bad_characters", path="url")
+        return None
 
     @app.errorhandler(404)
     def not_found(_error):

@@ -161,8 +161,10 @@ def openapi_document():
 # -- workspaces ----------------------------------------------------------------
 @bp.post("/workspaces")
 def create_workspace():
-    body = request.get_json(silent=True) or {}
-    name = str(body.get("name") or request.form.get("name", ""))[:255].strip()
+    try:
+        name = forms.workspace_name(request.get_json(silent=True), request.form)
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), 400
     workspace = _storage().create_workspace(name)
     return jsonify(
         token=workspace.token,

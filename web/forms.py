@@ -54,6 +54,9 @@ def run_request(form, files=None) -> RunRequest:
     pointing our server at arbitrary hosts would be a server-side request
     forgery hole."""
     config = current_app.config
+    for key, value in form.items(multi=True):  # names, models, tokens, options
+        if not (storable(key) and storable(value)):
+            raise Rejected.one("bad_characters", path=key if storable(key) else "form")
     suites = [
         s.strip()
         for value in form.getlist("suites")
@@ -150,6 +153,8 @@ def run_fields(body) -> dict:
         value = body[name]
         if value is not None and not isinstance(value, str):
             problems.append(_wrong_type(name, "string", value))
+        elif value is not None and not storable(value):
+            problems.append(Problem.make(None, name, "bad_characters"))
         elif value is not None and len(value) > limit:
             problems.append(
                 Problem.make(None, name, "too_long", length=len(value), limit=limit)
@@ -160,6 +165,8 @@ def run_fields(body) -> dict:
         tags = body["tags"]
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             problems.append(_wrong_type("tags", "array of strings", tags))
+        elif not all(storable(t) for t in tags):
+            problems.append(Problem.make(None, "tags", "bad_characters"))
         elif len(tags) > MAX_TAGS:
             problems.append(
                 Problem.make(
@@ -178,6 +185,32 @@ def run_fields(body) -> dict:
     if problems:
         raise Rejected(problems)
     return fields
+
+
+def storable(text: str) -> bool:
+    """Text both databases store: no NUL (PostgreSQL refuses it) and no
+    lone surrogate (not UTF-8).
+
+    >>> storable("名前 ok"), storable("a" + chr(0) + "b"), storable(chr(0xD800))
+    (True, False, False)
+    """
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def workspace_name(body, form) -> str:
+    """The name a new workspace is given: from a JSON object or the form;
+    text a database cannot store is a 400."""
+    name = body.get("name") if isinstance(body, dict) else None
+    name = str(name if name is not None else form.get("name", ""))[:255].strip()
+    if not storable(name):
+        raise Rejected.one("bad_characters", path="name")
+    return name
 
 
 def _wrong_type(path: str, expected: str, value):

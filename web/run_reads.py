@@ -99,7 +99,7 @@ def page_limit() -> int:
 def page_cursor() -> int:
     """``?cursor=`` as handed out by the previous page (0: from the start)."""
     raw = request.args.get("cursor") or "0"
-    if not raw.isdigit() or len(raw) > 19:
+    if not (raw.isascii() and raw.isdecimal()) or len(raw) > 18:
         raise Rejected.one("bad_cursor", path="cursor")
     return int(raw)
 
