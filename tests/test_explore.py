@@ -469,3 +469,19 @@ def test_session_queries_on_both_databases(any_storage):
     assert [d.diff for d in found] == pytest.approx([-0.6, 0.05])
     paired, mean_diff = queries.difference_totals(any_storage, run.id, "m", "A", "B")
     assert paired == 2 and mean_diff == pytest.approx(-0.275)
+
+
+def test_the_diff_page_compares_a_bounded_number_of_words():
+    from web import explore
+
+    long_a = " ".join(f"a{i}" for i in range(explore.MAX_DIFF_TOKENS + 500))
+    long_b = " ".join(f"b{i}" for i in range(explore.MAX_DIFF_TOKENS + 500))
+    rounds = [{"round": k, "user_message": "m", "responses": {"A": {"text": long_a},
+               "B": {"text": long_b}}} for k in range(1, 9)]  # fmt: skip
+    views = explore.diff_rounds(rounds, "A", "B", {})
+    per_page = explore.MAX_DIFF_PAGE_TOKENS // explore.MAX_DIFF_TOKENS
+    assert [v["compared"] for v in views[:per_page]] == [explore.MAX_DIFF_TOKENS] * per_page
+    assert all(v["compared"] == 0 and v["similarity"] is None for v in views[per_page:])
+    # every word is still shown, once
+    assert str(views[0]["a"]["text"]).replace("<del>", "").replace("</del>", "") == long_a
+    assert str(views[-1]["b"]["text"]) == long_b

@@ -25,7 +25,12 @@ TOP_DIFFERENCES = 50
 MIN_QUERY, MAX_QUERY = 2, 200
 MAX_HITS = 100
 SNIPPET_RADIUS = 80
-EXACT_DIFF_LIMIT = 2000 * 2000  # token pairs; longer texts diff heuristically
+EXACT_DIFF_LIMIT = 500 * 500  # token pairs; longer texts diff heuristically
+# The work one diff page does is bounded whatever the upload holds: at most
+# this many words of each reply are compared, and this many per page (the
+# rest is shown unmarked, and the page says so).
+MAX_DIFF_TOKENS = 2000
+MAX_DIFF_PAGE_TOKENS = 12_000
 
 # One token each: CJK ideographs, kana, Hangul syllables and jamo, CJK and
 # full-width punctuation (these scripts do not separate words with spaces).
@@ -219,10 +224,11 @@ def tokenize(text: str) -> tuple[str, list[Token]]:
 class WordDiff(NamedTuple):
     a: Markup  # text a, words only in a inside <del>
     b: Markup  # text b, words only in b inside <ins>
-    similarity: float  # 0..1, difflib's ratio over the tokens
+    similarity: float | None  # 0..1, difflib's ratio over the compared tokens
+    compared: int | None = None  # words compared per side when cut, else None
 
 
-def word_diff(a: str, b: str) -> WordDiff:
+def word_diff(a: str, b: str, max_tokens: int = MAX_DIFF_TOKENS) -> WordDiff:
     """Both texts, escaped, with the words that differ marked.
 
     >>> diff = word_diff("the cat sat", "the dog sat down")
@@ -237,8 +243,11 @@ def word_diff(a: str, b: str) -> WordDiff:
     >>> word_diff("", "").similarity
     1.0
     """
-    lead_a, tokens_a = tokenize(a)
-    lead_b, tokens_b = tokenize(b)
+    (lead_a, tokens_a, rest_a), (lead_b, tokens_b, rest_b) = (
+        tokenize_head(text, max_tokens) for text in (a, b)
+    )
+    if rest_a is not None or rest_b is not None:
+        return _cut_diff(lead_a, tokens_a, rest_a, lead_b, tokens_b, rest_b, max_tokens)
     words_a, words_b = [t.word for t in tokens_a], [t.word for t in tokens_b]
     # difflib's popular-token heuristic only where the exact diff could be slow
     quick = len(words_a) * len(words_b) > EXACT_DIFF_LIMIT
@@ -253,6 +262,52 @@ def word_diff(a: str, b: str) -> WordDiff:
         _render(lead_b, tokens_b, spans_b, "ins"),
         matcher.ratio(),
     )
+
+
+def _cut_diff(lead_a, tokens_a, rest_a, lead_b, tokens_b, rest_b, max_tokens: int):
+    """The first ``max_tokens`` words of each side compared, the rest (text
+    never tokenized) shown as it is.
+
+    >>> cut = word_diff("a b c d", "a x c y", max_tokens=2)
+    >>> str(cut.a), str(cut.b), cut.compared
+    ('a <del>b</del> c d', 'a <ins>x</ins> c y', 2)
+    """
+    if max_tokens:
+        head = word_diff(
+            _joined(lead_a, tokens_a), _joined(lead_b, tokens_b), max_tokens
+        )
+        shown_a, shown_b, similarity = head.a, head.b, head.similarity
+    else:
+        shown_a, shown_b = escape(lead_a), escape(lead_b)
+        similarity = None
+    return WordDiff(
+        shown_a + escape(rest_a or ""), shown_b + escape(rest_b or ""),
+        similarity, max_tokens,
+    )  # fmt: skip
+
+
+def _joined(lead: str, tokens: list[Token]) -> str:
+    return lead + "".join(word + space for word, space in tokens)
+
+
+def tokenize_head(text: str, limit: int) -> tuple[str, list[Token], str | None]:
+    """:func:`tokenize` of the first ``limit`` tokens, and the text after
+    them untouched (None when the text has no more): a long reply costs
+    what its head costs.
+
+    >>> tokenize_head("a b c", 2)
+    ('', [Token(word='a', space=' '), Token(word='b', space=' ')], 'c')
+    >>> tokenize_head("a b", 2)[2] is None
+    True
+    """
+    lead = _LEADING_SPACE.match(text)
+    start = lead.end() if lead else 0
+    tokens: list[Token] = []
+    for match in _TOKEN.finditer(text, start):
+        if len(tokens) == limit:
+            return text[:start], tokens, text[match.start() :]
+        tokens.append(Token(match.group(1), match.group(2)))
+    return text[:start], tokens, None
 
 
 def _render(
@@ -320,8 +375,31 @@ def _response(round_: dict, method: str) -> dict:
     return response if isinstance(response, dict) else {}
 
 
+def diff_rounds(rounds: list[dict], a: str, b: str, scores: dict) -> list[dict]:
+    """Every round of a session, within the page's diff budget: each round
+    compares at most ``MAX_DIFF_TOKENS`` words a side, all rounds together
+    ``MAX_DIFF_PAGE_TOKENS``; the page then shows the rest unmarked."""
+    left, found = MAX_DIFF_PAGE_TOKENS, []
+    for round_ in rounds:
+        view = diff_round(round_, a, b, scores, min(MAX_DIFF_TOKENS, left))
+        compared = view["compared"]
+        left -= compared if compared is not None else _words(round_, a, b)
+        found.append(view)
+    return found
+
+
+def _words(round_: dict, a: str, b: str) -> int:
+    """The longer reply's words (what comparing a whole round took)."""
+    texts = [_response(round_, m).get("text") for m in (a, b)]
+    return max(len(tokenize(t)[1]) if isinstance(t, str) else 0 for t in texts)
+
+
 def diff_round(
-    round_: dict, a: str, b: str, scores: dict[tuple[int, str], float] | None = None
+    round_: dict,
+    a: str,
+    b: str,
+    scores: dict[tuple[int, str], float] | None = None,
+    max_tokens: int = MAX_DIFF_TOKENS,
 ) -> dict:
     """One round of the diff page: both responses marked, their per-method
     user messages (simulations) and, if given, their scores.
@@ -337,12 +415,13 @@ def diff_round(
     text_a, text_b = ra.get("text"), rb.get("text")
     text_a = text_a if isinstance(text_a, str) else None
     text_b = text_b if isinstance(text_b, str) else None
-    marked = word_diff(text_a or "", text_b or "")
+    marked = word_diff(text_a or "", text_b or "", max_tokens)
     number: int = round_["round"]
     return {
         "round": number,
         "user_message": round_.get("user_message"),
         "similarity": marked.similarity,
+        "compared": marked.compared,
         "a": {"text": marked.a, "missing": text_a is None,
               "user_message": ra.get("user_message"), "score": scores.get((number, a))},
         "b": {"text": marked.b, "missing": text_b is None,

@@ -181,7 +181,7 @@ def diff(token: str):
     path = current_app.extensions["runs"].upload_path(run)
     [session] = dataset.read_sessions(path, *span)
     scores = _scores(run.id, session_id, source, (a, b)) if source else {}
-    rounds = [explore.diff_round(round_, a, b, scores) for round_ in session["rounds"]]
+    rounds = explore.diff_rounds(session["rounds"], a, b, scores)
     return render_template(
         "diff.html",
         run=run,
