@@ -480,8 +480,12 @@ def test_the_diff_page_compares_a_bounded_number_of_words():
                "B": {"text": long_b}}} for k in range(1, 9)]  # fmt: skip
     views = explore.diff_rounds(rounds, "A", "B", {})
     per_page = explore.MAX_DIFF_PAGE_TOKENS // explore.MAX_DIFF_TOKENS
-    assert [v["compared"] for v in views[:per_page]] == [explore.MAX_DIFF_TOKENS] * per_page
+    assert [v["compared"] for v in views[:per_page]] == [
+        explore.MAX_DIFF_TOKENS
+    ] * per_page
     assert all(v["compared"] == 0 and v["similarity"] is None for v in views[per_page:])
     # every word is still shown, once
-    assert str(views[0]["a"]["text"]).replace("<del>", "").replace("</del>", "") == long_a
+    assert (
+        str(views[0]["a"]["text"]).replace("<del>", "").replace("</del>", "") == long_a
+    )
     assert str(views[-1]["b"]["text"]) == long_b
