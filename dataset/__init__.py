@@ -11,6 +11,7 @@ from dataset.reader import (
     normalize_session,
     read_sessions,
     session_spans,
+    sessions_from,
 )
 from dataset.validation import (
     ValidationReport,
@@ -27,6 +28,7 @@ __all__ = [
     "normalize_session",
     "read_sessions",
     "session_spans",
+    "sessions_from",
     "validate_file",
     "validate_stream",
 ]

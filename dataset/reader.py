@@ -79,6 +79,29 @@ def iter_sessions(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
                 yield normalize_session(json.loads(text))
 
 
+def sessions_from(
+    path: str | Path, start: int, budget: int
+) -> Iterator[tuple[dict, int]]:
+    """``(session, byte offset after its line)`` of an already validated
+    file from byte ``start`` (a line start), until about ``budget`` bytes
+    are read: the work one request does is bounded, and the next part
+    starts at the last offset given."""
+    with Path(path).open("rb") as stream:
+        if start:  # only where a line begins: else nothing (not a part we gave)
+            stream.seek(start - 1)
+            if stream.read(1) != b"\n":
+                return
+        stream.seek(start)
+        offset = start
+        for raw in stream:
+            offset += len(raw)
+            text = raw.decode("utf-8-sig")
+            if not is_blank(text):
+                yield normalize_session(json.loads(text)), offset
+            if offset - start >= budget:
+                return
+
+
 def session_spans(path: str | Path) -> Iterator[tuple[str, int, int, int]]:
     """(session id, byte start, byte end, rounds) of every session line of an
     already validated file: the index a run plans its chunks from."""

@@ -489,3 +489,26 @@ def test_the_diff_page_compares_a_bounded_number_of_words():
         str(views[0]["a"]["text"]).replace("<del>", "").replace("</del>", "") == long_a
     )
     assert str(views[-1]["b"]["text"]) == long_b
+
+
+def test_search_reads_the_upload_a_part_at_a_time(tmp_path, monkeypatch):
+    import json
+
+    import dataset
+    from web import explore
+
+    path = tmp_path / "x.jsonl"
+    lines = [{"session_id": f"s{i}", "rounds": [{"round": 1, "responses": {"A": f"needle {i}"}}]}
+             for i in range(50)]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    size, seen, start = path.stat().st_size, [], 0
+    while start < size:
+        ends = []
+        for session, end in dataset.sessions_from(path, start, size // 5):
+            seen.append(session["session_id"])
+            ends.append(end)
+        assert ends and ends[-1] - start < size // 5 + 200  # about the budget
+        start = ends[-1]
+    assert seen == [f"s{i}" for i in range(50)]  # every session once, in order
+    assert list(dataset.sessions_from(path, 3, size)) == []  # not a line start
+    assert explore.SEARCH_BYTES >= 1024 * 1024

@@ -24,6 +24,8 @@ PAGE_SIZE = 50
 TOP_DIFFERENCES = 50
 MIN_QUERY, MAX_QUERY = 2, 200
 MAX_HITS = 100
+# bytes of the upload one search request reads; the page links to the next part
+SEARCH_BYTES = 16 * 1024 * 1024
 SNIPPET_RADIUS = 80
 EXACT_DIFF_LIMIT = 500 * 500  # token pairs; longer texts diff heuristically
 # The work one diff page does is bounded whatever the upload holds: at most

@@ -140,12 +140,26 @@ def search(token: str):
     responses: list[explore.ResponseHit] = []
     details: list[dict] = []
     more_responses = more_details = False
+    start, part = explore.page_number(request.args.get("from")) - 1, None
     if text and problem is None:
         path = current_app.extensions["runs"].upload_path(run)
-        with closing(dataset.iter_sessions(path)) as sessions:
+        reached = [start]
+
+        def sessions():  # one part of the upload: a request does bounded work
+            for session, end in dataset.sessions_from(
+                path, start, explore.SEARCH_BYTES
+            ):
+                reached[0] = end
+                yield session
+
+        with closing(sessions()) as read:
             responses, more_responses = explore.find_in_responses(
-                sessions, text, explore.MAX_HITS
+                read, text, explore.MAX_HITS
             )
+        size = path.stat().st_size
+        if start or reached[0] < size:  # said on the page, with the next part
+            part = {"start": start, "end": reached[0], "size": size,
+                    "next": reached[0] + 1 if reached[0] < size else None}  # fmt: skip
         hits = list(
             queries.iter_detail_hits(_storage(), run.id, text, explore.MAX_HITS)
         )
@@ -163,6 +177,7 @@ def search(token: str):
         details=details,
         more_details=more_details,
         limit=explore.MAX_HITS,
+        part=part,
     ), status
 
 

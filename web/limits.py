@@ -49,6 +49,7 @@ LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "comparisons",
         ("compare.compare_api", "compare.compare_page", "compare.export"),
     ),
+    "RATE_LIMIT_EXPLORE": ("explore", ("explore.diff", "explore.search")),
 }
 
 # Counters in a shared Redis are recognisable (and removable) by this prefix.
