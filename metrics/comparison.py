@@ -145,7 +145,7 @@ def compare(
             for row in rows_of(side, suite):
                 if shared.keeps(row):
                     judged.record(side, row)
-                    yield {**row, "method": side.column(row["method"])}
+                    yield _as_column(side, row)
 
     aggregates = engine.aggregate(merged_rows, suites, columns, max_compared)
     digest = hashlib.sha256(" ".join(s.id for s in sides).encode()).hexdigest()
@@ -158,6 +158,22 @@ def compare(
         shared=shared,
         agreement=judged.agreement(same_response),
     )
+
+
+def _as_column(side: Side, row: ResultRow) -> ResultRow:
+    """A run's row under its column's name; a key naming a method (the
+    opponent of ``pairwise@<method>``) is renamed the same way.
+
+    >>> side = Side("t", "id", "v1", ("A", "B"), ("pairwise",))
+    >>> _as_column(side, {"method": "A", "metric": "pairwise@B"})
+    {'method': 'v1/A', 'metric': 'pairwise@v1/B'}
+    """
+    base, _, key = row["metric"].partition("@")
+    metric = registry.spec(base)
+    renamed = {**row, "method": side.column(row["method"])}
+    if key and metric is not None and metric.key_is_method:
+        renamed["metric"] = f"{base}@{side.column(key)}"
+    return renamed
 
 
 class _JudgedValues:

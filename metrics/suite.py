@@ -66,6 +66,9 @@ class Metric:
     in_table: bool = True  # a column of the comparison table (summary level)
     needs_judge: bool = False
     keyed: bool = False  # also emitted per key, as "<id>@<key>" (e.g. per topic)
+    # the key names another method (pairwise@<opponent>): a comparison across
+    # runs renames it with the method (metrics/comparison.py)
+    key_is_method: bool = False
     # Summary level: with a judge panel, also "<id>@<judge model>" per judge
     # (the plain value is the panel's: every judge's rows together).
     per_judge: bool = False

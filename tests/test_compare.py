@@ -244,3 +244,25 @@ def test_a_manage_token_compares_but_is_never_echoed(app_factory, tmp_path):
     assert [r["label"] for r in reply.get_json()["runs"]] == [
         "logs.jsonl", "logs.jsonl (2)"
     ]  # fmt: skip
+
+
+def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_path):
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(tmp_path / "p.jsonl", crafted.alignment_sessions()).read_bytes()
+    tokens = []
+    for name in ("one", "two"):
+        answer = upload(client, data, suites="pairwise", name=name).get_json()
+        tokens.append(answer["token"])
+        assert wait_final(client, answer["token"])["status"] == "done"
+    runs = ",".join(tokens)
+    body = compare(client, *tokens).get_json()
+    own = wait_final(client, tokens[0])["results"]["summary"]
+    # each run's pairwise numbers survive the merge: its methods met only each other
+    assert body["summary"]["one/Ours"]["pairwise_winrate"] == pytest.approx(
+        own["Ours"]["pairwise_winrate"]
+    )
+    for url in (f"/compare?runs={runs}", f"/compare/export.tex?runs={runs}",
+                f"/compare/export.md?runs={runs}", f"/compare/export.csv?runs={runs}"):  # fmt: skip
+        assert client.get(url).status_code == 200, url

@@ -325,7 +325,7 @@ RATE, UNIT = Format.RATE, (0.0, 1.0)
 CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwise"}
 METRICS = (
     Metric("pairwise", _l("Pairwise win (1 won, ½ tie, 0 lost)"), "row", True, UNIT, RATE,
-           keyed=True, needs_judge=True,
+           keyed=True, key_is_method=True, needs_judge=True,
            description=_l("Against the opponent named after @: both orders agree, else a tie.")),
     Metric("pairwise_winrate", _l("Pairwise win rate"), "summary", True, UNIT, RATE,
            needs_judge=True, source="pairwise",
