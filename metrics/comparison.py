@@ -23,6 +23,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 from metrics import engine, registry
 from metrics.agreement import Scale, agreement, with_reason
@@ -173,7 +174,7 @@ def _as_column(side: Side, row: ResultRow) -> ResultRow:
     renamed = {**row, "method": side.column(row["method"])}
     if key and metric is not None and metric.key_is_method:
         renamed["metric"] = f"{base}@{side.column(key)}"
-    return renamed
+    return cast(ResultRow, renamed)
 
 
 class _JudgedValues:

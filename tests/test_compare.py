@@ -250,7 +250,9 @@ def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_pat
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     client = app.test_client()
     client.get("/")
-    data = crafted.write(tmp_path / "p.jsonl", crafted.alignment_sessions()).read_bytes()
+    data = crafted.write(
+        tmp_path / "p.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
     tokens = []
     for name in ("one", "two"):
         answer = upload(client, data, suites="pairwise", name=name).get_json()
