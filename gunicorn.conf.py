@@ -34,3 +34,27 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def _masked_logger():
+    """gunicorn's logger with every share or manage token in an access-log
+    line cut to its first 4 characters: a log is read by more people than
+    the links were sent to, and a manage token deletes a run."""
+    import re
+
+    from gunicorn.glogging import Logger
+
+    token = re.compile(r"([A-Za-z0-9_-]{4})[A-Za-z0-9_-]{18,}")
+
+    class MaskedLogger(Logger):
+        def atoms(self, resp, req, environ, request_time):
+            found = super().atoms(resp, req, environ, request_time)
+            for key in ("r", "U", "q", "f"):  # request line, path, query, referer
+                if isinstance(found.get(key), str):
+                    found[key] = token.sub(r"\1…", found[key])
+            return found
+
+    return MaskedLogger
+
+
+logger_class = _masked_logger()

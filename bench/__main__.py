@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import (
+    bounds_drill,
     cost_drill,
     dashboard,
     judge_orchestration,
@@ -29,6 +30,7 @@ BENCHMARKS = {
     "suites": suites.run,
     "cost_drill": cost_drill.run,
     "pairwise": pairwise.run,
+    "bounds_drill": bounds_drill.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

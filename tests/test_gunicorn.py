@@ -36,11 +36,11 @@ def served(tmp_path):
     for name in ("REDIS_URL", "JUDGE_API_URL", "JUDGE_MODEL"):
         env.pop(name, None)
     log = tmp_path / "gunicorn.log"
-    with log.open("wb") as sink:
+    with log.open("wb") as sink, (tmp_path / "access.log").open("wb") as access:
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
              "--bind", f"127.0.0.1:{port}", "-w", "2", "app:app"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink,
+            cwd=ROOT, env=env, stdout=access, stderr=sink,
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
@@ -89,3 +89,21 @@ def test_gunicorn_serves_probes_runs_and_metrics(served):
     metrics = requests.get(f"{served}/metrics", timeout=10).text
     assert 'personasteer_runs{status="done"} 1.0' in metrics
     assert "personasteer_http_server_errors_total" in metrics  # from the workers' files
+
+
+def test_the_access_log_never_holds_a_whole_token(served, tmp_path):
+    with (ROOT / "sample_data.jsonl").open("rb") as sample:
+        created = requests.post(f"{served}/api/v1/runs", timeout=30,
+                                files={"file": ("s.jsonl", sample)},
+                                data={"suites": "quality"}).json()  # fmt: skip
+    for token in (created["token"], created["manage_token"]):
+        requests.get(f"{served}/api/v1/runs/{token}", timeout=30)
+        requests.get(f"{served}/compare?runs={token}", timeout=30)
+    log = tmp_path / "access.log"
+    deadline = time.monotonic() + 60
+    while log.read_text().count("/compare?runs=") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)  # gunicorn writes the line after the response
+    text = log.read_text()
+    assert "/api/v1/runs/" in text and "/compare?runs=" in text
+    for token in (created["token"], created["manage_token"]):
+        assert token not in text and token[:4] + "…" in text
