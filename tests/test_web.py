@@ -233,3 +233,13 @@ def test_every_form_needs_its_csrf_token(client, tmp_path, action):
         f"{location}/{action}", data={"csrf_token": csrf_token(client)}
     )
     assert with_token.status_code in (303, 409)  # accepted, or nothing to retry
+
+
+def test_the_share_link_never_comes_from_the_host_header(client):
+    from tests.test_api import sample_bytes, upload, wait_final
+
+    token = upload(client, sample_bytes(), suites="quality").get_json()["token"]
+    wait_final(client, token)
+    page = client.get(f"/r/{token}", headers={"Host": "evil.example"})
+    found = re.findall(r'data-url="([^"]*)"', page.get_data(as_text=True))
+    assert found == [f"/r/{token}?lang=en"]  # the browser resolves it
