@@ -243,3 +243,21 @@ def test_the_share_link_never_comes_from_the_host_header(client):
     page = client.get(f"/r/{token}", headers={"Host": "evil.example"})
     found = re.findall(r'data-url="([^"]*)"', page.get_data(as_text=True))
     assert found == [f"/r/{token}?lang=en"]  # the browser resolves it
+
+
+def test_the_workspace_manage_token_is_handed_over_once_after_the_upload(app):
+    from tests.test_api import sample_bytes, wait_final
+
+    client = app.test_client()
+    client.get("/")
+    answer = post_run(client, sample_bytes(), suites="quality")
+    location = answer.headers["Location"]
+    first = client.get(location).get_data(as_text=True)
+    assert 'id="workspace-memo"' in first  # the uploader's browser remembers it
+    run = app.extensions["storage"].find_run(location.rsplit("/", 1)[1]).item
+    space = app.extensions["storage"].get_workspace(run.workspace_id)
+    assert space.manage_token in first
+    wait_final(client, run.token)
+    for opener in (client, app.test_client()):  # later, or the link sent on
+        page = opener.get(location).get_data(as_text=True)
+        assert space.manage_token not in page and 'id="workspace-memo"' not in page

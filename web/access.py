@@ -8,7 +8,7 @@ copy-link button hands out the view link whatever token opened the page.
 
 from __future__ import annotations
 
-from flask import abort, current_app, g
+from flask import abort, current_app, g, session
 
 from core.problems import Rejected
 
@@ -35,10 +35,19 @@ def managed_run(token: str):
     return found.item
 
 
+def remember_workspace(run_id: str) -> None:
+    """The next page of this browser (the run's, after its upload) hands it
+    the run's workspace to remember: once, in the signed session cookie."""
+    session["workspace_memo_for"] = run_id
+
+
 def workspace_memo(run) -> dict | None:
     """The run's workspace for the browser to remember (local storage), on
-    the owner's page only: whoever uploads into a workspace holds its manage
-    token already, so the run's manage link reveals nothing new."""
+    the page the uploader lands on after the upload only: the run's manage
+    link, sent on to someone, shows the run's own tokens and never the
+    workspace's manage token."""
+    if session.pop("workspace_memo_for", None) != run.id:
+        return None
     if not g.get("manage_token") or not run.workspace_id:
         return None
     workspace = current_app.extensions["storage"].get_workspace(run.workspace_id)

@@ -113,6 +113,7 @@ def create_run():
         _storage().update_run(run.id, workspace_id=workspace.id)
     # The uploader lands on the manage link; the share button gives out the
     # view link (templates/_copy_link.html).
+    access.remember_workspace(run.id)
     return redirect(url_for("pages.run_page", token=run.manage_token), code=303)
 
 
