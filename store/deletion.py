@@ -13,11 +13,13 @@ failed deletion never leaves a run whose file is gone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
-from sqlalchemy import delete, exists, select
+from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Engine
 
 from store.models import (
+    DeletedTotals,
     JudgeCacheEntry,
     JudgeUsage,
     ResultRow,
@@ -57,7 +59,29 @@ class DeletionQueries:
             conn.execute(delete(Workspace).where(Workspace.id == workspace.id))
 
 
+COUNTED = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
+
+
+def _keep_counts(conn, run_id: str) -> None:
+    """Add the run's counters to the deleted runs' totals (same transaction)."""
+    found = conn.execute(
+        select(*(getattr(Run, name) for name in COUNTED)).where(Run.id == run_id)
+    ).first()
+    if found is None:
+        return
+    table = cast(Table, DeletedTotals.__table__)
+    if conn.execute(select(table.c.id).where(table.c.id == 1)).first() is None:
+        conn.execute(table.insert().values(id=1, **dict.fromkeys(COUNTED, 0)))
+    conn.execute(
+        table.update().where(table.c.id == 1).values(
+            **{name: func.coalesce(table.c[name], 0) + (value or 0)
+               for name, value in zip(COUNTED, found, strict=True)}
+        )
+    )  # fmt: skip
+
+
 def _delete_run_records(conn, run_id: str) -> None:
+    _keep_counts(conn, run_id)
     used = select(RunCacheKey.key).where(RunCacheKey.run_id == run_id)
     used_elsewhere = select(RunCacheKey.key).where(
         RunCacheKey.run_id != run_id, RunCacheKey.key.in_(used)

@@ -247,3 +247,21 @@ class RunCacheKey(Base):
     id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(64), index=True)
+
+
+class DeletedTotals(Base):
+    """What deleted runs had counted (one row, id 1): ``/metrics`` counters
+    add it to the stored runs' sums, so a counter never goes down when a
+    run is deleted (Prometheus reads a drop as a restart)."""
+
+    __tablename__ = "deleted_totals"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    judge_calls: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    cache_hits: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    prompt_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
+    completion_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )

@@ -43,6 +43,15 @@ def test_counters_move_after_a_judged_run(app_factory, judge_server):
     again = scrape(client)
     assert again[("personasteer_judge_cache_hits_total", ())] == calls
     assert again[("personasteer_runs", (("status", "done"),))] == 2
+    # deleting runs never makes a counter go down (Prometheus reads a restart)
+    manage = app.extensions["storage"].find_run(token.get_json()["manage_token"])
+    assert client.delete(f"/api/v1/runs/{manage.item.manage_token}").status_code == 204
+    gone = scrape(client)
+    assert gone[("personasteer_runs", (("status", "done"),))] == 1
+    for counter in ("judge_calls_total", "judge_cache_hits_total",
+                    "judge_prompt_tokens_total", "judge_completion_tokens_total"):  # fmt: skip
+        name = (f"personasteer_{counter}", ())
+        assert gone[name] == again[name], counter
 
 
 def test_metrics_name_no_run_token_or_url(app_factory, judge_server):

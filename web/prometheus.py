@@ -25,7 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from sqlalchemy import func, select
 
 from core.status import ChunkState, RunStatus
-from store.models import Run, RunChunk
+from store.models import DeletedTotals, Run, RunChunk
 
 bp = Blueprint("prometheus", __name__)
 PREFIX = "personasteer"
@@ -70,7 +70,15 @@ def _runs_by_status():
 
 
 def _run_totals():
-    return select(*(func.sum(getattr(Run, column)) for column in RUN_TOTALS))
+    """The stored runs' sums plus what deleted runs had counted."""
+    kept = DeletedTotals.__table__
+
+    def total(column: str):
+        stored = select(func.coalesce(func.sum(getattr(Run, column)), 0))
+        gone = select(func.coalesce(func.sum(kept.c[column]), 0))
+        return stored.scalar_subquery() + gone.scalar_subquery()
+
+    return select(*(total(column) for column in RUN_TOTALS))
 
 
 def _chunks_waiting():
