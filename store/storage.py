@@ -30,6 +30,7 @@ from store.models import (
     JudgeCacheEntry,
     ResultRow,
     Run,
+    RunCacheKey,
     RunSession,
     utcnow,
 )
@@ -308,14 +309,31 @@ class Storage(
         with self.engine.connect() as conn:
             return {row.key: row for row in conn.execute(query)}
 
-    def cache_put(self, entries: Iterable[dict]) -> None:
+    def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None:
+        """Store verdicts; with ``run_id``, together with the run's record of
+        them, in one transaction that first locks the run: a run deleted
+        meanwhile gets no entries (none is left behind without an owner)."""
         entries = list(entries)
-        if entries:
-            stmt = self._insert(_table(JudgeCacheEntry)).on_conflict_do_nothing(
-                index_elements=["key"]
-            )
-            with self.engine.begin() as conn:
-                conn.execute(stmt, entries)
+        if not entries:
+            return
+        stmt = self._insert(_table(JudgeCacheEntry)).on_conflict_do_nothing(
+            index_elements=["key"]
+        )
+        with self.engine.begin() as conn:
+            if run_id is not None:
+                lock = update(Run).where(Run.id == run_id).values(id=Run.id)
+                if conn.execute(lock).rowcount == 0:
+                    return  # deleted: nothing of it is written
+            conn.execute(stmt, entries)
+            if run_id is not None:
+                keys = [
+                    {"run_id": run_id, "key": key}
+                    for key in {e["key"] for e in entries}
+                ]
+                owned = self._insert(_table(RunCacheKey)).on_conflict_do_nothing(
+                    index_elements=["run_id", "key"]
+                )
+                conn.execute(owned, keys)
 
 
 def _table(model: type[Base]) -> Table:
@@ -346,7 +364,4 @@ class JudgeCache:
         return found
 
     def put(self, entries: Iterable[dict]) -> None:
-        entries = list(entries)
-        self.storage.cache_put(entries)
-        if self.run_id:
-            self.storage.record_cache_keys(self.run_id, (e["key"] for e in entries))
+        self.storage.cache_put(entries, self.run_id)

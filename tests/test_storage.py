@@ -137,3 +137,23 @@ def test_postgres_uses_jsonb(postgres_storage):
         c["name"]: c for c in inspect(postgres_storage.engine).get_columns("runs")
     }
     assert type(columns["methods"]["type"]).__name__ == "JSONB"
+
+
+def test_verdicts_of_a_deleted_run_leave_no_cache_entry(any_storage, tmp_path):
+    from sqlalchemy import func, select
+
+    from store.models import JudgeCacheEntry, RunCacheKey
+    from store.storage import JudgeCache
+
+    run = any_storage.create_run(
+        file_name="f.jsonl", file_sha256="0" * 64, upload_id="gone", sessions=1,
+        rounds=1, methods=["A"], suites=["alignment"], status="running",
+    )  # fmt: skip
+    cache = JudgeCache(any_storage, run.id)
+    entry = {"key": "k1", "prompt_version": "p", "parsed": {"total": 1}, "reply": "r"}
+    cache.put([entry])
+    any_storage.delete_run(run, tmp_path)
+    cache.put([{**entry, "key": "k2"}])  # a chunk still finishing after the 204
+    with any_storage.engine.connect() as conn:
+        for model in (JudgeCacheEntry, RunCacheKey):
+            assert conn.execute(select(func.count()).select_from(model)).scalar() == 0
