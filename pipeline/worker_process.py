@@ -177,7 +177,9 @@ def run(create_app, config_path: str) -> None:
     """The worker process's entry (``python app.py --worker CONFIG``): a
     lower priority, the web process's settings, then :func:`serve`."""
     os.nice(NICE)
-    settings = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    path = Path(config_path)
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    path.unlink(missing_ok=True)  # it holds the secret key and the judge's key
     serve(create_app(settings))
     # End at once, as a crash would: a warm shutdown would let finishing
     # tasks hand out more chunks to a queue about to vanish, after the next
