@@ -173,7 +173,8 @@ def judge_for(
     if judge_config is None:
         return None
     use_cache = run.options.get("use_cache", True)
-    cache = JudgeCache(ctx.storage, run.id) if use_cache else None
+    scope = run.workspace_id or f"client:{run.client or ''}"
+    cache = JudgeCache(ctx.storage, run.id, scope) if use_cache else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
     usage = Usage()
     # A server that refused structured output in an earlier chunk is not

@@ -45,9 +45,11 @@ def code_fingerprint() -> str:
 
 
 def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
-              config: dict) -> str | None:  # fmt: skip
+              config: dict, scope: str = "") -> str | None:  # fmt: skip
     """What must match for a finished run's rows to be this run's; None
-    when this run must be evaluated afresh (``use_cache`` off)."""
+    when this run must be evaluated afresh (``use_cache`` off). ``scope``
+    (the workspace, else the client) keeps one team's runs from being
+    reused, or their existence revealed, for another."""
     if not options.get("use_cache", True):
         return None
     settings = {k: v for k, v in options.items() if k not in NOT_SETTINGS}
@@ -60,6 +62,7 @@ def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
         "judge_url": options.get("judge_url") or config.get("JUDGE_API_URL"),
         "max_tokens": config["JUDGE_MAX_TOKENS"],
         "code": code_fingerprint(),
+        "scope": scope,
     }
     text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()

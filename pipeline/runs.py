@@ -106,7 +106,8 @@ class RunService:
         self._check_budget(report, suites, options)
         self._check_broker()
         judge = self.public_judge(suites, options)
-        key = reuse.reuse_key(sha256, suites, judge, options, self.config)
+        scope = request.workspace_id or f"client:{request.client or ''}"
+        key = reuse.reuse_key(sha256, suites, judge, options, self.config, scope)
         fields = dict(
             file_name=filename,
             file_sha256=sha256,

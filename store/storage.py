@@ -9,6 +9,7 @@ only the first time its completion is recorded.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -352,16 +353,27 @@ def batched(items: Iterable, size: int) -> Iterator[list]:
 class JudgeCache:
     """The judge's view of the cache: ``get(keys)`` and ``put(entries)``.
     With a ``run_id``, the entries the run wrote or read are recorded, so
-    deleting the run can delete the ones no other run used."""
+    deleting the run can delete the ones no other run used.
 
-    def __init__(self, storage: Storage, run_id: str | None = None):
-        self.storage, self.run_id = storage, run_id
+    Entries are kept per ``scope`` (the run's workspace, else its client):
+    a verdict cached for one team is never served to another, so nobody
+    learns from hit counts which items someone else had judged."""
+
+    def __init__(self, storage: Storage, run_id: str | None = None, scope: str = ""):
+        self.storage, self.run_id, self.scope = storage, run_id, scope
+
+    def _scoped(self, key: str) -> str:
+        if not self.scope:
+            return key
+        return hashlib.sha256(f"{self.scope}\n{key}".encode()).hexdigest()
 
     def get(self, keys: Iterable[str]) -> dict:
-        found = self.storage.cache_get(keys)
+        scoped = {self._scoped(key): key for key in keys}
+        found = self.storage.cache_get(scoped)
         if self.run_id and found:
             self.storage.record_cache_keys(self.run_id, found)
-        return found
+        return {scoped[key]: entry for key, entry in found.items()}
 
     def put(self, entries: Iterable[dict]) -> None:
-        self.storage.cache_put(entries, self.run_id)
+        scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
+        self.storage.cache_put(scoped, self.run_id)

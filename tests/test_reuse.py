@@ -90,3 +90,18 @@ def test_no_cache_runs_and_partial_runs_are_never_sources(judged, tmp_path):
     for document in (first, fresh):  # a partial run is retried, not copied
         storage.set_status(document["run"]["id"], "partial")
     assert wait_for(app, submit(app, path, judge))["run"]["reused"] is False
+
+
+def test_another_workspace_gets_no_reuse_and_no_cache_hits(judged):
+    """One team's verdicts are never served to another: nothing tells the
+    second team that the first judged the same file."""
+    app, client, judge = judged
+    spaces = [client.post("/api/v1/workspaces").get_json() for _ in range(2)]
+    first = run_of(client, workspace=spaces[0]["manage_token"])
+    asked = judge.state.calls
+    other = run_of(client, workspace=spaces[1]["manage_token"])
+    header = other["results"]["run"]
+    assert header["reused"] is False and header["counts"]["cache_hits"] == 0
+    assert judge.state.calls - asked == first["results"]["run"]["counts"]["judge_calls"]
+    same = run_of(client, workspace=spaces[0]["manage_token"])
+    assert same["results"]["run"]["reused"] is True  # within a team: reused
