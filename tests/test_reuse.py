@@ -95,7 +95,7 @@ def test_no_cache_runs_and_partial_runs_are_never_sources(judged, tmp_path):
 def test_another_workspace_gets_no_reuse_and_no_cache_hits(judged):
     """One team's verdicts are never served to another: nothing tells the
     second team that the first judged the same file."""
-    app, client, judge = judged
+    _, client, judge = judged
     spaces = [client.post("/api/v1/workspaces").get_json() for _ in range(2)]
     first = run_of(client, workspace=spaces[0]["manage_token"])
     asked = judge.state.calls
