@@ -17,7 +17,8 @@ import hashlib
 import json
 import random
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
@@ -504,28 +505,83 @@ class JudgePool:
     """The bounded pool of judge calls of a worker process (one per app),
     shared by every chunk, run and judge model it serves, so
     ``JUDGE_CONCURRENCY`` holds however many runs are evaluating. Threads
-    start with the first call and live until ``shutdown``: never a set per
-    model or per run."""
+    start as calls come (at most ``size``) and end after ``IDLE_S`` idle.
+
+    Calls wait in one queue per ``key`` (a run) and the free threads take
+    from the keys in turn: a run with thousands of calls queued, or a slow
+    judge, never makes the next run wait for all of them.
+    """
+
+    IDLE_S = 30.0
 
     def __init__(self, size: int):
         self.size = size
-        self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._ready = threading.Condition()
+        self._queues: dict[str, deque] = {}  # insertion order: whose turn is next
+        self._threads: set[threading.Thread] = set()
+        self._idle = 0
+        self._closing = False
 
-    def submit(self, function, *args):
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    self.size, thread_name_prefix="judge"
-                )
-            executor = self._executor
-        return executor.submit(function, *args)
+    def submit(self, function, *args, key: str = "") -> Future:
+        future: Future = Future()
+        with self._ready:
+            self._queues.setdefault(key, deque()).append((future, function, args))
+            if self._idle == 0 and len(self._threads) < self.size:
+                thread = threading.Thread(target=self._work, name="judge", daemon=True)
+                self._threads.add(thread)
+                thread.start()
+            else:
+                self._ready.notify()
+        return future
+
+    def _next(self):
+        """The next call, from the key whose turn it is; None after
+        ``IDLE_S`` without one (under the lock)."""
+        while not self._closing:
+            for key in list(self._queues):
+                queue = self._queues.pop(key)
+                found = queue.popleft()
+                if queue:
+                    self._queues[key] = queue  # to the back of the line
+                return found
+            self._idle += 1
+            woken = self._ready.wait(self.IDLE_S)
+            self._idle -= 1
+            if not woken and not self._queues:
+                break
+        self._threads.discard(threading.current_thread())
+        return None
+
+    def _work(self) -> None:
+        while True:
+            with self._ready:
+                found = self._next()
+            if found is None:
+                return
+            future, function, args = found
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while it waited
+            try:
+                future.set_result(function(*args))
+            except BaseException as exc:  # the caller's future carries it
+                future.set_exception(exc)
 
     def shutdown(self) -> None:
-        with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        """Cancel what waits, let the calls under way end, stop the threads;
+        the pool starts threads again for later calls."""
+        with self._ready:
+            self._closing = True
+            for queue in self._queues.values():
+                for future, _, _ in queue:
+                    future.cancel()
+            self._queues.clear()
+            threads = list(self._threads)
+            self._ready.notify_all()
+        for thread in threads:
+            thread.join()
+        with self._ready:
+            self._threads.clear()
+            self._closing = False
 
 
 class Judge:
@@ -541,6 +597,7 @@ class Judge:
         self, config: JudgeConfig, cache=None, client=None, should_stop=None,
         pool=None, on_items=None, usage: Usage | None = None,
         structured: StructuredOutput | None = None, allowance=None,
+        fair_key: str = "",
     ):  # fmt: skip
         self.config = config
         self.structured = structured or StructuredOutput()
@@ -552,6 +609,7 @@ class Judge:
         # allowance() -> bool: take one call of the run's cap before each
         # request goes out (transport retries and re-asks too); injected
         self._allowance = allowance or (lambda: True)
+        self.fair_key = fair_key  # the run: the pool takes runs' calls in turn
         # on_items(n): n more items have their outcome. Injected (progress),
         # called on the thread that called ``evaluate``, never on the pool's.
         self._on_items = on_items or (lambda count: None)
@@ -574,7 +632,8 @@ class Judge:
         if len(todo) < len(items):
             self._on_items(len(items) - len(todo))
         futures = {
-            index: self.pool.submit(self._judge_one, items[index]) for index in todo
+            index: self.pool.submit(self._judge_one, items[index], key=self.fair_key)
+            for index in todo
         }
         fresh = []
         results = {}

@@ -188,6 +188,7 @@ def judge_for(
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
               pool=ctx.pool, on_items=on_items, usage=usage, allowance=allowance,
+              fair_key=run.id,
               structured=StructuredOutput(
                   refused=bool(used.get(model, {}).get("structured_rejected"))))
         for model in run.options.get("judge_models") or [judge_config.model]

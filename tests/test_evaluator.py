@@ -211,3 +211,32 @@ def test_cancelling_ends_the_calls_in_flight(judge_server):
         time.sleep(0.05)
     assert judge.client._reading == set()
     assert time.monotonic() - started < 30  # not the reply's minutes
+
+
+def test_the_pool_takes_runs_in_turn():
+    """A run with many calls queued does not make the next run wait for
+    them all: the free threads take from each run's queue in turn."""
+    import threading
+    import time
+
+    from evaluator import JudgePool
+
+    pool, started, release = JudgePool(2), [], threading.Event()
+
+    def call(name):
+        started.append(name)
+        release.wait(30)
+        return name
+
+    first = [pool.submit(call, f"a{i}", key="run-a") for i in range(20)]
+    deadline = time.monotonic() + 30
+    while len(started) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    other = pool.submit(call, "b0", key="run-b")
+    release.set()
+    assert other.result(30) == "b0"
+    assert [f.result(30) for f in first] == [f"a{i}" for i in range(20)]
+    assert started.index("b0") <= 3  # after the two under way, at its turn
+    pool.shutdown()
+    assert pool.submit(call, "again").result(30) == "again"  # usable after
+    pool.shutdown()

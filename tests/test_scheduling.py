@@ -67,13 +67,13 @@ def test_one_pool_and_the_concurrency_hold_across_runs_and_models(
                 )
             ids.append(run.id)
         service.enqueue()
-        documents = [wait_for(app, run_id, timeout=120) for run_id in ids]
+        documents = [wait_for(app, run_id, timeout=600) for run_id in ids]
         assert [d["run"]["status"] for d in documents] == ["done", "done"]
         assert judge.state.models == {"judge-a": 40, "judge-b": 40}
         assert judge.state.max_in_flight <= 3
     # this app's one pool (threads of other tests' pools may still be ending)
-    executor = app.extensions["judge_pool"]._executor
-    assert executor is not None and len(executor._threads) <= 3
+    pool = app.extensions["judge_pool"]
+    assert 0 < len(pool._threads) <= 3
 
 
 def test_judge_models_come_from_configuration(app_factory, tmp_path):
