@@ -85,7 +85,7 @@ def wait(base: str, token: str, limit_s: float = 600) -> dict:
 def timed_get(url: str) -> float:
     start = time.perf_counter()
     requests.get(url, timeout=600)
-    return round(time.perf_counter() - start, 2)
+    return round(time.perf_counter() - start, 4)
 
 
 def explore_pages(base: str) -> dict:
