@@ -152,6 +152,9 @@ DEFAULTS: dict = {
     "MAX_COMPARED_METHODS": 12,
     # Runs one comparison across runs may hold (GET /api/v1/compare).
     "MAX_COMPARED_RUNS": 8,
+    # Result rows a comparison may read, all its runs together: the work one
+    # request does is bounded (over it, a 400 naming both figures).
+    "MAX_COMPARED_ROWS": 2_000_000,
     # Judge models the web and the API may choose; unset: JUDGE_MODEL alone.
     "JUDGE_MODELS": None,
     # Fair scheduling (pipeline/dispatch.py): chunks in the queue or on a
@@ -261,6 +264,7 @@ _PARSERS = {
     "JUDGE_HISTORY_CHARS": lambda n, v: _int(n, v, 0),
     "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),
+    "MAX_COMPARED_ROWS": lambda n, v: _int(n, v, 1),
     "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
     "JUDGE_PRICES": _prices,
     "JUDGE_MAX_TOKENS": lambda n, v: _int(n, v, 16),

@@ -124,6 +124,10 @@ MESSAGES: dict[str, LazyText] = {
     "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
     # comparison across runs
+    "compare_too_large": _l(
+        "These runs hold %(rows)s result rows together; a comparison reads at most "
+        "%(limit)s. Compare fewer or smaller runs."
+    ),
     "compare_count": _l(
         "Pick between %(low)s and %(high)s runs to compare; %(count)s given."
     ),

@@ -11,6 +11,8 @@ digest, only for methods that two runs with different judges both hold.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import dataset
@@ -33,6 +35,38 @@ def compare_runs(storage, runs: list, upload_folder: str, config: dict) -> Compa
             raise Rejected.one(
                 "compare_not_final", http=409, name=name, status=run.status
             )
+    rows = sum(_row_count(storage, run) for run in runs)
+    if rows > config["MAX_COMPARED_ROWS"]:
+        raise Rejected.one(
+            "compare_too_large", rows=rows, limit=config["MAX_COMPARED_ROWS"]
+        )
+    key = tuple((run.id, run.name, run.status, str(run.finished_at)) for run in runs)
+    with _LOCK:
+        if key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]
+    found = _compare(storage, runs, upload_folder, config)
+    with _LOCK:
+        _RECENT[key] = found
+        while len(_RECENT) > RECENT_COMPARISONS:
+            _RECENT.popitem(last=False)
+    return found
+
+
+# Finished runs do not change (a rename changes the key): the compare page
+# and each of its exports read one computation.
+RECENT_COMPARISONS = 8
+_RECENT: OrderedDict[tuple, Comparison] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _row_count(storage, run) -> int:
+    """A finished run's rows: its stored status counts, else a COUNT."""
+    stored = (run.aggregates or {}).get("status_counts")
+    return sum(stored.values()) if stored else storage.count_rows(run.id)
+
+
+def _compare(storage, runs: list, upload_folder: str, config: dict) -> Comparison:
     shared = shared_items(storage, runs)
     if not shared.sessions:
         raise Rejected.one("no_shared_sessions")

@@ -268,3 +268,54 @@ def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_pat
     for url in (f"/compare?runs={runs}", f"/compare/export.tex?runs={runs}",
                 f"/compare/export.md?runs={runs}", f"/compare/export.csv?runs={runs}"):  # fmt: skip
         assert client.get(url).status_code == 200, url
+
+
+def test_a_comparison_reads_a_bounded_number_of_rows(app_factory, tmp_path):
+    app = app_factory(MAX_COMPARED_ROWS=100)
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(
+        tmp_path / "q.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    tokens = []
+    for name in ("one", "two"):
+        tokens.append(
+            upload(client, data, suites="quality", name=name).get_json()["token"]
+        )
+        wait_final(client, tokens[-1])
+    reply = compare(client, *tokens)
+    assert reply.status_code == 400
+    [problem] = reply.get_json()["errors"]
+    assert problem["code"] == "compare_too_large" and "100" in problem["message"]
+
+
+def test_the_page_and_its_exports_share_one_computation(
+    app_factory, tmp_path, monkeypatch
+):
+    from pipeline import comparison
+
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(
+        tmp_path / "q.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    created = [upload(client, data, suites="quality", name=n).get_json()
+               for n in ("one", "two")]  # fmt: skip
+    tokens = [c["token"] for c in created]
+    for token in tokens:
+        wait_final(client, token)
+    computed = []
+    real = comparison._compare
+    monkeypatch.setattr(comparison, "_compare",
+                        lambda *args: computed.append(1) or real(*args))  # fmt: skip
+    runs = ",".join(tokens)
+    for url in (f"/compare?runs={runs}", f"/compare/export.csv?runs={runs}",
+                f"/compare/export.tex?runs={runs}", f"/api/v1/compare?runs={runs}"):  # fmt: skip
+        assert client.get(url).status_code == 200
+    assert computed == [1]
+    renamed = client.patch(f"/api/v1/runs/{created[0]['manage_token']}",
+                           json={"name": "renamed"})  # fmt: skip
+    assert renamed.status_code == 200
+    page = client.get(f"/compare?runs={runs}").get_data(as_text=True)
+    assert "renamed/Base" in page and computed == [1, 1]  # a new name: computed again
