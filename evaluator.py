@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import random
 import threading
@@ -248,16 +250,54 @@ class ReplyTooLarge(Refused):
     """A reply body over ``JUDGE_MAX_REPLY_BYTES``: read no further, unscored."""
 
 
+class _Deadlines:
+    """One thread for every call's deadline (a timer thread per call cost
+    more than the call at hundreds of calls a second): it cuts off each
+    response still being read when its deadline passes."""
+
+    def __init__(self):
+        self._ready = threading.Condition()
+        self._heap: list = []  # (deadline, order, [response or None])
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: float, response) -> list:
+        entry = [response]
+        with self._ready:
+            heapq.heappush(self._heap, (deadline, next(self._order), entry))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="judge-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._ready.notify()
+        return entry
+
+    @staticmethod
+    def done(entry: list) -> None:
+        entry[0] = None  # read in time: nothing to cut
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._heap or self._heap[0][0] > monotonic():
+                    wait = self._heap[0][0] - monotonic() if self._heap else None
+                    self._ready.wait(wait)
+                _, _, entry = heapq.heappop(self._heap)
+            if entry[0] is not None:
+                _cut_off(entry[0])
+
+
+DEADLINES = _Deadlines()
+
+
 def read_body(response, limit: int, deadline: float) -> bytes:
     """The body, read in pieces up to ``limit`` bytes and by ``deadline``
-    (``time.monotonic``). A timer closes the response at the deadline, so a
-    server dripping one byte at a time cannot hold a judge slot for longer.
-    """
+    (``time.monotonic``): past it the response is cut off, so a server
+    dripping one byte at a time cannot hold a judge slot for longer."""
     import requests
 
-    closer = threading.Timer(max(deadline - monotonic(), 0.0), _cut_off, (response,))
-    closer.daemon = True
-    closer.start()
+    watched = DEADLINES.watch(deadline, response)
     parts, size = [], 0
     try:
         for part in response.iter_content(16_384):
@@ -267,11 +307,11 @@ def read_body(response, limit: int, deadline: float) -> bytes:
             parts.append(part)
     except ReplyTooLarge:
         raise
-    except Exception as exc:  # closed under the read, or the transport failed
+    except Exception as exc:  # cut off under the read, or the transport failed
         kind = "DeadlineExceeded" if monotonic() >= deadline else type(exc).__name__
         raise requests.ConnectionError(kind) from None
     finally:
-        closer.cancel()
+        DEADLINES.done(watched)
         response.close()
     if monotonic() >= deadline:
         raise requests.ConnectionError("DeadlineExceeded")
@@ -704,6 +744,12 @@ class Judge:
         raw = "\n---\n".join(raws)
         return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=why, reasked=1), None
 
+    def release(self) -> None:
+        """Give back the calls of the run's cap reserved and not used."""
+        release = getattr(self._allowance, "release", None)
+        if release is not None:
+            release()
+
     def _before_attempt(self) -> None:
         """Before each request: no more for a cancelled run, nor beyond its cap."""
         self._stop.check()
@@ -768,3 +814,7 @@ class JudgePanel:
     def __init__(self, judges: list[Judge]):
         self.judges = judges
         self.usage = judges[0].usage
+
+    def release(self) -> None:
+        for judge in self.judges:  # one shared allowance: the first gives it back
+            judge.release()

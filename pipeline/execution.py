@@ -25,6 +25,7 @@ from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutpu
 from metrics import engine, notes, registry
 from metrics.row_source import RowSource
 from metrics.rows import ResultRow, finite_json
+from pipeline.allowance import CallAllowance
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.progress import ChunkProgress, expected_items
 from store import suite_rows
@@ -106,6 +107,8 @@ def _score(ctx: Context, run, chunk) -> None:
             del rows
     finally:
         progress.write()
+        if judge is not None:
+            judge.release()  # the calls of the cap it reserved and did not use
     storage.add_counters(run.id, history_truncated=truncated)
 
 
@@ -181,10 +184,7 @@ def judge_for(
     # asked again: the text grammar reads its replies.
     used = ctx.storage.judge_usage(run.id)
     cap = run.options.get("call_cap") or ctx.config["MAX_JUDGE_CALLS_PER_RUN"]
-
-    def allowance() -> bool:  # one call of the run's cap, shared by its workers
-        return ctx.storage.reserve_call(run.id, cap)
-
+    allowance = CallAllowance(ctx.storage, run.id, cap)  # the chunk's share
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
               pool=ctx.pool, on_items=on_items, usage=usage, allowance=allowance,

@@ -95,17 +95,34 @@ class ProgressQueries:
                 found.setdefault(row.run_id, {})[row.model] = counts
         return found
 
-    def reserve_call(self, run_id: str, cap: int) -> bool:
-        """Take one judge call of the run's ``cap`` before it goes out; False
-        when none is left. One ``UPDATE ... WHERE calls_reserved < cap``:
-        workers on every machine share the count, and none can pass it."""
-        stmt = (
-            update(Run)
-            .where(Run.id == run_id, Run.calls_reserved < cap)
-            .values(calls_reserved=Run.calls_reserved + 1)
-        )
-        with self.engine.begin() as conn:
-            return conn.execute(stmt).rowcount == 1
+    def reserve_calls(self, run_id: str, cap: int, wanted: int) -> tuple[int, int]:
+        """Take up to ``wanted`` judge calls of the run's ``cap`` before they
+        go out: ``(granted, reserved after)``. One guarded ``UPDATE``, so
+        workers on every machine share the count and none can pass the cap;
+        when ``wanted`` no longer fits, one call is tried (0: none left)."""
+        for size in dict.fromkeys((wanted, 1)):
+            stmt = (
+                update(Run)
+                .where(Run.id == run_id, Run.calls_reserved + size <= cap)
+                .values(calls_reserved=Run.calls_reserved + size)
+                .returning(Run.calls_reserved)
+            )
+            with self.engine.begin() as conn:
+                reserved = conn.execute(stmt).scalar()
+            if reserved is not None:
+                return size, reserved
+        return 0, cap
+
+    def release_calls(self, run_id: str, unused: int) -> None:
+        """Give back reserved calls that never went out (a chunk's rest)."""
+        if unused:
+            stmt = (
+                update(Run)
+                .where(Run.id == run_id)
+                .values(calls_reserved=Run.calls_reserved - unused)
+            )
+            with self.engine.begin() as conn:
+                conn.execute(stmt)
 
     def calls_reserved_by_chain(self, run_id: str) -> int:
         """Judge calls reserved by the run, the run it retried and every

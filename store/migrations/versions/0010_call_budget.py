@@ -1,5 +1,5 @@
 """Runs count the judge calls they reserved: the judge budget is a ceiling
-enforced call by call (``Storage.reserve_call``), not an estimate. Runs of
+enforced before each call (``Storage.reserve_calls``), not an estimate. Runs of
 earlier releases start from 0.
 
 Revision ID: 0010
