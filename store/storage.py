@@ -321,10 +321,8 @@ class Storage(
             index_elements=["key"]
         )
         with self.engine.begin() as conn:
-            if run_id is not None:
-                lock = update(Run).where(Run.id == run_id).values(id=Run.id)
-                if conn.execute(lock).rowcount == 0:
-                    return  # deleted: nothing of it is written
+            if run_id is not None and not _run_alive(conn, run_id):
+                return  # deleted: nothing of it is written
             conn.execute(stmt, entries)
             if run_id is not None:
                 keys = [
@@ -335,6 +333,18 @@ class Storage(
                     index_elements=["run_id", "key"]
                 )
                 conn.execute(owned, keys)
+
+
+def _run_alive(conn, run_id: str) -> bool:
+    """Whether the run exists, locked against its deletion until the
+    transaction ends. PostgreSQL: FOR KEY SHARE, which waits for a deletion
+    but not for the progress updates that lock the run's row all the time;
+    SQLite: a write, which takes the database's write lock first."""
+    if conn.dialect.name == "postgresql":
+        query = select(Run.id).where(Run.id == run_id).with_for_update(key_share=True)
+        return conn.execute(query).first() is not None
+    touch = update(Run).where(Run.id == run_id).values(id=Run.id)
+    return conn.execute(touch).rowcount > 0
 
 
 def _table(model: type[Base]) -> Table:
