@@ -161,6 +161,10 @@ def serve(app, stdin=sys.stdin.buffer, poll_s: float = POLL_S) -> None:
     """The worker process's loop: resume, then hand out pending chunks on
     every poke and every ``poll_s``, until the web process goes away."""
     service = app.extensions["runs"]
+    # From the start, not with the first chunk it sends: a restarted worker
+    # with nothing new to send must still take back the chunks the dead one
+    # held (a run once sat "running" for 11 minutes waiting for that).
+    app.extensions["watchdog"].start()
     app.extensions["resume"]()  # unfinished runs, once (the process lock)
     service.enqueue()
     while True:

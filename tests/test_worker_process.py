@@ -107,3 +107,17 @@ def test_the_setting_is_read_and_checked(value):
     assert config.from_environ({"EMBEDDED_WORKER": value})["EMBEDDED_WORKER"] == value
     with pytest.raises(config.ConfigError):
         config.from_environ({"EMBEDDED_WORKER": "fork"})
+
+
+def test_the_watchdog_starts_with_the_worker(app_factory):
+    """Before any chunk is sent: a restarted worker with nothing new to send
+    must still take back what the dead one held."""
+    from pipeline.worker_process import serve
+
+    app = app_factory()
+    read, write = os.pipe()
+    os.close(write)  # end-of-file at once: serve returns after its start
+    with os.fdopen(read, "rb") as stdin:
+        serve(app, stdin=stdin, poll_s=0.01)
+    watchdog = app.extensions["watchdog"]
+    assert watchdog._thread is not None and watchdog._thread.is_alive()
