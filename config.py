@@ -157,6 +157,10 @@ DEFAULTS: dict = {
     "MAX_COMPARED_ROWS": 2_000_000,
     # Judge models the web and the API may choose; unset: JUDGE_MODEL alone.
     "JUDGE_MODELS": None,
+    # Team deployments: comma-separated keys; a state-changing API request
+    # that is not from the app's own pages must carry one (Authorization:
+    # Bearer <key>). Empty: the API is open, as on a laptop.
+    "API_KEYS": [],
     # Fair scheduling (pipeline/dispatch.py): chunks in the queue or on a
     # worker at once, per run and per client (all of one client's runs).
     # 8 fills two workers of 4 task threads: at 4, one run at c = 64 was
@@ -266,6 +270,7 @@ _PARSERS = {
     "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_ROWS": lambda n, v: _int(n, v, 1),
     "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
+    "API_KEYS": lambda n, v: [k.strip() for k in v.split(",") if k.strip()],
     "JUDGE_PRICES": _prices,
     "JUDGE_MAX_TOKENS": lambda n, v: _int(n, v, 16),
     "JUDGE_MAX_TOKENS_RETRY": lambda n, v: _int(n, v, 16),

@@ -112,6 +112,9 @@ MESSAGES: dict[str, LazyText] = {
     "bad_characters": _l(
         "%(path)s: contains a NUL character or a lone surrogate, which cannot be stored."
     ),
+    "api_key_required": _l(
+        "This server asks programs for an API key: send Authorization: Bearer <key>."
+    ),
     "cross_site": _l(
         "Refused: this request came from another site's page. Use the app's own "
         "pages, or call the API from a program (no browser)."

@@ -91,3 +91,22 @@ def test_a_page_of_another_origin_cannot_create_a_run_or_a_workspace(
         for running in (server, attacker):
             running.shutdown()
             running.server_close()
+
+
+def test_with_api_keys_programs_need_one(app_factory):
+    app = app_factory(API_KEYS=["team-key"])
+    client = app.test_client()
+    refused = client.post("/api/v1/workspaces")
+    assert refused.status_code == 401
+    assert refused.get_json()["errors"][0]["code"] == "api_key_required"
+    keyed = client.post(
+        "/api/v1/workspaces", headers={"Authorization": "Bearer team-key"}
+    )
+    assert keyed.status_code == 201
+    wrong = client.post("/api/v1/workspaces", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    own_page = client.post(
+        "/api/v1/workspaces", headers={"Sec-Fetch-Site": "same-origin"}
+    )
+    assert own_page.status_code == 201  # the app's own pages
+    assert client.get("/api/v1/openapi.json").status_code == 200  # reading needs none

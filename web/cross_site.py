@@ -13,9 +13,10 @@ and Django's origin check; the forms keep their CSRF token as well.
 
 from __future__ import annotations
 
+import hmac
 from urllib.parse import urlsplit
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, current_app, jsonify, request
 
 from core.problems import Rejected
 from translations import translate_problems
@@ -47,12 +48,36 @@ def from_elsewhere(method: str, headers, host: str) -> bool:
     return origin == "null" or urlsplit(origin).netloc.lower() != host.lower()
 
 
+def key_missing(method: str, headers, keys: list[str]) -> bool:
+    """With ``API_KEYS`` set, whether a state-changing request lacks one. The
+    app's own pages (same-origin fetches) need none: whoever reached them
+    passed the deployment's own sign-in.
+
+    >>> key_missing("POST", {"Authorization": "Bearer k1"}, ["k1"])
+    False
+    >>> key_missing("POST", {}, ["k1"]), key_missing("POST", {}, [])
+    (True, False)
+    >>> key_missing("POST", {"Sec-Fetch-Site": "same-origin"}, ["k1"])
+    False
+    """
+    if not keys or method not in CHANGES:
+        return False
+    if headers.get("Sec-Fetch-Site") == "same-origin":
+        return False
+    given = headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    return not any(hmac.compare_digest(given.encode(), key.encode()) for key in keys)
+
+
 def protect(bp: Blueprint) -> None:
-    """Refuse cross-site state changes on ``bp`` (the API)."""
+    """Refuse cross-site state changes on ``bp`` (the API), and with
+    ``API_KEYS`` set, programs without a key."""
 
     @bp.before_request
     def refuse_cross_site():
         if from_elsewhere(request.method, request.headers, request.host):
             problem = Rejected.one("cross_site", http=403)
             return jsonify(errors=translate_problems(problem.errors)), 403
+        if key_missing(request.method, request.headers, current_app.config["API_KEYS"]):
+            problem = Rejected.one("api_key_required", http=401)
+            return jsonify(errors=translate_problems(problem.errors)), 401
         return None
