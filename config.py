@@ -137,6 +137,11 @@ DEFAULTS: dict = {
     # request (re-asks and transport retries too) takes one before it goes
     # out, shared with the run's retries: a run stops at it (budget_exhausted).
     "MAX_JUDGE_CALLS_PER_RUN": 200_000,
+    # Judge calls the runs of one workspace may reserve per day (UTC), all
+    # together; unset: no daily cap. Checked like the run's cap: before a
+    # run (its estimate over what is left today is a 400), before each call
+    # (workspace_budget_exhausted) and on retries.
+    "WORKSPACE_DAILY_JUDGE_CALLS": None,
     # Characters of one judge request's messages; a longer prompt is never sent.
     "MAX_PROMPT_CHARS_PER_CALL": 200_000,
     # What one upload may ask of the server (dataset/limits.py); their product
@@ -155,6 +160,12 @@ DEFAULTS: dict = {
     # Result rows a comparison may read, all its runs together: the work one
     # request does is bounded (over it, a 400 naming both figures).
     "MAX_COMPARED_ROWS": 2_000_000,
+    # A comparison is computed on a worker and stored; a request waits this
+    # long for it before answering "computing" (202), so a web thread is
+    # never held longer. One still computing after COMPARE_STALE_S is asked
+    # for again (its worker died).
+    "COMPARE_WAIT_S": 0.8,
+    "COMPARE_STALE_S": 300,
     # Judge models the web and the API may choose; unset: JUDGE_MODEL alone.
     "JUDGE_MODELS": None,
     # Team deployments: comma-separated keys; a state-changing API request
@@ -256,6 +267,7 @@ _PARSERS = {
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),
+    "WORKSPACE_DAILY_JUDGE_CALLS": lambda n, v: _int(n, v, 1),
     "MAX_PROMPT_CHARS_PER_CALL": lambda n, v: _int(n, v, 1000),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
     "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "thread")),
@@ -269,6 +281,8 @@ _PARSERS = {
     "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_ROWS": lambda n, v: _int(n, v, 1),
+    "COMPARE_WAIT_S": lambda n, v: _float(n, v, 0),
+    "COMPARE_STALE_S": lambda n, v: _int(n, v, 1),
     "JUDGE_MODELS": lambda n, v: [m.strip() for m in v.split(",") if m.strip()],
     "API_KEYS": lambda n, v: [k.strip() for k in v.split(",") if k.strip()],
     "JUDGE_PRICES": _prices,

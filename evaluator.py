@@ -754,7 +754,7 @@ class Judge:
         """Before each request: no more for a cancelled run, nor beyond its cap."""
         self._stop.check()
         if not self._allowance():
-            raise Refused(note("budget_exhausted"))
+            raise Refused(note(getattr(self._allowance, "refusal", "budget_exhausted")))
 
     def ask(self, item, messages, sample, max_tokens, reask: bool = False) -> dict:
         """One request (retried on transport errors), asking for structured

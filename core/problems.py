@@ -105,6 +105,15 @@ MESSAGES: dict[str, LazyText] = {
         "returned when the run or workspace was created."
     ),
     "unknown_workspace": _l("No workspace has this manage token."),
+    "over_daily_budget": _l(
+        "This run would make %(estimate)s judge calls; its workspace has "
+        "%(left)s of its %(limit)s calls of today (UTC) left. Choose fewer "
+        "suites, samples or judges, or run it tomorrow."
+    ),
+    "daily_budget_used": _l(
+        "This workspace has used its %(limit)s judge calls of today (UTC); "
+        "new judge calls can be made tomorrow."
+    ),
     "over_judge_budget": _l(
         "This run would make %(estimate)s judge calls; the limit is %(limit)s "
         "per run. Choose fewer suites, samples or judges, or split the file."
@@ -138,6 +147,7 @@ MESSAGES: dict[str, LazyText] = {
     "compare_not_final": _l(
         "The run %(name)s is %(status)s; only finished runs can be compared."
     ),
+    "compare_failed": _l("The comparison could not be computed (%(error)s)."),
     "no_shared_sessions": _l(
         "The runs share no session: a comparison pairs items by session_id and "
         "round, so the runs must evaluate some of the same sessions."

@@ -60,6 +60,14 @@ class ChunkState(_Status):
     FAILED = "failed"  # given up after its attempts: its rows are errors
 
 
+class ComparisonState(_Status):
+    """Where a stored comparison of finished runs is (``store/comparison.py``)."""
+
+    COMPUTING = "computing"  # asked for; a worker computes it
+    DONE = "done"
+    FAILED = "failed"  # the runs cannot be compared (its problem is stored)
+
+
 ACTIVE_RUN = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 FINAL_RUN = frozenset(RunStatus) - ACTIVE_RUN
 RETRYABLE_RUN = frozenset({RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED})

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import cast
 
 from metrics import engine, registry
@@ -82,7 +82,7 @@ class Comparison:
     suites: list[str]
     aggregates: dict
     sides: list[Side]
-    shared: Shared
+    shared: dict  # how many sessions (and rounds) the runs share
     agreement: list[dict]
 
     @property
@@ -98,17 +98,39 @@ class Comparison:
             "schema": SCHEMA,
             "runs": [{"token": s.key, "label": s.label, **s.facts} for s in self.sides],
             "columns": self.columns,
-            "shared": {
-                "sessions": len(self.shared.sessions),
-                "rounds": None
-                if self.shared.rounds is None
-                else len(self.shared.rounds),
-            },
+            "shared": self.shared,
             "summary": self.aggregates["summary"],
             "curves": self.aggregates["curves"],
             "comparisons": self.aggregates["comparisons"],
             "agreement": self.agreement,
         }
+
+    def stored(self) -> dict:
+        """What ``restore`` reads back (JSON: the store keeps it)."""
+        return {
+            "id": self.id, "methods": self.methods, "suites": self.suites,
+            "aggregates": self.aggregates, "shared": self.shared,
+            "agreement": self.agreement,
+            "sides": [{**asdict(side), "methods": list(side.methods),
+                       "suites": list(side.suites)} for side in self.sides],
+        }  # fmt: skip
+
+    @classmethod
+    def restore(cls, stored: dict) -> Comparison:
+        """
+        >>> import json
+        >>> side = Side("t", "id", "v1", ("A",), ("style",), None, {"name": "v1"})
+        >>> shown = Comparison("c", ["v1/A"], ["style"], {}, [side], {}, [])
+        >>> Comparison.restore(json.loads(json.dumps(shown.stored()))) == shown
+        True
+        """
+        sides = [
+            Side(**{**side, "methods": tuple(side["methods"]),
+                    "suites": tuple(side["suites"])})
+            for side in stored["sides"]
+        ]  # fmt: skip
+        fields = ("id", "methods", "suites", "aggregates", "shared", "agreement")
+        return cls(**{name: stored[name] for name in fields}, sides=sides)
 
 
 def run_labels(names: list[str | None], file_names: list[str]) -> list[str]:
@@ -156,7 +178,10 @@ def compare(
         suites=suites,
         aggregates=aggregates,
         sides=sides,
-        shared=shared,
+        shared={
+            "sessions": len(shared.sessions),
+            "rounds": None if shared.rounds is None else len(shared.rounds),
+        },
         agreement=judged.agreement(same_response),
     )
 

@@ -69,6 +69,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "internal_error": (_l("internal error: %(kind)s"), ERROR),
     "reply_too_large": (_l("the judge's reply was longer than %(limit)s bytes: not read"), UNSCORED),
     "budget_exhausted": (_l("not asked: the run reached its judge call cap (MAX_JUDGE_CALLS_PER_RUN)"), ERROR),
+    "workspace_budget_exhausted": (_l("not asked: the workspace reached its judge calls for today (WORKSPACE_DAILY_JUDGE_CALLS)"), ERROR),
     "prompt_too_large": (_l("not asked: the prompt is longer than %(limit)s characters (MAX_PROMPT_CHARS_PER_CALL)"), ERROR),
     "chunk_failed": (_l("evaluation failed after %(attempts)s attempt(s): %(reason)s"), ERROR),
     "non_finite": (_l("the computed value was not a finite number"), ERROR),

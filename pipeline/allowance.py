@@ -1,4 +1,5 @@
-"""A chunk's share of its run's judge call cap (``MAX_JUDGE_CALLS_PER_RUN``).
+"""A chunk's share of its run's judge call cap (``MAX_JUDGE_CALLS_PER_RUN``)
+and of its workspace's daily cap (``WORKSPACE_DAILY_JUDGE_CALLS``).
 
 Each request to the judge takes one call before it goes out. Reserving
 calls one at a time in the database serialised every worker on the run's
@@ -13,49 +14,63 @@ the cap is never passed, and a run whose judge keeps failing stops at it
 
 >>> class Store:
 ...     reserved = 0
-...     def reserve_calls(self, run_id, cap, wanted):
+...     def reserve_calls(self, run_id, cap, wanted, daily):
 ...         size = wanted if self.reserved + wanted <= cap else (1 if self.reserved < cap else 0)
 ...         self.reserved += size
-...         return size, self.reserved
-...     def release_calls(self, run_id, unused):
+...         return size, cap - self.reserved, None if size else "budget_exhausted"
+...     def release_calls(self, run_id, unused, daily):
 ...         self.reserved -= unused
 >>> store = Store()
 >>> allowance = CallAllowance(store, "r", cap=3)
->>> [allowance() for _ in range(4)], store.reserved
-([True, True, True, False], 3)
+>>> [allowance() for _ in range(4)], store.reserved, allowance.refusal
+([True, True, True, False], 3, 'budget_exhausted')
 """
 
 from __future__ import annotations
 
 import threading
 
+from store.budget import RUN_CAP, Daily
+
 BLOCK = 64
 
 
 class CallAllowance:
-    """``allowance() -> bool``: one call of the cap (thread-safe); call
+    """``allowance() -> bool``: one call of the caps (thread-safe); when
+    False, ``refusal`` is the note of the cap that refused. Call
     :meth:`release` when the chunk ends."""
 
-    def __init__(self, storage, run_id: str, cap: int):
+    def __init__(
+        self, storage, run_id: str, cap: int,
+        workspace_id: str | None = None, daily_cap: int | None = None,
+    ):  # fmt: skip
         self.storage, self.run_id, self.cap = storage, run_id, cap
+        self.workspace_id, self.daily_cap = workspace_id, daily_cap
         self.held = 0
+        self.held_day: Daily | None = None  # the day the held calls count on
         self.next_block = BLOCK  # one call is tried when a block no longer fits
+        self.refusal = RUN_CAP
         self.lock = threading.Lock()
 
     def __call__(self) -> bool:
         with self.lock:
             if self.held == 0:
-                granted, reserved = self.storage.reserve_calls(
-                    self.run_id, self.cap, self.next_block
-                )
-                self.held = granted
-                self.next_block = max(1, min(BLOCK, (self.cap - reserved) // 64))
+                self._reserve()
             if self.held == 0:
                 return False
             self.held -= 1
             return True
 
+    def _reserve(self) -> None:
+        day = Daily.today(self.workspace_id, self.daily_cap)
+        granted, left, refusal = self.storage.reserve_calls(
+            self.run_id, self.cap, self.next_block, day
+        )
+        self.held, self.held_day = granted, day
+        self.refusal = refusal or self.refusal
+        self.next_block = max(1, min(BLOCK, left // 64))
+
     def release(self) -> None:
         with self.lock:
             unused, self.held = self.held, 0
-        self.storage.release_calls(self.run_id, unused)
+        self.storage.release_calls(self.run_id, unused, self.held_day)

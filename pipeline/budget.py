@@ -70,3 +70,24 @@ def check(calls: int, limit: int) -> None:
     if calls > limit:
         raise Rejected.one("over_judge_budget", path="file", estimate=calls,
                            limit=limit)  # fmt: skip
+
+
+def check_daily(calls: int, used: int, limit: int | None) -> None:
+    """Refuse a run its workspace's judge calls of today cannot cover
+    (``WORKSPACE_DAILY_JUDGE_CALLS``; ``used``: reserved today so far).
+
+    >>> check_daily(10, 95, None)
+    >>> check_daily(5, 95, 100)
+    >>> check_daily(10, 95, 100)
+    Traceback (most recent call last):
+    ...
+    core.problems.Rejected: This run would make 10 judge calls; its workspace has 5 of its 100 calls of today (UTC) left. ...
+    """
+    if limit is None:
+        return
+    left = limit - used
+    if left <= 0:
+        raise Rejected.one("daily_budget_used", http=409, limit=limit)
+    if calls > left:
+        raise Rejected.one("over_daily_budget", path="file", estimate=calls,
+                           left=left, limit=limit)  # fmt: skip

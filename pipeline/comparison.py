@@ -1,31 +1,98 @@
-"""Compare finished runs (``GET /api/v1/compare``, the compare page): load
-what ``metrics/comparison.py`` needs from the store and the uploads.
+"""Compare finished runs (``GET /api/v1/compare``, the compare page and its
+exports): computed once on a worker, stored, and read back by every request.
 
-Rows stream per run and suite without their JSON details, as when a run is
-finalized. Judge agreement needs to know whether two runs judged the same
-response: runs of the same file (same sha256) did; otherwise the response
-texts of the shared sessions are read from both uploads and compared by
-digest, only for methods that two runs with different judges both hold.
+A request checks what is cheap (how many runs, finished, how many rows),
+then reads the stored comparison of the runs. When there is none it records
+one (``Storage.request_comparison``, exactly once) and wakes the dispatcher,
+which hands it to a worker as it hands out chunks (and again if that worker
+dies). The request waits at most ``COMPARE_WAIT_S`` for it: a web thread is never held longer,
+and a larger comparison answers "computing" until a worker has stored it.
+The key digests each run's id, name, status and end, so a rename or a retry
+asks for a new comparison; deleting a run deletes the comparisons it is in.
+
+The worker (:func:`compute`) streams rows per run and suite without their
+JSON details, as when a run is finalized. Judge agreement needs to know
+whether two runs judged the same response: runs of the same file (same
+sha256) did; otherwise the response texts of the shared sessions are read
+from both uploads and compared by digest, only for methods that two runs
+with different judges both hold.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
 import dataset
-from core.problems import Rejected
-from core.status import FINAL_RUN
+from core.problems import Problem, Rejected
+from core.status import FINAL_RUN, ComparisonState
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
+from metrics.rows import finite_json
 from store.uploads import upload_path
 
+log = logging.getLogger(__name__)
 Item = tuple[str, int | None, str]  # (session, round or None = the session, method)
+POLL_S = 0.05  # how often a waiting request looks for the stored comparison
 
 
-def compare_runs(storage, runs: list, upload_folder: str, config: dict) -> Comparison:
-    """Rejected (400/409) when the runs cannot be compared; see ``problems``."""
+def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | None:
+    """The comparison of ``runs`` (in order: the first is the baseline);
+    None while a worker computes it. Rejected (400/409) when the runs cannot
+    be compared; see ``problems``."""
+    _check(storage, runs, config)
+    key, runs_digest = comparison_keys(runs)
+    with _LOCK:
+        if key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]
+    stored = storage.stored_comparison(key)
+    if stored is None:
+        if storage.request_comparison(key, runs_digest, [run.id for run in runs]):
+            enqueue()  # the dispatcher hands it to a worker, as it does chunks
+        stored = storage.stored_comparison(key)
+    if stored is None:  # deleted between the two reads (a run was deleted)
+        raise Rejected.one("compare_unknown_run", http=404, token="")
+    deadline = time.monotonic() + config["COMPARE_WAIT_S"]
+    while stored.state == ComparisonState.COMPUTING and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        stored = storage.stored_comparison(key) or stored
+    if stored.state == ComparisonState.COMPUTING:
+        return None
+    if stored.state == ComparisonState.FAILED:
+        failure = stored.failure
+        problems = [Problem(**error) for error in failure["errors"]]
+        raise Rejected(problems, failure["http"])
+    found = Comparison.restore(stored.document)
+    with _LOCK:
+        _RECENT[key] = found
+        while len(_RECENT) > RECENT_COMPARISONS:
+            _RECENT.popitem(last=False)
+    return found
+
+
+# Restored comparisons this process served last: the compare page and each
+# of its exports read one (a stored comparison never changes under its key).
+RECENT_COMPARISONS = 8
+_RECENT: OrderedDict[str, Comparison] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def comparison_keys(runs: list) -> tuple[str, str]:
+    """(key of this comparison, digest of the run ids alone)."""
+    facts = " ".join(f"{r.id}|{r.name}|{r.status}|{r.finished_at}" for r in runs)
+    ids = " ".join(run.id for run in runs)
+    return _digest(facts), _digest(ids)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _check(storage, runs: list, config: dict) -> None:
     low, high = 2, config["MAX_COMPARED_RUNS"]
     if not low <= len(runs) <= high:
         raise Rejected.one("compare_count", low=low, high=high, count=len(runs))
@@ -40,24 +107,29 @@ def compare_runs(storage, runs: list, upload_folder: str, config: dict) -> Compa
         raise Rejected.one(
             "compare_too_large", rows=rows, limit=config["MAX_COMPARED_ROWS"]
         )
-    key = tuple((run.id, run.name, run.status, str(run.finished_at)) for run in runs)
-    with _LOCK:
-        if key in _RECENT:
-            _RECENT.move_to_end(key)
-            return _RECENT[key]
-    found = _compare(storage, runs, upload_folder, config)
-    with _LOCK:
-        _RECENT[key] = found
-        while len(_RECENT) > RECENT_COMPARISONS:
-            _RECENT.popitem(last=False)
-    return found
 
 
-# Finished runs do not change (a rename changes the key): the compare page
-# and each of its exports read one computation.
-RECENT_COMPARISONS = 8
-_RECENT: OrderedDict[tuple, Comparison] = OrderedDict()
-_LOCK = threading.Lock()
+def compute(storage, key: str, upload_folder: str, config: dict) -> None:
+    """The worker's part: compute and store the comparison ``key`` asked for
+    (nothing when one of its runs was deleted, renamed or retried since:
+    the request that sees the change asks for a new one)."""
+    runs = [storage.get_run(run_id) for run_id in storage.comparison_run_ids(key)]
+    if not runs or None in runs or comparison_keys(runs)[0] != key:
+        return
+    try:
+        found = _compare(storage, runs, upload_folder, config)
+    except Rejected as rejected:
+        failure = {"http": rejected.status, "errors": rejected.errors}
+        storage.finish_comparison(key, failure=failure)
+        return
+    except Exception as exc:  # stored as its reason, never left "computing"
+        log.exception("comparison %s failed", key)
+        problem = Problem.make(None, "", "compare_failed", error=type(exc).__name__)
+        storage.finish_comparison(
+            key, failure={"http": 500, "errors": [problem.to_dict()]}
+        )
+        return
+    storage.finish_comparison(key, document=finite_json(found.stored()))
 
 
 def _row_count(storage, run) -> int:

@@ -11,12 +11,14 @@ that frees a slot (a chunk finishing, a run starting, the watchdog) calls
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 
 import dataset
 from core.problems import Problem
 from core.status import ChunkState, RunStatus
 from metrics import engine
-from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
+from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN
+from store.models import utcnow
 from store.uploads import upload_path
 
 Send = Callable[..., None]  # (task name, *args) -> None
@@ -47,13 +49,17 @@ def plan_run(
 
 
 def dispatch(storage, config: dict, send: Send) -> int:
-    """Send the chunks that may run now; returns how many were sent."""
+    """Send the chunks that may run now, and the comparisons of finished
+    runs waiting for a worker; returns how many chunks were sent."""
     claimed = storage.claim_chunks(
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
     )
     for chunk in claimed:
         send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk)
+    stale = utcnow() - timedelta(seconds=config["COMPARE_STALE_S"])
+    for key in storage.claim_comparisons(sent_before=stale):
+        send(COMPARE_RUNS, key)
     return len(claimed)
 
 

@@ -184,7 +184,8 @@ def judge_for(
     # asked again: the text grammar reads its replies.
     used = ctx.storage.judge_usage(run.id)
     cap = run.options.get("call_cap") or ctx.config["MAX_JUDGE_CALLS_PER_RUN"]
-    allowance = CallAllowance(ctx.storage, run.id, cap)  # the chunk's share
+    allowance = CallAllowance(ctx.storage, run.id, cap, run.workspace_id,
+                              ctx.config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
               pool=ctx.pool, on_items=on_items, usage=usage, allowance=allowance,

@@ -5,3 +5,4 @@ TASKS_MODULE = "pipeline.tasks"
 START_RUN = "personasteer.start_run"  # first-release runs still in a queue
 EVALUATE_CHUNK = "personasteer.evaluate_chunk"
 FINALIZE_RUN = "personasteer.finalize_run"
+COMPARE_RUNS = "personasteer.compare_runs"

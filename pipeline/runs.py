@@ -22,6 +22,7 @@ from metrics import protocols, registry, results
 from pipeline import budget, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from pipeline.progress import run_progress
+from store.budget import Daily
 from store.uploads import store_upload, upload_path
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class RunService:
             **_suite_options(suites, request.options),
             **self._run_options(request),
         }
-        self._check_budget(report, suites, options)
+        self._check_budget(report, suites, options, request.workspace_id)
         self._check_broker()
         judge = self.public_judge(suites, options)
         scope = request.workspace_id or f"client:{request.client or ''}"
@@ -170,10 +171,20 @@ class RunService:
         return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
                 "judges": spend}  # fmt: skip
 
-    def _check_budget(self, report, suites: list[str], options: dict) -> None:
+    def _check_budget(
+        self, report, suites: list[str], options: dict, workspace_id: str | None
+    ) -> None:
         if self.public_judge(suites, options) is not None:
-            limit = self.config["MAX_JUDGE_CALLS_PER_RUN"]
-            budget.check(budget.estimate(report, suites, options), limit)
+            calls = budget.estimate(report, suites, options)
+            budget.check(calls, self.config["MAX_JUDGE_CALLS_PER_RUN"])
+            self._check_daily(workspace_id, calls)
+
+    def _check_daily(self, workspace_id: str | None, calls: int) -> None:
+        """The workspace's daily cap, when the operator set one."""
+        limit = self.config["WORKSPACE_DAILY_JUDGE_CALLS"]
+        day = Daily.today(workspace_id, limit)
+        if day is not None:
+            budget.check_daily(calls, self.storage.workspace_calls(day), limit)
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest):
         """Create and enqueue a run; a broker outage fails it visibly (503)."""
@@ -186,6 +197,14 @@ class RunService:
             self.queue.poke()  # a worker process hands the chunks out
             return 0
         return dispatch(self.storage, self.config, self.queue.send)
+
+    def wake(self) -> None:
+        """Hand out waiting work (e.g. a comparison just asked for). With the
+        broker down it waits: the watchdog sends it again later."""
+        try:
+            self.enqueue()
+        except _broker_errors() as exc:
+            log.warning("queue unavailable: %s", type(exc).__name__)
 
     def _check_broker(self) -> None:
         if self.broker_check is None:
@@ -278,6 +297,8 @@ class RunService:
         left = limit - self.storage.calls_reserved_by_chain(run.id)
         if run.judge and left <= 0:
             raise Rejected.one("retry_over_budget", http=409, limit=limit)
+        if run.judge:
+            self._check_daily(run.workspace_id, 1)
         return max(left, 1)
 
     def resume_unfinished(self, created_before=None) -> int:

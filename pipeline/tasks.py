@@ -7,8 +7,8 @@ from celery import shared_task
 from flask import current_app
 
 from core.status import ACTIVE_RUN
-from pipeline import dispatch, execution
-from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN, START_RUN
+from pipeline import comparison, dispatch, execution
+from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN, START_RUN
 
 
 def context() -> execution.Context:
@@ -35,3 +35,11 @@ def start_run(run_id: str) -> None:
     if run is not None and run.status in ACTIVE_RUN:
         dispatch.requeue(ctx.storage, ctx.config, run, ctx.send)
         ctx.dispatch()
+
+
+@shared_task(name=COMPARE_RUNS)
+def compare_runs(key: str) -> None:
+    """Compute and store one comparison of finished runs."""
+    config = current_app.config
+    storage = current_app.extensions["storage"]
+    comparison.compute(storage, key, config["UPLOAD_FOLDER"], config)

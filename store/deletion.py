@@ -3,8 +3,9 @@
 A run takes with it its rows, chunks and session index (``ON DELETE
 CASCADE``, and explicitly, so a SQLite connection without foreign keys
 loses nothing either), the judge cache entries no other run wrote or read
-(``run_cache_keys``), and its upload file unless another run (a retry, a
-second upload of the same bytes) still reads it. A workspace takes its runs.
+(``run_cache_keys``), the stored comparisons that read it, and its upload
+file unless another run (a retry, a second upload of the same bytes) still
+reads it. A workspace takes its runs.
 
 The rows go in one transaction; the file goes after it commits, so a
 failed deletion never leaves a run whose file is gone.
@@ -18,6 +19,7 @@ from typing import cast
 from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Engine
 
+from store.comparison import delete_comparisons_of
 from store.models import (
     DeletedTotals,
     JudgeCacheEntry,
@@ -28,6 +30,7 @@ from store.models import (
     RunChunk,
     RunSession,
     Workspace,
+    WorkspaceCalls,
 )
 from store.uploads import upload_path
 
@@ -56,6 +59,11 @@ class DeletionQueries:
         for run in runs:
             self.delete_run(run, upload_folder)
         with self.engine.begin() as conn:
+            conn.execute(
+                delete(WorkspaceCalls).where(
+                    WorkspaceCalls.workspace_id == workspace.id
+                )
+            )
             conn.execute(delete(Workspace).where(Workspace.id == workspace.id))
 
 
@@ -91,6 +99,7 @@ def _delete_run_records(conn, run_id: str) -> None:
             JudgeCacheEntry.key.in_(used), JudgeCacheEntry.key.not_in(used_elsewhere)
         )
     )
+    delete_comparisons_of(conn, run_id)
     for model in (RunCacheKey, *OWNED_BY_RUN):
         conn.execute(delete(model).where(model.run_id == run_id))
     conn.execute(delete(Run).where(Run.id == run_id))

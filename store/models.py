@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.status import ChunkState, RunStatus
+from core.status import ChunkState, ComparisonState, RunStatus
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 ROW_KEY = ("run_id", "session_id", "round", "method", "metric", "sample", "judge")
@@ -265,3 +265,56 @@ class DeletedTotals(Base):
     completion_tokens: Mapped[int] = mapped_column(
         BigInteger, default=0, server_default="0"
     )
+
+
+class StoredComparison(Base):
+    """A comparison of finished runs, computed once on a worker and read by
+    the compare page, its exports and the API. ``key`` digests each run's
+    id, name, status and end (a rename or a retry makes a new key);
+    ``runs_digest`` digests the run ids alone, so a newer comparison of the
+    same runs replaces the older one."""
+
+    __tablename__ = "comparisons"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    runs_digest: Mapped[str] = mapped_column(String(64), index=True)
+    state: Mapped[str] = mapped_column(
+        String(16), default=ComparisonState.COMPUTING.value
+    )
+    document: Mapped[dict | None] = mapped_column()  # metrics/comparison.py
+    failure: Mapped[dict | None] = mapped_column()  # {"code", "params", "http"}
+    requested_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow
+    )
+    # handed to a worker (by ``pipeline.dispatch``, as chunks are); sent again
+    # when still computing COMPARE_STALE_S later (its worker died)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ComparisonRun(Base):
+    """Which runs a stored comparison reads: deleting a run deletes them."""
+
+    __tablename__ = "comparison_runs"
+
+    id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
+    comparison_key: Mapped[str] = mapped_column(
+        ForeignKey("comparisons.key", ondelete="CASCADE"), index=True
+    )
+    run_id: Mapped[str] = mapped_column(String(32), index=True)
+    position: Mapped[int] = mapped_column(Integer)  # the first is the baseline
+
+
+class WorkspaceCalls(Base):
+    """Judge calls a workspace's runs reserved on one day (UTC): what
+    ``WORKSPACE_DAILY_JUDGE_CALLS`` is checked against (``store/budget.py``)."""
+
+    __tablename__ = "workspace_calls"
+    __table_args__ = (
+        UniqueConstraint("workspace_id", "day", name="uq_workspace_calls"),
+    )
+
+    id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(String(32))
+    day: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD
+    reserved: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -95,59 +95,6 @@ class ProgressQueries:
                 found.setdefault(row.run_id, {})[row.model] = counts
         return found
 
-    def reserve_calls(self, run_id: str, cap: int, wanted: int) -> tuple[int, int]:
-        """Take up to ``wanted`` judge calls of the run's ``cap`` before they
-        go out: ``(granted, reserved after)``. One guarded ``UPDATE``, so
-        workers on every machine share the count and none can pass the cap;
-        when ``wanted`` no longer fits, one call is tried (0: none left)."""
-        for size in dict.fromkeys((wanted, 1)):
-            stmt = (
-                update(Run)
-                .where(Run.id == run_id, Run.calls_reserved + size <= cap)
-                .values(calls_reserved=Run.calls_reserved + size)
-                .returning(Run.calls_reserved)
-            )
-            with self.engine.begin() as conn:
-                reserved = conn.execute(stmt).scalar()
-            if reserved is not None:
-                return size, reserved
-        return 0, cap
-
-    def release_calls(self, run_id: str, unused: int) -> None:
-        """Give back reserved calls that never went out (a chunk's rest)."""
-        if unused:
-            stmt = (
-                update(Run)
-                .where(Run.id == run_id)
-                .values(calls_reserved=Run.calls_reserved - unused)
-            )
-            with self.engine.begin() as conn:
-                conn.execute(stmt)
-
-    def calls_reserved_by_chain(self, run_id: str) -> int:
-        """Judge calls reserved by the run, the run it retried and every
-        retry of either (one upload's budget, however often it is retried)."""
-        with self.engine.connect() as conn:
-            root = run_id
-            while parent := conn.execute(
-                select(Run.retry_of).where(Run.id == root)
-            ).scalar():
-                root = parent
-            total, frontier = 0, [root]
-            seen = set(frontier)
-            total += (
-                conn.execute(select(Run.calls_reserved).where(Run.id == root)).scalar()
-                or 0
-            )
-            while frontier:
-                found = conn.execute(
-                    select(Run.id, Run.calls_reserved).where(Run.retry_of.in_(frontier))
-                ).all()
-                frontier = [rid for rid, _ in found if rid not in seen]
-                seen.update(frontier)
-                total += sum(n for rid, n in found if rid in frontier)
-            return total
-
     def record_progress(
         self, run_id: str, chunk: int, units_done: int, **counters: int
     ) -> int:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from core.status import ACTIVE_RUN
 from store import migrate
+from store.budget import BudgetQueries
 from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
 from store.deletion import DeletionQueries
@@ -65,7 +66,12 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 
 class Storage(
-    ChunkQueries, ProgressQueries, WorkspaceQueries, DeletionQueries, ComparisonQueries
+    ChunkQueries,
+    ProgressQueries,
+    BudgetQueries,
+    WorkspaceQueries,
+    DeletionQueries,
+    ComparisonQueries,
 ):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 

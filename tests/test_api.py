@@ -35,6 +35,17 @@ def wait_final(client, token, timeout=600):
     raise AssertionError("run did not finish")
 
 
+def settled(client, url: str, timeout=600):
+    """GET ``url`` again while it answers 202 "computing" (a comparison a
+    worker is still computing); the first other answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = client.get(url)
+        if response.status_code != 202 or time.monotonic() > deadline:
+            return response
+        time.sleep(0.1)
+
+
 def results_of(client, token) -> dict:
     """The whole results document, streamed by ``/results``."""
     response = client.get(f"/api/v1/runs/{token}/results")

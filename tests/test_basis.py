@@ -210,7 +210,7 @@ def test_dashboard_compare_page_and_csv_show_delta_on_the_values_basis(
     app_factory, judge_server, tmp_path
 ):
     from tests import crafted
-    from tests.test_api import wait_final
+    from tests.test_api import settled, wait_final
     from tests.test_workspaces import upload
 
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
@@ -228,13 +228,15 @@ def test_dashboard_compare_page_and_csv_show_delta_on_the_values_basis(
     page = client.get(f"/r/{tokens[0]}?lang=en").get_data(as_text=True)
     assert assert_deltas_are_differences(page, "Base") >= 2
     assert "Holm-adjusted within each column over its comparisons with Base" in page
-    compared = client.get(f"/compare?runs={','.join(tokens)}&lang=en").get_data(
+    compared = settled(client, f"/compare?runs={','.join(tokens)}&lang=en").get_data(
         as_text=True
     )
     assert assert_deltas_are_differences(compared, "first/Base") >= 2
     for url, baseline in ((f"/r/{tokens[0]}/summary.csv", "Base"),
                           (f"/compare/export.csv?runs={','.join(tokens)}", "first/Base")):  # fmt: skip
-        rows = list(csv.DictReader(io.StringIO(client.get(url).get_data(as_text=True))))
+        rows = list(
+            csv.DictReader(io.StringIO(settled(client, url).get_data(as_text=True)))
+        )
         values = {(r["method"], r["metric"]): r for r in rows}
         deltas = [r for r in rows if r["delta"]]
         assert deltas

@@ -155,3 +155,61 @@ def test_a_prompt_over_the_cap_is_never_sent(app_factory, judge_server, tmp_path
     too_large = [r for r in rows if r["note_code"] == "prompt_too_large"]
     assert too_large and {r["session_id"] for r in too_large} == {"a"}
     assert judge_server.state.max_prompt_chars <= 8000
+
+
+def test_a_workspace_stops_at_its_daily_cap_across_runs(
+    app_factory, judge_server, tmp_path
+):
+    from tests import crafted
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload as upload_into
+
+    daily = 60  # each run's estimate is 40; unparseable replies ask twice
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
+                      WORKSPACE_DAILY_JUDGE_CALLS=daily)  # fmt: skip
+    client = app.test_client()
+    space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
+    data = crafted.write(tmp_path / "g.jsonl", garbage_sessions()).read_bytes()
+    before = judge_server.state.calls
+    first = upload_into(
+        client, data, suites="alignment", workspace=space["manage_token"]
+    ).get_json()
+    final = wait_final(client, first["token"])
+    assert final["status"] == "partial"
+    assert judge_server.state.calls - before == daily
+    notes = {r["note_code"] for r in final["results"]["rows"] if r["status"] == "error"}
+    assert notes == {"workspace_budget_exhausted"}
+    # nothing left today: a new run of the workspace and a retry are refused
+    second = upload_into(
+        client, data, suites="alignment", workspace=space["manage_token"]
+    )
+    assert second.status_code == 409
+    assert second.get_json()["errors"][0]["code"] == "daily_budget_used"
+    retried = client.post(f"/api/v1/runs/{first['manage_token']}/retry")
+    assert retried.status_code == 409
+    assert judge_server.state.calls - before == daily
+    # a run outside the workspace is not counted against it
+    other = upload(client, data, suites="alignment").get_json()
+    assert wait_final(client, other["token"])["status"] == "partial"
+    assert judge_server.state.calls - before == daily + 80
+
+
+def test_daily_reservations_share_one_count_and_give_back_what_was_unused(
+    any_storage,
+):
+    from store.budget import DAILY_CAP, Daily
+    from tests.test_workspaces import RUN_FIELDS
+
+    storage = any_storage
+    a, b = (storage.create_run(**RUN_FIELDS, upload_id="u") for _ in range(2))
+    day = Daily("ws", "2026-11-26", cap=100)
+    assert storage.reserve_calls(a.id, 1000, 64, day) == (64, 36, None)
+    assert storage.reserve_calls(b.id, 1000, 64, day) == (1, 35, None)  # one fits
+    storage.release_calls(a.id, 60, day)
+    assert storage.workspace_calls(day) == 5
+    assert storage.reserve_calls(b.id, 1000, 95, day) == (95, 0, None)
+    assert storage.reserve_calls(a.id, 1000, 64, day) == (0, 0, DAILY_CAP)
+    with storage.engine.connect() as conn:
+        reserved = dict(conn.execute(select(Run.id, Run.calls_reserved)).all())
+    assert reserved == {a.id: 4, b.id: 96}  # a refused block is not kept by the run
+    assert storage.workspace_calls(Daily("ws", "2026-11-27", cap=100)) == 0

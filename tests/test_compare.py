@@ -10,7 +10,7 @@ from itertools import permutations
 import pytest
 
 from tests import crafted
-from tests.test_api import results_of, wait_final
+from tests.test_api import results_of, settled, wait_final
 from tests.test_workspaces import RUN_FIELDS, upload
 
 TWO_JUDGES = ["scripted", "scripted+10"]
@@ -18,7 +18,7 @@ TWO_JUDGES = ["scripted", "scripted+10"]
 
 def compare(client, *tokens, **args):
     query = "&".join(f"{k}={v}" for k, v in args.items())
-    return client.get(f"/api/v1/compare?runs={','.join(tokens)}&{query}")
+    return settled(client, f"/api/v1/compare?runs={','.join(tokens)}&{query}")
 
 
 def ranks(values: list[float]) -> list[float]:
@@ -128,7 +128,7 @@ def test_same_file_two_judges_agreement_matches_a_hand_computation(
     assert verdicts["cohen_kappa"] == pytest.approx(kappa(va, vb))
     assert verdicts["percent_agreement"] == 1.0
 
-    page = client.get(f"/compare?runs={','.join(tokens)}&lang=zh")
+    page = settled(client, f"/compare?runs={','.join(tokens)}&lang=zh")
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'data-testid="agreement-table"' in html
     assert "scripted+10/Ours" in html and "judge agreement" not in html.lower()
@@ -159,7 +159,7 @@ def test_different_methods_on_the_same_sessions_merge_into_one_experiment(
     assert body["agreement"] == []  # no judge: nothing to agree on
 
     for extension in ("csv", "json", "tex", "md"):
-        got = client.get(f"/compare/export.{extension}?runs={','.join(tokens)}")
+        got = settled(client, f"/compare/export.{extension}?runs={','.join(tokens)}")
         assert got.status_code == 200, extension
         assert "attachment" in got.headers["Content-Disposition"]
         assert "run Ours/Ours" in got.get_data(as_text=True), extension
@@ -218,7 +218,7 @@ def test_comparison_errors_are_clear(app_factory, tmp_path):
         reply = compare(client, *tokens)
         assert reply.status_code == status, tokens
         assert said in reply.get_json()["errors"][0]["message"]
-    page = client.get(f"/compare?runs={first},{second}&lang=ko")
+    page = settled(client, f"/compare?runs={first},{second}&lang=ko")
     assert page.status_code == 400 and "share no session" not in page.get_data(
         as_text=True
     )
@@ -267,7 +267,7 @@ def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_pat
     )
     for url in (f"/compare?runs={runs}", f"/compare/export.tex?runs={runs}",
                 f"/compare/export.md?runs={runs}", f"/compare/export.csv?runs={runs}"):  # fmt: skip
-        assert client.get(url).status_code == 200, url
+        assert settled(client, url).status_code == 200, url
 
 
 def test_a_comparison_reads_a_bounded_number_of_rows(app_factory, tmp_path):
@@ -312,10 +312,10 @@ def test_the_page_and_its_exports_share_one_computation(
     runs = ",".join(tokens)
     for url in (f"/compare?runs={runs}", f"/compare/export.csv?runs={runs}",
                 f"/compare/export.tex?runs={runs}", f"/api/v1/compare?runs={runs}"):  # fmt: skip
-        assert client.get(url).status_code == 200
+        assert settled(client, url).status_code == 200
     assert computed == [1]
     renamed = client.patch(f"/api/v1/runs/{created[0]['manage_token']}",
                            json={"name": "renamed"})  # fmt: skip
     assert renamed.status_code == 200
-    page = client.get(f"/compare?runs={runs}").get_data(as_text=True)
+    page = settled(client, f"/compare?runs={runs}").get_data(as_text=True)
     assert "renamed/Base" in page and computed == [1, 1]  # a new name: computed again

@@ -20,6 +20,7 @@ from core.status import RunStatus
 from metrics.notes import NOTES, note
 from metrics.rows import result_row
 from tests.pipeline_support import submit, wait_for
+from tests.test_api import settled
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data.jsonl"
@@ -179,7 +180,7 @@ def test_no_page_shows_an_english_catalog_string(site, code_messages, lang):
     found = {}
     for path in pages(app, run, session_id, running):
         joiner = "&" if "?" in path else "?"
-        response = client.get(f"{path}{joiner}lang={lang}")
+        response = settled(client, f"{path}{joiner}lang={lang}")
         assert response.status_code in (200, 400, 404), path
         page = response.get_data(as_text=True)
         if path == f"/r/{running.token}":

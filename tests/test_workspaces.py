@@ -19,7 +19,7 @@ from store.models import (
     Workspace,
 )
 from tests import crafted
-from tests.test_api import wait_final
+from tests.test_api import settled, wait_final
 
 FINAL = ("done", "partial", "failed", "cancelled")
 RUN_FIELDS = {
@@ -74,7 +74,9 @@ def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
         assert listed["runs"][0]["status"] == "done"
 
     first, second = runs
-    compared = client.get(f"/api/v1/compare?runs={first['token']},{second['token']}")
+    compared = settled(
+        client, f"/api/v1/compare?runs={first['token']},{second['token']}"
+    )
     assert compared.status_code == 200, compared.get_json()
     body = compared.get_json()
     assert [c["label"] for c in body["columns"]] == [

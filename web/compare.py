@@ -2,9 +2,12 @@
 its exports (CSV, JSON, LaTeX, Markdown). ``runs`` names two or more runs by
 their view (or manage) tokens; the replies only ever name view tokens.
 
-The comparison (``pipeline/comparison.py``) quacks like a finished run, so the
-page reuses the dashboard's panels and comparison tables, and the exports
-reuse the run's paper exports.
+The comparison (``pipeline/comparison.py``) is computed once on a worker
+and stored. While it is being computed every endpoint answers 202 with
+``Retry-After``: the API a JSON ``{"state": "computing"}``, the page and the
+exports a page that reloads itself. The stored comparison quacks like a
+finished run, so the page reuses the dashboard's panels and comparison
+tables, and the exports reuse the run's paper exports.
 """
 
 from __future__ import annotations
@@ -47,8 +50,12 @@ def run_tokens(raw: str | None, picked: list[str] | None = None) -> list[str]:
     return found
 
 
+RETRY_AFTER_S = 2
+
+
 def load(args):
-    """The comparison of the runs the query names; Rejected (400/404/409)."""
+    """The comparison of the runs the query names, None while it is being
+    computed; Rejected (400/404/409)."""
     storage = current_app.extensions["storage"]
     runs = []
     for token in run_tokens(args.get("runs"), args.getlist("run")):
@@ -56,8 +63,14 @@ def load(args):
         if found is None:
             raise Rejected.one("compare_unknown_run", http=404, token=token)
         runs.append(found.item)
-    config = current_app.config
-    return compare_runs(storage, runs, config["UPLOAD_FOLDER"], config)
+    wake = current_app.extensions["runs"].wake
+    return compare_runs(storage, runs, current_app.config, wake)
+
+
+def _computing_page():
+    """A page that reloads itself until the comparison is stored."""
+    page = render_template("compare_computing.html", retry_after=RETRY_AFTER_S)
+    return page, 202, {"Retry-After": str(RETRY_AFTER_S)}
 
 
 def _rejected_json(rejected: Rejected):
@@ -70,6 +83,9 @@ def compare_api():
         comparison = load(request.args)
     except Rejected as rejected:
         return _rejected_json(rejected)
+    if comparison is None:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
+        return jsonify(state="computing", retry_after_s=RETRY_AFTER_S), 202, headers
     return current_app.response_class(
         _json(comparison.document()), mimetype="application/json"
     )
@@ -85,6 +101,8 @@ def compare_page():
         comparison = load(request.args)
     except Rejected as rejected:
         return error_page(rejected)
+    if comparison is None:
+        return _computing_page()
     return render_template("compare.html", **context(comparison, request.args))
 
 
@@ -114,6 +132,8 @@ def export(extension: str):
         comparison = load(request.args)
     except Rejected as rejected:
         return error_page(rejected)
+    if comparison is None:
+        return _computing_page()
     mimetype, render = EXPORTS[extension]
     baseline = paper.baseline_of(comparison, request.args.get("baseline"))
     response = Response(render(comparison, baseline), mimetype=mimetype)

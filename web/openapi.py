@@ -188,6 +188,11 @@ PATHS = {
                 "description": "Comma-separated run tokens (2 to MAX_COMPARED_RUNS).",
             }],
             "responses": {"200": _json("Comparison", "The comparison."),
+                          "202": _json({"type": "object", "properties": {
+                              "state": {"const": "computing"},
+                              "retry_after_s": {"type": "integer"}}},
+                              "A worker is computing it; ask again after "
+                              "Retry-After seconds."),
                           **_errors(400, 404, 409, 429)},
         }
     },
