@@ -151,6 +151,14 @@ def comparisons(base: str) -> dict:
     found["compare_page_ms"] = round(1000 * compare_s, 1)
     found["dashboard_ms"] = round(1000 * dashboard_s, 1)
     found["page_vs_dashboard"] = round(compare_s / dashboard_s, 2)
+    runs = ",".join(tokens)
+    slowest = max(
+        statistics.median(
+            timed_get(f"{base}/compare/export.{kind}?runs={runs}") for _ in range(5)
+        )
+        for kind in ("csv", "json", "tex", "md")
+    )
+    found["slowest_export_vs_dashboard"] = round(slowest / dashboard_s, 2)
     stop, waits = threading.Event(), []
 
     def hammer() -> None:
