@@ -216,8 +216,22 @@ def evaluate_command(
         for chunk in document:
             click.echo(chunk, nl=False)
         click.echo()
-    click.echo(f"status: {run.status}; dashboard: /r/{run.token}", err=True)
+    _print_links(run)
     raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
+
+
+LOCAL_SERVER = "http://127.0.0.1:5000"  # where the README's start command serves
+
+
+def _print_links(run) -> None:
+    """The run's two links on stderr, absolute (``PUBLIC_URL``, else the
+    local server this instance's database is served by). The results on
+    stdout never hold the manage token: they are meant to be published."""
+    base = current_app.config.get("PUBLIC_URL") or LOCAL_SERVER
+    click.echo(f"status: {run.status}", err=True)
+    click.echo(f"dashboard (share): {base}/r/{run.token}", err=True)
+    if run.manage_token:
+        click.echo(f"manage (keep private): {base}/r/{run.manage_token}", err=True)
 
 
 def _estimate(path: Path, request: RunRequest) -> None:

@@ -1,6 +1,7 @@
 // Run page while queued/running: poll the API, show done/total, the time
 // left and the judge's rate, and reload into the dashboard when the run is
-// final.
+// final: the same address, so an owner on the manage link keeps it (and
+// with it Retry and Delete).
 (function () {
   "use strict";
   const card = document.getElementById("progress");
@@ -48,7 +49,7 @@
     try {
       const response = await fetch(card.dataset.statusUrl, { headers: { Accept: "application/json" } });
       const body = await response.json();
-      if (final.includes(body.status)) { window.location.replace(card.dataset.pageUrl); return; }
+      if (final.includes(body.status)) { window.location.reload(); return; }
       const status = document.getElementById("run-status");
       status.textContent = labels[body.status] || body.status;
       status.dataset.status = body.status;

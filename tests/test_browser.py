@@ -69,7 +69,10 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
     table = page.locator("[data-testid=comparison-table][data-suite=alignment]")
     assert table.locator("tbody tr").count() == 3
     page.screenshot(path=str(ARTIFACTS / "dashboard-en.png"), full_page=True)
-    dashboard_url = page.url
+    # the uploader is still on their manage link, with what only it offers
+    assert page.locator("[data-testid=delete-run]").count() == 1
+    view_url = page.input_value("#share-url")  # made absolute by the page
+    assert page.url != view_url and "/r/" in view_url
 
     for lang in ("zh", "ko"):
         page.click(f"nav.languages a[data-lang={lang}]")
@@ -82,9 +85,10 @@ def test_upload_progress_dashboard_languages_share_and_csv(site, page, browser):
     fresh = browser.new_context()  # a teammate opening the shared link
     try:
         teammate = fresh.new_page()
-        teammate.goto(dashboard_url)
+        teammate.goto(view_url)
         teammate.wait_for_selector("#chart-al_curve svg.main-svg")
         assert teammate.locator("html").get_attribute("lang") == "en"
+        assert teammate.locator("[data-testid=delete-run]").count() == 0
     finally:
         fresh.close()
 

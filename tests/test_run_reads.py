@@ -99,3 +99,22 @@ def test_cli_out_writes_the_streamed_document(app, runner, tmp_path):
     run = storage.get_run(document["run"]["id"])
     assert len(document["rows"]) == storage.count_rows(run.id) > 0
     assert document == app.extensions["runs"].results_document(run)
+
+
+def test_cli_prints_both_links_absolute_and_keeps_the_manage_token_out_of_results(
+    app_factory, tmp_path
+):
+    app = app_factory(PUBLIC_URL="https://bench.example.org")
+    out = tmp_path / "results.json"
+    result = app.test_cli_runner().invoke(
+        args=["evaluate", "sample_data.jsonl", "--suite", "quality", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.stderr
+    document = out.read_text(encoding="utf-8")
+    run = app.extensions["storage"].get_run(json.loads(document)["run"]["id"])
+    assert (
+        f"dashboard (share): https://bench.example.org/r/{run.token}" in result.stderr
+    )
+    manage = f"manage (keep private): https://bench.example.org/r/{run.manage_token}"
+    assert manage in result.stderr
+    assert run.manage_token not in document
