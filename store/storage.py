@@ -41,8 +41,8 @@ from store.suite_rows import key_ordered
 from store.workspaces import WorkspaceQueries, new_token
 
 UNFINISHED = tuple(ACTIVE_RUN)
-ROW_FILTERS = ("session_id", "method", "metric", "status")
-ROW_SORTS = ("session_id", "round", "method", "metric", "value", "status")
+ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
+ROW_SORTS = ("session_id", "round", "method", "metric", "judge", "value", "status")
 ROW_DEFAULTS = {
     "sample": 0,
     "judge": "",

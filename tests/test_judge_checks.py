@@ -5,6 +5,7 @@ validation of the ``human`` field."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
@@ -177,3 +178,53 @@ def test_a_panel_is_audited_judge_by_judge(app_factory, judge_server, tmp_path):
         assert judge["al_spearman"] == 1.0 and judge["binary_kappa"] == 1.0
         assert (judge["n"], judge["n_al"], judge["n_binary"]) == (12, 12, 12)
     assert set(results["judge_validity"]["cross_mode_auc"]) == set(human)
+
+
+def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
+    app_factory, judge_server, tmp_path
+):
+    import re
+    from urllib.parse import quote
+
+    panel = ["scripted", "scripted+10"]
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted", JUDGE_MODELS=panel
+    )
+    client = app.test_client()
+    client.get("/")
+    replies = {"Base": [lengthy(al, 0) for al in (30, 45)],
+               "Ours": [lengthy(al, 1) for al in (50, 35)]}  # fmt: skip
+    data = crafted.write(tmp_path / "p.jsonl", sessions_of(replies, 1)).read_bytes()
+    answer = upload(client, data, suites="alignment", judge_model=",".join(panel))
+    token = answer.get_json()["token"]
+    rows = wait_final(client, token)["results"]["rows"]
+    session_id = rows[0]["session_id"]
+
+    page = client.get(f"/r/{token}/session?id={session_id}&lang=en").get_data(
+        as_text=True
+    )
+    parts = page.split('data-testid="judge-scores" data-judge="')[1:]
+    blocks = [part.split('"', 1) for part in parts]  # (judge, what follows)
+    assert [judge for judge, _ in blocks] == panel * 4  # 2 rounds x 2 methods
+    for judge, block in blocks:
+        assert f"Judge {judge}" in block and 'data-metric="al"' in block
+    al = {(r["round"], r["method"], r["judge"]): r["value"] for r in rows
+          if r["metric"] == "al" and r["session_id"] == session_id}  # fmt: skip
+    first = blocks[1][1]  # round 1, Base, scripted+10
+    assert f"{al[(1, 'Base', 'scripted+10')]:.2f}" in first
+
+    table = client.get(
+        f"/r/{token}?metric=al&judge={quote('scripted+10')}&lang=en"
+    ).get_data(as_text=True)
+    judges = re.findall(r'data-testid="row-judge">([^<]*)<', table)
+    wanted = [r for r in rows if r["metric"] == "al" and r["judge"] == "scripted+10"]
+    assert judges == ["scripted+10"] * len(wanted) and wanted
+    assert 'data-testid="judge-filter"' in table
+    exported = client.get(f"/r/{token}/export.csv?judge={quote('scripted+10')}")
+    exported_rows = csv.DictReader(io.StringIO(exported.get_data(as_text=True)))
+    assert {row["judge"] for row in exported_rows} == {"scripted+10"}
+    # judge by judge on the dashboard: each judge's own mean beside the panel's
+    summary = wait_final(client, token)["results"]["summary"]["Base"]
+    section = table.split('data-testid="judge-tables"')[1]
+    for judge in panel:
+        assert f"{summary[f'al_avg@{judge}']:.2f}" in section

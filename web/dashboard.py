@@ -7,6 +7,7 @@ from metrics import registry
 from metrics.results import judge_usage
 from web import panels, tables
 from web.audit import audit_rows
+from web.judge_tables import judge_tables
 from web.paper_methods import methods_paragraph
 from web.plotly_locale import plotly_locale
 
@@ -37,7 +38,8 @@ def paged(total: int, page: int, size: int) -> dict:
     }
 
 
-ROW_COLUMNS = ("session_id", "round", "method", "metric", "value", "status")
+ROW_COLUMNS = ("session_id", "round", "method", "metric", "judge", "value", "status")
+ROW_FILTERS = ("method", "metric", "status", "judge")
 
 
 def _row_count(storage, run, filters: dict) -> int:
@@ -45,7 +47,9 @@ def _row_count(storage, run, filters: dict) -> int:
     status counts say it (a COUNT over millions of rows on every view);
     by status alone, too."""
     stored = (run.aggregates or {}).get("status_counts")
-    if stored is not None and not (filters["method"] or filters["metric"]):
+    if stored is not None and not (
+        filters["method"] or filters["metric"] or filters["judge"]
+    ):
         status = filters["status"]
         return stored.get(status, 0) if status else sum(stored.values())
     return storage.count_filtered_rows(run.id, filters)
@@ -54,7 +58,7 @@ def _row_count(storage, run, filters: dict) -> int:
 def rows_section(storage, run, args) -> dict:
     """One page of the rows table, filtered and sorted on the server (a run
     can hold millions of rows)."""
-    filters = {name: args.get(name) or None for name in ("method", "metric", "status")}
+    filters = {name: args.get(name) or None for name in ROW_FILTERS}
     sort = args.get("sort") if args.get("sort") in ROW_COLUMNS else None
     descending = args.get("dir") == "desc"
     paging = paged(
@@ -111,6 +115,13 @@ def results_context(run, args) -> dict:
     }
 
 
+def panel_judges(run) -> list[str]:
+    """The judges of a panel run (each scores every item: its rows, its
+    scores and its reasoning are shown under its name); [] for one judge."""
+    models = (run.judge or {}).get("models") or []
+    return list(models) if len(models) > 1 else []
+
+
 def context(storage, run, args) -> dict:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
@@ -123,6 +134,8 @@ def context(storage, run, args) -> dict:
         "audit": audit_rows(run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
+        "panel_judges": panel_judges(run),
+        "judge_tables": judge_tables(run),
         "suites": [registry.get(name) for name in suites],
         "metric_ids": sorted(
             m.id

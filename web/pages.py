@@ -181,22 +181,34 @@ def session_page(token: str):
     if span is None:
         abort(404)
     [session] = dataset.read_sessions(_service().upload_path(run), *span)
+    judges = dashboard.panel_judges(run)
+    # (round, method, judge) -> metric -> row; a panel's judges apart, the
+    # rows of metrics no judge makes under ""; round 0: session-level rows
     by_cell: dict[tuple, dict[str, dict]] = defaultdict(dict)
-    by_method: dict[str, dict[str, dict]] = defaultdict(dict)
     for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
-        if row["round"]:
-            by_cell[(row["round"], row["method"])][row["metric"]] = row
-        else:  # session-level metrics (round stored as 0)
-            by_method[row["method"]][row["metric"]] = row
+        judge = row["judge"] if judges else ""
+        by_cell[(row["round"] or 0, row["method"], judge)][row["metric"]] = row
     return render_template(
-        "session.html", run=run, session=session, cells=by_cell, session_rows=by_method
+        "session.html",
+        run=run,
+        session=session,
+        cells=by_cell,
+        judges=["", *judges],
+        has_session_rows=any(key[0] == 0 for key in by_cell),
     )
 
 
 @bp.get("/r/<token>/export.csv")
 def export_csv(token: str):
+    """Every row; ``judge`` keeps one judge's of a panel (and the rows of
+    metrics no judge makes)."""
     run = _run_or_404(token)
-    rows = (tidy_row(row) for row in _storage().iter_rows(run.id))
+    judge = request.args.get("judge") or None
+    rows = (
+        tidy_row(row)
+        for row in _storage().iter_rows(run.id)
+        if judge is None or row["judge"] in (judge, "")
+    )
     body = stream_with_context(exports.csv_chunks(rows))
     return _download(body, "text/csv", exports.file_name(run, "csv"))
 
