@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.i18n import LazyText, _l
+from core.problem_words import in_reader_language
 
 MESSAGES: dict[str, LazyText] = {
     # the file
@@ -230,7 +231,8 @@ def translate(problem: dict) -> str:
     template = MESSAGES.get(problem.get("code", ""))
     if template is None:
         return problem.get("message", "")
-    return _format(str(template), dict(problem.get("params") or {}))
+    params = in_reader_language(dict(problem.get("params") or {}))
+    return _format(str(template), params)
 
 
 class Rejected(Exception):

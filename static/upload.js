@@ -42,7 +42,8 @@
         const item = element("li");
         // The same "line %(line)s" message as the server's list (_problems.html).
         if (problem.line) item.appendChild(element("span", strings.line.replace("{line}", problem.line), "where"));
-        if (problem.path) item.appendChild(element("code", problem.path));
+        // shown once: most messages start with their path
+        if (problem.path && !problem.message.includes(problem.path)) item.appendChild(element("code", problem.path));
         item.appendChild(element("span", " " + problem.message, "message"));
         list.appendChild(item);
       }

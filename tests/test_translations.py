@@ -106,3 +106,30 @@ def test_dates_follow_the_locale(app):
         assert "年" in translations.when(moment)
     with app.test_request_context("/?lang=en"):
         assert "Nov" in translations.when(moment)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+def test_json_decoder_words_and_type_names_are_translated_and_paths_shown_once(
+    client, lang
+):
+    import io
+    import re
+
+    data = (
+        b'{"session_id":"a","user_profile":"p","user_personality":"q","rounds":['
+        b'{"round":1,"user_message":"hi","responses":5}]}\n{"session_id": oops}\n'
+    )
+    body = {"file": (io.BytesIO(data), "bad.jsonl")}
+    report = client.post(
+        f"/api/v1/validate?lang={lang}", data=body, content_type="multipart/form-data"
+    ).get_json()
+    messages = " ".join(error["message"] for error in report["errors"])
+    for english in ("Expecting value", "string or object", "number"):
+        assert english not in messages, messages
+    assert messages.count("rounds[0].responses") == 1
+    from tests.test_web import post_run
+
+    client.get(f"/?lang={lang}")  # the language sticks (cookie)
+    page = post_run(client, data, name="bad.jsonl").get_data(as_text=True)
+    listed = re.sub(r"<[^>]+>", " ", page.split('data-testid="problems"')[1])
+    assert listed.count("rounds[0].responses") == 1
