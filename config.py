@@ -182,6 +182,9 @@ DEFAULTS: dict = {
     # heartbeat for CHUNK_STALL_S, or in the queue for QUEUE_TIMEOUT_S (unset:
     # CELERY_VISIBILITY_TIMEOUT_S), is tried again, up to MAX_CHUNK_ATTEMPTS.
     "WATCHDOG_INTERVAL_S": 30.0,
+    # Provisional results while a run is evaluated: the rows stored so far
+    # are aggregated at most this often (pipeline/interim.py).
+    "INTERIM_EVERY_S": 15.0,
     "CHUNK_STALL_S": 300.0,
     "QUEUE_TIMEOUT_S": None,
     "MAX_CHUNK_ATTEMPTS": 3,
@@ -291,6 +294,7 @@ _PARSERS = {
     "RUN_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
     "CLIENT_INFLIGHT_CHUNKS": lambda n, v: _int(n, v, 1),
     "WATCHDOG_INTERVAL_S": lambda n, v: _float(n, v, 0.1),
+    "INTERIM_EVERY_S": lambda n, v: _float(n, v, 0),
     "CHUNK_STALL_S": lambda n, v: _float(n, v, 1.0),
     "QUEUE_TIMEOUT_S": lambda n, v: _float(n, v, 1.0),
     "MAX_CHUNK_ATTEMPTS": lambda n, v: _int(n, v, 1),

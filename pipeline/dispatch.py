@@ -49,8 +49,9 @@ def plan_run(
 
 
 def dispatch(storage, config: dict, send: Send) -> int:
-    """Send the chunks that may run now, and the comparisons of finished
-    runs waiting for a worker; returns how many chunks were sent."""
+    """Send the chunks that may run now, the comparisons of finished runs
+    waiting for a worker and the cancelled runs whose rows wait to be
+    summarized; returns how many chunks were sent."""
     claimed = storage.claim_chunks(
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
@@ -60,6 +61,8 @@ def dispatch(storage, config: dict, send: Send) -> int:
     stale = utcnow() - timedelta(seconds=config["COMPARE_STALE_S"])
     for key in storage.claim_comparisons(sent_before=stale):
         send(COMPARE_RUNS, key)
+    for run_id in storage.claim_cancelled():  # its stored rows, summarized
+        send(FINALIZE_RUN, run_id)
     return len(claimed)
 
 

@@ -23,12 +23,11 @@ import dataset
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import engine, notes, registry
-from metrics.row_source import RowSource
-from metrics.rows import ResultRow, finite_json
+from metrics.rows import ResultRow
+from pipeline import interim
 from pipeline.allowance import CallAllowance
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.progress import ChunkProgress, expected_items
-from store import suite_rows
 from store.models import utcnow
 from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
@@ -162,7 +161,8 @@ def give_up(ctx: Context, run, chunk, reason: str) -> None:
 
 def _after_chunk(ctx: Context, run_id: str) -> None:
     ctx.dispatch()
-    finalize_when_complete(ctx.storage, run_id, ctx.send)
+    if not finalize_when_complete(ctx.storage, run_id, ctx.send):
+        interim.refresh(ctx.storage, run_id, ctx.config)
 
 
 def judge_for(
@@ -213,27 +213,22 @@ def _stop_and_beat(storage, run_id: str, chunk_index: int):
 
 
 def finalize(storage, run_id: str, config: dict) -> None:
-    """Aggregate a finished run. Each suite reads its rows a few metrics
-    at a time (``store/suite_rows.py``), held as columns while a statistic
-    needs them: memory follows one or two metrics' rows, not the run's."""
-    run = _active(storage, run_id)
-    if run is None:
+    """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
+    keeps its status and gets the results of the rows it stored."""
+    run = storage.get_run(run_id)
+    if run is not None and run.status == RunStatus.CANCELLED:
+        interim.summarize_cancelled(storage, run, config)
         return
-
-    def rows_of(suite) -> RowSource:
-        return suite_rows.source(storage.engine, run_id, suite)
-
+    if run is None or run.status not in ACTIVE_RUN:
+        return
     try:
-        max_compared = config["MAX_COMPARED_METHODS"]
-        aggregates = engine.aggregate(rows_of, run.suites, run.methods, max_compared)
+        aggregates = interim.aggregate_stored(storage, run, config)
     except Exception as exc:  # never leave a run hanging in "running"
         log.exception("aggregating run %s failed", run_id)
         fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)
         return
-    counts = storage.status_counts(run_id)
-    failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
+    failed = sum(aggregates["status_counts"].get(status, 0) for status in FAILED_ROWS)
     # Finished runs are immutable: pages read these instead of re-counting rows.
-    aggregates = finite_json({**aggregates, "status_counts": counts})
     storage.update_run(run_id, aggregates=aggregates)
     storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
 

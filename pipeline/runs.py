@@ -252,11 +252,14 @@ class RunService:
 
     # -- changing runs -------------------------------------------------------
     def cancel(self, run) -> bool:
-        """Queued chunks see the status and skip; False if already final."""
+        """Queued chunks see the status and skip; every row stored so far is
+        kept and summarized (``pipeline/interim.py``). False if final."""
         current = self.storage.get_run(run.id)
         if current is None or current.status not in ACTIVE_RUN:
             return False
-        self.storage.set_status(run.id, RunStatus.CANCELLED)
+        # interim_at cleared: a worker summarizes the rows stored so far
+        self.storage.set_status(run.id, RunStatus.CANCELLED, interim_at=None)
+        self.wake()
         return True
 
     def retry_failed(self, run):

@@ -50,6 +50,10 @@
       const response = await fetch(card.dataset.statusUrl, { headers: { Accept: "application/json" } });
       const body = await response.json();
       if (final.includes(body.status)) { window.location.reload(); return; }
+      // newer provisional results (more sessions): show them
+      const shown = card.dataset.interimSessions;
+      const now = body.provisional ? String(body.provisional.sessions) : "";
+      if (now && now !== shown) { window.location.reload(); return; }
       const status = document.getElementById("run-status");
       status.textContent = labels[body.status] || body.status;
       status.dataset.status = body.status;

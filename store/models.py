@@ -103,6 +103,10 @@ class Run(Base):
     prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     aggregates: Mapped[dict | None] = mapped_column()
+    # the aggregates of the rows stored so far (provisional, while the run is
+    # evaluated) and when they were last computed (pipeline/interim.py)
+    interim: Mapped[dict | None] = mapped_column()
+    interim_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error: Mapped[str | None] = mapped_column(Text)  # English, for logs and the API
     failure: Mapped[dict | None] = mapped_column()  # {"code", "params"}: translated
     client: Mapped[str | None] = mapped_column(String(64))  # fair share key

@@ -25,6 +25,7 @@ from store.budget import BudgetQueries
 from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
 from store.deletion import DeletionQueries
+from store.interim import InterimQueries
 from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
@@ -72,6 +73,7 @@ class Storage(
     WorkspaceQueries,
     DeletionQueries,
     ComparisonQueries,
+    InterimQueries,
 ):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 

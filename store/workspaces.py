@@ -55,6 +55,12 @@ class WorkspaceQueries:
             db.add(workspace)
         return workspace
 
+    def rename_workspace(self, workspace_id: str, name: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(Workspace).where(Workspace.id == workspace_id).values(name=name)
+            )
+
     def get_workspace(self, workspace_id: str) -> Workspace | None:
         with self.session() as db:
             return db.get(Workspace, workspace_id)

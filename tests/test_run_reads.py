@@ -19,7 +19,10 @@ def finished(client):
 def test_status_carries_no_rows_but_summary_counts_and_links(client, finished):
     token, document = finished
     body = client.get(f"/api/v1/runs/{token}").get_json()
-    assert set(body) == {"status", "progress", "counts", "summary", "links", "results"}
+    assert set(body) == {
+        "status", "progress", "counts", "summary", "provisional", "links", "results"
+    }  # fmt: skip
+    assert body["provisional"] is None  # final: the results are the run's
     assert "rows" not in body["results"]
     assert body["summary"] == document["summary"]
     assert body["results"]["run"] == document["run"]

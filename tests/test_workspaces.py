@@ -19,7 +19,7 @@ from store.models import (
     Workspace,
 )
 from tests import crafted
-from tests.test_api import settled, wait_final
+from tests.test_api import sample_bytes, settled, wait_final
 
 FINAL = ("done", "partial", "failed", "cancelled")
 RUN_FIELDS = {
@@ -206,3 +206,53 @@ def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
         ["judge-b", "prompt-2"],
         "new prompt",
     )
+
+
+def test_saves_deletes_and_renames_confirm_and_runs_of_one_file_are_told_apart(
+    app_factory,
+):
+    from tests.test_web import csrf_token
+
+    app = app_factory()
+    client = app.test_client()
+    space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
+    runs = [
+        upload(client, sample_bytes(), workspace=space["manage_token"]).get_json()
+        for _ in range(2)
+    ]
+    page = client.get(f"/w/{space['manage_token']}").get_data(as_text=True)
+    short_ids = re.findall(r'data-testid="run-short-id">#(\w+)<', page)
+    assert len(set(short_ids)) == 2  # the same file twice, told apart
+
+    base = f"/w/{space['manage_token']}"
+    saved = client.post(
+        f"{base}/runs/{runs[0]['token']}",
+        data={
+            "name": "v2",
+            "tags": "",
+            "comment": "",
+            "csrf_token": csrf_token(client),
+        },
+        follow_redirects=True,
+    ).get_data(as_text=True)
+    assert 'data-testid="saved-notice"' in saved and "Saved: v2." in saved
+    renamed = client.post(
+        f"{base}/rename",
+        data={"name": "persona lab", "csrf_token": csrf_token(client)},
+        follow_redirects=True,
+    ).get_data(as_text=True)
+    assert 'data-testid="renamed-notice"' in renamed and "persona lab" in renamed
+    patched = client.patch(f"/api/v1/workspaces/{space['token']}", json={"name": "x"})
+    assert patched.status_code == 403  # the view token cannot rename
+    patched = client.patch(
+        f"/api/v1/workspaces/{space['manage_token']}", json={"name": "lab 3"}
+    )
+    assert patched.get_json() == {"name": "lab 3"}
+    for run in runs:
+        wait_final(client, run["token"])
+    deleted = client.post(
+        f"{base}/runs/{runs[1]['token']}/delete",
+        data={"confirm": "yes", "csrf_token": csrf_token(client)},
+        follow_redirects=True,
+    ).get_data(as_text=True)
+    assert 'data-testid="run-deleted-notice"' in deleted

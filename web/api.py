@@ -183,6 +183,22 @@ def workspace(token: str):
     return jsonify(name=found.item.name, runs=[_listed(run) for run in runs])
 
 
+@bp.patch("/workspaces/<token>")
+def rename_workspace(token: str):
+    """Rename a workspace: ``{"name": "..."}`` with its manage token."""
+    found = _storage().find_workspace(token)
+    if found is None:
+        abort(404)
+    if not found.can_manage:
+        return _forbidden()
+    try:
+        name = forms.workspace_name(request.get_json(silent=True), request.form)
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), 400
+    _storage().rename_workspace(found.item.id, name)
+    return jsonify(name=name)
+
+
 @bp.delete("/workspaces/<token>")
 def delete_workspace(token: str):
     """Delete a workspace and every run in it (204)."""

@@ -3,6 +3,8 @@ rows: the page cost does not grow with the number of rows in a run."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from metrics import registry
 from metrics.results import judge_usage
 from web import panels, tables
@@ -112,6 +114,29 @@ def results_context(run, args) -> dict:
         ],
         "figures": all_figures,
         "plotly_locale": plotly_locale(),
+    }
+
+
+def provisional_context(run, args) -> dict:
+    """The charts and tables of a run still evaluated, from the aggregates
+    of the sessions stored so far (``runs.interim``); {} before there are
+    any. ``provisional`` says how many sessions they cover."""
+    if not run.interim:
+        return {"provisional": None}
+    so_far = SimpleNamespace(
+        id=run.id, token=run.token, status=run.status, methods=run.methods,
+        suites=run.suites, judge=run.judge, finished_at=None,
+        aggregates=run.interim,
+    )  # fmt: skip
+    shown = results_context(so_far, args)
+    del shown["run"]  # the page's run is the real one
+    return {
+        **shown,
+        "provisional": {
+            "sessions": run.interim.get("sessions_scored") or 0,
+            "of_sessions": run.sessions,
+            "computed_at": run.interim_at,
+        },
     }
 
 

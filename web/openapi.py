@@ -173,6 +173,12 @@ PATHS = {
             "parameters": [TOKEN],
             "responses": {"200": _json("Workspace", "The workspace."), **_errors(404)},
         },
+        "patch": {
+            "summary": "Rename the workspace: {\"name\": \"...\"}.",
+            "parameters": [MANAGE],
+            "responses": {"200": _json({"type": "object", "properties": {
+                "name": {"type": "string"}}}, "The new name."), **_errors(400, 403, 404)},
+        },
         "delete": {
             "summary": "Delete the workspace and every run in it.",
             "parameters": [MANAGE],
@@ -225,6 +231,10 @@ SCHEMAS = {
         "properties": {"status": STRING, "progress": {"type": "object"},
                        "counts": {"type": "object"},
                        "summary": {"type": ["object", "null"]},
+                       "provisional": {"type": ["object", "null"], "properties": {
+                           "sessions": {"type": "integer"},
+                           "of_sessions": {"type": "integer"},
+                           "computed_at": STRING, "summary": {"type": "object"}}},
                        "links": {"type": "object", "properties": {
                            k: STRING for k in ("status", "dashboard", "results", "rows",
                                                "export_csv", "export_json")}},

@@ -124,8 +124,9 @@ def run_page(token: str):
     if run.status not in FINAL_RUN:
         counts = _storage().status_counts(run.id)
         return render_template(
-            "progress.html", run=run, counts=counts, workspace_memo=memo
-        )
+            "progress.html", run=run, counts=counts, workspace_memo=memo,
+            **dashboard.provisional_context(run, request.args),
+        )  # fmt: skip
     return render_template(
         "dashboard.html",
         **dashboard.context(_storage(), run, request.args),

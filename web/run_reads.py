@@ -50,8 +50,23 @@ def status_body(run, link) -> dict:
         "progress": service.progress(run),  # done, total, ETA and rates
         "counts": service.storage.run_status_counts(run),
         "summary": head["summary"] if head else None,
+        "provisional": provisional(run),
         "links": links(run, link),
         "results": head,
+    }
+
+
+def provisional(run) -> dict | None:
+    """While a run is evaluated: the summary of the sessions stored so far
+    (``pipeline/interim.py``), which changes until the run ends; else null."""
+    interim = run.interim if run.status not in FINAL_RUN else None
+    if not interim:
+        return None
+    return {
+        "sessions": interim.get("sessions_scored"),
+        "of_sessions": run.sessions,
+        "computed_at": run.interim_at.isoformat() if run.interim_at else None,
+        "summary": interim.get("summary"),
     }
 
 

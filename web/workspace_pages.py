@@ -42,10 +42,15 @@ def workspace_page(token: str):
     found = _workspace_or_404(token)
     runs = _storage().workspace_runs(found.item.id)
     used = _storage().judge_usage_of([run.id for run in runs])
+    saved = request.args.get("saved")
     return render_template(
         "workspace.html",
         workspace=found.item,
         runs=runs,
+        # what the last form did, said at the top of the page
+        saved_run=next((run for run in runs if run.token == saved), None),
+        run_deleted=bool(request.args.get("run_deleted")),
+        renamed=bool(request.args.get("renamed")),
         spent={
             run.id: spent_total(judge_usage(run, used.get(run.id, {}))) for run in runs
         },
@@ -93,7 +98,8 @@ def edit_run(token: str, run_token: str):
     except Rejected as rejected:
         return error_page(rejected)
     _storage().update_run_fields(run.id, **fields)
-    return redirect(url_for("workspaces.workspace_page", token=token), code=303)
+    page = url_for("workspaces.workspace_page", token=token, saved=run.token)
+    return redirect(page, code=303)
 
 
 @bp.post("/w/<token>/runs/<run_token>/delete")
@@ -105,7 +111,23 @@ def delete_run(token: str, run_token: str):
     except Rejected as rejected:
         return error_page(rejected)
     _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
-    return redirect(url_for("workspaces.workspace_page", token=token), code=303)
+    page = url_for("workspaces.workspace_page", token=token, run_deleted=1)
+    return redirect(page, code=303)
+
+
+@bp.post("/w/<token>/rename")
+def rename_workspace(token: str):
+    """Rename the workspace (its manage link only)."""
+    found = _workspace_or_404(token)
+    try:
+        if not found.can_manage:
+            raise Rejected.one("view_only", http=403)
+        name = forms.workspace_name(None, request.form)
+    except Rejected as rejected:
+        return error_page(rejected)
+    _storage().rename_workspace(found.item.id, name)
+    page = url_for("workspaces.workspace_page", token=token, renamed=1)
+    return redirect(page, code=303)
 
 
 @bp.post("/w/<token>/delete")

@@ -1,0 +1,67 @@
+"""Results before a run ends.
+
+*While a run is evaluated*, the worker that finishes a chunk aggregates the
+rows stored so far, at most every ``INTERIM_EVERY_S`` (one worker, by a
+claim on ``runs.interim_at``), into ``runs.interim``: the run's pages show
+them marked provisional, with the sessions they cover. A chunk stores its
+sessions whole, so these are the aggregates of whole sessions, computed as
+the final ones are; they change as sessions are added.
+
+*A cancelled run* keeps every row its finished chunks stored (a chunk
+cancelled midway stores nothing). The cancel clears ``interim_at``; the
+dispatcher then hands the run to a worker once (``claim_cancelled``), which
+aggregates those rows into ``runs.aggregates``. The status stays
+``cancelled`` and the dashboard says what the results cover.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from core.status import ACTIVE_RUN
+from metrics import engine
+from metrics.rows import finite_json
+from store import suite_rows
+from store.models import utcnow
+
+log = logging.getLogger(__name__)
+
+
+def aggregate_stored(storage, run, config: dict) -> dict:
+    """The aggregates of the run's stored rows, with their status counts and
+    the sessions they cover. Each suite reads its rows a few metrics at a
+    time (``store/suite_rows.py``): memory follows one or two metrics' rows,
+    not the run's."""
+
+    def rows_of(suite):
+        return suite_rows.source(storage.engine, run.id, suite)
+
+    max_compared = config["MAX_COMPARED_METHODS"]
+    aggregates = engine.aggregate(rows_of, run.suites, run.methods, max_compared)
+    return finite_json({
+        **aggregates,
+        "status_counts": storage.status_counts(run.id),
+        "sessions_scored": storage.count_scored_sessions(run.id),
+    })  # fmt: skip
+
+
+def refresh(storage, run_id: str, config: dict) -> None:
+    """Provisional aggregates of an active run, when they are due."""
+    due = utcnow() - timedelta(seconds=config["INTERIM_EVERY_S"])
+    if not storage.claim_interim(run_id, computed_before=due):
+        return
+    run = storage.get_run(run_id)
+    if run is None or run.status not in ACTIVE_RUN:
+        return
+    try:
+        interim = aggregate_stored(storage, run, config)
+    except Exception:  # provisional: the final aggregation says what failed
+        log.exception("provisional aggregates of run %s failed", run_id)
+        return
+    storage.update_run(run_id, interim=interim)
+
+
+def summarize_cancelled(storage, run, config: dict) -> None:
+    """The results of what a cancelled run evaluated before the cancel."""
+    storage.update_run(run.id, aggregates=aggregate_stored(storage, run, config))

@@ -1,0 +1,61 @@
+"""Claims for results before a run ends (mixed into ``Storage``; the work
+is in ``pipeline/interim.py``). Each claim is a compare-and-set on
+``runs.interim_at``, so one worker does each piece of work however many
+ask at the same time."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import distinct, func, select, update
+from sqlalchemy.engine import Engine
+
+from core.status import ACTIVE_RUN, RunStatus
+from store.models import ResultRow, Run, utcnow
+
+_ACTIVE = [status.value for status in ACTIVE_RUN]
+
+
+class InterimQueries:
+    """``Storage`` provides ``engine``."""
+
+    engine: Engine
+
+    def claim_interim(self, run_id: str, computed_before: datetime) -> bool:
+        """Whether this caller should aggregate the active run's rows so far
+        (none did since ``computed_before``)."""
+        query = (
+            update(Run)
+            .where(
+                Run.id == run_id,
+                Run.status.in_(_ACTIVE),
+                Run.interim_at.is_(None) | (Run.interim_at < computed_before),
+            )
+            .values(interim_at=utcnow())
+        )
+        with self.engine.begin() as conn:
+            return conn.execute(query).rowcount == 1
+
+    def claim_cancelled(self) -> list[str]:
+        """Cancelled runs whose stored rows nobody summarized yet (a cancel
+        clears ``interim_at``), each claimed once."""
+        waiting = (Run.status == RunStatus.CANCELLED.value) & Run.interim_at.is_(None)
+        claimed = []
+        with self.engine.begin() as conn:
+            for run_id in list(conn.scalars(select(Run.id).where(waiting))):
+                query = (
+                    update(Run)
+                    .where(Run.id == run_id, waiting)
+                    .values(interim_at=utcnow())
+                )
+                if conn.execute(query).rowcount == 1:
+                    claimed.append(run_id)
+        return claimed
+
+    def count_scored_sessions(self, run_id: str) -> int:
+        """Sessions with rows stored (chunks store whole sessions)."""
+        query = select(func.count(distinct(ResultRow.session_id))).where(
+            ResultRow.run_id == run_id
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query).scalar_one()

@@ -1,0 +1,106 @@
+"""Results before a run ends (pipeline/interim.py): provisional aggregates of
+the sessions stored so far, shown on the run's page and in its status; and
+a cancelled run keeps and shows what it evaluated.
+
+Chunks are handed out here by hand (``send`` records them), so the run sits
+between two chunks for as long as the test needs: no timing involved."""
+
+from __future__ import annotations
+
+import time
+
+from core.status import RunStatus
+from pipeline import execution
+from pipeline.dispatch import dispatch
+from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
+from pipeline.runs import RunRequest
+from store.models import utcnow
+from tests import crafted
+
+
+def planned_run(app, tmp_path, sessions: int = 6):
+    """A run of ``sessions`` sessions in chunks of one session, not sent."""
+    app.test_client().get("/")  # the start-up resume, before the run exists
+    rows = [
+        {**crafted.alignment_sessions()[index % 2], "session_id": f"s{index}"}
+        for index in range(sessions)
+    ]
+    path = crafted.write(tmp_path / "i.jsonl", rows)
+    with path.open("rb") as stream:
+        run = app.extensions["runs"].create(
+            stream, path.name, RunRequest(suites=["quality"])
+        )
+    sent: list[tuple] = []
+    ctx = execution.Context(
+        app.extensions["storage"], app.config, lambda *task: sent.append(task)
+    )
+    dispatch(ctx.storage, ctx.config, ctx.send)
+    return run, ctx, sent
+
+
+def test_provisional_results_cover_the_sessions_stored_so_far(app_factory, tmp_path):
+    app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100, INTERIM_EVERY_S=0)
+    run, ctx, sent = planned_run(app, tmp_path)
+    chunks = [task[2] for task in sent if task[0] == EVALUATE_CHUNK]
+    assert len(chunks) == 6
+    for chunk in chunks[:2]:
+        execution.evaluate_chunk(ctx, run.id, chunk)
+    stored = ctx.storage.get_run(run.id)
+    assert stored.status == RunStatus.RUNNING and stored.interim
+    assert stored.interim["sessions_scored"] == 2
+    assert set(stored.interim["summary"]) == set(run.methods)
+
+    client = app.test_client()
+    status = client.get(f"/api/v1/runs/{run.token}").get_json()
+    assert status["provisional"]["sessions"] == 2
+    assert status["provisional"]["of_sessions"] == 6
+    page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="provisional"' in page and 'id="run-progress"' in page
+    assert "cover the 2 of 6 sessions evaluated so far" in page
+    assert 'data-testid="comparison-table"' in page and 'id="figures"' in page
+
+    for chunk in chunks[2:]:
+        execution.evaluate_chunk(ctx, run.id, chunk)
+    assert (FINALIZE_RUN, run.id) in sent
+    execution.finalize(ctx.storage, run.id, ctx.config)
+    final = client.get(f"/api/v1/runs/{run.token}").get_json()
+    assert final["status"] == "done" and final["provisional"] is None
+
+
+def test_a_cancelled_run_keeps_and_shows_what_it_evaluated(app_factory, tmp_path):
+    app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100)
+    run, ctx, sent = planned_run(app, tmp_path)
+    chunks = [task[2] for task in sent if task[0] == EVALUATE_CHUNK]
+    for chunk in chunks[:3]:
+        execution.evaluate_chunk(ctx, run.id, chunk)
+    client = app.test_client()
+    cancelled = client.post(f"/api/v1/runs/{run.manage_token}/cancel")
+    assert cancelled.status_code in (200, 202), cancelled.get_json()
+    execution.evaluate_chunk(ctx, run.id, chunks[3])  # sent before: stores nothing
+    # the cancel woke the dispatcher: the app's worker summarizes the rows
+    deadline = time.monotonic() + 600
+    while not ctx.storage.get_run(run.id).aggregates:
+        assert time.monotonic() < deadline, "the cancelled run was never summarized"
+        time.sleep(0.05)
+    sent.clear()
+    dispatch(ctx.storage, ctx.config, ctx.send)
+    assert sent == []  # summarized once, however often dispatch runs
+    stored = ctx.storage.get_run(run.id)
+    assert stored.status == RunStatus.CANCELLED
+    assert stored.aggregates["sessions_scored"] == 3
+    page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert "cover the 3 of 6 sessions evaluated before the cancel" in page
+    assert 'data-testid="comparison-table"' in page
+
+
+def test_a_cancelled_run_not_yet_summarized_says_so_and_reloads(app_factory, tmp_path):
+    app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100)
+    run, ctx, _sent = planned_run(app, tmp_path)
+    # cancelled and claimed by a worker that has not finished yet
+    ctx.storage.set_status(run.id, RunStatus.CANCELLED, interim_at=utcnow())
+    page = app.test_client().get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="cancelled-pending"' in page
+    assert 'http-equiv="refresh"' in page
+    sent: list[tuple] = []
+    dispatch(ctx.storage, ctx.config, lambda *task: sent.append(task))
+    assert (FINALIZE_RUN, run.id) not in sent  # claimed already
