@@ -23,7 +23,9 @@ so ``judge_calls`` moves with the work. A failed write is logged and the next
 one catches up: progress must never fail the scoring.
 
 Estimates. The rate is the one observed since the run started (its first
-chunk went to a worker): ``done / elapsed``. A smoothed recent rate would
+chunk went to a worker): ``done / elapsed``. The page shows the time left
+as a range, and only once a twentieth of the units are done and ten seconds
+have passed (before that a rate says little). A smoothed recent rate would
 follow a changing judge faster, but would need a history of samples shared
 by every web process; the overall rate needs none and does not jump when a
 chunk finishes.
@@ -165,10 +167,47 @@ def run_progress(run, now: datetime | None = None) -> dict:
     return {
         "done": done,
         "total": total,
+        "stage": _stage(run),
         "eta_seconds": eta,
+        "eta_range": _eta_range(run, done, total, elapsed, rate),
         "units_per_second": round(rate, 3) if rate else None,
         "judge_calls_per_minute": None if judge_rate is None else round(judge_rate, 1),
     }
+
+
+def _stage(run) -> str:
+    """``queued``, ``evaluating``, ``summarizing`` (every unit done: the
+    run is aggregated) or ``finished``."""
+    if run.status in FINAL_RUN:
+        return "finished"
+    if run.status == RunStatus.QUEUED:
+        return "queued"
+    return "summarizing" if run.total and run.done >= run.total else "evaluating"
+
+
+STABLE_SHARE, STABLE_AFTER_S = 0.05, 10.0  # an ETA is shown once both hold
+RATE_SPREAD = (0.8, 1.25)  # the range: the rate so far, this much slower/faster
+
+
+def _eta_range(run, done, total, elapsed, rate) -> list[int] | None:
+    """Seconds left as ``[low, high]`` once the rate is worth a forecast
+    (``STABLE_SHARE`` of the units done and ``STABLE_AFTER_S`` elapsed):
+    a range, because judges speed up and slow down. None before, and once
+    nothing is left to evaluate.
+
+    >>> from types import SimpleNamespace as Run
+    >>> _eta_range(Run(status="running"), 30, 90, 60.0, 0.5)
+    [96, 150]
+    >>> _eta_range(Run(status="running"), 2, 90, 60.0, 2 / 60) is None  # too early
+    True
+    """
+    if run.status in FINAL_RUN or not rate or not elapsed or done >= total:
+        return None
+    if done < STABLE_SHARE * total or elapsed < STABLE_AFTER_S:
+        return None
+    slow, fast = RATE_SPREAD
+    left = total - done
+    return [ceil(left / (rate * fast)), ceil(left / (rate * slow))]
 
 
 def _elapsed(run, now: datetime) -> float | None:

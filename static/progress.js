@@ -26,14 +26,20 @@
     }).format(value);
   }
 
+  // The time left as a range ("about 2 minutes - 3 minutes left"), once
+  // the server finds the rate stable; the summarizing stage says so.
   function showEstimates(progress) {
     const eta = document.getElementById("run-eta");
-    if (progress.eta_seconds === null || progress.eta_seconds === undefined) {
-      eta.textContent = strings.eta_unknown;
-    } else if (progress.eta_seconds <= 0) {
+    const range = progress.eta_range;
+    if (progress.stage === "summarizing") {
       eta.textContent = strings.finishing;
+    } else if (!range) {
+      eta.textContent = strings.eta_unknown;
     } else {
-      eta.textContent = strings.eta.replace("{duration}", duration(progress.eta_seconds));
+      const low = duration(range[0]), high = duration(range[1]);
+      eta.textContent = low === high
+        ? strings.eta.replace("{duration}", low)
+        : strings.eta_range.replace("{low}", low).replace("{high}", high);
     }
     const rate = document.getElementById("judge-rate");
     const perMinute = progress.judge_calls_per_minute;

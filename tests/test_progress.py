@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from types import SimpleNamespace
 
 import pytest
@@ -199,7 +200,9 @@ def test_estimates_come_from_the_rate_since_the_run_started():
     assert progress.run_progress(run, now) == {
         "done": 30,
         "total": 90,
+        "stage": "evaluating",
         "eta_seconds": 120,
+        "eta_range": [96, 150],
         "units_per_second": 0.5,
         "judge_calls_per_minute": 120.0,
     }
@@ -303,3 +306,36 @@ def test_the_progress_page_carries_its_sentences_as_json(app_factory, tmp_path):
         assert "{duration}" in strings["eta"] and "{rate}" in strings["judge_rate"]
         if lang != "en":
             assert strings["eta"] != "about {duration} left"
+
+
+@pytest.mark.slow
+def test_a_pairwise_panel_run_never_stalls_silently(app_factory, tmp_path):
+    """Sampled every 0.25 s through the API: while the judge answers, the
+    count (or the stage) moves at least every 5 s, finalization included."""
+    with ScriptedJudge(latency=0.2) as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
+            JUDGE_MODELS=["scripted", "scripted+10"], JUDGE_CONCURRENCY=4,
+        )  # fmt: skip
+        client = app.test_client()
+        client.get("/")
+        path = crafted.write(tmp_path / "p.jsonl", long_sessions(6, 4))
+        run_id = submit(app, path, judge, suites=["alignment", "pairwise"],
+                        judge_models=["scripted", "scripted+10"])  # fmt: skip
+        token = app.extensions["storage"].get_run(run_id).token
+        samples = []  # (time, what the page would show)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            body = client.get(f"/api/v1/runs/{token}").get_json()
+            shown = (body["status"], body["progress"]["done"],
+                     body["progress"].get("stage"))  # fmt: skip
+            samples.append((time.monotonic(), shown))
+            if body["status"] in ("done", "partial", "failed", "cancelled"):
+                break
+            time.sleep(0.25)
+    assert samples[-1][1][0] == "done"
+    changes = [t for (_, before), (t, shown) in pairwise(samples)
+               if shown != before]  # fmt: skip
+    moments = [samples[0][0], *changes]
+    longest = max(b - a for a, b in pairwise(moments))
+    assert longest <= 5.0, (longest, [s for _, s in samples])
