@@ -47,12 +47,46 @@
   // On touch screens a drag on a chart should scroll the page, not zoom.
   const touch = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
 
+  // On a narrow screen a legend of many entries would fill the chart, and a
+  // radar's side labels would be cut: the legend becomes a list below the
+  // chart (HTML wraps at any width) and the radar gets wider side margins.
+  const NARROW_PX = 560;
+  const plain = (text) => new DOMParser().parseFromString(String(text), "text/html").documentElement.textContent;
+  const colorOf = (trace) => (trace.line && trace.line.color) || (trace.marker && trace.marker.color) || trace.fillcolor || "";
+
+  function legendBelow(target, data) {
+    const list = document.createElement("ul");
+    list.className = "chart-legend";
+    list.dataset.testid = "chart-legend";
+    const seen = new Set();
+    data.forEach((trace) => {
+      const key = trace.legendgroup || trace.name;
+      if (trace.showlegend === false || !trace.name || seen.has(key)) return;
+      seen.add(key);
+      const item = document.createElement("li");
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      const color = colorOf(trace);
+      if (typeof color === "string") swatch.style.background = color;
+      item.append(swatch, document.createTextNode(plain(trace.name)));
+      list.appendChild(item);
+    });
+    target.after(list);
+  }
+
   for (const [name, figure] of Object.entries(figures)) {
     const target = document.getElementById("chart-" + name);
     if (!target) continue;
     // The page shows the title as an HTML heading; the figure's copy is for images.
     const layout = Object.assign({}, figure.layout, { title: { text: "" } });
     if (touch) layout.dragmode = false;
+    if (target.clientWidth < NARROW_PX) {
+      layout.showlegend = false;
+      legendBelow(target, figure.data);
+      const margin = layout.margin || {};
+      layout.margin = Object.assign({}, margin, { t: 12 });
+      if (layout.polar) layout.margin = Object.assign({}, layout.margin, { l: 96, r: 96 });
+    }
     window.Plotly.newPlot(target, figure.data, layout, config);
   }
   restoreScroll();
