@@ -97,13 +97,19 @@
     const name = button.dataset.chart;
     const target = document.getElementById("chart-" + name);
     if (!target || !target.data) return;
+    // A paper figure: the title off the edge, room around the plot, the
+    // legend shown (a narrow page moved it into a list), drawn at 2x.
+    const margin = Object.assign({}, figures[name].layout.margin || {});
     const layout = Object.assign({}, target.layout, {
-      title: figures[name].layout.title,
+      title: Object.assign({ x: 0.02, xanchor: "left", pad: { t: 8, l: 8 } }, figures[name].layout.title),
       legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top" },
+      showlegend: figures[name].layout.showlegend !== false,
+      margin: Object.assign(margin, { t: Math.max(margin.t || 0, 72), l: Math.max(margin.l || 0, 64),
+                                      r: Math.max(margin.r || 0, 24), b: Math.max(margin.b || 0, 56) }),
       dragmode: "zoom",
     });
     window.Plotly.downloadImage({ data: target.data, layout, config }, {
-      format: button.dataset.format, filename: button.dataset.filename, width: 960, height: 560,
+      format: button.dataset.format, filename: button.dataset.filename, width: 960, height: 560, scale: 2,
     });
   }
   for (const button of document.querySelectorAll("button[data-download]")) {

@@ -319,3 +319,30 @@ def test_the_page_and_its_exports_share_one_computation(
     assert renamed.status_code == 200
     page = settled(client, f"/compare?runs={runs}").get_data(as_text=True)
     assert "renamed/Base" in page and computed == [1, 1]  # a new name: computed again
+
+
+def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
+    app_factory, tmp_path
+):
+    """Every .tex of a comparison compiles with pdflatex, with no overfull box
+    over 1 pt, whatever the run names (long, with "/", in Chinese)."""
+    from tests.test_paper import compile_fragment
+
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(
+        tmp_path / "q.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    names = ["baseline/v2 with a rather long descriptive name", "判定 第二版",
+             "ablation: no persona memory, temperature 0.7"]  # fmt: skip
+    tokens = []
+    for name in names:
+        answer = upload(client, data, suites="quality", name=name).get_json()
+        tokens.append(answer["token"])
+        wait_final(client, answer["token"])
+    tex = settled(client, f"/compare/export.tex?runs={','.join(tokens)}").get_data(
+        as_text=True
+    )
+    assert "baseline/v2 with" in tex and "U+2215" not in tex
+    compile_fragment(tex, tmp_path / "compare")

@@ -10,6 +10,7 @@ import doctest
 import hashlib
 import io
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "a&b%c$d#e_f{g}h~i^j\\k<l>m|n--o"
 CHINESE = "中文方法 «Ü» Café"
 DOCUMENT = (
-    "\\documentclass{article}\\usepackage{booktabs}\\usepackage[utf8]{inputenc}"
+    "\\documentclass{article}\\usepackage{booktabs}\\usepackage{graphicx}"
+    "\\usepackage[utf8]{inputenc}"
     "\\begin{document}\\input{table.tex}\\end{document}\n"
 )
 
@@ -278,7 +280,15 @@ def compile_fragment(tex: str, directory: Path) -> Path:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     assert (directory / "doc.pdf").is_file()
+    assert overfull_points(directory / "doc.log") <= 1.0
     return directory / "doc.pdf"
+
+
+def overfull_points(log: Path) -> float:
+    """The widest overfull box the log reports (0 when none)."""
+    text = log.read_text(encoding="latin-1")
+    found = re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too", text)
+    return max((float(points) for points in found), default=0.0)
 
 
 def finished_token(app, path: Path) -> tuple[str, object]:

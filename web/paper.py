@@ -8,7 +8,9 @@ non-baseline methods the difference of the values to the baseline with its
 CI and Holm-adjusted significance marks (:func:`web.tables.significance`). Each
 table carries a caption that states the tests, the correction and the real n.
 
-LaTeX output needs only ``booktabs``. Every LaTeX special character in a name
+LaTeX output needs ``booktabs`` and ``graphicx``: a tabular wider than the
+line (a comparison's long ``run/method`` names) is scaled down to the
+line width, never up. Every LaTeX special character in a name
 or label is escaped (:func:`web.paper_text.latex_escape`); Latin-1 letters are
 kept, and characters the default OT1 fonts cannot typeset (CJK, emoji, «, þ,
 ...) are written as code points, ``\\texttt{[U+4E2D U+6587]}``, so the file
@@ -228,8 +230,8 @@ def to_latex(run, baseline: str) -> str:
     """The run's tables as one LaTeX fragment (booktabs; no preamble)."""
     parts = [
         f"% PersonaSteer Benchmark: comparison tables of run {run.id[:12]}.",
-        r"% Needs \usepackage{booktabs}. Characters the default fonts lack are",
-        r"% written as \texttt{[U+XXXX]}.",
+        r"% Needs \usepackage{booktabs} and \usepackage{graphicx}. Characters the",
+        r"% default fonts lack are written as \texttt{[U+XXXX]}.",
     ]
     for table in tables(run, baseline):
         parts.append(_latex_table(run, table, baseline))
@@ -267,6 +269,7 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     columns = [table["columns"][i] for i in block]
     head = ["Method", *(latex_heading(m) for m in columns)]
     lines = [
+        FIT_WIDTH,
         rf"\begin{{tabular}}{{l{'r' * len(block)}}}",
         r"\toprule",
         " & ".join(head) + r" \\",
@@ -277,7 +280,11 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
             _cell(row["cells"][i], bold, _latex_delta, latex_number) for i in block
         ]
         lines.append(" & ".join([latex_escape(row["method"]), *cells]) + r" \\")
-    return [*lines, r"\bottomrule", r"\end{tabular}"]
+    return [*lines, r"\bottomrule", r"\end{tabular}}"]
+
+
+# graphicx: the tabular at its width, or scaled down to the line when wider
+FIT_WIDTH = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"
 
 
 def _label(name: str) -> str:

@@ -233,6 +233,31 @@ def iso_utc(moment) -> str | None:
     )
 
 
+def outcome_sentence(run) -> str:
+    """How many result rows were scored and why the others were not: a
+    reader must know what the means leave out.
+
+    >>> from types import SimpleNamespace
+    >>> print(outcome_sentence(SimpleNamespace(aggregates={"status_counts": {
+    ...     "ok": 1200, "unscored": 3, "not_applicable": 40, "error": 0}})))
+    Of 1,243 result rows, 1,200 were scored; 3 unscored (the judge or the metric could not score the item), 40 not applicable (the metric does not apply to the item) and 0 failed with an error are excluded from every aggregate (no value is imputed).
+    """
+    counts = (run.aggregates or {}).get("status_counts") or {}
+    if not counts:
+        return ""
+    total = sum(counts.values())
+    configured = counts.get("not_configured", 0)
+    missing = f", {configured:,} not configured (no judge)" if configured else ""
+    return (
+        f"Of {plural(total, 'result row')}, {counts.get('ok', 0):,} were scored; "
+        f"{counts.get('unscored', 0):,} unscored (the judge or the metric could "
+        f"not score the item), {counts.get('not_applicable', 0):,} not applicable (the metric "
+        f"does not apply to the item){missing} and {counts.get('error', 0):,} "
+        "failed with an error are excluded from every aggregate (no value is "
+        "imputed)."
+    )
+
+
 def methods_paragraph(run, used: dict | None = None) -> str:
     """The paragraph, one line of plain text; ``used`` is the run's
     ``judge_usage`` (metrics/results.py), said when given."""
@@ -242,6 +267,7 @@ def methods_paragraph(run, used: dict | None = None) -> str:
         data_sentence(run),
         judge_sentence(run),
         spent_sentence(used),
+        outcome_sentence(run),
         statistics_sentence(run),
         when,
     ]

@@ -30,6 +30,7 @@ LATEX_SYMBOLS = {
     "–": "--",
     "—": "---",
     "²": r"\textsuperscript{2}",
+    "∕": "/",  # a "/" in a run's name (run/method columns keep it apart)
 }
 OT1_MISSING = frozenset("«»ÐÞðþ")  # Latin-1, but not in pdflatex's default fonts
 MARKDOWN_SPECIALS = frozenset("\\`*_[]<>|~&")

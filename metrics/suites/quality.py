@@ -219,9 +219,10 @@ SUITE = Suite(
     label=_l("Response quality heuristics"),
     description=_l("Deterministic heuristics of coherence, completeness, length, structure and vocabulary; no judge needed."),
     metrics=(
-        *(Metric(m, LABELS[m], "row", True, UNIT, Format.RATE,
+        # scores on [0, 1], not shares of anything: "rates as %" leaves them
+        *(Metric(m, LABELS[m], "row", True, UNIT, Format.SCORE,
                  description=DESCRIPTIONS[m]) for m in ROW_METRICS),
-        *(Metric(f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.RATE,
+        *(Metric(f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.SCORE,
                  compare=m) for m in ROW_METRICS),
     ),
     run=run,
