@@ -132,6 +132,15 @@ def test_same_file_two_judges_agreement_matches_a_hand_computation(
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'data-testid="agreement-table"' in html
     assert "scripted+10/Ours" in html and "judge agreement" not in html.lower()
+    # the agreement table reaches the paper exports
+    runs = ",".join(tokens)
+    md = settled(client, f"/compare/export.md?runs={runs}").get_data(as_text=True)
+    assert "| al | Ours | scripted vs scripted+10 | 10 |" in md
+    tex = settled(client, f"/compare/export.tex?runs={runs}").get_data(as_text=True)
+    assert r"\label{tab:personasteer-judge-agreement}" in tex
+    from tests.test_paper import compile_fragment
+
+    compile_fragment(tex, tmp_path / "agreement")
 
 
 def test_different_methods_on_the_same_sessions_merge_into_one_experiment(

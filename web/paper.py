@@ -40,9 +40,10 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from web import paper_summary
+from web import paper_agreement, paper_summary
 from web import tables as table_views
 from web.paper_text import (
+    FIT_WIDTH,
     direction,
     heading,
     latex_escape,
@@ -101,6 +102,12 @@ def caption(run, table: dict, baseline: str) -> str:
     listed = f" unless listed: {'; '.join(bases)}" if bases else ""
     text = f"{suite.label.msgid}. Values are means over sessions{listed}{said}."
     text += _noted(run, table)
+    if all(cell["value"] is None for row in table["rows"] for cell in row["cells"]):
+        text += (
+            " No value could be computed: every row of these metrics is "
+            "unscored, not configured (no judge) or not applicable; the run's "
+            "status counts say how many."
+        )
     versus = shown_versus(table)
     if not versus:
         return text
@@ -235,6 +242,8 @@ def to_latex(run, baseline: str) -> str:
     ]
     for table in tables(run, baseline):
         parts.append(_latex_table(run, table, baseline))
+    if getattr(run, "agreement", None):  # a comparison of runs' judges
+        parts.append(paper_agreement.to_latex(run.agreement))
     return "\n".join(parts) + "\n"
 
 
@@ -283,19 +292,16 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}}"]
 
 
-# graphicx: the tabular at its width, or scaled down to the line when wider
-FIT_WIDTH = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"
-
-
 def _label(name: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
 
 
 def to_markdown(run, baseline: str) -> str:
     """The run's tables as GitHub-flavoured Markdown, each with its caption."""
-    return "\n".join(
-        _markdown_table(run, table, baseline) for table in tables(run, baseline)
-    )
+    parts = [_markdown_table(run, table, baseline) for table in tables(run, baseline)]
+    if getattr(run, "agreement", None):  # a comparison of runs' judges
+        parts.append(paper_agreement.to_markdown(run.agreement))
+    return "\n".join(parts)
 
 
 def _markdown_table(run, table: dict, baseline: str) -> str:

@@ -32,6 +32,8 @@ LATEX_SYMBOLS = {
     "²": r"\textsuperscript{2}",
     "∕": "/",  # a "/" in a run's name (run/method columns keep it apart)
 }
+# graphicx: a tabular at its width, or scaled down to the line when wider
+FIT_WIDTH = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"
 OT1_MISSING = frozenset("«»ÐÞðþ")  # Latin-1, but not in pdflatex's default fonts
 MARKDOWN_SPECIALS = frozenset("\\`*_[]<>|~&")
 
