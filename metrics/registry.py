@@ -87,6 +87,11 @@ def names() -> list[str]:
     return [suite.name for suite in suites()]
 
 
+def option_names() -> set[str]:
+    """Every suite option's name (the settings a run stores in its options)."""
+    return {option.name for suite in suites() for option in suite.options}
+
+
 def get(name: str) -> Suite:
     """The suite called ``name`` (KeyError when there is none)."""
     _discover()

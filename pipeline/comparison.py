@@ -30,6 +30,7 @@ from pathlib import Path
 import dataset
 from core.problems import Problem, Rejected
 from core.status import FINAL_RUN, ComparisonState
+from metrics import registry
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
 from metrics.rows import finite_json
 from store.uploads import upload_path
@@ -185,6 +186,12 @@ def _side(run, label: str) -> Side:
             "methods": list(run.methods),
             "suites": list(run.suites),
             "judge_model": (judge or {}).get("model"),
+            # the suite options the run set (its settings, beside the judge's)
+            "options": {
+                key: value
+                for key, value in (run.options or {}).items()
+                if key in registry.option_names()
+            },
             "prompt_versions": (judge or {}).get("prompts"),
         },
     )

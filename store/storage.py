@@ -207,6 +207,11 @@ class Storage(
         for name in ROW_FILTERS:
             if filters.get(name):
                 query = query.where(getattr(ResultRow, name) == filters[name])
+        # a score range (numbers; a row without a value is outside any range)
+        if filters.get("value_min") is not None:
+            query = query.where(ResultRow.value >= filters["value_min"])
+        if filters.get("value_max") is not None:
+            query = query.where(ResultRow.value <= filters["value_max"])
         return query
 
     def rows_page(

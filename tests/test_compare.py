@@ -132,6 +132,9 @@ def test_same_file_two_judges_agreement_matches_a_hand_computation(
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'data-testid="agreement-table"' in html
     assert "scripted+10/Ours" in html and "judge agreement" not in html.lower()
+    # what differs between the runs: the judge alone (the same file, suites)
+    diff = html.split('data-testid="settings-diff"')[1].split("</table>")[0]
+    assert diff.count("<tr>") == 2 and "scripted+10" in diff  # head + the judge
     # the agreement table reaches the paper exports
     runs = ",".join(tokens)
     md = settled(client, f"/compare/export.md?runs={runs}").get_data(as_text=True)

@@ -220,6 +220,12 @@ def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
     wanted = [r for r in rows if r["metric"] == "al" and r["judge"] == "scripted+10"]
     assert judges == ["scripted+10"] * len(wanted) and wanted
     assert 'data-testid="judge-filter"' in table
+    # a score range: the rows whose value lies within it (ends included)
+    ranged = client.get(f"/r/{token}?metric=al&value_min=40&value_max=60&lang=en")
+    listed = re.findall(r'data-testid="row-judge">', ranged.get_data(as_text=True))
+    inside = [r for r in rows if r["metric"] == "al" and r["value"] is not None
+              and 40 <= r["value"] <= 60]  # fmt: skip
+    assert len(listed) == len(inside) and 0 < len(inside) < len(wanted) * 2
     exported = client.get(f"/r/{token}/export.csv?judge={quote('scripted+10')}")
     exported_rows = csv.DictReader(io.StringIO(exported.get_data(as_text=True)))
     assert {row["judge"] for row in exported_rows} == {"scripted+10"}

@@ -29,6 +29,7 @@ from pipeline.comparison import compare_runs
 from translations import translate_problems
 from web import dashboard, paper, paper_summary
 from web.pages import error_page
+from web.settings_diff import settings_diff
 
 bp = Blueprint("compare", __name__)
 
@@ -111,6 +112,7 @@ def context(comparison, args) -> dict:
         **dashboard.results_context(comparison, args),
         "comparison": comparison,
         "runs_arg": ",".join(side.key for side in comparison.sides),
+        "settings_diff": settings_diff(comparison.sides),
     }
 
 

@@ -3,6 +3,7 @@ rows: the page cost does not grow with the number of rows in a run."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 from metrics import registry
@@ -49,18 +50,34 @@ def _row_count(storage, run, filters: dict) -> int:
     status counts say it (a COUNT over millions of rows on every view);
     by status alone, too."""
     stored = (run.aggregates or {}).get("status_counts")
+    ranged = filters["value_min"] is not None or filters["value_max"] is not None
     if stored is not None and not (
-        filters["method"] or filters["metric"] or filters["judge"]
+        filters["method"] or filters["metric"] or filters["judge"] or ranged
     ):
         status = filters["status"]
         return stored.get(status, 0) if status else sum(stored.values())
     return storage.count_filtered_rows(run.id, filters)
 
 
+def finite_number(raw: str | None) -> float | None:
+    """A bound typed in a filter box; None when empty or not a finite number.
+
+    >>> finite_number("0.5"), finite_number(" 70 "), finite_number("nan"), finite_number("x")
+    (0.5, 70.0, None, None)
+    """
+    try:
+        value = float((raw or "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def rows_section(storage, run, args) -> dict:
     """One page of the rows table, filtered and sorted on the server (a run
     can hold millions of rows)."""
-    filters = {name: args.get(name) or None for name in ROW_FILTERS}
+    filters: dict = {name: args.get(name) or None for name in ROW_FILTERS}
+    for bound in ("value_min", "value_max"):
+        filters[bound] = finite_number(args.get(bound))
     sort = args.get("sort") if args.get("sort") in ROW_COLUMNS else None
     descending = args.get("dir") == "desc"
     paging = paged(
