@@ -20,6 +20,7 @@ temperature, samples, history window), the judge metrics that declare an
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -204,20 +205,24 @@ def _as_column(side: Side, row: ResultRow) -> ResultRow:
 
 class _JudgedValues:
     """Scored values of agreement metrics, kept only for methods two runs
-    with different judge settings both hold."""
+    with different judge settings both hold. A panel's judges stand apart:
+    each is compared with each judge of the other run (its rows by name),
+    never pooled into one judge."""
 
     def __init__(self, sides: list[Side]):
         self.pairs = [
-            (a, b, m)
+            (a, ja, b, jb, m)
             for i, a in enumerate(sides)
             for b in sides[i + 1 :]
-            if a.judge and b.judge and a.judge != b.judge
+            if a.judge and b.judge
+            for ja in _judges(a)
+            for jb in _judges(b)
+            if (a.judge, ja) != (b.judge, jb) and _settings(a, ja) != _settings(b, jb)
             for m in a.methods
             if m in b.methods
         ]
-        wanted = {(s.key, m) for a, b, m in self.pairs for s in (a, b)}
-        self.wanted = wanted
-        # (run key, method, metric) -> {(session, round or None): value}
+        self.wanted = {(s.key, m) for a, _, b, _, m in self.pairs for s in (a, b)}
+        # (run key, judge, method, metric) -> {(session, round or None): value}
         self.values: dict[tuple, dict] = defaultdict(dict)
 
     def record(self, side: Side, row: ResultRow) -> None:
@@ -226,23 +231,25 @@ class _JudgedValues:
             return
         if (side.key, row["method"]) in self.wanted and scored(row):
             item = (row["session_id"], row["round"] or None)
-            self.values[(side.key, row["method"], row["metric"])][item] = scored_value(
-                row
-            )
+            judge = row.get("judge") or _judges(side)[0]
+            key = (side.key, judge, row["method"], row["metric"])
+            self.values[key][item] = scored_value(row)
 
     def agreement(self, same_response: SameResponse) -> list[dict]:
         metrics = [m for m in registry.metrics().values() if m.agreement is not None]
         found = (
-            self._entry(a, b, method, metric, same_response)
-            for a, b, method in self.pairs
+            self._entry(pair, metric, same_response)
+            for pair in self.pairs
             for metric in metrics
         )
         return [entry for entry in found if entry is not None]
 
-    def _entry(self, a: Side, b: Side, method: str, metric, same_response):
-        """One pair of runs on one method and metric (None: not judged by both)."""
-        mine = self.values.get((a.key, method, metric.id))
-        theirs = self.values.get((b.key, method, metric.id))
+    def _entry(self, pair: tuple, metric, same_response):
+        """One judge of each of two runs on one method and metric (None: not
+        judged by both)."""
+        a, ja, b, jb, method = pair
+        mine = self.values.get((a.key, ja, method, metric.id))
+        theirs = self.values.get((b.key, jb, method, metric.id))
         if not mine or not theirs:
             return None
         both = sorted(set(mine) & set(theirs), key=_item_order)
@@ -255,19 +262,31 @@ class _JudgedValues:
             "metric": metric.id, "method": method,
             "a": a.column(method), "b": b.column(method),
             "run_a": a.label, "run_b": b.label,
-            "judge_a": _judge_facts(a.judge), "judge_b": _judge_facts(b.judge),
+            "judge_a": _judge_facts(a.judge, ja), "judge_b": _judge_facts(b.judge, jb),
             "scale": scale, "items_judged_by_both": len(both),
             **entry,
         }  # fmt: skip
+
+
+def _judges(side: Side) -> list[str]:
+    """The judge models of a run: a panel's, or its one model."""
+    judge = side.judge or {}
+    return list(judge.get("models") or [judge.get("model") or ""])
+
+
+def _settings(side: Side, model: str) -> tuple:
+    """What makes one judge of a run differ from another's."""
+    judge = side.judge or {}
+    return (model, judge.get("temperature"), judge.get("samples"),
+            judge.get("history_chars"), json.dumps(judge.get("prompts"), sort_keys=True))  # fmt: skip
 
 
 def _item_order(item: tuple[str, int | None]) -> tuple[str, int]:
     return item[0], item[1] or 0
 
 
-def _judge_facts(judge: dict | None) -> dict | None:
+def _judge_facts(judge: dict | None, model: str) -> dict | None:
     if not judge:
         return None
-    return {
-        key: judge.get(key) for key in ("model", "prompts", "temperature", "samples")
-    }
+    facts = {key: judge.get(key) for key in ("prompts", "temperature", "samples")}
+    return {"model": model, **facts}

@@ -358,3 +358,36 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
     )
     assert "baseline/v2 with" in tex and "U+2215" not in tex
     compile_fragment(tex, tmp_path / "compare")
+
+
+def test_a_panel_run_agrees_judge_by_judge_never_pooled(two_judge_app, tmp_path):
+    """A panel (scripted, scripted+10) against a run judged by scripted alone:
+    the panel's scripted has the same settings (no entry); its scripted+10
+    is compared with scripted on that judge's own rows."""
+    client = two_judge_app.test_client()
+    data = crafted.write(
+        tmp_path / "a.jsonl", crafted.alignment_sessions()
+    ).read_bytes()
+    tokens = []
+    for model in (",".join(TWO_JUDGES), "scripted"):
+        answer = upload(client, data, suites="alignment", judge_model=model)
+        tokens.append(answer.get_json()["token"])
+        assert wait_final(client, tokens[-1])["status"] == "done"
+    body = compare(client, *tokens).get_json()
+    entries = [e for e in body["agreement"] if e["metric"] == "al"]
+    assert {(e["judge_a"]["model"], e["judge_b"]["model"]) for e in entries} == {
+        ("scripted+10", "scripted")
+    }
+    rows = results_of(client, tokens[0])["rows"]
+    for entry in entries:
+        method = entry["method"]
+        tenth = {(r["session_id"], r["round"]): r["value"] for r in rows
+                 if r["metric"] == "al" and r["method"] == method
+                 and r["judge"] == "scripted+10"}  # fmt: skip
+        alone = scores_of(client, tokens[1], "al", method)
+        items = sorted(tenth)
+        xs, ys = [tenth[i] for i in items], [alone[i] for i in items]
+        assert entry["n"] == len(items)
+        assert entry["krippendorff_alpha"] == pytest.approx(
+            alpha_interval(xs, ys), abs=1e-9
+        )
