@@ -33,6 +33,7 @@ from core.status import FINAL_RUN, ComparisonState
 from metrics import registry
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
 from metrics.rows import finite_json
+from pipeline.reuse import code_fingerprint
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,12 @@ _LOCK = threading.Lock()
 
 
 def comparison_keys(runs: list) -> tuple[str, str]:
-    """(key of this comparison, digest of the run ids alone)."""
-    facts = " ".join(f"{r.id}|{r.name}|{r.status}|{r.finished_at}" for r in runs)
+    """(key of this comparison, digest of the run ids alone). The key holds
+    the metric code's fingerprint: a release that changes how a comparison
+    is computed computes it again."""
+    facts = code_fingerprint() + " ".join(
+        f"{r.id}|{r.name}|{r.status}|{r.finished_at}" for r in runs
+    )
     ids = " ".join(run.id for run in runs)
     return _digest(facts), _digest(ids)
 
