@@ -58,6 +58,10 @@ def test_provisional_results_cover_the_sessions_stored_so_far(app_factory, tmp_p
     assert 'data-testid="provisional"' in page and 'id="run-progress"' in page
     assert "cover the 2 of 6 sessions evaluated so far" in page
     assert 'data-testid="comparison-table"' in page and 'id="figures"' in page
+    owner = client.get(f"/r/{run.manage_token}?lang=en").get_data(as_text=True)
+    zone = owner.split('data-testid="cancel-zone"')[1].split("</details>")[0]
+    assert 'data-testid="cancel-run"' in zone  # asked first: behind an opened box
+    assert '<details class="danger-zone" data-testid="cancel-zone">' in owner
 
     for chunk in chunks[2:]:
         execution.evaluate_chunk(ctx, run.id, chunk)
