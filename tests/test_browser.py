@@ -157,3 +157,55 @@ def test_the_404_page_links_stay_on_this_site(site, page):
     hrefs = [a.get_attribute("href") for a in page.locator("nav.languages a").all()]
     assert hrefs and all(h.startswith("/") and not h.startswith("//") for h in hrefs)
     assert all("evil.example" not in h for h in hrefs)
+
+
+@pytest.fixture
+def panel_site(app_factory):
+    """The app with two judge models to pick from (a panel)."""
+    with ScriptedJudge(latency=0.01) as judge:
+        app = app_factory(
+            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
+            JUDGE_MODELS=["scripted", "scripted+10"], JUDGE_CONCURRENCY=4,
+        )  # fmt: skip
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_port}"
+        server.shutdown()
+
+
+def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_path):
+    """Upload with two judges picked on the home page; the owner stays on
+    the manage link; the session page names each judge's scores; the rows
+    table filters by judge."""
+    session = {
+        "session_id": "s1", "user_profile": "p", "user_personality": "q",
+        "rounds": [{"round": k, "user_message": "hi",
+                    "responses": {"Base": f"base {k}", "Ours": f"ours {k}"}}
+                   for k in (1, 2)],
+    }  # fmt: skip
+    path = tmp_path / "panel.jsonl"
+    path.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    page.goto(panel_site + "/?lang=en")
+    page.set_input_files("#file", str(path))
+    page.wait_for_selector("#check-result p.ok")
+    page.select_option("#judge-model", ["scripted", "scripted+10"])
+    page.click("#submit")
+    wait_for_dashboard(page)
+    assert page.locator("[data-testid=delete-run]").count() == 1  # still the owner
+    assert page.locator("[data-testid=judge-tables]").count() == 1
+
+    page.click("a:text('s1')")
+    page.wait_for_selector("[data-testid=judge-scores]")
+    judges = page.locator("[data-testid=judge-scores]").evaluate_all(
+        "(blocks) => blocks.map((b) => b.dataset.judge)"
+    )
+    assert judges == ["scripted", "scripted+10"] * 4  # 2 rounds x 2 methods
+    assert "Judge scripted+10" in page.inner_text("body")
+
+    page.go_back()
+    page.select_option("[data-testid=judge-filter]", "scripted+10")
+    page.click("#rows button[type=submit]")
+    page.wait_for_selector("[data-testid=row-judge]")
+    shown = page.locator("[data-testid=row-judge]").all_inner_texts()
+    assert shown and set(shown) == {"scripted+10"}
