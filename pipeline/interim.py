@@ -1,8 +1,9 @@
 """Results before a run ends.
 
 *While a run is evaluated*, the worker that finishes a chunk aggregates the
-rows stored so far, at most every ``INTERIM_EVERY_S`` (one worker, by a
-claim on ``runs.interim_at``), into ``runs.interim``: the run's pages show
+rows stored so far, at most every ``INTERIM_EVERY_S`` and never for more
+than a fifth of a worker's time (one worker, by a claim on
+``runs.interim_at``), into ``runs.interim``: the run's pages show
 them marked provisional, with the sessions they cover. A chunk stores its
 sessions whole, so these are the aggregates of whole sessions, computed as
 the final ones are; they change as sessions are added.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from time import monotonic
 
 from core.status import ACTIVE_RUN
 from metrics import engine
@@ -46,19 +48,30 @@ def aggregate_stored(storage, run, config: dict) -> dict:
     })  # fmt: skip
 
 
+# The aggregation of a large run takes seconds: provisional results may take
+# at most this share of a worker's time (the next ones wait accordingly).
+MAX_SHARE = 0.2
+
+
 def refresh(storage, run_id: str, config: dict) -> None:
-    """Provisional aggregates of an active run, when they are due."""
-    due = utcnow() - timedelta(seconds=config["INTERIM_EVERY_S"])
-    if not storage.claim_interim(run_id, computed_before=due):
-        return
+    """Provisional aggregates of an active run, when they are due: every
+    ``INTERIM_EVERY_S``, or less often when the last one took long."""
     run = storage.get_run(run_id)
     if run is None or run.status not in ACTIVE_RUN:
         return
+    took = float((run.interim or {}).get("computed_in_s") or 0.0)
+    every = max(config["INTERIM_EVERY_S"], took / MAX_SHARE)
+    if not storage.claim_interim(
+        run_id, computed_before=utcnow() - timedelta(seconds=every)
+    ):
+        return
+    started = monotonic()
     try:
         interim = aggregate_stored(storage, run, config)
     except Exception:  # provisional: the final aggregation says what failed
         log.exception("provisional aggregates of run %s failed", run_id)
         return
+    interim["computed_in_s"] = round(monotonic() - started, 3)
     storage.update_run(run_id, interim=interim)
 
 

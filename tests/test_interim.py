@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from core.status import RunStatus
-from pipeline import execution
+from pipeline import execution, interim
 from pipeline.dispatch import dispatch
 from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
 from pipeline.runs import RunRequest
@@ -38,7 +38,10 @@ def planned_run(app, tmp_path, sessions: int = 6):
     return run, ctx, sent
 
 
-def test_provisional_results_cover_the_sessions_stored_so_far(app_factory, tmp_path):
+def test_provisional_results_cover_the_sessions_stored_so_far(
+    app_factory, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(interim, "MAX_SHARE", float("inf"))  # after every chunk
     app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100, INTERIM_EVERY_S=0)
     run, ctx, sent = planned_run(app, tmp_path)
     chunks = [task[2] for task in sent if task[0] == EVALUATE_CHUNK]
@@ -108,3 +111,17 @@ def test_a_cancelled_run_not_yet_summarized_says_so_and_reloads(app_factory, tmp
     sent: list[tuple] = []
     dispatch(ctx.storage, ctx.config, lambda *task: sent.append(task))
     assert (FINALIZE_RUN, run.id) not in sent  # claimed already
+
+
+def test_slow_provisional_aggregates_come_less_often(app_factory, tmp_path):
+    """An aggregation that took 2 s waits 10 s (a fifth of a worker's time)
+    before the next, whatever INTERIM_EVERY_S says."""
+    app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100, INTERIM_EVERY_S=0)
+    run, ctx, sent = planned_run(app, tmp_path)
+    chunks = [task[2] for task in sent if task[0] == EVALUATE_CHUNK]
+    execution.evaluate_chunk(ctx, run.id, chunks[0])
+    first = ctx.storage.get_run(run.id)
+    assert first.interim["sessions_scored"] == 1
+    ctx.storage.update_run(run.id, interim={**first.interim, "computed_in_s": 2.0})
+    execution.evaluate_chunk(ctx, run.id, chunks[1])
+    assert ctx.storage.get_run(run.id).interim["sessions_scored"] == 1  # not yet
