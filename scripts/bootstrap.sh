@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk
-  texlive-latex-base texlive-latex-recommended)  # pdflatex + booktabs: tests/test_paper.py
+  texlive-latex-base texlive-latex-recommended  # pdflatex + booktabs: tests/test_paper.py
+  latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp latex-cjk-korean texlive-lang-korean)  # CJKutf8
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

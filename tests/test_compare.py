@@ -346,7 +346,7 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
     data = crafted.write(
         tmp_path / "q.jsonl", crafted.alignment_sessions()
     ).read_bytes()
-    names = ["baseline/v2 with a rather long descriptive name", "判定 第二版",
+    names = ["baseline/v2 with a rather long descriptive name", "判定 第二版 한국어",
              "ablation: no persona memory, temperature 0.7"]  # fmt: skip
     tokens = []
     for name in names:
@@ -358,6 +358,13 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
     )
     assert "baseline/v2 with" in tex and "U+2215" not in tex
     compile_fragment(tex, tmp_path / "compare")
+    page = settled(client, f"/compare?runs={','.join(tokens)}").get_data(as_text=True)
+    assert 'data-testid="compare-export-tex-cjk"' in page  # offered: CJK names
+    cjk = settled(
+        client, f"/compare/export.tex?runs={','.join(tokens)}&cjk=cjkutf8"
+    ).get_data(as_text=True)
+    assert r"\begin{CJK}{UTF8}{gbsn}判定\end{CJK}" in cjk
+    compile_fragment(cjk, tmp_path / "compare-cjk", cjk=True)
 
 
 def test_a_panel_run_agrees_judge_by_judge_never_pooled(two_judge_app, tmp_path):

@@ -269,11 +269,15 @@ def require_pdflatex() -> str:
     pytest.skip(message)
 
 
-def compile_fragment(tex: str, directory: Path) -> Path:
+def compile_fragment(tex: str, directory: Path, cjk: bool = False) -> Path:
     pdflatex = require_pdflatex()
+    if cjk:
+        require_cjkutf8()
     directory.mkdir(exist_ok=True)
     (directory / "table.tex").write_text(tex, encoding="utf-8")
-    (directory / "doc.tex").write_text(DOCUMENT, encoding="utf-8")
+    preamble = "\\usepackage{CJKutf8}\\begin{document}" if cjk else "\\begin{document}"
+    document = DOCUMENT.replace("\\begin{document}", preamble)
+    (directory / "doc.tex").write_text(document, encoding="utf-8")
     done = subprocess.run(
         [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
         cwd=directory, capture_output=True, text=True, timeout=180, check=False,
@@ -289,6 +293,22 @@ def overfull_points(log: Path) -> float:
     text = log.read_text(encoding="latin-1")
     found = re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too", text)
     return max((float(points) for points in found), default=0.0)
+
+
+def require_cjkutf8() -> None:
+    kpsewhich = shutil.which("kpsewhich")
+    found = (
+        kpsewhich
+        and subprocess.run(
+            [kpsewhich, "CJKutf8.sty"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    )
+    if found:
+        return
+    message = "CJKutf8 is not installed (scripts/bootstrap.sh installs latex-cjk-*)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; required under CI")
+    pytest.skip(message)
 
 
 def finished_token(app, path: Path) -> tuple[str, object]:
@@ -354,6 +374,11 @@ def test_hostile_method_names_compile(embedded_app, tmp_path):
     against_tex = against.get_data(as_text=True)
     assert r"vs \texttt{[U+4E2D U+6587 U+65B9 U+6CD5]}" in against_tex
     compile_fragment(tex + against_tex, tmp_path / "hostile")
+    # Chinese (and Korean) typeset through CJKutf8 when asked
+    cjk = client.get(f"/r/{token}/export.tex?cjk=cjkutf8").get_data(as_text=True)
+    assert r"\begin{CJK}{UTF8}{gbsn}中文方法\end{CJK}" in cjk and "U+4E2D" not in cjk
+    assert r"\usepackage{CJKutf8}" in cjk
+    compile_fragment(cjk, tmp_path / "cjk", cjk=True)
 
 
 def test_runs_without_results_have_no_paper_exports(embedded_app):

@@ -119,7 +119,10 @@ def context(comparison, args) -> dict:
 EXPORTS = {
     "csv": ("text/csv", paper_summary.summary_csv),
     "json": ("application/json", lambda c, b: _json(c.document()) + "\n"),
-    "tex": ("text/x-tex", paper.to_latex),
+    "tex": (
+        "text/x-tex",
+        lambda c, b: paper.to_latex(c, b, cjk=request.args.get("cjk") == "cjkutf8"),
+    ),
     "md": ("text/markdown", paper.to_markdown),
 }
 

@@ -12,6 +12,7 @@ from web import panels, tables
 from web.audit import audit_rows
 from web.judge_tables import judge_tables
 from web.paper_methods import methods_paragraph
+from web.paper_text import has_cjk
 from web.plotly_locale import plotly_locale
 
 PAGE_SIZE = 50
@@ -123,6 +124,8 @@ def results_context(run, args) -> dict:
         all_figures.update(section["figures"])
     return {
         "run": run,
+        # a LaTeX export with CJK text through CJKutf8 is offered too
+        "latex_cjk": has_cjk(run.methods),
         "panels": sections,
         "baseline": baseline,
         "percent": percent,

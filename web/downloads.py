@@ -35,7 +35,8 @@ def _attachment(body: str, mimetype: str, run, extension: str) -> Response:
 def export_tex(token: str):
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
-    return _attachment(paper.to_latex(run, baseline), "text/x-tex", run, "tex")
+    cjk = request.args.get("cjk") == "cjkutf8"  # CJK text through CJKutf8
+    return _attachment(paper.to_latex(run, baseline, cjk), "text/x-tex", run, "tex")
 
 
 @bp.get("/r/<token>/export.md")

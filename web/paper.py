@@ -43,6 +43,7 @@ from metrics.rows import finite_json
 from web import paper_agreement, paper_summary
 from web import tables as table_views
 from web.paper_text import (
+    CJK_FONTS,
     FIT_WIDTH,
     direction,
     heading,
@@ -233,18 +234,25 @@ def _markdown_delta(value: str, versus: dict, mark: str) -> str:
     return f"{value} ({delta})"
 
 
-def to_latex(run, baseline: str) -> str:
-    """The run's tables as one LaTeX fragment (booktabs; no preamble)."""
-    parts = [
-        f"% PersonaSteer Benchmark: comparison tables of run {run.id[:12]}.",
-        r"% Needs \usepackage{booktabs} and \usepackage{graphicx}. Characters the",
-        r"% default fonts lack are written as \texttt{[U+XXXX]}.",
-    ]
-    for table in tables(run, baseline):
-        parts.append(_latex_table(run, table, baseline))
-    if getattr(run, "agreement", None):  # a comparison of runs' judges
-        parts.append(paper_agreement.to_latex(run.agreement))
-    return "\n".join(parts) + "\n"
+def to_latex(run, baseline: str, cjk: bool = False) -> str:
+    """The run's tables as one LaTeX fragment (booktabs; no preamble). With
+    ``cjk``, Chinese and Korean text is typeset through CJKutf8."""
+    token = CJK_FONTS.set(cjk)
+    try:
+        parts = [
+            f"% PersonaSteer Benchmark: comparison tables of run {run.id[:12]}.",
+            r"% Needs \usepackage{booktabs} and \usepackage{graphicx}"
+            + (r" and \usepackage{CJKutf8}." if cjk else "."),
+            r"% Characters the default fonts lack are written as \texttt{[U+XXXX]}"
+            + (" (Chinese and Korean: CJK environments)." if cjk else "."),
+        ]
+        for table in tables(run, baseline):
+            parts.append(_latex_table(run, table, baseline))
+        if getattr(run, "agreement", None):  # a comparison of runs' judges
+            parts.append(paper_agreement.to_latex(run.agreement))
+        return "\n".join(parts) + "\n"
+    finally:
+        CJK_FONTS.reset(token)
 
 
 def _latex_table(run, table: dict, baseline: str) -> str:

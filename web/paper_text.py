@@ -4,7 +4,14 @@ numbers as papers print them (no locale: exported files are English).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from metrics import registry
+
+# With CJKutf8 (a .tex export asked with ``?cjk=cjkutf8``), runs of Chinese
+# and Korean characters are typeset in CJK environments (fonts gbsn and mj)
+# instead of being written as code points.
+CJK_FONTS: ContextVar[bool] = ContextVar("cjk_fonts", default=False)
 
 # Characters LaTeX treats specially, and < > | which OT1 typesets wrongly.
 LATEX_SPECIALS = {
@@ -50,10 +57,27 @@ def latex_escape(text: str) -> str:
     Café \texttt{[U+4E2D U+6587]} \texttt{[U+00AB]}x\texttt{[U+00BB]} $\Delta$-{}-
     >>> print(latex_escape("two\nlines\x07"))
     two lines\texttt{[U+0007]}
+    >>> token = CJK_FONTS.set(True)
+    >>> print(latex_escape("판정 v2 中文«x»"))
+    \begin{CJK}{UTF8}{mj}판정\end{CJK} v2 \begin{CJK}{UTF8}{gbsn}中文\end{CJK}\texttt{[U+00AB]}x\texttt{[U+00BB]}
+    >>> CJK_FONTS.reset(token)
     """
     out: list[str] = []
     codes: list[str] = []  # the current run of characters written as code points
+    cjk: list[str] = []  # the current run of CJK characters (with CJKutf8)
+    family = None
     for index, char in enumerate(text):
+        own = cjk_family(char) if CJK_FONTS.get() else None
+        if cjk and own != family:
+            out.append(_cjk_text(family, cjk))
+            cjk = []
+        if own is not None:
+            if codes:
+                out.append(_code_points(codes))
+                codes = []
+            family = own
+            cjk.append(char)
+            continue
         escaped = _latex_char(char, text[index + 1 : index + 2])
         if escaped is None:
             codes.append(f"U+{ord(char):04X}")
@@ -62,9 +86,37 @@ def latex_escape(text: str) -> str:
             out.append(_code_points(codes))
             codes = []
         out.append(escaped)
+    if cjk:
+        out.append(_cjk_text(family, cjk))
     if codes:
         out.append(_code_points(codes))
     return "".join(out)
+
+
+def cjk_family(char: str) -> str | None:
+    """The CJKutf8 font family for a Korean (mj) or Chinese (gbsn)
+    character; None for any other character (Japanese kana included: no
+    font for them is installed with the packages the README names).
+
+    >>> cjk_family("한"), cjk_family("中"), cjk_family("。"), cjk_family("a")
+    ('mj', 'gbsn', 'gbsn', None)
+    """
+    code = ord(char)
+    if 0xAC00 <= code <= 0xD7A3 or 0x1100 <= code <= 0x11FF or 0x3130 <= code <= 0x318F:
+        return "mj"
+    if (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF
+            or 0x3000 <= code <= 0x303F or 0xFF01 <= code <= 0xFF5E):  # fmt: skip
+        return "gbsn"
+    return None
+
+
+def has_cjk(texts) -> bool:
+    """Whether any text holds characters a CJKutf8 export would typeset."""
+    return any(cjk_family(char) for text in texts for char in str(text))
+
+
+def _cjk_text(family: str | None, chars: list[str]) -> str:
+    return rf"\begin{{CJK}}{{UTF8}}{{{family}}}{''.join(chars)}\end{{CJK}}"
 
 
 def _latex_char(char: str, following: str) -> str | None:
