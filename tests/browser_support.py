@@ -121,4 +121,7 @@ def open_page(browser, url: str, viewport=VIEWPORTS["desktop"], **context):
             "[...document.querySelectorAll('.plot')]"
             ".every((plot) => plot.querySelector('svg.main-svg'))"
         )
+    # The favicon is asked for after the load: a context closed with it in
+    # flight drops the connection while the test server streams the file.
+    page.wait_for_load_state("networkidle")
     return page
