@@ -46,7 +46,20 @@ def _where(problem: dict) -> str:
 
 def _print_problems(problems: list[dict], kind: str = "error") -> None:
     for problem in problems:
-        click.echo(f"{kind:<7} {_where(problem)}{problem['message']}", err=True)
+        click.echo(
+            f"{kind:<7} {_where(problem)}{problem['message']}{_times(problem)}",
+            err=True,
+        )
+
+
+def _times(problem: dict) -> str:
+    """How often a grouped warning occurred, and its first lines."""
+    count = problem.get("count") or 1
+    if count < 2:
+        return ""
+    lines = ", ".join(str(line) for line in problem.get("lines") or [] if line)
+    more = ", …" if count > len(problem.get("lines") or []) else ""
+    return f" ({count:,} times; lines {lines}{more})"
 
 
 def _readable(path: Path) -> Path:

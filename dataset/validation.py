@@ -44,6 +44,7 @@ from dataset.schema import SessionChecker, format_path, type_name
 
 ALLOWED_EXTENSIONS = (".jsonl",)
 DEFAULT_MAX_ERRORS = DEFAULTS["MAX_VALIDATION_ERRORS"]
+WARNING_LINES = 5  # line numbers a grouped warning names
 _BOM = b"\xef\xbb\xbf"
 # A JSON escape of a UTF-16 surrogate; only then can a string hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
@@ -58,7 +59,10 @@ class SuiteLike(Protocol):
 @dataclass
 class ValidationReport:
     errors: list[Problem] = field(default_factory=list)
+    # one warning per code and path (its first occurrence) and how many lines
+    # had it, with the first few: a condition every session has is said once
     warnings: list[Problem] = field(default_factory=list)
+    warning_counts: dict[tuple[str, str], list] = field(default_factory=dict)
     errors_total: int = 0
     sessions: int = 0
     rounds: int = 0
@@ -94,12 +98,17 @@ class ValidationReport:
         return {
             "valid": self.valid,
             "errors": errors,
-            "warnings": [problem.to_dict() for problem in self.warnings],
+            "warnings": [self._grouped(problem) for problem in self.warnings],
             "sessions": self.sessions,
             "methods": self.methods,
             "suites": self.suites,
             "estimate": self.estimate(),
         }
+
+    def _grouped(self, problem: Problem) -> dict:
+        key = (problem.code, problem.path)
+        count, lines = self.warning_counts.get(key, (1, [problem.line]))
+        return {**problem.to_dict(), "count": count, "lines": lines}
 
     def estimate(self) -> dict:
         """Judge calls and prompt characters per suite, for one sample each."""
@@ -125,8 +134,17 @@ class _Collector:
             self.report.errors.append(problem)
 
     def warning(self, problem: Problem) -> None:
-        if len(self.report.warnings) < self.max_errors:
+        """Grouped by code and path: the first is kept, the others counted
+        (with the first ``WARNING_LINES`` line numbers)."""
+        key = (problem.code, problem.path)
+        counted = self.report.warning_counts.get(key)
+        if counted is None:
+            self.report.warning_counts[key] = [1, [problem.line]]
             self.report.warnings.append(problem)
+            return
+        counted[0] += 1
+        if len(counted[1]) < WARNING_LINES and problem.line not in counted[1]:
+            counted[1].append(problem.line)
 
 
 def has_allowed_extension(filename: str) -> bool:

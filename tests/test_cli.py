@@ -146,3 +146,21 @@ def test_evaluate_and_validate_an_unreadable_file_fail_in_one_line(tmp_path, tar
         done = flask_command(command, str(tmp_path / target), env=clean_env(tmp_path))
         assert done.returncode == 2
         assert one_line_error(done).startswith("error: ")
+
+
+def test_validate_says_a_repeated_warning_once_with_its_count(runner, tmp_path):
+    session = {"user_profile": "p", "user_personality": "",
+               "rounds": [{"round": 1, "user_message": "hi",
+                           "responses": {"A": "x", "B": "y"}}]}  # fmt: skip
+    path = tmp_path / "empty.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**session, "session_id": f"s{i}"}) + "\n" for i in range(10)
+        )
+    )
+    result = runner.invoke(args=["validate", str(path)])
+    warnings = [
+        line for line in result.output.splitlines() if line.startswith("warning")
+    ]
+    assert len(warnings) == 1, result.output
+    assert warnings[0].endswith("(10 times; lines 1, 2, 3, 4, 5, …)")

@@ -94,3 +94,21 @@ def limited_errors(session: dict) -> list[tuple]:
 )  # fmt: skip
 def test_strings_and_lists_that_reach_a_prompt_are_bounded(block, expected):
     assert expected in limited_errors({**GOOD, **block})
+
+
+def test_a_warning_every_session_has_is_said_once_with_its_count(tmp_path):
+    from dataset import validate_file
+
+    lines = [
+        json.dumps({"session_id": f"s{i}", "user_profile": "p", "user_personality": "",
+                    "rounds": [{"round": 1, "user_message": "hi",
+                                "responses": {"A": "x", "B": "y"}}]})
+        for i in range(5000)
+    ]  # fmt: skip
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = validate_file(path).to_dict()
+    assert report["valid"]
+    [warning] = report["warnings"]
+    assert warning["code"] == "empty_personality"
+    assert warning["count"] == 5000 and warning["lines"] == [1, 2, 3, 4, 5]
