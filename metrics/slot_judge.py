@@ -176,7 +176,8 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[ResultRow]:
             key = {"session_id": session["session_id"], "round": None, "method": method}
             predicted = predicted_slots(session, method)
             if not truth:
-                note = NO_TRUTH if session.get("ground_truth_slots") else NO_FIELD
+                present = session.get("ground_truth_slots") is not None
+                note = NO_TRUTH if present else NO_FIELD  # {} is present, empty
                 out.append(result_row(key, METRIC, None, note=note))
             elif not predicted:
                 out.append(result_row(key, METRIC, None, note=NO_SLOTS))

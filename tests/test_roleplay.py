@@ -195,7 +195,7 @@ def test_one_batch_per_chunk_and_rows_from_the_scripted_judge():
     b = by_metric([row for row in rows if row["session_id"] == "b"])
     assert (b["almp"]["status"], b["almp"]["note"]) == (
         "not_applicable",
-        "session lacks attributes",
+        "attributes has no non-empty value",  # present, but [] (not "lacks")
     )
     assert b["jera"]["status"] == "ok"
     json.dumps(rows)
@@ -317,3 +317,18 @@ def test_a_negation_prefix_is_never_a_fuzzy_match(attribute, observed):
     no_synonyms = lambda phrase: frozenset()  # noqa: E731
     assert roleplay.match(attribute, [observed], no_synonyms) is None
     assert roleplay.match(observed, [attribute], no_synonyms) is None
+
+
+def test_present_but_empty_attributes_say_empty_not_missing():
+    from metrics.suites import roleplay
+
+    base = {"session_id": "s", "user_profile": "p", "user_personality": "q",
+            "rounds": [{"round": 1, "user_message": "hi",
+                        "responses": {"A": {"text": "x"}}}]}  # fmt: skip
+    codes = []
+    for session in ({**base, "attributes": []}, base):
+        rows = roleplay.run([session], ["A"], None, {})
+        [almp] = [r for r in rows if r["metric"] == "almp" and r["note_code"] in
+                  ("empty_field", "missing_field")]  # fmt: skip
+        codes.append(almp["note_code"])
+    assert codes == ["empty_field", "missing_field"]

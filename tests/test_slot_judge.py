@@ -126,7 +126,9 @@ def test_rows_from_a_fake_judge_one_batch_one_call_per_pair():
     assert first["detail"]["reasoning"] == "scripted slot verdict."
     assert by_pair["s2", "M"]["status"] == "not_applicable"
     assert by_pair["s2", "M"]["note"] == "no predicted slots to judge"
-    assert by_pair["s3", "M"]["note"] == "session lacks ground_truth_slots"
+    assert (
+        by_pair["s3", "M"]["note"] == "ground_truth_slots has no non-empty value"
+    )  # {}
     json.dumps(rows)
     result = slots.summarize(rows, ["M"])
     assert result["summary"]["M"]["slot_judge_avg"] == 0.75

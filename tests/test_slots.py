@@ -298,7 +298,7 @@ def test_rounds_are_merged_in_round_order():
     ("truth", "note"),
     [
         (None, "session lacks ground_truth_slots"),
-        ({}, "session lacks ground_truth_slots"),
+        ({}, "ground_truth_slots has no non-empty value"),  # present, but empty
         ({"t": {"f": ["", "?"]}}, "ground_truth_slots has no non-empty value"),
     ],
 )

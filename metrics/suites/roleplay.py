@@ -55,6 +55,7 @@ FUZZY_THRESHOLD = 85  # rapidfuzz ratio must exceed it
 PANEL_SESSIONS = 50  # ALMP drill-down entries per method on the dashboard
 NO_JUDGE = note("no_judge")
 NO_ATTRIBUTES = note("missing_field", field="attributes")
+EMPTY_ATTRIBUTES = note("empty_field", field="attributes")  # present, but []
 
 
 # -- verdicts -----------------------------------------------------------------
@@ -315,7 +316,12 @@ def run(
         for method in methods:
             key = {"session_id": session["session_id"], "round": None, "method": method}
             if not attributes:
-                rows.append(_row(key, "almp", None, note=NO_ATTRIBUTES))
+                said = (
+                    NO_ATTRIBUTES
+                    if session.get("attributes") is None
+                    else EMPTY_ATTRIBUTES
+                )
+                rows.append(_row(key, "almp", None, note=said))
             if judge is None:
                 metrics = JERA_ROWS + (("almp",) if attributes else ())
                 rows += [_row(key, m, None, note=NO_JUDGE) for m in metrics]

@@ -96,7 +96,7 @@ def run(
         truth = merge_writes([session.get("ground_truth_slots")])
         for method in methods:
             key = {"session_id": session["session_id"], "round": None, "method": method}
-            if not session.get("ground_truth_slots"):
+            if session.get("ground_truth_slots") is None:  # absent, not empty
                 reason = note("missing_field", field="ground_truth_slots")
                 rows.append(_row(key, "slot_f1", None, reason))
             elif not truth:
