@@ -172,20 +172,24 @@ def aggregate(
     suites: list[str],
     methods: list[str],
     max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
+    on_step: Callable[[int, int], object] | None = None,
 ) -> dict:
     """Summary, curves, comparisons and panel data of a finished run.
 
     ``rows_of(suite)`` gives that suite's rows only (round None = session
     level), as dicts, as :class:`~metrics.columns.RowColumns` or as a
     :class:`~metrics.row_source.RowSource`, which suites read a few metrics
-    at a time.
+    at a time. ``on_step(done, total)`` hears each step finished (one per
+    suite, one for the comparisons), so a large run's summary shows progress.
     """
+    steps = len(suites) + 1
+    report = on_step or (lambda done, total: None)
     summary: dict[str, dict] = {method: {} for method in methods}
     curves, session_values, panels = {}, {}, {}
     validity: dict = {}
     summary_notes: dict[str, dict] = {}
     value_parts: dict[str, dict] = {}  # table column -> method -> basis.Parts
-    for name in suites:
+    for step, name in enumerate(suites, start=1):
         suite = registry.get(name)
         result, suite_summary, noted = _summarize(suite, rows_of, methods)
         for method, values in suite_summary.items():
@@ -198,8 +202,10 @@ def aggregate(
             panels[name] = result["panel"]
         validity.update(result.get("validity") or {})
         value_parts.update(result.get("value_parts") or {})
+        report(step, steps)
     comparisons = stats.compare_all(session_values, methods, max_compared)
     basis.add_value_deltas(comparisons, summary, session_values, value_parts)
+    report(steps, steps)
     return {
         "summary": summary,
         "curves": curves,

@@ -222,7 +222,9 @@ def finalize(storage, run_id: str, config: dict) -> None:
     if run is None or run.status not in ACTIVE_RUN:
         return
     try:
-        aggregates = interim.aggregate_stored(storage, run, config)
+        aggregates = interim.aggregate_stored(
+            storage, run, config, on_step=interim.summary_steps(storage, run)
+        )
     except Exception as exc:  # never leave a run hanging in "running"
         log.exception("aggregating run %s failed", run_id)
         fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)

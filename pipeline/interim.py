@@ -30,17 +30,19 @@ from store.models import utcnow
 log = logging.getLogger(__name__)
 
 
-def aggregate_stored(storage, run, config: dict) -> dict:
+def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
     """The aggregates of the run's stored rows, with their status counts and
     the sessions they cover. Each suite reads its rows a few metrics at a
     time (``store/suite_rows.py``): memory follows one or two metrics' rows,
-    not the run's."""
+    not the run's. ``on_step(done, total)``: see ``engine.aggregate``."""
 
     def rows_of(suite):
         return suite_rows.source(storage.engine, run.id, suite)
 
     max_compared = config["MAX_COMPARED_METHODS"]
-    aggregates = engine.aggregate(rows_of, run.suites, run.methods, max_compared)
+    aggregates = engine.aggregate(
+        rows_of, run.suites, run.methods, max_compared, on_step=on_step
+    )
     return finite_json({
         **aggregates,
         "status_counts": storage.status_counts(run.id),
@@ -73,6 +75,22 @@ def refresh(storage, run_id: str, config: dict) -> None:
         return
     interim["computed_in_s"] = round(monotonic() - started, 3)
     storage.update_run(run_id, interim=interim)
+
+
+def summary_steps(storage, run):
+    """``on_step`` for the final aggregation: each step finished is written
+    beside the provisional results (``interim["summarizing"]``), so the
+    progress page's last stage moves too (``pipeline/progress.py``)."""
+    shown = dict(run.interim or {})
+
+    def on_step(done: int, total: int) -> None:
+        shown["summarizing"] = {"done": done, "total": total}
+        try:
+            storage.update_run(run.id, interim=dict(shown))
+        except Exception:  # advisory, like every progress write
+            log.warning("a summary progress write failed", exc_info=True)
+
+    return on_step
 
 
 def summarize_cancelled(storage, run, config: dict) -> None:

@@ -168,6 +168,7 @@ def run_progress(run, now: datetime | None = None) -> dict:
         "done": done,
         "total": total,
         "stage": _stage(run),
+        "stage_progress": _stage_progress(run),
         "eta_seconds": eta,
         "eta_range": _eta_range(run, done, total, elapsed, rate),
         "units_per_second": round(rate, 3) if rate else None,
@@ -183,6 +184,21 @@ def _stage(run) -> str:
     if run.status == RunStatus.QUEUED:
         return "queued"
     return "summarizing" if run.total and run.done >= run.total else "evaluating"
+
+
+def _stage_progress(run) -> dict | None:
+    """Steps of the summary done, ``{"done", "total"}``, while summarizing
+    (written by the aggregation, ``pipeline/interim.summary_steps``).
+
+    >>> from types import SimpleNamespace as Run
+    >>> steps = {"summarizing": {"done": 2, "total": 5}}
+    >>> _stage_progress(Run(status="running", total=9, done=9, interim=steps))
+    {'done': 2, 'total': 5}
+    >>> _stage_progress(Run(status="running", total=9, done=4, interim=steps))
+    """
+    if _stage(run) != "summarizing":
+        return None
+    return (run.interim or {}).get("summarizing")
 
 
 STABLE_SHARE, STABLE_AFTER_S = 0.05, 10.0  # an ETA is shown once both hold

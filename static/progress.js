@@ -31,7 +31,11 @@
   function showEstimates(progress) {
     const eta = document.getElementById("run-eta");
     const range = progress.eta_range;
-    if (progress.stage === "summarizing") {
+    const steps = progress.stage_progress;
+    if (progress.stage === "summarizing" && steps) {
+      eta.textContent = strings.finishing_steps
+        .replace("{done}", steps.done).replace("{total}", steps.total);
+    } else if (progress.stage === "summarizing") {
       eta.textContent = strings.finishing;
     } else if (!range) {
       eta.textContent = strings.eta_unknown;

@@ -125,3 +125,30 @@ def test_slow_provisional_aggregates_come_less_often(app_factory, tmp_path):
     ctx.storage.update_run(run.id, interim={**first.interim, "computed_in_s": 2.0})
     execution.evaluate_chunk(ctx, run.id, chunks[1])
     assert ctx.storage.get_run(run.id).interim["sessions_scored"] == 1  # not yet
+
+
+def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
+    app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100, INTERIM_EVERY_S=3600)
+    run, ctx, sent = planned_run(app, tmp_path, sessions=2)
+    for task in [task for task in sent if task[0] == EVALUATE_CHUNK]:
+        execution.evaluate_chunk(ctx, run.id, task[2])
+    client = app.test_client()
+    polled = []
+    write = ctx.storage.update_run
+
+    def write_then_poll(run_id, **fields):
+        write(run_id, **fields)
+        polled.append(client.get(f"/api/v1/runs/{run.token}").get_json())
+
+    before = client.get(f"/api/v1/runs/{run.token}").get_json()
+    ctx.storage.update_run = write_then_poll
+    execution.finalize(ctx.storage, run.id, ctx.config)
+    steps = [p["progress"] for p in polled if p["status"] == "running"]
+    # quality: one suite, then the comparisons
+    shown = [s["stage_progress"] for s in steps]
+    assert [step for at, step in enumerate(shown) if step not in shown[:at]] == [
+        {"done": 1, "total": 2}, {"done": 2, "total": 2},
+    ]  # fmt: skip
+    assert {s["stage"] for s in steps} == {"summarizing"}
+    # the steps are written beside the provisional results, which stay
+    assert all(p["provisional"] == before["provisional"] for p in polled[:-1])

@@ -141,7 +141,7 @@ def provisional_context(run, args) -> dict:
     """The charts and tables of a run still evaluated, from the aggregates
     of the sessions stored so far (``runs.interim``); {} before there are
     any. ``provisional`` says how many sessions they cover."""
-    if not run.interim:
+    if not run.interim or "summary" not in run.interim:  # summary steps only
         return {"provisional": None}
     so_far = SimpleNamespace(
         id=run.id, token=run.token, status=run.status, methods=run.methods,
