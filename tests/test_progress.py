@@ -201,6 +201,7 @@ def test_estimates_come_from_the_rate_since_the_run_started():
         "done": 30,
         "total": 90,
         "stage": "evaluating",
+        "stage_progress": None,
         "eta_seconds": 120,
         "eta_range": [96, 150],
         "units_per_second": 0.5,
