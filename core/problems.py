@@ -48,11 +48,9 @@ MESSAGES: dict[str, LazyText] = {
     "round_order": _l(
         "%(path)s: round %(number)s must be greater than the previous round %(previous)s."
     ),
-    "method_missing": _l(
-        "%(path)s: method(s) %(methods)s missing (present in line %(reference_line)s)."
-    ),
-    "method_extra": _l(
-        "%(path)s: method(s) %(methods)s not in the other rounds (see line %(reference_line)s)."
+    "replies_missing": _l(
+        "%(path)s: %(missing)s of %(total)s replies missing (null or absent); they "
+        "are counted apart and never scored."
     ),
     "empty_personality": _l(
         "%(path)s: empty personality; alignment prompts will have no traits."

@@ -44,6 +44,9 @@ class RowStatus(_Status):
     ERROR = "error"  # transport or internal failure
     NOT_CONFIGURED = "not_configured"  # no judge configured
     NOT_APPLICABLE = "not_applicable"  # the metric cannot apply to this item
+    # the method has no reply in this round (null or absent in the file):
+    # never scored, and no failure (it never makes a run partial)
+    MISSING = "missing"
 
     @property
     def label(self) -> LazyText:
@@ -87,6 +90,7 @@ _ROW_LABELS = {
     RowStatus.ERROR: _l("error"),
     RowStatus.NOT_CONFIGURED: _l("not configured"),
     RowStatus.NOT_APPLICABLE: _l("not applicable"),
+    RowStatus.MISSING: _l("reply missing"),
 }
 
 

@@ -66,8 +66,10 @@ class FieldChecks:
         self.sink = sink
         self.limits = limits or Limits()
         self.seen_ids: dict[str, int] = {}
-        self.methods: dict[str, None] = {}  # ordered set of the reference methods
-        self.reference_line: int | None = None
+        self.methods: dict[str, None] = {}  # ordered set of the file's methods
+        self.replies: dict[str, int] = {}  # method -> rounds it replied to
+        self.reply_slots = 0  # rounds with a responses object
+        self.reference_line: int | None = None  # where too many methods were seen
         self.warned_unknown: set[str] = set()
         self.line = 0
         self.ok = True

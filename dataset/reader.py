@@ -61,11 +61,17 @@ def _ending_length(raw: bytes) -> int:
 
 
 def normalize_session(session: dict) -> dict:
-    """Responses as objects (``{"text": ...}``), so metric code sees one shape."""
+    """Responses as objects (``{"text": ...}``), so metric code sees one
+    shape; a missing reply (``null``) is left out, as an absent one is.
+
+    >>> normalize_session({"rounds": [{"responses": {"M": None, "N": "x"}}]})["rounds"]
+    [{'responses': {'N': {'text': 'x'}}}]
+    """
     for round_ in session["rounds"]:
         round_["responses"] = {
             method: {"text": value} if isinstance(value, str) else value
             for method, value in round_["responses"].items()
+            if value is not None
         }
     return session
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from core.problems import Problem
 from dataset.blocks import BlockChecks
 from dataset.fields import format_path, is_int, is_number, type_name
 
@@ -129,6 +130,8 @@ class SessionChecker(BlockChecks):
         self._check_method_set(responses, path)
 
     def _check_response(self, response, path: tuple) -> None:
+        if response is None:  # a missing reply (docs/input-format.md)
+            return
         if isinstance(response, str):
             self._length(response, path)
             return
@@ -157,18 +160,27 @@ class SessionChecker(BlockChecks):
             self._check_human(response, path)
 
     def _check_method_set(self, responses: dict, path: tuple) -> None:
-        if self.reference_line is None:
-            self.methods = dict.fromkeys(responses)
-            self.reference_line = self.line
-            if len(responses) > self.limits.max_methods:
-                self.error(path, "too_many_methods", count=len(responses),
-                           limit=self.limits.max_methods)  # fmt: skip
-            return
-        missing = [name for name in self.methods if name not in responses]
-        extra = [name for name in responses if name not in self.methods]
-        for code, names in (("method_missing", missing), ("method_extra", extra)):
-            if names:
-                listed = ", ".join(names)
-                self.error(
-                    path, code, methods=listed, reference_line=self.reference_line
-                )
+        """Methods are the union over the file, in the order they first
+        appear; a method may lack a reply in any round (null or absent).
+        Replies are counted per method, so the report can say how many
+        each one lacks (``missing_reply_warnings``)."""
+        self.reply_slots += 1
+        for method, response in responses.items():
+            if method not in self.methods:
+                self.methods[method] = None
+            if response is not None:
+                self.replies[method] = self.replies.get(method, 0) + 1
+        if len(self.methods) > self.limits.max_methods and not self.reference_line:
+            self.reference_line = self.line  # said once, where it happened
+            self.error(path, "too_many_methods", count=len(self.methods),
+                       limit=self.limits.max_methods)  # fmt: skip
+
+    def missing_reply_warnings(self) -> None:
+        """One warning per method that lacks replies: how many of the
+        file's rounds it has none in."""
+        for method in self.methods:
+            missing = self.reply_slots - self.replies.get(method, 0)
+            if missing:  # the path is the method: one warning (group) each
+                problem = Problem.make(None, method, "replies_missing",
+                                       missing=missing, total=self.reply_slots)  # fmt: skip
+                self.sink.warning(problem)

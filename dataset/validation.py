@@ -33,6 +33,7 @@ from typing import BinaryIO, Protocol
 
 from config import DEFAULTS
 from core.problems import Problem
+from dataset import replies
 from dataset.limits import Limits
 from dataset.reader import (
     DEFAULT_MAX_LINE_BYTES,
@@ -198,6 +199,7 @@ def validate_stream(
                     )
     if not saw_content and report.errors_total == 0:
         sink.error(Problem.make(None, "", "empty_file"))
+    checker.missing_reply_warnings()
     report.methods = list(checker.methods)
     return report
 
@@ -208,11 +210,9 @@ def _count_valid_session(report, session: dict, suites, history_chars) -> None:
     for suite in suites:
         if suite.supports(session):
             report.suite_sessions[suite.name] += 1
-            estimate = getattr(suite, "estimate", None)
-            if estimate is not None:
-                calls, chars = estimate(
-                    session, list(session["rounds"][0]["responses"]), history_chars
-                )
+            if getattr(suite, "estimate", None) is not None:
+                methods = replies.session_methods(session)
+                calls, chars = replies.estimate(suite, session, methods, history_chars)
                 totals = report.estimates.setdefault(suite.name, [0, 0])
                 totals[0] += calls
                 totals[1] += chars

@@ -20,6 +20,7 @@ from metrics import (
     notes,
     panel_items,
     registry,
+    replies,
     row_source,
     stats,
 )
@@ -63,18 +64,31 @@ def evaluate(
     rows: list[ResultRow] = []
     for name in suites:
         suite = registry.get(name)
+        # the replies there are, by the methods that gave them (replies.py)
+        batches = (
+            {tuple(methods): sessions}
+            if suite.reads_missing
+            else replies.parts(sessions, methods)
+        )
         for one in panel(judge) if suite.uses_judge else [None]:
-            try:
-                found = suite.run(sessions, methods, one, options)
-            except Cancelled:
-                raise
-            except Exception as exc:  # a bug in one suite must not lose the others
-                log.exception("suite %s failed on a chunk", name)
-                reason = notes.note("internal_error", kind=type(exc).__name__)
-                found = failure_rows(sessions, suite, methods, reason)
             model = judge_name(one)
-            rows += [{**row, "judge": model} for row in found] if model else found
+            for group, parts in batches.items():
+                found = _run_suite(suite, parts, list(group), one, options)
+                rows += [{**row, "judge": model} for row in found] if model else found
+        rows += replies.missing_rows(sessions, suite, methods)
     return rows
+
+
+def _run_suite(suite: Suite, sessions, methods, judge, options) -> list[ResultRow]:
+    """The suite's rows; a bug in it turns them into ``error`` rows."""
+    try:
+        return suite.run(sessions, methods, judge, options)
+    except Cancelled:
+        raise
+    except Exception as exc:  # a bug in one suite must not lose the others
+        log.exception("suite %s failed on a chunk", suite.name)
+        reason = notes.note("internal_error", kind=type(exc).__name__)
+        return failure_rows(sessions, suite, methods, reason)
 
 
 def add_per_judge(
@@ -173,6 +187,7 @@ def aggregate(
     methods: list[str],
     max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
     on_step: Callable[[int, int], object] | None = None,
+    replies_missing: bool = False,
 ) -> dict:
     """Summary, curves, comparisons and panel data of a finished run.
 
@@ -181,6 +196,8 @@ def aggregate(
     :class:`~metrics.row_source.RowSource`, which suites read a few metrics
     at a time. ``on_step(done, total)`` hears each step finished (one per
     suite, one for the comparisons), so a large run's summary shows progress.
+    ``replies_missing``: the file lacks replies; each comparison then counts
+    the sessions it left out unpaired (``stats.compare_paired``).
     """
     steps = len(suites) + 1
     report = on_step or (lambda done, total: None)
@@ -203,7 +220,9 @@ def aggregate(
         validity.update(result.get("validity") or {})
         value_parts.update(result.get("value_parts") or {})
         report(step, steps)
-    comparisons = stats.compare_all(session_values, methods, max_compared)
+    comparisons = stats.compare_all(
+        session_values, methods, max_compared, count_unpaired=replies_missing
+    )
     basis.add_value_deltas(comparisons, summary, session_values, value_parts)
     report(steps, steps)
     return {

@@ -46,6 +46,8 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "baseline_not_a_method": (_l("the pairwise baseline %(method)s is not a method of the file"), NA),
     "protocol_lacks": (_l("the judge protocol %(protocol)s does not ask for %(part)s"), NA),
     "unknown_persona_type": (_l("no persona attributes and unknown type %(type)s"), NA),
+    # the method has no reply in this round in the file (metrics/replies.py)
+    "reply_missing": (_l("no reply in the file"), RowStatus.MISSING),
     # a reply or an item that could not be scored (an empty response is the
     # method's failure, so it is counted as one, not set apart)
     "empty_response": (_l("empty response"), UNSCORED),

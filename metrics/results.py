@@ -64,6 +64,8 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "errors": status_counts.get(RowStatus.ERROR, 0),
             "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
             "not_applicable": status_counts.get(RowStatus.NOT_APPLICABLE, 0),
+            # rows of replies the file does not have (null or absent)
+            "missing": status_counts.get(RowStatus.MISSING, 0),
             # judged rows whose prompt left out the oldest turns (history window)
             "history_truncated": run.history_truncated or 0,
             "prompt_tokens": run.prompt_tokens,

@@ -181,14 +181,34 @@ def holm(p_values: list[float | None]) -> list[float | None]:
     return adjusted
 
 
-def compare_paired(metric: str, a: str, b: str, values_a: dict, values_b: dict) -> dict:
-    """Compare two methods on the sessions both have scored (diff = a − b)."""
+def compare_paired(
+    metric: str, a: str, b: str, values_a: dict, values_b: dict,
+    count_unpaired: bool = False,
+) -> dict:  # fmt: skip
+    """Compare two methods on the sessions both have scored (diff = a − b).
+    Sessions only one of them has a value for (a missing reply, an unscored
+    item) are left out; with ``count_unpaired`` (a run with missing replies)
+    they are counted: ``unpaired_a`` / ``unpaired_b``, present when not 0.
+
+    >>> c = compare_paired("m", "A", "B", {"s1": 1.0, "s2": 2.0, "s3": 0.5},
+    ...                    {"s1": 0.0, "s2": 1.0}, count_unpaired=True)
+    >>> c["n"], c["unpaired_a"], "unpaired_b" in c
+    (2, 1, False)
+    """
     shared = [key for key in values_a if key in values_b]
     xs = [values_a[key] for key in shared]
     ys = [values_b[key] for key in shared]
     diffs = [x - y for x, y in zip(xs, ys, strict=True)]
     ci = paired_bootstrap_ci(diffs)
     welch = welch_t(xs, ys)
+    unpaired = {
+        name: left
+        for name, left in (
+            ("unpaired_a", len(values_a) - len(shared)),
+            ("unpaired_b", len(values_b) - len(shared)),
+        )
+        if left and count_unpaired
+    }
     return {
         "metric": metric,
         "a": a,
@@ -204,6 +224,7 @@ def compare_paired(metric: str, a: str, b: str, values_a: dict, values_b: dict) 
         "welch_t": welch[0] if welch else None,
         "welch_p": welch[1] if welch else None,
         "cohens_d": cohens_d(xs, ys),
+        **unpaired,
     }
 
 
@@ -229,6 +250,7 @@ def compare_all(
     session_values: dict[str, dict[str, dict]],
     methods: list[str],
     max_methods: int = 12,
+    count_unpaired: bool = False,
 ) -> list[dict]:
     """Every metric x the method pairs of :func:`method_pairs`. Holm adjusts
     the p-values within each metric across its method pairs (the family is
@@ -247,7 +269,9 @@ def compare_all(
     comparisons = []
     for metric, by_method in session_values.items():
         family = [
-            compare_paired(metric, a, b, by_method.get(a, {}), by_method.get(b, {}))
+            compare_paired(
+                metric, a, b, by_method.get(a, {}), by_method.get(b, {}), count_unpaired
+            )
             for a, b in pairs
         ]
         adjusted = holm([c["p_value"] for c in family])

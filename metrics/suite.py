@@ -221,6 +221,10 @@ class Suite:
     estimate: Estimator | None = None  # judge cost of one session, per sample
     summary_details: bool = False  # summarize reads rows' details (else None)
     methods_note: str = ""  # English sentence for a paper's Methods section
+    # run gets whole sessions whatever replies are missing, and skips them
+    # itself (it pairs methods within a round); else metrics/replies.py
+    # hands it the groups of methods that replied to the same rounds
+    reads_missing: bool = False
 
     def __post_init__(self) -> None:
         owned = tuple(replace(metric, suite=self.name) for metric in self.metrics)

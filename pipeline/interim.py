@@ -21,7 +21,7 @@ import logging
 from datetime import timedelta
 from time import monotonic
 
-from core.status import ACTIVE_RUN
+from core.status import ACTIVE_RUN, RowStatus
 from metrics import engine
 from metrics.rows import finite_json
 from store import suite_rows
@@ -40,12 +40,14 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
         return suite_rows.source(storage.engine, run.id, suite)
 
     max_compared = config["MAX_COMPARED_METHODS"]
+    counts = storage.status_counts(run.id)
     aggregates = engine.aggregate(
-        rows_of, run.suites, run.methods, max_compared, on_step=on_step
-    )
+        rows_of, run.suites, run.methods, max_compared, on_step=on_step,
+        replies_missing=bool(counts.get(RowStatus.MISSING)),
+    )  # fmt: skip
     return finite_json({
         **aggregates,
-        "status_counts": storage.status_counts(run.id),
+        "status_counts": counts,
         "sessions_scored": storage.count_scored_sessions(run.id),
     })  # fmt: skip
 

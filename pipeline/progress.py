@@ -41,6 +41,7 @@ from math import ceil
 from time import monotonic
 
 from core.status import FINAL_RUN, RunStatus
+from dataset import replies
 
 log = logging.getLogger(__name__)
 WRITE_EVERY_S = 1.0  # a chunk's progress reaches the database this often
@@ -142,7 +143,7 @@ def expected_items(suite, sessions: list[dict], methods: list[str], options: dic
         return None
     window = options.get("history_chars")
     try:
-        calls = sum(suite.estimate(s, methods, window)[0] for s in sessions)
+        calls = sum(replies.estimate(suite, s, methods, window)[0] for s in sessions)
     except Exception:  # an estimate is advisory: never fail the scoring on it
         log.warning("estimating suite %s failed", suite.name, exc_info=True)
         return None

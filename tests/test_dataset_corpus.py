@@ -17,6 +17,9 @@ import pytest
 import dataset
 
 CORPUS = Path(__file__).parent / "corpus" / "malformed"
+# files that were rejected until missing replies could be expressed: valid
+# now, each with one warning per method that lacks replies
+MISSING_REPLIES = Path(__file__).parent / "corpus" / "missing_replies"
 MISSING = "missing_field"
 TYPE = "wrong_type"
 
@@ -66,10 +69,6 @@ EXPECTED_ERRORS: dict[str, set[tuple[int | None, str, str]]] = {
         (1, "round_order", "rounds[2].round"),
         (2, "round_below_one", "rounds[0].round"),
     },
-    "28_method_missing_in_later_session.jsonl": {
-        (3, "method_missing", "rounds[1].responses")
-    },
-    "29_method_extra.jsonl": {(2, "method_extra", "rounds[0].responses")},
     "30_attributes_string.jsonl": {(2, TYPE, "attributes")},
     "31_persona_complete_string.jsonl": {(2, TYPE, "persona.complete")},
     "32_ground_truth_topic_not_object.jsonl": {(2, TYPE, "ground_truth_slots.food")},
@@ -227,3 +226,20 @@ def test_error_cap_keeps_200_errors_and_counts_the_rest(tmp_path):
     summary = errors[-1]
     assert (summary["line"], summary["code"]) == (None, "too_many_errors")
     assert summary["params"]["count"] == 300
+
+
+@pytest.mark.parametrize(
+    ("name", "methods", "warned"),
+    [
+        ("later_session_lacks_a_reply.jsonl", ["Base", "Ours"], {"Ours": (1, 4)}),
+        ("method_in_one_session.jsonl", ["Base", "Ours", "Extra"], {"Extra": (1, 2)}),
+    ],
+)
+def test_a_missing_reply_is_valid_and_counted_per_method(name, methods, warned):
+    report = validate(MISSING_REPLIES / name)
+    assert report.valid and report.methods == methods
+    found = report.to_dict()["warnings"]
+    assert {
+        w["path"]: (w["params"]["missing"], w["params"]["total"]) for w in found
+    } == (warned)
+    assert all(w["code"] == "replies_missing" and w["line"] is None for w in found)

@@ -119,6 +119,21 @@ def caption(run, table: dict, baseline: str) -> str:
         "** p<0.01, *** p<0.001, Wilcoxon signed-rank on per-session values over "
         f"the sessions both methods scored (n = {span([v['n'] for v in versus])}), "
         f"Holm-adjusted within each column over its comparisons with {baseline}."
+        + _unpaired(versus)
+    )
+
+
+def _unpaired(versus: list[dict]) -> str:
+    """What the pairing left out, in a run whose file lacks replies."""
+    left = max(
+        ((v.get("unpaired_a") or 0) + (v.get("unpaired_b") or 0) for v in versus),
+        default=0,
+    )
+    if not left:
+        return ""
+    return (
+        f" Up to {left:,} sessions with a value of one of the two methods only "
+        "(a reply missing in the file, or unscored) are left out of a Δ."
     )
 
 

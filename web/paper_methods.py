@@ -248,6 +248,11 @@ def outcome_sentence(run) -> str:
     total = sum(counts.values())
     configured = counts.get("not_configured", 0)
     missing = f", {configured:,} not configured (no judge)" if configured else ""
+    if counts.get("missing"):
+        missing += (
+            f", {counts['missing']:,} of replies missing in the file (null or "
+            "absent; never scored)"
+        )
     return (
         f"Of {plural(total, 'result row')}, {counts.get('ok', 0):,} were scored; "
         f"{counts.get('unscored', 0):,} unscored (the judge or the metric could "

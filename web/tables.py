@@ -217,7 +217,24 @@ def table_caption(table: dict, baseline: str) -> dict:
         if m.basis
     ]
     compared = any(cell["versus"] for row in table["rows"] for cell in row["cells"])
+    unpaired = max(
+        (
+            (cell["versus"].get("unpaired_a") or 0)
+            + (cell["versus"].get("unpaired_b") or 0)
+            for row in table["rows"]
+            for cell in row["cells"]
+            if cell["versus"]
+        ),
+        default=0,
+    )
     return {
+        # a run whose file lacks replies: what the pairing left out
+        "unpaired": _(
+            "Δ pairs only the sessions where both methods have a value: up to "
+            "%(count)s sessions with a value of one of the two methods only "
+            "(a reply missing in the file, or unscored) are left out of a Δ.",
+            count=unpaired,
+        ) if unpaired else "",
         "values": _("Values are means over sessions unless listed here: %(bases)s.",
                     bases="; ".join(bases)) if bases else _("Values are means over sessions."),
         "delta": _(

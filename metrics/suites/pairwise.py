@@ -37,6 +37,7 @@ from typing import Any
 
 from config import DEFAULTS
 from core.status import RowStatus
+from dataset.replies import replied
 from metrics import protocols, ranking, row_source, stats
 from metrics.bt_separation import separation
 from metrics.columns import RowColumns
@@ -115,11 +116,12 @@ def run(
 ) -> list[ResultRow]:
     compared = pairs(methods, options)
     baseline = options.get("pairwise_baseline")
-    keys = [
+    keys = [  # a pair with a missing reply is not judged (metrics/replies.py)
         (session, index, a, b)
         for session in sessions
-        for index in range(len(session["rounds"]))
+        for index, round_ in enumerate(session["rounds"])
         for a, b in compared
+        if replied(round_, a) and replied(round_, b)
     ]
     if baseline and baseline not in methods:
         reason = note("baseline_not_a_method", method=baseline)
@@ -152,7 +154,7 @@ def run(
 def _row_keys(sessions: list[dict], methods: list[str]):
     for session in sessions:
         for round_ in session["rounds"]:
-            for method in methods:
+            for method in filter(partial(replied, round_), methods):
                 yield {"session_id": session["session_id"], "round": round_["round"],
                        "method": method}  # fmt: skip
 
@@ -210,6 +212,8 @@ def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int
             round_["user_message"]
         )
         for a, b in compared:
+            if not (replied(round_, a) and replied(round_, b)):
+                continue
             replies = len(round_["responses"][a]["text"]) + len(
                 round_["responses"][b]["text"]
             )
@@ -354,6 +358,7 @@ SUITE = Suite(
         Option("pairwise_baseline", _l("Pairwise baseline method"), validate_baseline),
     ),
     estimate=estimate,
+    reads_missing=True,  # pairs within a round: a pair with a missing side is skipped
     summary_details=True,  # position consistency reads each comparison's verdicts
     validity=(
         ("position_consistency", "validity_no_comparisons"),

@@ -1,0 +1,40 @@
+"""The rows of missing replies, and the batches a suite runs on
+(``dataset/replies.py`` says what a missing reply is and how a session is
+cut into groups of methods that replied to the same rounds). Pure.
+"""
+
+from __future__ import annotations
+
+from dataset.replies import groups, missing_replies
+from metrics import notes
+from metrics.rows import ResultRow, result_row
+
+
+def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[ResultRow]:
+    """One ``missing`` row per reply the sessions lack, on ``suite``'s
+    headline metric.
+
+    >>> from metrics import registry
+    >>> session = {"session_id": "s", "rounds": [{"round": 1, "responses": {"A": {"text": "x"}}}]}
+    >>> [(r["method"], r["status"], r["note"]) for r in
+    ...  missing_rows([session], registry.get("quality"), ["A", "B"])]
+    [('B', 'missing', 'no reply in the file')]
+    """
+    reason, metric = notes.note("reply_missing"), suite.headline.id
+    keys = (
+        {"session_id": session["session_id"], "round": number, "method": method}
+        for session in sessions
+        for number, method in missing_replies(session, methods)
+    )
+    return [result_row(key, metric, None, note=reason) for key in keys]
+
+
+def parts(sessions: list[dict], methods: list[str]) -> dict[tuple, list[dict]]:
+    """The sessions' groups batched by their methods (``{methods: parts}``),
+    so a suite runs once per set of methods; complete sessions make one
+    batch with every method, in file order."""
+    batches: dict[tuple, list[dict]] = {}
+    for session in sessions:
+        for part, group in groups(session, methods):
+            batches.setdefault(tuple(group), []).append(part)
+    return batches
