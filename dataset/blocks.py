@@ -29,8 +29,13 @@ class BlockChecks(FieldChecks):
                 "boolean",
             )
 
-    def _check_slot_map(self, parent: dict, base: tuple, key: str) -> None:
-        """``{topic: {field: str | [str]}}`` for ground truth and memory writes."""
+    def _check_slot_map(
+        self, parent: dict, base: tuple, key: str, updates: bool = False
+    ) -> None:
+        """``{topic: {field: str | [str]}}`` for ground truth and memory
+        snapshots; ``updates`` (a response's ``slots``) also allows ``null``
+        (delete) and ``{"value": str | [str], "append": bool}``
+        (``metrics/slot_matching.memory_state``)."""
         slots = self._object(parent, base, key)
         if slots is None:
             return
@@ -57,7 +62,24 @@ class BlockChecks(FieldChecks):
                 if len(name) > self.limits.max_key_chars:
                     self.error((*topic_path, name[:64]), "too_long", length=len(name),
                                limit=self.limits.max_key_chars)  # fmt: skip
-                self._string_list(fields, topic_path, name, allow_string=True)
+                if updates:
+                    self._check_slot_update(fields, topic_path, name)
+                else:
+                    self._string_list(fields, topic_path, name, allow_string=True)
+
+    def _check_slot_update(self, fields: dict, path: tuple, name: str) -> None:
+        update = fields[name]
+        if update is None:  # a deletion
+            return
+        if not isinstance(update, dict):
+            self._string_list(fields, path, name, allow_string=True)
+            return
+        path = (*path, name)
+        if "value" not in update:
+            self.error((*path, "value"), "missing_field")
+        else:
+            self._string_list(update, path, "value", allow_string=True)
+        self._typed(update, path, "append", lambda v: isinstance(v, bool), "boolean")
 
     def _check_human(self, response: dict, path: tuple) -> None:
         """``{"al": 0-100, "binary": 0 | 1}``, both optional: human labels the

@@ -153,7 +153,9 @@ class SessionChecker(BlockChecks):
             elif latency is not None and latency < 0:
                 self.error((*path, "latency_s"), "negative_latency")
         if "slots" in response:
-            self._check_slot_map(response, path, "slots")
+            self._check_slot_map(response, path, "slots", updates=True)
+        if "slots_state" in response:
+            self._check_slot_map(response, path, "slots_state")
         if "sim" in response:
             self._check_sim(response, path)
         if "human" in response:

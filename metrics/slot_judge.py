@@ -24,7 +24,7 @@ from core.status import RowStatus
 from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json, template_chars
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row
-from metrics.slot_matching import SlotTable, merge_writes, nested
+from metrics.slot_matching import SlotTable, memory_state, merge_writes, nested
 from metrics.suite import JudgeMode
 
 METRIC = "slot_judge"
@@ -86,14 +86,14 @@ SLOT_JUDGE = JudgeMode(METRIC, PROMPT, parse_slot_judge)
 
 
 def predicted_slots(session: dict, method: str) -> SlotTable:
-    """The method's memory: its responses' ``slots`` merged in round order.
+    """The method's memory after its last round (``slot_matching.memory_state``).
 
     >>> predicted_slots({"rounds": [{"round": 2, "responses": {"M": {"slots":
     ...     {"b": {"city": "Seoul"}}}}}, {"round": 1, "responses": {"M": {}}}]}, "M")
     {('b', 'city'): ['Seoul']}
     """
     rounds = sorted(session["rounds"], key=lambda r: r["round"])
-    return merge_writes(r["responses"][method].get("slots") for r in rounds)
+    return memory_state(r["responses"][method] for r in rounds)
 
 
 def slot_lines(truth: SlotTable, predicted: SlotTable) -> str:

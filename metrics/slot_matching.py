@@ -84,18 +84,73 @@ def merge_writes(writes: Iterable[dict | None]) -> SlotTable:
     >>> merge_writes([{"t": {"f": "?"}}, None])
     {}
     """
-    table: SlotTable = {}
-    seen: dict[SlotKey, set[str]] = {}
+    written: SlotTable = {}
     for write in writes:
         for topic, fields in (write or {}).items():
             for name, raw in (fields if isinstance(fields, dict) else {}).items():
-                key = (topic, name)
-                for value in values_of(raw):
-                    canonical = canonicalize(value)
-                    if canonical and canonical not in seen.setdefault(key, set()):
-                        seen[key].add(canonical)
-                        table.setdefault(key, []).append(value)
+                written.setdefault((topic, name), []).extend(values_of(raw))
+    table = {key: distinct(values) for key, values in written.items()}
+    return {key: values for key, values in table.items() if values}
+
+
+def distinct(values: list[str]) -> list[str]:
+    """The first spelling of each canonical form, in order; values whose
+    canonical form is empty dropped."""
+    seen: set[str] = set()
+    kept = []
+    for value in values:
+        canonical = canonicalize(value)
+        if canonical and canonical not in seen:
+            seen.add(canonical)
+            kept.append(value)
+    return kept
+
+
+def memory_state(responses: Iterable[dict]) -> SlotTable:
+    """A method's memory after its responses, in round order
+    (``docs/metrics/slots.md``): a response's ``slots_state`` is the whole
+    memory at that point (a snapshot: it replaces what was there); its
+    ``slots`` are updates, applied after the snapshot if both are given.
+    An update of a field with
+
+    * a string replaces the slot's values (a correction: departure "ely",
+      then "cambridge", leaves "cambridge");
+    * a list adds its values to the slot (a slot holding a set of values);
+    * ``{"value": str | [str], "append": true|false}`` adds or replaces;
+    * ``null`` deletes the slot.
+
+    >>> memory_state([{"slots": {"t": {"dep": "ely", "likes": ["tea"]}}},
+    ...               {"slots": {"t": {"dep": "Cambridge", "likes": ["jazz"]}}}])
+    {('t', 'dep'): ['Cambridge'], ('t', 'likes'): ['tea', 'jazz']}
+    >>> memory_state([{"slots": {"t": {"dep": "ely", "day": "mon"}}},
+    ...               {"slots": {"t": {"dep": None, "day": {"value": "tue", "append": True}}}}])
+    {('t', 'day'): ['mon', 'tue']}
+    >>> memory_state([{"slots": {"t": {"a": "x"}}}, {"slots_state": {"t": {"b": "y"}}}])
+    {('t', 'b'): ['y']}
+    """
+    table: SlotTable = {}
+    for response in responses:
+        if response.get("slots_state") is not None:
+            table = merge_writes([response["slots_state"]])
+        for topic, fields in (response.get("slots") or {}).items():
+            for name, raw in (fields if isinstance(fields, dict) else {}).items():
+                _update(table, (topic, name), raw)
     return table
+
+
+def _update(table: SlotTable, key: SlotKey, raw) -> None:
+    """Apply one field update (see :func:`memory_state`)."""
+    if raw is None:
+        table.pop(key, None)
+        return
+    append = isinstance(raw, list)
+    if isinstance(raw, dict):
+        append, raw = bool(raw.get("append")), raw.get("value")
+    values = distinct([*(table.get(key, []) if append else []), *values_of(raw)])
+    if values:
+        table[key] = values
+    else:  # nothing left (a value that canonicalizes to nothing)
+        table.pop(key, None)
 
 
 def nested(table: SlotTable) -> dict:

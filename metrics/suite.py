@@ -205,7 +205,8 @@ class Suite:
     run: Runner  # (sessions, methods, judge or None, options) -> rows
     summarize: Summarizer  # (this suite's rows, methods) -> SuiteSummary
     session_fields: tuple[str, ...] = ()  # a session needs at least one of them
-    response_fields: tuple[str, ...] = ()  # some response needs each of them
+    # some response needs each of them; "a|b": either name meets it
+    response_fields: tuple[str, ...] = ()
     judge: JudgeUse = JudgeUse.NONE
     modes: tuple[JudgeMode, ...] = ()
     options: tuple[Option, ...] = ()
@@ -267,7 +268,10 @@ class Suite:
             session.get(name) not in (None, "", [], {}) for name in self.session_fields
         ):
             return False
-        return all(_any_response_has(session, name) for name in self.response_fields)
+        return all(
+            any(_any_response_has(session, name) for name in names.split("|"))
+            for names in self.response_fields
+        )
 
     def validate_options(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """``{option: value}`` checked by each option; ValueError names it."""

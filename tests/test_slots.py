@@ -276,21 +276,50 @@ def test_merge_keeps_order_and_drops_canonical_duplicates():
 )
 def test_prediction_is_the_merge_of_rounds_in_order(rounds, exact):
     truth = {"loc": {"city": ["Seoul", "Busan"]}}
-    writes = [
-        {"loc": {"city": "Seoul"}},
-        {"loc": {"city": "busan"}},
-        {"loc": {"city": "SEOUL"}},
+    writes = [  # lists add to the slot's set of values (a string replaces)
+        {"loc": {"city": ["Seoul"]}},
+        {"loc": {"city": ["busan"]}},
+        {"loc": {"city": ["SEOUL"]}},
     ]
     summary = summary_of([session("s", truth, *writes[:rounds])])["summary"]["M"]
     assert summary["slot_exact"] == exact
 
 
 def test_rounds_are_merged_in_round_order():
-    s = session("s", {"t": {"f": ["a", "b"]}}, {"t": {"f": "b"}}, {"t": {"f": "a"}})
+    s = session("s", {"t": {"f": ["a", "b"]}}, {"t": {"f": ["b"]}}, {"t": {"f": ["a"]}})
     s["rounds"].reverse()
     rows = slots.run([s], ["M"], None, {})
     (detail,) = [r["detail"] for r in rows if r["detail"]]
     assert detail["predicted"] == {"t": {"f": ["b", "a"]}}
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        # a correction: a string replaces the slot's value
+        [{"t": {"dep": "ely", "day": "mon"}}, {"t": {"dep": "cambridge"}}],
+        # a deletion, then the value again
+        [
+            {"t": {"dep": "ely", "day": "mon", "x": "y"}},
+            {"t": {"dep": None, "x": None}},
+            {"t": {"dep": {"value": "cambridge", "append": False}}},
+        ],
+        # the whole state each round (a snapshot replaces everything)
+        [
+            {"slots_state": {"t": {"dep": "ely", "day": "tue"}}},
+            {"slots_state": {"t": {"dep": "cambridge", "day": "mon"}}},
+        ],
+    ],
+)
+def test_a_tracker_that_writes_the_gold_state_scores_one(writes):
+    truth = {"t": {"dep": "cambridge", "day": "mon"}}
+    rounds = [w if "slots_state" in w else {"slots": w} for w in writes]
+    s = session("s", truth, *[{} for _ in rounds])
+    for round_, response in zip(s["rounds"], rounds, strict=True):
+        round_["responses"]["M"] = {"text": "ok", **response}
+    summary = summary_of([s])["summary"]["M"]
+    assert (summary["slot_precision"], summary["slot_recall"]) == (1.0, 1.0)
+    assert summary["slot_exact"] == 1.0
 
 
 # -- sessions the suite cannot score ------------------------------------------
@@ -479,3 +508,33 @@ def test_metrics_registry_covers_every_fixed_id():
         by_id["slot_f1"].compare == "slot_f1"
         and by_id["latency_mean"].compare == "latency"
     )
+
+
+def test_slot_updates_and_snapshots_are_validated():
+    import io
+    import json
+
+    import dataset
+
+    def check(response: dict):
+        line = {
+            "session_id": "s", "user_profile": "p", "user_personality": "q",
+            "ground_truth_slots": {"t": {"dep": "cambridge"}},
+            "rounds": [{"round": 1, "user_message": "hi",
+                        "responses": {"M": {"text": "ok", **response}}}],
+        }  # fmt: skip
+        stream = io.BytesIO(json.dumps(line).encode())
+        report = dataset.validate_stream(stream, "s.jsonl")
+        return {(p.path, p.code) for p in report.errors}
+
+    fine = {"t": {"dep": None, "day": {"value": ["mon"], "append": True}, "x": "y"}}
+    assert check({"slots": fine}) == set()
+    assert check({"slots_state": {"t": {"dep": "ely"}}}) == set()
+    path = "rounds[0].responses.M"
+    assert check({"slots": {"t": {"dep": {"append": "yes"}}}}) == {
+        (f"{path}.slots.t.dep.value", "missing_field"),
+        (f"{path}.slots.t.dep.append", "wrong_type"),
+    }
+    assert check({"slots_state": {"t": {"dep": None}}}) == {
+        (f"{path}.slots_state.t.dep", "wrong_type")  # a snapshot deletes by leaving out
+    }

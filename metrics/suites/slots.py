@@ -5,9 +5,10 @@
 sums them over every session of the run (micro-averaging), so summarizing the
 rows of several chunks equals summarizing one chunk holding the same sessions.
 
-* A method's prediction is the merge of its responses' ``slots`` in round order
-  (:func:`metrics.slot_matching.merge_writes`); a response without ``slots``
-  wrote nothing that round.
+* A method's prediction is its memory after the last round: its responses'
+  snapshots (``slots_state``) and updates (``slots``: a string replaces, a
+  list adds, ``null`` deletes) in round order
+  (:func:`metrics.slot_matching.memory_state`).
 * Per ground-truth (topic, field): TP when the prediction has a value, else FN.
   Each predicted slot absent from the ground truth is an FP and an extra slot.
 * ``slot_exact`` = exactly matched slots (equal canonical value sets) / ground-
@@ -43,6 +44,7 @@ from metrics.slot_matching import (
     SlotTable,
     diff_slots,
     f1,
+    memory_state,
     merge_writes,
     nested,
     percentile,
@@ -115,7 +117,7 @@ def method_rows(
     """Count rows, per-topic counts, ``slot_f1`` (with the diff) and ``latency``."""
     rounds = sorted(session["rounds"], key=lambda r: r["round"])
     responses = [r["responses"][method] for r in rounds]
-    predicted = merge_writes(r.get("slots") for r in responses)
+    predicted = memory_state(responses)
     diff = diff_slots(truth, predicted)
     counts = {
         "slot_tp": diff.tp,
@@ -142,7 +144,10 @@ def method_rows(
     }
     # A method that never wrote slots is scored as an empty memory (all FN):
     # dropping the session instead would flatter a method that extracts nothing.
-    silent = not any(r.get("slots") is not None for r in responses)
+    silent = not any(
+        r.get("slots") is not None or r.get("slots_state") is not None
+        for r in responses
+    )
     flag = note("no_slots_written") if silent else None
     rows.append(_row(key, "slot_f1", prf(diff.tp, diff.fp, diff.fn)[2], flag, detail))
     return [*rows, _latency_row(key, responses)]
@@ -424,7 +429,7 @@ SUITE = Suite(
     run=run,
     summarize=summarize,
     session_fields=("ground_truth_slots",),
-    response_fields=("slots",),
+    response_fields=("slots|slots_state",),  # updates, or full snapshots
     judge=JudgeUse.OPTIONAL,  # slot_judge
     modes=(slot_judge.SLOT_JUDGE,),
     estimate=slot_judge.estimate,
