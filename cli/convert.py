@@ -1,0 +1,73 @@
+"""``flask --app app convert --from LAYOUT FILE --out FILE.jsonl``: another
+tool's dialogue layout into ours (``docs/importers.md``), then validated.
+
+Exit codes: 0 converted (every record, or some with the others reported),
+2 nothing converted or a bad option.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from cli.commands import INVALID, _print_problems, _readable, fail
+from dataset.convert import convert_file
+from dataset.importers import IMPORTERS, Options
+
+
+@click.command("convert")
+@click.option(
+    "--from",
+    "layout",
+    required=True,
+    type=click.Choice(sorted(IMPORTERS)),
+    help="The layout FILE is in.",
+)
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Where to write the converted JSONL.",
+)
+@click.option(
+    "--method",
+    default="model",
+    show_default=True,
+    help="Method name of the converted replies.",
+)
+@click.option(
+    "--profile",
+    default="",
+    help="user_profile for records that carry none (else they are skipped).",
+)
+@click.option(
+    "--personality", default="", help="user_personality for records that carry none."
+)
+@with_appcontext
+def convert_command(layout, file, out, method, profile, personality) -> None:
+    """Convert FILE (JSONL, a JSON array or CSV) to our JSONL at --out."""
+    source = _readable(file)
+    if out.resolve() == source.resolve():
+        fail("--out must not be the input file", INVALID)
+    options = Options(method=method, profile=profile, personality=personality)
+    try:
+        report = convert_file(source, layout, out, options)
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{source}: {exc}", INVALID)
+    for number, reason in report.reasons:
+        click.echo(f"skipped record {number}: {reason}", err=True)
+    if report.skipped > len(report.reasons):
+        click.echo(f"… and {report.skipped - len(report.reasons)} more", err=True)
+    if not report.converted:
+        fail(f"no record of {source} could be converted from {layout}", INVALID)
+    checked = current_app.extensions["runs"].validate_file(out).to_dict()
+    _print_problems(checked["errors"])
+    _print_problems(checked["warnings"], "warning")
+    state = "valid" if checked["valid"] else "INVALID"
+    click.echo(f"{out}: {report.converted} sessions converted, "
+               f"{report.skipped} records skipped; {state}")  # fmt: skip

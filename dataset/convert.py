@@ -1,0 +1,112 @@
+"""Converting a file of another layout (``dataset/importers.py``) into our
+JSONL (pure): the records are read from JSON Lines, a JSON array (ShareGPT
+exports are one) or CSV (Synthetic-Persona-Chat ships CSV), converted one by
+one, and written out; a record that cannot be converted is reported with
+its number and the reason, and the others are kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dataset.importers import Options, Skipped, convert_record, detect
+from dataset.reader import is_blank
+
+SKIPS_KEPT = 200  # reasons kept for the report; the count goes on
+
+
+@dataclass
+class ConvertReport:
+    converted: int = 0
+    skipped: int = 0
+    reasons: list[tuple[int, str]] = field(default_factory=list)
+
+    def skip(self, number: int, reason: str) -> None:
+        self.skipped += 1
+        if len(self.reasons) < SKIPS_KEPT:
+            self.reasons.append((number, reason))
+
+
+def read_records(path: Path) -> Iterator[tuple[int, object]]:
+    """``(record number, record)``: JSONL lines, JSON array items or CSV rows
+    (numbered from 1). A JSONL line that is not JSON is yielded as a
+    :class:`Skipped` so the converter reports it."""
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() == ".csv":
+        yield from enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1)
+        return
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield 1, Skipped(f"not a JSON array: {exc.msg} (line {exc.lineno})")
+            return
+        yield from enumerate(records, start=1)
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if is_blank(line):
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, Skipped(f"not JSON: {exc.msg}")
+
+
+def convert_file(
+    source: Path, layout: str, out: Path, options: Options
+) -> ConvertReport:
+    """Write the sessions converted from ``source`` to ``out`` (JSONL)."""
+    report = ConvertReport()
+    with out.open("w", encoding="utf-8") as sink:
+        for number, record in read_records(source):
+            try:
+                if isinstance(record, Skipped):
+                    raise record
+                session = convert_record(layout, record, number, options)
+            except Skipped as reason:
+                report.skip(number, str(reason))
+                continue
+            sink.write(json.dumps(session, ensure_ascii=False) + "\n")
+            report.converted += 1
+    return report
+
+
+HEAD_BYTES = 1 << 20  # what detection reads of a file
+
+
+def detect_file(source: Path) -> str | None:
+    """The known layout of a file's first records (read from its first
+    megabyte only), when they agree; None when unknown or mixed."""
+    with source.open("rb") as stream:
+        head = stream.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    found = {detect(record) for record in _head_records(head, source.suffix)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _head_records(head: str, suffix: str, sample: int = 5) -> list:
+    """Up to ``sample`` whole records at the start of ``head``."""
+    lines = head.split("\n")[:-1] if len(head) >= HEAD_BYTES else head.split("\n")
+    if suffix.lower() == ".csv":
+        return list(csv.DictReader(io.StringIO("\n".join(lines), newline="")))[:sample]
+    stripped = head.lstrip()
+    if stripped.startswith("["):  # the first object of an array
+        try:
+            first, _ = json.JSONDecoder().raw_decode(stripped[1:].lstrip())
+        except json.JSONDecodeError:
+            return []
+        return [first]
+    records = []
+    for line in lines:
+        if not is_blank(line):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                return []
+        if len(records) >= sample:
+            break
+    return records

@@ -1,0 +1,111 @@
+"""Importers (``dataset/importers.py``, ``docs/importers.md``): each layout's
+sample file, written by hand in that layout, converted by the CLI into a
+file that validates, with the mapping checked field by field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dataset.convert import detect_file
+from tests.pipeline_support import evaluate
+
+SAMPLES = Path(__file__).parent / "data" / "importers"
+FILES = {
+    "sharegpt": "sharegpt.json",
+    "openai-messages": "openai_messages.jsonl",
+    "personachat": "personachat.csv",
+    "lenient": "lenient.jsonl",
+}
+
+
+def convert(app, layout: str, out: Path, *extra: str):
+    source = SAMPLES / FILES[layout]
+    args = ["convert", "--from", layout, str(source), "--out", str(out), *extra]
+    result = app.test_cli_runner().invoke(args=args)
+    sessions = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    return result, sessions
+
+
+@pytest.mark.parametrize("layout", sorted(FILES))
+def test_each_layout_is_recognized_and_converts_to_a_valid_file(
+    app_factory, tmp_path, layout
+):
+    assert detect_file(SAMPLES / FILES[layout]) == layout
+    result, sessions = convert(app_factory(), layout, tmp_path / "out.jsonl")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.rstrip().endswith("; valid")
+    assert sessions
+
+
+def test_sharegpt_maps_system_to_profile_and_pairs_turns(app_factory, tmp_path):
+    result, sessions = convert(app_factory(), "sharegpt", tmp_path / "o.jsonl",
+                               "--method", "Ours")  # fmt: skip
+    first, second = sessions
+    assert first["user_profile"].startswith("Dana, 34")
+    assert [(r["round"], r["responses"]["Ours"][:10]) for r in first["rounds"]] == [
+        (1, "After a ni"), (2, "Then add a"),
+    ]  # fmt: skip
+    # two user messages in a row: the first had no reply (missing, not "")
+    assert second["rounds"][0]["responses"] == {"Ours": None}
+    assert second["rounds"][1]["user_message"] == "Somewhere near the beach, please."
+    assert "skipped record 3: no system message" in result.stderr  # never invented
+    assert "2 sessions converted, 1 records skipped" in result.stdout
+
+
+def test_a_profile_option_stands_in_for_a_missing_system_message(app_factory, tmp_path):
+    _, sessions = convert(app_factory(), "sharegpt", tmp_path / "o.jsonl",
+                          "--profile", "unknown user")  # fmt: skip
+    assert [s["session_id"] for s in sessions] == ["sg-1", "sg-2", "sg-3"]
+    assert sessions[2]["user_profile"] == "unknown user"
+
+
+def test_openai_messages_read_parts_metadata_and_null_replies(app_factory, tmp_path):
+    _, sessions = convert(app_factory(), "openai-messages", tmp_path / "o.jsonl")
+    tom = sessions[1]
+    assert (tom["session_id"], tom["user_personality"]) == ("oa-2", "curious, direct")
+    assert tom["user_profile"] == "Tom, 19, a first-year physics student."
+    assert tom["rounds"][1]["responses"] == {"model": None}
+
+
+def test_personachat_personas_become_the_profile(app_factory, tmp_path):
+    _, [session] = convert(app_factory(), "personachat", tmp_path / "o.jsonl")
+    assert session["user_profile"] == (
+        "I am a vegan. I love hiking in the Alps. I work as a nurse."
+    )
+    assert session["meta"] == {"replier_persona": "I am a chef. I have two cats."}
+    assert len(session["rounds"]) == 3 and session["rounds"][2]["responses"] == {
+        "model": None
+    }
+
+
+def test_lenient_renumbers_and_joins(app_factory, tmp_path):
+    _, sessions = convert(app_factory(), "lenient", tmp_path / "o.jsonl")
+    assert [r["round"] for r in sessions[0]["rounds"]] == [1, 2]
+    assert sessions[0]["user_personality"] == "patient, wry"
+    assert sessions[1]["rounds"][0]["round"] == 1
+
+
+def test_a_converted_file_is_evaluated_end_to_end(app_factory, tmp_path):
+    app = app_factory()
+    convert(app, "sharegpt", tmp_path / "o.jsonl", "--method", "Ours")
+    document = evaluate(app, tmp_path / "o.jsonl", None, suites=["quality"])
+    assert document["run"]["status"] == "done"
+    assert document["run"]["counts"]["missing"] == 1  # sg-2's unanswered message
+
+
+def test_bad_options_and_unconvertible_files_exit_2(app_factory, tmp_path):
+    app = app_factory()
+    runner = app.test_cli_runner()
+    source = SAMPLES / FILES["lenient"]
+    same = runner.invoke(args=["convert", "--from", "lenient", str(source),
+                               "--out", str(source)])  # fmt: skip
+    assert same.exit_code == 2 and "must not be the input file" in same.stderr
+    wrong = runner.invoke(args=["convert", "--from", "sharegpt", str(source),
+                                "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+    assert wrong.exit_code == 2 and "no record" in wrong.stderr
+    unknown = runner.invoke(args=["convert", "--from", "aloe", str(source),
+                                  "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+    assert unknown.exit_code == 2
