@@ -41,6 +41,26 @@ MESSAGES: dict[str, LazyText] = {
     "wrong_type": _l("%(path)s: expected %(expected)s, found %(found)s."),
     "empty_value": _l("%(path)s: must not be empty."),
     "round_below_one": _l("%(path)s: must be an integer >= 1."),
+    # other tools' spellings of our layout (dataset/importers.py "lenient")
+    "round_zero_based": _l(
+        "%(path)s: rounds are counted from 0 here; we count from 1. Convert the "
+        "file with: flask --app app convert --from lenient FILE --out FIXED.jsonl"
+    ),
+    "round_as_string": _l(
+        "%(path)s: the round number is a string here; we read an integer. Convert "
+        "the file with: flask --app app convert --from lenient FILE --out FIXED.jsonl"
+    ),
+    "unknown_layout": _l(
+        "%(path)s: not a layout we convert from; we convert %(layouts)s."
+    ),
+    "nothing_converted": _l(
+        "%(path)s: no record could be converted from %(layout)s: it is not in that layout."
+    ),
+    "listed_persona": _l(
+        "%(path)s: a list here (as PersonaChat writes personas); we read one "
+        "string. Convert the file with: flask --app app convert --from lenient "
+        "FILE --out FIXED.jsonl"
+    ),
     "negative_latency": _l("%(path)s: must be a number >= 0."),
     "duplicate_session": _l(
         "%(path)s: session id %(session_id)s already used on line %(first_line)s."

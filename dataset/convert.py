@@ -32,12 +32,12 @@ class ConvertReport:
             self.reasons.append((number, reason))
 
 
-def read_records(path: Path) -> Iterator[tuple[int, object]]:
-    """``(record number, record)``: JSONL lines, JSON array items or CSV rows
-    (numbered from 1). A JSONL line that is not JSON is yielded as a
-    :class:`Skipped` so the converter reports it."""
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix.lower() == ".csv":
+def read_records(text: str, suffix: str) -> Iterator[tuple[int, object]]:
+    """``(record number, record)`` of a file's text: JSONL lines, JSON array
+    items or CSV rows (``suffix`` ".csv"), numbered from 1. A JSONL line
+    that is not JSON is yielded as a :class:`Skipped`, so the converter
+    reports it."""
+    if suffix.lower() == ".csv":
         yield from enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1)
         return
     if text.lstrip().startswith("["):
@@ -57,22 +57,29 @@ def read_records(path: Path) -> Iterator[tuple[int, object]]:
             yield number, Skipped(f"not JSON: {exc.msg}")
 
 
+def convert_text(text: str, suffix: str, layout: str, options: Options):
+    """``(sessions as JSONL lines, report)`` of a file's text."""
+    report, lines = ConvertReport(), []
+    for number, record in read_records(text, suffix):
+        try:
+            if isinstance(record, Skipped):
+                raise record
+            session = convert_record(layout, record, number, options)
+        except Skipped as reason:
+            report.skip(number, str(reason))
+            continue
+        lines.append(json.dumps(session, ensure_ascii=False) + "\n")
+        report.converted += 1
+    return lines, report
+
+
 def convert_file(
     source: Path, layout: str, out: Path, options: Options
 ) -> ConvertReport:
     """Write the sessions converted from ``source`` to ``out`` (JSONL)."""
-    report = ConvertReport()
-    with out.open("w", encoding="utf-8") as sink:
-        for number, record in read_records(source):
-            try:
-                if isinstance(record, Skipped):
-                    raise record
-                session = convert_record(layout, record, number, options)
-            except Skipped as reason:
-                report.skip(number, str(reason))
-                continue
-            sink.write(json.dumps(session, ensure_ascii=False) + "\n")
-            report.converted += 1
+    text = source.read_text(encoding="utf-8-sig")
+    lines, report = convert_text(text, source.suffix, layout, options)
+    out.write_text("".join(lines), encoding="utf-8")
     return report
 
 
@@ -80,11 +87,23 @@ HEAD_BYTES = 1 << 20  # what detection reads of a file
 
 
 def detect_file(source: Path) -> str | None:
-    """The known layout of a file's first records (read from its first
-    megabyte only), when they agree; None when unknown or mixed."""
+    """The known layout of a file's first records (``detect_head``)."""
     with source.open("rb") as stream:
-        head = stream.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
-    found = {detect(record) for record in _head_records(head, source.suffix)}
+        return detect_head(stream.read(HEAD_BYTES), source.suffix)
+
+
+def detect_head(head: bytes, suffix: str) -> str | None:
+    """The known layout of the first records in a file's first megabyte,
+    when they agree; None when unknown or mixed.
+
+    >>> detect_head(b'[{"conversations": [{"from": "human", "value": "hi"}]}]', ".json")
+    'sharegpt'
+    """
+    text = head[:HEAD_BYTES].decode("utf-8-sig", errors="replace")
+    try:
+        found = {detect(record) for record in _head_records(text, suffix)}
+    except csv.Error:
+        return None
     return found.pop() if len(found) == 1 else None
 
 

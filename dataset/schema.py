@@ -35,8 +35,13 @@ class SessionChecker(BlockChecks):
     def check(self, line: int, session: dict) -> bool:
         self.line, self.ok = line, True
         self._check_id(session)
-        self._string(session, (), "user_profile", required=True, non_empty=True)
-        self._string(session, (), "user_personality", required=True)
+        for key in ("user_profile", "user_personality"):
+            if isinstance(session.get(key), list):  # PersonaChat's spelling
+                self.error((key,), "listed_persona")
+        if not isinstance(session.get("user_profile"), list):
+            self._string(session, (), "user_profile", required=True, non_empty=True)
+        if not isinstance(session.get("user_personality"), list):
+            self._string(session, (), "user_personality", required=True)
         if session.get("user_personality") == "":
             self.warn(("user_personality",), "empty_personality")
         self._check_rounds(session)
@@ -93,10 +98,16 @@ class SessionChecker(BlockChecks):
 
     def _check_round_number(self, round_: dict, path: tuple, previous: int | None):
         number = round_.get("round")
+        if isinstance(number, str) and number.strip().isdigit():  # "3"
+            self.error((*path, "round"), "round_as_string")
+            return int(number)
         if type(number) is not int:  # bool is not int here; report via the helper
             number = self._typed(round_, path, "round", is_int, "integer", True)
         if number is None:
             return previous
+        if number == 0 and previous is None:  # counted from 0
+            self.error((*path, "round"), "round_zero_based")
+            return number
         if number < 1:
             self.error((*path, "round"), "round_below_one")
         elif number > self.limits.max_round:

@@ -48,6 +48,7 @@
         list.appendChild(item);
       }
       box.appendChild(list);
+      if (report.looks_like) box.appendChild(convertOffer(report.looks_like));
       result.appendChild(box);
     }
     for (const box of form.querySelectorAll("input[data-suite]")) {
@@ -60,6 +61,44 @@
     submit.disabled = !report.valid;
     lastReport = report;
     showEstimate();
+  }
+
+  // Another tool's layout: convert it on the server and check the result
+  // as if the user had chosen it (docs/importers.md).
+  function convertOffer(layout) {
+    const offer = element("p", undefined, "convert-offer");
+    offer.dataset.testid = "convert-offer";
+    const label = (strings.layouts || {})[layout] || layout;
+    offer.appendChild(element("span", strings.looks_like.replace("{layout}", label) + " "));
+    const button = element("button", strings.convert, "button");
+    button.type = "button";
+    button.dataset.testid = "convert-file";
+    button.addEventListener("click", () => convertFile(layout, button));
+    offer.appendChild(button);
+    return offer;
+  }
+
+  async function convertFile(layout, button) {
+    const original = input.files[0];
+    const body = new FormData();
+    body.append("file", original);
+    body.append("from", layout);
+    button.disabled = true;
+    const response = await fetch(form.dataset.convertUrl, { method: "POST", body });
+    if (!response.ok) {
+      renderReport(await response.json());
+      return;
+    }
+    const name = original.name.replace(/\.[^.]*$/, "") + ".jsonl";
+    const converted = new File([await response.blob()], name, { type: "application/jsonl" });
+    const files = new DataTransfer();
+    files.items.add(converted);
+    input.files = files.files;
+    await check(converted);
+    const note = strings.converted
+      .replace("{sessions}", response.headers.get("X-Sessions-Converted"))
+      .replace("{skipped}", response.headers.get("X-Records-Skipped"));
+    result.prepend(element("p", note, "muted converted-note"));
   }
 
   // The judge's cost before the run starts: the server's per-suite estimate
@@ -123,7 +162,9 @@
     chosen.classList.toggle("chosen", Boolean(file));
     result.replaceChildren();
     if (!file) return showError("");
-    if (!file.name.toLowerCase().endsWith(".jsonl")) return showError(strings.wrong_extension);
+    const lower = file.name.toLowerCase();
+    // .json and .csv go to the server too: it may recognise another layout
+    if (![".jsonl", ".json", ".csv"].some((end) => lower.endsWith(end))) return showError(strings.wrong_extension);
     if (file.size > maxBytes) return showError(strings.too_large);
     showError("");
     result.appendChild(element("p", strings.checking, "muted"));

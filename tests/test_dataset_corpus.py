@@ -49,7 +49,7 @@ EXPECTED_ERRORS: dict[str, set[tuple[int | None, str, str]]] = {
     "16_session_id_number.jsonl": {(2, TYPE, "session_id")},
     "17_rounds_object.jsonl": {(2, TYPE, "rounds")},
     "18_round_string_and_boolean.jsonl": {
-        (2, TYPE, "rounds[0].round"),
+        (2, "round_as_string", "rounds[0].round"),  # "1": says how to convert
         (3, TYPE, "rounds[0].round"),
     },
     "19_responses_array.jsonl": {(2, TYPE, "rounds[0].responses")},
@@ -67,7 +67,7 @@ EXPECTED_ERRORS: dict[str, set[tuple[int | None, str, str]]] = {
     "26_duplicate_session_ids.jsonl": {(3, "duplicate_session", "session_id")},
     "27_round_order_and_round_zero.jsonl": {
         (1, "round_order", "rounds[2].round"),
-        (2, "round_below_one", "rounds[0].round"),
+        (2, "round_zero_based", "rounds[0].round"),  # says how to convert
     },
     "30_attributes_string.jsonl": {(2, TYPE, "attributes")},
     "31_persona_complete_string.jsonl": {(2, TYPE, "persona.complete")},
@@ -243,3 +243,13 @@ def test_a_missing_reply_is_valid_and_counted_per_method(name, methods, warned):
         w["path"]: (w["params"]["missing"], w["params"]["total"]) for w in found
     } == (warned)
     assert all(w["code"] == "replies_missing" and w["line"] is None for w in found)
+
+
+def test_other_spellings_of_our_layout_name_the_converter(tmp_path):
+    line = json.loads(SEED_LINE)
+    line["user_profile"] = ["22-year-old student.", "Likes hiking."]
+    path = tmp_path / "persona_list.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    [problem] = validate(path).errors
+    assert (problem.code, problem.path) == ("listed_persona", "user_profile")
+    assert "convert --from lenient" in problem.message

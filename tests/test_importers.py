@@ -109,3 +109,28 @@ def test_bad_options_and_unconvertible_files_exit_2(app_factory, tmp_path):
     unknown = runner.invoke(args=["convert", "--from", "aloe", str(source),
                                   "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
     assert unknown.exit_code == 2
+
+
+def test_the_upload_check_recognizes_a_layout_and_converts_it(app_factory):
+    client = app_factory().test_client()
+    source = SAMPLES / FILES["sharegpt"]
+
+    def post(url, **form):
+        with source.open("rb") as stream:
+            data = {"file": (stream, source.name), **form}
+            return client.post(url, data=data, content_type="multipart/form-data")
+
+    checked = post("/api/v1/validate").get_json()
+    assert checked["valid"] is False and checked["looks_like"] == "sharegpt"
+    converted = post("/api/v1/convert", **{"from": "sharegpt"})
+    assert converted.status_code == 200
+    assert converted.headers["X-Sessions-Converted"] == "2"
+    assert converted.headers["X-Records-Skipped"] == "1"
+    assert 'filename="sharegpt.jsonl"' in converted.headers["Content-Disposition"]
+    lines = converted.get_data(as_text=True).splitlines()
+    assert [json.loads(line)["session_id"] for line in lines] == ["sg-1", "sg-2"]
+    unknown = post("/api/v1/convert", **{"from": "aloe"})
+    assert unknown.status_code == 400
+    assert unknown.get_json()["errors"][0]["code"] == "unknown_layout"
+    wrong = post("/api/v1/convert", **{"from": "personachat"})
+    assert wrong.get_json()["errors"][0]["code"] == "nothing_converted"

@@ -18,6 +18,7 @@ from web import (
     api,
     assets,
     compare,
+    conversion,
     downloads,
     explore_pages,
     formatting,
@@ -110,8 +111,10 @@ def init_app(app) -> None:
     access.init_app(app)
     csrf.init_app(app)
     csrf.exempt(api.bp)  # programmatic clients; no cookies or sessions involved
+    csrf.exempt(conversion.bp)  # the same: nothing stored, cross-site posts refused
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(conversion.bp)
     app.register_blueprint(assets.bp)
     app.register_blueprint(explore_pages.bp)
     app.register_blueprint(downloads.bp)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Blueprint, abort, current_app, jsonify, request, url_for
 
 from core.problems import Rejected
 from core.status import RunStatus
+from dataset import convert
 from translations import translate_problems
 from web import cross_site, forms, openapi, run_reads
 
@@ -58,6 +61,11 @@ def validate():
     body = report.to_dict()
     body["errors"] = _errors(body["errors"])
     body["warnings"] = _errors(body["warnings"])
+    if not report.valid:  # another tool's layout: the page offers to convert
+        upload.stream.seek(0)
+        body["looks_like"] = convert.detect_head(
+            upload.stream.read(convert.HEAD_BYTES), Path(upload.filename).suffix
+        )
     if report.valid:  # for the suites, samples and judges sent (as for a run)
         try:
             estimate = _service().judge_calls(

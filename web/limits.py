@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 # so the web form and the API cannot be played against each other.
 LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RATE_LIMIT_UPLOADS": ("uploads", ("pages.create_run", "api.create_run")),
-    "RATE_LIMIT_VALIDATIONS": ("validations", ("api.validate",)),
+    "RATE_LIMIT_VALIDATIONS": (
+        "validations",
+        ("api.validate", "conversion.convert_upload"),
+    ),
     "RATE_LIMIT_RETRIES": ("retries", ("pages.retry", "api.retry")),
     "RATE_LIMIT_WORKSPACES": ("workspaces", ("api.create_workspace",)),
     "RATE_LIMIT_JUDGE_CHECKS": ("judge_checks", ("pages.judge_check",)),

@@ -102,6 +102,21 @@ PATHS = {
                           **_errors(400, 413, 429)},
         }
     },
+    "/api/v1/convert": {
+        "post": {
+            "summary": "Another tool's layout (form field `from`: sharegpt, "
+                       "openai-messages, personachat, lenient) converted to our "
+                       "JSONL, as a download (docs/importers.md); nothing is stored.",
+            "requestBody": {"required": True, "content": {"multipart/form-data": {
+                "schema": {"type": "object", "required": ["file", "from"],
+                           "properties": {"file": {"type": "string", "format": "binary"},
+                                          "from": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "The converted JSONL; counts in "
+                                  "X-Sessions-Converted and X-Records-Skipped.",
+                                  "content": {"application/jsonl": {}}},
+                          **_errors(400, 413, 429)},
+        }
+    },
     "/api/v1/runs": {
         "post": {
             "summary": "Start a run.",
@@ -254,6 +269,8 @@ SCHEMAS = {
                        "warnings": {"type": "array"}, "sessions": INTEGER,
                        "methods": {"type": "array", "items": STRING},
                        "suites": {"type": "array", "items": STRING},
+                       "looks_like": {"type": "string", "nullable": True,
+                                      "description": "an invalid file's known layout (POST /api/v1/convert)"},
                        "estimate": {"type": "object", "description": "per suite, one sample"},
                        "judge_calls": {"type": "object", "properties": {
                            "estimate": INTEGER, "limit": INTEGER}}},

@@ -1,0 +1,53 @@
+"""``POST /api/v1/convert``: another tool's layout into our JSONL, for the
+upload page's "This looks like …; convert?" (``docs/importers.md``). The
+converted file goes back to the browser, which checks it like any file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, current_app, jsonify, request
+from werkzeug.utils import secure_filename
+
+from core.problems import Rejected
+from dataset import convert
+from dataset.importers import IMPORTERS, Options
+from translations import translate_problems
+from web import cross_site, forms
+
+bp = Blueprint("conversion", __name__, url_prefix="/api/v1")
+cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
+
+
+def _rejected(problem: Rejected):
+    return jsonify(errors=translate_problems(problem.errors)), 400
+
+
+@bp.post("/convert")
+def convert_upload():
+    """The uploaded file (form field ``file``) converted from the layout
+    ``from`` (``docs/importers.md``) into our JSONL, as a download; the
+    counts in ``X-Sessions-Converted`` and ``X-Records-Skipped``."""
+    try:
+        upload = forms.uploaded_file(request.files)
+        layout = request.form.get("from", "")
+        if layout not in IMPORTERS:
+            raise Rejected.one("unknown_layout", path="from", layouts=sorted(IMPORTERS))
+        text = upload.stream.read().decode("utf-8-sig")
+    except Rejected as rejected:
+        return _rejected(rejected)
+    except UnicodeDecodeError as exc:
+        problem = Rejected.one("not_utf8", path="file", column=exc.start + 1)
+        return _rejected(problem)
+    lines, report = convert.convert_text(
+        text, Path(upload.filename).suffix, layout, Options()
+    )
+    if not report.converted:
+        problem = Rejected.one("nothing_converted", path="file", layout=layout)
+        return _rejected(problem)
+    name = (secure_filename(Path(upload.filename).stem) or "converted") + ".jsonl"
+    response = current_app.response_class("".join(lines), mimetype="application/jsonl")
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.headers["X-Sessions-Converted"] = str(report.converted)
+    response.headers["X-Records-Skipped"] = str(report.skipped)
+    return response
