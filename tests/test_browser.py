@@ -209,3 +209,21 @@ def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_pa
     page.wait_for_selector("[data-testid=row-judge]")
     shown = page.locator("[data-testid=row-judge]").all_inner_texts()
     assert shown and set(shown) == {"scripted+10"}
+
+
+def test_another_layout_is_converted_on_the_upload_page(site, page):
+    """A ShareGPT export is recognised, converted on a click, checked and
+    evaluated."""
+    page.goto(site + "/?lang=en")
+    page.set_input_files("#file", str(ROOT / "tests/data/importers/sharegpt.json"))
+    page.wait_for_selector("[data-testid=convert-offer]")
+    assert "This looks like ShareGPT." in page.inner_text("[data-testid=convert-offer]")
+    page.click("[data-testid=convert-file]")
+    page.wait_for_selector("#check-result p.ok")
+    assert "2 sessions; 1 records could not be converted" in page.inner_text(
+        "#check-result"
+    )
+    assert page.text_content("#chosen-file") == "sharegpt.jsonl"
+    page.click("#submit")
+    wait_for_dashboard(page)
+    assert page.dialogs == []
