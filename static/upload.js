@@ -51,6 +51,7 @@
       if (report.looks_like) box.appendChild(convertOffer(report.looks_like));
       result.appendChild(box);
     }
+    if ((report.warnings || []).length) result.appendChild(warningList(report.warnings));
     for (const box of form.querySelectorAll("input[data-suite]")) {
       const usable = !report.valid || report.suites.includes(box.dataset.suite);
       box.disabled = !usable;
@@ -61,6 +62,27 @@
     submit.disabled = !report.valid;
     lastReport = report;
     showEstimate();
+  }
+
+  // Warnings are grouped by the server: one per code and path, with how
+  // many lines had it and the first of them.
+  function warningList(warnings) {
+    const box = element("section", undefined, "warnings");
+    box.dataset.testid = "validation-warnings";
+    box.appendChild(element("h3", strings.warnings));
+    const list = element("ul");
+    for (const warning of warnings) {
+      const item = element("li");
+      if (warning.line && (warning.count || 1) < 2) item.appendChild(element("span", strings.line.replace("{line}", warning.line), "where"));
+      item.appendChild(element("span", " " + warning.message, "message"));
+      if ((warning.count || 1) > 1) {
+        const lines = (warning.lines || []).filter(Boolean).join(", ");
+        item.appendChild(element("span", " " + strings.warning_times.replace("{count}", warning.count).replace("{lines}", lines), "muted small"));
+      }
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+    return box;
   }
 
   // Another tool's layout: convert it on the server and check the result

@@ -224,6 +224,8 @@ def test_another_layout_is_converted_on_the_upload_page(site, page):
         "#check-result"
     )
     assert page.text_content("#chosen-file") == "sharegpt.jsonl"
+    warned = page.inner_text("[data-testid=validation-warnings]")  # grouped, counted
+    assert "model: 1 of 4 replies missing" in warned and "(2 times;" in warned
     page.click("#submit")
     wait_for_dashboard(page)
     assert page.dialogs == []
