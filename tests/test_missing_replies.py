@@ -174,3 +174,96 @@ def test_validation_names_each_method_that_lacks_replies(documents, tmp_path):
         "apart and never scored."
     )
     assert warned["New"]["params"]["missing"] == total - 5
+
+
+def random_file(seed: int = 7) -> list[dict]:
+    """20 sessions x 4 rounds x A, B, C with scripted scores; about 10% of
+    the replies missing at random (null or absent) and C absent from the
+    first four sessions."""
+    import random
+
+    pick = random.Random(seed)
+    sessions = []
+    for s in range(20):
+        rounds = []
+        for k in range(1, 5):
+            responses = {}
+            for method in "ABC":
+                if method == "C" and s < 4:
+                    continue  # absent from whole sessions
+                if pick.random() < 0.1:
+                    if pick.random() < 0.5:
+                        responses[method] = None  # null; else left out
+                    continue
+                al, binary = pick.randrange(0, 101), pick.randrange(2)
+                responses[method] = f"{method}{s}.{k} [[al={al}]] [[binary={binary}]]"
+            rounds.append(
+                {
+                    "round": k,
+                    "user_message": f"m{k}",
+                    "responses": responses or {"A": None},
+                }
+            )
+        sessions.append({"session_id": f"s{s:02}", "user_profile": "p",
+                         "user_personality": "q", "rounds": rounds})  # fmt: skip
+    return sessions
+
+
+def test_aggregates_equal_a_hand_computation_on_the_present_replies(
+    app_factory, judge_server, tmp_path
+):
+    import re
+    from statistics import fmean
+
+    sessions = random_file()
+    scores: dict[str, dict] = {m: {} for m in "ABC"}  # method -> (s, k) -> (al, b)
+    for session in sessions:
+        for round_ in session["rounds"]:
+            for method, text in round_["responses"].items():
+                if text:
+                    al, b = map(int, re.findall(r"=(\d+)", text))
+                    scores[method][(session["session_id"], round_["round"])] = (al, b)
+    present = sum(map(len, scores.values()))
+    assert 0.05 < 1 - present / (20 * 4 * 3 - 16) < 0.2  # about 10% missing
+
+    document = evaluate(app_factory(), write(tmp_path / "r.jsonl", sessions),
+                        judge_server, suites=["alignment"])  # fmt: skip
+    assert document["run"]["status"] == "done"
+    for method, items in scores.items():
+        curve = {
+            k: [al for (_, kk), (al, _) in items.items() if kk == k]
+            for k in range(1, 5)
+        }
+        shown = document["curves"]["al"][method]
+        assert [(p["k"], p["n"]) for p in shown] == [(k, len(curve[k])) for k in curve]
+        for point in shown:
+            assert point["mean"] == pytest.approx(fmean(curve[point["k"]]))
+        summary = document["summary"][method]
+        means = [fmean(curve[k]) for k in range(1, 5)]
+        assert summary["al_avg"] == pytest.approx(fmean(means))
+        slope = sum(
+            (k - 2.5) * (m - fmean(means))
+            for k, m in zip(range(1, 5), means, strict=True)
+        )
+        assert summary["al_slope"] == pytest.approx(slope / 5.0)  # Σ(k - k̄)² = 5
+        binaries = [b for _, b in items.values()]
+        assert summary["binary_rate"] == pytest.approx(sum(binaries) / len(binaries))
+
+    # paired: only the sessions where both methods have a value
+    def session_means(method):
+        by_session: dict[str, list[int]] = {}
+        for (sid, _), (al, _) in scores[method].items():
+            by_session.setdefault(sid, []).append(al)
+        return {sid: fmean(values) for sid, values in by_session.items()}
+
+    al = {(c["a"], c["b"]): c for c in document["comparisons"] if c["metric"] == "al"}
+    for a, b in (("A", "B"), ("A", "C"), ("B", "C")):
+        first, second = session_means(a), session_means(b)
+        both = [sid for sid in first if sid in second]
+        assert al[(a, b)]["n"] == len(both)
+        assert al[(a, b)]["diff"] == pytest.approx(
+            fmean(first[sid] - second[sid] for sid in both)
+        )
+        assert al[(a, b)].get("unpaired_a", 0) == len(first) - len(both)
+    missing = sum(1 for r in document["rows"] if r["status"] == "missing")
+    assert missing == 20 * 4 * 3 - present  # one per missing reply (one suite)
