@@ -134,3 +134,14 @@ def test_the_upload_check_recognizes_a_layout_and_converts_it(app_factory):
     assert unknown.get_json()["errors"][0]["code"] == "unknown_layout"
     wrong = post("/api/v1/convert", **{"from": "personachat"})
     assert wrong.get_json()["errors"][0]["code"] == "nothing_converted"
+
+
+@pytest.mark.parametrize("layout", sorted(FILES))
+def test_each_layout_uploaded_as_is_gets_the_convert_hint(app_factory, layout):
+    source = SAMPLES / FILES[layout]
+    with source.open("rb") as stream:
+        checked = app_factory().test_client().post(
+            "/api/v1/validate", data={"file": (stream, source.name)},
+            content_type="multipart/form-data",
+        ).get_json()  # fmt: skip
+    assert checked["valid"] is False and checked["looks_like"] == layout

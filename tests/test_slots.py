@@ -298,6 +298,13 @@ def test_rounds_are_merged_in_round_order():
     [
         # a correction: a string replaces the slot's value
         [{"t": {"dep": "ely", "day": "mon"}}, {"t": {"dep": "cambridge"}}],
+        # MultiWOZ-style: two corrections and a deletion (the user drops a
+        # constraint), in later rounds
+        [
+            {"t": {"dep": "ely", "day": "sun", "food": "thai"}},
+            {"t": {"day": "mon", "dep": "Ely"}},
+            {"t": {"dep": "cambridge", "food": None}},
+        ],
         # a deletion, then the value again
         [
             {"t": {"dep": "ely", "day": "mon", "x": "y"}},
@@ -319,7 +326,7 @@ def test_a_tracker_that_writes_the_gold_state_scores_one(writes):
         round_["responses"]["M"] = {"text": "ok", **response}
     summary = summary_of([s])["summary"]["M"]
     assert (summary["slot_precision"], summary["slot_recall"]) == (1.0, 1.0)
-    assert summary["slot_exact"] == 1.0
+    assert (summary["slot_f1"], summary["slot_exact"]) == (1.0, 1.0)
 
 
 # -- sessions the suite cannot score ------------------------------------------
