@@ -98,7 +98,8 @@ class ValidationReport:
             )
         return {
             "valid": self.valid,
-            "errors": errors,
+            "errors": errors,  # the first MAX_VALIDATION_ERRORS, then "and N more"
+            "errors_total": self.errors_total,
             "warnings": [self._grouped(problem) for problem in self.warnings],
             "sessions": self.sessions,
             "methods": self.methods,

@@ -221,6 +221,7 @@ def test_error_cap_keeps_200_errors_and_counts_the_rest(tmp_path):
     assert len(report.errors) == 200
     assert report.errors_total == 500
     errors = report.to_dict()["errors"]
+    assert report.to_dict()["errors_total"] == 500
     assert len(errors) == 201
     assert [error["line"] for error in errors[:200]] == list(range(1, 201))
     summary = errors[-1]

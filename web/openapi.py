@@ -266,6 +266,7 @@ SCHEMAS = {
     "Validation": {
         "type": "object",
         "properties": {"valid": {"type": "boolean"}, "errors": {"type": "array"},
+                       "errors_total": INTEGER,
                        "warnings": {"type": "array"}, "sessions": INTEGER,
                        "methods": {"type": "array", "items": STRING},
                        "suites": {"type": "array", "items": STRING},
