@@ -28,6 +28,7 @@ from typing import cast
 
 from metrics import engine, registry
 from metrics.agreement import Scale, agreement, with_reason
+from metrics.results import judge_models
 from metrics.rows import ResultRow, scored, scored_value
 from metrics.suite import Suite
 
@@ -270,8 +271,7 @@ class _JudgedValues:
 
 def _judges(side: Side) -> list[str]:
     """The judge models of a run: a panel's, or its one model."""
-    judge = side.judge or {}
-    return list(judge.get("models") or [judge.get("model") or ""])
+    return judge_models(side.judge) or [""]
 
 
 def _settings(side: Side, model: str) -> tuple:

@@ -37,6 +37,20 @@ def suite_options(run) -> dict:
     }
 
 
+def judge_models(judge: dict | None) -> list[str]:
+    """The judge models of a run header's ``judge`` block: a panel's, or its
+    one model; [] without a judge.
+
+    >>> judge_models({"model": "a", "models": ["a", "b"]}), judge_models({"model": "a"})
+    (['a', 'b'], ['a'])
+    >>> judge_models(None)
+    []
+    """
+    judge = judge or {}
+    models = judge.get("models") or ([judge["model"]] if judge.get("model") else [])
+    return list(models)
+
+
 def run_header(run, status_counts: dict[str, int]) -> dict:
     """The ``run`` block. Never includes the judge URL's key or options."""
     return {  # no share token: exported files must not grant access to the run

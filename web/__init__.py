@@ -12,6 +12,7 @@ from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
 from core.telemetry import HTTP_ERRORS
 from metrics import notes
+from metrics.results import judge_models
 from translations import problem_message
 from web import (
     access,
@@ -104,6 +105,7 @@ def init_app(app) -> None:
         value_title=tables.value_title,
         delta_title=tables.delta_title,
         table_caption=tables.table_caption,
+        judge_models=judge_models,
         **formatting.GLOBALS,
     )
     app.jinja_env.filters["pretty_json"] = pretty_json

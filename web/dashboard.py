@@ -7,7 +7,7 @@ import math
 from types import SimpleNamespace
 
 from metrics import registry
-from metrics.results import judge_usage
+from metrics.results import judge_models, judge_usage
 from web import panels, tables
 from web.audit import audit_rows
 from web.judge_tables import judge_tables
@@ -163,8 +163,8 @@ def provisional_context(run, args) -> dict:
 def panel_judges(run) -> list[str]:
     """The judges of a panel run (each scores every item: its rows, its
     scores and its reasoning are shown under its name); [] for one judge."""
-    models = (run.judge or {}).get("models") or []
-    return list(models) if len(models) > 1 else []
+    models = judge_models(run.judge)
+    return models if len(models) > 1 else []
 
 
 def context(storage, run, args) -> dict:

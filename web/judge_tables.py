@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from metrics import registry
 from metrics.counts import count_key
+from metrics.results import judge_models
 
 
 def judge_tables(run) -> list[dict]:
     """Per suite with per-judge metrics: columns (metric, judge; "" for the
     panel) and one row of cells per method. [] for a run of one judge."""
-    judges = list((run.judge or {}).get("models") or [])
+    judges = judge_models(run.judge)
     if len(judges) < 2:
         return []
     summary = (run.aggregates or {}).get("summary", {})
