@@ -199,6 +199,8 @@ DEFAULTS: dict = {
     "RATE_LIMIT_COMPARISONS": "300 per hour",
     # word diffs and searches of one run (each reads the upload)
     "RATE_LIMIT_EXPLORE": "600 per hour",
+    # annotation queues: labels saved and items served (a label is one click)
+    "RATE_LIMIT_LABELS": "1200 per hour",
     # "Test judge" on the upload page: each check is a few paid judge calls
     "RATE_LIMIT_JUDGE_CHECKS": "20 per hour",
     # Reverse proxies in front of the app that append X-Forwarded-For: the
@@ -238,6 +240,7 @@ RATE_LIMITS = (
     "RATE_LIMIT_WORKSPACES",
     "RATE_LIMIT_COMPARISONS",
     "RATE_LIMIT_EXPLORE",
+    "RATE_LIMIT_LABELS",
     "RATE_LIMIT_JUDGE_CHECKS",
 )
 
@@ -305,6 +308,7 @@ _PARSERS = {
     "RATE_LIMIT_WORKSPACES": _rate_limit,
     "RATE_LIMIT_COMPARISONS": _rate_limit,
     "RATE_LIMIT_EXPLORE": _rate_limit,
+    "RATE_LIMIT_LABELS": _rate_limit,
     "RATE_LIMIT_JUDGE_CHECKS": _rate_limit,
     "TRUSTED_PROXIES": lambda n, v: _int(n, v, 0),
     "FORCE_HTTPS": _bool,

@@ -124,6 +124,13 @@ MESSAGES: dict[str, LazyText] = {
         "returned when the run or workspace was created."
     ),
     "unknown_workspace": _l("No workspace has this manage token."),
+    # annotation queues (pipeline/annotations.py)
+    "not_finished_for_labels": _l(
+        "The run is %(status)s: people can label its replies once it has finished."
+    ),
+    "out_of_range": _l("%(path)s: must be a number from %(low)s to %(high)s."),
+    "queue_closed": _l("This annotation queue is closed: it takes no more labels."),
+    "no_such_item": _l("%(path)s: this queue has no item %(item)s."),
     "over_daily_budget": _l(
         "This run would make %(estimate)s judge calls; its workspace has "
         "%(left)s of its %(limit)s calls of today (UTC) left. Choose fewer "

@@ -19,6 +19,7 @@ from typing import cast
 from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Engine
 
+from store.annotations import delete_annotations_of
 from store.comparison import delete_comparisons_of
 from store.models import (
     DeletedTotals,
@@ -100,6 +101,7 @@ def _delete_run_records(conn, run_id: str) -> None:
         )
     )
     delete_comparisons_of(conn, run_id)
+    delete_annotations_of(conn, run_id)
     for model in (RunCacheKey, *OWNED_BY_RUN):
         conn.execute(delete(model).where(model.run_id == run_id))
     conn.execute(delete(Run).where(Run.id == run_id))

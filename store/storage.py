@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from core.status import ACTIVE_RUN
 from store import migrate
+from store.annotations import AnnotationQueries
 from store.budget import BudgetQueries
 from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
@@ -74,6 +75,7 @@ class Storage(
     DeletionQueries,
     ComparisonQueries,
     InterimQueries,
+    AnnotationQueries,
 ):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 

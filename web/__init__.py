@@ -16,6 +16,7 @@ from metrics.results import judge_models
 from translations import problem_message
 from web import (
     access,
+    annotation_pages,
     api,
     assets,
     compare,
@@ -113,10 +114,15 @@ def init_app(app) -> None:
     access.init_app(app)
     csrf.init_app(app)
     csrf.exempt(api.bp)  # programmatic clients; no cookies or sessions involved
+    csrf.exempt(annotation_pages.labelling)  # the token in the URL; JSON only
+    csrf.exempt(annotation_pages.api)  # an API call: no session, no cookie
     csrf.exempt(conversion.bp)  # the same: nothing stored, cross-site posts refused
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(conversion.bp)
+    app.register_blueprint(annotation_pages.owner)
+    app.register_blueprint(annotation_pages.api)
+    app.register_blueprint(annotation_pages.labelling)
     app.register_blueprint(assets.bp)
     app.register_blueprint(explore_pages.bp)
     app.register_blueprint(downloads.bp)

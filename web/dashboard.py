@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from metrics import registry
 from metrics.results import judge_models, judge_usage
 from web import panels, tables
+from web.annotation_pages import service
 from web.audit import audit_rows
 from web.judge_tables import judge_tables
 from web.paper_methods import methods_paragraph
@@ -167,6 +168,19 @@ def panel_judges(run) -> list[str]:
     return models if len(models) > 1 else []
 
 
+def annotations_context(storage, run) -> dict:
+    """The run's annotation queue, its label count and the judge against
+    the labels (``pipeline/annotations.py``)."""
+    queue = storage.queue_of_run(run.id)
+    if queue is None:
+        return {"queue": None, "queue_labels": 0, "human": None}
+    return {
+        "queue": queue,
+        "queue_labels": len(storage.labels_of(queue.id)),
+        "human": service().agreement(run, queue),
+    }
+
+
 def context(storage, run, args) -> dict:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
@@ -177,6 +191,7 @@ def context(storage, run, args) -> dict:
         "judge_usage": used,
         "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),
+        **annotations_context(storage, run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "panel_judges": panel_judges(run),

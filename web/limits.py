@@ -53,6 +53,7 @@ LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("compare.compare_api", "compare.compare_page", "compare.export"),
     ),
     "RATE_LIMIT_EXPLORE": ("explore", ("explore.diff", "explore.search")),
+    "RATE_LIMIT_LABELS": ("labels", ("labelling.item", "labelling.save_label")),
 }
 
 # Counters in a shared Redis are recognisable (and removable) by this prefix.

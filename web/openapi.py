@@ -174,6 +174,24 @@ PATHS = {
                           **_errors(403, 404, 409, 429, 503)},
         }
     },
+    "/api/v1/runs/{token}/annotations": {
+        "post": {
+            "summary": "Start an annotation queue: a stratified random sample of the "
+                       "run's replies (seed recorded) that people label blind through "
+                       "the returned annotator link; an earlier queue is closed.",
+            "parameters": [MANAGE],
+            "requestBody": {"content": {"application/json": {"schema": {
+                "type": "object", "required": ["size"],
+                "properties": {"size": {"type": "integer", "minimum": 10, "maximum": 1000},
+                               "per_item": {"type": "integer", "minimum": 1, "maximum": 10},
+                               "dimensions": {"type": "boolean"}}}}}},
+            "responses": {"201": _json({"type": "object", "properties": {
+                "annotator_url": {"type": "string"}, "token": {"type": "string"},
+                "items": {"type": "integer"}, "seed": {"type": "integer"},
+                "per_item": {"type": "integer"}}}, "The queue and its annotator link."),
+                          **_errors(400, 403, 404, 409)},
+        }
+    },
     "/api/v1/workspaces": {
         "post": {
             "summary": "Create a workspace.",

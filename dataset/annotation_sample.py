@@ -1,0 +1,79 @@
+"""What an annotation queue holds (pure): a stratified random sample of a
+run's items and what an annotator is shown of one, blind.
+
+Strata are (method, round). Each stratum's present replies are shuffled
+with the seed and the strata are drawn from in turn until ``size`` items
+are taken, so every method and round is represented as evenly as the file
+allows; the sample is then shuffled again, so methods come in random order.
+
+>>> sessions = [{"session_id": f"s{i}", "rounds": [
+...     {"round": k, "responses": {"A": {"text": "a"}, "B": {"text": "b"}}}
+...     for k in (1, 2)]} for i in range(10)]
+>>> items = stratified_sample(sessions, ["A", "B"], size=8, seed=1)
+>>> len(items), sorted({(m, k) for _, k, m in items})
+(8, [('A', 1), ('A', 2), ('B', 1), ('B', 2)])
+>>> stratified_sample(sessions, ["A", "B"], size=8, seed=1) == items  # the seed fixes it
+True
+"""
+
+from __future__ import annotations
+
+import random
+
+from dataset.replies import replied
+
+
+def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> list[list]:
+    """``[session_id, round, method]`` of up to ``size`` present replies."""
+    strata: dict[tuple[str, int], list[list]] = {}
+    for session in sessions:
+        for round_ in session["rounds"]:
+            for method in methods:
+                if replied(round_, method):
+                    key = (method, round_["round"])
+                    strata.setdefault(key, []).append(
+                        [session["session_id"], round_["round"], method]
+                    )
+    draw = random.Random(seed)
+    pools = [strata[key] for key in sorted(strata)]
+    for pool in pools:
+        draw.shuffle(pool)
+    taken: list[list] = []
+    while len(taken) < size and any(pools):
+        for pool in pools:
+            if pool and len(taken) < size:
+                taken.append(pool.pop())
+    draw.shuffle(taken)
+    return taken
+
+
+def item_view(session: dict, round_number: int, method: str) -> dict:
+    """What the annotator sees of one item: the user, the dialogue so far
+    (the user's messages and this method's replies) and the reply to label.
+    No method name, no score: the page is blind.
+
+    >>> session = {"user_profile": "p", "user_personality": "q", "rounds": [
+    ...     {"round": 1, "user_message": "hi", "responses": {"A": {"text": "yo"}}},
+    ...     {"round": 2, "user_message": "and?", "responses": {"A": {"text": "so"}}}]}
+    >>> view = item_view(session, 2, "A")
+    >>> view["history"], view["response"], "A" in str(view)
+    ([{'user': 'hi', 'reply': 'yo'}], 'so', False)
+    """
+    history, current = [], None
+    for round_ in session["rounds"]:
+        reply = round_["responses"].get(method)
+        if round_["round"] == round_number:
+            current = round_, reply
+            break
+        history.append({"user": round_["user_message"],
+                        "reply": reply["text"] if reply else None})  # fmt: skip
+    if current is None or current[1] is None:
+        raise KeyError(f"round {round_number} has no reply of this method")
+    round_, reply = current
+    return {
+        "profile": session["user_profile"],
+        "personality": session["user_personality"],
+        "history": history,
+        "user_message": reply.get("user_message") or round_["user_message"],
+        "response": reply["text"],
+    }

@@ -1,0 +1,183 @@
+"""Agreement between the judge and people who labelled a run's replies in an
+annotation queue, and among those people (pure; ``pipeline/annotations.py``).
+
+* Per judge: Spearman ρ and Kendall τ between its AL and the annotators'
+  mean AL of each item, Cohen's κ between its binary verdict and the
+  annotators' majority (ties left out), each with a 95% bootstrap interval
+  (items resampled, ``RESAMPLES``, fixed seed) and n.
+* Among the annotators: Krippendorff's α, interval for AL and nominal for
+  the binary answer, over the items two or more of them labelled, with n.
+* The judge beside the people: α of the annotators with the judge added as
+  one more coder. When it is not below the annotators' own α, the judge
+  disagrees with them no more than they disagree with each other.
+* Per method: the annotators' mean AL (over items) beside each judge's mean
+  AL on the same items, so a reader sees whether the rankings agree.
+
+Labels are ``(item key, annotator, al, binary)``; an item key is
+``(session_id, round, method)``; ``judged[judge][key] = (al, binary)``.
+
+>>> labels = [(("s", 1, "A"), "ann", 80.0, 1), (("s", 1, "A"), "bob", 70.0, 1),
+...           (("s", 2, "A"), "ann", 20.0, 0), (("s", 2, "A"), "bob", 30.0, 0),
+...           (("s", 1, "B"), "ann", 50.0, 1), (("s", 1, "B"), "bob", 60.0, 0)]
+>>> judged = {"j": {("s", 1, "A"): (90.0, 1), ("s", 2, "A"): (10.0, 0), ("s", 1, "B"): (55.0, 1)}}
+>>> found = human_agreement(labels, judged)
+>>> found["judges"]["j"]["al_spearman"]["value"], found["judges"]["j"]["n"]
+(1.0, 3)
+>>> round(found["alpha_al"]["value"], 3), found["alpha_al"]["n"]
+(0.907, 3)
+>>> found["methods"]["A"]["human_al"], found["methods"]["A"]["judge_al"]
+(50.0, {'j': 50.0})
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from statistics import fmean
+from typing import Literal
+
+from metrics.agreement import cohen_kappa, spearman
+
+RESAMPLES, SEED = 1000, 20261126
+Key = tuple
+
+
+def human_agreement(labels, judged: dict[str, dict]) -> dict | None:
+    """See the module; None without labels."""
+    by_item: dict[Key, dict[str, tuple]] = defaultdict(dict)
+    for key, annotator, al, binary in labels:
+        by_item[tuple(key)][annotator] = (al, binary)
+    if not by_item:
+        return None
+    annotators = sorted({a for found in by_item.values() for a in found})
+    return {
+        "n_items": len(by_item),
+        "n_labels": sum(map(len, by_item.values())),
+        "annotators": annotators,
+        "alpha_al": _alpha(by_item, annotators, 0, "interval"),
+        "alpha_binary": _alpha(by_item, annotators, 1, "nominal"),
+        "judges": {
+            judge: _judge(by_item, annotators, values)
+            for judge, values in sorted(judged.items())
+        },
+        "methods": _methods(by_item, judged),
+    }
+
+
+def _mean_al(found: dict) -> float | None:
+    values = [al for al, _ in found.values() if al is not None]
+    return fmean(values) if values else None
+
+
+def _majority(found: dict) -> int | None:
+    votes = [b for _, b in found.values() if b is not None]
+    ones = sum(votes)
+    if not votes or ones * 2 == len(votes):
+        return None  # no label, or a tie
+    return int(ones * 2 > len(votes))
+
+
+def _judge(by_item, annotators, values: dict) -> dict:
+    pairs_al, pairs_binary = [], []
+    for key, found in by_item.items():
+        judge_al, judge_binary = values.get(key, (None, None))
+        human_al, majority = _mean_al(found), _majority(found)
+        if judge_al is not None and human_al is not None:
+            pairs_al.append((judge_al, human_al))
+        if judge_binary is not None and majority is not None:
+            pairs_binary.append((judge_binary, majority))
+    with_judge = {key: {**found, "\x00judge": values[key]}
+                  for key, found in by_item.items() if key in values}  # fmt: skip
+    return {
+        "al_spearman": _with_ci(pairs_al, spearman),
+        "al_kendall": _with_ci(pairs_al, _kendall),
+        "binary_kappa": _with_ci(pairs_binary, cohen_kappa),
+        "n": len({key for key in by_item if key in values}),
+        "n_al": len(pairs_al),
+        "n_binary": len(pairs_binary),
+        "alpha_with_judge": _alpha(
+            with_judge, [*annotators, "\x00judge"], 0, "interval"
+        ),
+    }
+
+
+def _kendall(a, b) -> float | None:
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    from scipy import stats as scipy_stats
+
+    value = float(scipy_stats.kendalltau(a, b).statistic)
+    return value if math.isfinite(value) else None
+
+
+def _with_ci(pairs: list[tuple], statistic) -> dict:
+    """The statistic of the pairs with a 95% percentile bootstrap interval."""
+    if len(pairs) < 2:
+        return {"value": None, "ci": None, "n": len(pairs)}
+    a, b = (list(side) for side in zip(*pairs, strict=True))
+    value = statistic(a, b)
+    if value is None:
+        return {"value": None, "ci": None, "n": len(pairs)}
+    import numpy as np
+
+    draw = np.random.default_rng(SEED)
+    found = []
+    for _ in range(RESAMPLES):
+        picked = draw.integers(0, len(pairs), len(pairs))
+        again = statistic([a[i] for i in picked], [b[i] for i in picked])
+        if again is not None:
+            found.append(again)
+    ci = (
+        [float(np.percentile(found, 2.5)), float(np.percentile(found, 97.5))]
+        if found
+        else None
+    )
+    return {"value": value, "ci": ci, "n": len(pairs)}
+
+
+def _alpha(
+    by_item, coders: list[str], part: int, level: Literal["interval", "nominal"]
+) -> dict:
+    """Krippendorff's α over the items two or more coders labelled."""
+    shared = [found for found in by_item.values()
+              if sum(found.get(c, (None, None))[part] is not None for c in coders) >= 2]  # fmt: skip
+    if not shared:
+        return {"value": None, "n": 0}
+    import krippendorff
+    import numpy as np
+
+    data = np.array(
+        [[_value(found.get(coder), part) for found in shared] for coder in coders],
+        dtype=float,
+    )
+    if len({v for v in data.flatten() if not math.isnan(v)}) < 2:
+        return {"value": None, "n": len(shared)}
+    value = float(krippendorff.alpha(data, level_of_measurement=level))
+    return {"value": value if math.isfinite(value) else None, "n": len(shared)}
+
+
+def _value(found, part: int) -> float:
+    if found is None or found[part] is None:
+        return math.nan
+    return float(found[part])
+
+
+def _methods(by_item, judged: dict[str, dict]) -> dict:
+    """Per method: the annotators' mean AL and each judge's on those items."""
+    found: dict[str, dict] = {}
+    means = {
+        key: m for key, found in by_item.items() if (m := _mean_al(found)) is not None
+    }
+    for method in sorted({key[2] for key in means}):
+        keys = [key for key in means if key[2] == method]
+        found[method] = {
+            "human_al": fmean(means[key] for key in keys),
+            "n": len(keys),
+            "judge_al": {
+                judge: fmean(scored)
+                for judge, values in sorted(judged.items())
+                if (scored := [values[k][0] for k in keys
+                               if k in values and values[k][0] is not None])
+            },
+        }  # fmt: skip
+    return found

@@ -1,0 +1,116 @@
+"""Annotation queues of a run (issue 30): people label a blind sample of
+its replies in the browser; the judge audit compares the judge with them
+(``metrics/human_agreement.py``).
+
+The owner (manage link) makes a queue: a stratified sample
+(``dataset/annotation_sample.py``) of ``size`` present replies with a
+recorded seed, ``per_item`` annotators wanted per item, and whether the five
+0-20 dimensions are asked for too. Annotators open the queue's own token,
+give their name once, and label one item at a time; each label is saved at
+once and can be revised. Values are checked here: AL 0-100, binary 0 or 1,
+each dimension 0-20, a comment of at most ``MAX_COMMENT_CHARS``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import dataset
+from core.problems import Rejected
+from core.status import RunStatus
+from dataset.annotation_sample import item_view, stratified_sample
+from metrics.human_agreement import human_agreement
+from metrics.suites.alignment_summary import DIMENSIONS  # the judge's five
+
+SIZE_RANGE = (10, 1000)  # items per queue
+PER_ITEM_RANGE = (1, 10)  # annotators wanted per item
+MAX_COMMENT_CHARS = 2000
+MAX_ANNOTATOR_CHARS = 80
+LABELLED = frozenset({RunStatus.DONE, RunStatus.PARTIAL})
+
+
+def bounded_int(raw, path: str, bounds: tuple[int, int]) -> int:
+    low, high = bounds
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise Rejected.one("out_of_range", path=path, low=low, high=high) from None
+    if not low <= value <= high:
+        raise Rejected.one("out_of_range", path=path, low=low, high=high)
+    return value
+
+
+class AnnotationService:
+    def __init__(self, storage, upload_path):
+        self.storage = storage
+        self.upload_path = upload_path  # run -> its upload file
+
+    def create(self, run, size, per_item=1, dimensions=False):
+        """A new queue over the run's replies; the seed is recorded."""
+        if run.status not in LABELLED:
+            raise Rejected.one("not_finished_for_labels", http=409, status=run.status)
+        size = bounded_int(size, "size", SIZE_RANGE)
+        per_item = bounded_int(per_item, "per_item", PER_ITEM_RANGE)
+        seed = secrets.randbelow(2**31)
+        sessions = dataset.iter_sessions(self.upload_path(run))
+        items = stratified_sample(sessions, list(run.methods), size, seed)
+        return self.storage.create_queue(
+            run.id, items, seed, per_item, bool(dimensions)
+        )
+
+    def item(self, run, queue, index: int) -> dict:
+        """The blind view of the queue's item ``index``."""
+        if not 0 <= index < len(queue.items):
+            raise Rejected.one("no_such_item", path="item", item=index, http=404)
+        session_id, round_number, method = queue.items[index]
+        span = self.storage.session_span(run.id, session_id)
+        [session] = dataset.read_sessions(self.upload_path(run), *span)
+        return {"item": index, **item_view(session, round_number, method)}
+
+    def agreement(self, run, queue) -> dict | None:
+        """The judge against the queue's labels, and the labellers among
+        themselves (``metrics/human_agreement.py``); None without labels."""
+        labels = [
+            (tuple(queue.items[label.item]), label.annotator, label.al, label.binary)
+            for label in self.storage.labels_of(queue.id)
+            if not label.skipped
+        ]
+        if not labels:
+            return None
+        judged = self.storage.judged_values(run.id, [key for key, *_ in labels])
+        return human_agreement(labels, judged)
+
+    def label(self, queue, annotator: str, body: Mapping[str, Any]) -> None:
+        """Save (or revise) ``annotator``'s label from a JSON body."""
+        if queue.closed_at is not None:
+            raise Rejected.one("queue_closed", http=409)
+        index = bounded_int(body.get("item"), "item", (0, len(queue.items) - 1))
+        if body.get("skipped"):
+            self.storage.save_label(queue.id, index, annotator, skipped=True)
+            return
+        al = bounded_int(body.get("al"), "al", (0, 100))
+        binary = None if body.get("binary") is None else bounded_int(
+            body.get("binary"), "binary", (0, 1))  # fmt: skip
+        dims = None
+        if queue.dimensions:
+            raw = body.get("dimensions")
+            raw = raw if isinstance(raw, dict) else {}
+            dims = {name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
+                    for name in DIMENSIONS}  # fmt: skip
+        comment = str(body.get("comment") or "").strip()
+        if len(comment) > MAX_COMMENT_CHARS:
+            raise Rejected.one("too_long", path="comment", length=len(comment),
+                               limit=MAX_COMMENT_CHARS)  # fmt: skip
+        self.storage.save_label(queue.id, index, annotator, al=float(al), binary=binary,
+                                dimensions=dims, comment=comment or None)  # fmt: skip
+
+
+def annotator_name(raw) -> str:
+    """The annotator's name as given once on the page: 1-80 characters."""
+    name = str(raw or "").strip()
+    if not name or len(name) > MAX_ANNOTATOR_CHARS:
+        raise Rejected.one("too_long" if name else "missing_field", path="annotator",
+                           length=len(name), limit=MAX_ANNOTATOR_CHARS)  # fmt: skip
+    return name

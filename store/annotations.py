@@ -1,0 +1,178 @@
+"""Queries of annotation queues and labels (``store/annotation_models.py``).
+
+Serving: an annotator gets the first item (in the queue's shuffled order)
+they have not labelled or skipped, among those with the fewest labels, so
+with ``per_item`` annotators wanted the items still short of labels come
+first. A label is one row per (queue, item, annotator), saved at once and
+revised in place (an upsert), so a closed tab loses nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections import Counter
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import sessionmaker
+
+from core.status import RowStatus
+from store.annotation_models import AnnotationLabel, AnnotationQueue
+from store.models import ResultRow, utcnow
+
+LABEL_FIELDS = ("al", "binary", "dimensions", "comment", "skipped")
+
+
+def new_token() -> str:
+    """An annotator token: 192 random bits, unrelated to the run's tokens."""
+    return secrets.token_urlsafe(24)
+
+
+class AnnotationQueries:
+    """``Storage`` provides ``engine`` and ``session``."""
+
+    engine: Engine
+    session: sessionmaker
+
+    def create_queue(self, run_id: str, items: list, seed: int, per_item: int,
+                     dimensions: bool) -> AnnotationQueue:  # fmt: skip
+        """A new open queue for the run; an earlier one is closed (one queue
+        at a time, its labels kept)."""
+        queue = AnnotationQueue(
+            id=uuid.uuid4().hex, run_id=run_id, token=new_token(), seed=seed,
+            per_item=per_item, dimensions=dimensions, items=items, created_at=utcnow(),
+        )  # fmt: skip
+        with self.session.begin() as db:
+            db.execute(
+                update(AnnotationQueue)
+                .where(AnnotationQueue.run_id == run_id, AnnotationQueue.closed_at.is_(None))
+                .values(closed_at=utcnow())
+            )  # fmt: skip
+            db.add(queue)
+        return queue
+
+    def queue_of_run(self, run_id: str) -> AnnotationQueue | None:
+        """The run's newest queue (open or closed)."""
+        query = (
+            select(AnnotationQueue)
+            .where(AnnotationQueue.run_id == run_id)
+            .order_by(AnnotationQueue.created_at.desc())
+            .limit(1)
+        )
+        with self.session() as db:
+            return db.scalars(query).first()
+
+    def queue_by_token(self, token: str) -> AnnotationQueue | None:
+        with self.session() as db:
+            return db.scalars(
+                select(AnnotationQueue).where(AnnotationQueue.token == token)
+            ).first()
+
+    def revoke_queue_token(self, queue_id: str) -> str:
+        """A new annotator token: the old link stops working."""
+        token = new_token()
+        self._update_queue(queue_id, token=token)
+        return token
+
+    def close_queue(self, queue_id: str) -> None:
+        self._update_queue(queue_id, closed_at=utcnow())
+
+    def _update_queue(self, queue_id: str, **values) -> None:
+        with self.session.begin() as db:
+            db.execute(
+                update(AnnotationQueue)
+                .where(AnnotationQueue.id == queue_id)
+                .values(**values)
+            )
+
+    def save_label(self, queue_id: str, item: int, annotator: str, **values) -> None:
+        """Insert or revise ``annotator``'s label of ``item``."""
+        values = {name: values.get(name) for name in LABEL_FIELDS}
+        values["skipped"] = bool(values["skipped"])
+        with self.session.begin() as db:
+            found = db.scalars(
+                select(AnnotationLabel).where(
+                    AnnotationLabel.queue_id == queue_id, AnnotationLabel.item == item,
+                    AnnotationLabel.annotator == annotator,
+                ).with_for_update()
+            ).first()  # fmt: skip
+            if found is None:
+                db.add(AnnotationLabel(queue_id=queue_id, item=item, annotator=annotator,
+                                       created_at=utcnow(), updated_at=utcnow(), **values))  # fmt: skip
+            else:
+                for name, value in values.items():
+                    setattr(found, name, value)
+                found.updated_at = utcnow()
+
+    def labels_of(self, queue_id: str) -> list[AnnotationLabel]:
+        query = (
+            select(AnnotationLabel)
+            .where(AnnotationLabel.queue_id == queue_id)
+            .order_by(AnnotationLabel.item, AnnotationLabel.annotator)
+        )
+        with self.session() as db:
+            return list(db.scalars(query))
+
+    def label_of(
+        self, queue_id: str, item: int, annotator: str
+    ) -> AnnotationLabel | None:
+        with self.session() as db:
+            return db.scalars(
+                select(AnnotationLabel).where(
+                    AnnotationLabel.queue_id == queue_id, AnnotationLabel.item == item,
+                    AnnotationLabel.annotator == annotator,
+                )
+            ).first()  # fmt: skip
+
+    def next_item(self, queue: AnnotationQueue, annotator: str) -> int | None:
+        """The next item for ``annotator`` (see the module), None when done."""
+        query = select(
+            AnnotationLabel.item, AnnotationLabel.annotator, AnnotationLabel.skipped
+        )
+        with self.session() as db:
+            found = list(db.execute(query.where(AnnotationLabel.queue_id == queue.id)))
+        mine = {item for item, who, _ in found if who == annotator}
+        labels = Counter(item for item, _, skipped in found if not skipped)
+        open_items = [i for i in range(len(queue.items)) if i not in mine]
+        if not open_items:
+            return None
+        return min(
+            open_items, key=lambda i: (labels[i] >= queue.per_item, labels[i], i)
+        )
+
+    def annotator_done(self, queue_id: str, annotator: str) -> int:
+        query = select(func.count()).where(
+            AnnotationLabel.queue_id == queue_id, AnnotationLabel.annotator == annotator
+        )
+        with self.session() as db:
+            return int(db.execute(query).scalar_one())
+
+    def judged_values(self, run_id: str, keys: list) -> dict[str, dict]:
+        """``{judge: {(session_id, round, method): (al, binary)}}`` of the
+        items ``keys``: the judge's scored ``al`` and ``binary`` rows."""
+        wanted = {tuple(key) for key in keys}
+        query = select(
+            ResultRow.session_id, ResultRow.round, ResultRow.method, ResultRow.metric,
+            ResultRow.judge, ResultRow.value,
+        ).where(
+            ResultRow.run_id == run_id, ResultRow.metric.in_(("al", "binary")),
+            ResultRow.status == RowStatus.OK, ResultRow.sample == 0,
+            ResultRow.session_id.in_({key[0] for key in wanted}),
+        )  # fmt: skip
+        found: dict[str, dict] = {}
+        with self.session() as db:
+            for session_id, number, method, metric, judge, value in db.execute(query):
+                key = (session_id, number, method)
+                if key in wanted:
+                    al, binary = found.setdefault(judge, {}).get(key, (None, None))
+                    pair = (value, binary) if metric == "al" else (al, int(value))
+                    found[judge][key] = pair
+        return found
+
+
+def delete_annotations_of(conn, run_id: str) -> None:
+    """The run's queues and labels (in the run's deletion transaction)."""
+    queues = select(AnnotationQueue.id).where(AnnotationQueue.run_id == run_id)
+    conn.execute(delete(AnnotationLabel).where(AnnotationLabel.queue_id.in_(queues)))
+    conn.execute(delete(AnnotationQueue).where(AnnotationQueue.run_id == run_id))

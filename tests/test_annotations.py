@@ -1,0 +1,186 @@
+"""Annotation queues (``pipeline/annotations.py``): made with the manage link,
+labelled blind through their own token, read by the judge audit with the
+same figures the ``krippendorff`` package and scipy give on the labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.pipeline_support import evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def judged(app_factory, judge_server):
+    """The shipped sample, judged by the alignment suite; its app and run."""
+    app = app_factory()
+    document = evaluate(
+        app, ROOT / "sample_data.jsonl", judge_server, suites=["alignment"]
+    )
+    run = app.extensions["storage"].get_run(document["run"]["id"])
+    return app, run
+
+
+def make_queue(client, run, **body):
+    response = client.post(f"/api/v1/runs/{run.manage_token}/annotations",
+                           json={"size": 20, "per_item": 2, **body})  # fmt: skip
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def label(client, token, annotator, item, al, binary, **extra):
+    body = {"annotator": annotator, "item": item, "al": al, "binary": binary, **extra}
+    return client.post(f"/a/{token}/label", json=body)
+
+
+def test_a_queue_is_a_stratified_sample_with_its_own_token(judged):
+    app, run = judged
+    client = app.test_client()
+    made = make_queue(client, run)
+    token = made["token"]
+    assert made["items"] == 20 and len(token) >= 22  # >= 128 random bits
+    assert token not in (run.token, run.manage_token)
+    queue = app.extensions["storage"].queue_by_token(token)
+    methods = {method for _, _, method in queue.items}
+    assert methods == set(run.methods)  # every method in the sample
+    assert (
+        client.post(
+            f"/api/v1/runs/{run.token}/annotations", json={"size": 20}
+        ).status_code
+        == 403
+    )
+    too_small = client.post(
+        f"/api/v1/runs/{run.manage_token}/annotations", json={"size": 2}
+    )
+    assert too_small.status_code == 400
+    assert too_small.get_json()["errors"][0]["path"] == "size"
+
+
+def test_the_labelling_page_and_its_json_are_blind(judged):
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run)["token"]
+    page = client.get(f"/a/{token}?lang=en").get_data(as_text=True)
+    served = client.get(f"/a/{token}/item?annotator=ann").get_data(as_text=True)
+    rows = app.extensions["runs"].results_document(run)["rows"]
+    scores = {
+        str(r["value"]) for r in rows if r["metric"] == "al" and r["value"] is not None
+    }
+    for shown in (page, served):
+        for method in run.methods:
+            assert f'"{method}"' not in shown and f">{method}<" not in shown
+        assert "scripted" not in shown  # no judge named
+    body = json.loads(served)
+    assert set(body) == {"finished", "progress", "label", "item", "profile",
+                         "personality", "history", "user_message", "response"}  # fmt: skip
+    assert not {str(v) for v in (body["item"],)} & scores - {str(body["item"])}
+
+
+def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judged):
+    import krippendorff
+    from scipy import stats
+
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run, size=10)["token"]
+    given = {}
+    for annotator, shift in (("ann", 0), ("bob", 7)):
+        for _ in range(10):
+            item = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+            assert item["finished"] is False
+            al = (item["item"] * 9 + shift) % 101
+            binary = int(al >= 50)
+            assert (
+                label(client, token, annotator, item["item"], al, binary).status_code
+                == 200
+            )
+            given[(annotator, item["item"])] = (al, binary)
+        done = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+        assert done["finished"] is True and done["progress"] == {
+            "done": 10,
+            "total": 10,
+        }
+
+    # the same item is never served twice to one annotator
+    assert len({item for who, item in given if who == "ann"}) == 10
+    storage = app.extensions["storage"]
+    queue = storage.queue_by_token(token)
+    judged_values = storage.judged_values(run.id, queue.items)["scripted"]
+    items = range(10)
+    data = np.array([[given[(a, i)][0] for i in items] for a in ("ann", "bob")], float)
+    alpha = krippendorff.alpha(data, level_of_measurement="interval")
+    human = [(given[("ann", i)][0] + given[("bob", i)][0]) / 2 for i in items]
+    judge = [judged_values[tuple(queue.items[i])][0] for i in items]
+    rho = stats.spearmanr(judge, human).statistic
+
+    page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="human-agreement"' in page
+    assert "20 labels of 10 items by 2 annotators." in page
+    from web.annotation_pages import service
+
+    with app.test_request_context():
+        found = service().agreement(run, queue)
+    assert found["alpha_al"]["value"] == pytest.approx(alpha)
+    assert found["alpha_al"]["n"] == 10
+    assert found["judges"]["scripted"]["al_spearman"]["value"] == pytest.approx(rho)
+    assert found["judges"]["scripted"]["n"] == 10
+    low, high = found["judges"]["scripted"]["al_spearman"]["ci"]
+    assert low <= rho <= high
+
+
+def test_labels_are_revised_checked_and_refused_when_closed(judged):
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run)["token"]
+    assert label(client, token, "ann", 0, 40, 1).status_code == 200
+    assert label(client, token, "ann", 0, 60, 0, comment="better").status_code == 200
+    again = client.get(f"/a/{token}/item?annotator=ann&item=0").get_json()
+    assert again["label"]["al"] == 60 and again["label"]["comment"] == "better"
+    assert label(client, token, "ann", 0, 101, 1).status_code == 400
+    assert label(client, token, "ann", 0, 50, 1, comment="x" * 2001).status_code == 400
+    assert label(client, token, "", 0, 50, 1).status_code == 400
+    assert client.post(f"/a/{token}/label", json={"annotator": "ann", "item": 1,
+                                                   "skipped": True}).status_code == 200  # fmt: skip
+    storage = app.extensions["storage"]
+    queue = storage.queue_by_token(token)
+    storage.close_queue(queue.id)
+    closed = label(client, token, "bob", 0, 50, 1)
+    assert (
+        closed.status_code == 409
+        and closed.get_json()["errors"][0]["code"] == "queue_closed"
+    )
+
+
+def test_a_revoked_link_stops_and_deleting_the_run_deletes_the_labels(judged):
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run)["token"]
+    assert label(client, token, "ann", 0, 40, 1).status_code == 200
+    storage = app.extensions["storage"]
+    queue = storage.queue_by_token(token)
+    fresh = storage.revoke_queue_token(queue.id)
+    assert client.get(f"/a/{token}").status_code == 404
+    assert client.get(f"/a/{fresh}").status_code == 200
+    assert client.delete(f"/api/v1/runs/{run.manage_token}").status_code == 204
+    assert storage.queue_by_token(fresh) is None
+    assert storage.labels_of(queue.id) == []
+
+
+def test_the_owner_makes_a_queue_from_the_dashboard(judged):
+    app, run = judged
+    client = app.test_client()
+    owner = client.get(f"/r/{run.manage_token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="create-queue"' in owner
+    viewer = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="annotations"' not in viewer  # nothing to show a reader yet
+    csrf = owner.split('name="csrf_token" value="')[1].split('"')[0]
+    made = client.post(f"/r/{run.manage_token}/annotations",
+                       data={"size": "12", "per_item": "1", "csrf_token": csrf})  # fmt: skip
+    assert made.status_code == 303
+    owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
+    assert 'data-testid="annotator-url"' in owner

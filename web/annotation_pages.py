@@ -1,0 +1,156 @@
+"""Annotation queues in the browser (``pipeline/annotations.py``).
+
+The owner's side (``owner``, CSRF-protected forms on the manage link's
+dashboard, and ``POST /api/v1/runs/<manage>/annotations``): make a queue,
+revoke its link, close it. The annotator's side (``labelling``, reached only
+through the queue's own token): the blind labelling page, its items as JSON
+and the labels it saves. The annotator's JSON endpoints take no CSRF token
+(the unguessable token in the URL is the credential) but refuse posts from
+other sites (``web/cross_site.py``).
+"""
+
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+
+from core.problems import Rejected
+from pipeline.annotations import DIMENSIONS, AnnotationService, annotator_name
+from translations import translate_problems
+from web import cross_site
+
+owner = Blueprint("annotations", __name__)
+api = Blueprint("annotations_api", __name__, url_prefix="/api/v1")
+labelling = Blueprint("labelling", __name__)
+cross_site.protect(api)
+cross_site.protect(labelling)
+
+
+def _storage():
+    return current_app.extensions["storage"]
+
+
+def service() -> AnnotationService:
+    return AnnotationService(_storage(), current_app.extensions["runs"].upload_path)
+
+
+def _managed_run(token: str):
+    found = _storage().find_run(token)
+    if found is None:
+        abort(404)
+    if not found.can_manage:
+        abort(403)
+    return found.item
+
+
+def _json_object() -> dict:
+    """The request's JSON object; {} for anything else (then reported)."""
+    body = request.get_json(silent=True)
+    return body if isinstance(body, dict) else {}
+
+
+def _rejected(rejected: Rejected):
+    return jsonify(errors=translate_problems(rejected.errors)), rejected.status
+
+
+def _back(token: str):
+    return redirect(url_for("pages.run_page", token=token) + "#annotations", code=303)
+
+
+@owner.post("/r/<token>/annotations")
+def create_queue(token: str):
+    run = _managed_run(token)
+    try:
+        service().create(run, request.form.get("size"), request.form.get("per_item", 1),
+                         request.form.get("dimensions") == "on")  # fmt: skip
+    except Rejected as rejected:
+        return _rejected(rejected)
+    return _back(token)
+
+
+@api.post("/runs/<token>/annotations")
+def create_queue_api(token: str):
+    run = _managed_run(token)
+    body = _json_object()
+    try:
+        queue = service().create(run, body.get("size"), body.get("per_item", 1),
+                                 bool(body.get("dimensions")))  # fmt: skip
+    except Rejected as rejected:
+        return _rejected(rejected)
+    link = url_for("labelling.page", token=queue.token, _external=True)
+    return jsonify(annotator_url=link, token=queue.token, items=len(queue.items),
+                   seed=queue.seed, per_item=queue.per_item), 201  # fmt: skip
+
+
+@owner.post("/r/<token>/annotations/revoke")
+def revoke_link(token: str):
+    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().revoke_queue_token(queue.id)
+    return _back(token)
+
+
+@owner.post("/r/<token>/annotations/close")
+def close_queue(token: str):
+    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().close_queue(queue.id)
+    return _back(token)
+
+
+def _queue(token: str):
+    queue = _storage().queue_by_token(token)
+    if queue is None:
+        abort(404)
+    return queue, _storage().get_run(queue.run_id)
+
+
+@labelling.get("/a/<token>")
+def page(token: str):
+    queue, _ = _queue(token)
+    return render_template(
+        "labelling.html", queue=queue, token=token, dimension_names=DIMENSIONS
+    )
+
+
+@labelling.get("/a/<token>/item")
+def item(token: str):
+    """The next item for ``annotator`` (or item ``item`` to revise), with
+    the annotator's own label of it and their progress."""
+    queue, run = _queue(token)
+    try:
+        annotator = annotator_name(request.args.get("annotator"))
+        index = request.args.get("item", type=int)
+        if index is None:
+            index = _storage().next_item(queue, annotator)
+        done = _storage().annotator_done(queue.id, annotator)
+        progress = {"done": done, "total": len(queue.items)}
+        if index is None:
+            return jsonify(finished=True, progress=progress)
+        shown = service().item(run, queue, index)
+    except Rejected as rejected:
+        return _rejected(rejected)
+    own = _storage().label_of(queue.id, index, annotator)
+    label = None if own is None else {"al": own.al, "binary": own.binary,
+                                      "dimensions": own.dimensions, "comment": own.comment,
+                                      "skipped": own.skipped}  # fmt: skip
+    return jsonify(finished=False, progress=progress, label=label, **shown)
+
+
+@labelling.post("/a/<token>/label")
+def save_label(token: str):
+    queue, _ = _queue(token)
+    body = _json_object()
+    try:
+        annotator = annotator_name(body.get("annotator"))
+        service().label(queue, annotator, body)
+    except Rejected as rejected:
+        return _rejected(rejected)
+    done = _storage().annotator_done(queue.id, annotator)
+    return jsonify(saved=True, progress={"done": done, "total": len(queue.items)})
