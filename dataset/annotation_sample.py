@@ -2,9 +2,12 @@
 run's items and what an annotator is shown of one, blind.
 
 Strata are (method, round). Each stratum's present replies are shuffled
-with the seed and the strata are drawn from in turn until ``size`` items
-are taken, so every method and round is represented as evenly as the file
-allows; the sample is then shuffled again, so methods come in random order.
+with the seed and the strata are drawn from in turn, round by round and
+within a round method by method, until ``size`` items are taken: every
+method is represented as evenly as the file allows (a sample smaller than
+the strata keeps the early rounds of every method, not every round of the
+first methods); the sample is then shuffled, so methods come in random
+order.
 
 >>> sessions = [{"session_id": f"s{i}", "rounds": [
 ...     {"round": k, "responses": {"A": {"text": "a"}, "B": {"text": "b"}}}
@@ -25,12 +28,12 @@ from dataset.replies import replied
 
 def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> list[list]:
     """``[session_id, round, method]`` of up to ``size`` present replies."""
-    strata: dict[tuple[str, int], list[list]] = {}
+    strata: dict[tuple[int, int], list[list]] = {}
     for session in sessions:
         for round_ in session["rounds"]:
             for method in methods:
                 if replied(round_, method):
-                    key = (method, round_["round"])
+                    key = (round_["round"], methods.index(method))
                     strata.setdefault(key, []).append(
                         [session["session_id"], round_["round"], method]
                     )

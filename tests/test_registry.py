@@ -149,6 +149,7 @@ def test_every_emitted_metric_is_registered_labelled_and_within_bounds(suite):
 # Field names of the input format, and judge protocol modes (protocols/*.toml),
 # that happen to equal a suite name.
 INPUT_FIELDS = {("dataset/schema.py", "slots"), ("metrics/slot_judge.py", "slots"),
+                ("metrics/slot_matching.py", "slots"),  # the response field it reads
                 ("metrics/protocol_checks.py", "alignment"),
                 ("metrics/protocol_checks.py", "pairwise")}  # fmt: skip
 PRODUCT = [
