@@ -129,6 +129,9 @@ MESSAGES: dict[str, LazyText] = {
         "The run is %(status)s: people can label its replies once it has finished."
     ),
     "out_of_range": _l("%(path)s: must be a number from %(low)s to %(high)s."),
+    "invalid_label_line": _l(
+        "%(path)s: line %(number)s is not a label row (JSON with response_sha256 and annotator)."
+    ),
     "queue_closed": _l("This annotation queue is closed: it takes no more labels."),
     "no_such_item": _l("%(path)s: this queue has no item %(item)s."),
     "over_daily_budget": _l(

@@ -23,6 +23,7 @@ from core.status import RunStatus
 from dataset.annotation_sample import item_view, stratified_sample
 from metrics.human_agreement import human_agreement
 from metrics.suites.alignment_summary import DIMENSIONS  # the judge's five
+from pipeline import label_files
 
 SIZE_RANGE = (10, 1000)  # items per queue
 PER_ITEM_RANGE = (1, 10)  # annotators wanted per item
@@ -105,6 +106,25 @@ class AnnotationService:
                                limit=MAX_COMMENT_CHARS)  # fmt: skip
         self.storage.save_label(queue.id, index, annotator, al=float(al), binary=binary,
                                 dimensions=dims, comment=comment or None)  # fmt: skip
+
+
+def import_labels(service: AnnotationService, run, lines) -> dict:
+    """A ``labels.jsonl`` (``pipeline/label_files.py``) into a new queue of
+    this run holding the items its replies match: ``{"imported",
+    "unmatched"}``. Every value is checked as a label given on the page."""
+    if run.status not in LABELLED:
+        raise Rejected.one("not_finished_for_labels", http=409, status=run.status)
+    matched, unmatched = label_files.matched_labels(service.upload_path(run), lines)
+    items = list(dict.fromkeys(key for key, _ in matched))
+    if not items:
+        return {"imported": 0, "unmatched": unmatched}
+    queue = service.storage.create_queue(run.id, [list(k) for k in items], 0, 1, any(
+        row.get("dimensions") for _, row in matched))  # fmt: skip
+    index = {key: position for position, key in enumerate(items)}
+    for key, row in matched:
+        body = {**row, "item": index[key]}
+        service.label(queue, annotator_name(row["annotator"]), body)
+    return {"imported": len(matched), "unmatched": unmatched}
 
 
 def annotator_name(raw) -> str:

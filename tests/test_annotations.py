@@ -184,3 +184,79 @@ def test_the_owner_makes_a_queue_from_the_dashboard(judged):
     assert made.status_code == 303
     owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
     assert 'data-testid="annotator-url"' in owner
+
+
+def two_annotators(client, token, items=10):
+    for annotator, shift in (("ann", 0), ("bob", 7)):
+        for _ in range(items):
+            item = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+            al = (item["item"] * 9 + shift) % 101
+            assert (
+                label(
+                    client, token, annotator, item["item"], al, int(al >= 45)
+                ).status_code
+                == 200
+            )
+
+
+def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
+    judged, judge_server, tmp_path
+):
+    from web.annotation_pages import service
+
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run, size=10)["token"]
+    two_annotators(client, token)
+    rows = client.get(f"/r/{run.manage_token}/labels.jsonl")
+    assert rows.status_code == 200
+    lines = [json.loads(line) for line in rows.get_data(as_text=True).splitlines()]
+    assert len(lines) == 20 and {row["annotator"] for row in lines} == {"ann", "bob"}
+    assert all(len(row["response_sha256"]) == 64 for row in lines)
+    assert (
+        client.get(f"/r/{run.token}/labels.jsonl").status_code == 403
+    )  # names: owner only
+
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_bytes(client.get(f"/r/{run.manage_token}/labelled.jsonl").get_data())
+    import dataset
+
+    assert dataset.validate_file(labelled).valid
+    again = evaluate(app, labelled, judge_server, suites=["alignment"])
+    file_borne = again["judge_validity"]["human"]["scripted"]
+    storage = app.extensions["storage"]
+    with app.test_request_context():
+        live = service().agreement(run, storage.queue_of_run(run.id))["judges"][
+            "scripted"
+        ]
+    assert file_borne["al_spearman"] == pytest.approx(live["al_spearman"]["value"])
+    assert file_borne["al_kendall"] == pytest.approx(live["al_kendall"]["value"])
+    assert file_borne["n"] == live["n"] == 10
+    if live["binary_kappa"]["value"] is not None:
+        assert file_borne["binary_kappa"] == pytest.approx(
+            live["binary_kappa"]["value"]
+        )
+
+    # the labels into another run of the same replies (a fresh upload)
+    other = evaluate(
+        app, ROOT / "sample_data.jsonl", judge_server, suites=["alignment"]
+    )
+    target = storage.get_run(other["run"]["id"])
+    body = (
+        rows.get_data()
+        + json.dumps({"response_sha256": "0" * 64, "annotator": "x"}).encode()
+    )
+    imported = client.post(f"/api/v1/runs/{target.manage_token}/labels",
+                           data={"file": (__import__("io").BytesIO(body), "labels.jsonl")},
+                           content_type="multipart/form-data")  # fmt: skip
+    assert imported.get_json() == {"imported": 20, "unmatched": 1}
+    with app.test_request_context():
+        moved = service().agreement(target, storage.queue_of_run(target.id))
+    assert moved["judges"]["scripted"]["al_spearman"]["value"] == pytest.approx(
+        live["al_spearman"]["value"]
+    )
+    bad = client.post(f"/api/v1/runs/{target.manage_token}/labels",
+                      data={"file": (__import__("io").BytesIO(b"not json\n"), "l.jsonl")},
+                      content_type="multipart/form-data")  # fmt: skip
+    assert bad.status_code == 400
+    assert bad.get_json()["errors"][0]["code"] == "invalid_label_line"

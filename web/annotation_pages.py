@@ -11,19 +11,30 @@ other sites (``web/cross_site.py``).
 
 from __future__ import annotations
 
+import json
+
 from flask import (
     Blueprint,
+    Response,
     abort,
     current_app,
     jsonify,
     redirect,
     render_template,
     request,
+    stream_with_context,
     url_for,
 )
+from werkzeug.utils import secure_filename
 
 from core.problems import Rejected
-from pipeline.annotations import DIMENSIONS, AnnotationService, annotator_name
+from pipeline import label_files
+from pipeline.annotations import (
+    DIMENSIONS,
+    AnnotationService,
+    annotator_name,
+    import_labels,
+)
 from translations import translate_problems
 from web import cross_site
 
@@ -154,3 +165,46 @@ def save_label(token: str):
         return _rejected(rejected)
     done = _storage().annotator_done(queue.id, annotator)
     return jsonify(saved=True, progress={"done": done, "total": len(queue.items)})
+
+
+def _download(lines, run, suffix: str) -> Response:
+    response = Response(stream_with_context(lines), mimetype="application/jsonl")
+    name = f"{secure_filename(run.name or run.file_name) or 'run'}.{suffix}"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@owner.get("/r/<token>/labels.jsonl")
+def export_labels(token: str):
+    """One row per label (the annotators' names: manage link only)."""
+    run = _managed_run(token)
+    queue = _storage().queue_of_run(run.id) or abort(404)
+    rows = label_files.label_rows(service().upload_path(run), queue,
+                                  _storage().labels_of(queue.id))  # fmt: skip
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return _download(lines, run, "labels.jsonl")
+
+
+@owner.get("/r/<token>/labelled.jsonl")
+def export_labelled(token: str):
+    """The run's input file with ``human`` on every labelled reply."""
+    run = _managed_run(token)
+    queue = _storage().queue_of_run(run.id) or abort(404)
+    humans = label_files.human_of(queue, _storage().labels_of(queue.id))
+    lines = label_files.labelled_lines(service().upload_path(run), humans)
+    return _download(lines, run, "labelled.jsonl")
+
+
+@api.post("/runs/<token>/labels")
+def import_labels_api(token: str):
+    """A ``labels.jsonl`` of another run of the same replies (form field
+    ``file``): ``{"imported", "unmatched"}``."""
+    run = _managed_run(token)
+    upload = request.files.get("file")
+    if upload is None:
+        return _rejected(Rejected.one("missing_file", path="file"))
+    try:
+        found = import_labels(service(), run, upload.stream)
+    except Rejected as rejected:
+        return _rejected(rejected)
+    return jsonify(found), 200

@@ -192,6 +192,21 @@ PATHS = {
                           **_errors(400, 403, 404, 409)},
         }
     },
+    "/api/v1/runs/{token}/labels": {
+        "post": {
+            "summary": "Import a labels.jsonl exported from another run of the same "
+                       "replies (matched by the SHA-256 of the reply text) into a new "
+                       "annotation queue of this run.",
+            "parameters": [MANAGE],
+            "requestBody": {"required": True, "content": {"multipart/form-data": {
+                "schema": {"type": "object", "required": ["file"],
+                           "properties": {"file": {"type": "string", "format": "binary"}}}}}},
+            "responses": {"200": _json({"type": "object", "properties": {
+                "imported": {"type": "integer"}, "unmatched": {"type": "integer"}}},
+                "How many labels were imported and how many matched no reply."),
+                          **_errors(400, 403, 404, 409)},
+        }
+    },
     "/api/v1/workspaces": {
         "post": {
             "summary": "Create a workspace.",
