@@ -78,7 +78,25 @@ def test_the_labelling_page_and_its_json_are_blind(judged):
     body = json.loads(served)
     assert set(body) == {"finished", "progress", "label", "item", "profile",
                          "personality", "history", "user_message", "response"}  # fmt: skip
-    assert not {str(v) for v in (body["item"],)} & scores - {str(body["item"])}
+    # no score anywhere: the judge's value of this item is in no field
+    queue = app.extensions["storage"].queue_by_token(token)
+    judged = app.extensions["storage"].judged_values(run.id, queue.items)["scripted"]
+    al, _ = judged[tuple(queue.items[body["item"]])]
+    shown_values = [v for v in body.values() if not isinstance(v, (dict, list))]
+    assert al not in shown_values and scores  # (scores exist to hide)
+
+
+def test_items_short_of_labels_are_served_first(judged):
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run, size=10, per_item=1)["token"]
+    first = []
+    for _ in range(3):
+        item = client.get(f"/a/{token}/item?annotator=ann").get_json()["item"]
+        assert label(client, token, "ann", item, 50, 1).status_code == 200
+        first.append(item)
+    served = client.get(f"/a/{token}/item?annotator=bob").get_json()["item"]
+    assert served not in first  # those already have the one label wanted
 
 
 def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judged):
