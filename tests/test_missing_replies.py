@@ -156,6 +156,13 @@ def test_the_dashboard_and_paper_say_what_is_missing(documents):
         assert "no reply in the file" in shown.get_data(as_text=True)
     rows = client.get(f"/r/{run.token}?status=missing&lang=ko").get_data(as_text=True)
     assert "응답 누락" in rows and "파일에 이 응답이 없음" in rows  # status, note
+    for page_url in (
+        f"/r/{run.token}/diff?id=ps-zh-001&a=Base&b=RAG",
+        f"/r/{run.token}/differences?metric=al&a=Base&b=New",
+        f"/r/{run.token}/export.tex",
+        f"/r/{run.token}/summary.csv",
+    ):
+        assert client.get(page_url).status_code == 200, page_url  # fmt: skip
     methods = client.get(f"/r/{run.token}/methods.txt").get_data(as_text=True)
     assert "of replies missing in the file" in methods
     markdown = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
