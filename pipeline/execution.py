@@ -221,6 +221,10 @@ def finalize(storage, run_id: str, config: dict) -> None:
         return
     if run is None or run.status not in ACTIVE_RUN:
         return
+    # the last chunks and the watchdog may all ask: one worker aggregates
+    stale = utcnow() - timedelta(seconds=config["CHUNK_STALL_S"])
+    if not storage.claim_finalize(run_id, stale_before=stale):
+        return
     try:
         aggregates = interim.aggregate_stored(
             storage, run, config, on_step=interim.summary_steps(storage, run)

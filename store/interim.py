@@ -36,6 +36,21 @@ class InterimQueries:
         with self.engine.begin() as conn:
             return conn.execute(query).rowcount == 1
 
+    def claim_finalize(self, run_id: str, stale_before: datetime) -> bool:
+        """Whether this caller aggregates the active run now: nobody claimed
+        it, or the claim is older than ``stale_before`` (its worker died)."""
+        query = (
+            update(Run)
+            .where(
+                Run.id == run_id,
+                Run.status.in_(_ACTIVE),
+                Run.finalizing_at.is_(None) | (Run.finalizing_at < stale_before),
+            )
+            .values(finalizing_at=utcnow())
+        )
+        with self.engine.begin() as conn:
+            return conn.execute(query).rowcount == 1
+
     def claim_cancelled(self) -> list[str]:
         """Cancelled runs whose stored rows nobody summarized yet (a cancel
         clears ``interim_at``), each claimed once."""

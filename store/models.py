@@ -107,6 +107,9 @@ class Run(Base):
     # evaluated) and when they were last computed (pipeline/interim.py)
     interim: Mapped[dict | None] = mapped_column()
     interim_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # when a worker claimed the final aggregation (store/interim.py): the
+    # others that ask for it leave it alone (claimed again only if stale)
+    finalizing_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error: Mapped[str | None] = mapped_column(Text)  # English, for logs and the API
     failure: Mapped[dict | None] = mapped_column()  # {"code", "params"}: translated
     client: Mapped[str | None] = mapped_column(String(64))  # fair share key
