@@ -49,4 +49,3 @@ def test_a_stale_claim_is_taken_again(sqlite_storage):
     assert storage.get_run(run.id).status == "running"  # claimed, not stale
     execution.finalize(storage, run.id, {**DEFAULTS, "CHUNK_STALL_S": 0})
     assert storage.get_run(run.id).status in ("done", "partial")
-

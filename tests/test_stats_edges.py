@@ -153,3 +153,14 @@ def test_a_null_panel_value_shows_its_reason_in_the_table(app):
         table = tables.comparison_table(run, "M", "alignment")
     [cell] = [c for c in table["rows"][0]["cells"] if c["metric"].id == "al_avg"]
     assert cell["value"] is None and "down" in cell["note"]
+
+
+def test_t_quantiles_without_scipy_stats_equal_scipy_stats_to_the_bit():
+    from scipy import special
+    from scipy import stats as scipy_stats
+
+    for level in (0.9, 0.95, 0.99):
+        p = 0.5 + level / 2
+        assert all(
+            special.stdtrit(df, p) == scipy_stats.t.ppf(p, df) for df in range(1, 3000)
+        )
