@@ -72,7 +72,17 @@ class AnnotationService:
 
     def agreement(self, run, queue) -> dict | None:
         """The judge against the queue's labels, and the labellers among
-        themselves (``metrics/human_agreement.py``); None without labels."""
+        themselves (``metrics/human_agreement.py``); None without labels.
+        Stored with the state of the labels it read: a page view computes
+        it again (seconds, for the bootstrap) only after a label changed."""
+        key = self.storage.labels_key(queue.id)
+        if queue.agreement_key == key:
+            return queue.agreement
+        found = self._agreement(run, queue)
+        self.storage.store_agreement(queue.id, key, found)
+        return found
+
+    def _agreement(self, run, queue) -> dict | None:
         labels = [
             (tuple(queue.items[label.item]), label.annotator, label.al, label.binary)
             for label in self.storage.labels_of(queue.id)

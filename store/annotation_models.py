@@ -40,6 +40,10 @@ class AnnotationQueue(Base):
     dimensions: Mapped[bool] = mapped_column(default=False)  # the five 0-20 too
     items: Mapped[list] = mapped_column(JSONType)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # the agreement figures (bootstrap intervals take seconds) and the state
+    # of the labels they were computed from: recomputed only when it changes
+    agreement: Mapped[dict | None] = mapped_column(JSONType)
+    agreement_key: Mapped[str | None] = mapped_column(String(64))
 
 
 class AnnotationLabel(Base):

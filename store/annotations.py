@@ -141,6 +141,18 @@ class AnnotationQueries:
             open_items, key=lambda i: (labels[i] >= queue.per_item, labels[i], i)
         )
 
+    def labels_key(self, queue_id: str) -> str:
+        """The state of a queue's labels: their number and latest change."""
+        query = select(func.count(), func.max(AnnotationLabel.updated_at)).where(
+            AnnotationLabel.queue_id == queue_id
+        )
+        with self.session() as db:
+            count, latest = db.execute(query).one()
+        return f"{count}:{latest.isoformat() if latest else ''}"
+
+    def store_agreement(self, queue_id: str, key: str, agreement: dict | None) -> None:
+        self._update_queue(queue_id, agreement=agreement, agreement_key=key)
+
     def annotator_done(self, queue_id: str, annotator: str) -> int:
         query = select(func.count()).where(
             AnnotationLabel.queue_id == queue_id, AnnotationLabel.annotator == annotator

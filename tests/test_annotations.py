@@ -278,3 +278,27 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
                       content_type="multipart/form-data")  # fmt: skip
     assert bad.status_code == 400
     assert bad.get_json()["errors"][0]["code"] == "invalid_label_line"
+
+
+def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
+    judged, monkeypatch
+):
+    from pipeline import annotations
+    from web.annotation_pages import service
+
+    app, run = judged
+    client = app.test_client()
+    token = make_queue(client, run, size=10)["token"]
+    two_annotators(client, token, items=3)
+    computed = []
+    real = annotations.human_agreement
+    monkeypatch.setattr(annotations, "human_agreement",
+                        lambda *a: computed.append(1) or real(*a))  # fmt: skip
+    storage = app.extensions["storage"]
+    with app.test_request_context():
+        for _ in range(3):  # three page views
+            service().agreement(run, storage.queue_by_token(token))
+        assert len(computed) == 1
+        label(client, token, "ann", 0, 12, 0)
+        found = service().agreement(run, storage.queue_by_token(token))
+    assert len(computed) == 2 and found["n_labels"] >= 6

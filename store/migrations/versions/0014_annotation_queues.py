@@ -34,6 +34,8 @@ def upgrade() -> None:
         sa.Column("dimensions", sa.Boolean, nullable=False),
         sa.Column("items", JSON, nullable=False),
         sa.Column("closed_at", TIME),
+        sa.Column("agreement", JSON),
+        sa.Column("agreement_key", sa.String(64)),
     )  # fmt: skip
     op.create_index("ix_annotation_queues_run_id", "annotation_queues", ["run_id"])
     op.create_index(
