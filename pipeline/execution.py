@@ -14,6 +14,8 @@ finalization fails the run with its reason.
 from __future__ import annotations
 
 import logging
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
@@ -212,6 +214,37 @@ def _stop_and_beat(storage, run_id: str, chunk_index: int):
     return should_stop
 
 
+# The finalize claim is refreshed while the aggregation runs; a claim not
+# refreshed for FINALIZE_STALE_S belongs to a worker that died (killed while
+# aggregating): the next FINALIZE (redelivered, or sent by the watchdog's
+# sweep) takes it. A worker's chunk heartbeat (CHUNK_STALL_S, minutes) would
+# leave such a run waiting far longer than its aggregation takes.
+FINALIZE_BEAT_S, FINALIZE_STALE_S = 2.0, 10.0
+
+
+@contextmanager
+def _beating(storage, run_id: str):
+    """Refresh the run's finalize claim every ``FINALIZE_BEAT_S`` meanwhile."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(FINALIZE_BEAT_S):
+            try:
+                storage.beat_finalize(run_id)
+            except Exception:  # advisory: a missed beat costs a late duplicate at worst
+                log.warning("a finalize heartbeat failed", exc_info=True)
+
+    beater = threading.Thread(
+        target=beat, name=f"finalize-beat-{run_id[:8]}", daemon=True
+    )
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join()
+
+
 def finalize(storage, run_id: str, config: dict) -> None:
     """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
     keeps its status and gets the results of the rows it stored."""
@@ -222,13 +255,14 @@ def finalize(storage, run_id: str, config: dict) -> None:
     if run is None or run.status not in ACTIVE_RUN:
         return
     # the last chunks and the watchdog may all ask: one worker aggregates
-    stale = utcnow() - timedelta(seconds=config["CHUNK_STALL_S"])
+    stale = utcnow() - timedelta(seconds=FINALIZE_STALE_S)
     if not storage.claim_finalize(run_id, stale_before=stale):
         return
     try:
-        aggregates = interim.aggregate_stored(
-            storage, run, config, on_step=interim.summary_steps(storage, run)
-        )
+        with _beating(storage, run_id):
+            aggregates = interim.aggregate_stored(
+                storage, run, config, on_step=interim.summary_steps(storage, run)
+            )
     except Exception as exc:  # never leave a run hanging in "running"
         log.exception("aggregating run %s failed", run_id)
         fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)

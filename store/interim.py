@@ -51,6 +51,16 @@ class InterimQueries:
         with self.engine.begin() as conn:
             return conn.execute(query).rowcount == 1
 
+    def beat_finalize(self, run_id: str) -> None:
+        """The finalize claim's holder is alive (``pipeline/execution.py``)."""
+        query = (
+            update(Run)
+            .where(Run.id == run_id, Run.finalizing_at.is_not(None))
+            .values(finalizing_at=utcnow())
+        )
+        with self.engine.begin() as conn:
+            conn.execute(query)
+
     def claim_cancelled(self) -> list[str]:
         """Cancelled runs whose stored rows nobody summarized yet (a cancel
         clears ``interim_at``), each claimed once."""

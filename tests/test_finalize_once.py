@@ -39,13 +39,37 @@ def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
     assert len(calls) == 1
 
 
-def test_a_stale_claim_is_taken_again(sqlite_storage):
-    """A worker that died while aggregating leaves its claim; once it is
-    older than CHUNK_STALL_S the next caller finalizes."""
+def test_a_stale_claim_is_taken_again(sqlite_storage, monkeypatch):
+    """A worker that died while aggregating leaves its claim, no longer
+    refreshed; once it is older than FINALIZE_STALE_S the next caller
+    finalizes."""
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("single", "key"))
     assert storage.claim_finalize(run.id, stale_before=utcnow()) is True
-    execution.finalize(storage, run.id, {**DEFAULTS, "CHUNK_STALL_S": 3600})
+    execution.finalize(storage, run.id, dict(DEFAULTS))
     assert storage.get_run(run.id).status == "running"  # claimed, not stale
-    execution.finalize(storage, run.id, {**DEFAULTS, "CHUNK_STALL_S": 0})
+    monkeypatch.setattr(execution, "FINALIZE_STALE_S", 0.0)
+    execution.finalize(storage, run.id, dict(DEFAULTS))
     assert storage.get_run(run.id).status in ("done", "partial")
+
+
+def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
+    """The claim is refreshed while the aggregation runs, so a slow but live
+    finalization is not taken over."""
+    import time
+
+    storage = sqlite_storage
+    run = store_run(storage, data.synthetic_rows("single", "key"))
+    monkeypatch.setattr(execution, "FINALIZE_BEAT_S", 0.05)
+    seen, real = [], interim.aggregate_stored
+
+    def slow(*args, **kwargs):
+        first = storage.get_run(run.id).finalizing_at
+        time.sleep(0.5)
+        seen.append((first, storage.get_run(run.id).finalizing_at))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(interim, "aggregate_stored", slow)
+    execution.finalize(storage, run.id, dict(DEFAULTS))
+    [(first, later)] = seen
+    assert later > first  # beaten meanwhile
