@@ -8,14 +8,15 @@ copy-link button hands out the view link whatever token opened the page.
 
 from __future__ import annotations
 
-from flask import abort, current_app, g, session
+from flask import abort, g, session
 
 from core.problems import Rejected
+from web import extensions
 
 
 def run_access(token: str):
     """``Access(run, can_manage)`` for a view or manage token, else 404."""
-    found = current_app.extensions["storage"].find_run(token)
+    found = extensions.storage().find_run(token)
     if found is None:
         abort(404)
     g.manage_token = token if found.can_manage else None
@@ -50,7 +51,7 @@ def workspace_memo(run) -> dict | None:
         return None
     if not g.get("manage_token") or not run.workspace_id:
         return None
-    workspace = current_app.extensions["storage"].get_workspace(run.workspace_id)
+    workspace = extensions.storage().get_workspace(run.workspace_id)
     return None if workspace is None else memo_of(workspace, manage=True)
 
 

@@ -17,7 +17,6 @@ from flask import (
     Blueprint,
     Response,
     abort,
-    current_app,
     jsonify,
     redirect,
     render_template,
@@ -36,7 +35,8 @@ from pipeline.annotations import (
     import_labels,
 )
 from translations import translate_problems
-from web import cross_site
+from web import cross_site, extensions
+from web.extensions import storage as _storage
 
 owner = Blueprint("annotations", __name__)
 api = Blueprint("annotations_api", __name__, url_prefix="/api/v1")
@@ -45,12 +45,8 @@ cross_site.protect(api)
 cross_site.protect(labelling)
 
 
-def _storage():
-    return current_app.extensions["storage"]
-
-
 def service() -> AnnotationService:
-    return AnnotationService(_storage(), current_app.extensions["runs"].upload_path)
+    return AnnotationService(_storage(), extensions.runs().upload_path)
 
 
 def _managed_run(token: str):

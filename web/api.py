@@ -11,20 +11,14 @@ from core.status import RunStatus
 from dataset import convert
 from translations import translate_problems
 from web import cross_site, forms, openapi, run_reads
+from web.extensions import runs as _service
+from web.extensions import storage as _storage
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 
 
 _errors = translate_problems
-
-
-def _service():
-    return current_app.extensions["runs"]
-
-
-def _storage():
-    return current_app.extensions["storage"]
 
 
 def _run_or_404(token: str):

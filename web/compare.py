@@ -27,7 +27,7 @@ from flask import (
 from core.problems import Rejected
 from pipeline.comparison import compare_runs
 from translations import translate_problems
-from web import dashboard, paper, paper_summary
+from web import dashboard, extensions, paper, paper_summary
 from web.pages import error_page
 from web.settings_diff import settings_diff
 
@@ -57,14 +57,14 @@ RETRY_AFTER_S = 2
 def load(args):
     """The comparison of the runs the query names, None while it is being
     computed; Rejected (400/404/409)."""
-    storage = current_app.extensions["storage"]
+    storage = extensions.storage()
     runs = []
     for token in run_tokens(args.get("runs"), args.getlist("run")):
         found = storage.find_run(token)
         if found is None:
             raise Rejected.one("compare_unknown_run", http=404, token=token)
         runs.append(found.item)
-    wake = current_app.extensions["runs"].wake
+    wake = extensions.runs().wake
     return compare_runs(storage, runs, current_app.config, wake)
 
 

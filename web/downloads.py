@@ -9,10 +9,10 @@ running, or failed) has nothing to export: 404.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, current_app, request
+from flask import Blueprint, Response, abort, request
 
 from metrics.results import judge_usage
-from web import exports, pages, paper, paper_methods, paper_summary
+from web import exports, extensions, pages, paper, paper_methods, paper_summary
 
 bp = Blueprint("downloads", __name__)
 
@@ -57,6 +57,6 @@ def summary_csv(token: str):
 @bp.get("/r/<token>/methods.txt")
 def methods_txt(token: str):
     run = _finished_run(token)
-    used = judge_usage(run, current_app.extensions["storage"].judge_usage(run.id))
+    used = judge_usage(run, extensions.storage().judge_usage(run.id))
     body = paper_methods.methods_paragraph(run, used) + "\n"
     return _attachment(body, "text/plain", run, "methods.txt")

@@ -8,20 +8,17 @@ from collections import defaultdict
 from contextlib import closing
 from statistics import fmean
 
-from flask import Blueprint, abort, current_app, render_template, request
+from flask import Blueprint, abort, render_template, request
 
 import dataset
 from core.status import RowStatus
 from metrics import registry
 from store import explore as queries
 from translations import _
-from web import access, explore, tables
+from web import access, explore, extensions, tables
+from web.extensions import storage as _storage
 
 bp = Blueprint("explore", __name__)
-
-
-def _storage():
-    return current_app.extensions["storage"]
 
 
 _run_or_404 = access.run_or_404
@@ -142,7 +139,7 @@ def search(token: str):
     more_responses = more_details = False
     start, part = explore.page_number(request.args.get("from")) - 1, None
     if text and problem is None:
-        path = current_app.extensions["runs"].upload_path(run)
+        path = extensions.runs().upload_path(run)
         reached = [start]
 
         def sessions():  # one part of the upload: a request does bounded work
@@ -193,7 +190,7 @@ def diff(token: str):
     b = _method_or_404(run, request.args.get("b") or (methods[1:2] or [a])[0])
     metric = request.args.get("metric") or None
     source = explore.source_metric(_metric_or_404(metric)) if metric else None
-    path = current_app.extensions["runs"].upload_path(run)
+    path = extensions.runs().upload_path(run)
     [session] = dataset.read_sessions(path, *span)
     scores = _scores(run.id, session_id, source, (a, b)) if source else {}
     rounds = explore.diff_rounds(session["rounds"], a, b, scores)

@@ -11,6 +11,7 @@ from flask import current_app, request
 from core.problems import Rejected
 from metrics import registry
 from pipeline.runs import RunRequest
+from web import extensions
 
 MAX_RUN_NAME_CHARS = 255  # the column's width
 MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
@@ -95,7 +96,7 @@ def _workspace_id(manage_token: str) -> str | None:
     """The workspace a run joins: only its manage token may add runs."""
     if not manage_token:
         return None
-    found = current_app.extensions["storage"].find_workspace(manage_token)
+    found = extensions.storage().find_workspace(manage_token)
     if found is None:
         raise Rejected.one("unknown_workspace", path="workspace", http=404)
     if not found.can_manage:
@@ -129,7 +130,7 @@ def _suite_options(form) -> dict:
 def submit(request):
     """Store, validate, record and enqueue the uploaded run (web form and API)."""
     upload = uploaded_file(request.files)
-    service = current_app.extensions["runs"]
+    service = extensions.runs()
     return service.submit(
         upload.stream, upload.filename, run_request(request.form, request.files)
     )

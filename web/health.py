@@ -10,6 +10,8 @@ from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from web import extensions
+
 bp = Blueprint("health", __name__)
 PROBE_TIMEOUT_S = 2
 
@@ -29,7 +31,7 @@ def readyz():
 
 def _database() -> dict:
     try:
-        with current_app.extensions["storage"].engine.connect() as conn:
+        with extensions.storage().engine.connect() as conn:
             conn.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
         return {"ok": False, "detail": f"unreachable: {type(exc).__name__}"}

@@ -28,16 +28,10 @@ from pipeline.judge_check import check_judge
 from pipeline.runs import protocol_of
 from translations import translate_problems
 from web import access, dashboard, exports, forms
+from web.extensions import runs as _service
+from web.extensions import storage as _storage
 
 bp = Blueprint("pages", __name__)
-
-
-def _storage():
-    return current_app.extensions["storage"]
-
-
-def _service():
-    return current_app.extensions["runs"]
 
 
 _run_or_404 = access.run_or_404

@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from core.status import ChunkState, RunStatus
 from store.models import DeletedTotals, Run, RunChunk
+from web import extensions
 
 bp = Blueprint("prometheus", __name__)
 PREFIX = "personasteer"
@@ -115,9 +116,7 @@ def _process_registry(multiprocess_dir: str | None) -> CollectorRegistry:
 def metrics():
     config = current_app.config
     shared = CollectorRegistry()
-    shared.register(
-        StoredFigures(current_app.extensions["storage"], config["REDIS_URL"])
-    )
+    shared.register(StoredFigures(extensions.storage(), config["REDIS_URL"]))
     local = _process_registry(config["PROMETHEUS_MULTIPROC_DIR"])
     body = generate_latest(local) + generate_latest(shared)
     response = Response(body)

@@ -12,20 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, request, stream_with_context
 
 from core.problems import Rejected
 from core.status import FINAL_RUN
 from metrics import results
 from store import row_pages
+from web.extensions import runs as _service
 
 ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
 MAX_ROWS_PAGE = 10_000
 JSON = "application/json"
-
-
-def _service():
-    return current_app.extensions["runs"]
 
 
 def links(run, link) -> dict:

@@ -21,13 +21,10 @@ from core.problems import Rejected
 from metrics.results import judge_usage
 from web import forms
 from web.access import memo_of
+from web.extensions import storage as _storage
 from web.pages import error_page
 
 bp = Blueprint("workspaces", __name__)
-
-
-def _storage():
-    return current_app.extensions["storage"]
 
 
 def _workspace_or_404(token: str):
