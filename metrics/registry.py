@@ -111,8 +111,3 @@ def spec(metric_id: str) -> Metric | None:
         base = _metrics.get(metric_id.split("@", 1)[0])
         found = base if base is not None and (base.keyed or base.per_judge) else None
     return found
-
-
-def suite_of(metric_id: str) -> Suite | None:
-    metric = spec(metric_id)
-    return _suites.get(metric.suite) if metric else None

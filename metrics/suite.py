@@ -273,13 +273,6 @@ class Suite:
             for names in self.response_fields
         )
 
-    def validate_options(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """``{option: value}`` checked by each option; ValueError names it."""
-        return {
-            option.name: option.validate(raw.get(option.name))
-            for option in self.options
-        }
-
 
 def _any_response_has(session: dict, name: str) -> bool:
     for round_ in session.get("rounds", ()):

@@ -180,10 +180,6 @@ class Storage(
         with self.session() as db:
             return db.execute(query).scalar_one()
 
-    def row_dicts(self, run_id: str) -> list[dict]:
-        """Rows as plain dicts for metric code (round 0 = session level)."""
-        return list(self.iter_rows(run_id))
-
     def run_status_counts(self, run) -> dict[str, int]:
         """Stored at finalize for finished runs (a GROUP BY over millions of
         rows costs a second); counted live while the run is in progress."""
