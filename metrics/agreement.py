@@ -80,6 +80,24 @@ def spearman(a, b) -> float | None:
     return _finite(scipy_stats.spearmanr(a, b).statistic)
 
 
+def kendall(a, b) -> float | None:
+    """Kendall's τ-b; None when a side is constant.
+
+    >>> kendall([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
+    0.33...
+    >>> kendall([1.0, 2.0], [5.0, 5.0]) is None
+    True
+    """
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if _constant(a) or _constant(b):
+        return None
+    from scipy import stats as scipy_stats
+
+    return _finite(scipy_stats.kendalltau(a, b).statistic)
+
+
 def _constant(values) -> bool:
     """Fewer than two distinct values (without a set of every value)."""
     return len(values) < 2 or bool((values == values[0]).all())

@@ -36,7 +36,7 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Literal
 
-from metrics.agreement import cohen_kappa, spearman
+from metrics.agreement import cohen_kappa, kendall, spearman
 
 RESAMPLES, SEED = 1000, 20261126
 Key = tuple
@@ -90,7 +90,7 @@ def _judge(by_item, annotators, values: dict) -> dict:
                   for key, found in by_item.items() if key in values}  # fmt: skip
     return {
         "al_spearman": _with_ci(pairs_al, spearman),
-        "al_kendall": _with_ci(pairs_al, _kendall),
+        "al_kendall": _with_ci(pairs_al, kendall),
         "binary_kappa": _with_ci(pairs_binary, cohen_kappa),
         "n": len({key for key in by_item if key in values}),
         "n_al": len(pairs_al),
@@ -99,15 +99,6 @@ def _judge(by_item, annotators, values: dict) -> dict:
             with_judge, [*annotators, "\x00judge"], 0, "interval"
         ),
     }
-
-
-def _kendall(a, b) -> float | None:
-    if len(set(a)) < 2 or len(set(b)) < 2:
-        return None
-    from scipy import stats as scipy_stats
-
-    value = float(scipy_stats.kendalltau(a, b).statistic)
-    return value if math.isfinite(value) else None
 
 
 def _with_ci(pairs: list[tuple], statistic) -> dict:

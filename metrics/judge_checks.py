@@ -35,7 +35,7 @@ import math
 from collections import defaultdict
 
 from metrics import columns, rank_checks, row_source
-from metrics.agreement import cohen_kappa, spearman
+from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
 from metrics.items import HUMAN, MODES, SAMPLES, Items, Rows, Scored, lookup, paired
 from metrics.rows import ResultRow, result_row
@@ -171,7 +171,7 @@ def _human(rows: Rows) -> dict | None:
             continue
         found[judge] = {
             "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
-            "al_kendall": _kendall(judged, labelled),
+            "al_kendall": kendall(judged, labelled),
             "binary_kappa": cohen_kappa(votes, labels) if len(votes) >= 2 else None,
             "n": len(both),
             "n_al": len(judged),
@@ -183,12 +183,3 @@ def _human(rows: Rows) -> dict | None:
 def _of_judge(items: Items, scored: Scored, judge: int) -> Scored:
     mine = items.judge(scored.keys) == judge
     return Scored(scored.keys[mine], scored.values[mine])
-
-
-def _kendall(a: list[float], b: list[float]) -> float | None:
-    if len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
-        return None
-    from scipy import stats as scipy_stats
-
-    value = float(scipy_stats.kendalltau(a, b).statistic)
-    return value if math.isfinite(value) else None
