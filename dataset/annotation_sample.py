@@ -27,17 +27,19 @@ from dataset.replies import replied
 
 
 def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> list[list]:
-    """``[session_id, round, method]`` of up to ``size`` present replies."""
+    """``[session_id, round, method]`` of up to ``size`` present replies.
+    Each stratum keeps a uniform reservoir of ``size`` (Algorithm R), so a
+    file of any length is read once in bounded memory."""
+    draw = random.Random(seed)
     strata: dict[tuple[int, int], list[list]] = {}
+    seen: dict[tuple[int, int], int] = {}
     for session in sessions:
         for round_ in session["rounds"]:
-            for method in methods:
+            for position, method in enumerate(methods):
                 if replied(round_, method):
-                    key = (round_["round"], methods.index(method))
-                    strata.setdefault(key, []).append(
-                        [session["session_id"], round_["round"], method]
-                    )
-    draw = random.Random(seed)
+                    key = (round_["round"], position)
+                    item = [session["session_id"], round_["round"], method]
+                    _keep(strata.setdefault(key, []), seen, key, item, size, draw)
     pools = [strata[key] for key in sorted(strata)]
     for pool in pools:
         draw.shuffle(pool)
@@ -48,6 +50,17 @@ def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> lis
                 taken.append(pool.pop())
     draw.shuffle(taken)
     return taken
+
+
+def _keep(pool: list, seen: dict, key, item: list, size: int, draw) -> None:
+    """Algorithm R: after n items every one is in the pool with chance size/n."""
+    seen[key] = count = seen.get(key, 0) + 1
+    if len(pool) < size:
+        pool.append(item)
+        return
+    slot = draw.randrange(count)
+    if slot < size:
+        pool[slot] = item
 
 
 def item_view(session: dict, round_number: int, method: str) -> dict:

@@ -22,7 +22,7 @@ from core.problems import Rejected
 from core.status import RunStatus
 from dataset.annotation_sample import item_view, stratified_sample
 from metrics.human_agreement import human_agreement
-from metrics.suites.alignment_summary import DIMENSIONS  # the judge's five
+from metrics.suites.alignment.summary import DIMENSIONS  # the judge's five
 from pipeline import label_files
 
 SIZE_RANGE = (10, 1000)  # items per queue
@@ -97,25 +97,30 @@ class AnnotationService:
         """Save (or revise) ``annotator``'s label from a JSON body."""
         if queue.closed_at is not None:
             raise Rejected.one("queue_closed", http=409)
-        index = bounded_int(body.get("item"), "item", (0, len(queue.items) - 1))
-        if body.get("skipped"):
-            self.storage.save_label(queue.id, index, annotator, skipped=True)
-            return
-        al = bounded_int(body.get("al"), "al", (0, 100))
-        binary = None if body.get("binary") is None else bounded_int(
-            body.get("binary"), "binary", (0, 1))  # fmt: skip
-        dims = None
-        if queue.dimensions:
-            raw = body.get("dimensions")
-            raw = raw if isinstance(raw, dict) else {}
-            dims = {name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
-                    for name in DIMENSIONS}  # fmt: skip
-        comment = str(body.get("comment") or "").strip()
-        if len(comment) > MAX_COMMENT_CHARS:
-            raise Rejected.one("too_long", path="comment", length=len(comment),
-                               limit=MAX_COMMENT_CHARS)  # fmt: skip
-        self.storage.save_label(queue.id, index, annotator, al=float(al), binary=binary,
-                                dimensions=dims, comment=comment or None)  # fmt: skip
+        item, values = checked_label(queue, body)
+        self.storage.save_label(queue.id, item, annotator, **values)
+
+
+def checked_label(queue, body: Mapping[str, Any]) -> tuple[int, dict]:
+    """The item and label values of a JSON body, every value checked."""
+    index = bounded_int(body.get("item"), "item", (0, len(queue.items) - 1))
+    if body.get("skipped"):
+        return index, {"skipped": True}
+    al = bounded_int(body.get("al"), "al", (0, 100))
+    binary = None if body.get("binary") is None else bounded_int(
+        body.get("binary"), "binary", (0, 1))  # fmt: skip
+    dims = None
+    if queue.dimensions:
+        raw = body.get("dimensions")
+        raw = raw if isinstance(raw, dict) else {}
+        dims = {name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
+                for name in DIMENSIONS}  # fmt: skip
+    comment = str(body.get("comment") or "").strip()
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise Rejected.one("too_long", path="comment", length=len(comment),
+                           limit=MAX_COMMENT_CHARS)  # fmt: skip
+    return index, {"al": float(al), "binary": binary, "dimensions": dims,
+                   "comment": comment or None}  # fmt: skip
 
 
 def import_labels(service: AnnotationService, run, lines) -> dict:
@@ -131,9 +136,11 @@ def import_labels(service: AnnotationService, run, lines) -> dict:
     queue = service.storage.create_queue(run.id, [list(k) for k in items], 0, 1, any(
         row.get("dimensions") for _, row in matched))  # fmt: skip
     index = {key: position for position, key in enumerate(items)}
+    labels = {}  # one per item and annotator: a later line revises an earlier
     for key, row in matched:
-        body = {**row, "item": index[key]}
-        service.label(queue, annotator_name(row["annotator"]), body)
+        item, values = checked_label(queue, {**row, "item": index[key]})
+        labels[item, annotator_name(row["annotator"])] = values
+    service.storage.add_labels(queue.id, labels)  # one transaction for the file
     return {"imported": len(matched), "unmatched": unmatched}
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections import Counter
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
@@ -105,6 +104,22 @@ class AnnotationQueries:
                     setattr(found, name, value)
                 found.updated_at = utcnow()
 
+    def add_labels(self, queue_id: str, labels: dict[tuple[int, str], dict]) -> None:
+        """Insert the labels of a new queue, ``{(item, annotator): values}``,
+        in one statement."""
+        if not labels:
+            return
+        now = utcnow()
+        rows = [
+            {"queue_id": queue_id, "item": item, "annotator": annotator,
+             "created_at": now, "updated_at": now,
+             **{name: values.get(name) for name in LABEL_FIELDS},
+             "skipped": bool(values.get("skipped"))}
+            for (item, annotator), values in labels.items()
+        ]  # fmt: skip
+        with self.session.begin() as db:
+            db.execute(insert(AnnotationLabel), rows)
+
     def labels_of(self, queue_id: str) -> list[AnnotationLabel]:
         query = (
             select(AnnotationLabel)
@@ -126,19 +141,26 @@ class AnnotationQueries:
             ).first()  # fmt: skip
 
     def next_item(self, queue: AnnotationQueue, annotator: str) -> int | None:
-        """The next item for ``annotator`` (see the module), None when done."""
-        query = select(
-            AnnotationLabel.item, AnnotationLabel.annotator, AnnotationLabel.skipped
+        """The next item for ``annotator`` (see the module), None when done.
+        Two aggregate queries: the database counts, not this process."""
+        of_queue = AnnotationLabel.queue_id == queue.id
+        mine_query = select(AnnotationLabel.item).where(
+            of_queue, AnnotationLabel.annotator == annotator
+        )
+        counts_query = (
+            select(AnnotationLabel.item, func.count())
+            .where(of_queue, AnnotationLabel.skipped.is_(False))
+            .group_by(AnnotationLabel.item)
         )
         with self.session() as db:
-            found = list(db.execute(query.where(AnnotationLabel.queue_id == queue.id)))
-        mine = {item for item, who, _ in found if who == annotator}
-        labels = Counter(item for item, _, skipped in found if not skipped)
+            mine = set(db.scalars(mine_query))
+            labels = {item: count for item, count in db.execute(counts_query)}
         open_items = [i for i in range(len(queue.items)) if i not in mine]
         if not open_items:
             return None
         return min(
-            open_items, key=lambda i: (labels[i] >= queue.per_item, labels[i], i)
+            open_items,
+            key=lambda i: (labels.get(i, 0) >= queue.per_item, labels.get(i, 0), i),
         )
 
     def labels_key(self, queue_id: str) -> str:
