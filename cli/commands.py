@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from flask import current_app
@@ -34,7 +35,7 @@ def _service():
     return current_app.extensions["runs"]
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     """One line on stderr, then exit: never a traceback."""
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)

@@ -1,4 +1,4 @@
-"""``flask --app app convert --from LAYOUT FILE --out FILE.jsonl``: another
+"""``flask --app app convert [--from LAYOUT] FILE --out FILE.jsonl``: another
 tool's dialogue layout into ours (``docs/importers.md``), then validated.
 
 Exit codes: 0 converted (every record, or some with the others reported),
@@ -14,7 +14,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from cli.commands import INVALID, _print_problems, _readable, fail
-from dataset.convert import convert_file
+from dataset.convert import convert_file, detect_file
 from dataset.importers import IMPORTERS, Options
 
 
@@ -22,9 +22,9 @@ from dataset.importers import IMPORTERS, Options
 @click.option(
     "--from",
     "layout",
-    required=True,
+    default=None,
     type=click.Choice(sorted(IMPORTERS)),
-    help="The layout FILE is in.",
+    help="The layout FILE is in (detected from its first records when omitted).",
 )
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
@@ -56,6 +56,7 @@ def convert_command(layout, file, out, method, profile, personality) -> None:
         fail("--out must not be the input file", INVALID)
     options = Options(method=method, profile=profile, personality=personality)
     try:
+        layout = layout or _detected(source)
         report = convert_file(source, layout, out, options)
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"{source}: {exc}", INVALID)
@@ -71,3 +72,11 @@ def convert_command(layout, file, out, method, profile, personality) -> None:
     state = "valid" if checked["valid"] else "INVALID"
     click.echo(f"{out}: {report.converted} sessions converted, "
                f"{report.skipped} records skipped; {state}")  # fmt: skip
+
+
+def _detected(source: Path) -> str:
+    found = detect_file(source)
+    if found is None:
+        fail(f"{source}: layout not recognised; name it with --from", INVALID)
+    click.echo(f"{source}: detected layout {found}", err=True)
+    return found

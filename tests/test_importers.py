@@ -21,9 +21,11 @@ FILES = {
 }
 
 
-def convert(app, layout: str, out: Path, *extra: str):
-    source = SAMPLES / FILES[layout]
-    args = ["convert", "--from", layout, str(source), "--out", str(out), *extra]
+def convert(app, layout: str | None, out: Path, *extra: str, source=None):
+    """The CLI on a sample; ``layout`` None leaves it to detection."""
+    source = source or SAMPLES / FILES[layout]
+    named = ["--from", layout] if layout else []
+    args = ["convert", *named, str(source), "--out", str(out), *extra]
     result = app.test_cli_runner().invoke(args=args)
     sessions = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     return result, sessions
@@ -36,6 +38,10 @@ def test_each_layout_is_recognized_and_converts_to_a_valid_file(
     assert detect_file(SAMPLES / FILES[layout]) == layout
     result, sessions = convert(app_factory(), layout, tmp_path / "out.jsonl")
     assert result.exit_code == 0, result.stderr
+    detected, same = convert(app_factory(), None, tmp_path / "d.jsonl",
+                             source=SAMPLES / FILES[layout])  # fmt: skip
+    assert f"detected layout {layout}" in detected.stderr
+    assert same == sessions
     assert result.stdout.rstrip().endswith("; valid")
     assert sessions
 
