@@ -1,6 +1,6 @@
 """Alignment suite (needs a judge): rows per (session, round, method) from
 the judge's verdicts (``docs/metrics/alignment.md``); the AL(k) statistics
-are in :mod:`metrics.suites.alignment_summary`.
+are in :mod:`metrics.suites.alignment.summary`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from metrics.suite import (
     Suite,
     _l,
 )
-from metrics.suites.alignment_summary import DIMENSIONS, summarize
+from metrics.suites.alignment.summary import DIMENSIONS, summarize
 
 # The modes of the default protocol (protocols/personasteer.toml); a run
 # with another protocol takes its modes from it (``modes_of``).

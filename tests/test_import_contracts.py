@@ -1,0 +1,83 @@
+"""The import contracts (``.importlinter``) cover every module: a package
+not named as a root, a pipeline module placed in no layer, or a suite that
+imports another breaks ``lint-imports``. Each case is added to a copy of the
+source tree, never to this one."""
+
+from __future__ import annotations
+
+import configparser
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def root_packages() -> list[str]:
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    return config["importlinter"]["root_packages"].split()
+
+
+def test_every_package_of_the_product_is_a_root_package():
+    packages = {
+        path.parent.name
+        for path in ROOT.glob("*/__init__.py")
+        if path.parent.name != "tests"
+    }
+    # bench/ and tests/ are not product code: they may import anything
+    assert packages - {"bench"} == set(root_packages())
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the product packages and the contracts."""
+    for name in root_packages():
+        shutil.copytree(ROOT / name, tmp_path / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copy(ROOT / ".importlinter", tmp_path)
+    return tmp_path
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=tree, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_the_copied_tree_keeps_every_contract(tree):
+    result = lint_imports(tree)
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_pipeline_module_in_no_layer_breaks_a_contract(tree):
+    (tree / "pipeline" / "unplaced.py").write_text('"""New."""\n')
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "pipeline.unplaced" in result.stdout
+    assert "not listed as layers" in result.stdout
+
+
+def test_a_suite_importing_another_breaks_a_contract(tree):
+    (tree / "metrics" / "suites" / "brevity.py").write_text(
+        '"""A new suite borrowing from another."""\n'
+        "from metrics.suites import style  # noqa: F401\n"
+    )
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "Suites do not import each other BROKEN" in result.stdout
+    assert "metrics.suites.brevity -> metrics.suites.style" in result.stdout
+
+
+def test_a_store_module_importing_the_pipeline_breaks_a_contract(tree):
+    with (tree / "store" / "uploads.py").open("a") as module:
+        module.write("\nimport pipeline.reuse  # noqa: E402, F401\n")
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "store is not allowed to import pipeline" in result.stdout
+    assert "store.uploads -> pipeline.reuse" in result.stdout
