@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.datagen import session
 
 ROOT = Path(__file__).resolve().parents[1]
-REDIS_URL = "redis://127.0.0.1:6379/14"
+REDIS_URL = "redis://127.0.0.1:6379/10"  # tests use 15, 14, ... (one per xdist worker)
 POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 EMBEDDED_CONCURRENCIES = (8, 32, 64)
 RERUN_CONCURRENCY = 32

@@ -70,7 +70,9 @@ case "${1:-}" in
     log "type check (mypy)"
     .venv/bin/mypy
     log "pytest"
-    exec .venv/bin/python -m pytest
+    # both cores (pytest-xdist; work stealing evens out the long drills) and
+    # the slowest tests named at the end, so a slow-down is seen in the log
+    exec .venv/bin/python -m pytest -n 2 --dist worksteal --durations=15
     ;;
   *)
     echo "usage: bash scripts/bootstrap.sh run|test|install" >&2

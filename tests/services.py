@@ -13,7 +13,17 @@ import uuid
 
 import pytest
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+def _worker_number() -> int:
+    """0 in a plain run; N under pytest-xdist's worker ``gwN``."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+
+
+# One Redis database per xdist worker (15, 14, ...): the Redis drills flush
+# theirs, and two workers must never flush each other's queue.
+REDIS_URL = os.environ.get(
+    "TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - _worker_number()}"
+)
 POSTGRES_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
