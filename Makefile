@@ -30,10 +30,13 @@ format: ## Apply ruff fixes and formatting
 worker: ## Run a Celery worker against REDIS_URL
 	.venv/bin/celery -A app:celery_app worker --loglevel=INFO
 
+reference: ## Regenerate the frozen aggregates (after adding a suite or changing a metric on purpose)
+	$(PY) -m tests.aggregate_rows
+
 bench: ## Run the benchmarks and write bench/results.json
 	$(PY) -m bench
 
 lock: ## Regenerate the hashed locks requirements*.txt from pyproject.toml
 	bash scripts/lock.sh
 
-.PHONY: help install run test lint check messages format worker bench lock
+.PHONY: help install run test lint check messages format worker reference bench lock

@@ -103,7 +103,7 @@ def _option_flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _suite_options(function):
+def _suite_option_flags(function):
     """One ``--<option>`` (JSON) per option any suite declares."""
     for suite in registry.suites():
         for option in suite.options:
@@ -178,7 +178,7 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
     metavar="NAME=JSON",
     help="A suite option by name (repeatable).",
 )
-@_suite_options
+@_suite_option_flags
 @with_appcontext
 def evaluate_command(
     file,

@@ -1,4 +1,4 @@
-"""A suite's rows as columns: aggregation in bounded memory (issue 17).
+"""A suite's rows as columns: aggregation in bounded memory.
 
 A row as a dict costs about 800 bytes; here it costs 19 (codes of interned
 strings, the round, the value), so finalizing a run of millions of rows

@@ -1,6 +1,6 @@
 """The five components of the quality suite, each a :class:`Score` from a
-response read once (``metrics.quality_rules``); the rules and the seed's
-open terms are in ``metrics/suites/quality.py`` and
+response read once (``metrics.quality_rules``); the rules and the open terms
+of the source document (``seeds/llm-lab-quality-metrics.md``) are in ``metrics/suites/quality.py`` and
 ``docs/metrics/quality.md``. Each public scorer takes raw text (doctests,
 ``docs/metrics/quality.md``); the suite calls :func:`components` with the
 response and prompt already read.

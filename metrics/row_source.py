@@ -1,4 +1,4 @@
-"""A suite's rows as finalize reads them: never all at once (issue 17).
+"""A suite's rows as finalize reads them: never all at once.
 
 A :class:`RowSource` reads through a :class:`Reader` (the database,
 ``store/suite_rows.py``):

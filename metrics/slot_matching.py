@@ -12,7 +12,8 @@ distinct:
 (['서', '울', '강', '남', '구'], ['software', 'engineer'])
 
 A slot is keyed by ``(topic, field)`` exactly as written in the file (keys are
-not canonicalized, as in the seed); only values are.
+not canonicalized, as in ``seeds/slot-extraction-metrics.md``); only values
+are.
 """
 
 from __future__ import annotations

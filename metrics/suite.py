@@ -28,7 +28,8 @@ from enum import StrEnum
 from typing import Any, Literal, TypedDict
 
 from core.i18n import LazyText, _l
-from metrics.columns import RowColumns
+from metrics import columns
+from metrics.row_source import RowSource
 from metrics.rows import ResultRow
 
 __all__ = ["_l"]  # suite modules take the marker from here with the contract
@@ -192,8 +193,11 @@ Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
 # (session, methods, history window in characters) -> (judge calls, prompt characters)
 SUMMARY_SUFFIXES = ("_avg", "_rate", "_ci_low", "_ci_high")
 Estimator = Callable[[dict, list[str], int | None], tuple[int, int]]
-# this suite's rows as columns (they also iterate as dict rows), methods
-Summarizer = Callable[[RowColumns, list[str]], SuiteSummary]
+# this suite's rows (finalize passes a RowSource that reads them a part at a
+# time; tests and the interim summary pass columns; both iterate as dict
+# rows), methods
+SummaryRows = columns.Rows | RowSource
+Summarizer = Callable[[SummaryRows, list[str]], SuiteSummary]
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class RunService:
             raise Rejected(report.errors)
         suites = _choose_suites(report, request.suites)
         options = {
-            **_suite_options(suites, request.options),
+            **_checked_suite_options(suites, request.options),
             **self._run_options(request),
         }
         self._check_budget(report, suites, options, request.workspace_id)
@@ -381,7 +381,7 @@ def _choose_suites(
     return [name for name in report.suites if name in wanted]
 
 
-def _suite_options(suites: list[str], raw: dict[str, Any]) -> dict[str, Any]:
+def _checked_suite_options(suites: list[str], raw: dict[str, Any]) -> dict[str, Any]:
     """Every option of the chosen suites, checked up front so a bad value is
     a 400 naming it, not a failed worker."""
     options = {}

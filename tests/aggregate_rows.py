@@ -8,8 +8,12 @@ cover judge panels, several samples (``al_sample@k``), human labels, every
 non-``ok`` status, session-level rows (round None), sessions of one round,
 a method that is not in the run's list, and ties.
 
-Regenerate the reference (only when a metric's definition changes on
-purpose): ``python -m tests.aggregate_rows``.
+Every registered suite is covered: the suites below have rows written for
+them by hand; any other (a new suite) gets rows of each of its row- and
+session-level metrics from :func:`generic`, so its summary is frozen too.
+
+Regenerate the reference (when a suite is added, or a metric's definition
+changes on purpose): ``make reference`` (``python -m tests.aggregate_rows``).
 """
 
 from __future__ import annotations
@@ -22,15 +26,6 @@ from pathlib import Path
 REFERENCE = Path(__file__).resolve().parent / "data" / "aggregate_reference.json"
 METHODS = ["Base", "RAG", "Ours"]
 EXTRA = "Zed"  # rows of a method the run does not list
-SUITES = [
-    "alignment",
-    "pairwise",
-    "quality",
-    "style",
-    "roleplay",
-    "simulation",
-    "slots",
-]
 SCENARIOS = {"single": ([""], 1), "panel": (["judge-a", "judge-b+10"], 2)}
 ORDERS = ("key", "shuffled")
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
@@ -187,6 +182,40 @@ def slots(make: Maker) -> None:
                  make.status(0.2), {"scores": []})  # fmt: skip
 
 
+def generic(make: Maker, suite) -> None:
+    """Rows of a suite written by no builder below: a value in [0, 1) of each
+    of its metrics per response (row level) or per session and judge."""
+    rng = make.rng
+    for metric in suite.metrics:
+        if metric.level == "row":
+            keys = [(*item, judge) for item in make.items() for judge in make.judges]
+        elif metric.level == "session":
+            keys = list(make.session_keys(judged=True))
+        else:
+            continue
+        for key in keys:
+            make.add(key, metric.id, rng.random(), make.status(0.1))
+
+
+# who writes each suite's rows; quality and style share one builder (their
+# rows interleave, and the reference was frozen that way)
+BUILDERS = {
+    ("alignment",): alignment,
+    ("pairwise",): pairwise,
+    ("quality", "style"): quality_and_style,
+    ("roleplay",): roleplay,
+    ("simulation",): simulation,
+    ("slots",): slots,
+}
+
+
+def suites() -> list[str]:
+    """Every registered suite, in the registry's order."""
+    from metrics import registry
+
+    return [suite.name for suite in registry.suites()]
+
+
 def key_order(row: dict) -> tuple:
     """The storage key order: (session, round with None as 0, method, metric,
     sample, judge), as ``storage.iter_rows`` streams them."""
@@ -197,8 +226,14 @@ def key_order(row: dict) -> tuple:
 def synthetic_rows(scenario: str, order: str) -> list[dict]:
     judges, samples = SCENARIOS[scenario]
     make = Maker(judges, samples, seed=17 if scenario == "single" else 71)
-    for build in (alignment, pairwise, quality_and_style, roleplay, simulation, slots):
+    for build in BUILDERS.values():
         build(make)
+    from metrics import registry
+
+    built = {name for names in BUILDERS for name in names}
+    for name in suites():
+        if name not in built:
+            generic(make, registry.get(name))
     rows = sorted(make.rows, key=key_order)
     if order == "shuffled":
         random.Random(5).shuffle(rows)
@@ -234,7 +269,7 @@ def aggregate(scenario: str, order: str) -> dict:
     from metrics import engine
 
     rows = synthetic_rows(scenario, order)
-    return engine.aggregate(rows_of_suite(rows), SUITES, METHODS)
+    return engine.aggregate(rows_of_suite(rows), suites(), METHODS)
 
 
 def freeze() -> None:

@@ -93,7 +93,7 @@ def test_columns_given_by_the_row_source_give_the_same_aggregates(scenario):
     def columns_of(suite):
         return RowColumns.from_rows(rows_of(suite), details=suite.summary_details)
 
-    found = engine.aggregate(columns_of, data.SUITES, data.METHODS)
+    found = engine.aggregate(columns_of, data.suites(), data.METHODS)
     assert_same(found, f"{scenario}/key")
 
 
@@ -101,7 +101,7 @@ def store_run(storage, rows: list[dict]):
     run = storage.create_run(
         file_name="equality.jsonl", file_sha256="0" * 64, upload_id="none",
         sessions=len(data.SESSIONS), rounds=0, methods=data.METHODS,
-        suites=data.SUITES, status="running",
+        suites=data.suites(), status="running",
     )  # fmt: skip
     storage.upsert_rows(
         {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
@@ -133,7 +133,7 @@ def test_finalize_on_postgres_equals_the_aggregate_of_its_streamed_rows(
         for row in storage.iter_rows(run.id, metrics=suite.metrics, detail=detail):
             yield {**row, "round": row["round"] or None}
 
-    expected = finite_json(engine.aggregate(rows_of, data.SUITES, data.METHODS))
+    expected = finite_json(engine.aggregate(rows_of, data.suites(), data.METHODS))
     execution.finalize(storage, run.id, dict(DEFAULTS))
     stored = dict(storage.get_run(run.id).aggregates)
     stored.pop("status_counts")

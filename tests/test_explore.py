@@ -15,13 +15,15 @@ from statistics import fmean
 import pytest
 
 import web.explore
+import web.explore_pages
 from app import create_app
 from bench.judge_server import ScriptedJudge
 from store import explore as queries
 from tests import crafted
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
-from web.explore import snippet, tokenize, word_diff
+from web.explore import snippet
+from web.word_diff import tokenize, word_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data.jsonl"
@@ -151,7 +153,7 @@ def test_values_of_a_summary_metric_come_from_its_rows(sample_run):
 
 def test_values_are_paginated(sample_run, monkeypatch):
     app, _document, token = sample_run
-    monkeypatch.setattr(web.explore, "PAGE_SIZE", 4)
+    monkeypatch.setattr(web.explore_pages, "PAGE_SIZE", 4)
     url = f"/r/{token}/values?metric=nvcs&method=Ours"
     pages = [rows_of(get(app, f"{url}&page={n}")) for n in (1, 2, 3)]
     assert [len(rows) for rows in pages] == [4, 4, 1]
@@ -473,16 +475,15 @@ def test_session_queries_on_both_databases(any_storage):
 
 def test_the_diff_page_compares_a_bounded_number_of_words():
     from web import explore
+    from web.word_diff import MAX_DIFF_PAGE_TOKENS, MAX_DIFF_TOKENS
 
-    long_a = " ".join(f"a{i}" for i in range(explore.MAX_DIFF_TOKENS + 500))
-    long_b = " ".join(f"b{i}" for i in range(explore.MAX_DIFF_TOKENS + 500))
+    long_a = " ".join(f"a{i}" for i in range(MAX_DIFF_TOKENS + 500))
+    long_b = " ".join(f"b{i}" for i in range(MAX_DIFF_TOKENS + 500))
     rounds = [{"round": k, "user_message": "m", "responses": {"A": {"text": long_a},
                "B": {"text": long_b}}} for k in range(1, 9)]  # fmt: skip
     views = explore.diff_rounds(rounds, "A", "B", {})
-    per_page = explore.MAX_DIFF_PAGE_TOKENS // explore.MAX_DIFF_TOKENS
-    assert [v["compared"] for v in views[:per_page]] == [
-        explore.MAX_DIFF_TOKENS
-    ] * per_page
+    per_page = MAX_DIFF_PAGE_TOKENS // MAX_DIFF_TOKENS
+    assert [v["compared"] for v in views[:per_page]] == [MAX_DIFF_TOKENS] * per_page
     assert all(v["compared"] == 0 and v["similarity"] is None for v in views[per_page:])
     # every word is still shown, once
     assert (

@@ -20,6 +20,7 @@ from metrics.suites.quality import (
     structure,
     vocabulary,
 )
+from tests import crafted
 
 AI_PROMPT = (
     "Explain the concept of artificial intelligence and describe its applications."
@@ -458,9 +459,9 @@ SESSIONS = [
 ]
 
 
-def test_run_emits_six_rows_per_response():
+def test_run_emits_one_row_per_metric_and_response():
     rows = quality.run(SESSIONS, ["A", "B"], None, {})
-    assert len(rows) == 3 * 2 * 6
+    assert len(rows) == 3 * 2 * crafted.per_item("quality")
     assert {tuple(sorted(row)) for row in rows} == {
         (
             "detail",

@@ -13,6 +13,7 @@ from metrics import lexicon
 from metrics.judging import load_prompt
 from metrics.suites import roleplay
 from metrics.suites.roleplay import parse_almp, parse_jera
+from tests import crafted
 from tests.fake_judge import FakeJudge, user_text
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
@@ -226,7 +227,7 @@ def test_prompt_fields_stay_literal():
 
 def test_garbage_replies_leave_the_session_unscored_with_the_raw_text():
     rows = roleplay.run([session("[[fault=garbage]] hm")], ["M"], FakeJudge(), {})
-    assert len(rows) == 5
+    assert len(rows) == crafted.per_item("roleplay")
     assert {(r["status"], r["value"]) for r in rows} == {("unscored", None)}
     jera = by_metric(rows)["jera"]
     assert jera["note_code"] == "unparseable"
@@ -268,7 +269,7 @@ def test_without_a_judge_rows_are_not_configured():
     assert statuses[("s1", "almp")] == statuses[("s1", "jera")] == "not_configured"
     assert statuses[("b", "jera_creativity")] == "not_configured"
     assert statuses[("b", "almp")] == "not_applicable"
-    assert len(rows) == 10
+    assert len(rows) == 2 * crafted.per_item("roleplay")
 
 
 # -- scripted judge server, new modes ------------------------------------------

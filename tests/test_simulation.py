@@ -10,6 +10,7 @@ from pytest import approx
 
 from metrics.suites import simulation
 from metrics.suites.simulation import Unscored
+from tests import crafted
 
 PERSONA = {"type": "busy_professional", "exploration": "no_exploration"}
 PERSONA |= {"moods": ["tired", "casual"], "ordering": "all_at_once", "complete": True}
@@ -336,7 +337,7 @@ def test_edge_cases_give_values_or_reasons(sims, changes, unscored):
 def test_malformed_blocks_never_raise(block):
     odd = session([block, block], persona={"moods": "tired", "type": 5}, target=[1])
     rows = simulation.run([odd], ["M", "Missing"], None, {})
-    assert len(rows) == 10
+    assert len(rows) == 2 * crafted.per_item("simulation")
     assert {row["status"] for row in rows} <= {
         "ok",
         "not_applicable",

@@ -13,6 +13,7 @@ from config import PROJECT_ROOT
 from metrics import lexicon
 from metrics.suite import Metric
 from metrics.suites import style
+from tests import crafted
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
 DIALOGUES = [
@@ -171,7 +172,7 @@ def test_empty_response_is_unscored():
 @pytest.mark.parametrize("dialogues", [None, [], "", ["  "]])
 def test_session_without_sample_dialogues(dialogues):
     rows = style.run([session(ENGLISH[:2], dialogues=dialogues)], ["M"], None, {})
-    assert len(rows) == 4
+    assert len(rows) == 2 * crafted.per_item("style")
     assert {(r["status"], r["note"]) for r in rows} == {
         ("not_applicable", "session lacks sample_dialogues")
     }

@@ -162,5 +162,23 @@ def test_a_bad_toy_option_is_a_400_naming_it(toy, client):
     assert "bytes" in problem["message"]
 
 
+def test_the_frozen_reference_covers_the_toy_suite(toy):
+    """A new suite needs no edit to tests/aggregate_rows.py: it gets rows of
+    its own metrics, and its summary enters the reference (``make reference``)."""
+    from tests import aggregate_rows
+
+    assert "toy" in aggregate_rows.suites()
+    rows = aggregate_rows.synthetic_rows("panel", "key")
+    assert {row["metric"] for row in rows if row["metric"].startswith("toy")} == {
+        "toy_length"
+    }
+    found = aggregate_rows.aggregate("panel", "key")
+    assert "toy" in found["panels"]
+    assert all(
+        (found["summary"][method].get("toy_length_avg") is not None)
+        for method in aggregate_rows.METHODS
+    )
+
+
 def test_the_registry_forgets_the_toy_afterwards():
     assert "toy" not in registry.names() and registry.spec("toy_length") is None

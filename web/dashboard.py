@@ -12,35 +12,13 @@ from web import panels, tables
 from web.annotation_pages import service
 from web.audit import audit_rows
 from web.judge_tables import judge_tables
+from web.paging import page_number, paged
 from web.paper_methods import methods_paragraph
 from web.paper_text import has_cjk
 from web.plotly_locale import plotly_locale
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
-
-
-def page_number(raw: str | None) -> int:
-    """A page from the query string; anything else is page 1.
-
-    >>> page_number("3"), page_number("²"), page_number("-1"), page_number(None)
-    (3, 1, 1, 1)
-    """
-    if not raw or not (raw.isascii() and raw.isdecimal()):
-        return 1
-    return max(1, min(int(raw), 10**9))
-
-
-def paged(total: int, page: int, size: int) -> dict:
-    pages = max(1, -(-total // size))
-    page = min(page, pages)
-    return {
-        "page": page,
-        "pages": pages,
-        "total": total,
-        "offset": (page - 1) * size,
-        "size": size,
-    }
 
 
 ROW_COLUMNS = ("session_id", "round", "method", "metric", "judge", "value", "status")

@@ -17,6 +17,7 @@ from store import explore as queries
 from translations import _
 from web import access, explore, extensions, tables
 from web.extensions import storage as _storage
+from web.paging import PAGE_SIZE, page_number, paged
 
 bp = Blueprint("explore", __name__)
 
@@ -60,9 +61,7 @@ def values(token: str):
         sessions, mean, scored = queries.session_value_totals(
             _storage(), run.id, source, method
         )
-    paging = explore.paged(
-        sessions, explore.page_number(request.args.get("page")), explore.PAGE_SIZE
-    )
+    paging = paged(sessions, page_number(request.args.get("page")), PAGE_SIZE)
     if source is not None and sessions:
         found = queries.session_values(
             _storage(), run.id, source, method,
@@ -137,7 +136,7 @@ def search(token: str):
     responses: list[explore.ResponseHit] = []
     details: list[dict] = []
     more_responses = more_details = False
-    start, part = explore.page_number(request.args.get("from")) - 1, None
+    start, part = page_number(request.args.get("from")) - 1, None
     if text and problem is None:
         path = extensions.runs().upload_path(run)
         reached = [start]

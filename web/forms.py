@@ -84,7 +84,7 @@ def run_request(form, files=None) -> RunRequest:
         judge_model=models[0] if models else None,
         judge_models=models or None,
         samples=int(samples_raw),
-        options=_suite_options(form),
+        options=_options_from_form(form),
         client=client_id(),
         workspace_id=_workspace_id(form.get("workspace", "").strip()),
         name=form.get("name", "").strip()[:MAX_RUN_NAME_CHARS] or None,
@@ -112,7 +112,7 @@ def client_id() -> str:
     return hmac.new(key, address, hashlib.sha256).hexdigest()[:16]
 
 
-def _suite_options(form) -> dict:
+def _options_from_form(form) -> dict:
     """Each suite option present in the form, as JSON. A value that is not
     JSON is passed on as text for the option's validator to reject."""
     options = {}

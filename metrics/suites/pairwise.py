@@ -55,6 +55,7 @@ from metrics.suite import (
     Panel,
     Suite,
     SuiteSummary,
+    SummaryRows,
     _l,
 )
 
@@ -282,7 +283,7 @@ def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
     ]  # fmt: skip
 
 
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Win rate per method (mean over sessions of the session's share of
     comparisons won), Bradley-Terry strengths, the win matrix and the
     judge's position bias."""

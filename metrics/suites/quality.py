@@ -42,7 +42,6 @@ from statistics import fmean
 
 from metrics import quality_rules as rules
 from metrics import row_source
-from metrics.columns import RowColumns
 from metrics.notes import note
 from metrics.quality_components import (  # noqa: F401 (public scorers)
     NO_PROMPT,
@@ -64,6 +63,7 @@ from metrics.suite import (
     Panel,
     Suite,
     SuiteSummary,
+    SummaryRows,
     _l,
     series,
 )
@@ -171,7 +171,7 @@ def run(
     return rows
 
 
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Per method and metric, the mean over sessions of the per-session means
     (``<metric>_avg``): sessions are the independent unit, and the paired Δ
     of each column is made of the same per-session means, so a Δ over the

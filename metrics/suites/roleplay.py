@@ -43,6 +43,7 @@ from metrics.suite import (
     Panel,
     Suite,
     SuiteSummary,
+    SummaryRows,
     Table,
     _l,
 )
@@ -387,7 +388,7 @@ def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
     return panel
 
 
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Means over sessions with t-intervals (panel ``ci``)."""
     rows = row_source.all_rows(rows, details=True)
     metrics = (*JERA_ROWS, "almp")

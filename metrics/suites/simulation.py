@@ -23,7 +23,6 @@ from typing import TypedDict
 
 from core.status import RowStatus
 from metrics import row_source, stats
-from metrics.columns import RowColumns
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row, session_means
 from metrics.suite import (
@@ -33,6 +32,7 @@ from metrics.suite import (
     Panel,
     Suite,
     SuiteSummary,
+    SummaryRows,
     Table,
     _l,
     series,
@@ -291,7 +291,7 @@ def _method_summary(values: dict, method: str) -> dict:
 
 def statistics(values: dict, methods: list[str]) -> list[dict]:
     """Welch's t and Cohen's d for every pair of methods and every metric,
-    over all scored sessions of each method (unpaired, as the seed compares)."""
+    over all scored sessions of each method (unpaired, as the source document ``seeds/simulation-quality-metrics.txt`` compares)."""
     results = []
     for i, a in enumerate(methods):
         for b, metric in ((b, k) for b in methods[i + 1 :] for k in IDS):
@@ -303,7 +303,7 @@ def statistics(values: dict, methods: list[str]) -> list[dict]:
     return results
 
 
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Per-method means with 95% normal CIs, CRRS bands and method statistics."""
     rows = row_source.readable(rows)
     values = {metric: session_means(rows, metric, methods) for metric in IDS}

@@ -58,6 +58,7 @@ from metrics.suite import (
     Panel,
     Suite,
     SuiteSummary,
+    SummaryRows,
     _l,
     series,
 )
@@ -273,7 +274,7 @@ def latency_summary(values: list[float]) -> dict[str, float | None]:
     }
 
 
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Summary per method, session values for comparisons and dashboard panels."""
     rows = row_source.all_rows(rows)
     totals, per_session = _collect(rows)

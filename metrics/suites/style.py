@@ -30,11 +30,10 @@ from __future__ import annotations
 import re
 
 from metrics import lexicon, row_source, stats
-from metrics.columns import RowColumns
 from metrics.dialogue import sample_text
 from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row, session_means
-from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, _l
+from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, SummaryRows, _l
 
 NVCS_SLICE = 256  # texts per fitted vocabulary
 MIN_LATIN_LETTERS = 2
@@ -196,7 +195,7 @@ def run(
 
 
 # -- summary ----------------------------------------------------------------
-def summarize(rows: list[ResultRow] | RowColumns, methods: list[str]) -> SuiteSummary:
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Averages over sessions (the independent unit: rounds of one session
     are correlated), with t-intervals for the dashboard bars."""
     rows = row_source.readable(rows)
