@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from statistics import fmean
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from core.status import RowStatus
-from metrics import columns, notes, row_source
+from metrics import columns, notes, row_source, stats
 from metrics.notes import Note
 
 
@@ -124,3 +124,42 @@ def session_means(
         return {m: per[m] for m in methods if m in per}
     ids = [metric] if isinstance(metric, str) else list(metric)
     return row_source.part(rows, ids).session_means(ids, methods)
+
+
+class SessionSummary(NamedTuple):
+    values: dict  # metric -> method -> session -> mean (the paired tests' input)
+    intervals: dict  # method -> metric -> {"mean", "n", "ci_low", "ci_high"}
+    summary: dict  # method -> "<metric>_avg" -> mean over sessions
+
+
+def session_summary(
+    rows, metrics: Iterable[str], methods: list[str], streamed: bool = True
+) -> SessionSummary:
+    """What most suites report: each metric's mean over sessions (the
+    independent unit) of its per-session means, with a t-interval
+    (:func:`metrics.stats.mean_ci`). ``streamed`` passes ``methods`` to
+    :func:`session_means` (one session at a time from a RowSource).
+
+    >>> rows = [{"metric": "m", "status": "ok", "method": "A", "session_id": s,
+    ...          "value": v} for s, v in (("s1", 1.0), ("s1", 3.0), ("s2", 4.0))]
+    >>> found = session_summary(rows, ["m"], ["A", "B"])
+    >>> found.values["m"], found.summary
+    ({'A': {'s1': 2.0, 's2': 4.0}}, {'A': {'m_avg': 3.0}, 'B': {'m_avg': None}})
+    >>> found.intervals["A"]["m"]["n"]
+    2
+    """
+    metrics = list(metrics)
+    values = {
+        metric: session_means(rows, metric, methods if streamed else None)
+        for metric in metrics
+    }
+    intervals = {
+        method: {m: stats.mean_ci(list(values[m].get(method, {}).values()))
+                 for m in metrics}
+        for method in methods
+    }  # fmt: skip
+    summary = {
+        method: {f"{m}_avg": found["mean"] for m, found in intervals[method].items()}
+        for method in methods
+    }
+    return SessionSummary(values, intervals, summary)

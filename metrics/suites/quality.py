@@ -38,7 +38,6 @@ seed leaves open:
 from __future__ import annotations
 
 import math
-from statistics import fmean
 
 from metrics import quality_rules as rules
 from metrics import row_source
@@ -54,7 +53,7 @@ from metrics.quality_components import (  # noqa: F401 (public scorers)
     vocabulary,
 )
 from metrics.quality_rules import Ask, Reply
-from metrics.rows import ResultRow, result_row, session_means
+from metrics.rows import ResultRow, result_row, session_summary
 from metrics.suite import (
     Chart,
     Format,
@@ -178,15 +177,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     same sessions is exactly the difference of the values shown. Also the
     component panel."""
     rows = row_source.readable(rows)
-    values = {metric: session_means(rows, metric, methods) for metric in ROW_METRICS}
-    summary: dict[str, dict[str, float | None]] = {
-        m: {
-            f"{r}_avg": fmean(by_session.values()) if by_session else None
-            for r in ROW_METRICS
-            for by_session in [values[r].get(m, {})]
-        }
-        for m in methods
-    }
+    found = session_summary(rows, ROW_METRICS, methods)
+    values, summary = found.values, found.summary
     panel = {m: {c: summary[m][f"{c}_avg"] for c in COMPONENTS} for m in methods}
     return {"summary": summary, "session_values": values, "panel": panel}
 

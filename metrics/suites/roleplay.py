@@ -27,12 +27,12 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import lexicon, row_source, stats
+from metrics import lexicon, row_source
 from metrics.columns import RowColumns
 from metrics.dialogue import History, sample_text, user_message
 from metrics.judging import Batch, Verdict, judge_items, strict_json, template_chars
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row, session_means
+from metrics.rows import ResultRow, result_row, session_summary
 from metrics.suite import (
     Chart,
     Column,
@@ -391,17 +391,12 @@ def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Means over sessions with t-intervals (panel ``ci``)."""
     rows = row_source.all_rows(rows, details=True)
-    metrics = (*JERA_ROWS, "almp")
-    values = {metric: session_means(rows, metric) for metric in metrics}
-    summary: dict[str, dict[str, float | None]] = {}
-    cis: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI
-    jera_panel: dict[str, dict[str, float | None]] = {}
-    for method in methods:
-        cis[method] = {
-            m: stats.mean_ci(list(values[m].get(method, {}).values())) for m in metrics
-        }
-        summary[method] = {f"{m}_avg": ci["mean"] for m, ci in cis[method].items()}
-        jera_panel[method] = {s: cis[method][f"jera_{s}"]["mean"] for s in JERA_SCALES}
+    found = session_summary(rows, (*JERA_ROWS, "almp"), methods, streamed=False)
+    values, summary, cis = found.values, found.summary, found.intervals
+    jera_panel = {
+        method: {s: cis[method][f"jera_{s}"]["mean"] for s in JERA_SCALES}
+        for method in methods
+    }
     almp = _almp_panel(rows, methods)
     return {
         "summary": summary,

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import re
 
-from metrics import lexicon, row_source, stats
+from metrics import lexicon, row_source
 from metrics.dialogue import sample_text
 from metrics.notes import Note, note
-from metrics.rows import ResultRow, result_row, session_means
+from metrics.rows import ResultRow, result_row, session_summary
 from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, SummaryRows, _l
 
 NVCS_SLICE = 256  # texts per fitted vocabulary
@@ -199,15 +199,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Averages over sessions (the independent unit: rounds of one session
     are correlated), with t-intervals for the dashboard bars."""
     rows = row_source.readable(rows)
-    values = {metric: session_means(rows, metric) for metric in ("nvcs", "ertd")}
-    summary: dict[str, dict[str, float | None]] = {}
-    panel: dict[str, dict[str, dict]] = {}  # method -> metric -> mean with CI
-    for method in methods:
-        panel[method] = {
-            metric: stats.mean_ci(list(values[metric].get(method, {}).values()))
-            for metric in values
-        }
-        summary[method] = {f"{m}_avg": ci["mean"] for m, ci in panel[method].items()}
+    found = session_summary(rows, ("nvcs", "ertd"), methods, streamed=False)
+    values, summary, panel = found.values, found.summary, found.intervals
     return {"summary": summary, "session_values": values, "panel": panel}
 
 
