@@ -1,0 +1,258 @@
+"""CONTRIBUTING.md, followed to the letter in a copy of the repository: a new
+suite ("brevity", words per reply) and a new metric in an existing suite
+(quality's "calmness"), then the guide's commands (``make messages``,
+the catalogs filled and compiled, ``make reference``) and the tests that walk
+the registry. Passes only if the files the guide names are the only ones
+that changed and every one of those tests still passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+GIT = ["git", "-c", "user.name=drill", "-c", "user.email=drill@localhost"]
+# what the guide says a new suite and a new metric touch
+EXPECTED = {
+    "metrics/suites/brevity.py",
+    "tests/test_brevity.py",
+    "docs/metrics/brevity.md",
+    "docs/metrics/README.md",
+    "metrics/suites/quality.py",
+    "tests/test_quality.py",
+    "docs/metrics/quality.md",
+    "locales/messages.pot",
+    "locales/zh/LC_MESSAGES/messages.po",
+    "locales/ko/LC_MESSAGES/messages.po",
+    "tests/data/aggregate_reference.json",
+}
+# the tests that walk the registry, the catalogs, the contracts and the
+# reference, and the two suites' own
+DRILL_TESTS = [
+    "tests/test_registry.py",
+    "tests/test_translations.py",
+    "tests/test_aggregate_equality.py",
+    "tests/test_import_contracts.py",
+    "tests/test_quality.py",
+    "tests/test_brevity.py",
+    "tests/test_api.py::test_validate_endpoint_reports_suites",
+    "metrics/suites/brevity.py",
+    "metrics/suites/quality.py",
+]
+
+BREVITY = '''"""Brevity: words per reply (the contributor drill's suite)."""
+
+from metrics.rows import result_row, session_summary
+from metrics.suite import Chart, Metric, Panel, Suite, _l, series
+
+
+def run(sessions, methods, judge, options):
+    """Rows for one chunk of sessions.
+
+    >>> session = {"session_id": "s", "rounds": [
+    ...     {"round": 1, "responses": {"M": {"text": "two words"}}}]}
+    >>> run([session], ["M"], None, {})[0]["value"]
+    2.0
+    """
+    rows = []
+    for session in sessions:
+        for round_ in session["rounds"]:
+            for method in methods:
+                key = {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
+                text = round_["responses"][method]["text"]
+                rows.append(result_row(key, "brevity_words", float(len(text.split()))))
+    return rows
+
+
+def summarize(rows, methods):
+    found = session_summary(rows, ["brevity_words"], methods)
+    return {"summary": found.summary, "session_values": found.values}
+
+
+SUITE = Suite(
+    name="brevity",
+    label=_l("Brevity"),
+    description=_l("How many words a method writes per reply."),
+    metrics=(
+        Metric("brevity_words", _l("Words per reply"), "row",
+               higher_is_better=False, bounds=(0.0, None),
+               description=_l("Whitespace-separated words in the response.")),
+        Metric("brevity_words_avg", _l("Words per reply"), "summary", False,
+               (0.0, None), compare="brevity_words"),
+    ),
+    run=run,
+    summarize=summarize,
+    panel=Panel(charts=(Chart("brevity_words", "bars", _l("Mean words per reply"),
+                              "summary", series=series("brevity_words_avg")),)),
+    order=90,
+)
+'''
+
+TEST_BREVITY = """from metrics import registry
+from metrics.suites import brevity
+from tests import crafted
+
+
+def test_one_row_per_metric_and_response():
+    session = {"session_id": "s", "rounds": [
+        {"round": 1, "responses": {"M": {"text": "a b c"}}}]}
+    rows = brevity.run([session], ["M"], None, {})
+    assert len(rows) == crafted.per_item("brevity")
+    assert registry.get("brevity").summarize(rows, ["M"])["summary"] == {
+        "M": {"brevity_words_avg": 3.0}}
+"""
+
+# "Adding a metric to an existing suite", written as an addition at the end
+# of the module (so the drill does not depend on the module's layout): the
+# metric declared, its rows emitted by run, and its mean over sessions added
+# by summarize
+QUALITY_METRIC = """
+
+# -- calmness (the contributor drill's metric) ------------------------------
+import dataclasses as _dataclasses  # noqa: E402
+
+from metrics.rows import session_summary as _session_summary  # noqa: E402
+
+_run, _summarize = run, summarize
+
+
+def run(sessions, methods, judge, options):
+    rows = _run(sessions, methods, judge, options)
+    for session in sessions:
+        for round_ in session["rounds"]:
+            for method in methods:
+                response = round_["responses"].get(method)
+                if isinstance(response, dict) and response.get("text") is not None:
+                    key = {"session_id": session["session_id"],
+                           "round": round_["round"], "method": method}
+                    calm = 1.0 / (1.0 + response["text"].count("!"))
+                    rows.append(result_row(key, "calmness", calm))
+    return rows
+
+
+def summarize(rows, methods):
+    found = _summarize(rows, methods)
+    calmness = _session_summary(rows, ["calmness"], methods)
+    for method in methods:
+        found["summary"][method].update(calmness.summary[method])
+    found["session_values"].update(calmness.values)
+    return found
+
+
+SUITE = _dataclasses.replace(
+    SUITE,
+    metrics=(*SUITE.metrics,
+             Metric("calmness", _l("Calmness"), "row", True, (0.0, 1.0),
+                    description=_l("One over one plus the exclamation marks.")),
+             Metric("calmness_avg", _l("Calmness"), "summary", True, (0.0, 1.0),
+                    compare="calmness")),
+    run=run,
+    summarize=summarize,
+)
+"""
+
+TEST_QUALITY_METRIC = """
+
+def test_calmness_counts_exclamation_marks():
+    session = {"session_id": "s", "rounds": [{"round": 1, "user_message": "hi",
+               "responses": {"M": {"text": "Hi! Yes!"}}}]}
+    rows = quality.run([session], ["M"], None, {})
+    assert [r["value"] for r in rows if r["metric"] == "calmness"] == [1 / 3]
+    summary = quality.SUITE.summarize(rows, ["M"])["summary"]["M"]
+    assert summary["calmness_avg"] == 1 / 3
+"""
+
+
+def run(tree: Path, *args: str, timeout: float = 1800) -> str:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTEST_XDIST_WORKER", None)  # the copy's tests pick their own Redis db
+    result = subprocess.run(
+        list(args), cwd=tree, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, (
+        f"{args}\n{result.stdout[-4000:]}{result.stderr[-4000:]}"
+    )
+    return result.stdout
+
+
+def copy_of_the_repository(tree: Path) -> None:
+    """The tracked files as they are now, committed in a fresh repository;
+    the installed environment and NLP data linked, not copied."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / name)
+    for linked in (".venv", "nltk_data"):
+        if (ROOT / linked).exists():
+            (tree / linked).symlink_to(ROOT / linked)
+    run(tree, "git", "init", "-q")
+    run(tree, "git", "add", "-A")
+    run(tree, *GIT, "commit", "-q", "-m", "baseline")
+
+
+def fill_catalogs(tree: Path) -> None:
+    """Step 3: every new message gets a (marked) Chinese and Korean text,
+    placeholders kept, through scripts/fill_catalog.py."""
+    from babel.messages.pofile import read_po
+
+    for lang, mark in (("zh", "译"), ("ko", "번역")):
+        po = tree / "locales" / lang / "LC_MESSAGES" / "messages.po"
+        with po.open("rb") as stream:
+            empty = [m.id for m in read_po(stream) if m.id and not m.string]
+        assert empty, f"make messages found no new message for {lang}"
+        mapping = tree / f"{lang}.json"
+        mapping.write_text(json.dumps({m: f"{mark} {m}" for m in empty}))
+        run(tree, PYTHON, "scripts/fill_catalog.py", lang, str(mapping))
+        mapping.unlink()
+
+
+def write_docs(tree: Path) -> None:
+    """Step 4: the cards."""
+    (tree / "docs/metrics/brevity.md").write_text(
+        "# brevity\n\n`brevity_words`: words per reply; `brevity_words_avg`.\n"
+    )
+    with (tree / "docs/metrics/README.md").open("a") as readme:
+        readme.write("\n| `brevity` | [brevity.md](brevity.md) | any valid file | "
+                     "`brevity_words` |\n")  # fmt: skip
+    with (tree / "docs/metrics/quality.md").open("a") as card:
+        card.write("\n## exclamations\n\nExclamation marks per response.\n")
+
+
+def test_the_guide_adds_a_suite_and_a_metric_touching_only_what_it_names(tmp_path):
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    copy_of_the_repository(tree)
+    (tree / "metrics/suites/brevity.py").write_text(BREVITY)
+    (tree / "tests/test_brevity.py").write_text(TEST_BREVITY)
+    with (tree / "metrics/suites/quality.py").open("a") as module:
+        module.write(QUALITY_METRIC)
+    with (tree / "tests/test_quality.py").open("a") as tests:
+        tests.write(TEST_QUALITY_METRIC)
+    run(tree, "make", "messages")
+    fill_catalogs(tree)
+    run(tree, str(Path(PYTHON).with_name("pybabel")), "-q", "compile", "-d", "locales")
+    write_docs(tree)
+    run(tree, "make", "reference")
+
+    changed = run(tree, "git", "status", "--porcelain", "--untracked-files=all")
+    paths = {line[3:] for line in changed.splitlines()}
+    assert paths == EXPECTED
+    run(tree, PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "-o", "addopts=--strict-markers --doctest-modules", *DRILL_TESTS)  # fmt: skip
