@@ -120,7 +120,15 @@ def compute(storage, key: str, upload_folder: str, config: dict) -> None:
     (nothing when one of its runs was deleted, renamed or retried since:
     the request that sees the change asks for a new one)."""
     runs = [storage.get_run(run_id) for run_id in storage.comparison_run_ids(key)]
-    if not runs or None in runs or comparison_keys(runs)[0] != key:
+    if not runs or None in runs:
+        return
+    if comparison_keys(runs)[0] != key:
+        # a run changed since the request, or this worker runs other metric
+        # code than the web process (files changed between their starts, a
+        # rolling deploy): said, since the comparison then waits for a
+        # request under the new key
+        log.warning("comparison %s skipped: its runs or the metric code "
+                    "changed since it was asked for", key[:12])  # fmt: skip
         return
     try:
         found = _compare(storage, runs, upload_folder, config)
