@@ -43,6 +43,9 @@ class RunRequest:
         None  # who submits: their runs share a fair part of the workers
     )
     workspace_id: str | None = None  # the workspace the run joins
+    # without one: make a workspace for the run (a browser's first upload;
+    # the page hands its manage token to the browser for the next ones)
+    new_workspace: bool = False
     name: str | None = None  # shown in the workspace and in comparisons
     # the judge protocol: a built-in name, or a protocol file's text
     protocol: str | None = None
@@ -104,11 +107,14 @@ class RunService:
             **_checked_suite_options(suites, request.options),
             **self._run_options(request),
         }
-        self._check_budget(report, suites, options, request.workspace_id)
-        self._check_broker()
         judge = self.public_judge(suites, options)
+        self._check_budget(report, suites, options, request.workspace_id, judge)
+        self._check_broker()
         scope = request.workspace_id or f"client:{request.client or ''}"
         key = reuse.reuse_key(sha256, suites, judge, options, self.config, scope)
+        workspace_id = request.workspace_id
+        if workspace_id is None and request.new_workspace:
+            workspace_id = self.storage.create_workspace().id
         fields = dict(
             file_name=filename,
             file_sha256=sha256,
@@ -120,7 +126,7 @@ class RunService:
             judge=judge,
             options={**options, "reuse_key": key},
             client=request.client,
-            workspace_id=request.workspace_id,
+            workspace_id=workspace_id,
             name=request.name,
         )
         source = reuse.find_source(self.storage, sha256, key) if key else None
@@ -171,10 +177,9 @@ class RunService:
         return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
                 "judges": spend}  # fmt: skip
 
-    def _check_budget(
-        self, report, suites: list[str], options: dict, workspace_id: str | None
-    ) -> None:
-        if self.public_judge(suites, options) is not None:
+    def _check_budget(self, report, suites: list[str], options: dict,
+                      workspace_id: str | None, judge: dict | None) -> None:  # fmt: skip
+        if judge is not None:
             calls = budget.estimate(report, suites, options)
             budget.check(calls, self.config["MAX_JUDGE_CALLS_PER_RUN"])
             self._check_daily(workspace_id, calls)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from dataclasses import replace
 
 from flask import current_app, request
 
@@ -127,13 +128,15 @@ def _options_from_form(form) -> dict:
     return options
 
 
-def submit(request):
-    """Store, validate, record and enqueue the uploaded run (web form and API)."""
+def submit(request, new_workspace: bool = False):
+    """Store, validate, record and enqueue the uploaded run (web form and API);
+    ``new_workspace``: a run sent without a workspace gets one of its own."""
     upload = uploaded_file(request.files)
     service = extensions.runs()
-    return service.submit(
-        upload.stream, upload.filename, run_request(request.form, request.files)
+    wanted = replace(
+        run_request(request.form, request.files), new_workspace=new_workspace
     )
+    return service.submit(upload.stream, upload.filename, wanted)
 
 
 def run_fields(body) -> dict:

@@ -91,7 +91,10 @@ def template_file():
 @bp.post("/runs")
 def create_run():
     try:
-        run = forms.submit(request)
+        # The first upload of a browser makes its workspace; the run page
+        # hands it to the browser (templates/_workspace_memo.html), which
+        # sends its manage token with the next uploads.
+        run = forms.submit(request, new_workspace=True)
     except Rejected as rejected:
         if rejected.status >= 500:
             return error_page(rejected)
@@ -99,12 +102,6 @@ def create_run():
         return render_template(
             "index.html", **_upload_context(errors=errors)
         ), rejected.status
-    if run.workspace_id is None:
-        # The first upload of a browser makes its workspace; the run page
-        # hands it to the browser (templates/_workspace_memo.html), which
-        # sends its manage token with the next uploads.
-        workspace = _storage().create_workspace()
-        _storage().update_run(run.id, workspace_id=workspace.id)
     # The uploader lands on the manage link; the share button gives out the
     # view link (templates/_copy_link.html).
     access.remember_workspace(run.id)
