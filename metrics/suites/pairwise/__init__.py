@@ -30,17 +30,13 @@ the first reply; 0.5 is no preference).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import partial
-from statistics import fmean
 from typing import Any
 
 from config import DEFAULTS
 from core.status import RowStatus
 from dataset.replies import replied
-from metrics import protocols, ranking, row_source, stats
-from metrics.bt_separation import separation
-from metrics.columns import RowColumns
+from metrics import protocols, stats
 from metrics.dialogue import FIRST_MESSAGE
 from metrics.judging import Batch, judge_items, template_chars
 from metrics.notes import note
@@ -54,10 +50,9 @@ from metrics.suite import (
     Option,
     Panel,
     Suite,
-    SuiteSummary,
-    SummaryRows,
     _l,
 )
+from metrics.suites.pairwise.summary import bt_baseline, summarize, validity
 
 # The default protocol's mode (protocols/personasteer.toml); a run with
 # another protocol takes its own (``mode_of``).
@@ -223,111 +218,11 @@ def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int
     return calls, chars
 
 
-# -- summary ---------------------------------------------------------------
-def bt_baseline(outcomes: list[ranking.Outcome], methods: list[str]) -> str:
-    """The method every comparison was made against (``pairwise_baseline``),
-    else the first method: its strength is fixed at 0.
-
-    >>> bt_baseline([("s", "A", "B", 1.0), ("s", "C", "B", 0.0)], ["A", "B", "C"])
-    'B'
-    >>> bt_baseline([("s", "A", "B", 1.0)], ["A", "B"])  # two methods
-    'A'
-    """
-    common = [m for m in methods if all(m in (a, b) for _s, a, b, _v in outcomes)]
-    return common[0] if len(common) == 1 else methods[0]  # two methods: the first
-
-
-def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | None:
-    """The separation of the compared methods, as note parameters."""
-    present = [m for m in methods if any(m in (a, b) for _s, a, b, _v in outcomes)]
-    if len(present) < 2:
-        return None
-    _sessions, wins = ranking.wins_tensor(outcomes, present)
-    found = separation(wins.sum(axis=0), present)
-    if found is None:
-        return None
-    return {
-        "unbeaten": ", ".join(found["unbeaten"]),
-        "winless": ", ".join(found["winless"]),
-    }
-
-
-def validity(details: Iterable[dict | None]) -> dict:
-    """Position bias of the judge over the scored comparisons (each once),
-    from the details of the scored rows.
-
-    >>> validity([{"primary": True, "consistent": True, "first_wins": [1.0, 0.0]},
-    ...           {"primary": False, "consistent": True}])
-    {'position_consistency': 1.0, 'first_position_rate': 0.5, 'pairwise_comparisons': 1}
-    """
-    primary = [d for d in (detail or {} for detail in details) if d.get("primary")]
-    consistent = [d["consistent"] for d in primary if "consistent" in d]
-    firsts = [w for d in primary for w in d.get("first_wins", []) if w in (0.0, 1.0)]
-    return {
-        "position_consistency": fmean(consistent) if consistent else None,
-        "first_position_rate": fmean(firsts) if firsts else None,
-        "pairwise_comparisons": len(consistent),
-    }
-
-
-def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
-    """(session, method, opponent, value) of each comparison, once (its
-    primary row), in the order the rows arrived."""
-    return [
-        (session, method, metric.partition("@")[2], value)
-        for session, method, metric, value, detail in zip(
-            rows.strings("session", found), rows.strings("method", found),
-            rows.strings("metric", found), rows.values(found), details, strict=True,
-        )
-        if (detail or {}).get("primary")
-    ]  # fmt: skip
-
-
-def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
-    """Win rate per method (mean over sessions of the session's share of
-    comparisons won), Bradley-Terry strengths, the win matrix and the
-    judge's position bias."""
-    rows = row_source.all_rows(rows, details=True)
-    found = rows.where(prefix="pairwise@")
-    compared = [m for m in rows.names["metric"].names if m.startswith("pairwise@")]
-    per_session = rows.session_means(compared)
-    details = [rows.details[i] for i in found.tolist()] if rows.details else []
-    outcomes = _outcomes(rows, found, details)
-    split = _separation(outcomes, methods)
-    strengths = (
-        ranking.bt_with_ci(outcomes, methods, bt_baseline(outcomes, methods))
-        if outcomes and split is None else {}
-    )  # fmt: skip
-    summary: dict[str, dict[str, float | None]] = {}
-    winrates: dict[str, dict] = {}
-    for method in methods:
-        ci = stats.mean_ci(list(per_session.get(method, {}).values()))
-        winrates[method] = ci
-        bt = strengths.get(method, {})
-        summary[method] = {
-            "pairwise_winrate": ci["mean"], "pairwise_winrate_ci_low": ci["ci_low"],
-            "pairwise_winrate_ci_high": ci["ci_high"],
-            "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
-            "bt_ci_high": bt.get("ci_high"),
-        }  # fmt: skip
-    return {
-        "summary": summary,
-        "panel": {
-            "matrix": ranking.win_matrix(outcomes, methods),
-            "methods": list(methods),
-            "bt": {method: {"bt": values} for method, values in strengths.items()},
-            "winrate": winrates,
-            # why a chart has nothing to draw: a note code and its parameters
-            "reasons": {"bt_forest": {"code": "bt_separation", "params": split}}
-            if split
-            else {},
-        },
-        "validity": validity(details),
-    }
-
+__all__ = ["bt_baseline", "parse_pairwise", "summarize", "validity"]
 
 RATE, UNIT = Format.RATE, (0.0, 1.0)
 CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwise"}
+
 METRICS = (
     Metric("pairwise", _l("Pairwise win (1 won, ½ tie, 0 lost)"), "row", True, UNIT, RATE,
            keyed=True, key_is_method=True, needs_judge=True,
