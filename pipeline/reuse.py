@@ -26,7 +26,7 @@ from store import reuse as stored
 
 ROOT = Path(__file__).resolve().parents[1]
 # Everything a row's value depends on besides the file and the settings.
-CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py")
+CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py", "judge_client")
 NOT_SETTINGS = frozenset({"chunks", "retry_of", "reused_from", "reuse_key"})
 
 
