@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -23,7 +23,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from store.models import Run, RunCacheKey, Workspace
+from store.models import Run, Workspace
 
 Item = TypeVar("Item", Run, Workspace)
 EDITABLE_RUN_FIELDS = ("name", "tags", "comment")
@@ -102,13 +102,3 @@ class WorkspaceQueries:
         if fields:
             with self.engine.begin() as conn:
                 conn.execute(update(Run).where(Run.id == run_id).values(**fields))
-
-    def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None:
-        """Remember that a run wrote or read these judge cache entries."""
-        rows = [{"run_id": run_id, "key": key} for key in set(keys)]
-        if rows:
-            stmt = self._insert(RunCacheKey).on_conflict_do_nothing(
-                index_elements=["run_id", "key"]
-            )
-            with self.engine.begin() as conn:
-                conn.execute(stmt, rows)

@@ -1,0 +1,117 @@
+"""The judge cache: verdicts by content-addressed key, scoped per team, and
+the keys each run wrote or read (so deleting a run deletes what only it
+used)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import sessionmaker
+
+from store.models import (
+    JudgeCacheEntry,
+    Run,
+    RunCacheKey,
+)
+from store.sql import table_of
+
+
+class CacheQueries:
+    """``Storage`` provides ``engine`` and ``_insert``."""
+
+    engine: Engine
+    session: sessionmaker
+    _insert: Callable  # the dialect's insert (ON CONFLICT)
+
+    def cache_get(self, keys: Iterable[str]) -> dict:
+        """``{key: row}``; rows carry ``.reply`` and ``.parsed`` (Core rows:
+        no ORM identity map for thousands of cache hits per chunk)."""
+        keys = list(set(keys))
+        if not keys:
+            return {}
+        table = JudgeCacheEntry.__table__
+        query = select(table.c.key, table.c.reply, table.c.parsed).where(
+            table.c.key.in_(keys)
+        )
+        with self.engine.connect() as conn:
+            return {row.key: row for row in conn.execute(query)}
+
+    def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None:
+        """Store verdicts; with ``run_id``, together with the run's record of
+        them, in one transaction that first locks the run: a run deleted
+        meanwhile gets no entries (none is left behind without an owner)."""
+        entries = list(entries)
+        if not entries:
+            return
+        stmt = self._insert(table_of(JudgeCacheEntry)).on_conflict_do_nothing(
+            index_elements=["key"]
+        )
+        with self.engine.begin() as conn:
+            if run_id is not None and not _run_alive(conn, run_id):
+                return  # deleted: nothing of it is written
+            conn.execute(stmt, entries)
+            if run_id is not None:
+                keys = [
+                    {"run_id": run_id, "key": key}
+                    for key in {e["key"] for e in entries}
+                ]
+                owned = self._insert(table_of(RunCacheKey)).on_conflict_do_nothing(
+                    index_elements=["run_id", "key"]
+                )
+                conn.execute(owned, keys)
+
+    def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None:
+        """Remember that a run wrote or read these judge cache entries."""
+        rows = [{"run_id": run_id, "key": key} for key in set(keys)]
+        if rows:
+            stmt = self._insert(RunCacheKey).on_conflict_do_nothing(
+                index_elements=["run_id", "key"]
+            )
+            with self.engine.begin() as conn:
+                conn.execute(stmt, rows)
+
+
+def _run_alive(conn, run_id: str) -> bool:
+    """Whether the run exists, locked against its deletion until the
+    transaction ends. PostgreSQL: FOR KEY SHARE, which waits for a deletion
+    but not for the progress updates that lock the run's row all the time;
+    SQLite: a write, which takes the database's write lock first."""
+    if conn.dialect.name == "postgresql":
+        query = select(Run.id).where(Run.id == run_id).with_for_update(key_share=True)
+        return conn.execute(query).first() is not None
+    touch = update(Run).where(Run.id == run_id).values(id=Run.id)
+    return conn.execute(touch).rowcount > 0
+
+
+class JudgeCache:
+    """The judge's view of the cache: ``get(keys)`` and ``put(entries)``.
+    With a ``run_id``, the entries the run wrote or read are recorded, so
+    deleting the run can delete the ones no other run used.
+
+    Entries are kept per ``scope`` (the run's workspace, else its client):
+    a verdict cached for one team is never served to another, so nobody
+    learns from hit counts which items someone else had judged."""
+
+    def __init__(
+        self, storage: CacheQueries, run_id: str | None = None, scope: str = ""
+    ):
+        self.storage, self.run_id, self.scope = storage, run_id, scope
+
+    def _scoped(self, key: str) -> str:
+        if not self.scope:
+            return key
+        return hashlib.sha256(f"{self.scope}\n{key}".encode()).hexdigest()
+
+    def get(self, keys: Iterable[str]) -> dict:
+        scoped = {self._scoped(key): key for key in keys}
+        found = self.storage.cache_get(scoped)
+        if self.run_id and found:
+            self.storage.record_cache_keys(self.run_id, found)
+        return {scoped[key]: entry for key, entry in found.items()}
+
+    def put(self, entries: Iterable[dict]) -> None:
+        scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
+        self.storage.cache_put(scoped, self.run_id)

@@ -1,0 +1,157 @@
+"""Result rows of record: the idempotent upsert on their natural key, and
+the reads of them: counts, pages with filters and sorts, and the stream
+finalize aggregates from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from sqlalchemy import func, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import sessionmaker
+
+from store.models import (
+    ROW_DICT_FIELDS,
+    ROW_KEY,
+    ResultRow,
+    Run,
+)
+from store.sql import batched, table_of
+from store.suite_rows import key_ordered
+
+ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
+ROW_SORTS = ("session_id", "round", "method", "metric", "judge", "value", "status")
+ROW_DEFAULTS = {
+    "sample": 0,
+    "judge": "",
+    "note": None,
+    "detail": None,
+    "note_code": None,
+    "note_params": None,
+}
+
+
+class RowQueries:
+    """``Storage`` provides ``engine``, ``session`` and ``_insert``."""
+
+    engine: Engine
+    session: sessionmaker
+    _insert: Callable  # the dialect's insert (ON CONFLICT)
+
+    def upsert_rows(self, rows: Iterable[dict], batch: int = 2000) -> int:
+        """Insert or replace rows on their natural key, in one transaction,
+        ``batch`` rows per statement (a statement's parameters stay small)."""
+        # Core, not the ORM: bulk writes are the hot path of every chunk.
+        stmt = self._insert(table_of(ResultRow))
+        changing = ("value", "status", "note", "detail", "note_code", "note_params")
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(ROW_KEY),
+            set_={name: stmt.excluded[name] for name in changing},
+        )
+        written = 0
+        with self.engine.begin() as conn:
+            for part in batched(rows, batch):
+                conn.execute(
+                    stmt,
+                    [{**ROW_DEFAULTS, **row} for row in part],
+                )
+                written += len(part)
+        return written
+
+    def rows(self, run_id: str, **filters) -> list[ResultRow]:
+        query = select(ResultRow).where(ResultRow.run_id == run_id)
+        for name, value in filters.items():
+            query = query.where(getattr(ResultRow, name) == value)
+        query = query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
+        with self.session() as db:
+            return list(db.scalars(query))
+
+    def count_rows(self, run_id: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(ResultRow)
+            .where(ResultRow.run_id == run_id)
+        )
+        with self.session() as db:
+            return db.execute(query).scalar_one()
+
+    def run_status_counts(self, run) -> dict[str, int]:
+        """Stored at finalize for finished runs (a GROUP BY over millions of
+        rows costs a second); counted live while the run is in progress."""
+        stored = (run.aggregates or {}).get("status_counts")
+        return stored if stored is not None else self.status_counts(run.id)
+
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        query = (
+            select(ResultRow.status, func.count())
+            .where(ResultRow.run_id == run_id)
+            .group_by(ResultRow.status)
+        )
+        with self.session() as db:
+            return dict(db.execute(query).all())
+
+    def update_run(self, run_id: str, **fields) -> None:
+        with self.session.begin() as db:
+            db.execute(update(Run).where(Run.id == run_id).values(**fields))
+
+    def _row_query(self, run_id: str, filters: dict):
+        query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))
+        query = query.where(ResultRow.run_id == run_id)
+        for name in ROW_FILTERS:
+            if filters.get(name):
+                query = query.where(getattr(ResultRow, name) == filters[name])
+        # a score range (numbers; a row without a value is outside any range)
+        if filters.get("value_min") is not None:
+            query = query.where(ResultRow.value >= filters["value_min"])
+        if filters.get("value_max") is not None:
+            query = query.where(ResultRow.value <= filters["value_max"])
+        return query
+
+    def rows_page(
+        self,
+        run_id: str,
+        filters: dict,
+        offset: int,
+        limit: int,
+        order: tuple[str, bool] | None = None,
+    ) -> list[dict]:
+        """One page of rows; ``order`` = (a ``ROW_SORTS`` column, descending),
+        then the row key, with missing values last either way."""
+        query = self._row_query(run_id, filters)
+        keys = [getattr(ResultRow, name) for name in ROW_KEY[1:]]
+        if order and order[0] in ROW_SORTS:
+            column = getattr(ResultRow, order[0])
+            first = column.desc() if order[1] else column.asc()
+            keys.insert(0, first.nulls_last())
+        query = query.order_by(*keys)
+        with self.engine.connect() as conn:
+            found = conn.execute(query.offset(offset).limit(limit))
+            return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]
+
+    def count_filtered_rows(self, run_id: str, filters: dict) -> int:
+        query = select(func.count()).select_from(
+            self._row_query(run_id, filters).subquery()
+        )
+        with self.session() as db:
+            return db.execute(query).scalar_one()
+
+    def iter_rows(
+        self, run_id: str, metrics=None, batch: int = 5000, detail: bool = True
+    ) -> Iterator[dict]:
+        """Every row in key order, streamed (exports of large runs). With
+        ``metrics`` (metric objects with ``id`` and ``keyed``), only theirs:
+        a suite reads its own rows. ``detail=False`` leaves the JSON details
+        out (``None``): summaries of values need not load them."""
+        fields = (
+            ROW_DICT_FIELDS
+            if detail
+            else tuple(f for f in ROW_DICT_FIELDS if f != "detail")
+        )
+        query = key_ordered(
+            run_id, [getattr(ResultRow, name) for name in fields], metrics
+        )
+        with self.engine.connect() as conn:
+            for values in conn.execute(query.execution_options(yield_per=batch)):
+                row = dict(zip(fields, values, strict=True))
+                row.setdefault("detail", None)
+                yield row
