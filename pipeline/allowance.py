@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 
-from store.budget import RUN_CAP, Daily
+from core.caps import RUN_CAP, Daily
 
 BLOCK = 64
 

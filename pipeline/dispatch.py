@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 import dataset
+from core.clock import utcnow
 from core.problems import Problem
 from core.status import ChunkState, RunStatus
 from metrics import engine
 from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN
-from store.models import utcnow
 from store.uploads import upload_path
 
 Send = Callable[..., None]  # (task name, *args) -> None

@@ -20,8 +20,10 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from time import monotonic
+from typing import TYPE_CHECKING
 
 import dataset
+from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import engine, notes, registry
@@ -30,12 +32,13 @@ from pipeline import interim
 from pipeline.allowance import CallAllowance
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.progress import ChunkProgress, expected_items
-from store.models import utcnow
-from store.storage import JudgeCache, Storage
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)
 BEAT_EVERY_S = 10.0  # a judging chunk refreshes its heartbeat this often
+
+if TYPE_CHECKING:  # the worker builds it; the CLI's validate loads no SQL
+    from store.storage import Storage
 
 
 @dataclass
@@ -179,6 +182,8 @@ def judge_for(
         return None
     use_cache = run.options.get("use_cache", True)
     scope = run.workspace_id or f"client:{run.client or ''}"
+    from store.judge_cache import JudgeCache
+
     cache = JudgeCache(ctx.storage, run.id, scope) if use_cache else None
     stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
     usage = Usage()

@@ -21,11 +21,10 @@ import logging
 from datetime import timedelta
 from time import monotonic
 
+from core.clock import utcnow
 from core.status import ACTIVE_RUN, RowStatus
 from metrics import engine
 from metrics.rows import finite_json
-from store import suite_rows
-from store.models import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +34,8 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
     the sessions they cover. Each suite reads its rows a few metrics at a
     time (``store/suite_rows.py``): memory follows one or two metrics' rows,
     not the run's. ``on_step(done, total)``: see ``engine.aggregate``."""
+
+    from store import suite_rows  # SQL: loaded by the worker, not the CLI
 
     def rows_of(suite):
         return suite_rows.source(storage.engine, run.id, suite)

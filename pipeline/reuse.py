@@ -22,7 +22,6 @@ from functools import cache
 from pathlib import Path
 
 from core.status import RunStatus
-from store import reuse as stored
 
 ROOT = Path(__file__).resolve().parents[1]
 # Everything a row's value depends on besides the file and the settings.
@@ -70,6 +69,8 @@ def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
 
 def find_source(storage, sha256: str, key: str):
     """The latest ``done`` run with this key, or None."""
+    from store import reuse as stored  # SQL, loaded on an upload's first use
+
     for run in stored.finished_with_file(storage, sha256, RunStatus.DONE):
         if (run.options or {}).get("reuse_key") == key:
             return run
@@ -79,4 +80,6 @@ def find_source(storage, sha256: str, key: str):
 def reuse(storage, source, spans, **fields) -> str:
     """A finished copy of ``source`` with ``fields`` (``pipeline/runs.py``
     passes what it would have created the run with); the new run's id."""
+    from store import reuse as stored
+
     return stored.create_copy(storage, source, spans, **fields)

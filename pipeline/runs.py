@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import dataset
+from core.caps import Daily
 from core.problems import Problem, Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
@@ -22,7 +23,6 @@ from metrics import protocols, registry, results
 from pipeline import budget, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
 from pipeline.progress import run_progress
-from store.budget import Daily
 from store.uploads import store_upload, upload_path
 
 log = logging.getLogger(__name__)

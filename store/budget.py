@@ -10,31 +10,13 @@ deadlock; a block the workspace cannot take is rolled back from the run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 
-from store.models import Run, WorkspaceCalls, utcnow
-
-RUN_CAP = "budget_exhausted"  # the note of a call the run's cap refused
-DAILY_CAP = "workspace_budget_exhausted"  # ... its workspace's daily cap
-
-
-@dataclass(frozen=True)
-class Daily:
-    """A workspace's daily cap, on the day (``YYYY-MM-DD``, UTC) it counts."""
-
-    workspace_id: str
-    day: str
-    cap: int
-
-    @classmethod
-    def today(cls, workspace_id: str | None, cap: int | None) -> Daily | None:
-        if not workspace_id or not cap:
-            return None
-        return cls(workspace_id, utcnow().date().isoformat(), cap)
+from core.caps import DAILY_CAP, RUN_CAP, Daily
+from store.models import Run, WorkspaceCalls
 
 
 class BudgetQueries:

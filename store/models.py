@@ -6,7 +6,7 @@ in ``store/migrations/versions`` (a test compares the two)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import ClassVar
 
 from sqlalchemy import (
@@ -24,6 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from core.clock import utcnow
 from core.status import ChunkState, ComparisonState, RunStatus
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
@@ -43,10 +44,6 @@ ROW_DICT_FIELDS = (
     "judge",
 )
 AUTO_ID = BigInteger().with_variant(Integer, "sqlite")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):

@@ -197,7 +197,7 @@ def test_a_workspace_stops_at_its_daily_cap_across_runs(
 def test_daily_reservations_share_one_count_and_give_back_what_was_unused(
     any_storage,
 ):
-    from store.budget import DAILY_CAP, Daily
+    from core.caps import DAILY_CAP, Daily
     from tests.test_workspaces import RUN_FIELDS
 
     storage = any_storage

@@ -165,3 +165,26 @@ def test_validate_says_a_repeated_warning_once_with_its_count(runner, tmp_path):
     ]
     assert len(warnings) == 1, result.output
     assert warnings[0].endswith("(10 times; lines 1, 2, 3, 4, 5, …)")
+
+
+HEAVY = ("sqlalchemy", "alembic", "celery", "kombu", "redis", "requests", "numpy",
+         "scipy")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("validate", str(ROOT / "sample_data.jsonl")), ("--help",), ("judge-check",)],
+    ids=["validate", "help", "judge-check"],
+)
+def test_light_commands_load_no_database_queue_or_numeric_library(tmp_path, args):
+    """What ``-X importtime`` shows the command loading (stderr): none of
+    the libraries a run needs, so it starts in a fraction of a second."""
+    env = clean_env(
+        tmp_path, PYTHONPROFILEIMPORTTIME="1", JUDGE_API_URL="", JUDGE_MODEL=""
+    )
+    done = flask_command(*args, env=env)
+    assert "Traceback" not in done.stderr
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+              if line.startswith("import time:")}  # fmt: skip
+    assert "flask" in loaded  # the profile was taken
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))

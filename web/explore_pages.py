@@ -13,7 +13,6 @@ from flask import Blueprint, abort, render_template, request
 import dataset
 from core.status import RowStatus
 from metrics import registry
-from store import explore as queries
 from translations import _
 from web import access, explore, extensions, tables
 from web.extensions import storage as _storage
@@ -48,6 +47,8 @@ def _metric_choices(run, current: str | None = None) -> list[str]:
 
 @bp.get("/r/<token>/values")
 def values(token: str):
+    from store import explore as queries  # SQL, loaded by the page
+
     run = _run_or_404(token)
     metric = _metric_or_404(request.args.get("metric"))
     method = _method_or_404(run, request.args.get("method"))
@@ -91,6 +92,8 @@ def values(token: str):
 
 @bp.get("/r/<token>/differences")
 def differences(token: str):
+    from store import explore as queries  # SQL, loaded by the page
+
     run = _run_or_404(token)
     choices = _metric_choices(run)
     methods = run.methods or []
@@ -130,6 +133,8 @@ def _problem_text(code: str) -> str:
 
 @bp.get("/r/<token>/search")
 def search(token: str):
+    from store import explore as queries  # SQL, loaded by the page
+
     run = _run_or_404(token)
     text = (request.args.get("q") or "").strip()
     problem = explore.query_problem(text) if text else None

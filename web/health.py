@@ -7,8 +7,6 @@ of failure (no URL, no credentials)."""
 from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
 from web import extensions
 
@@ -30,6 +28,9 @@ def readyz():
 
 
 def _database() -> dict:
+    from sqlalchemy import text  # loaded by the probe, not by the CLI
+    from sqlalchemy.exc import SQLAlchemyError
+
     try:
         with extensions.storage().engine.connect() as conn:
             conn.execute(text("SELECT 1"))

@@ -22,10 +22,8 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from sqlalchemy import func, select
 
 from core.status import ChunkState, RunStatus
-from store.models import DeletedTotals, Run, RunChunk
 from web import extensions
 
 bp = Blueprint("prometheus", __name__)
@@ -66,12 +64,22 @@ class StoredFigures:
             yield from _broker_queue(self.redis_url)
 
 
+# The queries load SQLAlchemy and the models on the first scrape, not with
+# the app (the CLI's validate needs neither).
 def _runs_by_status():
+    from sqlalchemy import func, select
+
+    from store.models import Run
+
     return select(Run.status, func.count()).group_by(Run.status)
 
 
 def _run_totals():
     """The stored runs' sums plus what deleted runs had counted."""
+    from sqlalchemy import func, select
+
+    from store.models import DeletedTotals, Run
+
     kept = DeletedTotals.__table__
 
     def total(column: str):
@@ -83,6 +91,10 @@ def _run_totals():
 
 
 def _chunks_waiting():
+    from sqlalchemy import func, select
+
+    from store.models import RunChunk
+
     query = select(RunChunk.state, func.count()).where(RunChunk.state.in_(WAITING))
     return query.group_by(RunChunk.state)
 

@@ -17,7 +17,6 @@ from flask import Response, request, stream_with_context
 from core.problems import Rejected
 from core.status import FINAL_RUN
 from metrics import results
-from store import row_pages
 from web.extensions import runs as _service
 
 ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
@@ -120,6 +119,8 @@ def rows_page(run, link) -> dict:
     """One page of tidy rows in storage order, and the next page's link
     (null on the last page). The order is stable while the run evaluates:
     rows are only added, and an upsert keeps a row's place."""
+    from store import row_pages  # SQL: loaded by the first page, not the CLI
+
     limit, after = page_limit(), page_cursor()
     filters = {name: request.args.get(name) for name in row_pages.FILTERS}
     found, cursor = row_pages.rows_after(
