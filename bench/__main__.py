@@ -16,6 +16,7 @@ from bench import (
     judge_orchestration,
     load,
     pairwise,
+    startup,
     style,
     suites,
     validation,
@@ -31,6 +32,7 @@ BENCHMARKS = {
     "cost_drill": cost_drill.run,
     "pairwise": pairwise.run,
     "bounds_drill": bounds_drill.run,
+    "startup": startup.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

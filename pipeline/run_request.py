@@ -1,0 +1,130 @@
+"""What a run is asked with: the request (suites, judge, samples, options,
+protocol) and the checks that turn it into a run's settings before anything
+is stored: the protocol read with its problems, the suites chosen, every
+suite option validated (a 400 naming the option, never a failed worker)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import dataset
+from core.problems import Problem, Rejected
+from evaluator import JudgeConfig
+from metrics import protocols, registry
+
+
+@dataclass
+class RunRequest:
+    suites: list[str] | None = None  # None: every suite the file can run
+    judge_url: str | None = None  # CLI only: never accepted from the web (SSRF)
+    judge_model: str | None = None
+    # a judge panel: several models of JUDGE_MODELS, each asked every item
+    judge_models: list[str] | None = None
+    samples: int = 1
+    use_cache: bool = True
+    options: dict[str, Any] = field(default_factory=dict)  # suite options by name
+    client: str | None = (
+        None  # who submits: their runs share a fair part of the workers
+    )
+    workspace_id: str | None = None  # the workspace the run joins
+    # without one: make a workspace for the run (a browser's first upload;
+    # the page hands its manage token to the browser for the next ones)
+    new_workspace: bool = False
+    name: str | None = None  # shown in the workspace and in comparisons
+    # the judge protocol: a built-in name, or a protocol file's text
+    protocol: str | None = None
+    protocol_text: str | None = None
+
+
+def protocol_of(request: RunRequest) -> protocols.Protocol:
+    """The run's protocol; a 400 naming each problem's line and key."""
+    try:
+        if request.protocol_text is not None:
+            return protocols.load(request.protocol_text)
+        return protocols.builtin(request.protocol or protocols.DEFAULT)
+    except protocols.ProtocolError as error:
+        raise Rejected(protocol_problems(error)) from None
+
+
+def protocol_problems(error) -> list[Problem]:
+    names = ", ".join(protocols.builtins())
+    return [
+        Problem.make(line, f"protocol:{key}" if key else "protocol", f"protocol_{code}",
+                     **{**params, "names": names})
+        for line, key, code, params in error.problems
+    ]  # fmt: skip
+
+
+def choose_suites(
+    report: dataset.ValidationReport, wanted: list[str] | None
+) -> list[str]:
+    if not wanted:  # opt-in suites (Suite.by_default) only when named
+        return [name for name in report.suites if registry.get(name).by_default]
+    unusable = [name for name in wanted if name not in report.suites]
+    if unusable:
+        raise Rejected.one("bad_suite", path="suites", suites=unusable)
+    return [name for name in report.suites if name in wanted]
+
+
+def checked_suite_options(suites: list[str], raw: dict[str, Any]) -> dict[str, Any]:
+    """Every option of the chosen suites, checked up front so a bad value is
+    a 400 naming it, not a failed worker."""
+    options = {}
+    for name in suites:
+        for option in registry.get(name).options:
+            try:
+                options[option.name] = option.validate(raw.get(option.name))
+            except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
+                problem = Problem.make(
+                    None, option.name, option.problem, detail=str(exc)
+                )
+                raise Rejected([problem]) from None
+    return options
+
+
+def public_judge(settings: dict, suites: list[str], options: dict) -> dict | None:
+    """What results may show of the judge: model, sampling, prompt versions."""
+    used = [registry.get(name) for name in suites if registry.get(name).uses_judge]
+    config = JudgeConfig.from_settings(settings, options)
+    if config is None or not used:
+        return None  # nothing of this run asks the judge
+    protocol = protocols.from_options(options)
+    prompts = {}
+    for suite in used:  # a protocol's modes where it has them
+        for mode in suite.modes:
+            if mode.template is None:
+                prompts[mode.name] = mode.prompt
+            elif mode.name in protocol.modes:
+                prompts[mode.name] = protocol.modes[mode.name].prompt
+    window = settings["JUDGE_HISTORY_CHARS"]
+    models = options.get("judge_models") or [config.model]
+    # Prices as they were when the run was made: its cost never changes.
+    known = settings["JUDGE_PRICES"]
+    prices = {model: known[model] for model in models if model in known}
+    return {**config.public(), "models": models, "prompts": prompts,
+            "history_chars": window, "prices": prices,
+            "protocol": protocol.public()}  # fmt: skip
+
+
+def judge_options(settings: dict, request: RunRequest) -> dict[str, Any]:
+    """The judge settings of a run. A model from the web or the API must
+    be one the operator configured (``JUDGE_MODELS``): any other name
+    would spend the server's judge budget on a model nobody chose."""
+    models = list(dict.fromkeys(request.judge_models or [])) or (
+        [request.judge_model] if request.judge_model else []
+    )
+    allowed = settings["JUDGE_MODELS"]
+    for model in models:
+        if request.judge_url is None and model not in allowed:
+            raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
+                               models=", ".join(allowed) or "-")  # fmt: skip
+    return {
+        "protocol": protocol_of(request).stored(),
+        "samples": request.samples,
+        "judge_url": request.judge_url,
+        "judge_model": models[0] if models else None,
+        # two or more: a panel (pipeline/execution.py: judge_for)
+        "judge_models": models if len(models) > 1 else None,
+        "use_cache": request.use_cache,
+    }
