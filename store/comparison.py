@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.status import ComparisonState
 from store.models import ComparisonRun, ResultRow, RunSession, StoredComparison, utcnow
+from store.sql import claim_each
 
 
 class ComparisonQueries:
@@ -79,18 +80,8 @@ class ComparisonQueries:
             StoredComparison.sent_at.is_(None)
             | (StoredComparison.sent_at < sent_before)
         )
-        claimed = []
         with self.engine.begin() as conn:
-            keys = list(conn.scalars(select(StoredComparison.key).where(waiting)))
-            for key in keys:
-                query = (
-                    update(StoredComparison)
-                    .where(StoredComparison.key == key, waiting)
-                    .values(sent_at=utcnow())
-                )
-                if conn.execute(query).rowcount == 1:
-                    claimed.append(key)
-        return claimed
+            return claim_each(conn, StoredComparison.key, waiting, sent_at=utcnow())
 
     def comparison_run_ids(self, key: str) -> list[str]:
         """The runs a stored comparison reads, the baseline first."""

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from core.status import ACTIVE_RUN, RunStatus
 from store.models import ResultRow, Run, utcnow
+from store.sql import claim_each
 
 _ACTIVE = [status.value for status in ACTIVE_RUN]
 
@@ -65,17 +66,8 @@ class InterimQueries:
         """Cancelled runs whose stored rows nobody summarized yet (a cancel
         clears ``interim_at``), each claimed once."""
         waiting = (Run.status == RunStatus.CANCELLED.value) & Run.interim_at.is_(None)
-        claimed = []
         with self.engine.begin() as conn:
-            for run_id in list(conn.scalars(select(Run.id).where(waiting))):
-                query = (
-                    update(Run)
-                    .where(Run.id == run_id, waiting)
-                    .values(interim_at=utcnow())
-                )
-                if conn.execute(query).rowcount == 1:
-                    claimed.append(run_id)
-        return claimed
+            return claim_each(conn, Run.id, waiting, interim_at=utcnow())
 
     def count_scored_sessions(self, run_id: str) -> int:
         """Sessions with rows stored (chunks store whole sessions)."""

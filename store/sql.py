@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import cast
 
-from sqlalchemy import Table
+from sqlalchemy import Table, select, update
 
 from store.models import Base
 
@@ -22,3 +22,16 @@ def batched(items: Iterable, size: int) -> Iterator[list]:
     iterator = iter(items)
     while part := list(islice(iterator, size)):
         yield part
+
+
+def claim_each(conn, key, waiting, **values) -> list:
+    """Claim every row ``waiting`` selects, setting ``values``: one guarded
+    ``UPDATE ... WHERE key = k AND waiting`` per row, so of two dispatchers
+    asking at the same time each row goes to exactly one. ``key`` is the
+    key column (``Run.id``); returns the keys this caller claimed."""
+    claimed = []
+    for found in list(conn.scalars(select(key).where(waiting))):
+        guarded = update(key.table).where(key == found, waiting).values(**values)
+        if conn.execute(guarded).rowcount == 1:
+            claimed.append(found)
+    return claimed
