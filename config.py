@@ -21,10 +21,18 @@ class ConfigError(ValueError):
 
 
 def _int(name: str, raw: str, minimum: int) -> int:
+    return _number(int, "an integer", name, raw, minimum)
+
+
+def _float(name: str, raw: str, minimum: float) -> float:
+    return _number(float, "a number", name, raw, minimum)
+
+
+def _number(kind, word: str, name: str, raw: str, minimum):
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+        raise ConfigError(f"{name} must be {word}, got {raw!r}") from None
     if value < minimum:
         raise ConfigError(f"{name} must be >= {minimum}, got {value}")
     return value
@@ -40,16 +48,6 @@ def _prices(name: str, raw: str) -> dict:
             f"{name} must be model=input/output pairs (USD per million tokens) "
             f"or their JSON, got {raw!r} ({exc})"
         ) from None
-
-
-def _float(name: str, raw: str, minimum: float) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:

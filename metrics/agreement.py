@@ -70,14 +70,7 @@ def spearman(a, b) -> float | None:
     >>> spearman([1.0, 2.0, 3.0], [1.0, 1.0, 1.0]) is None
     True
     """
-    import numpy as np
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if _constant(a) or _constant(b):
-        return None
-    from scipy import stats as scipy_stats
-
-    return _finite(scipy_stats.spearmanr(a, b).statistic)
+    return _rank_correlation(a, b, "spearmanr")
 
 
 def kendall(a, b) -> float | None:
@@ -88,6 +81,11 @@ def kendall(a, b) -> float | None:
     >>> kendall([1.0, 2.0], [5.0, 5.0]) is None
     True
     """
+    return _rank_correlation(a, b, "kendalltau")
+
+
+def _rank_correlation(a, b, name: str) -> float | None:
+    """``scipy.stats.<name>`` of two sides, None when one is constant."""
     import numpy as np
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -95,7 +93,7 @@ def kendall(a, b) -> float | None:
         return None
     from scipy import stats as scipy_stats
 
-    return _finite(scipy_stats.kendalltau(a, b).statistic)
+    return _finite(getattr(scipy_stats, name)(a, b).statistic)
 
 
 def _constant(values) -> bool:
