@@ -16,7 +16,7 @@ from store.models import (
     ResultRow,
     Run,
 )
-from store.sql import batched, table_of
+from store.sql import batched, count_of_run, table_of
 from store.suite_rows import key_ordered
 
 ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
@@ -67,13 +67,7 @@ class RowQueries:
             return list(db.scalars(query))
 
     def count_rows(self, run_id: str) -> int:
-        query = (
-            select(func.count())
-            .select_from(ResultRow)
-            .where(ResultRow.run_id == run_id)
-        )
-        with self.session() as db:
-            return db.execute(query).scalar_one()
+        return count_of_run(self.session, ResultRow, run_id)
 
     def run_status_counts(self, run) -> dict[str, int]:
         """Stored at finalize for finished runs (a GROUP BY over millions of

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, func, select, update
 
 from store.models import Base
 
@@ -35,3 +35,10 @@ def claim_each(conn, key, waiting, **values) -> list:
         if conn.execute(guarded).rowcount == 1:
             claimed.append(found)
     return claimed
+
+
+def count_of_run(session, model, run_id: str) -> int:
+    """The rows of ``model`` (a table with a ``run_id``) that belong to a run."""
+    query = select(func.count()).select_from(model).where(model.run_id == run_id)
+    with session() as db:
+        return db.execute(query).scalar_one()

@@ -32,6 +32,7 @@ from store.models import (
 )
 from store.progress import ProgressQueries, add_to_run
 from store.result_rows import RowQueries
+from store.sql import count_of_run
 from store.workspaces import WorkspaceQueries, new_token
 
 UNFINISHED = tuple(ACTIVE_RUN)
@@ -154,13 +155,7 @@ class Storage(
             return list(db.scalars(query))
 
     def count_sessions(self, run_id: str) -> int:
-        query = (
-            select(func.count())
-            .select_from(RunSession)
-            .where(RunSession.run_id == run_id)
-        )
-        with self.session() as db:
-            return db.execute(query).scalar_one()
+        return count_of_run(self.session, RunSession, run_id)
 
     def session_span(self, run_id: str, session_id: str) -> tuple[int, int] | None:
         query = select(RunSession.start, RunSession.end).where(
