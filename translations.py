@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
 from flask import request
 from flask_babel import Babel, format_datetime, get_locale
 from flask_babel import gettext as _
@@ -62,6 +60,10 @@ def compile_stale_catalogs(root: Path) -> list[str]:
         mo_path = po_path.with_suffix(".mo")
         if mo_path.exists() and mo_path.stat().st_mtime >= po_path.stat().st_mtime:
             continue
+        # babel's catalog code loads only when a catalog is stale
+        from babel.messages.mofile import write_mo
+        from babel.messages.pofile import read_po
+
         with po_path.open("rb") as po_file:
             catalog = read_po(po_file)
         with mo_path.open("wb") as mo_file:

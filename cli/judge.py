@@ -12,7 +12,6 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from core.problems import Rejected
-from pipeline.judge_check import check_judge
 from pipeline.runs import RunRequest, protocol_of
 
 PROTOCOL_HELP = "A built-in judge protocol by name, or a protocol file (.toml)."
@@ -58,6 +57,8 @@ def judge_check_command(protocol, judge_url, judge_model, as_json) -> None:
     """Send one request per mode of the protocol; show the raw reply, the
     verdict read, latency, tokens and whether structured output was honoured.
     Exit 0 when every mode gave a verdict, 1 otherwise, 2 on bad input."""
+    from pipeline.judge_check import check_judge  # the HTTP client, on use
+
     request = RunRequest(**protocol_fields(protocol))
     options = {"judge_url": judge_url, "judge_model": judge_model}
     try:
