@@ -19,7 +19,10 @@ ROUNDS = 5
 @pytest.fixture
 def deployment_env():
     # Small chunks so the kill lands between many tasks; redelivery after 5 s.
-    return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4"}
+    # No call here is meant to time out: a generous read timeout, so a
+    # machine starved of CPU cannot turn a 50 ms reply into an error row
+    # (a run of -n 4 beside other work ended "partial" once with 0.5 s).
+    return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30"}
 
 
 def sessions() -> list[dict]:
