@@ -22,7 +22,7 @@ from evaluator import JudgePool
 from metrics import lexicon
 from pipeline import queue, worker_process
 from pipeline.execution import Context
-from pipeline.resume import BrokerEpoch, EmbeddedResume
+from pipeline.resume import BrokerEpoch
 from pipeline.runs import RunService
 from pipeline.watchdog import Watchdog
 from pipeline.worker_process import WorkerProcess
@@ -42,56 +42,42 @@ def create_app(config: dict | None = None) -> Flask:
     translations.init_app(app)
     web.init_app(app)
     cli.init_app(app)
-    _wire_queue_and_resume(app, service, instance)
+    _wire_queue(app, service, instance)
     return app
 
 
-def _wire_queue_and_resume(app: Flask, service: RunService, instance: Path) -> None:
-    """The queue, the judge pool and the watchdog of this process.
+def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
+    """The queue, the judge pool and the watchdog of this process: tasks go
+    to a broker and a Celery worker process runs them, in both modes.
 
-    Unfinished runs are resumed exactly once per start (pipeline/resume.py):
-    embedded, by the serving process on its first request; team mode, once
-    per broker lifetime, by the first worker to start or the next submission.
-    The watchdog runs beside every worker: the embedded one, or each
-    ``celery worker`` process."""
+    Embedded (no Redis): the broker is a folder of the instance and this
+    process starts the worker as a supervised child (on its first request,
+    its first task, or ``python app.py``); the worker resumes unfinished
+    runs when it starts (pipeline/worker_process.py). Team mode: ``celery
+    worker`` processes on Redis; unfinished runs are resumed once per
+    broker lifetime (pipeline/resume.py). The watchdog runs beside every
+    worker."""
     app.extensions["judge_pool"] = JudgePool(app.config["JUDGE_CONCURRENCY"])
     watchdog = app.extensions["watchdog"] = Watchdog(
         lambda: Context.of(app), app.config["WATCHDOG_INTERVAL_S"]
     )
-    if queue.is_embedded(app.config) and app.config["EMBEDDED_WORKER"] == "process":
-        # evaluation in a supervised worker process (pipeline/worker_process.py);
-        # it resumes unfinished runs, so this process starts it on first use
-        supervisor = app.extensions["queue"] = WorkerProcess(app.config, instance)
-        service.queue = supervisor
-
-        def evaluate_here() -> None:
-            """For the CLI's evaluate: the command is itself a process for one
-            run (and its --concurrency sizes this process's judge pool)."""
-            service.queue = queue.init_app(app, on_embedded_start=watchdog.start)
-
-        app.extensions["evaluate_here"] = evaluate_here
-
-        @app.before_request
-        def start_worker_on_first_request() -> None:
-            supervisor.ensure_started()  # a no-op once it runs
-
-        return
-    if queue.is_embedded(app.config):
-        service.queue = queue.init_app(app, on_embedded_start=watchdog.start)
-        resume = app.extensions["resume"] = EmbeddedResume(service, instance)
-
-        @app.before_request
-        def resume_on_first_request() -> None:
-            resume()  # a no-op after the first call
-
-        return
-    epoch = service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
+    on_start = [watchdog.start]
+    supervisor = None
+    if not queue.is_embedded(app.config):
+        service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
+        on_start.insert(0, service.broker_check)
+    elif app.config["EMBEDDED_WORKER"] == "process":
+        supervisor = WorkerProcess(app.config, instance)
+        app.before_request(supervisor.ensure_started)  # a no-op once it runs
+    app.extensions["worker"] = supervisor
 
     def worker_ready() -> None:
-        epoch()
-        watchdog.start()
+        for start in on_start:
+            start()
 
     service.queue = queue.init_app(app, on_worker_ready=worker_ready)
+    if supervisor is not None:
+        service.start_worker = supervisor.ensure_started
 
 
 app = create_app()
@@ -107,8 +93,6 @@ def __getattr__(name: str):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:  # the embedded mode's worker process
         worker_process.run(create_app, sys.argv[2])  # never returns
-    if "resume" in app.extensions:
-        app.extensions["resume"]()
-    if isinstance(app.extensions["queue"], WorkerProcess):
-        app.extensions["queue"].ensure_started()  # it resumes unfinished runs
+    if app.extensions["worker"] is not None:
+        app.extensions["worker"].ensure_started()  # warm before the first upload
     app.run(host="127.0.0.1", port=5000)

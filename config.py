@@ -213,9 +213,10 @@ DEFAULTS: dict = {
     # keep it above the longest chunk.
     "CELERY_VISIBILITY_TIMEOUT_S": 3600,
     "EMBEDDED_WORKER_THREADS": 4,
-    # Embedded mode (no REDIS_URL): "process" evaluates in a worker process the
-    # app starts and supervises (pipeline/worker_process.py); "thread" in this
-    # process (what the CLI's evaluate and most tests use).
+    # Embedded mode (no REDIS_URL): "process" runs the Celery worker as a child
+    # process the app starts and supervises (pipeline/worker_process.py);
+    # "none" starts none: run `celery -A app:celery_app worker` yourself on
+    # this machine (the tests run one in their own process).
     "EMBEDDED_WORKER": "process",
     # Work per Celery task, in (session, round, method) units.
     "CHUNK_UNITS": 160,
@@ -251,6 +252,8 @@ def defaults(instance_path: Path) -> dict:
         "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
         "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
         "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
+        # embedded mode's broker: one file per queued task (local_broker.py)
+        "QUEUE_FOLDER": str(instance_path / "queue"),
     }
 
 
@@ -274,7 +277,7 @@ _PARSERS = {
     "WORKSPACE_DAILY_JUDGE_CALLS": lambda n, v: _int(n, v, 1),
     "MAX_PROMPT_CHARS_PER_CALL": lambda n, v: _int(n, v, 1000),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
-    "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "thread")),
+    "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "none")),
     "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
     "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),
@@ -317,6 +320,7 @@ _PARSERS = {
     "UPLOAD_FOLDER": lambda n, v: v,
     "RESULTS_FOLDER": lambda n, v: v,
     "NLTK_DATA": lambda n, v: v,
+    "QUEUE_FOLDER": lambda n, v: v,
 }
 
 

@@ -201,7 +201,7 @@ def embedded(data: Path, judge, url: str, latency: float, concurrency: int) -> d
             if concurrency == RERUN_CONCURRENCY:
                 result.update(rerun(app, data, url, wall, prefix))
         finally:
-            app.extensions["queue"].stop_embedded()
+            app.extensions["worker"].stop()
             app.extensions["storage"].engine.dispose()
     return result
 

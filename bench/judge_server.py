@@ -86,17 +86,25 @@ class JudgeState:
         self.max_in_flight = 0
         self.max_prompt_chars = 0
         self.models: Counter[str] = Counter()
+        # time.monotonic() when the first call came and the latest one was
+        # answered (bench/handoff.py)
+        self.first_call_at: float | None = None
+        self.last_call_at: float | None = None
         self.reported = judge_wire.Reported()  # usage sent, per model
 
     def enter(self, model: str, prompt: str) -> None:
+        now = time.monotonic()
         with self.lock:
+            self.first_call_at = self.first_call_at or now
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.max_prompt_chars = max(self.max_prompt_chars, len(prompt))
             self.models[model] += 1
 
     def leave(self) -> None:
+        now = time.monotonic()
         with self.lock:
+            self.last_call_at = now  # its reply is on its way
             self.in_flight -= 1
 
     def count(self, key: str) -> int:

@@ -51,7 +51,7 @@ def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict:
                 result["judge_server_calls"] = judge_server_calls(judge) - served_before
                 result.update(cpu_used(before, after, wall))
             finally:
-                app.extensions["queue"].stop_embedded()
+                app.extensions["worker"].stop()
                 app.extensions["storage"].engine.dispose()
     finally:
         judge.terminate()

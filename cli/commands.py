@@ -155,7 +155,8 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 512),
-    help="Judge calls in flight in this process (embedded mode; workers use theirs).",
+    help="Judge calls in flight in the worker this command starts (embedded mode; "
+    "a running server's worker and team-mode workers use theirs).",
 )
 @click.option(
     "--samples",
@@ -213,11 +214,12 @@ def evaluate_command(
         options=_parse_options({**suite_options, **_named(named_options)}),
         **protocol_fields(protocol),
     )
+    if concurrency:  # the judge pool of the worker this command starts
+        current_app.config["JUDGE_CONCURRENCY"] = concurrency
+    worker = current_app.extensions["worker"]
+    if worker is not None:  # embedded: it warms up while the file is read
+        worker.ensure_started()
     _estimate(_readable(file), request)
-    if "evaluate_here" in current_app.extensions:  # embedded: not a worker process
-        current_app.extensions["evaluate_here"]()
-    if concurrency:  # this process is the worker in embedded mode
-        current_app.extensions["judge_pool"].size = concurrency
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
     # written as the rows stream from the database: a run of any size

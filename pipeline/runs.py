@@ -9,7 +9,7 @@ application context) and sends tasks by name, so it never imports them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import dataset
@@ -49,6 +49,9 @@ class RunService:
         # Team mode: called before a run is recorded; resumes the unfinished
         # runs if the broker lost its tasks (see pipeline/resume.py).
         self.broker_check = broker_check
+        # Embedded mode: makes sure the worker process runs (it takes back
+        # what was in flight when it starts, so it starts before any claim).
+        self.start_worker: Callable[[], None] | None = None
 
     # -- validation ----------------------------------------------------------
     def validation_options(self) -> dict:
@@ -162,11 +165,10 @@ class RunService:
         return self._enqueue_or_fail(self.create(stream, filename, request))
 
     def enqueue(self, run_id: str | None = None) -> int:
-        """Hand the chunks that may run now to the workers (starting the
-        embedded one if that is us): the run's, and any others waiting."""
-        if not getattr(self.queue, "dispatches_here", True):
-            self.queue.poke()  # a worker process hands the chunks out
-            return 0
+        """Hand the chunks that may run now to the workers: the run's, and
+        any others waiting."""
+        if self.start_worker is not None:
+            self.start_worker()
         return dispatch(self.storage, self.config, self.queue.send)
 
     def wake(self) -> None:

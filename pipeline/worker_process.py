@@ -1,54 +1,48 @@
-"""Embedded mode's evaluation in a worker process of its own, started and
-supervised by the app (``EMBEDDED_WORKER=process``, the default).
+"""Embedded mode's Celery worker: a child process the app starts and
+supervises (``EMBEDDED_WORKER=process``, the default), consuming the local
+broker (``pipeline/local_broker.py``) as team mode's workers consume Redis.
 
 Why a process: evaluation is CPU work in Python (prompt building, reply
-parsing, the deterministic suites). In the web process it holds the GIL
-while pages wait: 20 readers of a run page saw p95 latencies of seconds.
-In its own process, at a lower CPU priority (``nice`` 10), it leaves the
-web process to serve pages, and uses the machine's second core.
+parsing, the deterministic suites). In the web process it held the GIL while
+pages waited (20 readers of a run page saw p95 latencies of seconds). In its
+own process, at a lower CPU priority (``nice`` 10), it leaves the web
+process to serve pages and uses the machine's second core.
 
-How the two talk: through the database, which already holds the work. A
-run's chunks are recorded ``pending`` when it is planned; the worker
-process hands them to its own Celery worker (the in-memory broker and
-threads pool the embedded mode has always used, so tasks, retries, the
-watchdog and crash recovery are the tested ones) and polls for new work.
-The web process writes a byte on the worker's stdin when it records new
-work, so a run starts at once rather than at the next poll. When the web
-process ends, the worker reads end-of-file and stops: no orphan.
+One worker per instance: the process that holds ``instance/worker.lock``
+supervises it (another gunicorn worker or a CLI command on the same
+instance sends its tasks to that one, and takes over within
+``TAKEOVER_S`` if the holder ends). The child gets the app's settings in a
+file it deletes at once (they hold the secret key), and a pipe whose end of
+file tells it the app is gone: it exits, no orphan.
 
-No service to install (no broker), and the worker needs nothing the web
-process does not have. The price: one more Python process (~150 MB).
-
-Crash safety: if the worker process dies, the supervisor starts a new one
-after a short back-off; it resumes unfinished runs as a restarted app
-does (chunks in flight go back to pending; finished chunks are kept). At
-end-of-file it exits at once, as if it crashed, for the same reason.
+Crash safety: a worker starts on an empty queue and takes back what was in
+flight (:func:`begin`); if it dies, the supervisor starts another after a
+short back-off, which does the same. Finished chunks are kept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
-import select
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 NICE = 10  # lower CPU priority than the web process
-POLL_S = 1.0  # the worker looks for new work at least this often
 RESTART_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
+TAKEOVER_S = 5.0  # a process without the lock checks this often for it
 STOP_TIMEOUT_S = 15.0
 
 
 def worker_config(config: dict) -> dict:
     """The settings the worker process builds its app from: every JSON value
     of this app's (the web process may have been given overrides that are
-    not in the environment), with the worker in-process over there."""
+    not in the environment)."""
     chosen = {}
     for key, value in config.items():
         try:
@@ -56,20 +50,21 @@ def worker_config(config: dict) -> dict:
         except (TypeError, ValueError):
             continue  # e.g. Flask's timedelta settings: the worker's defaults do
         chosen[key] = value
-    return {**chosen, "EMBEDDED_WORKER": "thread"}
+    return chosen
 
 
 class WorkerProcess:
-    """The supervisor, in the web process: starts the worker on first use,
-    pokes it when there is new work, restarts it when it dies."""
-
-    dispatches_here = False  # the worker process claims and runs the chunks
+    """The supervisor, in the app's process: starts the worker on first use,
+    restarts it when it dies, stops it with the app."""
 
     def __init__(self, config: dict, instance: Path):
-        self.config_path = Path(instance) / "worker-config.json"
         self.config = config
+        self.config_path = Path(instance) / "worker-config.json"
+        self.lock_path = Path(instance) / "worker.lock"
         self._lock = threading.Lock()
+        self._wake = threading.Event()
         self._process: subprocess.Popen | None = None
+        self._lock_descriptor: int | None = None  # held: this process supervises
         self._stopping = False
         self._watcher: threading.Thread | None = None
         self.restarts = 0
@@ -79,113 +74,131 @@ class WorkerProcess:
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
 
-    def poke(self) -> None:
-        """New work is recorded: make sure a worker runs, and wake it."""
-        self.ensure_started()
-        process = self._process
-        try:
-            if process is not None and process.stdin is not None:
-                process.stdin.write(b"\n")
-                process.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # it is exiting; the supervisor restarts it, and it polls
-
     def ensure_started(self) -> None:
+        """Cheap once running: called before every task is sent."""
+        if self._watcher is not None or self._stopping:
+            return
         with self._lock:
-            if self._stopping or self.pid is not None:
-                return
-            self._spawn()
-            if self._watcher is None:
+            if self._watcher is None and not self._stopping:
+                if self._take_lock():
+                    self._spawn()
                 self._watcher = threading.Thread(
                     target=self._supervise, name="worker-supervisor", daemon=True
                 )
                 self._watcher.start()
 
+    def _take_lock(self) -> bool:
+        """Become this instance's supervisor, for the life of this process."""
+        if self._lock_descriptor is not None:
+            return True
+        descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            return False
+        self._lock_descriptor = descriptor  # not inherited: the child must not keep it
+        return True
+
     def _spawn(self) -> None:
-        settings = json.dumps(worker_config(self.config))
         descriptor = os.open(
             self.config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
         )
-        with os.fdopen(
-            descriptor, "w", encoding="utf-8"
-        ) as sink:  # holds the secret key
-            sink.write(settings)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
+            sink.write(json.dumps(worker_config(self.config)))
         self._process = subprocess.Popen(
             [sys.executable, str(ROOT / "app.py"), "--worker", str(self.config_path)],
             cwd=ROOT,
-            stdin=subprocess.PIPE,
+            stdin=subprocess.PIPE,  # its end of file: this process is gone
+            stdout=sys.stderr.fileno(),  # stdout is the CLI's results document
         )
         log.info("worker process %d started", self._process.pid)
 
     def _supervise(self) -> None:
         failures = 0
-        while True:
+        while not self._stopping:
             process = self._process
-            if process is None:
-                return
+            if process is None:  # another process supervises: wait for the lock
+                self._wake.wait(TAKEOVER_S)
+                with self._lock:
+                    if not self._stopping and self._take_lock():
+                        self._spawn()
+                continue
             code = process.wait()
             if process.stdin is not None:
                 process.stdin.close()
-            with self._lock:
-                if self._stopping:
-                    return
+            if self._stopping:
+                return
             log.warning("worker process %d ended (%s); restarting", process.pid, code)
-            time.sleep(RESTART_BACKOFF_S[min(failures, len(RESTART_BACKOFF_S) - 1)])
+            self._wake.wait(
+                RESTART_BACKOFF_S[min(failures, len(RESTART_BACKOFF_S) - 1)]
+            )
             failures += 1
             with self._lock:
-                if self._stopping:
-                    return
-                self._spawn()
-                self.restarts += 1
+                if not self._stopping:
+                    self._spawn()
+                    self.restarts += 1
 
     def stop(self) -> None:
-        """End the worker; the chunks it had are taken back by the next
-        start (resume), as after a crash."""
+        """End the worker; what it had is taken back by the next start."""
         with self._lock:
             self._stopping = True
             process = self._process
-        if process is None:
-            return
-        if process.stdin is not None:
-            process.stdin.close()  # end-of-file: the worker stops
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        self._wake.set()
+        if process is not None:
+            if process.stdin is not None:
+                process.stdin.close()  # end of file: the worker exits
+            try:
+                process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._lock_descriptor is not None:  # another process may supervise now
+            os.close(self._lock_descriptor)
+            self._lock_descriptor = None
 
-    stop_embedded = stop  # the name tests and benchmarks call on any queue
 
+def begin(app) -> None:
+    """What a worker does before it consumes: empty the local queue, take
+    back the chunks in flight (their tasks were in that queue or on the
+    worker that died), send what may run, and start the watchdog."""
+    from pipeline import local_broker
 
-def serve(app, stdin=sys.stdin.buffer, poll_s: float = POLL_S) -> None:
-    """The worker process's loop: resume, then hand out pending chunks on
-    every poke and every ``poll_s``, until the web process goes away."""
+    local_broker.purge(app.config["QUEUE_FOLDER"])
     service = app.extensions["runs"]
-    # From the start, not with the first chunk it sends: a restarted worker
-    # with nothing new to send must still take back the chunks the dead one
-    # held (a run once sat "running" for 11 minutes waiting for that).
-    app.extensions["watchdog"].start()
-    app.extensions["resume"]()  # unfinished runs, once (the process lock)
+    service.resume_unfinished()
     service.enqueue()
-    while True:
-        ready, _, _ = select.select([stdin], [], [], poll_s)
-        if ready and not os.read(stdin.fileno(), 4096):
-            break  # end-of-file: the web process stopped or died
-        try:
-            service.enqueue()
-        except Exception:  # a database hiccup must not end the worker
-            log.exception("handing out chunks failed")
+    app.extensions["watchdog"].start()
 
 
-def run(create_app, config_path: str) -> None:
-    """The worker process's entry (``python app.py --worker CONFIG``): a
-    lower priority, the web process's settings, then :func:`serve`."""
+def _exit_at_end_of_file(stdin) -> None:
+    """Exit at once when the app's process is gone, as a crash would: a warm
+    shutdown could run chunks long after nobody supervises them."""
+    while os.read(stdin.fileno(), 4096):
+        pass
+    os._exit(0)
+
+
+def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
+    """The worker process (``python app.py --worker CONFIG``): a lower
+    priority, the app's settings, :func:`begin`, then a Celery worker."""
     os.nice(NICE)
     path = Path(config_path)
     settings = json.loads(path.read_text(encoding="utf-8"))
     path.unlink(missing_ok=True)  # it holds the secret key and the judge's key
-    serve(create_app(settings))
-    # End at once, as a crash would: a warm shutdown would let finishing
-    # tasks hand out more chunks to a queue about to vanish, after the next
-    # start has already taken the unfinished chunks back (resume).
-    os._exit(0)
+    threading.Thread(
+        target=_exit_at_end_of_file, args=(stdin,), name="lifeline", daemon=True
+    ).start()
+    app = create_app({**settings, "EMBEDDED_WORKER": "none"})
+    begin(app)
+    worker = app.extensions["queue"].celery.Worker(
+        pool="threads",
+        concurrency=app.config["EMBEDDED_WORKER_THREADS"],
+        loglevel="WARNING",
+        quiet=True,  # no banner
+        without_heartbeat=True,
+        without_gossip=True,
+        without_mingle=True,
+    )
+    worker.start()
+    os._exit(worker.exitcode or 0)

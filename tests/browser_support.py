@@ -16,11 +16,11 @@ import pytest
 from babel.messages.pofile import read_po
 from werkzeug.serving import make_server
 
-from app import create_app
 from bench.judge_server import ScriptedJudge
 from metrics import registry
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
+from tests.worker_support import create_test_app
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -81,7 +81,7 @@ class Site:
 def served_sample(tmp_path: Path):
     """sample_data.jsonl evaluated by every suite, then served on a port."""
     with ScriptedJudge() as judge:
-        app = create_app(
+        app = create_test_app(
             {
                 **base_config(tmp_path),
                 "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",

@@ -7,7 +7,6 @@ import redis
 from sqlalchemy import create_engine, text
 
 import config
-from app import create_app
 from bench.judge_server import ScriptedJudge
 from store.storage import Storage
 from tests import services
@@ -17,6 +16,7 @@ from tests.pipeline_support import (
     RedisDeployment,
     base_config,
 )
+from tests.worker_support import create_test_app, stop_worker
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def app_factory(tmp_path):
     made = []
 
     def make(**overrides):
-        app = create_app(
+        app = create_test_app(
             {
                 "TESTING": True,
                 "INSTANCE_PATH": str(tmp_path / "instance"),
@@ -36,9 +36,9 @@ def app_factory(tmp_path):
                 "REDIS_URL": None,
                 "JUDGE_API_URL": None,
                 "JUDGE_MODEL": None,
-                # evaluation in this process; tests/test_worker_process.py
-                # covers the default worker process
-                "EMBEDDED_WORKER": "thread",
+                # the Celery worker in this process (tests/worker_support.py);
+                # tests/test_worker_process.py runs the supervised child
+                "EMBEDDED_WORKER": "none",
                 **GENEROUS_RATE_LIMITS,
                 **overrides,
             }
@@ -60,10 +60,8 @@ def stop_embedded(app) -> None:
     for run in storage.unfinished_runs() if storage.ready else ():
         storage.set_status(run.id, "cancelled")
     app.extensions["watchdog"].stop()
-    app.extensions["queue"].stop_embedded()
+    stop_worker(app)
     app.extensions["judge_pool"].shutdown()
-    if "resume" in app.extensions:
-        app.extensions["resume"].close()
 
 
 @pytest.fixture
@@ -135,7 +133,7 @@ def judge_server():
 
 @pytest.fixture
 def embedded_app(tmp_path):
-    app = create_app(
+    app = create_test_app(
         {
             **base_config(tmp_path),
             "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -149,7 +147,7 @@ def embedded_app(tmp_path):
 @pytest.fixture
 def worker_process_app(tmp_path):
     """The embedded default: evaluation in a supervised worker process."""
-    app = create_app(
+    app = create_test_app(
         {
             **base_config(tmp_path),
             "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -187,7 +185,7 @@ def redis_deployment(tmp_path, deployment_env):
         **{name: str(value) for name, value in FAST_JUDGE.items()},
         **deployment_env,
     }
-    app = create_app({**base_config(tmp_path), **config.from_environ(env)})
+    app = create_test_app({**base_config(tmp_path), **config.from_environ(env)})
     app.extensions["storage"].upgrade()  # what `flask db upgrade` does
     deployment = RedisDeployment(app, env, tmp_path / "worker.log")
     deployment.start_worker()

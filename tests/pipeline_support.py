@@ -32,7 +32,9 @@ def base_config(tmp_path) -> dict:
         "RESULTS_FOLDER": str(tmp_path / "results"),
         "JUDGE_API_URL": None,
         "JUDGE_MODEL": None,
-        "EMBEDDED_WORKER": "thread",  # the worker process: tests/test_worker_process.py
+        # the worker in the test's process (tests/worker_support.py); the
+        # supervised child: tests/test_worker_process.py and the drills
+        "EMBEDDED_WORKER": "none",
         **FAST_JUDGE,
         **GENEROUS_RATE_LIMITS,
     }

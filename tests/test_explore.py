@@ -16,12 +16,12 @@ import pytest
 
 import web.explore
 import web.explore_pages
-from app import create_app
 from bench.judge_server import ScriptedJudge
 from store import explore as queries
 from tests import crafted
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
+from tests.worker_support import create_test_app
 from web.explore import snippet
 from web.word_diff import tokenize, word_diff
 
@@ -40,7 +40,7 @@ JUDGED = {"al", "al_style", "al_content", "al_naturalness", "al_personalization"
 def sample_run(tmp_path_factory):
     """sample_data.jsonl through the embedded app, quality and style suites."""
     tmp_path = tmp_path_factory.mktemp("explore")
-    app = create_app(
+    app = create_test_app(
         {
             **base_config(tmp_path),
             "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",

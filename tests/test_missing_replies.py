@@ -48,14 +48,14 @@ def write(path: Path, sessions: list[dict]) -> Path:
 def documents(tmp_path_factory):
     """The complete sample and the one with missing replies, evaluated by
     every suite on one app (a module fixture: two full runs)."""
-    from app import create_app
     from bench.judge_server import ScriptedJudge
     from tests.conftest import stop_embedded
     from tests.pipeline_support import base_config
+    from tests.worker_support import create_test_app
 
     tmp = tmp_path_factory.mktemp("missing")
     with ScriptedJudge() as judge:
-        app = create_app({
+        app = create_test_app({
             **base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
             "REDIS_URL": None,
         })  # fmt: skip

@@ -102,12 +102,12 @@ def visible_ui_text(page: str) -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from app import create_app
     from tests.conftest import stop_embedded
     from tests.pipeline_support import base_config
+    from tests.worker_support import create_test_app
 
     tmp = tmp_path_factory.mktemp("pages")
-    app = create_app(
+    app = create_test_app(
         {**base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
          "REDIS_URL": None, "WATCHDOG_INTERVAL_S": 3600}
     )  # fmt: skip

@@ -1,11 +1,13 @@
-"""Unfinished runs are resumed exactly once per start (pipeline/resume.py)."""
+"""Unfinished runs are resumed when the embedded worker starts
+(pipeline/worker_process.begin) and once per broker lifetime in team mode
+(pipeline/resume.py)."""
 
 from __future__ import annotations
 
 import pytest
 import redis
 
-from pipeline.resume import EPOCH_KEY, BrokerEpoch, EmbeddedResume
+from pipeline.resume import EPOCH_KEY, BrokerEpoch
 from tests import services
 
 RUN = {"file_name": "a.jsonl", "file_sha256": "0" * 64, "upload_id": "u",
@@ -24,31 +26,35 @@ class Counting:
         return len(found)
 
 
-def test_embedded_resume_runs_once_per_process_and_once_per_machine(
-    sqlite_storage, tmp_path
+def test_the_embedded_worker_starts_on_an_empty_queue_and_takes_back_its_work(
+    app_factory, tmp_path
 ):
-    sqlite_storage.create_run(**RUN)
-    first, second = Counting(sqlite_storage), Counting(sqlite_storage)
-    serving = EmbeddedResume(first, tmp_path)
-    other_process = EmbeddedResume(second, tmp_path)  # e.g. a second gunicorn worker
-    assert serving() == 1
-    assert serving() is None  # later requests
-    assert other_process() is None  # the lock file is held by the serving process
-    assert second.calls == []
-    serving.close()
-    assert (
-        EmbeddedResume(second, tmp_path)() == 1
-    )  # after it exits, the next start resumes
+    """What was queued or on a worker that died is sent again, once: the
+    queue is emptied, in-flight chunks go back to pending, then dispatch."""
+    from pathlib import Path
 
+    from pipeline import worker_process
+    from pipeline.runs import RunRequest
+    from tests import crafted
 
-def test_the_app_resumes_on_its_first_request_only(app_factory):
-    app = app_factory()
-    calls = []
-    app.extensions["runs"].resume_unfinished = lambda **kw: calls.append(kw) or 0
-    client = app.test_client()
-    client.get("/")
-    client.get("/")
-    assert calls == [{}]
+    app = app_factory(CHUNK_UNITS=10, RUN_INFLIGHT_CHUNKS=2)
+    service, storage = app.extensions["runs"], app.extensions["storage"]
+    service.start_worker = None  # no worker: the queue is only looked at
+    path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, RunRequest(suites=["quality"]))
+    claimed = storage.claim_chunks(per_run=2, per_client=100)  # then the worker died
+    storage.start_chunk(run.id, claimed[0].chunk)
+    folder = Path(app.config["QUEUE_FOLDER"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "1_stale.celery.msg").write_text("{}")  # its task, never consumed
+    worker_process.begin(app)
+    queued = sorted(p.name for p in folder.glob("*.msg"))
+    assert "1_stale.celery.msg" not in queued and len(queued) == 2
+    states = storage.chunk_states(run.id)
+    assert states["sent"] == 2 and "running" not in states
+    assert app.extensions["watchdog"]._thread.is_alive()
+    app.extensions["watchdog"].stop()
 
 
 @pytest.mark.redis
@@ -69,7 +75,5 @@ def test_team_mode_resumes_once_per_broker_lifetime(sqlite_storage):
 
 def test_web_processes_in_team_mode_check_the_broker_instead_of_resuming(app_factory):
     app = app_factory(REDIS_URL="redis://127.0.0.1:1/0")
-    assert (
-        "resume" not in app.extensions
-    )  # no first-request resume without a worker here
+    assert app.extensions["worker"] is None  # no worker of its own to start
     assert isinstance(app.extensions["runs"].broker_check, BrokerEpoch)

@@ -108,6 +108,7 @@ def _age(storage, run_id, **columns):
 def test_the_watchdog_requeues_lost_chunks_and_the_run_completes(app_factory, tmp_path):
     app = app_factory(CHUNK_UNITS=20, QUEUE_TIMEOUT_S=5.0, CHUNK_STALL_S=5.0)
     storage, service = app.extensions["storage"], app.extensions["runs"]
+    app.extensions["test_worker"].ensure_started()  # a watchdog sweeps beside one
     from pipeline.runs import RunRequest
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(6))
@@ -217,6 +218,7 @@ def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
 ):
     app = app_factory()
     storage = app.extensions["storage"]
+    app.extensions["test_worker"].ensure_started()  # a watchdog sweeps beside one
     from store.uploads import store_upload
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))

@@ -1,17 +1,23 @@
-"""Killing the worker process mid-run under Redis: a new worker completes the
-run and every row exists exactly once (at-least-once delivery + upserts)."""
+"""Killing the worker process mid-run, in both modes (a Celery worker on
+Redis; the embedded default's supervised Celery worker on the local broker):
+a new worker completes the run and every row exists exactly once
+(at-least-once delivery + upserts)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
 
+import config
 from bench.judge_server import ScriptedJudge
 from tests import crafted, workers
-from tests.pipeline_support import submit, wait_for
+from tests.pipeline_support import FAST_JUDGE, base_config, submit, wait_for
+from tests.worker_support import create_test_app, stop_worker
 
-pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 SESSIONS = 12
 ROUNDS = 5
 
@@ -23,6 +29,54 @@ def deployment_env():
     # machine starved of CPU cannot turn a 50 ms reply into an error row
     # (a run of -n 4 beside other work ended "partial" once with 0.5 s).
     return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30"}
+
+
+class Embedded:
+    """The embedded default: the app supervises its worker process, which
+    the supervisor restarts after a kill."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def kill_worker(self) -> None:
+        supervisor = self.app.extensions["worker"]
+        pid, restarts = supervisor.pid, supervisor.restarts
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while supervisor.restarts == restarts or supervisor.pid in (None, pid):
+            assert time.monotonic() < deadline, "the worker was not restarted"
+            time.sleep(0.05)
+
+
+class Redis:
+    """Team mode: a Celery worker on Redis; a new one is started by hand."""
+
+    def __init__(self, deployment):
+        self.app, self.deployment = deployment.app, deployment
+
+    def kill_worker(self) -> None:
+        workers.kill(self.deployment.workers[-1])
+        self.deployment.start_worker()
+
+
+@pytest.fixture(
+    params=["embedded", pytest.param("redis", marks=[pytest.mark.redis,
+                                                     pytest.mark.postgres])]
+)  # fmt: skip
+def deployment(request, tmp_path, deployment_env):
+    if request.param == "redis":
+        yield Redis(request.getfixturevalue("redis_deployment"))
+        return
+    settings = {
+        **base_config(tmp_path), **FAST_JUDGE,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": None,
+        "EMBEDDED_WORKER": "process",
+        **config.from_environ(deployment_env),
+    }  # fmt: skip
+    app = create_test_app(settings)
+    yield Embedded(app)
+    stop_worker(app)
+    app.extensions["storage"].engine.dispose()
 
 
 def sessions() -> list[dict]:
@@ -51,18 +105,17 @@ def wait_for_progress(storage, run_id, fraction, timeout=600.0):
     raise AssertionError("no progress before the kill")
 
 
-def test_killed_worker_run_completes_with_every_row_once(redis_deployment, tmp_path):
-    app = redis_deployment.app
+def test_killed_worker_run_completes_with_every_row_once(deployment, tmp_path):
+    app = deployment.app
     storage = app.extensions["storage"]
     path = crafted.write(tmp_path / "crash.jsonl", sessions())
     with ScriptedJudge(latency=0.05) as judge:
         run_id = submit(app, path, judge, suites=["alignment"])
         before = wait_for_progress(storage, run_id, 0.25)
-        workers.kill(redis_deployment.workers[0])
+        deployment.kill_worker()
         assert storage.get_run(run_id).status == "running"
         assert before.done < before.total
-        redis_deployment.start_worker()
-        document = wait_for(app, run_id, timeout=120)
+        document = wait_for(app, run_id, timeout=600)
     assert document["run"]["status"] == "done"
     keys = [
         (r["session_id"], r["round"], r["method"], r["metric"])
@@ -94,11 +147,11 @@ def drill_sessions() -> list[dict]:
 
 
 def test_three_kills_at_random_points_give_the_undisturbed_results(
-    redis_deployment, tmp_path
+    deployment, tmp_path
 ):
     import random
 
-    app = redis_deployment.app
+    app = deployment.app
     storage = app.extensions["storage"]
     path = crafted.write(tmp_path / "drill.jsonl", drill_sessions())
     rng = random.Random(20261121)
@@ -106,14 +159,13 @@ def test_three_kills_at_random_points_give_the_undisturbed_results(
         undisturbed = wait_for(
             app,
             submit(app, path, judge, suites=["alignment"], use_cache=False),
-            timeout=300,
+            timeout=600,
         )
         run_id = submit(app, path, judge, suites=["alignment"], use_cache=False)
         for kill in range(3):
             wait_for_progress(storage, run_id, (kill + rng.random()) / 4, timeout=300)
-            workers.kill(redis_deployment.workers[-1])
-            redis_deployment.start_worker()
-        document = wait_for(app, run_id, timeout=300)
+            deployment.kill_worker()
+        document = wait_for(app, run_id, timeout=600)
     assert document["run"]["status"] == "done"
     keys = [
         (r["session_id"], r["round"], r["method"], r["metric"])

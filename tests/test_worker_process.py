@@ -1,6 +1,6 @@
-"""Embedded mode's worker process (pipeline/worker_process.py): evaluation
-off the web process, at a lower priority, restarted when it dies, gone
-when the web process goes."""
+"""Embedded mode's worker process (pipeline/worker_process.py): a Celery
+worker on the local broker, off the web process, at a lower priority,
+restarted when it dies, one per instance, gone when the web process goes."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_runs_are_evaluated_in_a_lower_priority_process(worker_process_app, tmp_
     path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
     document = wait_for(app, submit(app, path, None, suites=["quality"]))
     assert document["run"]["status"] == "done" and document["rows"]
-    supervisor = app.extensions["queue"]
+    supervisor = app.extensions["worker"]
     assert supervisor.pid not in (None, os.getpid())
     assert os.getpriority(os.PRIO_PROCESS, supervisor.pid) >= 10
     # the settings (secret key, judge key) reached it without a file left behind
@@ -50,7 +50,7 @@ def test_a_killed_worker_is_restarted_and_the_run_completes(
     judge_server.state.latency = 0.05
     path = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
     run_id = submit(app, path, judge_server, suites=["alignment"])
-    storage, supervisor = app.extensions["storage"], app.extensions["queue"]
+    storage, supervisor = app.extensions["storage"], app.extensions["worker"]
     deadline = time.monotonic() + 600
     while storage.get_run(run_id).done == 0:
         assert time.monotonic() < deadline, "no progress"
@@ -73,8 +73,8 @@ def test_the_worker_ends_when_the_web_process_dies(tmp_path):
         "import os, sys\n"
         "from app import create_app\n"
         f"app = create_app({settings!r})\n"
-        "app.extensions['queue'].ensure_started()\n"
-        "print(app.extensions['queue'].pid, flush=True)\n"
+        "app.extensions['worker'].ensure_started()\n"
+        "print(app.extensions['worker'].pid, flush=True)\n"
         "os._exit(0)\n"  # no clean-up: as a crash or a kill would
     )
     web = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60,
@@ -86,38 +86,59 @@ def test_the_worker_ends_when_the_web_process_dies(tmp_path):
         time.sleep(0.2)
 
 
-def test_the_cli_evaluates_in_its_own_process(app_factory, tmp_path):
+def test_the_cli_evaluate_starts_the_worker_process(app_factory, tmp_path):
     app = app_factory(EMBEDDED_WORKER="process")
-    supervisor = app.extensions["queue"]
+    supervisor = app.extensions["worker"]
     out = tmp_path / "r.json"
     result = app.test_cli_runner().invoke(
         args=["evaluate", str(ROOT / "sample_data.jsonl"), "--suite", "quality",
-              "--out", str(out)]
+              "--out", str(out), "--concurrency", "3"]
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert supervisor.pid is None  # no worker process was started
-    assert app.extensions["queue"] is not supervisor
+    assert supervisor.pid not in (None, os.getpid())
     assert out.stat().st_size > 0
 
 
-@pytest.mark.parametrize("value", ["process", "thread"])
+def test_the_first_request_starts_the_worker(app_factory):
+    app = app_factory(EMBEDDED_WORKER="process")
+    supervisor = app.extensions["worker"]
+    assert supervisor.pid is None  # creating the app starts nothing
+    app.test_client().get("/")
+    assert supervisor.pid is not None
+
+
+def test_one_worker_per_instance_and_the_next_supervisor_takes_over(app_factory):
+    """A second app on the same instance (another gunicorn worker, a CLI
+    command beside the server) starts no second worker; when the first
+    stops, it starts one."""
+    first = app_factory(EMBEDDED_WORKER="process").extensions["worker"]
+    second = app_factory(EMBEDDED_WORKER="process").extensions["worker"]
+    first.ensure_started()
+    second.ensure_started()
+    assert first.pid is not None and second.pid is None
+    first.stop()
+    deadline = time.monotonic() + 120
+    while second.pid is None:
+        assert time.monotonic() < deadline, "no worker took over"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("value", ["process", "none"])
 def test_the_setting_is_read_and_checked(value):
     import config
 
     assert config.from_environ({"EMBEDDED_WORKER": value})["EMBEDDED_WORKER"] == value
     with pytest.raises(config.ConfigError):
-        config.from_environ({"EMBEDDED_WORKER": "fork"})
+        config.from_environ({"EMBEDDED_WORKER": "thread"})
 
 
 def test_the_watchdog_starts_with_the_worker(app_factory):
     """Before any chunk is sent: a restarted worker with nothing new to send
     must still take back what the dead one held."""
-    from pipeline.worker_process import serve
+    from pipeline.worker_process import begin
 
     app = app_factory()
-    read, write = os.pipe()
-    os.close(write)  # end-of-file at once: serve returns after its start
-    with os.fdopen(read, "rb") as stdin:
-        serve(app, stdin=stdin, poll_s=0.01)
+    app.extensions["runs"].start_worker = None
+    begin(app)
     watchdog = app.extensions["watchdog"]
     assert watchdog._thread is not None and watchdog._thread.is_alive()

@@ -1,0 +1,104 @@
+"""Fixed costs of a small run in the embedded default, the worker process
+warm (``python app.py`` starts it at launch): from the upload stored to the
+first judge call, and from the last judge reply to the run's ``done``
+(issue 32: <= 0.3 s and <= 0.5 s). A 2,000-call run (200 sessions x 5
+rounds x 2 methods, alignment), the scripted judge at 50 ms in this
+process, judge concurrency 16; ROUNDS runs, medians. The whole-run wall
+time against the ideal (calls x latency / concurrency) is beside them."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.judge_server import ScriptedJudge
+from tests import crafted
+
+ROUNDS = 3
+LATENCY = 0.05
+CONCURRENCY = 16
+
+
+def _sessions(count: int) -> list[dict]:
+    values = [50, 60, 70, 80, 90]
+    return [
+        crafted.session(
+            f"h{index:03d}",
+            {"Base": [f"{index} b{k}" for k in range(5)],
+             "Ours": [f"{index} {t}" for t in crafted.scores(values, [1] * 5)]},
+        )
+        for index in range(count)
+    ]  # fmt: skip
+
+
+def _app(workdir: Path, judge_url: str):
+    from app import create_app
+
+    return create_app({
+        "SECRET_KEY": "bench", "INSTANCE_PATH": str(workdir / "instance"),
+        "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
+        "UPLOAD_FOLDER": str(workdir / "uploads"),
+        "RESULTS_FOLDER": str(workdir / "results"), "REDIS_URL": None,
+        "JUDGE_API_URL": judge_url, "JUDGE_MODEL": "scripted",
+        "JUDGE_CONCURRENCY": CONCURRENCY,
+    })  # fmt: skip
+
+
+def _one(app, path: Path, judge: ScriptedJudge) -> dict:
+    from pipeline.runs import RunRequest
+
+    storage, service = app.extensions["storage"], app.extensions["runs"]
+    judge.state.first_call_at = judge.state.last_call_at = None
+    request = RunRequest(suites=["alignment"], use_cache=False)
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, request)
+    stored = time.monotonic()
+    service.enqueue(run.id)
+    while (run := storage.get_run(run.id)).status in ("queued", "running"):
+        time.sleep(0.005)
+    final = time.monotonic()
+    calls = run.judge_calls
+    return {
+        "first_call_s": judge.state.first_call_at - stored,
+        "last_call_to_done_s": final - judge.state.last_call_at,
+        "ratio_to_ideal": (final - stored) / (calls * LATENCY / CONCURRENCY),
+        "calls": calls,
+        "status": run.status,
+    }
+
+
+def _warm(app) -> None:
+    """Start the worker and wait until it has taken its first task."""
+    supervisor = app.extensions["worker"]
+    supervisor.ensure_started()
+    while supervisor.pid is None:
+        time.sleep(0.01)
+
+
+def run() -> dict:
+    with tempfile.TemporaryDirectory() as tmp, ScriptedJudge(LATENCY) as judge:
+        workdir = Path(tmp)
+        path = crafted.write(workdir / "handoff.jsonl", _sessions(200))
+        app = _app(workdir, judge.url)
+        try:
+            _warm(app)
+            _one(app, path, judge)  # the worker's first run: imports, pools
+            found = [_one(app, path, judge) for _ in range(ROUNDS)]
+        finally:
+            app.extensions["worker"].stop()
+            app.extensions["storage"].engine.dispose()
+    result: dict[str, object] = {"name": f"hand-off, warm worker (median of {ROUNDS})"}
+    for key in ("first_call_s", "last_call_to_done_s", "ratio_to_ideal"):
+        result[key] = round(statistics.median(r[key] for r in found), 3)
+        result[f"{key}_all"] = [round(r[key], 3) for r in found]
+    result["calls"] = found[0]["calls"]
+    result["statuses"] = sorted({r["status"] for r in found})
+    return result
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))

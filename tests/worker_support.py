@@ -1,0 +1,83 @@
+"""The tests' embedded worker: the same Celery worker the app's worker
+process runs (threads pool, the local broker, ``worker_process.begin``
+first), but in the test's own process, so a test that creates an app per
+case does not pay a process start each time. Most tests use it
+(``EMBEDDED_WORKER=none``); tests/test_worker_process.py and the drills
+run the supervised child the product starts."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pipeline import worker_process
+
+
+class InProcessWorker:
+    """Started once, on the app's first task (as the supervisor does)."""
+
+    def __init__(self, app):
+        self.app = app
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._worker: Any = None  # celery's WorkController (celery ships no types)
+        self._stopping = False
+        self._started = False
+
+    def ensure_started(self) -> None:
+        if self._started or self._stopping:
+            return  # the common case, without the lock: called on every enqueue
+        with self._lock:
+            if self._started or self._stopping:
+                return
+            self._started = True  # begin() enqueues, which calls this again
+            worker_process.begin(self.app)
+            self._worker = self.app.extensions["queue"].celery.WorkController(
+                pool="threads",
+                concurrency=self.app.config["EMBEDDED_WORKER_THREADS"],
+                loglevel="WARNING",
+                without_heartbeat=True,
+                without_gossip=True,
+                without_mingle=True,
+            )
+            self._thread = threading.Thread(
+                target=self._worker.start, name="test-celery-worker", daemon=True
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the worker and wait for its tasks (not under the lock: a task
+        finishing meanwhile may send another)."""
+        with self._lock:
+            worker, thread = self._worker, self._thread
+            self._stopping = True
+        if worker is not None:
+            worker.stop(in_sighandler=False)
+        if thread is not None:
+            thread.join(timeout=10)
+
+
+def attach(app) -> InProcessWorker | None:
+    """Give an embedded app built with ``EMBEDDED_WORKER=none`` its
+    in-process worker, started by its first enqueue."""
+    if app.config.get("REDIS_URL") or app.config["EMBEDDED_WORKER"] != "none":
+        return None
+    worker = app.extensions["test_worker"] = InProcessWorker(app)
+    app.extensions["runs"].start_worker = worker.ensure_started
+    return worker
+
+
+def create_test_app(settings: dict):
+    """``create_app``, with the tests' worker attached when it is embedded."""
+    from app import create_app
+
+    app = create_app(settings)
+    attach(app)
+    return app
+
+
+def stop_worker(app) -> None:
+    """Stop whichever worker this app started (none in team mode)."""
+    for name in ("test_worker", "worker"):
+        if app.extensions.get(name) is not None:
+            app.extensions[name].stop()
