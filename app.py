@@ -8,6 +8,7 @@ web app; ``celery -A app:celery_app worker`` runs a worker against
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 from flask import Flask
@@ -61,23 +62,24 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     watchdog = app.extensions["watchdog"] = Watchdog(
         lambda: Context.of(app), app.config["WATCHDOG_INTERVAL_S"]
     )
-    on_start = [watchdog.start]
     supervisor = None
-    if not queue.is_embedded(app.config):
-        service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
-        on_start.insert(0, service.broker_check)
-    elif app.config["EMBEDDED_WORKER"] == "process":
-        supervisor = WorkerProcess(app.config, instance)
-        app.before_request(supervisor.ensure_started)  # a no-op once it runs
+    if queue.is_embedded(app.config):
+        # a worker on the local broker takes its work back before it consumes
+        on_init, on_ready = partial(worker_process.begin, app), watchdog.start
+        if app.config["EMBEDDED_WORKER"] == "process":
+            supervisor = WorkerProcess(app.config, instance)
+            app.before_request(supervisor.ensure_started)  # a no-op once it runs
+            service.start_worker = supervisor.ensure_started
+    else:
+        epoch = service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
+        on_init, on_ready = None, partial(_ready_on_redis, epoch, watchdog)
     app.extensions["worker"] = supervisor
+    service.queue = queue.init_app(app, on_init, on_ready)
 
-    def worker_ready() -> None:
-        for start in on_start:
-            start()
 
-    service.queue = queue.init_app(app, on_worker_ready=worker_ready)
-    if supervisor is not None:
-        service.start_worker = supervisor.ensure_started
+def _ready_on_redis(epoch: BrokerEpoch, watchdog: Watchdog) -> None:
+    epoch()  # resume if the broker lost its tasks
+    watchdog.start()
 
 
 app = create_app()

@@ -82,10 +82,16 @@ class Queue:
         self.celery.send_task(task_name, args=list(args))
 
 
-def make_celery(app, on_worker_ready: Callable | None = None):
-    """The Celery app: tasks run inside the Flask app's context."""
+def make_celery(
+    app,
+    on_worker_init: Callable | None = None,
+    on_worker_ready: Callable | None = None,
+):
+    """The Celery app: tasks run inside the Flask app's context.
+    ``on_worker_init`` runs when a worker of it is built, before it consumes;
+    ``on_worker_ready`` once it consumes."""
     from celery import Celery, Task
-    from celery.signals import worker_ready
+    from celery.signals import worker_init, worker_ready
 
     class FlaskTask(Task):
         def __call__(self, *args, **kwargs):
@@ -98,14 +104,12 @@ def make_celery(app, on_worker_ready: Callable | None = None):
     celery_app.config_from_object(celery_settings(app.config))
     celery_app.set_default()  # without it a threads-pool worker never runs tasks
 
-    if on_worker_ready is not None:
-        # The signal is global: answer only this app's worker (tests hold
-        # several apps in one process).
-        def ready(sender=None, **_kwargs) -> None:
-            if getattr(sender, "app", None) is celery_app:
-                on_worker_ready()
-
-        worker_ready.connect(ready, weak=False)
+    # The signals are global: answer only this app's workers (tests hold
+    # several apps in one process).
+    for signal, receiver in ((worker_init, on_worker_init),
+                             (worker_ready, on_worker_ready)):  # fmt: skip
+        if receiver is not None:
+            signal.connect(_for_app(celery_app, receiver), weak=False)
     if app.config["LOG_FORMAT"] == "json":
         # A worker would replace the root handlers with its own text format;
         # with a receiver connected it leaves logging as the app set it.
@@ -115,7 +119,19 @@ def make_celery(app, on_worker_ready: Callable | None = None):
     return celery_app
 
 
-def init_app(app, on_worker_ready: Callable | None = None) -> Queue:
-    queue = Queue(lambda: make_celery(app, on_worker_ready))
+def _for_app(celery_app, receiver: Callable[[], None]) -> Callable:
+    def receive(sender=None, **_kwargs) -> None:
+        if getattr(sender, "app", None) is celery_app:
+            receiver()
+
+    return receive
+
+
+def init_app(
+    app,
+    on_worker_init: Callable | None = None,
+    on_worker_ready: Callable | None = None,
+) -> Queue:
+    queue = Queue(lambda: make_celery(app, on_worker_init, on_worker_ready))
     app.extensions["queue"] = queue
     return queue

@@ -110,7 +110,7 @@ class WorkerProcess:
             [sys.executable, str(ROOT / "app.py"), "--worker", str(self.config_path)],
             cwd=ROOT,
             stdin=subprocess.PIPE,  # its end of file: this process is gone
-            stdout=sys.stderr.fileno(),  # stdout is the CLI's results document
+            stdout=2,  # onto our stderr: our stdout is the CLI's results document
         )
         log.info("worker process %d started", self._process.pid)
 
@@ -159,7 +159,8 @@ class WorkerProcess:
 
 
 def begin(app) -> None:
-    """What a worker does before it consumes: empty the local queue, take
+    """What a worker on the local broker does before it consumes (Celery's
+    ``worker_init``, however the worker was started): empty the queue, take
     back the chunks in flight (their tasks were in that queue or on the
     worker that died), send what may run, and start the watchdog."""
     from pipeline import local_broker
@@ -181,7 +182,8 @@ def _exit_at_end_of_file(stdin) -> None:
 
 def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
     """The worker process (``python app.py --worker CONFIG``): a lower
-    priority, the app's settings, :func:`begin`, then a Celery worker."""
+    priority, the app's settings, then a Celery worker (:func:`begin` runs
+    when it is built)."""
     os.nice(NICE)
     path = Path(config_path)
     settings = json.loads(path.read_text(encoding="utf-8"))
@@ -190,7 +192,6 @@ def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
         target=_exit_at_end_of_file, args=(stdin,), name="lifeline", daemon=True
     ).start()
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
-    begin(app)
     worker = app.extensions["queue"].celery.Worker(
         pool="threads",
         concurrency=app.config["EMBEDDED_WORKER_THREADS"],

@@ -1,6 +1,6 @@
 """The tests' embedded worker: the same Celery worker the app's worker
-process runs (threads pool, the local broker, ``worker_process.begin``
-first), but in the test's own process, so a test that creates an app per
+process runs (threads pool, the local broker, ``worker_process.begin`` when
+it is built), but in the test's own process, so a test that creates an app per
 case does not pay a process start each time. Most tests use it
 (``EMBEDDED_WORKER=none``); tests/test_worker_process.py and the drills
 run the supervised child the product starts."""
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import threading
 from typing import Any
-
-from pipeline import worker_process
 
 
 class InProcessWorker:
@@ -31,7 +29,7 @@ class InProcessWorker:
             if self._started or self._stopping:
                 return
             self._started = True  # begin() enqueues, which calls this again
-            worker_process.begin(self.app)
+            # built: worker_init runs worker_process.begin (purge, resume)
             self._worker = self.app.extensions["queue"].celery.WorkController(
                 pool="threads",
                 concurrency=self.app.config["EMBEDDED_WORKER_THREADS"],
