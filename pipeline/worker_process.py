@@ -29,12 +29,14 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 NICE = 10  # lower CPU priority than the web process
 RESTART_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
+STEADY_S = 60.0  # a worker that lived this long restarts without back-off growth
 TAKEOVER_S = 5.0  # a process without the lock checks this often for it
 STOP_TIMEOUT_S = 15.0
 
@@ -124,12 +126,15 @@ class WorkerProcess:
                     if not self._stopping and self._take_lock():
                         self._spawn()
                 continue
+            started = time.monotonic()
             code = process.wait()
             if process.stdin is not None:
                 process.stdin.close()
             if self._stopping:
                 return
             log.warning("worker process %d ended (%s); restarting", process.pid, code)
+            if time.monotonic() - started > STEADY_S:
+                failures = 0  # it had been running: not a crash loop
             self._wake.wait(
                 RESTART_BACKOFF_S[min(failures, len(RESTART_BACKOFF_S) - 1)]
             )

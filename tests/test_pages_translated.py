@@ -111,9 +111,6 @@ def site(tmp_path_factory):
         {**base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
          "REDIS_URL": None, "WATCHDOG_INTERVAL_S": 3600}
     )  # fmt: skip
-    # The start-up resume runs on the first request: before the runs exist,
-    # or it would plan and evaluate the hand-made "running" run below.
-    app.test_client().get("/")
     with ScriptedJudge() as judge:
         run_id = submit(app, SAMPLE, judge)
         wait_for(app, run_id)
@@ -127,7 +124,9 @@ def site(tmp_path_factory):
     run = storage.get_run(run_id)
     first = storage.sessions_page(run.id, 0, 1)[0]
     storage.upsert_rows(every_note_row(run.id, first, run.methods[0]))
-    stop_embedded(app)  # the run below stays "running": only its page is shown
+    # The worker stays up (comparisons need it): it resumed when it started,
+    # its watchdog sweeps hourly, and the run below has no chunks to send,
+    # so it stays "running" and only its page is shown.
     running = storage.create_run(
         file_name="x.jsonl", file_sha256="0" * 64, upload_id=run.upload_id, sessions=1, rounds=1,
         methods=["A"], suites=["quality"], status=RunStatus.RUNNING, total=10,
@@ -135,6 +134,7 @@ def site(tmp_path_factory):
     app.config["WORKSPACE"] = space  # read by pages()
     app.config["OTHER_RUN"] = storage.get_run(other_id)
     yield app, storage.get_run(run.id), first, running
+    stop_embedded(app)
     storage.engine.dispose()
 
 

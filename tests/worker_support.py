@@ -45,14 +45,20 @@ class InProcessWorker:
 
     def stop(self) -> None:
         """Stop the worker and wait for its tasks (not under the lock: a task
-        finishing meanwhile may send another)."""
+        finishing meanwhile may send another). A later enqueue starts a new
+        one, which takes back what this one left, as after a restart."""
         with self._lock:
             worker, thread = self._worker, self._thread
             self._stopping = True
-        if worker is not None:
-            worker.stop(in_sighandler=False)
-        if thread is not None:
-            thread.join(timeout=10)
+        try:
+            if worker is not None:
+                worker.stop(in_sighandler=False)
+            if thread is not None:
+                thread.join(timeout=10)
+        finally:
+            with self._lock:
+                self._worker = self._thread = None
+                self._started = self._stopping = False
 
 
 def attach(app) -> InProcessWorker | None:
