@@ -13,6 +13,7 @@ from bench import (
     bounds_drill,
     cost_drill,
     dashboard,
+    handoff,
     judge_orchestration,
     load,
     pairwise,
@@ -33,6 +34,7 @@ BENCHMARKS = {
     "pairwise": pairwise.run,
     "bounds_drill": bounds_drill.run,
     "startup": startup.run,
+    "handoff": handoff.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

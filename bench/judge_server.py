@@ -86,14 +86,14 @@ class JudgeState:
         self.max_in_flight = 0
         self.max_prompt_chars = 0
         self.models: Counter[str] = Counter()
-        # time.monotonic() when the first call came and the latest one was
-        # answered (bench/handoff.py)
+        # time.time() when the first call came and the latest one was
+        # answered (bench/handoff.py: compared with the run's timestamps)
         self.first_call_at: float | None = None
         self.last_call_at: float | None = None
         self.reported = judge_wire.Reported()  # usage sent, per model
 
     def enter(self, model: str, prompt: str) -> None:
-        now = time.monotonic()
+        now = time.time()
         with self.lock:
             self.first_call_at = self.first_call_at or now
             self.in_flight += 1
@@ -102,7 +102,7 @@ class JudgeState:
             self.models[model] += 1
 
     def leave(self) -> None:
-        now = time.monotonic()
+        now = time.time()
         with self.lock:
             self.last_call_at = now  # its reply is on its way
             self.in_flight -= 1
