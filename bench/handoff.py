@@ -52,13 +52,15 @@ def _one(app, path: Path, judge: ScriptedJudge) -> dict:
     storage, service = app.extensions["storage"], app.extensions["runs"]
     judge.state.first_call_at = judge.state.last_call_at = None
     request = RunRequest(suites=["alignment"], use_cache=False)
+    # from before the upload is stored: a worker finishing another run's
+    # chunk may claim this run's first chunks before create() returns
+    stored = time.time()
     with path.open("rb") as stream:
         run = service.create(stream, path.name, request)
-    stored = time.time()
     service.enqueue(run.id)
     while (run := storage.get_run(run.id)).status in ("queued", "running"):
-        time.sleep(0.005)
-    final = time.time()
+        time.sleep(0.05)  # the run's own timestamps say when it ended
+    final = run.finished_at.timestamp()
     calls, last_call = run.judge_calls, judge.state.last_call_at
     return {
         "first_call_s": judge.state.first_call_at - stored,

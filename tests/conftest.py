@@ -13,6 +13,8 @@ from tests import services
 from tests.pipeline_support import (
     FAST_JUDGE,
     GENEROUS_RATE_LIMITS,
+    Embedded,
+    Redis,
     RedisDeployment,
     base_config,
 )
@@ -195,6 +197,28 @@ def redis_deployment(tmp_path, deployment_env):
     with admin.begin() as conn:
         conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+
+
+@pytest.fixture(
+    params=["embedded", pytest.param("redis", marks=[pytest.mark.redis,
+                                                     pytest.mark.postgres])]
+)  # fmt: skip
+def deployment(request, tmp_path, deployment_env):
+    """The drills' two modes: the embedded default's supervised Celery
+    worker on the local broker, and a Celery worker on Redis."""
+    if request.param == "redis":
+        yield Redis(request.getfixturevalue("redis_deployment"))
+        return
+    settings = {
+        **base_config(tmp_path), **FAST_JUDGE,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": None,
+        "EMBEDDED_WORKER": "process",
+        **config.from_environ(deployment_env),
+    }  # fmt: skip
+    app = create_test_app(settings)
+    yield Embedded(app)
+    stop_worker(app)
+    app.extensions["storage"].engine.dispose()
 
 
 @pytest.fixture(

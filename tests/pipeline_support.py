@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 from pipeline.runs import RunRequest
@@ -52,6 +54,34 @@ class RedisDeployment:
     def stop_all(self):
         for process in self.workers:
             workers.stop(process)
+
+
+class Embedded:
+    """The embedded default: the app supervises its worker process, which
+    the supervisor restarts after a kill."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def kill_worker(self) -> None:
+        supervisor = self.app.extensions["worker"]
+        pid, restarts = supervisor.pid, supervisor.restarts
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while supervisor.restarts == restarts or supervisor.pid in (None, pid):
+            assert time.monotonic() < deadline, "the worker was not restarted"
+            time.sleep(0.05)
+
+
+class Redis:
+    """Team mode: a Celery worker on Redis; a new one is started by hand."""
+
+    def __init__(self, deployment):
+        self.app, self.deployment = deployment.app, deployment
+
+    def kill_worker(self) -> None:
+        workers.kill(self.deployment.workers[-1])
+        self.deployment.start_worker()
 
 
 def submit(app, path, judge, **options):

@@ -5,11 +5,13 @@ re-asks the judge for exactly those items."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from bench.judge_server import ScriptedJudge
 from tests import crafted
+from tests.pipeline_support import submit, wait_for
 from tests.test_api import results_of, upload, wait_final
 
 pytestmark = pytest.mark.slow
@@ -20,28 +22,36 @@ def alignment_rows(document, **match):
     return [r for r in rows if all(r[k] == v for k, v in match.items())]
 
 
-def test_outage_within_the_retry_budget_is_absorbed(app_factory, tmp_path):
+@pytest.fixture
+def deployment_env():
+    # Retry-After: 1 s, four retries: the budget outlasts the 1.5 s outage;
+    # no call is meant to time out (a starved machine must not make one)
+    return {"JUDGE_MAX_RETRIES": "4", "JUDGE_CONCURRENCY": "8", "JUDGE_TIMEOUT_S": "30"}
+
+
+def _end_outage_after_it_is_seen(judge, seconds: float) -> None:
+    """Clear the outage ``seconds`` after its first refusal: the drill
+    exercises it however long the worker takes to start."""
+    deadline = time.monotonic() + 600
+    while judge.state.calls == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(seconds)
+    judge.state.outage_status = None
+
+
+def test_outage_within_the_retry_budget_is_absorbed(deployment, tmp_path):
+    """In both modes: the embedded default's worker process, a worker on Redis."""
+    app = deployment.app
     path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
     with ScriptedJudge() as judge:
-        app = app_factory(
-            JUDGE_API_URL=judge.url,
-            JUDGE_MODEL="scripted",
-            JUDGE_MAX_RETRIES=4,
-            JUDGE_CONCURRENCY=8,
-        )
-        client = app.test_client()
         judge.state.outage_status = 503  # every call: 503 with Retry-After: 1
-        threading.Timer(
-            1.5, lambda: setattr(judge.state, "outage_status", None)
-        ).start()
-        # the uploader's manage token: it may ask for a retry
-        token = upload(client, path.read_bytes(), suites="alignment").get_json()[
-            "manage_token"
-        ]
-        body = wait_final(client, token, timeout=120)
-    assert body["status"] == "done"
-    assert {r["status"] for r in alignment_rows(body["results"])} == {"ok"}
-    assert body["results"]["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
+        ender = threading.Thread(target=_end_outage_after_it_is_seen, args=(judge, 1.5))
+        ender.start()
+        document = wait_for(app, submit(app, path, judge, suites=["alignment"]))
+        ender.join()
+    assert document["run"]["status"] == "done"
+    assert {r["status"] for r in alignment_rows(document)} == {"ok"}
+    assert document["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
 
 
 def test_failures_beyond_the_budget_then_retry_failed_rows(app_factory, tmp_path):

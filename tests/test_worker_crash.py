@@ -5,17 +5,13 @@ a new worker completes the run and every row exists exactly once
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import pytest
 
-import config
 from bench.judge_server import ScriptedJudge
-from tests import crafted, workers
-from tests.pipeline_support import FAST_JUDGE, base_config, submit, wait_for
-from tests.worker_support import create_test_app, stop_worker
+from tests import crafted
+from tests.pipeline_support import submit, wait_for
 
 pytestmark = pytest.mark.slow
 SESSIONS = 12
@@ -29,54 +25,6 @@ def deployment_env():
     # machine starved of CPU cannot turn a 50 ms reply into an error row
     # (a run of -n 4 beside other work ended "partial" once with 0.5 s).
     return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30"}
-
-
-class Embedded:
-    """The embedded default: the app supervises its worker process, which
-    the supervisor restarts after a kill."""
-
-    def __init__(self, app):
-        self.app = app
-
-    def kill_worker(self) -> None:
-        supervisor = self.app.extensions["worker"]
-        pid, restarts = supervisor.pid, supervisor.restarts
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 120
-        while supervisor.restarts == restarts or supervisor.pid in (None, pid):
-            assert time.monotonic() < deadline, "the worker was not restarted"
-            time.sleep(0.05)
-
-
-class Redis:
-    """Team mode: a Celery worker on Redis; a new one is started by hand."""
-
-    def __init__(self, deployment):
-        self.app, self.deployment = deployment.app, deployment
-
-    def kill_worker(self) -> None:
-        workers.kill(self.deployment.workers[-1])
-        self.deployment.start_worker()
-
-
-@pytest.fixture(
-    params=["embedded", pytest.param("redis", marks=[pytest.mark.redis,
-                                                     pytest.mark.postgres])]
-)  # fmt: skip
-def deployment(request, tmp_path, deployment_env):
-    if request.param == "redis":
-        yield Redis(request.getfixturevalue("redis_deployment"))
-        return
-    settings = {
-        **base_config(tmp_path), **FAST_JUDGE,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": None,
-        "EMBEDDED_WORKER": "process",
-        **config.from_environ(deployment_env),
-    }  # fmt: skip
-    app = create_test_app(settings)
-    yield Embedded(app)
-    stop_worker(app)
-    app.extensions["storage"].engine.dispose()
 
 
 def sessions() -> list[dict]:
