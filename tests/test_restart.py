@@ -16,7 +16,7 @@ from tests import crafted
 from tests.pipeline_support import wait_for
 from tests.test_worker_crash import sessions
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # a nice-10 worker
 ROOT = Path(__file__).resolve().parents[1]
 
 FIRST_LIFE = """
