@@ -1,6 +1,7 @@
 """LLM judge client for any OpenAI-compatible ``/chat/completions`` API.
 
-* One ``requests.Session`` per thread, explicit (connect, read) timeouts.
+* One pool of keep-alive connections per judge host for the process
+  (urllib3, `judge_client/transport.py`), explicit (connect, read) timeouts.
 * Bounded retries on 408/409/429/5xx and network errors, honouring
   ``Retry-After``, else jittered exponential backoff; other 4xx fail at once.
 * Content-addressed cache of successful parses only: a re-run of the same

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bench import (
     bounds_drill,
+    client_cpu,
     cost_drill,
     dashboard,
     handoff,
@@ -35,6 +36,7 @@ BENCHMARKS = {
     "bounds_drill": bounds_drill.run,
     "startup": startup.run,
     "handoff": handoff.run,
+    "client_cpu": client_cpu.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
