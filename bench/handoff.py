@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.judge_orchestration import warm_worker
 from bench.judge_server import ScriptedJudge
 from tests import crafted
 
@@ -74,21 +75,13 @@ def _one(app, path: Path, judge: ScriptedJudge) -> dict:
     }
 
 
-def _warm(app) -> None:
-    """Start the worker and wait until it has taken its first task."""
-    supervisor = app.extensions["worker"]
-    supervisor.ensure_started()
-    while supervisor.pid is None:
-        time.sleep(0.01)
-
-
 def run() -> dict:
     with tempfile.TemporaryDirectory() as tmp, ScriptedJudge(LATENCY) as judge:
         workdir = Path(tmp)
         path = crafted.write(workdir / "handoff.jsonl", _sessions(100))
         app = _app(workdir, judge.url)
         try:
-            _warm(app)
+            warm_worker(app)
             _one(app, path, judge)  # the worker's first run: imports, pools
             found = [_one(app, path, judge) for _ in range(ROUNDS)]
         finally:

@@ -42,19 +42,29 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # -- the scripted judge, in its own process ----------------------------------
 
 
-def serve_judge(latency: float) -> None:
+def serve_judge(latency: float, record_to: str | None = None) -> None:
     """Child process: the scripted judge. Prints its URL, then its total call
-    count once per line read from stdin."""
+    count once per line read from stdin. ``record_to``: a file that gets
+    every request body, one a line."""
     from bench.judge_server import ScriptedJudge
 
     with ScriptedJudge(latency) as judge:
+        if record_to:
+            judge.state.record_to = open(record_to, "ab", buffering=1 << 20)  # noqa: SIM115
         print(judge.url, flush=True)
         for _ in sys.stdin:
+            if judge.state.record_to:
+                judge.state.record_to.flush()
             print(judge.state.calls, flush=True)
 
 
-def start_judge(latency: float) -> tuple[subprocess.Popen, str]:
-    code = f"from bench.judge_orchestration import serve_judge; serve_judge({latency})"
+def start_judge(
+    latency: float, record_to: str | None = None
+) -> tuple[subprocess.Popen, str]:
+    code = (
+        "from bench.judge_orchestration import serve_judge; "
+        f"serve_judge({latency}, {record_to!r})"
+    )
     process = subprocess.Popen(
         [sys.executable, "-c", code],
         cwd=ROOT,
@@ -189,10 +199,12 @@ def embedded(data: Path, judge, url: str, latency: float, concurrency: int) -> d
     with tempfile.TemporaryDirectory() as tmp:
         app = make_app(Path(tmp), concurrency)
         try:
+            worker = warm_worker(app)  # started as `python app.py` starts it
+            pids = {"judge": [judge.pid], "bench": [os.getpid()], "worker": [worker]}
             calls_before = judge_server_calls(judge)
-            before = cpu_snapshot({"judge": [judge.pid], "bench": [os.getpid()]})
+            before = cpu_snapshot(pids)
             wall, chunks_s, run = timed_run(app, data, url)
-            after = cpu_snapshot({"judge": [judge.pid], "bench": [os.getpid()]})
+            after = cpu_snapshot(pids)
             served = judge_server_calls(judge) - calls_before
             ideal = run.judge_calls * latency / concurrency
             result = figures(prefix, wall, chunks_s, run, ideal)
@@ -204,6 +216,15 @@ def embedded(data: Path, judge, url: str, latency: float, concurrency: int) -> d
             app.extensions["worker"].stop()
             app.extensions["storage"].engine.dispose()
     return result
+
+
+def warm_worker(app) -> int:
+    """Start the app's worker process; its pid once it runs."""
+    supervisor = app.extensions["worker"]
+    supervisor.ensure_started()
+    while supervisor.pid is None:
+        time.sleep(0.01)
+    return supervisor.pid
 
 
 def rerun(app, data: Path, url: str, first_s: float, prefix: str) -> dict:

@@ -91,6 +91,12 @@ class JudgeState:
         self.first_call_at: float | None = None
         self.last_call_at: float | None = None
         self.reported = judge_wire.Reported()  # usage sent, per model
+        self.record_to = None  # a binary file: every request body, one a line
+
+    def record(self, body: bytes) -> None:
+        if self.record_to is not None:
+            with self.lock:
+                self.record_to.write(body + b"\n")
 
     def enter(self, model: str, prompt: str) -> None:
         now = time.time()
@@ -215,7 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.state.record(raw)  # (bench/floor.py replays them)
+        body = json.loads(raw)
         # The first user message holds the request; later ones are re-asks.
         prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
         model = str(body.get("model"))

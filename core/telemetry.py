@@ -2,8 +2,9 @@
 exposes them with the figures read from the database, web/prometheus.py).
 
 Only what happens inside one process is counted here: judge call latency
-and failures (in the process that calls the judge) and server errors (in
-the process that serves pages). Figures every process shares (runs by
+and failures (in the process that calls the judge), finalize requests (in
+the worker that got them) and server errors (in the process that serves
+pages). Figures every process shares (runs by
 status, judge calls, cache hits, queued chunks) are read from the database
 at scrape time instead, so they are right whichever process did the work.
 
@@ -28,4 +29,11 @@ JUDGE_FAILURES = Counter(
 HTTP_ERRORS = Counter(
     "personasteer_http_server_errors",
     "Requests answered with a 5xx status.",
+)
+FINALIZE_REQUESTS = Counter(
+    "personasteer_finalize_requests",
+    "Requests to finalize a run, by outcome: aggregated (this worker took the"
+    " run's claim and aggregated it), claimed (another holds the claim), ended"
+    " (the run had already ended). Each run is aggregated once.",
+    ["outcome"],
 )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import dataset
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
+from core.telemetry import FINALIZE_REQUESTS
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
@@ -258,11 +259,14 @@ def finalize(storage, run_id: str, config: dict) -> None:
         interim.summarize_cancelled(storage, run, config)
         return
     if run is None or run.status not in ACTIVE_RUN:
+        FINALIZE_REQUESTS.labels("ended").inc()
         return
     # the last chunks and the watchdog may all ask: one worker aggregates
     stale = utcnow() - timedelta(seconds=FINALIZE_STALE_S)
     if not storage.claim_finalize(run_id, stale_before=stale):
+        FINALIZE_REQUESTS.labels("claimed").inc()
         return
+    FINALIZE_REQUESTS.labels("aggregated").inc()
     try:
         with _beating(storage, run_id):
             aggregates = interim.aggregate_stored(
