@@ -14,6 +14,7 @@ from bench import (
     client_cpu,
     cost_drill,
     dashboard,
+    floor,
     handoff,
     judge_orchestration,
     load,
@@ -37,6 +38,7 @@ BENCHMARKS = {
     "startup": startup.run,
     "handoff": handoff.run,
     "client_cpu": client_cpu.run,
+    "floor": floor.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

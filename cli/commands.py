@@ -275,7 +275,7 @@ def _submit(path: Path, request: RunRequest):
         fail(f"the database cannot be reached: {type(exc).__name__}", FAILED)
 
 
-def _wait_with_progress(run_id: str, poll_s: float = 0.2):
+def _wait_with_progress(run_id: str, poll_s: float = 0.05):
     storage = current_app.extensions["storage"]
     run = storage.get_run(run_id)
     with click.progressbar(

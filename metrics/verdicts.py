@@ -26,6 +26,7 @@ choice between replies. Then:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -199,6 +200,7 @@ def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> di
     return found
 
 
+@functools.cache  # a suite has a handful of parts; each reply reads all
 def _part_pattern(words: tuple[str, ...]) -> re.Pattern:
     names = "|".join(re.escape(word) for word in words)
     return re.compile(

@@ -56,8 +56,8 @@ def dispatch(storage, config: dict, send: Send) -> int:
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
     )
-    for chunk in claimed:
-        send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk)
+    for chunk in claimed:  # a task of an earlier send of it is then void
+        send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk, chunk.attempts)
     stale = utcnow() - timedelta(seconds=config["COMPARE_STALE_S"])
     for key in storage.claim_comparisons(sent_before=stale):
         send(COMPARE_RUNS, key)

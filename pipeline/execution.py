@@ -65,13 +65,17 @@ def _active(storage, run_id: str):
     return run if run is not None and run.status in ACTIVE_RUN else None
 
 
-def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
-    """Score one chunk and store its rows; then hand out the next chunks."""
+def evaluate_chunk(
+    ctx: Context, run_id: str, chunk_index: int, attempt: int | None = None
+) -> None:
+    """Score one chunk and store its rows; then hand out the next chunks.
+    ``attempt``: the send this task is from; a task of an earlier send (the
+    chunk was taken back and sent again meanwhile) does nothing."""
     storage = ctx.storage
     run = _active(storage, run_id)
-    chunk = storage.start_chunk(run_id, chunk_index) if run else None
+    chunk = storage.start_chunk(run_id, chunk_index, attempt) if run else None
     if run is None or chunk is None:
-        return  # cancelled, final, or a chunk already counted
+        return  # cancelled, final, a chunk already counted, or sent again
     try:
         _score(ctx, run, chunk)
     except Cancelled:

@@ -16,10 +16,12 @@ def context() -> execution.Context:
 
 
 @shared_task(name=EVALUATE_CHUNK)
-def evaluate_chunk(run_id: str, chunk: int, *_byte_range) -> None:
-    """One chunk of a run. (Tasks queued by the first release also carried
-    the chunk's byte range; the chunk's row holds it now.)"""
-    execution.evaluate_chunk(context(), run_id, chunk)
+def evaluate_chunk(run_id: str, chunk: int, *sent) -> None:
+    """One chunk of a run, as sent for its ``attempt`` (``sent``: the
+    attempt; tasks queued by the first release carried the chunk's byte
+    range instead, which the chunk's row holds now)."""
+    attempt = sent[0] if len(sent) == 1 else None
+    execution.evaluate_chunk(context(), run_id, chunk, attempt)
 
 
 @shared_task(name=FINALIZE_RUN)

@@ -94,13 +94,18 @@ class ChunkQueries:
             )
             return _mark_sent(conn, picked)
 
-    def start_chunk(self, run_id: str, chunk: int) -> Chunk | None:
+    def start_chunk(
+        self, run_id: str, chunk: int, attempt: int | None = None
+    ) -> Chunk | None:
         """Mark a chunk ``running``; None when it is finished already (a
-        redelivered task) or unknown."""
+        redelivered task), unknown, or sent again since the task's
+        ``attempt`` (a restarting worker took back a chunk whose task
+        another process had just queued: two tasks, one to run)."""
+        sent_for = [] if attempt is None else [RunChunk.attempts == attempt]
         stmt = (
             update(RunChunk)
             .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state.not_in(FINISHED))
+                   RunChunk.state.not_in(FINISHED), *sent_for)
             .values(state=ChunkState.RUNNING.value, beat_at=utcnow())
             .returning(RunChunk.start, RunChunk.end, RunChunk.units, RunChunk.attempts)
         )  # fmt: skip

@@ -57,6 +57,36 @@ def test_the_embedded_worker_starts_on_an_empty_queue_and_takes_back_its_work(
     app.extensions["watchdog"].stop()
 
 
+def test_a_task_queued_while_the_worker_took_its_chunk_back_runs_once(
+    app_factory, tmp_path
+):
+    """The CLI starts the worker and sends a run's chunks while the worker
+    starts: its start takes them back and sends them again, so each chunk has
+    two tasks queued. The one of the earlier send does nothing (found when
+    every judge call of a first CLI run was made twice)."""
+    from pipeline import dispatch, execution
+    from pipeline.names import EVALUATE_CHUNK
+    from pipeline.runs import RunRequest
+    from tests import crafted
+
+    app = app_factory(CHUNK_UNITS=1000)
+    service, storage = app.extensions["runs"], app.extensions["storage"]
+    path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
+    with path.open("rb") as stream:
+        run = service.create(stream, path.name, RunRequest(suites=["quality"]))
+    sent: list[tuple] = []
+    ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
+    dispatch.dispatch(storage, app.config, ctx.send)  # the CLI's send
+    storage.requeue_in_flight(run.id)  # the worker's start takes it back
+    dispatch.dispatch(storage, app.config, ctx.send)  # and sends it again
+    first, second = [task for task in sent if task[0] == EVALUATE_CHUNK]
+    assert (first[2], first[3], second[3]) == (0, 1, 2)
+    execution.evaluate_chunk(ctx, *first[1:])  # void: sent again since
+    assert storage.chunk_states(run.id) == {"sent": 1}
+    execution.evaluate_chunk(ctx, *second[1:])
+    assert storage.chunk_states(run.id) == {"done": 1}
+
+
 @pytest.mark.redis
 def test_team_mode_resumes_once_per_broker_lifetime(sqlite_storage):
     services.require("Redis", "127.0.0.1", 6379)
