@@ -105,7 +105,7 @@ class JudgeClient:
         self.url = f"{config.base_url.rstrip('/')}/chat/completions"
         self._transport = transport
         # the process's keep-alive connections to this judge's host
-        self._manager = transport.manager_for(self.url, config.concurrency)
+        self._opener = transport.opener_for(self.url, config.concurrency)
         self._headers = {"Content-Type": "application/json"}
         if config.api_key:
             self._headers["Authorization"] = f"Bearer {config.api_key}"
@@ -175,7 +175,7 @@ class JudgeClient:
         deadline = started + self.config.deadline_s
         try:
             response = transport.post(
-                self._manager, self.url, payload, self._headers, self._timeouts
+                *self._opener, payload, self._headers, self._timeouts
             )
             with self._reading_lock:
                 self._reading.add(response)

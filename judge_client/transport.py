@@ -64,15 +64,28 @@ def _manager(scheme: str, host: str | None, size: int) -> urllib3.PoolManager:
     return urllib3.PoolManager(maxsize=size, block=False, retries=False)
 
 
+def opener_for(url: str, size: int) -> tuple:
+    """(what to call ``urlopen`` on, what to ask it for): the host's
+    connection pool and the path, or through a proxy its manager and the
+    whole URL. (The pool directly: a manager parses the URL and looks its
+    pool up again on every call.)"""
+    manager = manager_for(url, size)
+    if isinstance(manager, urllib3.ProxyManager):
+        return manager, url
+    parts = urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    return manager.connection_from_url(url), target
+
+
 def timeouts(connect_s: float, read_s: float) -> urllib3.Timeout:
     return urllib3.Timeout(connect=connect_s, read=read_s)
 
 
-def post(manager, url: str, body: bytes, headers: dict, timeout: urllib3.Timeout):
-    """Send; the response's body is left to :func:`read_body`."""
+def post(opener, target: str, body: bytes, headers: dict, timeout: urllib3.Timeout):
+    """Send (``opener_for``); the response's body is left to :func:`read_body`."""
     try:
-        return manager.urlopen(
-            "POST", url, body=body, headers=headers, redirect=False,
+        return opener.urlopen(
+            "POST", target, body=body, headers=headers, redirect=False,
             timeout=timeout, preload_content=False,
         )  # fmt: skip
     except (HTTPError, OSError) as exc:
