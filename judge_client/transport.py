@@ -6,6 +6,8 @@ Why urllib3 and not ``requests`` (which is built on it): per call,
 response, about as much CPU as the call itself at hundreds of calls a
 second; a worker also builds a client per chunk, so a session per client
 opened new connections every chunk. ``bench/client_cpu.py`` measures the two.
+HTTPS is verified against the system's certificates (``SSL_CERT_FILE`` and
+``SSL_CERT_DIR`` are honoured), where ``requests`` used certifi's bundle.
 """
 
 from __future__ import annotations
