@@ -21,7 +21,7 @@ import web
 from core import logs
 from evaluator import JudgePool
 from metrics import lexicon
-from pipeline import queue, worker_process
+from pipeline import interim, queue, worker_process
 from pipeline.execution import Context
 from pipeline.resume import BrokerEpoch
 from pipeline.runs import RunService
@@ -65,7 +65,8 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     supervisor = None
     if queue.is_embedded(app.config):
         # a worker on the local broker takes its work back before it consumes
-        on_init, on_ready = partial(worker_process.begin, app), watchdog.start
+        on_init = partial(worker_process.begin, app)
+        on_ready = partial(_ready_embedded, watchdog)
         if app.config["EMBEDDED_WORKER"] == "process":
             supervisor = WorkerProcess(app.config, instance)
             app.before_request(supervisor.ensure_started)  # a no-op once it runs
@@ -77,9 +78,15 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     service.queue = queue.init_app(app, on_init, on_ready)
 
 
+def _ready_embedded(watchdog: Watchdog) -> None:
+    watchdog.start()
+    interim.preload()
+
+
 def _ready_on_redis(epoch: BrokerEpoch, watchdog: Watchdog) -> None:
     epoch()  # resume if the broker lost its tasks
     watchdog.start()
+    interim.preload()
 
 
 app = create_app()

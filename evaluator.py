@@ -74,21 +74,21 @@ class Judge:
         self._on_items = on_items or (lambda count: None)
 
     def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
-        keys = [cache_key(self.config, item, item.sample) for item in items]
-        hits = self.cache.get(keys) if self.cache else {}
         outcomes: dict[int, JudgeOutcome] = {}  # item index -> outcome
-        todo: list[int] = []
-        for index, key in enumerate(keys):
-            entry = hits.get(key)
-            if entry is not None:
-                outcomes[index] = JudgeOutcome(
-                    RowStatus.OK, entry.parsed, entry.reply, cached=True
-                )
-            else:
-                todo.append(index)
+        todo: list[int] = list(range(len(items)))
+        keys: list[str] = []  # a hash of each whole request: only for a cache
+        if self.cache:
+            keys = [cache_key(self.config, item, item.sample) for item in items]
+            hits = self.cache.get(keys)
+            for index, key in enumerate(keys):
+                entry = hits.get(key)
+                if entry is not None:
+                    outcomes[index] = JudgeOutcome(
+                        RowStatus.OK, entry.parsed, entry.reply, cached=True
+                    )
+            todo = [index for index in todo if index not in outcomes]
         if len(todo) < len(items):
             self.usage.add(self.config.model, cached=len(items) - len(todo))
-        if len(todo) < len(items):
             self._on_items(len(items) - len(todo))
         futures = {
             index: self.pool.submit(self._judge_one, items[index], key=self.fair_key)
@@ -111,7 +111,7 @@ class Judge:
             raise
         for index, (outcome, entry) in results.items():
             outcomes[index] = outcome
-            if entry:
+            if entry and keys:
                 fresh.append({**entry, "key": keys[index]})
         if self.cache and fresh:
             self.cache.put(fresh)

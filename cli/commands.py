@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -219,7 +220,6 @@ def evaluate_command(
     worker = current_app.extensions["worker"]
     if worker is not None:  # embedded: it warms up while the file is read
         worker.ensure_started()
-    _estimate(_readable(file), request)
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
     # written as the rows stream from the database: a run of any size
@@ -250,16 +250,10 @@ def _print_links(run) -> None:
         click.echo(f"manage (keep private): {base}/r/{run.manage_token}", err=True)
 
 
-def _estimate(path: Path, request: RunRequest) -> None:
-    """Calls, tokens and cost ceiling on stderr before the run starts."""
-    report = _service().validate_file(path, path.name)
-    if not report.valid:
-        return  # the submission says what is wrong
-    try:
-        print_estimate(_service().judge_calls(report, request))
-    except Rejected as rejected:
-        _print_problems(rejected.errors)
-        raise SystemExit(INVALID) from None
+def _estimate(report, request: RunRequest) -> None:
+    """Calls, tokens and cost ceiling on stderr before the run starts (the
+    submission calls it once the file is valid: the file is read once)."""
+    print_estimate(_service().judge_calls(report, request))
 
 
 def _submit(path: Path, request: RunRequest):
@@ -267,7 +261,9 @@ def _submit(path: Path, request: RunRequest):
 
     try:
         with path.open("rb") as stream:
-            return _service().submit(stream, path.name, request)
+            return _service().submit(
+                stream, path.name, request, on_valid=partial(_estimate, request=request)
+            )
     except Rejected as rejected:
         _print_problems(rejected.errors)
         raise SystemExit(FAILED if rejected.status >= 500 else INVALID) from None
@@ -281,12 +277,12 @@ def _wait_with_progress(run_id: str, poll_s: float = 0.05):
     with click.progressbar(
         length=max(run.total, 1), label="evaluating", file=sys.stderr
     ) as bar:
-        shown = 0
-        while run.status not in FINAL_RUN:
+        shown, status = 0, run.status
+        while status not in FINAL_RUN:
             time.sleep(poll_s)
-            run = storage.get_run(run_id)
-            if run.total:
-                bar.length = run.total
-            bar.update(run.done - shown)
-            shown = run.done
-    return run
+            status, done, total = storage.run_state(run_id)
+            if total:
+                bar.length = total
+            bar.update(done - shown)
+            shown = done
+    return storage.get_run(run_id)

@@ -17,7 +17,9 @@ aggregates those rows into ``runs.aggregates``. The status stays
 
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 from datetime import timedelta
 from time import monotonic
 
@@ -51,6 +53,26 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
         "status_counts": counts,
         "sessions_scored": storage.count_scored_sessions(run.id),
     })  # fmt: skip
+
+
+# What every aggregation loads: scipy.stats (the Wilcoxon test) alone takes
+# about a second, which a run's finalize would otherwise wait for after its
+# last judge call (issue 32).
+AGGREGATION_MODULES = ("scipy.stats", "scipy.special", "numpy", "store.suite_rows")
+
+
+def preload() -> threading.Thread:
+    """Load what aggregating needs, in a thread of its own, once a worker
+    consumes: its first tasks go on meanwhile (they mostly wait on the
+    judge), and the run's finalize finds it loaded."""
+
+    def load() -> None:
+        for name in AGGREGATION_MODULES:
+            importlib.import_module(name)
+
+    loader = threading.Thread(target=load, name="preload", daemon=True)
+    loader.start()
+    return loader
 
 
 # The aggregation of a large run takes seconds: provisional results may take

@@ -73,9 +73,12 @@ class RunService:
         )
 
     # -- creating runs -------------------------------------------------------
-    def create(self, stream: BinaryIO, filename: str, request: RunRequest):
+    def create(self, stream: BinaryIO, filename: str, request: RunRequest,
+               on_valid=None):  # fmt: skip
         """Store, validate, record and plan a run (``queued``); not yet sent.
-        A rejected upload leaves no file behind."""
+        A rejected upload leaves no file behind. ``on_valid(report)``: called
+        once the file is valid, before the run is recorded (the CLI prints
+        its estimate; it may raise ``Rejected``)."""
         if not dataset.has_allowed_extension(filename):
             raise Rejected(self.validate(stream, filename).errors)
         if "\x00" in filename:
@@ -85,15 +88,18 @@ class RunService:
                                limit=MAX_FILE_NAME_CHARS)  # fmt: skip
         upload_id, path, sha256 = store_upload(stream, self.config["UPLOAD_FOLDER"])
         try:
-            return self._record(path, upload_id, sha256, filename, request)
+            return self._record(path, upload_id, sha256, filename, request, on_valid)
         except BaseException:
             path.unlink(missing_ok=True)
             raise
 
-    def _record(self, path, upload_id: str, sha256: str, filename: str, request):
+    def _record(self, path, upload_id: str, sha256: str, filename: str, request,
+                on_valid=None):  # fmt: skip
         report = self.validate_file(path, filename, collect_spans=True)
         if not report.valid:
             raise Rejected(report.errors)
+        if on_valid is not None:
+            on_valid(report)
         suites = choose_suites(report, request.suites)
         options = {
             **checked_suite_options(suites, request.options),
@@ -160,9 +166,11 @@ class RunService:
         if day is not None:
             budget.check_daily(calls, self.storage.workspace_calls(day), limit)
 
-    def submit(self, stream: BinaryIO, filename: str, request: RunRequest):
-        """Create and enqueue a run; a broker outage fails it visibly (503)."""
-        return self._enqueue_or_fail(self.create(stream, filename, request))
+    def submit(self, stream: BinaryIO, filename: str, request: RunRequest,
+               on_valid=None):  # fmt: skip
+        """Create and enqueue a run; a broker outage fails it visibly (503).
+        ``on_valid``: see :meth:`create`."""
+        return self._enqueue_or_fail(self.create(stream, filename, request, on_valid))
 
     def enqueue(self, run_id: str | None = None) -> int:
         """Hand the chunks that may run now to the workers: the run's, and

@@ -95,6 +95,14 @@ class Storage(
         with self.session() as db:
             return db.get(Run, run_id)
 
+    def run_state(self, run_id: str) -> tuple[str, int, int] | None:
+        """(status, done, total): what a poll of a run's progress reads, in
+        one small query (the whole run through the ORM cost ~10x its CPU)."""
+        query = select(Run.status, Run.done, Run.total).where(Run.id == run_id)
+        with self.engine.connect() as conn:
+            found = conn.execute(query).first()
+        return None if found is None else (found[0], found[1], found[2])
+
     def get_run_by_token(self, token: str) -> Run | None:
         with self.session() as db:
             return db.scalars(select(Run).where(Run.token == token)).first()

@@ -7,7 +7,10 @@ between two chunks for as long as the test needs: no timing involved."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from core.status import RunStatus
 from pipeline import execution, interim
@@ -152,3 +155,18 @@ def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
     assert {s["stage"] for s in steps} == {"summarizing"}
     # the steps are written beside the provisional results, which stay
     assert all(p["provisional"] == before["provisional"] for p in polled[:-1])
+
+
+def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
+    """``interim.preload`` (run when a worker is ready, app.py) loads the
+    aggregation's modules beside the worker's first tasks, so a run's
+    finalize does not wait for them after its last judge call."""
+    code = (
+        "import sys; from pipeline import interim; interim.preload().join(); "
+        "print(all(name in sys.modules for name in interim.AGGREGATION_MODULES))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    assert done.stdout.strip() == "True", done.stderr

@@ -164,3 +164,17 @@ def test_t_quantiles_without_scipy_stats_equal_scipy_stats_to_the_bit():
         assert all(
             special.stdtrit(df, p) == scipy_stats.t.ppf(p, df) for df in range(1, 3000)
         )
+
+
+def test_welch_p_without_scipy_stats_equals_scipy_stats_to_the_bit():
+    """``welch_t`` computes its two-sided p with ``scipy.special.stdtr``, as
+    it did with ``scipy.stats.t.sf``: the same bits for every t and df."""
+    import numpy as np
+    from scipy import special
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(7)
+    for _ in range(5000):
+        t = abs(rng.standard_normal()) * rng.choice([0.1, 1.0, 5.0, 50.0])
+        df = rng.uniform(1.0, 500.0) * rng.choice([0.01, 1.0, 10.0]) + 0.5
+        assert 2 * special.stdtr(df, -t) == 2 * scipy_stats.t.sf(t, df)

@@ -89,6 +89,13 @@ def test_chunk_progress_counts_once(any_storage):
     assert any_storage.get_run(run.id).done == 10
 
 
+def test_run_state_is_status_done_and_total(any_storage):
+    run = any_storage.create_run(**RUN_FIELDS, total=10)
+    any_storage.finish_chunk(run.id, 0, 6)
+    assert any_storage.run_state(run.id) == ("queued", 6, 10)
+    assert any_storage.run_state("nope") is None
+
+
 def test_counters_are_atomic_under_concurrency(any_storage):
     run = any_storage.create_run(**RUN_FIELDS)
 
