@@ -218,8 +218,8 @@ def _stop_and_beat(storage, run_id: str, chunk_index: int):
         if monotonic() - last_beat[0] >= BEAT_EVERY_S:
             storage.beat(run_id, chunk_index)
             last_beat[0] = monotonic()
-        run = storage.get_run(run_id)
-        return run is None or run.status == RunStatus.CANCELLED
+        state = storage.run_state(run_id)  # one small query, twice a second
+        return state is None or state[0] == RunStatus.CANCELLED
 
     return should_stop
 
