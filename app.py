@@ -19,7 +19,7 @@ import store
 import translations
 import web
 from core import logs
-from evaluator import JudgePool
+from evaluator import JudgePool, warm_up_judge
 from metrics import lexicon
 from pipeline import interim, queue, worker_process
 from pipeline.execution import Context
@@ -81,12 +81,14 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
 def _ready_embedded(watchdog: Watchdog) -> None:
     watchdog.start()
     interim.preload()
+    warm_up_judge()
 
 
 def _ready_on_redis(epoch: BrokerEpoch, watchdog: Watchdog) -> None:
     epoch()  # resume if the broker lost its tasks
     watchdog.start()
     interim.preload()
+    warm_up_judge()
 
 
 app = create_app()

@@ -1,7 +1,9 @@
 """LLM judge client for any OpenAI-compatible ``/chat/completions`` API.
 
-* One pool of keep-alive connections per judge host for the process
-  (urllib3, `judge_client/transport.py`), explicit (connect, read) timeouts.
+* Calls are coroutines on the process's one judge loop (aiohttp,
+  `judge_client/loop.py`, `judge_client/transport.py`): one pool of
+  keep-alive connections per judge host, explicit (connect, read) timeouts
+  and a deadline per call.
 * Bounded retries on 408/409/429/5xx and network errors, honouring
   ``Retry-After``, else jittered exponential backoff; other 4xx fail at once.
 * Content-addressed cache of successful parses only: a re-run of the same
@@ -13,6 +15,8 @@
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from core.status import Cancelled, RowStatus
 from judge_client.config import (
@@ -30,6 +34,8 @@ from judge_client.http import (
     names_structured_output,
     parse_retry_after,
 )
+from judge_client.loop import run as run_on_loop
+from judge_client.loop import warm_up as warm_up_judge
 from judge_client.outcome import JudgeOutcome, StopCheck, Usage
 from judge_client.pool import JudgePool
 from metrics.judging import JudgeItem, reask_messages, strict_json
@@ -37,7 +43,7 @@ from metrics.notes import note
 
 __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeHTTPError", "JudgeOutcome",
            "JudgePanel", "JudgePool", "StructuredOutput", "Usage", "cache_key",
-           "parse_retry_after"]  # fmt: skip
+           "parse_retry_after", "run_on_loop", "warm_up_judge"]  # fmt: skip
 
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
 CANCEL_POLL_S = 0.5  # how often a chunk waiting on calls asks if it was cancelled
@@ -66,8 +72,10 @@ class Judge:
         self.usage = usage or Usage()  # a panel's judges count together
         self._stop = StopCheck(should_stop)
         # allowance() -> bool: take one call of the run's cap before each
-        # request goes out (transport retries and re-asks too); injected
-        self._allowance = allowance or (lambda: True)
+        # request goes out (transport retries and re-asks too); injected.
+        # It may ask the database: called off the loop unless its
+        # ``take_held()`` finds a call in the block it holds.
+        self._allowance = allowance
         self.fair_key = fair_key  # the run: the pool takes runs' calls in turn
         # on_items(n): n more items have their outcome. Injected (progress),
         # called on the thread that called ``evaluate``, never on the pool's.
@@ -104,10 +112,7 @@ class Judge:
                 self._on_items(1)
         except Cancelled:
             for future in futures.values():
-                future.cancel()
-            cut = getattr(self.client, "cut_all", None)
-            if cut is not None:
-                cut()  # the calls in flight end now, not at their deadline
+                future.cancel()  # under way or waiting: ends now, not at its deadline
             raise
         for index, (outcome, entry) in results.items():
             outcomes[index] = outcome
@@ -128,17 +133,19 @@ class Judge:
             except Waiting:
                 self._stop.check()
 
-    def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
+    async def _judge_one(self, item: JudgeItem) -> tuple[JudgeOutcome, dict | None]:
         """Ask; when the reply has no readable verdict, ask once more: a reply
         cut off by ``max_tokens`` with more tokens, any other quoting the
         format the prompt asked for. Then ``unscored`` with the reason."""
-        self._stop.check()
+        await self._stop.acheck()
         raws: list[str] = []
         messages, sample = list(item.messages), item.sample
         max_tokens, why = self.config.max_tokens, None
         for attempt in range(2):
             try:
-                reply = self.ask(item, messages, sample, max_tokens, reask=attempt > 0)
+                reply = await self.ask(
+                    item, messages, sample, max_tokens, reask=attempt > 0
+                )
             except ReplyTooLarge as exc:  # an answer, too long to read: no verdict
                 raw = "\n---\n".join(raws) or None
                 return JudgeOutcome(RowStatus.UNSCORED, raw=raw, note=exc.note), None
@@ -169,15 +176,21 @@ class Judge:
         if release is not None:
             release()
 
-    def _before_attempt(self) -> None:
+    async def _before_attempt(self) -> None:
         """Before each request: no more for a cancelled run, nor beyond its cap."""
-        self._stop.check()
-        if not self._allowance():
-            raise Refused(note(getattr(self._allowance, "refusal", "budget_exhausted")))
+        await self._stop.acheck()
+        allowance = self._allowance
+        if allowance is None or getattr(allowance, "take_held", bool)():
+            return
+        if not await asyncio.to_thread(allowance):
+            raise Refused(note(getattr(allowance, "refusal", "budget_exhausted")))
 
-    def ask(self, item, messages, sample, max_tokens, reask: bool = False) -> dict:
+    async def ask(
+        self, item, messages, sample, max_tokens, reask: bool = False
+    ) -> dict:
         """One request (retried on transport errors), asking for structured
-        output while the server has not refused or ignored it."""
+        output while the server has not refused or ignored it. A coroutine
+        for the judge loop (``run_on_loop`` runs it from elsewhere)."""
         model = self.config.model
         schema = item.mode.schema if self.structured.wanted() else None
         extra = {"max_tokens": max_tokens}
@@ -186,7 +199,7 @@ class Judge:
         if prompt_chars(messages) > self.config.max_prompt_chars:
             raise Refused(note("prompt_too_large", limit=self.config.max_prompt_chars))
         try:
-            reply = self.client.complete(
+            reply = await self.client.complete(
                 messages, sample, self._before_attempt, **extra
             )
         except ReplyTooLarge:
@@ -200,7 +213,7 @@ class Judge:
                 raise
             self.structured.rejected()
             self.usage.add(model, structured_rejected=1)
-            return self.ask(item, messages, sample, max_tokens, reask)
+            return await self.ask(item, messages, sample, max_tokens, reask)
         self.usage.add(
             model, calls=1, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
             completion_tokens=reply["completion_tokens"],

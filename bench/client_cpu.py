@@ -1,15 +1,20 @@
 """CPU per judge call of the HTTP client alone (issue 32: half of it).
 
-The scripted judge runs in its own process; this process makes CALLS calls
-with CONCURRENCY threads (a pool shared by every chunk, as the worker's
-``JudgePool`` is) and one client per chunk of CHUNK calls (the worker builds
-a ``Judge`` and its client per chunk). Its CPU time (every thread, user +
-system) per 1,000 calls is the figure. Two clients alternate ROUNDS times:
+The scripted judge runs in its own process; this process makes CALLS calls,
+CONCURRENCY at a time (one pool shared by every chunk, as the worker's
+``JudgePool`` is), with one client per chunk of CHUNK calls (the worker
+builds a ``Judge`` and its client per chunk). Its CPU time (every thread,
+user + system) per 1,000 calls is the figure. Two clients alternate ROUNDS
+times:
 
-* **before**: ``judge_client/http.py`` as it was at BASELINE_COMMIT, read
-  from git (``requests``, a session per thread per client, the JSON body
-  encoded by ``requests``);
-* **now**: the product's ``JudgeClient``.
+* **before**: ``judge_client/http.py`` and ``transport.py`` as they were at
+  BASELINE_COMMIT, read from git (urllib3, one keep-alive pool per judge
+  host, a blocking call per thread), on CONCURRENCY threads;
+* **now**: the product's ``JudgeClient``, coroutines on the judge loop
+  through a ``JudgePool`` of CONCURRENCY (aiohttp).
+
+(The ``requests`` client before urllib3, at a8f1518, is in bench/README.md's
+table; it needs tenacity, which left the lock with it.)
 
 The prompt is an alignment-sized request (about 3 KB), the reply the
 scripted judge's (a few hundred bytes), as in the judge benchmarks.
@@ -28,7 +33,7 @@ from pathlib import Path
 from bench.judge_orchestration import start_judge
 
 ROOT = Path(__file__).resolve().parents[1]
-BASELINE_COMMIT = "a8f1518"  # the client before issue 32's transport
+BASELINE_COMMIT = "3a18c47"  # the urllib3 client on threads
 CALLS = 4_000
 CHUNK = 320  # calls per chunk: 160 units x 2 alignment calls
 CONCURRENCY = 16
@@ -47,16 +52,27 @@ def messages(index: int) -> list[dict]:
             {"role": "user", "content": prompt}]  # fmt: skip
 
 
-def baseline_module():
-    """``judge_client.http`` at BASELINE_COMMIT, loaded beside the current one."""
+def _module_at(commit: str, path: str, name: str, **given):
+    """The module at ``path`` as it was at ``commit``, loaded beside the
+    current one; ``given`` are names set in it first."""
     source = subprocess.run(
-        ["git", "show", f"{BASELINE_COMMIT}:judge_client/http.py"],
+        ["git", "show", f"{commit}:{path}"],
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
-    spec = importlib.util.spec_from_loader("judge_http_baseline", loader=None)
+    source = source.replace("from judge_client import transport", "")
+    spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, "judge_http_baseline", "exec"), module.__dict__)
+    module.__dict__.update(given)
+    exec(compile(source, name, "exec"), module.__dict__)
     return module
+
+
+def baseline_module():
+    """``JudgeClient`` at BASELINE_COMMIT over that commit's transport."""
+    transport = _module_at(BASELINE_COMMIT, "judge_client/transport.py",
+                           "judge_transport_baseline")  # fmt: skip
+    return _module_at(BASELINE_COMMIT, "judge_client/http.py",
+                      "judge_http_baseline", transport=transport)  # fmt: skip
 
 
 def _config(url: str):
@@ -65,8 +81,9 @@ def _config(url: str):
     return JudgeConfig(base_url=url, model="scripted", concurrency=CONCURRENCY)
 
 
-def timed(client_class, url: str, pool: ThreadPoolExecutor) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of CALLS calls, one client per chunk."""
+def timed(client_class, url: str, pool) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of CALLS calls, one client per chunk;
+    ``pool.submit(function, *args)``: threads, or the judge pool."""
     config = _config(url)
     cpu, wall = time.process_time(), time.perf_counter()
     for start in range(0, CALLS, CHUNK):
@@ -82,19 +99,22 @@ def timed(client_class, url: str, pool: ThreadPoolExecutor) -> tuple[float, floa
 
 def run() -> dict:
     from judge_client.http import JudgeClient
+    from judge_client.pool import JudgePool
 
-    clients = {"before": baseline_module().JudgeClient, "now": JudgeClient}
-    found: dict[str, list[float]] = {name: [] for name in clients}
     judge, url = start_judge(LATENCY)
+    threads = ThreadPoolExecutor(CONCURRENCY)
+    clients = {"before": (baseline_module().JudgeClient, threads),
+               "now": (JudgeClient, JudgePool(CONCURRENCY))}  # fmt: skip
+    found: dict[str, list[float]] = {name: [] for name in clients}
     try:
-        with ThreadPoolExecutor(CONCURRENCY) as pool:
-            for client_class in clients.values():  # warm: imports, threads
-                timed(client_class, url, pool)
-            for _ in range(ROUNDS):
-                for name, client_class in clients.items():
-                    cpu, _ = timed(client_class, url, pool)
-                    found[name].append(cpu * 1000 / CALLS)
+        for client_class, pool in clients.values():  # warm: imports, threads
+            timed(client_class, url, pool)
+        for _ in range(ROUNDS):
+            for name, (client_class, pool) in clients.items():
+                cpu, _ = timed(client_class, url, pool)
+                found[name].append(cpu * 1000 / CALLS)
     finally:
+        threads.shutdown()
         judge.terminate()
         judge.wait()
     before, now = (statistics.median(found[name]) for name in clients)

@@ -84,6 +84,7 @@ class JudgeState:
         # What tests check about the load and the prompts the server saw.
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # opened by clients, over the server's life
         self.max_prompt_chars = 0
         self.models: Counter[str] = Counter()
         # time.time() when the first call came and the latest one was
@@ -219,6 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:  # quiet
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.state.lock:
+            self.state.connections += 1
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))

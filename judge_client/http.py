@@ -4,11 +4,11 @@ its budget; failures carry the note their row shows."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
-import threading
 from email.utils import parsedate_to_datetime
-from time import monotonic, sleep, time
+from time import monotonic, time
 
 from core.telemetry import JUDGE_FAILURES, JUDGE_SECONDS
 from judge_client.config import JudgeConfig
@@ -95,69 +95,59 @@ class _Backoff:
 
 
 class JudgeClient:
-    """The HTTP side: one call, retried within the configured budget."""
+    """The HTTP side: one call, retried within the configured budget. Its
+    calls are coroutines on the judge loop (:mod:`judge_client.loop`)."""
 
     def __init__(self, config: JudgeConfig):
-        # urllib3 loads with the first client, not with the app.
+        # aiohttp loads with the first client, not with the app.
         from judge_client import transport
 
         self.config = config
         self.url = f"{config.base_url.rstrip('/')}/chat/completions"
         self._transport = transport
-        # the process's keep-alive connections to this judge's host
-        self._opener = transport.opener_for(self.url, config.concurrency)
         self._headers = {"Content-Type": "application/json"}
         if config.api_key:
             self._headers["Authorization"] = f"Bearer {config.api_key}"
         self._timeouts = transport.timeouts(config.connect_timeout_s, config.timeout_s)
         self._backoff = _Backoff(config.backoff_cap_s)
-        self._reading: set = set()  # responses whose bodies are being read
-        self._reading_lock = threading.Lock()
         # OpenAI's reasoning models refuse max_tokens and want
         # max_completion_tokens; learned from the first 400 that says so.
         self.token_field = "max_tokens"
 
-    def complete(self, messages: list, sample: int, before_attempt=None, **extra):
-        """One call, retried on transport errors (``_complete_once``)."""
+    async def complete(self, messages: list, sample: int, before_attempt=None, **extra):
+        """One call, retried on transport errors (``_complete_once``);
+        ``before_attempt``: a coroutine function awaited before each request."""
         try:
-            return self._retrying(messages, sample, before_attempt, **extra)
+            return await self._retrying(messages, sample, before_attempt, **extra)
         except JudgeHTTPError as error:
-            # (another thread may have switched already: this call still
+            # (another call may have switched already: this call still
             # went out with max_tokens, so it is asked once more either way)
             if error.status != 400 or "max_completion_tokens" not in error.detail:
                 raise
             self.token_field = "max_completion_tokens"
-            return self._retrying(messages, sample, before_attempt, **extra)
+            return await self._retrying(messages, sample, before_attempt, **extra)
 
-    def _retrying(self, *args, **extra) -> dict:
+    async def _retrying(self, *args, **extra) -> dict:
         """Up to ``max_retries`` more attempts after a retryable failure. (A
         loop, not tenacity: its bookkeeping per call was a tenth of the
         client's CPU at hundreds of calls a second, bench/client_cpu.py.)"""
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._complete_once(*args, **extra)
+                return await self._complete_once(*args, **extra)
             except JudgeHTTPError as error:
                 if not error.retryable or attempt == attempts:
                     raise
-                sleep(self._backoff.seconds(attempt, error))
+                await asyncio.sleep(self._backoff.seconds(attempt, error))
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def cut_all(self) -> None:
-        """End every call of this client still reading its reply (a
-        cancelled run frees its judge slots at once)."""
-        with self._reading_lock:
-            reading = list(self._reading)
-        for response in reading:
-            self._transport.cut_off(response)
-
-    def _complete_once(
+    async def _complete_once(
         self, messages: list, sample: int, before_attempt=None, **extra
     ) -> dict:
         """One request; ``extra`` overrides or adds body fields
         (``max_tokens``, ``response_format``)."""
         if before_attempt is not None:
-            before_attempt()  # e.g. raises Cancelled: no more retries for a dead run
+            await before_attempt()  # e.g. raises Cancelled: no retry for a dead run
         body = {
             "model": self.config.model,
             "messages": messages,
@@ -172,18 +162,11 @@ class JudgeClient:
         payload = json.dumps(body, ensure_ascii=False).encode()
         limit = self.config.max_reply_bytes
         started = monotonic()
-        deadline = started + self.config.deadline_s
         try:
-            response = transport.post(
-                *self._opener, payload, self._headers, self._timeouts
-            )
-            with self._reading_lock:
-                self._reading.add(response)
-            try:
-                content = transport.read_body(response, limit, deadline)
-            finally:
-                with self._reading_lock:
-                    self._reading.discard(response)
+            status, retry_after, content = await transport.fetch(
+                self.url, payload, self._headers, self._timeouts, limit,
+                self.config.deadline_s,
+            )  # fmt: skip
         except transport.TooLarge:
             raise ReplyTooLarge(note("reply_too_large", limit=limit)) from None
         except transport.TransportError as exc:
@@ -191,11 +174,10 @@ class JudgeClient:
             raise JudgeHTTPError(note("network_error", kind=exc.kind)) from None
         finally:
             JUDGE_SECONDS.observe(monotonic() - started)
-        if response.status != 200:
-            JUDGE_FAILURES.labels(f"http_{response.status}").inc()
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            reason = note("http_error", status=response.status)
-            error = JudgeHTTPError(reason, response.status, retry_after)
+        if status != 200:
+            JUDGE_FAILURES.labels(f"http_{status}").inc()
+            reason = note("http_error", status=status)
+            error = JudgeHTTPError(reason, status, parse_retry_after(retry_after))
             error.detail = content[:2000].decode("utf-8", "replace")  # what a 400 names
             raise error
         return read_completion(content)

@@ -3,6 +3,7 @@ and the check that stops a cancelled run's calls."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from time import monotonic
@@ -86,6 +87,9 @@ class StopCheck:
         self.stopped = False
         self.lock = threading.Lock()
 
+    def _due(self) -> bool:
+        return not self.stopped and monotonic() - self.checked_at >= self.interval_s
+
     def check(self) -> None:
         """One thread asks; the others go on with the last answer instead of
         queueing behind it: the question is a database read (and the chunk's
@@ -93,12 +97,28 @@ class StopCheck:
         threads waiting on it measured as most of their time."""
         if self.should_stop is None:
             return
-        due = not self.stopped and monotonic() - self.checked_at >= self.interval_s
-        if due and self.lock.acquire(blocking=False):
+        if self._due() and self.lock.acquire(blocking=False):
             try:
-                if monotonic() - self.checked_at >= self.interval_s:
+                if self._due():
                     self.checked_at = monotonic()
                     self.stopped = bool(self.should_stop())
+            finally:
+                self.lock.release()
+        if self.stopped:
+            raise Cancelled
+
+    async def acheck(self) -> None:
+        """:meth:`check` for a call on the judge loop: the question is asked
+        on another thread, so the loop's other calls never wait on the
+        database; until it is answered they go on with the last answer."""
+        if self.should_stop is None:
+            return
+        if self._due() and self.lock.acquire(blocking=False):
+            try:
+                if self._due():
+                    self.checked_at = monotonic()
+                    stop = await asyncio.to_thread(self.should_stop)
+                    self.stopped = bool(stop)
             finally:
                 self.lock.release()
         if self.stopped:

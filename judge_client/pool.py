@@ -2,89 +2,111 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
+from contextlib import suppress
+from functools import partial
+
+from judge_client import loop
 
 
 class JudgePool:
     """The bounded pool of judge calls of a worker process (one per app),
     shared by every chunk, run and judge model it serves, so
-    ``JUDGE_CONCURRENCY`` holds however many runs are evaluating. Threads
-    start as calls come (at most ``size``) and end after ``IDLE_S`` idle.
+    ``JUDGE_CONCURRENCY`` holds however many runs are evaluating. A call is
+    a coroutine function; at most ``size`` of them run at once on the
+    process's judge loop (:mod:`judge_client.loop`).
 
-    Calls wait in one queue per ``key`` (a run) and the free threads take
-    from the keys in turn: a run with thousands of calls queued, or a slow
-    judge, never makes the next run wait for all of them.
+    Calls wait in one queue per ``key`` (a run) and a freed slot takes from
+    the keys in turn: a run with thousands of calls queued, or a slow judge,
+    never makes the next run wait for all of them. Cancelling a call's
+    future cancels it, waiting or under way (a cancelled run frees its
+    slots at once).
     """
-
-    IDLE_S = 30.0
 
     def __init__(self, size: int):
         self.size = size
-        self._ready = threading.Condition()
+        self._lock = threading.Lock()
         self._queues: dict[str, deque] = {}  # insertion order: whose turn is next
-        self._threads: set[threading.Thread] = set()
-        self._idle = 0
-        self._closing = False
+        self._running: set[asyncio.Task] = set()  # changed on the loop only
+        self._woken = False  # a start is scheduled on the loop already
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._running)
 
     def submit(self, function, *args, key: str = "") -> Future:
+        """Queue ``function(*args)`` (a coroutine function) under ``key``."""
         future: Future = Future()
-        with self._ready:
+        with self._lock:
             self._queues.setdefault(key, deque()).append((future, function, args))
-            if self._idle == 0 and len(self._threads) < self.size:
-                thread = threading.Thread(target=self._work, name="judge", daemon=True)
-                self._threads.add(thread)
-                thread.start()
-            else:
-                self._ready.notify()
+            wake, self._woken = not self._woken, True
+        if wake:  # one wake-up for a chunk's whole batch, not one per call
+            loop.get().call_soon_threadsafe(self._start_more)
         return future
 
     def _next(self):
-        """The next call, from the key whose turn it is; None after
-        ``IDLE_S`` without one (under the lock)."""
-        while not self._closing:
-            for key in list(self._queues):
-                queue = self._queues.pop(key)
-                found = queue.popleft()
-                if queue:
-                    self._queues[key] = queue  # to the back of the line
+        """The next call still wanted, from the key whose turn it is (under
+        the lock); None when nothing waits."""
+        while self._queues:
+            key = next(iter(self._queues))
+            queue = self._queues.pop(key)
+            found = queue.popleft()
+            if queue:
+                self._queues[key] = queue  # to the back of the line
+            if not found[0].done():  # not cancelled while it waited
                 return found
-            self._idle += 1
-            woken = self._ready.wait(self.IDLE_S)
-            self._idle -= 1
-            if not woken and not self._queues:
-                break
-        self._threads.discard(threading.current_thread())
         return None
 
-    def _work(self) -> None:
-        while True:
-            with self._ready:
+    def _start_more(self) -> None:
+        """On the loop: fill the free slots."""
+        running = asyncio.get_running_loop()
+        with self._lock:
+            self._woken = False
+            while len(self._running) < self.size:
                 found = self._next()
-            if found is None:
-                return
-            future, function, args = found
-            if not future.set_running_or_notify_cancel():
-                continue  # cancelled while it waited
-            try:
-                future.set_result(function(*args))
-            except BaseException as exc:  # the caller's future carries it
-                future.set_exception(exc)
+                if found is None:
+                    break
+                future, function, args = found
+                task = running.create_task(self._call(future, function, args))
+                self._running.add(task)
+                future.add_done_callback(partial(_cancel_with, running, task))
+
+    async def _call(self, future: Future, function, args) -> None:
+        try:
+            _settle(future.set_result, await function(*args))
+        except asyncio.CancelledError:
+            future.cancel()  # (its own cancellation: already so)
+        except BaseException as exc:  # the caller's future carries it
+            _settle(future.set_exception, exc)
+        finally:
+            self._running.discard(asyncio.current_task())
+            self._start_more()
 
     def shutdown(self) -> None:
-        """Cancel what waits, let the calls under way end, stop the threads;
-        the pool starts threads again for later calls."""
-        with self._ready:
-            self._closing = True
-            for queue in self._queues.values():
-                for future, _, _ in queue:
-                    future.cancel()
+        """Cancel what waits and let the calls under way end; the pool
+        takes calls again afterwards."""
+        with self._lock:
+            waiting = [entry[0] for queue in self._queues.values() for entry in queue]
             self._queues.clear()
-            threads = list(self._threads)
-            self._ready.notify_all()
-        for thread in threads:
-            thread.join()
-        with self._ready:
-            self._threads.clear()
-            self._closing = False
+        for future in waiting:
+            future.cancel()
+        if self._running:
+            loop.run(self._drain())
+
+    async def _drain(self) -> None:
+        while self._running:
+            await asyncio.wait(set(self._running))
+
+
+def _cancel_with(running, task: asyncio.Task, future: Future) -> None:
+    """The caller cancelled the call's future: cancel the call itself."""
+    if future.cancelled():
+        running.call_soon_threadsafe(task.cancel)
+
+
+def _settle(setter, value) -> None:
+    with suppress(InvalidStateError):  # cancelled meanwhile: nobody waits for it
+        setter(value)

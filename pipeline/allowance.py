@@ -24,6 +24,8 @@ the cap is never passed, and a run whose judge keeps failing stops at it
 >>> allowance = CallAllowance(store, "r", cap=3)
 >>> [allowance() for _ in range(4)], store.reserved, allowance.refusal
 ([True, True, True, False], 3, 'budget_exhausted')
+>>> allowance.take_held()  # nothing held: the next call asks the store
+False
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ class CallAllowance:
         with self.lock:
             if self.held == 0:
                 self._reserve()
+            if self.held == 0:
+                return False
+            self.held -= 1
+            return True
+
+    def take_held(self) -> bool:
+        """One call from the block already held, without the database;
+        False when none is held (then call the allowance itself)."""
+        with self.lock:
             if self.held == 0:
                 return False
             self.held -= 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from time import monotonic
 
 from core.problems import Rejected
-from evaluator import Judge, JudgeConfig, JudgeHTTPError
+from evaluator import Judge, JudgeConfig, JudgeHTTPError, run_on_loop
 from metrics.judging import JudgeItem
 from metrics.protocol_checks import MODE_FIELDS
 
@@ -45,11 +45,11 @@ def _check_mode(settings: JudgeConfig, name: str, mode) -> dict:
     (``Judge.ask``: structured output first, text when refused)."""
     messages = mode.template.render(**{k: EXAMPLE[k] for k in MODE_FIELDS[name]})
     item = JudgeItem(mode, tuple(messages))
-    judge = Judge(settings)  # its pool makes no thread: ``ask`` runs here
+    judge = Judge(settings)  # ``ask`` alone, on the judge loop: no pool
     found: dict = {"mode": name, "model": settings.model, "structured": None}
     started = monotonic()
     try:
-        reply = judge.ask(item, messages, 0, settings.max_tokens)
+        reply = run_on_loop(judge.ask(item, messages, 0, settings.max_tokens))
     except JudgeHTTPError as error:
         return {**found, "error": error.note.translated(), "latency_s": _since(started)}
     if mode.schema is not None:

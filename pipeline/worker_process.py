@@ -28,6 +28,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -61,7 +62,8 @@ class WorkerProcess:
 
     def __init__(self, config: dict, instance: Path):
         self.config = config
-        self.config_path = Path(instance) / "worker-config.json"
+        self.instance = Path(instance)
+        self.config_path: Path | None = None  # the latest worker's settings
         self.lock_path = Path(instance) / "worker.lock"
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -103,9 +105,13 @@ class WorkerProcess:
         return True
 
     def _spawn(self) -> None:
-        descriptor = os.open(
-            self.config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        # A file per worker (0600): a fixed name let the worker of a command
+        # that had just exited read, then remove, the next command's.
+        self._forget_config()  # a dead worker's, if it never read it
+        descriptor, name = tempfile.mkstemp(
+            prefix="worker-config-", suffix=".json", dir=self.instance
         )
+        self.config_path = Path(name)
         with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
             sink.write(json.dumps(worker_config(self.config)))
         self._process = subprocess.Popen(
@@ -158,9 +164,14 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        self._forget_config()
         if self._lock_descriptor is not None:  # another process may supervise now
             os.close(self._lock_descriptor)
             self._lock_descriptor = None
+
+    def _forget_config(self) -> None:
+        if self.config_path is not None:
+            self.config_path.unlink(missing_ok=True)  # it holds the secret key
 
 
 def begin(app) -> None:

@@ -167,7 +167,7 @@ def test_validate_says_a_repeated_warning_once_with_its_count(runner, tmp_path):
     assert warnings[0].endswith("(10 times; lines 1, 2, 3, 4, 5, …)")
 
 
-HEAVY = ("sqlalchemy", "alembic", "celery", "kombu", "redis", "urllib3", "numpy",
+HEAVY = ("sqlalchemy", "alembic", "celery", "kombu", "redis", "aiohttp", "numpy",
          "scipy")  # fmt: skip
 
 

@@ -40,6 +40,7 @@ def test_runs_are_evaluated_in_a_lower_priority_process(worker_process_app, tmp_
     assert supervisor.pid not in (None, os.getpid())
     assert os.getpriority(os.PRIO_PROCESS, supervisor.pid) >= 10
     # the settings (secret key, judge key) reached it without a file left behind
+    assert supervisor.config_path is not None
     assert not supervisor.config_path.exists()
     pid = supervisor.pid
     supervisor.stop()
