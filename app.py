@@ -80,15 +80,13 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
 
 def _ready_embedded(watchdog: Watchdog) -> None:
     watchdog.start()
-    interim.preload()
-    warm_up_judge()
+    worker_process.warm_up(interim.preload(), warm_up_judge())
 
 
 def _ready_on_redis(epoch: BrokerEpoch, watchdog: Watchdog) -> None:
     epoch()  # resume if the broker lost its tasks
     watchdog.start()
-    interim.preload()
-    warm_up_judge()
+    worker_process.warm_up(interim.preload(), warm_up_judge())
 
 
 app = create_app()

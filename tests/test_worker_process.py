@@ -146,3 +146,20 @@ def test_the_watchdog_starts_with_the_worker(app_factory):
     begin(app)
     watchdog = app.extensions["watchdog"]
     assert watchdog._thread is not None and watchdog._thread.is_alive()
+
+
+def test_a_ready_worker_freezes_its_heap_once_what_runs_need_is_loaded():
+    """(app.py's ready hooks) A full collection then skips what the imports
+    made: it had stalled every judge call in flight for ~0.2 s."""
+    code = (
+        "import gc, sys; from pipeline import interim, worker_process; "
+        "from judge_client import loop; "
+        "worker_process.warm_up(interim.preload(), loop.warm_up()).join(); "
+        "print(gc.get_freeze_count() > 10_000, 'scipy.stats' in sys.modules, "
+        "'judge_client.transport' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr
