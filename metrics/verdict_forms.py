@@ -18,6 +18,7 @@ candidate wins is :mod:`metrics.verdicts`' decision.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -110,6 +111,7 @@ class Candidate:
     counterfactual: bool = False  # its sentence says what would have been
 
 
+@functools.lru_cache(maxsize=8)  # a reply's verdict and its parts read it both
 def answer_text(reply: str) -> str:
     """The reply without drafts and wrappers, NFKC-normalised (full-width
     digits and colons become ASCII)."""
@@ -185,13 +187,15 @@ def offered_together(text: str, left: Candidate, right: Candidate) -> bool:
     )
 
 
+_DECODER = json.JSONDecoder()  # stateless: one for every reply and thread
+
+
 def json_objects(text: str):
     """``(start, object)`` of every JSON object in the text (fenced or not)."""
-    decoder = json.JSONDecoder()
     position = text.find("{")
     while position != -1:
         try:
-            value, end = decoder.raw_decode(text, position)
+            value, end = _DECODER.raw_decode(text, position)
         except ValueError:
             position = text.find("{", position + 1)
             continue

@@ -184,12 +184,13 @@ def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> di
     """
     text = answer_text(reply)
     found: dict[str, float] = {}
+    objects = [obj for _, obj in json_objects(text)]  # read once for every part
     for name, words in parts.items():
         for match in _part_pattern(words).finditer(text):
             value = value_of(match.group(1), Kind.score(0, high))
             if isinstance(value, float):
                 found[name] = value
-        for _, obj in json_objects(text):
+        for obj in objects:
             keyed = {str(k).lower(): v for k, v in obj.items()}
             for word in words:
                 got = keyed.get(word.lower())
