@@ -17,7 +17,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from cli.judge import PROTOCOL_HELP, print_estimate, protocol_fields
+from cli.judge import FAILED, INVALID, PROTOCOL_HELP, print_estimate, protocol_fields
 from core.problems import Rejected
 from core.status import FINAL_RUN, RunStatus
 from metrics import registry
@@ -29,7 +29,6 @@ EXIT_CODES = {
     RunStatus.FAILED: 1,
     RunStatus.CANCELLED: 1,
 }
-INVALID, FAILED = 2, 1
 
 
 def _service():

@@ -13,7 +13,8 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from cli.commands import INVALID, _print_problems, _readable, fail
+from cli.commands import _print_problems, _readable, fail
+from cli.judge import INVALID
 from dataset.convert import convert_file, detect_file
 from dataset.importers import IMPORTERS, Options
 

@@ -15,7 +15,7 @@ from core.problems import Rejected
 from pipeline.runs import RunRequest, protocol_of
 
 PROTOCOL_HELP = "A built-in judge protocol by name, or a protocol file (.toml)."
-INVALID, FAILED = 2, 1
+INVALID, FAILED = 2, 1  # every command's exit codes (evaluate's runs: EXIT_CODES)
 
 
 def protocol_fields(value: str | None) -> dict:

@@ -159,8 +159,8 @@ def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
 
 def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
     """``interim.preload`` (run when a worker is ready, app.py) loads the
-    aggregation's modules beside the worker's first tasks, so a run's
-    finalize does not wait for them after its last judge call."""
+    aggregation's modules beside the worker's first tasks, so the worker's
+    first aggregation does not wait for them."""
     code = (
         "import sys; from pipeline import interim; interim.preload().join(); "
         "print(all(name in sys.modules for name in interim.AGGREGATION_MODULES))"
