@@ -2,11 +2,10 @@
 (:mod:`judge_client.loop`), one session of keep-alive connections per judge
 host for the whole process, bodies read within a size and a deadline.
 
-Why aiohttp on one loop: against the scripted judge it took 0.50–0.57
+Why aiohttp on one loop: against the scripted judge this client takes 0.62
 CPU-seconds per 1,000 calls where the thread-per-call urllib3 client took
-0.86–0.95, and at c = 64 it stayed within 1.09x of the ideal time where the
-threads reached 1.24x (``bench/client_cpu.py``, bench/README.md). Before
-urllib3 there was ``requests``, slower still. Proxies come from the
+0.91 (``bench/client_cpu.py``), and a whole run less CPU in both modes
+(bench/README.md). Before urllib3 there was ``requests``, slower still. Proxies come from the
 environment (``*_proxy``, ``no_proxy``) and HTTPS is verified against the
 system's certificates (``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` are honoured).
 Only coroutines on the judge loop may call :func:`fetch`.
