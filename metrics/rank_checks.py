@@ -4,7 +4,7 @@ Spearman's ρ of AL against response length (per judge) and the cross-mode
 AUC of AL separating binary verdicts need every scored item's rank. From a
 :class:`~metrics.row_source.RowSource` the database ranks the items
 (``RANK()`` window functions, mean ranks of ties) and Python only sums them
-batch by batch; from a table, ``scipy.stats.rankdata`` ranks them. Either
+batch by batch; from a table, ``signed_rank.average_ranks`` (scipy's ``rankdata``) ranks them. Either
 way the sums are exact integers (twice a mean rank is one), so both give
 the same bits, reproducibly:
 
@@ -120,7 +120,7 @@ def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,
         yield from rows.reader.ranks(*metrics, per_judge, rows.judge, per_method)
         return
     np = columns._numpy()
-    from scipy.stats import rankdata
+    from metrics.signed_rank import average_ranks as rankdata  # scipy's bits
 
     items = Items(row_source.part(rows, metrics))
     x, y = items.scored(metrics[0]), items.scored(metrics[1])

@@ -58,7 +58,7 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
 # What every aggregation loads: scipy.stats (the Wilcoxon test) alone takes
 # about a second, which a worker's first aggregation (provisional, or the
 # finalize of a run too short for one) would otherwise spend (issue 32).
-AGGREGATION_MODULES = ("scipy.stats", "scipy.special", "numpy", "store.suite_rows")
+AGGREGATION_MODULES = ("scipy.special", "numpy", "store.suite_rows")
 
 
 def preload() -> threading.Thread:
