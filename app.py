@@ -68,7 +68,7 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
         on_init = partial(worker_process.begin, app)
         on_ready = partial(_ready_embedded, watchdog)
         if app.config["EMBEDDED_WORKER"] == "process":
-            supervisor = WorkerProcess(app.config, instance)
+            supervisor = WorkerProcess(app.config, instance, create_app)
             app.before_request(supervisor.ensure_started)  # a no-op once it runs
             service.start_worker = supervisor.ensure_started
     else:

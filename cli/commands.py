@@ -218,7 +218,7 @@ def evaluate_command(
         current_app.config["JUDGE_CONCURRENCY"] = concurrency
     worker = current_app.extensions["worker"]
     if worker is not None:  # embedded: it warms up while the file is read
-        worker.ensure_started()
+        worker.ensure_started(fork=True)  # from this process: its imports are done
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
     # written as the rows stream from the database: a run of any size

@@ -11,9 +11,10 @@ process to serve pages and uses the machine's second core.
 One worker per instance: the process that holds ``instance/worker.lock``
 supervises it (another gunicorn worker or a CLI command on the same
 instance sends its tasks to that one, and takes over within
-``TAKEOVER_S`` if the holder ends). The child gets the app's settings in a
-file it deletes at once (they hold the secret key), and a pipe whose end of
-file tells it the app is gone: it exits, no orphan.
+``TAKEOVER_S`` if the holder ends). A web process spawns the child, which
+gets the app's settings in a file it deletes at once (they hold the secret
+key); a command forks it (pipeline/forked_worker.py). Either way the child
+has a pipe whose end of file tells it the app is gone: it exits, no orphan.
 
 Crash safety: a worker starts on an empty queue and takes back what was in
 flight (:func:`begin`); if it dies, the supervisor starts another after a
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import importlib
 import json
 import logging
 import os
@@ -32,7 +34,10 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
+
+from pipeline import forked_worker
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +46,8 @@ RESTART_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
 STEADY_S = 60.0  # a worker that lived this long restarts without back-off growth
 TAKEOVER_S = 5.0  # a process without the lock checks this often for it
 STOP_TIMEOUT_S = 15.0
+# what a forking command loads first: the worker and the command both need it
+FORK_PRELOAD = ("store.storage",)
 
 
 def worker_config(config: dict) -> dict:
@@ -61,14 +68,15 @@ class WorkerProcess:
     """The supervisor, in the app's process: starts the worker on first use,
     restarts it when it dies, stops it with the app."""
 
-    def __init__(self, config: dict, instance: Path):
+    def __init__(self, config: dict, instance: Path, create_app=None):
         self.config = config
+        self.create_app = create_app  # a forked worker builds its app with it
         self.instance = Path(instance)
         self.config_path: Path | None = None  # the latest worker's settings
         self.lock_path = Path(instance) / "worker.lock"
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen | forked_worker.ForkedWorker | None = None
         self._lock_descriptor: int | None = None  # held: this process supervises
         self._stopping = False
         self._watcher: threading.Thread | None = None
@@ -79,14 +87,16 @@ class WorkerProcess:
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
 
-    def ensure_started(self) -> None:
-        """Cheap once running: called before every task is sent."""
+    def ensure_started(self, fork: bool = False) -> None:
+        """Cheap once running: called before every task is sent. ``fork``: a
+        command about to wait for its run, whose process has no thread that
+        matters to the worker (pipeline/forked_worker.py)."""
         if self._watcher is not None or self._stopping:
             return
         with self._lock:
             if self._watcher is None and not self._stopping:
                 if self._take_lock():
-                    self._spawn()
+                    self._start(fork)
                 self._watcher = threading.Thread(
                     target=self._supervise, name="worker-supervisor", daemon=True
                 )
@@ -104,6 +114,18 @@ class WorkerProcess:
             return False
         self._lock_descriptor = descriptor  # not inherited: the child must not keep it
         return True
+
+    def _start(self, fork: bool) -> None:
+        if fork and self.create_app is not None:
+            for name in FORK_PRELOAD:  # loaded once, for both processes
+                importlib.import_module(name)
+            settings = worker_config(self.config)
+            self._process = forked_worker.fork(
+                partial(serve, self.create_app, settings), self._lock_descriptor
+            )
+            log.info("worker process %d forked", self._process.pid)
+        else:
+            self._spawn()
 
     def _spawn(self) -> None:
         # A file per worker (0600): a fixed name let the worker of a command
@@ -207,24 +229,30 @@ def begin(app) -> None:
     app.extensions["watchdog"].start()
 
 
-def _exit_at_end_of_file(stdin) -> None:
+def _exit_at_end_of_file(lifeline: int) -> None:
     """Exit at once when the app's process is gone, as a crash would: a warm
     shutdown could run chunks long after nobody supervises them."""
-    while os.read(stdin.fileno(), 4096):
+    while os.read(lifeline, 4096):
         pass
     os._exit(0)
 
 
 def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
-    """The worker process (``python app.py --worker CONFIG``): a lower
-    priority, the app's settings, then a Celery worker (:func:`begin` runs
-    when it is built)."""
-    os.nice(NICE)
+    """A spawned worker process (``python app.py --worker CONFIG``): the
+    app's settings from the file, which it deletes at once (they hold the
+    secret key and the judge's key); its stdin is its lifeline."""
     path = Path(config_path)
     settings = json.loads(path.read_text(encoding="utf-8"))
-    path.unlink(missing_ok=True)  # it holds the secret key and the judge's key
+    path.unlink(missing_ok=True)
+    serve(create_app, settings, stdin.fileno())
+
+
+def serve(create_app, settings: dict, lifeline: int) -> None:
+    """The worker, spawned or forked: a lower priority, the app's settings,
+    then a Celery worker (:func:`begin` runs when it is built)."""
+    os.nice(NICE)
     threading.Thread(
-        target=_exit_at_end_of_file, args=(stdin,), name="lifeline", daemon=True
+        target=_exit_at_end_of_file, args=(lifeline,), name="lifeline", daemon=True
     ).start()
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
     worker = app.extensions["queue"].celery.Worker(

@@ -4,6 +4,7 @@ restarted when it dies, one per instance, gone when the web process goes."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -101,6 +102,47 @@ def test_the_cli_evaluate_starts_the_worker_process(app_factory, tmp_path):
     assert result.exit_code == 0, result.output
     assert supervisor.pid not in (None, os.getpid())
     assert out.stat().st_size > 0
+
+
+def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
+    tmp_path,
+):
+    """``flask evaluate`` forks its worker (pipeline/forked_worker.py) instead
+    of starting an interpreter that imports the app again: the worker runs
+    the command's run, holds no descriptor of the instance lock (the lock
+    ends with its supervisor), writes nothing on the command's stdout (the
+    results document), and ends with the command."""
+    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
+    script = (
+        "import json, os\n"
+        "from app import create_app\n"
+        "from tests.pipeline_support import submit, wait_for\n"
+        f"app = create_app({settings!r})\n"
+        "supervisor = app.extensions['worker']\n"
+        "supervisor.ensure_started(fork=True)\n"
+        f"run = submit(app, __import__('pathlib').Path({str(path)!r}), None, "
+        "suites=['quality'])\n"
+        "status = wait_for(app, run)['run']['status']\n"
+        "pid = supervisor.pid\n"
+        "fds = [os.readlink(f'/proc/{pid}/fd/{fd}') for fd in os.listdir(f'/proc/{pid}/fd')]\n"
+        "print(json.dumps({'pid': pid, 'status': status, 'fds': fds,\n"
+        "    'parent': int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]),\n"
+        "    'cmdline': open(f'/proc/{pid}/cmdline').read()}))\n"
+    )
+    command = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=600,
+                             capture_output=True, text=True)  # fmt: skip
+    assert command.returncode == 0, command.stderr[-3000:]
+    found = json.loads(command.stdout)  # the only line on stdout
+    assert found["status"] == "done"
+    assert "--worker" not in found["cmdline"]  # forked, not spawned
+    assert found["parent"] != os.getpid() and found["pid"] != found["parent"]
+    assert not any(fd.endswith("worker.lock") for fd in found["fds"]), found["fds"]
+    deadline = time.monotonic() + 60
+    while alive(found["pid"]):
+        assert time.monotonic() < deadline, "the worker outlived its command"
+        time.sleep(0.2)
 
 
 def test_the_first_request_starts_the_worker(app_factory):
