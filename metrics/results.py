@@ -186,9 +186,11 @@ def json_chunks(
     dump = partial(json.dumps, ensure_ascii=False, allow_nan=False)
     opening = dump(document, indent=indent)[:-1].rstrip()
     yield opening + (", " if document else "") + '"rows": ['
+    # one encoder for every row: json.dumps with options builds one per call
+    encode_row = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     separator, pending = "\n", []
     for row in rows:
-        pending.append(separator + dump(tidy_row(row)))
+        pending.append(separator + encode_row(tidy_row(row)))
         separator = ",\n"
         if len(pending) >= batch:
             yield "".join(pending)
