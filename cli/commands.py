@@ -218,7 +218,10 @@ def evaluate_command(
         current_app.config["JUDGE_CONCURRENCY"] = concurrency
     worker = current_app.extensions["worker"]
     if worker is not None:  # embedded: it warms up while the file is read
-        worker.ensure_started(fork=True)  # from this process: its imports are done
+        # the schema made or upgraded first: the worker, forked from this
+        # process with SQLAlchemy loaded, finds it at the head
+        current_app.extensions["storage"].get()
+        worker.ensure_started(fork=True)
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)
     # written as the rows stream from the database: a run of any size

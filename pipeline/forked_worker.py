@@ -3,9 +3,11 @@
 ``flask evaluate`` spawned its worker as a new interpreter, which imported
 the app and SQLAlchemy again (~1 s here) while the command had them loaded
 already: the judge waited for it. A command that is about to wait for its
-run forks the worker instead, once it has loaded what both need
-(``store.storage``): the child builds its own app from the same settings and
-consumes at once.
+run forks the worker instead, once it has made its storage (SQLAlchemy
+loaded, the schema made or upgraded: two processes upgrading a new
+database at once would race): the child builds its own app from the same
+settings and consumes at once. It never uses the command's database
+connections, which it inherits and never closes.
 
 Only a command forks, before it starts anything: its one other thread may
 be Flask-Limiter's in-memory storage timer, which the child never uses (it

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fcntl
 import gc
-import importlib
 import json
 import logging
 import os
@@ -46,8 +45,6 @@ RESTART_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
 STEADY_S = 60.0  # a worker that lived this long restarts without back-off growth
 TAKEOVER_S = 5.0  # a process without the lock checks this often for it
 STOP_TIMEOUT_S = 15.0
-# what a forking command loads first: the worker and the command both need it
-FORK_PRELOAD = ("store.storage",)
 
 
 def worker_config(config: dict) -> dict:
@@ -90,7 +87,8 @@ class WorkerProcess:
     def ensure_started(self, fork: bool = False) -> None:
         """Cheap once running: called before every task is sent. ``fork``: a
         command about to wait for its run, whose process has no thread that
-        matters to the worker (pipeline/forked_worker.py)."""
+        matters to the worker and has made its storage
+        (pipeline/forked_worker.py)."""
         if self._watcher is not None or self._stopping:
             return
         with self._lock:
@@ -117,8 +115,6 @@ class WorkerProcess:
 
     def _start(self, fork: bool) -> None:
         if fork and self.create_app is not None:
-            for name in FORK_PRELOAD:  # loaded once, for both processes
-                importlib.import_module(name)
             settings = worker_config(self.config)
             self._process = forked_worker.fork(
                 partial(serve, self.create_app, settings), self._lock_descriptor

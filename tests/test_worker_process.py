@@ -121,6 +121,7 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
         "from tests.pipeline_support import submit, wait_for\n"
         f"app = create_app({settings!r})\n"
         "supervisor = app.extensions['worker']\n"
+        "app.extensions['storage'].get()\n"  # as the command does: the schema first
         "supervisor.ensure_started(fork=True)\n"
         f"run = submit(app, __import__('pathlib').Path({str(path)!r}), None, "
         "suites=['quality'])\n"
