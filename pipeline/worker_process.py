@@ -110,7 +110,9 @@ class WorkerProcess:
         except BlockingIOError:
             os.close(descriptor)
             return False
-        self._lock_descriptor = descriptor  # not inherited: the child must not keep it
+        # not inherited by a spawned child; a forked one closes it: the lock
+        # must end with this process, not with its worker
+        self._lock_descriptor = descriptor
         return True
 
     def _start(self, fork: bool) -> None:
