@@ -67,18 +67,17 @@ class ForkedWorker:
             os.kill(self.pid, signal.SIGKILL)
 
     def _ended(self, timeout: float | None) -> bool:
-        with self._lock:
-            if self.returncode is not None:
-                return True
-            pidfd = self._pidfd
-        return bool(select.select([pidfd], [], [], timeout)[0])
+        if self.returncode is not None:
+            return True
+        return bool(select.select([self._pidfd], [], [], timeout)[0])
 
     def _reap(self) -> int:
         with self._lock:  # the supervisor's thread and stop() may both wait
             if self.returncode is None:
                 _, status = os.waitpid(self.pid, 0)
                 self.returncode = os.waitstatus_to_exitcode(status)
-                os.close(self._pidfd)
+            # the pidfd stays open: another thread may be about to select()
+            # on it, and a command forks one worker in its life
             return self.returncode
 
 

@@ -146,6 +146,36 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
         time.sleep(0.2)
 
 
+def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path):
+    """The supervisor waits on a forked worker as on a spawned one (its
+    pidfd): killed, it is reaped, its exit code seen, and a new worker is
+    spawned (a restart never forks: the supervisor's thread runs by then)."""
+    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    script = (
+        "import json, os, signal, time\n"
+        "from app import create_app\n"
+        f"app = create_app({settings!r})\n"
+        "supervisor = app.extensions['worker']\n"
+        "app.extensions['storage'].get()\n"
+        "supervisor.ensure_started(fork=True)\n"
+        "forked = supervisor._process\n"
+        "os.kill(forked.pid, signal.SIGKILL)\n"
+        "deadline = time.monotonic() + 120\n"
+        "while supervisor.restarts < 1 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.1)\n"
+        "new = supervisor._process\n"
+        "print(json.dumps({'code': forked.poll(), 'restarts': supervisor.restarts,\n"
+        "    'spawned': '--worker' in open(f'/proc/{new.pid}/cmdline').read()}))\n"
+        "supervisor.stop()\n"
+    )
+    command = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=300,
+                             capture_output=True, text=True)  # fmt: skip
+    assert command.returncode == 0, command.stderr[-3000:]
+    found = json.loads(command.stdout)
+    assert found == {"code": -signal.SIGKILL, "restarts": 1, "spawned": True}
+
+
 def test_the_first_request_starts_the_worker(app_factory):
     app = app_factory(EMBEDDED_WORKER="process")
     supervisor = app.extensions["worker"]
