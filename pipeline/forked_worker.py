@@ -81,6 +81,16 @@ class ForkedWorker:
             return self.returncode
 
 
+def available() -> bool:
+    """Whether this system has pidfds (Linux 5.3), through which the
+    supervisor waits for a forked worker; without them a command spawns."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
 def fork(serve: Callable[[int], None], lock_descriptor: int | None) -> ForkedWorker:
     """Fork; the child calls ``serve(lifeline)`` (which never returns) with
     the read end of its lifeline pipe."""

@@ -116,7 +116,7 @@ class WorkerProcess:
         return True
 
     def _start(self, fork: bool) -> None:
-        if fork and self.create_app is not None:
+        if fork and self.create_app is not None and forked_worker.available():
             settings = worker_config(self.config)
             self._process = forked_worker.fork(
                 partial(serve, self.create_app, settings), self._lock_descriptor

@@ -176,6 +176,19 @@ def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path
     assert found == {"code": -signal.SIGKILL, "restarts": 1, "spawned": True}
 
 
+def test_without_pidfds_a_command_spawns_its_worker(app_factory, monkeypatch):
+    """A system without pidfds (Linux before 5.3) cannot wait on a forked
+    worker without polling: the command spawns it, as a web process does."""
+    from pipeline import forked_worker
+
+    monkeypatch.setattr(forked_worker, "available", lambda: False)
+    supervisor = app_factory(EMBEDDED_WORKER="process").extensions["worker"]
+    supervisor.ensure_started(fork=True)
+    assert supervisor.config_path is not None  # the spawned worker's settings
+    assert "--worker" in Path(f"/proc/{supervisor.pid}/cmdline").read_text()
+    supervisor.stop()
+
+
 def test_the_first_request_starts_the_worker(app_factory):
     app = app_factory(EMBEDDED_WORKER="process")
     supervisor = app.extensions["worker"]
