@@ -4,7 +4,7 @@ Loading ``scipy.stats`` costs ~0.8 s of CPU with the GIL held, and a worker
 paid it in the middle of every large run's judge calls (issue 32) for two
 functions: ``wilcoxon`` (every paired comparison) and ``rankdata``. Both
 are written here as scipy 1.17 computes them, to the last bit
-(``tests/test_signed_rank.py`` compares them on thousands of random
+(``tests/test_signed_rank.py`` compares them on ~1,200 random
 inputs), in numpy and ``scipy.special.ndtr``:
 
 * no zero, no tie and at most 50 differences: the exact null distribution
