@@ -4,9 +4,9 @@ Spearman's ρ of AL against response length (per judge) and the cross-mode
 AUC of AL separating binary verdicts need every scored item's rank. From a
 :class:`~metrics.row_source.RowSource` the database ranks the items
 (``RANK()`` window functions, mean ranks of ties) and Python only sums them
-batch by batch; from a table, ``signed_rank.average_ranks`` (scipy's ``rankdata``) ranks them. Either
-way the sums are exact integers (twice a mean rank is one), so both give
-the same bits, reproducibly:
+batch by batch; from a table, ``signed_rank.average_ranks`` (scipy's
+``rankdata``) ranks them. Either way the sums are exact integers (twice a
+mean rank is one), so both give the same bits, reproducibly:
 
 * ρ is Pearson's r of the ranks, ``(nΣxy − ΣxΣy) / √((nΣx² − (Σx)²)(nΣy² −
   (Σy)²))``, one square root of an exact ratio;
