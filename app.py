@@ -38,7 +38,7 @@ def create_app(config: dict | None = None) -> Flask:
     for folder in ("UPLOAD_FOLDER", "RESULTS_FOLDER"):
         Path(app.config[folder]).mkdir(parents=True, exist_ok=True)
     lexicon.configure(app.config["NLTK_DATA"])
-    storage = store.init_app(app)
+    storage = store.init_app(app, instance)
     service = app.extensions["runs"] = RunService(storage, app.config, None)
     translations.init_app(app)
     web.init_app(app)

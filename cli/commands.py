@@ -217,10 +217,10 @@ def evaluate_command(
     if concurrency:  # the judge pool of the worker this command starts
         current_app.config["JUDGE_CONCURRENCY"] = concurrency
     worker = current_app.extensions["worker"]
-    if worker is not None:  # embedded: it warms up while the file is read
-        # the schema made or upgraded first: the worker, forked from this
-        # process with SQLAlchemy loaded, finds it at the head
-        current_app.extensions["storage"].get()
+    if worker is not None:  # embedded: it starts while this reads the file
+        # forked before this process loads SQLAlchemy: each loads it on its
+        # own core, and the first to make the storage upgrades a new schema
+        # while the other waits (store/__init__.py)
         worker.ensure_started(fork=True)
     run = _submit(_readable(file), request)
     run = _wait_with_progress(run.id)

@@ -1,13 +1,14 @@
 """The embedded worker forked from a command's own process (issue 32).
 
 ``flask evaluate`` spawned its worker as a new interpreter, which imported
-the app and SQLAlchemy again (~1 s here) while the command had them loaded
-already: the judge waited for it. A command that is about to wait for its
-run forks the worker instead, once it has made its storage (SQLAlchemy
-loaded, the schema made or upgraded: two processes upgrading a new
-database at once would race): the child builds its own app from the same
-settings and consumes at once. It never uses the command's database
-connections, which it inherits and never closes.
+the app again while the command had it loaded already: the judge waited
+for it. A command that is about to wait for its run forks the worker
+instead, before it loads SQLAlchemy: the child builds its own app from the
+same settings, makes its own storage (SQLAlchemy imported on the second
+core while the command imports it to store the run; the first of the two
+to reach a new database upgrades it while the other waits,
+``store/__init__.py``) and consumes at once. It inherits no database
+connection.
 
 Only a command forks, before it starts anything: its one other thread may
 be Flask-Limiter's in-memory storage timer, which the child never uses (it

@@ -36,6 +36,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from evaluator import warm_up_judge
 from pipeline import forked_worker
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class WorkerProcess:
     def ensure_started(self, fork: bool = False) -> None:
         """Cheap once running: called before every task is sent. ``fork``: a
         command about to wait for its run, whose process has no thread that
-        matters to the worker and has made its storage
+        matters to the worker and has not made its storage yet
         (pipeline/forked_worker.py)."""
         if self._watcher is not None or self._stopping:
             return
@@ -252,6 +253,11 @@ def serve(create_app, settings: dict, lifeline: int) -> None:
     threading.Thread(
         target=_exit_at_end_of_file, args=(lifeline,), name="lifeline", daemon=True
     ).start()
+    # The judge's HTTP client loads while the app and Celery start, not when
+    # the first chunk asks for it: a forked worker is ready about when its
+    # command has stored the run, and that import (0.2-0.5 s here) was the
+    # wait between the run stored and its first judge call.
+    warm_up_judge()
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
     worker = app.extensions["queue"].celery.Worker(
         pool="threads",

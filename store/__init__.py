@@ -8,7 +8,11 @@ embedded default runs the upgrade itself when the storage is first used.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,9 +27,11 @@ class LazyStorage:
     Every attribute is the real storage's.
     """
 
-    def __init__(self, url: str, auto_upgrade: bool):
+    def __init__(self, url: str, auto_upgrade: bool, lock_path: Path | None = None):
         self.url = url
         self.auto_upgrade = auto_upgrade
+        # held while the schema is checked and upgraded: see :func:`_held`
+        self.lock_path = lock_path
         self._storage: Storage | None = None
         self._lock = threading.Lock()
 
@@ -41,7 +47,8 @@ class LazyStorage:
 
                 storage = Storage(self.url)
                 if self.auto_upgrade:
-                    storage.upgrade()
+                    with _held(self.lock_path):
+                        storage.upgrade()
                 self._storage = storage
             return self._storage
 
@@ -49,11 +56,35 @@ class LazyStorage:
         return getattr(self.get(), name)
 
 
-def init_app(app) -> LazyStorage:
-    """``app.extensions["storage"]`` and the ``flask db`` commands."""
+@contextmanager
+def _held(path: Path | None):
+    """An exclusive lock on ``path`` for the block. The processes of one
+    instance may make their storage at the same moment: ``flask evaluate``
+    and the worker it forks at once both upgrade a new database, and two
+    upgrades at once would race (SQLite runs Alembic's DDL outside any
+    transaction). One upgrades; the other waits, then finds the head. (A
+    team's workers on several machines share no folder: there, ``flask db
+    upgrade`` runs before they start, as the README says.)"""
+    if path is None:
+        yield
+        return
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # and with it the lock
+
+
+def init_app(app, instance: Path) -> LazyStorage:
+    """``app.extensions["storage"]`` and the ``flask db`` commands;
+    ``instance``: the instance folder, which holds the schema's lock."""
     from store import migrate
 
-    storage = LazyStorage(app.config["DATABASE_URL"], app.config["DB_AUTO_UPGRADE"])
+    lock_path = instance / "schema.lock"
+    storage = LazyStorage(
+        app.config["DATABASE_URL"], app.config["DB_AUTO_UPGRADE"], lock_path
+    )
     app.extensions["storage"] = storage
     migrate.init_app(app, storage)
     return storage

@@ -124,3 +124,40 @@ def test_start_up_upgrades_only_when_configured(app_factory, tmp_path, auto):
     storage.get()
     assert inspect(create_engine(url)).has_table("runs") is auto
     storage.upgrade()  # what `flask db upgrade` would do before serving
+
+
+def test_processes_starting_on_a_new_database_upgrade_it_one_at_a_time(
+    tmp_path, monkeypatch
+):
+    """A command and the worker it forks make their storage at once: one
+    upgrades the new database while the other waits at the instance's lock,
+    then finds the head (two upgrades at once raced: SQLite runs the DDL
+    outside a transaction)."""
+    import fcntl
+    import threading
+
+    import store
+
+    url = f"sqlite:///{tmp_path / 'new.sqlite3'}"
+    first, second = (store.LazyStorage(url, True, tmp_path / "l") for _ in range(2))
+    other = threading.Thread(target=second.get)
+    at_lock, upgrades = threading.Event(), []
+    real_flock, real_upgrade = fcntl.flock, migrate.upgrade
+
+    def flock(descriptor, operation):
+        if threading.current_thread() is other:
+            at_lock.set()
+        real_flock(descriptor, operation)
+
+    def upgrade(engine, revision="head"):
+        upgrades.append(threading.current_thread().name)
+        other.start()  # the other process starts while this one upgrades
+        assert at_lock.wait(60), "the other never waited for the lock"
+        real_upgrade(engine, revision)
+
+    monkeypatch.setattr(store.fcntl, "flock", flock)
+    monkeypatch.setattr(migrate, "upgrade", upgrade)
+    first.get()
+    other.join()
+    assert upgrades == [threading.current_thread().name]  # the other found the head
+    assert migrate.stored_revision(second.engine) == migrate.newest_revision()
