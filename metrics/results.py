@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from datetime import UTC
-from functools import partial
 
 from core import usage
 from core.status import RowStatus
@@ -183,9 +182,20 @@ def json_chunks(
     >>> json.loads("".join(json_chunks({}, [])))
     {'rows': []}
     """
-    dump = partial(json.dumps, ensure_ascii=False, allow_nan=False)
-    opening = dump(document, indent=indent)[:-1].rstrip()
-    yield opening + (", " if document else "") + '"rows": ['
+    yield json_opening(document, indent)
+    yield from json_rows(rows, batch)
+
+
+def json_opening(document: dict, indent: int | None = None) -> str:
+    """The document up to the opening of its ``"rows"`` list (which
+    :func:`json_rows` continues and closes)."""
+    opening = json.dumps(document, ensure_ascii=False, allow_nan=False, indent=indent)
+    return opening[:-1].rstrip() + (", " if document else "") + '"rows": ['
+
+
+def json_rows(rows: Iterable[dict], batch: int = 500) -> Iterator[str]:
+    """The rows of a document, one per line, and its end: the rows do not
+    depend on the rest, so they can be encoded before the rest is known."""
     # one encoder for every row: json.dumps with options builds one per call
     encode_row = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     separator, pending = "\n", []
