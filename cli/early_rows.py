@@ -39,17 +39,25 @@ class EarlyRows:
             return
         if not self.service.storage.rows_final(self.run_id):
             return
-        # kept open until :meth:`document` has read it (an anonymous file: it
-        # leaves nothing behind whatever happens to the command)
-        file = tempfile.TemporaryFile("w+", encoding="utf-8", dir=self.folder)  # noqa: SIM115
+        self.file = self._encoded()
+        self._given_up = self.file is None
+
+    def _encoded(self) -> IO[str] | None:
+        """The rows in an anonymous temporary file, which leaves nothing
+        behind whatever happens to the command; None when it cannot be
+        written (no such folder, a full disk): the rows are then streamed at
+        the end, as before, and the end reports what is wrong."""
+        file = None
         try:
+            # kept open until :meth:`document` has read it
+            file = tempfile.TemporaryFile("w+", encoding="utf-8", dir=self.folder)  # noqa: SIM115
             file.writelines(self.service.rows_text(self.run_id))
             file.seek(0)
-        except OSError:  # e.g. a full disk: the rows are streamed at the end
-            file.close()
-            self._given_up = True
-            return
-        self.file = file
+        except OSError:
+            if file is not None:
+                file.close()
+            return None
+        return file
 
     def document(self, run, indent: int | None = None) -> Iterator[str]:
         """The results document of the ended ``run``, in pieces."""

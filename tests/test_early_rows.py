@@ -83,3 +83,17 @@ def test_a_failed_early_encoding_leaves_the_rows_to_the_end(app, finished, monke
     _ended(storage, finished)
     document = json.loads("".join(early.document(finished, indent=2)))
     assert len(document["rows"]) == storage.count_rows(finished.id) > 0
+
+
+def test_an_out_folder_that_does_not_exist_leaves_the_rows_to_the_end(
+    app, finished, tmp_path
+):
+    service, storage = app.extensions["runs"], app.extensions["storage"]
+    _as_finalizing(storage, finished.id, claimed=True)
+    early = EarlyRows(service, finished.id, tmp_path / "missing")
+    early.poll(finished.total, finished.total)
+    assert early.file is None
+    _ended(storage, finished)
+    assert "".join(early.document(finished, indent=2)) == "".join(
+        service.results_chunks(finished, indent=2)
+    )
