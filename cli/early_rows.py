@@ -8,7 +8,7 @@ every row: 0.6-0.9 s for 40,000 rows here, after the 1.2-1.6 s of the
 finalize. Now it encodes them into a temporary file as soon as they are
 final, on the second core while the worker aggregates, and writes the
 document's opening before them once the run is done. The bytes are the
-same either way (``tests/test_cli.py``).
+same either way (``tests/test_early_rows.py``).
 """
 
 from __future__ import annotations
