@@ -60,7 +60,9 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     worker."""
     app.extensions["judge_pool"] = JudgePool(app.config["JUDGE_CONCURRENCY"])
     watchdog = app.extensions["watchdog"] = Watchdog(
-        lambda: Context.of(app), app.config["WATCHDOG_INTERVAL_S"]
+        lambda: Context.of(app),
+        app.config["WATCHDOG_INTERVAL_S"],
+        lease_s=app.config["CHUNK_STALL_S"],
     )
     supervisor = None
     if queue.is_embedded(app.config):

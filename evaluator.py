@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.status import Cancelled, RowStatus
+from core.status import Cancelled, LeaseLost, RowStatus
 from judge_client.config import (
     JudgeConfig,
     StructuredOutput,
@@ -102,25 +102,39 @@ class Judge:
             index: self.pool.submit(self._judge_one, items[index], key=self.fair_key)
             for index in todo
         }
-        fresh = []
-        results = {}
+        results: dict[int, tuple] = {}
         try:
             # Collected in submission order, which is the pool's order, so
             # each outcome is reported about when it arrives.
             for index, future in futures.items():
                 results[index] = self._result(future)
                 self._on_items(1)
+        except LeaseLost:
+            # Another worker holds the chunk now: no further call goes out
+            # (each checks first), the calls under way are paid for, so their
+            # verdicts go to the cache, where the next holder finds them.
+            results.update(_settled(futures))
+            self._cache(keys, results)
+            raise
         except Cancelled:
             for future in futures.values():
                 future.cancel()  # under way or waiting: ends now, not at its deadline
+            self._cache(keys, results)
             raise
-        for index, (outcome, entry) in results.items():
+        self._cache(keys, results)
+        for index, (outcome, _entry) in results.items():
             outcomes[index] = outcome
-            if entry and keys:
-                fresh.append({**entry, "key": keys[index]})
+        return [outcomes[index] for index in range(len(items))]
+
+    def _cache(self, keys: list[str], results: dict[int, tuple]) -> None:
+        """Put the verdicts among ``results`` into the cache (keys: if any)."""
+        fresh = [
+            {**entry, "key": keys[index]}
+            for index, (_outcome, entry) in results.items()
+            if entry and keys
+        ]
         if self.cache and fresh:
             self.cache.put(fresh)
-        return [outcomes[index] for index in range(len(items))]
 
     def _result(self, future):
         """A call's outcome; while waiting, whether the run was cancelled
@@ -226,6 +240,18 @@ class Judge:
                 model, **{"structured" if honoured else "structured_ignored": 1}
             )
         return reply
+
+
+def _settled(futures: dict) -> dict[int, tuple]:
+    """The outcomes of calls that end (each waits for its reply or its
+    deadline; a call not yet sent stops at its check and is left out)."""
+    settled = {}
+    for index, future in futures.items():
+        try:
+            settled[index] = future.result()
+        except Exception:  # Cancelled (never sent), or a call that broke
+            continue
+    return settled
 
 
 def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:

@@ -105,3 +105,10 @@ def status_label(value: str) -> LazyText | str:
 class Cancelled(Exception):
     """The run was cancelled while it was being evaluated: nothing of the
     interrupted work is stored."""
+
+
+class LeaseLost(Cancelled):
+    """The chunk's lease was taken (its worker was stopped or starved past
+    it, and another claimed it): this worker makes no further call and
+    writes nothing more of it (``store/chunks.py``). Calls already under
+    way end, and their verdicts still go to the judge cache."""

@@ -78,17 +78,40 @@ class Usage:
 
 
 class StopCheck:
-    """Asks ``should_stop`` at most every ``interval_s`` (it hits the database)."""
+    """Asks ``should_stop`` at most every ``interval_s`` (it hits the
+    database). ``should_stop`` returns whether the run was cancelled, or
+    raises a ``Cancelled`` of its own (``LeaseLost``): that exception is
+    what every later check raises.
 
-    def __init__(self, should_stop=None, interval_s: float = 0.5):
+    Callers go on with the last answer while one thread asks, unless that
+    answer is older than ``fresh_s``: a process that was stopped or starved
+    for that long may have lost its chunk meanwhile, so its calls wait for
+    the new answer instead of going out on the old one."""
+
+    def __init__(self, should_stop=None, interval_s: float = 0.5, fresh_s=2.0):
         self.should_stop = should_stop
-        self.interval_s = interval_s
-        self.checked_at = 0.0
-        self.stopped = False
+        self.interval_s, self.fresh_s = interval_s, fresh_s
+        self.checked_at = 0.0  # the first call asks
+        self.stopped: Cancelled | None = None
         self.lock = threading.Lock()
 
     def _due(self) -> bool:
-        return not self.stopped and monotonic() - self.checked_at >= self.interval_s
+        return self.stopped is None and monotonic() - self.checked_at >= self.interval_s
+
+    def _stale(self) -> bool:
+        return self.stopped is None and monotonic() - self.checked_at >= self.fresh_s
+
+    def _ask(self) -> None:
+        try:
+            stop = self.should_stop()
+        except Cancelled as exc:
+            self.stopped = exc
+        else:
+            self.stopped = Cancelled() if stop else None
+
+    def _raise(self) -> None:
+        if self.stopped is not None:
+            raise type(self.stopped)(*self.stopped.args)
 
     def check(self) -> None:
         """One thread asks; the others go on with the last answer instead of
@@ -97,29 +120,29 @@ class StopCheck:
         threads waiting on it measured as most of their time."""
         if self.should_stop is None:
             return
-        if self._due() and self.lock.acquire(blocking=False):
+        if self._due() and self.lock.acquire(blocking=self._stale()):
             try:
                 if self._due():
+                    self._ask()
                     self.checked_at = monotonic()
-                    self.stopped = bool(self.should_stop())
             finally:
                 self.lock.release()
-        if self.stopped:
-            raise Cancelled
+        self._raise()
 
     async def acheck(self) -> None:
         """:meth:`check` for a call on the judge loop: the question is asked
         on another thread, so the loop's other calls never wait on the
-        database; until it is answered they go on with the last answer."""
+        database; until it is answered they go on with the last answer
+        (unless it is stale: then they wait for this one)."""
         if self.should_stop is None:
             return
+        while self._stale() and self.lock.locked():
+            await asyncio.sleep(0.01)  # another call is asking: its answer is due
         if self._due() and self.lock.acquire(blocking=False):
             try:
                 if self._due():
+                    await asyncio.to_thread(self._ask)
                     self.checked_at = monotonic()
-                    stop = await asyncio.to_thread(self.should_stop)
-                    self.stopped = bool(stop)
             finally:
                 self.lock.release()
-        if self.stopped:
-            raise Cancelled
+        self._raise()

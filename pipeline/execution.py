@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 
 import dataset
 from core.clock import utcnow
-from core.status import ACTIVE_RUN, FAILED_ROWS, Cancelled, ChunkState, RunStatus
+from core.status import (
+    ACTIVE_RUN,
+    FAILED_ROWS,
+    Cancelled,
+    ChunkState,
+    LeaseLost,
+    RunStatus,
+)
 from core.telemetry import FINALIZE_REQUESTS
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import engine, notes, registry
@@ -32,6 +39,7 @@ from metrics.rows import ResultRow
 from pipeline import interim
 from pipeline.allowance import CallAllowance
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
+from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
 from store.uploads import upload_path
 
@@ -73,19 +81,30 @@ def evaluate_chunk(
     chunk was taken back and sent again meanwhile) does nothing."""
     storage = ctx.storage
     run = _active(storage, run_id)
-    chunk = storage.start_chunk(run_id, chunk_index, attempt) if run else None
+    chunk = _claim(ctx, run_id, chunk_index, attempt) if run else None
     if run is None or chunk is None:
-        return  # cancelled, final, a chunk already counted, or sent again
+        return  # cancelled, final, counted, sent again, or under a live lease
+    LEASES.hold(run_id, chunk_index, chunk.lease)
     try:
         _score(ctx, run, chunk)
     except Cancelled:
-        return  # nothing of a cancelled chunk is stored
+        return  # a cancelled run, or a lease taken: nothing more is stored
     except Exception as exc:  # the chunk goes back, or is given up: never lost
         log.exception("chunk %s of run %s failed", chunk_index, run_id)
         _failed_attempt(ctx, run, chunk, f"{type(exc).__name__}: {exc}")
     else:
-        storage.finish_chunk(run_id, chunk_index, chunk.units)
-        _after_chunk(ctx, run_id)
+        if storage.finish_chunk(run_id, chunk_index, chunk.units, lease=chunk.lease):
+            _after_chunk(ctx, run_id)
+    finally:
+        LEASES.drop(run_id, chunk_index)
+
+
+def _claim(ctx: Context, run_id: str, chunk_index: int, attempt: int | None):
+    """The chunk's lease, unless another worker holds it (a redelivered task)."""
+    expired = utcnow() - timedelta(seconds=ctx.config["CHUNK_STALL_S"])
+    return ctx.storage.start_chunk(
+        run_id, chunk_index, attempt, holder=LEASES.holder, expired_before=expired
+    )
 
 
 def _score(ctx: Context, run, chunk) -> None:
@@ -97,9 +116,9 @@ def _score(ctx: Context, run, chunk) -> None:
     storage = ctx.storage
     path = upload_path(ctx.config["UPLOAD_FOLDER"], run.upload_id)
     sessions = dataset.read_sessions(path, chunk.start, chunk.end)
-    report = partial(storage.record_progress, run.id, chunk.chunk)
+    report = partial(storage.record_progress, run.id, chunk.chunk, lease=chunk.lease)
     progress = ChunkProgress(report, chunk.units, len(run.suites))
-    judge = judge_for(ctx, run, chunk.chunk, on_items=progress.add)
+    judge = judge_for(ctx, run, chunk, on_items=progress.add)
     if judge is not None:
         progress.counters = judge.usage.counters
     options = {**run.options, "history_chars": ctx.config["JUDGE_HISTORY_CHARS"]}
@@ -108,7 +127,8 @@ def _score(ctx: Context, run, chunk) -> None:
         for suite in run.suites:
             rows = _suite_rows(suite, sessions, run.methods, judge, options, progress)
             storage.upsert_rows(
-                {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
+                ({**row, "run_id": run.id, "round": row["round"] or 0} for row in rows),
+                fence=(run.id, chunk.chunk, chunk.lease),
             )
             truncated += sum(
                 1 for row in rows if (row.get("detail") or {}).get("history_truncated")
@@ -145,18 +165,25 @@ def _units(session: dict, methods: list[str]) -> int:
 
 
 def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
-    if chunk.attempts >= ctx.config["MAX_CHUNK_ATTEMPTS"]:
+    if _exhausted(chunk, ctx.config):
         give_up(ctx, run, chunk, reason)
-    else:
-        ctx.storage.release_chunk(run.id, chunk.chunk, reason)
+    elif ctx.storage.release_chunk(run.id, chunk.chunk, reason, lease=chunk.lease):
         ctx.dispatch()
+
+
+def _exhausted(chunk, config: dict) -> bool:
+    """Given up after ``MAX_CHUNK_ATTEMPTS`` claims (a worker failed on it or
+    died holding it). Sends that never reached a worker (a queue that lost
+    them) are not a chunk's fault, but a run must end: three times as many."""
+    most = config["MAX_CHUNK_ATTEMPTS"]
+    return chunk.claims >= most or chunk.attempts >= 3 * most
 
 
 def give_up(ctx: Context, run, chunk, reason: str) -> None:
     """After its attempts, a chunk's rows become ``error`` rows naming the
     reason, so the run still finishes (``partial``) and says what happened."""
     storage = ctx.storage
-    note = notes.note("chunk_failed", attempts=chunk.attempts, reason=reason[:300])
+    note = notes.note("chunk_failed", attempts=chunk.claims, reason=reason[:300])
     rows: list[ResultRow] = []
     for session_id in storage.sessions_between(run.id, chunk.start, chunk.end):
         session = {"session_id": session_id}
@@ -164,9 +191,15 @@ def give_up(ctx: Context, run, chunk, reason: str) -> None:
             rows += engine.failure_rows(
                 [session], registry.get(name), run.methods, note
             )
-    storage.upsert_rows({**row, "run_id": run.id, "round": 0} for row in rows)
-    storage.finish_chunk(run.id, chunk.chunk, chunk.units, state=ChunkState.FAILED)
-    _after_chunk(ctx, run.id)
+    fence = (run.id, chunk.chunk, chunk.lease)
+    try:
+        storage.upsert_rows(({**row, "run_id": run.id, "round": 0} for row in rows),
+                            fence=fence)  # fmt: skip
+    except LeaseLost:
+        return  # another worker holds it now
+    failed = ChunkState.FAILED
+    if storage.finish_chunk(run.id, chunk.chunk, chunk.units, failed, chunk.lease):
+        _after_chunk(ctx, run.id)
 
 
 def _after_chunk(ctx: Context, run_id: str) -> None:
@@ -175,9 +208,7 @@ def _after_chunk(ctx: Context, run_id: str) -> None:
         interim.refresh(ctx.storage, run_id, ctx.config)
 
 
-def judge_for(
-    ctx: Context, run, chunk_index: int, on_items=None
-) -> Judge | JudgePanel | None:
+def judge_for(ctx: Context, run, chunk, on_items=None) -> Judge | JudgePanel | None:
     """The run's judge, or None when no suite of it asks one or none is
     configured. ``on_items(n)``: n more items have their outcome."""
     if not any(registry.get(name).uses_judge for name in run.suites):
@@ -190,7 +221,8 @@ def judge_for(
     from store.judge_cache import JudgeCache
 
     cache = JudgeCache(ctx.storage, run.id, scope) if use_cache else None
-    stop = _stop_and_beat(ctx.storage, run.id, chunk_index)
+    lease_s = ctx.config["CHUNK_STALL_S"]
+    stop = _stop_and_beat(ctx.storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
     usage = Usage()
     # A server that refused structured output in an earlier chunk is not
     # asked again: the text grammar reads its replies.
@@ -209,14 +241,16 @@ def judge_for(
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
 
-def _stop_and_beat(storage, run_id: str, chunk_index: int):
-    """Asked by the judge between calls: is the run cancelled? It also keeps
-    the chunk's heartbeat fresh, so the watchdog leaves a slow chunk alone."""
+def _stop_and_beat(storage, run_id: str, chunk, every_s: float):
+    """Asked by the judge between calls: is the run cancelled? It also
+    renews the chunk's lease every ``every_s`` and raises ``LeaseLost`` when
+    another worker took it (this one was stopped or starved past it)."""
     last_beat = [monotonic()]
 
     def should_stop() -> bool:
-        if monotonic() - last_beat[0] >= BEAT_EVERY_S:
-            storage.beat(run_id, chunk_index)
+        if monotonic() - last_beat[0] >= every_s:
+            if not storage.beat(run_id, chunk.chunk, chunk.lease):
+                raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
             last_beat[0] = monotonic()
         state = storage.run_state(run_id)  # one small query, twice a second
         return state is None or state[0] == RunStatus.CANCELLED
@@ -293,22 +327,26 @@ def sweep(ctx: Context) -> dict[str, int]:
     ``MAX_CHUNK_ATTEMPTS``; complete runs are finalized; then dispatch."""
     storage, config = ctx.storage, ctx.config
     now = utcnow()
+    expired = now - timedelta(seconds=config["CHUNK_STALL_S"])
     stale = storage.stale_chunks(
         sent_before=now - timedelta(seconds=config["QUEUE_TIMEOUT_S"]),
-        beat_before=now - timedelta(seconds=config["CHUNK_STALL_S"]),
-    )
+        beat_before=expired, held_here=LEASES.keys(),
+    )  # fmt: skip
     given_up = 0
+    why = "the worker stopped answering"
     for chunk in stale:
         run = _active(storage, chunk.run_id)
         if run is None:
             continue
-        if chunk.attempts >= config["MAX_CHUNK_ATTEMPTS"]:
-            give_up(ctx, run, chunk, "the worker stopped answering")
-            given_up += 1
-        else:
-            storage.release_chunk(
-                chunk.run_id, chunk.chunk, "the worker stopped answering"
+        if _exhausted(chunk, config):
+            claimed = storage.start_chunk(
+                chunk.run_id, chunk.chunk, holder=LEASES.holder, expired_before=expired
             )
+            if claimed is not None:
+                give_up(ctx, run, claimed, why)
+                given_up += 1
+        else:
+            storage.release_chunk(chunk.run_id, chunk.chunk, why, lease=chunk.lease)
     for run in storage.unfinished_runs():
         if not storage.chunk_states(run.id):  # never planned: plan it, or fail it
             requeue(storage, config, run, ctx.send)

@@ -36,4 +36,4 @@ class BrokerEpoch:
         with redis.Redis.from_url(self.redis_url, socket_connect_timeout=2) as client:
             if not client.set(EPOCH_KEY, now.isoformat(), nx=True):
                 return None
-        return self.service.resume_unfinished(created_before=now)
+        return self.service.resume_unfinished(created_before=now, live_leases=True)

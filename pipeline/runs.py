@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from itertools import chain
 from typing import Any, BinaryIO
 
 import dataset
 from core.caps import Daily
+from core.clock import utcnow
 from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
@@ -264,12 +266,17 @@ class RunService:
             self._check_daily(run.workspace_id, 1)
         return max(left, 1)
 
-    def resume_unfinished(self, created_before=None) -> int:
+    def resume_unfinished(self, created_before=None, live_leases=False) -> int:
         """Re-send unfinished runs after a restart (finished chunks are
-        skipped); with ``created_before`` (a datetime), only older runs."""
+        skipped); with ``created_before`` (a datetime), only older runs.
+        ``live_leases``: other workers may be alive (team mode), so a
+        running chunk is taken back only once its lease expired."""
         pending = self.storage.unfinished_runs(created_before)
+        expired = None
+        if live_leases:
+            expired = utcnow() - timedelta(seconds=self.config["CHUNK_STALL_S"])
         for run in pending:
-            requeue(self.storage, self.config, run, self.queue.send)
+            requeue(self.storage, self.config, run, self.queue.send, expired)
         if pending:
             self.enqueue()
         if pending:

@@ -1,26 +1,33 @@
-"""The watchdog: a thread beside each worker that sweeps every
-``WATCHDOG_INTERVAL_S`` (``pipeline.execution.sweep``), so a chunk whose
-task was lost or whose worker died is tried again or given up, and a run
-never stays ``queued`` or ``running`` for good. Sweeps are idempotent: two
-workers sweeping at once claim each chunk once."""
+"""The watchdog: a thread beside each worker that renews the chunk leases
+its process holds (at least three times per lease, ``pipeline/leases.py``)
+and sweeps every ``WATCHDOG_INTERVAL_S`` (``pipeline.execution.sweep``), so
+a chunk whose task was lost or whose worker died is tried again or given
+up, and a run never stays ``queued`` or ``running`` for good. Sweeps are
+idempotent: two workers sweeping at once claim each chunk once."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable
+from time import monotonic
 
 from pipeline import execution
+from pipeline.leases import LEASES
 
 log = logging.getLogger(__name__)
 
 
 class Watchdog:
     def __init__(
-        self, make_context: Callable[[], execution.Context], interval_s: float
+        self,
+        make_context: Callable[[], execution.Context],
+        interval_s: float,
+        lease_s: float | None = None,
     ):
         self.make_context = make_context
         self.interval_s = interval_s
+        self.renew_s = min(interval_s, (lease_s or interval_s * 3) / 3)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -35,9 +42,15 @@ class Watchdog:
                 self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        swept_at = monotonic()
+        while not self._stop.wait(self.renew_s):
             try:
-                found = execution.sweep(self.make_context())
+                ctx = self.make_context()
+                LEASES.renew(ctx.storage)
+                if monotonic() - swept_at < self.interval_s:
+                    continue
+                swept_at = monotonic()
+                found = execution.sweep(ctx)
             except Exception:  # a bad sweep must not end the watchdog
                 log.exception("watchdog sweep failed")
                 continue

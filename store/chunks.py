@@ -5,8 +5,9 @@ dispatcher hands pending chunks to the queue fairly: each run, and each
 client's runs together, have at most a few chunks in the queue or on a worker
 at once, so a small run is served while a large one evaluates. A worker marks
 its chunk ``running`` and beats while it works; a chunk is counted ``done``
-once. The watchdog puts chunks whose worker went quiet back to ``pending``,
-and gives up on a chunk after its attempts (``failed``: its rows are errors).
+once.
+
+A worker's claim on a chunk is a lease: ``store/leases.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, text, update
@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 
 from core.status import ACTIVE_RUN, ChunkState, RunStatus
 from store.models import Run, RunChunk, RunSession, utcnow
-from store.progress import add_to_run, lock_chunk
+from store.progress import add_to_run, held_by, lock_chunk
 
 IN_FLIGHT = (ChunkState.SENT.value, ChunkState.RUNNING.value)
 FINISHED = (ChunkState.DONE.value, ChunkState.FAILED.value)
@@ -37,7 +37,10 @@ class Chunk:
     start: int
     end: int
     units: int
-    attempts: int = 0
+    attempts: int = 0  # the send a task is matched against
+    lease: int = 0  # the fencing token of the claim that returned it
+    claims: int = 0  # claims made on it so far (this one included)
+    holder: str | None = None
 
 
 class ChunkQueries:
@@ -94,46 +97,21 @@ class ChunkQueries:
             )
             return _mark_sent(conn, picked)
 
-    def start_chunk(
-        self, run_id: str, chunk: int, attempt: int | None = None
-    ) -> Chunk | None:
-        """Mark a chunk ``running``; None when it is finished already (a
-        redelivered task), unknown, or sent again since the task's
-        ``attempt`` (a restarting worker took back a chunk whose task
-        another process had just queued: two tasks, one to run)."""
-        sent_for = [] if attempt is None else [RunChunk.attempts == attempt]
-        stmt = (
-            update(RunChunk)
-            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state.not_in(FINISHED), *sent_for)
-            .values(state=ChunkState.RUNNING.value, beat_at=utcnow())
-            .returning(RunChunk.start, RunChunk.end, RunChunk.units, RunChunk.attempts)
-        )  # fmt: skip
-        with self.engine.begin() as conn:
-            found = conn.execute(stmt).first()
-        if found is None or found.start is None:
-            return None
-        return Chunk(run_id, chunk, found.start, found.end, found.units, found.attempts)
-
-    def beat(self, run_id: str, chunk: int) -> None:
-        stmt = (
-            update(RunChunk)
-            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state == ChunkState.RUNNING.value)
-            .values(beat_at=utcnow())
-        )  # fmt: skip
-        with self.engine.begin() as conn:
-            conn.execute(stmt)
-
     def finish_chunk(
-        self, run_id: str, chunk: int, units: int, state: str = ChunkState.DONE
-    ) -> bool:
+        self, run_id: str, chunk: int, units: int, state: str = ChunkState.DONE,
+        lease: int | None = None,
+    ) -> bool:  # fmt: skip
         """Record a chunk as finished once, counting into the run's progress
         the units its partial count had not (``store/progress.py``); False
-        for a redelivered chunk."""
+        for a redelivered chunk, or a ``lease`` no longer held."""
         values = {"state": str(state), "items": units, "beat_at": utcnow()}
+        held = [] if lease is None else held_by(lease)
         with self.engine.begin() as conn:
-            found = lock_chunk(conn, run_id, chunk, RunChunk.state.not_in(FINISHED))
+            found = lock_chunk(
+                conn, run_id, chunk, RunChunk.state.not_in(FINISHED), *held
+            )
+            if found is None and lease is not None:
+                return False
             changed = found is not None
             counted = min(found.items, units) if found is not None else 0
             if found is not None:
@@ -156,47 +134,6 @@ class ChunkQueries:
             if changed:
                 add_to_run(conn, run_id, done=units - counted)
         return changed
-
-    def release_chunk(self, run_id: str, chunk: int, error: str) -> None:
-        """A worker failed on the chunk: back to ``pending`` for another attempt."""
-        stmt = update(RunChunk).where(
-            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-            RunChunk.state.not_in(FINISHED),
-        ).values(state=ChunkState.PENDING.value, error=error[:2000])  # fmt: skip
-        with self.engine.begin() as conn:
-            conn.execute(stmt)
-
-    # -- recovery ----------------------------------------------------------
-    def stale_chunks(self, sent_before: datetime, beat_before: datetime) -> list[Chunk]:
-        """Chunks of active runs whose task was lost in the queue (sent too
-        long ago) or whose worker went quiet (no heartbeat)."""
-        stale = (
-            (RunChunk.state == ChunkState.SENT.value) & (RunChunk.sent_at < sent_before)
-        ) | (
-            (RunChunk.state == ChunkState.RUNNING.value)
-            & (RunChunk.beat_at < beat_before)
-        )
-        query = (
-            select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
-                   RunChunk.units, RunChunk.attempts)
-            .join(Run, Run.id == RunChunk.run_id)
-            .where(stale, Run.status.in_([s.value for s in ACTIVE_RUN]))
-        )  # fmt: skip
-        with self.engine.connect() as conn:
-            return [
-                Chunk(row.run_id, row.chunk, row.start or 0, row.end or 0, row.units,
-                      row.attempts)
-                for row in conn.execute(query)
-            ]  # fmt: skip
-
-    def requeue_in_flight(self, run_id: str) -> int:
-        """A run's chunks in the queue or on a worker back to ``pending`` (the
-        queue that held them is gone: a restart of the embedded worker)."""
-        stmt = update(RunChunk).where(
-            RunChunk.run_id == run_id, RunChunk.state.in_(IN_FLIGHT)
-        ).values(state=ChunkState.PENDING.value)  # fmt: skip
-        with self.engine.begin() as conn:
-            return conn.execute(stmt).rowcount
 
     def sessions_between(self, run_id: str, start: int, end: int) -> list[str]:
         """Ids of the sessions stored in a byte range of the run's upload."""

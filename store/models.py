@@ -181,7 +181,12 @@ class RunChunk(Base):
     end: Mapped[int | None] = mapped_column(BigInteger)
     units: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[str] = mapped_column(String(16), default=ChunkState.PENDING.value)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # sends: tasks match it
+    # the lease (store/chunks.py): a fencing token grown at every claim and
+    # release, the claims made (what gives up on a chunk), who holds it
+    lease: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    claims: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    holder: Mapped[str | None] = mapped_column(String(96))
     sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     beat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error: Mapped[str | None] = mapped_column(Text)

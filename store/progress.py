@@ -47,6 +47,11 @@ def lock_chunk(conn: Connection, run_id: str, chunk: int, *conditions):
     return conn.execute(stmt).first()
 
 
+def held_by(lease: int) -> list:
+    """The conditions of a chunk running under the lease ``lease``."""
+    return [RunChunk.state == ChunkState.RUNNING.value, RunChunk.lease == lease]
+
+
 def add_to_run(conn: Connection, run_id: str, **increments: int) -> None:
     """``SET x = x + n`` on the run for every nonzero increment; the judge
     counters per model (``core.usage.key``) go to ``judge_usage``."""
@@ -96,18 +101,21 @@ class ProgressQueries:
         return found
 
     def record_progress(
-        self, run_id: str, chunk: int, units_done: int, **counters: int
-    ) -> int:
+        self, run_id: str, chunk: int, units_done: int, lease: int | None = None,
+        **counters: int,
+    ) -> int:  # fmt: skip
         """A running chunk has ``units_done`` units done; ``counters`` are
         judge counters gained since the last report (``judge_calls``, ...),
-        added as they are. Returns the units ``done`` gained (0 when the
-        count is not above the chunk's high-water mark, the chunk is not
-        running, or the run is no longer active)."""
+        added as they are (the calls were made, whoever holds the chunk).
+        Returns the units ``done`` gained (0 when the count is not above the
+        chunk's high-water mark, the chunk is not running under ``lease``,
+        or the run is no longer active)."""
         active = select(Run.id).where(Run.id == run_id, Run.status.in_(_ACTIVE))
+        held = [] if lease is None else [RunChunk.lease == lease]
         with self.engine.begin() as conn:
             found = lock_chunk(
                 conn, run_id, chunk,
-                RunChunk.state == ChunkState.RUNNING.value, active.exists(),
+                RunChunk.state == ChunkState.RUNNING.value, active.exists(), *held,
             )  # fmt: skip
             reached = min(units_done, found.units - 1) if found is not None else 0
             gained = max(reached - found.items, 0) if found is not None else 0

@@ -37,10 +37,16 @@ class RowQueries:
     engine: Engine
     session: sessionmaker
     _insert: Callable  # the dialect's insert (ON CONFLICT)
+    fenced: Callable  # store/chunks.py: a transaction under a chunk's lease
 
-    def upsert_rows(self, rows: Iterable[dict], batch: int = 2000) -> int:
+    def upsert_rows(
+        self, rows: Iterable[dict], batch: int = 2000,
+        fence: tuple[str, int, int] | None = None,
+    ) -> int:  # fmt: skip
         """Insert or replace rows on their natural key, in one transaction,
-        ``batch`` rows per statement (a statement's parameters stay small)."""
+        ``batch`` rows per statement (a statement's parameters stay small).
+        ``fence``: ``(run_id, chunk, lease)``, written only while that lease
+        is the chunk's (else ``LeaseLost``, nothing written)."""
         # Core, not the ORM: bulk writes are the hot path of every chunk.
         stmt = self._insert(table_of(ResultRow))
         changing = ("value", "status", "note", "detail", "note_code", "note_params")
@@ -49,7 +55,7 @@ class RowQueries:
             set_={name: stmt.excluded[name] for name in changing},
         )
         written = 0
-        with self.engine.begin() as conn:
+        with self.fenced(*fence) if fence else self.engine.begin() as conn:
             for part in batched(rows, batch):
                 conn.execute(
                     stmt,

@@ -25,6 +25,7 @@ from store.comparison import ComparisonQueries
 from store.deletion import DeletionQueries
 from store.interim import InterimQueries
 from store.judge_cache import CacheQueries, JudgeCache
+from store.leases import LeaseQueries
 from store.models import (
     Run,
     RunSession,
@@ -55,6 +56,7 @@ class Storage(
     RowQueries,
     CacheQueries,
     ChunkQueries,
+    LeaseQueries,
     ProgressQueries,
     BudgetQueries,
     WorkspaceQueries,

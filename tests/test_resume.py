@@ -20,7 +20,8 @@ class Counting:
     def __init__(self, storage):
         self.storage, self.calls = storage, []
 
-    def resume_unfinished(self, created_before=None) -> int:
+    def resume_unfinished(self, created_before=None, live_leases=False) -> int:
+        assert live_leases  # team mode: other workers' leases may be alive
         found = self.storage.unfinished_runs(created_before)
         self.calls.append([run.id for run in found])
         return len(found)

@@ -135,11 +135,11 @@ def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp
         )
     real = storage.upsert_rows
 
-    def scores_fail(rows):  # the disk fills up for scores; error rows still fit
+    def scores_fail(rows, **fence):  # the disk fills up for scores; errors still fit
         rows = list(rows)
         if any(row["status"] != "error" for row in rows):
             raise OSError("disk full")
-        return real(rows)
+        return real(rows, **fence)
 
     storage.get().upsert_rows = scores_fail
     try:
@@ -171,11 +171,11 @@ def test_a_failing_chunk_is_tried_again(app_factory, tmp_path):
         run = service.create(stream, path.name, RunRequest(suites=["quality"]))
     real, calls = storage.upsert_rows, []
 
-    def flaky(rows):
+    def flaky(rows, **fence):
         calls.append(1)
         if len(calls) == 1:
             raise OSError("database restarted")
-        return real(rows)
+        return real(rows, **fence)
 
     storage.get().upsert_rows = flaky
     try:

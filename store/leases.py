@@ -1,0 +1,169 @@
+"""Chunk leases (mixed into ``Storage``): claim, renew, release, and the
+fenced writes of a chunk's holder.
+
+A worker's claim on a chunk is a lease (``start_chunk``) with a fencing
+token, ``lease``, grown at every claim and release: its rows, its progress
+and its end are written only while that token is the chunk's
+(``fenced``), so a worker whose lease was taken (it was stopped, or starved,
+past the lease) cannot write over the next holder's work. A lease lasts
+``CHUNK_STALL_S`` from its last renewal (``beat_at``); renewals come from
+the holder's work and from its process's watchdog (``renew``). Expiry is
+the one recovery path: an expired lease's chunk goes back to ``pending``
+(``release_chunk``) or is claimed again by a redelivered task, and after
+``MAX_CHUNK_ATTEMPTS`` claims it is given up (``failed``: its rows are
+errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection, Engine
+
+from core.status import ACTIVE_RUN, ChunkState, LeaseLost
+from store.chunks import FINISHED, IN_FLIGHT, Chunk
+from store.models import Run, RunChunk, utcnow
+from store.progress import held_by, lock_chunk
+
+
+class LeaseQueries:
+    """``Storage`` provides ``engine``."""
+
+    engine: Engine
+
+    def start_chunk(
+        self, run_id: str, chunk: int, attempt: int | None = None,
+        holder: str | None = None, expired_before: datetime | None = None,
+    ) -> Chunk | None:  # fmt: skip
+        """Claim a chunk's lease: mark it ``running``, grow its token and its
+        claims. None when it is finished already (a redelivered task),
+        unknown, sent again since the task's ``attempt``, or running under a
+        lease renewed since ``expired_before`` (a task redelivered while its
+        first worker still holds it: two tasks, one to run)."""
+        sent_for = [] if attempt is None else [RunChunk.attempts == attempt]
+        free = RunChunk.state != ChunkState.RUNNING.value
+        if expired_before is not None:
+            free = free | (RunChunk.beat_at < expired_before)
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+                   RunChunk.state.not_in(FINISHED), free, *sent_for)
+            .values(state=ChunkState.RUNNING.value, beat_at=utcnow(), holder=holder,
+                    lease=RunChunk.lease + 1, claims=RunChunk.claims + 1)
+            .returning(RunChunk.start, RunChunk.end, RunChunk.units,
+                       RunChunk.attempts, RunChunk.lease, RunChunk.claims)
+        )  # fmt: skip
+        with self.engine.begin() as conn:
+            found = conn.execute(stmt).first()
+        if found is None or found.start is None:
+            return None
+        return Chunk(run_id, chunk, found.start, found.end, found.units,
+                     found.attempts, found.lease, found.claims, holder)  # fmt: skip
+
+    def beat(self, run_id: str, chunk: int, lease: int | None = None) -> bool:
+        """Renew a running chunk's lease; False when ``lease`` is no longer
+        its token (taken, released or finished)."""
+        held = [] if lease is None else [RunChunk.lease == lease]
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+                   RunChunk.state == ChunkState.RUNNING.value, *held)
+            .values(beat_at=utcnow())
+        )  # fmt: skip
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).rowcount > 0
+
+    def renew(self, leases: Iterable[tuple[str, int, int]]) -> set[tuple]:
+        """Renew the leases a process holds (``(run_id, chunk, lease)``), in
+        one transaction; returns those no longer held."""
+        lost = set()
+        with self.engine.begin() as conn:
+            for run_id, chunk, lease in leases:
+                if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
+                    lost.add((run_id, chunk, lease))
+        return lost
+
+    def release_chunk(
+        self, run_id: str, chunk: int, error: str, lease: int | None = None
+    ) -> bool:
+        """Back to ``pending`` for another claim, its token grown (whatever
+        its holder still sends is refused): by the holder that failed on it,
+        or by a sweep that found its lease expired (``lease``: the token it
+        saw, so a lease renewed meanwhile is kept)."""
+        held = [] if lease is None else [RunChunk.lease == lease]
+        stmt = update(RunChunk).where(
+            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
+            RunChunk.state.not_in(FINISHED), *held,
+        ).values(state=ChunkState.PENDING.value, error=error[:2000], holder=None,
+                 lease=RunChunk.lease + 1)  # fmt: skip
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).rowcount > 0
+
+    @contextmanager
+    def fenced(self, run_id: str, chunk: int, lease: int) -> Iterator[Connection]:
+        """A transaction in which the chunk's lease is ``lease``: its row is
+        locked first, so no claim or release comes between; raises
+        :class:`LeaseLost` otherwise (nothing written)."""
+        with self.engine.begin() as conn:
+            if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
+                raise LeaseLost(f"chunk {chunk} of run {run_id}")
+            yield conn
+
+    def stale_chunks(
+        self, sent_before: datetime, beat_before: datetime,
+        held_here: Iterable[tuple[str, int]] = (),
+    ) -> list[Chunk]:  # fmt: skip
+        """Chunks of active runs whose task was lost in the queue (sent too
+        long ago) or whose lease expired (not renewed since ``beat_before``),
+        but those ``held_here``: the sweeping process is alive, so its own
+        leases are not a dead worker's however slowly it runs."""
+        stale = (
+            (RunChunk.state == ChunkState.SENT.value) & (RunChunk.sent_at < sent_before)
+        ) | (
+            (RunChunk.state == ChunkState.RUNNING.value)
+            & (RunChunk.beat_at < beat_before)
+        )
+        query = (
+            select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
+                   RunChunk.units, RunChunk.attempts, RunChunk.lease,
+                   RunChunk.claims, RunChunk.holder)
+            .join(Run, Run.id == RunChunk.run_id)
+            .where(stale, Run.status.in_([s.value for s in ACTIVE_RUN]))
+        )  # fmt: skip
+        mine = set(held_here)
+        with self.engine.connect() as conn:
+            return [
+                Chunk(row.run_id, row.chunk, row.start or 0, row.end or 0, row.units,
+                      row.attempts, row.lease, row.claims, row.holder)
+                for row in conn.execute(query) if (row.run_id, row.chunk) not in mine
+            ]  # fmt: skip
+
+    def requeue_in_flight(
+        self, run_id: str, expired_before: datetime | None = None
+    ) -> int:
+        """A run's chunks in the queue back to ``pending`` (the queue that
+        held them is gone), and its running chunks whose lease expired
+        before ``expired_before`` (None: all of them; the embedded worker
+        starting is the instance's only worker, so no lease of another is
+        alive). Their tokens grow: a late write of an old holder is refused."""
+        taken = (
+            RunChunk.state.in_(IN_FLIGHT)
+            if expired_before is None
+            else (RunChunk.state == ChunkState.SENT.value)
+            | (
+                (RunChunk.state == ChunkState.RUNNING.value)
+                & (RunChunk.beat_at < expired_before)
+            )
+        )
+        stmt = (
+            update(RunChunk)
+            .where(RunChunk.run_id == run_id, taken)
+            .values(
+                state=ChunkState.PENDING.value, holder=None, lease=RunChunk.lease + 1
+            )
+        )
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).rowcount

@@ -1,0 +1,185 @@
+"""Chunk leases (store/leases.py, pipeline/leases.py): a judge call is paid
+once through redelivery and lease expiry, and a worker whose lease was
+taken writes nothing more."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from time import monotonic, sleep
+
+import pytest
+
+from core.clock import utcnow
+from core.status import Cancelled, LeaseLost
+from judge_client.outcome import StopCheck
+from pipeline import dispatch, execution
+from pipeline.leases import LEASES
+from pipeline.names import EVALUATE_CHUNK
+from pipeline.runs import RunRequest
+from tests import crafted
+from tests.test_progress import planned_run
+
+ROW = {"session_id": "s1", "round": 1, "method": "Ours", "metric": "al",
+       "value": 50.0, "status": "ok"}  # fmt: skip
+
+
+def _past(seconds: float):
+    return utcnow() - timedelta(seconds=seconds)
+
+
+def test_a_redelivered_task_leaves_a_live_lease_alone(any_storage):
+    run = planned_run(any_storage)
+    first = any_storage.start_chunk(run.id, 0, holder="a", expired_before=_past(60))
+    assert first is not None and (first.lease, first.claims) == (1, 1)
+    again = any_storage.start_chunk(run.id, 0, holder="b", expired_before=_past(60))
+    assert again is None  # the first worker still holds it: nothing to run
+    expired = any_storage.start_chunk(run.id, 0, holder="b", expired_before=_past(-1))
+    assert expired is not None and (expired.lease, expired.claims) == (2, 2)
+
+
+def test_a_lost_lease_writes_nothing(any_storage):
+    run = planned_run(any_storage)
+    old = any_storage.start_chunk(run.id, 0, holder="a")
+    assert any_storage.release_chunk(run.id, 0, "lease expired", lease=old.lease)
+    new = any_storage.start_chunk(run.id, 0, holder="b")
+    with pytest.raises(LeaseLost):
+        any_storage.upsert_rows(
+            [{**ROW, "run_id": run.id}], fence=(run.id, 0, old.lease)
+        )
+    assert any_storage.rows(run.id) == []
+    # its calls were made: counted; its units are not
+    assert (
+        any_storage.record_progress(run.id, 0, 50, lease=old.lease, judge_calls=3) == 0
+    )
+    assert any_storage.beat(run.id, 0, old.lease) is False
+    assert any_storage.finish_chunk(run.id, 0, 100, lease=old.lease) is False
+    assert any_storage.upsert_rows(
+        [{**ROW, "run_id": run.id}], fence=(run.id, 0, new.lease)
+    )
+    assert any_storage.finish_chunk(run.id, 0, 100, lease=new.lease) is True
+    loaded = any_storage.get_run(run.id)
+    assert (loaded.done, loaded.judge_calls) == (100, 3)
+
+
+def test_a_sweep_renews_and_keeps_its_own_process_leases(app_factory):
+    app = app_factory(CHUNK_STALL_S=1.0, MAX_CHUNK_ATTEMPTS=3)
+    storage = app.extensions["storage"]
+    ctx = execution.Context(storage, app.config, lambda *task: None)
+    mine, theirs = planned_run(storage), planned_run(storage)
+    held = storage.start_chunk(mine.id, 0, holder=LEASES.holder)
+    storage.start_chunk(theirs.id, 0, holder="elsewhere:1:dead")
+    LEASES.hold(mine.id, 0, held.lease)
+    try:
+        sleep(1.2)  # both leases expire; this process is slow, not dead
+        assert execution.sweep(ctx)["stale"] == 1
+        assert storage.chunk_states(mine.id) == {"running": 1}
+        assert storage.chunk_states(theirs.id) in ({"pending": 1}, {"sent": 1})
+        assert storage.beat(mine.id, 0, held.lease)  # still this process's
+    finally:
+        LEASES.drop(mine.id, 0)
+
+
+def test_a_stale_answer_is_not_used_after_a_stall():
+    """After a pause longer than ``fresh_s`` (a stopped or starved process)
+    a call waits for the new answer instead of going out on the old one."""
+    asked = []
+
+    def should_stop() -> bool:
+        asked.append(monotonic())
+        if len(asked) > 1:
+            raise LeaseLost("taken while this process was stopped")
+        return False
+
+    check = StopCheck(should_stop, interval_s=0.05, fresh_s=0.1)
+    check.check()  # the first answer: go on
+    sleep(0.15)
+    with pytest.raises(LeaseLost):
+        check.check()
+    with pytest.raises(Cancelled):  # and every later check says so
+        check.check()
+    assert len(asked) == 2
+
+
+def _alignment_run(app, tmp_path, judge_server):
+    service = app.extensions["runs"]
+    sessions = [
+        crafted.session(name, {method: crafted.scores([40 + k for k in range(5)],
+                                                      [1] * 5)
+                               for method in ("Base", "Ours")})
+        for name in ("a", "b")
+    ]  # fmt: skip
+    for session in sessions:  # every request its own: 40 calls, none alike
+        session["user_profile"] += f" (session {session['session_id']})"
+        for turn in session["rounds"]:
+            turn["responses"]["Ours"] += " ours"
+    path = crafted.write(tmp_path / "a.jsonl", sessions)
+    request = RunRequest(
+        suites=["alignment"], judge_url=judge_server.url, judge_model="scripted"
+    )
+    with path.open("rb") as stream:
+        return service.create(stream, path.name, request)
+
+
+def test_a_chunk_delivered_twice_at_once_is_judged_once(
+    app_factory, tmp_path, judge_server
+):
+    """What made CI under load pay twice: Redis redelivered a chunk's task
+    while its worker was still on it (past the visibility timeout)."""
+    app = app_factory(CHUNK_UNITS=1000, **{"JUDGE_CONCURRENCY": 2})
+    judge_server.state.latency = 0.02
+    storage = app.extensions["storage"]
+    run = _alignment_run(app, tmp_path, judge_server)
+    sent: list[tuple] = []
+    ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
+    dispatch.dispatch(storage, app.config, ctx.send)
+    [task] = [task for task in sent if task[0] == EVALUATE_CHUNK]
+    both = [
+        threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:]))
+        for _ in range(2)
+    ]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    assert _paid_once(judge_server)
+    assert storage.chunk_states(run.id) == {"done": 1}
+    assert storage.get_run(run.id).judge_calls == judge_server.state.calls
+
+
+def test_verdicts_under_way_when_the_lease_is_taken_go_to_the_cache(
+    app_factory, tmp_path, judge_server
+):
+    """A worker stopped past its lease: the next holder claims the chunk;
+    the first makes no further call, and the replies it was waiting for
+    are cached, so the next holder does not pay for them again."""
+    app = app_factory(CHUNK_UNITS=1000, JUDGE_CONCURRENCY=4, CHUNK_STALL_S=1.0)
+    judge_server.state.latency = 0.3
+    storage = app.extensions["storage"]
+    run = _alignment_run(app, tmp_path, judge_server)
+    sent: list[tuple] = []
+    ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
+    dispatch.dispatch(storage, app.config, ctx.send)
+    [task] = [task for task in sent if task[0] == EVALUATE_CHUNK]
+    first = threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:]))
+    first.start()
+    while judge_server.state.calls < 2:
+        sleep(0.01)
+    storage.release_chunk(run.id, 0, "lease expired")  # another worker's sweep
+    first.join()
+    paid_by_first = judge_server.state.calls
+    assert paid_by_first < DISTINCT  # it stopped
+    assert storage.rows(run.id) == []  # and wrote nothing
+    dispatch.dispatch(storage, app.config, ctx.send)
+    retry = [task for task in sent if task[0] == EVALUATE_CHUNK][-1]
+    execution.evaluate_chunk(ctx, *retry[1:])
+    assert storage.chunk_states(run.id) == {"done": 1}
+    assert _paid_once(judge_server)  # in all, though two workers asked
+
+
+DISTINCT = 40  # 2 sessions x 5 rounds x 2 methods x (alignment, binary)
+
+
+def _paid_once(judge_server) -> bool:
+    attempts = judge_server.state.attempts
+    return len(attempts) == DISTINCT and set(attempts.values()) == {1}
