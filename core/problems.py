@@ -54,7 +54,8 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: not a layout we convert from; we convert %(layouts)s."
     ),
     "nothing_converted": _l(
-        "%(path)s: no record could be converted from %(layout)s: it is not in that layout."
+        "%(path)s: none of its %(skipped)s records could be converted from "
+        "%(layout)s; the first, record %(record)s: %(reason)s"
     ),
     "listed_persona": _l(
         "%(path)s: a list here (as PersonaChat writes personas); we read one "

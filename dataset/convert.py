@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,21 +41,52 @@ def read_records(text: str, suffix: str) -> Iterator[tuple[int, object]]:
     if suffix.lower() == ".csv":
         yield from enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1)
         return
-    if text.lstrip().startswith("["):
+    if text.lstrip().startswith("[") or _one_document(text):
         try:
             records = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield 1, Skipped(f"not a JSON array: {exc.msg} (line {exc.lineno})")
+            yield 1, Skipped(f"not JSON: {exc.msg} (line {exc.lineno})")
             return
-        yield from enumerate(records, start=1)
+        yield from enumerate(_splits(records), start=1)
         return
     for number, line in enumerate(text.split("\n"), start=1):
         if is_blank(line):
             continue
         try:
-            yield number, json.loads(line)
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             yield number, Skipped(f"not JSON: {exc.msg}")
+            continue
+        found = _splits(record)
+        if found == [record]:
+            yield number, record
+        else:  # a whole file of splits on one line: records by position
+            yield from enumerate(found, start=1)
+
+
+def _one_document(text: str) -> bool:
+    """A JSON object spread over lines (an indented file), not JSON Lines."""
+    first = next((line for line in text.split("\n") if not is_blank(line)), "")
+    if not first.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return True
+    return False
+
+
+def _splits(document) -> list:
+    """A file's records: the items of an array, or of every list in an
+    object of splits (PersonaChat's ``{"train": [...], "valid": [...]}``),
+    in order; any other object is one record."""
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict) and detect(document) is None:
+        lists = [value for value in document.values() if isinstance(value, list)]
+        if lists and len(lists) == len(document):
+            return [record for split in lists for record in split]
+    return [document]
 
 
 def convert_text(text: str, suffix: str, layout: str, options: Options):
@@ -101,7 +133,9 @@ def detect_head(head: bytes, suffix: str) -> str | None:
     """
     text = head[:HEAD_BYTES].decode("utf-8-sig", errors="replace")
     try:
-        found = {detect(record) for record in _head_records(text, suffix)}
+        records = [one for record in _head_records(text, suffix)
+                   for one in _splits(record)[:5]]  # fmt: skip
+        found = {detect(record) for record in records}
     except csv.Error:
         return None
     return found.pop() if len(found) == 1 else None
@@ -113,9 +147,11 @@ def _head_records(head: str, suffix: str, sample: int = 5) -> list:
     if suffix.lower() == ".csv":
         return list(csv.DictReader(io.StringIO("\n".join(lines), newline="")))[:sample]
     stripped = head.lstrip()
-    if stripped.startswith("["):  # the first object of an array
+    if stripped.startswith("[") or _one_document(head) or _splits_head(stripped):
+        # the first object of an array, or of an object's first list of splits
+        start = stripped.find("[")
         try:
-            first, _ = json.JSONDecoder().raw_decode(stripped[1:].lstrip())
+            first, _ = json.JSONDecoder().raw_decode(stripped[start + 1 :].lstrip())
         except json.JSONDecodeError:
             return []
         return [first]
@@ -129,3 +165,12 @@ def _head_records(head: str, suffix: str, sample: int = 5) -> list:
         if len(records) >= sample:
             break
     return records
+
+
+def _splits_head(head: str) -> bool:
+    """An object of splits too large for the head to hold whole
+    (``{"train": [{...`` on one line of many megabytes)."""
+    return bool(_SPLITS.match(head)) and _one_document(head)
+
+
+_SPLITS = re.compile(r'\{\s*"[^"]{1,40}"\s*:\s*\[\s*\{')

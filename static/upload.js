@@ -86,29 +86,48 @@
   }
 
   // Another tool's layout: convert it on the server and check the result
-  // as if the user had chosen it (docs/importers.md).
+  // as if the user had chosen it (docs/importers.md), with the options the
+  // CLI takes (a profile for records without one, a personality, a method).
   function convertOffer(layout) {
-    const offer = element("p", undefined, "convert-offer");
+    const offer = element("div", undefined, "convert-offer");
     offer.dataset.testid = "convert-offer";
     const label = (strings.layouts || {})[layout] || layout;
-    offer.appendChild(element("span", strings.looks_like.replace("{layout}", label) + " "));
+    offer.appendChild(element("p", strings.looks_like.replace("{layout}", label)));
+    const fields = {};
+    for (const name of ["profile", "personality", "method"]) {
+      const row = element("label", strings["convert_" + name], "convert-option");
+      const field = element(name === "method" ? "input" : "textarea");
+      field.name = "convert_" + name;
+      field.dataset.testid = "convert-" + name;
+      if (name === "method") field.placeholder = "model";
+      row.appendChild(field);
+      offer.appendChild(row);
+      fields[name] = field;
+    }
     const button = element("button", strings.convert, "button");
     button.type = "button";
     button.dataset.testid = "convert-file";
-    button.addEventListener("click", () => convertFile(layout, button));
+    button.addEventListener("click", () => convertFile(layout, button, fields, offer));
     offer.appendChild(button);
     return offer;
   }
 
-  async function convertFile(layout, button) {
+  async function convertFile(layout, button, fields, offer) {
     const original = input.files[0];
     const body = new FormData();
     body.append("file", original);
     body.append("from", layout);
+    for (const [name, field] of Object.entries(fields)) body.append(name, field.value);
     button.disabled = true;
     const response = await fetch(form.dataset.convertUrl, { method: "POST", body });
-    if (!response.ok) {
-      renderReport(await response.json());
+    button.disabled = false;
+    if (!response.ok) {  // the file stays as it was: say why it did not convert
+      const failed = (await response.json()).errors || [];
+      offer.querySelector(".convert-failed")?.remove();
+      const box = element("ul", undefined, "convert-failed problems");
+      box.dataset.testid = "convert-failed";
+      for (const problem of failed) box.appendChild(element("li", problem.message));
+      offer.appendChild(box);
       return;
     }
     const name = original.name.replace(/\.[^.]*$/, "") + ".jsonl";
@@ -117,10 +136,20 @@
     files.items.add(converted);
     input.files = files.files;
     await check(converted);
-    const note = strings.converted
+    const note = element("div", undefined, "muted converted-note");
+    note.dataset.testid = "converted-note";
+    note.appendChild(element("p", strings.converted
       .replace("{sessions}", response.headers.get("X-Sessions-Converted"))
-      .replace("{skipped}", response.headers.get("X-Records-Skipped"));
-    result.prepend(element("p", note, "muted converted-note"));
+      .replace("{skipped}", response.headers.get("X-Records-Skipped"))));
+    const skipped = JSON.parse(response.headers.get("X-Skipped") || "[]");
+    if (skipped.length) {
+      const list = element("ul");
+      for (const { record, reason } of skipped) {
+        list.appendChild(element("li", strings.skipped_record.replace("{record}", record).replace("{reason}", reason)));
+      }
+      note.appendChild(list);
+    }
+    result.prepend(note);
   }
 
   // The judge's cost before the run starts: the server's per-suite estimate

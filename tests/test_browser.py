@@ -217,6 +217,23 @@ def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_pa
     assert shown and set(shown) == {"scripted+10"}
 
 
+def test_the_upload_page_converts_with_a_profile_and_says_why_not(site, page):
+    """Convert takes the CLI's options: PersonaChat has no user persona, so
+    the first try says why nothing converted; with a profile it converts."""
+    page.goto(site + "/?lang=en")
+    source = ROOT / "tests/data/importers/personachat_original.json"
+    page.set_input_files("#file", str(source))
+    page.wait_for_selector("[data-testid=convert-offer]")
+    page.click("[data-testid=convert-file]")
+    page.wait_for_selector("[data-testid=convert-failed]")
+    assert "give --profile" in page.inner_text("[data-testid=convert-failed]")
+    page.fill("[data-testid=convert-profile]", "A reader who keeps pets.")
+    page.fill("[data-testid=convert-method]", "Ours")
+    page.click("[data-testid=convert-file]")
+    page.wait_for_selector("#check-result p.ok")
+    assert "methods: Ours" in page.inner_text("#check-result")
+
+
 def test_another_layout_is_converted_on_the_upload_page(site, page):
     """A ShareGPT export is recognised, converted on a click, checked and
     evaluated."""
@@ -230,6 +247,9 @@ def test_another_layout_is_converted_on_the_upload_page(site, page):
         "#check-result"
     )
     assert page.text_content("#chosen-file") == "sharegpt.jsonl"
+    assert "Record 3 not converted: no system message" in page.inner_text(
+        "[data-testid=converted-note]"
+    )
     warned = page.inner_text("[data-testid=validation-warnings]")  # grouped, counted
     assert "model: 1 of 4 replies missing" in warned and "(2 times;" in warned
     page.click("#submit")

@@ -18,7 +18,11 @@ FILES = {
     "openai-messages": "openai_messages.jsonl",
     "personachat": "personachat.csv",
     "lenient": "lenient.jsonl",
+    "aloe": "aloe.jsonl",  # ../shared/formats/aloe_sample.jsonl
+    "personachat-original": "personachat_original.json",
 }
+# PersonaChat gives no persona of the user: the profile is the user's to give
+NEEDS = {"personachat-original": ["--profile", "A reader who keeps pets."]}
 
 
 def convert(app, layout: str | None, out: Path, *extra: str, source=None):
@@ -36,9 +40,10 @@ def test_each_layout_is_recognized_and_converts_to_a_valid_file(
     app_factory, tmp_path, layout
 ):
     assert detect_file(SAMPLES / FILES[layout]) == layout
-    result, sessions = convert(app_factory(), layout, tmp_path / "out.jsonl")
+    extra = NEEDS.get(layout, [])
+    result, sessions = convert(app_factory(), layout, tmp_path / "out.jsonl", *extra)
     assert result.exit_code == 0, result.stderr
-    detected, same = convert(app_factory(), None, tmp_path / "d.jsonl",
+    detected, same = convert(app_factory(), None, tmp_path / "d.jsonl", *extra,
                              source=SAMPLES / FILES[layout])  # fmt: skip
     assert f"detected layout {layout}" in detected.stderr
     assert same == sessions
@@ -112,7 +117,7 @@ def test_bad_options_and_unconvertible_files_exit_2(app_factory, tmp_path):
     wrong = runner.invoke(args=["convert", "--from", "sharegpt", str(source),
                                 "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
     assert wrong.exit_code == 2 and "no record" in wrong.stderr
-    unknown = runner.invoke(args=["convert", "--from", "aloe", str(source),
+    unknown = runner.invoke(args=["convert", "--from", "no-such", str(source),
                                   "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
     assert unknown.exit_code == 2
 
@@ -135,7 +140,7 @@ def test_the_upload_check_recognizes_a_layout_and_converts_it(app_factory):
     assert 'filename="sharegpt.jsonl"' in converted.headers["Content-Disposition"]
     lines = converted.get_data(as_text=True).splitlines()
     assert [json.loads(line)["session_id"] for line in lines] == ["sg-1", "sg-2"]
-    unknown = post("/api/v1/convert", **{"from": "aloe"})
+    unknown = post("/api/v1/convert", **{"from": "no-such-layout"})
     assert unknown.status_code == 400
     assert unknown.get_json()["errors"][0]["code"] == "unknown_layout"
     wrong = post("/api/v1/convert", **{"from": "personachat"})
@@ -151,3 +156,104 @@ def test_each_layout_uploaded_as_is_gets_the_convert_hint(app_factory, layout):
             content_type="multipart/form-data",
         ).get_json()  # fmt: skip
     assert checked["valid"] is False and checked["looks_like"] == layout
+
+
+def test_aloe_keeps_both_replies_and_the_path_the_conversation_took(
+    app_factory, tmp_path, judge_server
+):
+    """ALOE (../shared/formats/aloe.md): the raw quoted profile decoded,
+    preferred and rejected as two methods, chosen and the inferred fields
+    in meta; then a run makes judge calls on it (it was 'done' with none)."""
+    app = app_factory()
+    result, sessions = convert(app, "aloe", tmp_path / "o.jsonl")
+    assert result.exit_code == 0 and "3 sessions converted" in result.stdout
+    first = sessions[0]
+    assert first["session_id"] == "aloe-1"
+    assert first["user_profile"].startswith("She is a 34-year-old")
+    assert not first["user_profile"].endswith(('"', "\n"))
+    for turn in (turn for session in sessions for turn in session["rounds"]):
+        assert turn["user_message"].strip()
+        assert set(turn["responses"]) == {"preferred", "rejected"}
+        assert all(reply.strip() for reply in turn["responses"].values())
+    chosen = [c for session in sessions for c in session["meta"]["chosen"]]
+    assert set(chosen) == {"preferred", "rejected"}  # not always preferred
+    assert len(first["meta"]["inferred_profile"]) == len(first["rounds"])
+    document = evaluate(app, tmp_path / "o.jsonl", judge_server,
+                        suites=["alignment"])  # fmt: skip
+    assert document["run"]["status"] == "done"
+    assert document["run"]["counts"]["judge_calls"] > 0
+
+
+def test_personachat_original_takes_the_profile_from_the_user(app_factory, tmp_path):
+    source = SAMPLES / FILES["personachat-original"]
+    refused, _ = convert(app_factory(), "personachat-original", tmp_path / "a.jsonl")
+    assert refused.exit_code == 2 and "give --profile" in refused.stderr
+    _, sessions = convert(app_factory(), None, tmp_path / "b.jsonl",
+                          *NEEDS["personachat-original"], source=source)  # fmt: skip
+    first = sessions[0]
+    assert first["meta"]["replier_persona"] == "i like cats . i am a nurse ."
+    # the replier spoke first ("__ SILENCE __"): its greeting answers nothing
+    assert first["meta"]["opening"] == ["hello , how are you ?"]
+    assert [t["user_message"] for t in first["rounds"]] == ["fine . do you have pets ?"]
+
+
+def test_a_synthetic_persona_chat_line_without_a_speaker_continues_the_turn():
+    from dataset.importers import Options, convert_record
+
+    record = {"user 1 personas": "I cook.", "Best Generated Conversation":
+              "User 1: A recipe?\nUser 2: Sure:\n1. Boil water\n2. Add pasta\n"
+              "User 1: Thanks!\nUser 2: Enjoy."}  # fmt: skip
+    session = convert_record("personachat", record, 1, Options())
+    assert session["rounds"][0]["responses"]["model"] == (
+        "Sure:\n1. Boil water\n2. Add pasta"
+    )
+    assert len(session["rounds"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("turns", "why"),
+    [
+        ([("human", "   "), ("gpt", "Hello")], "round 1: the user message is empty"),
+        ([("human", "Hi"), ("human", "Anyone?")], "no reply to evaluate"),
+        ([("human", "Hi"), ("gpt", "")], "no reply to evaluate"),
+    ],
+)
+def test_a_record_with_an_empty_message_or_no_reply_is_not_converted(turns, why):
+    from dataset.importers import Options, Skipped, convert_record
+
+    record = {"system": "Ana", "conversations": [
+        {"from": role, "value": text} for role, text in turns]}  # fmt: skip
+    with pytest.raises(Skipped, match=why):
+        convert_record("sharegpt", record, 1, Options())
+
+
+def test_the_upload_page_converts_with_the_cli_options(app_factory):
+    """A ShareGPT file without a system prompt converts once a profile is
+    given; what is not converted comes back with its record and reason."""
+    client = app_factory().test_client()
+    source = SAMPLES / FILES["sharegpt"]
+
+    def post(**form):
+        with source.open("rb") as stream:
+            data = {"file": (stream, source.name), "from": "sharegpt", **form}
+            return client.post("/api/v1/convert", data=data,
+                               content_type="multipart/form-data")  # fmt: skip
+
+    plain = post()
+    assert json.loads(plain.headers["X-Skipped"]) == [
+        {"record": 3, "reason": "no system message or persona to use as "
+         "user_profile (give --profile)"}
+    ]  # fmt: skip
+    given = post(profile="A visitor", method="Ours")
+    assert given.headers["X-Sessions-Converted"] == "3"
+    sessions = [json.loads(line) for line in given.get_data(as_text=True).splitlines()]
+    assert sessions[2]["user_profile"] == "A visitor"
+    assert set(sessions[0]["rounds"][0]["responses"]) == {"Ours"}
+    aloe = SAMPLES / FILES["personachat-original"]
+    with aloe.open("rb") as stream:
+        refused = client.post("/api/v1/convert", content_type="multipart/form-data",
+                              data={"file": (stream, aloe.name),
+                                    "from": "personachat-original"})  # fmt: skip
+    [problem] = refused.get_json()["errors"]
+    assert problem["code"] == "nothing_converted"
+    assert "give --profile" in problem["message"] and "record 1" in problem["message"]

@@ -4,6 +4,7 @@ converted file goes back to the browser, which checks it like any file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
@@ -26,13 +27,16 @@ def _rejected(problem: Rejected):
 @bp.post("/convert")
 def convert_upload():
     """The uploaded file (form field ``file``) converted from the layout
-    ``from`` (``docs/importers.md``) into our JSONL, as a download; the
-    counts in ``X-Sessions-Converted`` and ``X-Records-Skipped``."""
+    ``from`` (``docs/importers.md``) into our JSONL, as a download, with
+    the CLI's options (``profile``, ``personality``, ``method``); the counts
+    in ``X-Sessions-Converted`` and ``X-Records-Skipped``, the first
+    records not converted and why in ``X-Skipped`` (JSON, ASCII)."""
     try:
         upload = forms.uploaded_file(request.files)
         layout = request.form.get("from", "")
         if layout not in IMPORTERS:
             raise Rejected.one("unknown_layout", path="from", layouts=sorted(IMPORTERS))
+        options = _options(request.form, current_app.config["MAX_TEXT_CHARS"])
         text = upload.stream.read().decode("utf-8-sig")
     except Rejected as rejected:
         return _rejected(rejected)
@@ -40,14 +44,33 @@ def convert_upload():
         problem = Rejected.one("not_utf8", path="file", column=exc.start + 1)
         return _rejected(problem)
     lines, report = convert.convert_text(
-        text, Path(upload.filename).suffix, layout, Options()
+        text, Path(upload.filename).suffix, layout, options
     )
     if not report.converted:
-        problem = Rejected.one("nothing_converted", path="file", layout=layout)
+        record, reason = report.reasons[0] if report.reasons else (None, "")
+        problem = Rejected.one("nothing_converted", path="file", layout=layout,
+                               record=record, reason=reason, skipped=report.skipped)  # fmt: skip
         return _rejected(problem)
     name = (secure_filename(Path(upload.filename).stem) or "converted") + ".jsonl"
     response = current_app.response_class("".join(lines), mimetype="application/jsonl")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     response.headers["X-Sessions-Converted"] = str(report.converted)
     response.headers["X-Records-Skipped"] = str(report.skipped)
+    skipped = [{"record": n, "reason": why[:200]} for n, why in report.reasons[:10]]
+    response.headers["X-Skipped"] = json.dumps(skipped)  # ASCII: \u escapes
     return response
+
+
+def _options(form, max_chars: int) -> Options:
+    """The CLI's ``--profile``, ``--personality`` and ``--method``."""
+    values = {name: form.get(name, "").strip() for name in OPTION_FIELDS}
+    for name, value in values.items():
+        if len(value) > max_chars:
+            raise Rejected.one(
+                "too_long", path=name, length=len(value), limit=max_chars
+            )
+    return Options(method=values["method"] or "model", profile=values["profile"],
+                   personality=values["personality"])  # fmt: skip
+
+
+OPTION_FIELDS = ("profile", "personality", "method")

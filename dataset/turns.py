@@ -1,0 +1,116 @@
+"""What every chat importer shares (``docs/importers.md``): the options a
+user gives, the refusal of a record, and turns made into rounds that hold
+something to evaluate (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+USER_ROLES = {"human", "user"}
+SYSTEM_ROLES = {"system"}
+
+
+class Skipped(ValueError):
+    """A record that cannot become a session; the message says why."""
+
+
+@dataclass(frozen=True)
+class Options:
+    method: str = "model"  # the method name of the converted replies
+    profile: str = ""  # user_profile when the record has none
+    personality: str = ""  # user_personality when the record has none
+
+
+def turns_to_rounds(turns: Iterable[tuple[str, str | None]], method: str) -> list[dict]:
+    r"""``(role, text)`` turns (role ``user`` or ``assistant``; system turns
+    already dropped) to rounds: each user message with the reply after it.
+    A user message without one gets a missing reply (``null``); two replies
+    in a row are one reply in two messages (joined); replies before the
+    first user message answer nothing and are left to the caller
+    (:func:`opening`).
+
+    >>> turns_to_rounds([("assistant", "Hi!"), ("user", "a"), ("user", "b"),
+    ...     ("assistant", "B"), ("assistant", "C")], "M")  # doctest: +NORMALIZE_WHITESPACE
+    [{'round': 1, 'user_message': 'a', 'responses': {'M': None}},
+     {'round': 2, 'user_message': 'b', 'responses': {'M': 'B\n\nC'}}]
+    """
+    rounds: list[dict] = []
+    waiting: str | None = None  # a user message not yet answered
+    for role, text in turns:
+        if role == "user":
+            if waiting is not None:
+                rounds.append(_round(len(rounds) + 1, waiting, method, None))
+            waiting = text or ""
+        elif waiting is not None:
+            rounds.append(_round(len(rounds) + 1, waiting, method, text))
+            waiting = None
+        elif rounds and text:  # a second message of the same reply
+            earlier = rounds[-1]["responses"][method]
+            rounds[-1]["responses"][method] = (
+                f"{earlier}\n\n{text}" if earlier else text
+            )
+    if waiting is not None:
+        rounds.append(_round(len(rounds) + 1, waiting, method, None))
+    return rounds
+
+
+def opening(turns: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The replies before the first user message (a greeting): no user
+    message to answer, so no round; an importer keeps them in ``meta``."""
+    found = []
+    for role, text in turns:
+        if role == "user":
+            break
+        if text:
+            found.append(text)
+    return found
+
+
+def _round(number: int, message: str, method: str, reply: str | None) -> dict:
+    return {"round": number, "user_message": message, "responses": {method: reply}}
+
+
+def make_session(
+    session_id, profile, options: Options, rounds, personality=None
+) -> dict:
+    profile = (profile or "").strip() or options.profile
+    if not profile:
+        raise Skipped(
+            "no system message or persona to use as user_profile (give --profile)"
+        )
+    check_rounds(rounds)
+    personality = personality if personality is not None else options.personality
+    return {
+        "session_id": str(session_id),
+        "user_profile": profile,
+        "user_personality": personality,
+        "rounds": rounds,
+    }
+
+
+def check_rounds(rounds: list[dict]) -> None:
+    """A session is something to evaluate: every round has a user message
+    and some round has a reply. Else the record is not converted (never
+    an empty message, nor a session of missing replies only)."""
+    if not rounds:
+        raise Skipped("no user message or reply")
+    for turn in rounds:
+        if not str(turn.get("user_message") or "").strip():
+            raise Skipped(f"round {turn['round']}: the user message is empty")
+    replies = (reply for turn in rounds for reply in turn["responses"].values())
+    if not any(isinstance(reply, str) and reply.strip() for reply in replies):
+        raise Skipped("no reply to evaluate (every reply is missing or empty)")
+
+
+def message_text(content) -> str | None:
+    """A message's content: a string, or OpenAI's list of parts (text kept);
+    None for ``null`` (a reply that was not produced)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part.get("text", "") for part in content
+            if isinstance(part, dict) and part.get("type") in (None, "text")
+        )  # fmt: skip
+    raise Skipped("a message's content is neither text nor a list of parts")
