@@ -26,6 +26,15 @@ MESSAGES: dict[str, LazyText] = {
     # the file
     "bad_extension": _l("The file %(name)s does not end in .jsonl."),
     "empty_file": _l("The file holds no sessions."),
+    "nothing_to_evaluate": _l(
+        "Nothing was evaluated: of the run's rows, %(missing)s are replies missing "
+        "in the file, %(not_applicable)s are metrics that do not apply to it and "
+        "%(not_configured)s need a judge that is not configured."
+    ),
+    "no_replies": _l(
+        "No replies to evaluate: every reply in the file is missing (null or "
+        "absent) or empty."
+    ),
     "line_too_long": _l(
         "The line is %(size)s bytes long; the limit is %(limit)s bytes."
     ),

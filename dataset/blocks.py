@@ -65,20 +65,20 @@ class BlockChecks(FieldChecks):
                 if updates:
                     self._check_slot_update(fields, topic_path, name)
                 else:
-                    self._string_list(fields, topic_path, name, allow_string=True)
+                    self._string_list(fields, topic_path, name, True, numbers=True)
 
     def _check_slot_update(self, fields: dict, path: tuple, name: str) -> None:
         update = fields[name]
         if update is None:  # a deletion
             return
         if not isinstance(update, dict):
-            self._string_list(fields, path, name, allow_string=True)
+            self._string_list(fields, path, name, True, numbers=True)
             return
         path = (*path, name)
         if "value" not in update:
             self.error((*path, "value"), "missing_field")
         else:
-            self._string_list(update, path, "value", allow_string=True)
+            self._string_list(update, path, "value", True, numbers=True)
         self._typed(update, path, "append", lambda v: isinstance(v, bool), "boolean")
 
     def _check_human(self, response: dict, path: tuple) -> None:

@@ -13,6 +13,7 @@ which keeps validation of a large valid file cheap.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from core.problems import Problem
@@ -59,6 +60,11 @@ def is_number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def is_finite_number(value) -> bool:
+    """Not NaN nor infinite (JSON's 1e999 reads as infinity)."""
+    return is_number(value) and math.isfinite(value)
+
+
 class FieldChecks:
     """Reports problems of one line; subclasses walk the session format."""
 
@@ -69,8 +75,9 @@ class FieldChecks:
         self.methods: dict[str, None] = {}  # ordered set of the file's methods
         self.replies: dict[str, int] = {}  # method -> rounds it replied to
         self.reply_slots = 0  # rounds with a responses object
+        self.to_evaluate = 0  # replies of non-blank text (a file with none is refused)
         self.reference_line: int | None = None  # where too many methods were seen
-        self.warned_unknown: set[str] = set()
+        self.warned_unknown: set[str] = set()  # its first UNKNOWN_KEYS names
         self.line = 0
         self.ok = True
 
@@ -110,9 +117,14 @@ class FieldChecks:
         if isinstance(value, str) and len(value) > limit:
             self.error(path, "too_long", length=len(value), limit=limit)
 
-    def _string_list(self, parent, base, key, allow_string=False):
+    def _string_list(self, parent, base, key, allow_string=False, numbers=False):
+        """An array of strings (or, ``allow_string``, one string); with
+        ``numbers`` a JSON number stands for its text (slot values, 22 for
+        "22": :func:`value_text`)."""
         value = parent.get(key)
         if key not in parent:
+            return
+        if numbers and is_finite_number(value):
             return
         if allow_string and isinstance(value, str):
             self._length(value, (*base, key))
@@ -131,6 +143,8 @@ class FieldChecks:
                        limit=self.limits.max_list_items)  # fmt: skip
             return
         for index, item in enumerate(value):
+            if numbers and is_finite_number(item):
+                continue
             if not isinstance(item, str):
                 path = (*base, key, index)
                 self.error(path, "wrong_type", expected="string", found=type_name(item))
@@ -145,3 +159,15 @@ class FieldChecks:
         return self._typed(
             parent, base, key, lambda v: isinstance(v, dict), "object", required
         )
+
+
+def value_text(value) -> str | None:
+    """A slot value as text: a string as it is, a JSON number as its decimal
+    text (22 -> "22", 2.5 -> "2.5"); None for anything else.
+
+    >>> value_text(22), value_text(2.5), value_text("22"), value_text(True)
+    ('22', '2.5', '22', None)
+    """
+    if isinstance(value, str):
+        return value
+    return repr(value) if is_finite_number(value) else None

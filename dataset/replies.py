@@ -4,6 +4,8 @@ the file, ``docs/input-format.md``). Pure; the rows they get are made in
 
 Such an item is never scored: it gets one ``missing`` row per suite (on the
 suite's headline metric), and the suites see only the replies there are. A
+reply of blank text (``""``) is an answer, but none to score: it gets one
+``unscored`` row per suite (note ``empty_response``) and no suite sees it. A
 suite reads a session with all its methods at once (a per-session fit, a
 merge of slot writes over rounds), so a session whose methods replied to
 different rounds is cut into *groups*: the methods that replied to the same
@@ -27,7 +29,16 @@ from __future__ import annotations
 
 
 def replied(round_: dict, method: str) -> bool:
-    return round_["responses"].get(method) is not None
+    """A reply to score: there, and not empty (blank text is no answer to
+    score; it gets an ``unscored`` row, ``empty_replies``)."""
+    response = round_["responses"].get(method)
+    return response is not None and bool(reply_text(response).strip())
+
+
+def reply_text(response) -> str:
+    """The text of a reply, as written (a string) or normalized (an object)."""
+    text = response.get("text") if isinstance(response, dict) else response
+    return text if isinstance(text, str) else ""
 
 
 def groups(session: dict, methods: list[str]) -> list[tuple[dict, list[str]]]:
@@ -60,7 +71,22 @@ def missing_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
         (round_["round"], method)
         for round_ in session["rounds"]
         for method in methods
-        if not replied(round_, method)
+        if round_["responses"].get(method) is None
+    ]
+
+
+def empty_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
+    """``(round number, method)`` of every reply that is blank text.
+
+    >>> empty_replies({"rounds": [{"round": 1, "responses": {"A": " ", "B": None}}]},
+    ...               ["A", "B"])
+    [(1, 'A')]
+    """
+    return [
+        (round_["round"], method)
+        for round_ in session["rounds"]
+        for method in methods
+        if round_["responses"].get(method) is not None and not replied(round_, method)
     ]
 
 

@@ -20,6 +20,7 @@ import math
 from core.problems import Problem
 from dataset.blocks import BlockChecks
 from dataset.fields import format_path, is_int, is_number, type_name
+from dataset.replies import reply_text
 
 __all__ = ["SESSION_FIELDS", "SessionChecker", "format_path", "type_name"]
 
@@ -27,6 +28,9 @@ SESSION_FIELDS = {
     "session_id", "user_profile", "user_personality", "rounds", "sample_dialogues",
     "attributes", "persona", "target_order", "ground_truth_slots", "meta",
 }  # fmt: skip
+
+
+UNKNOWN_KEYS = 50  # distinct unknown field names a report names
 
 
 class SessionChecker(BlockChecks):
@@ -47,7 +51,9 @@ class SessionChecker(BlockChecks):
         self._check_rounds(session)
         self._check_optional_blocks(session)
         for key in session.keys() - SESSION_FIELDS:
-            if key not in self.warned_unknown:
+            # every line that has it is counted (the warning is grouped);
+            # past UNKNOWN_KEYS names, new ones are not: the report stays small
+            if key in self.warned_unknown or len(self.warned_unknown) < UNKNOWN_KEYS:
                 self.warned_unknown.add(key)
                 self.warn((key,), "unknown_field")
         return self.ok
@@ -183,6 +189,7 @@ class SessionChecker(BlockChecks):
                 self.methods[method] = None
             if response is not None:
                 self.replies[method] = self.replies.get(method, 0) + 1
+                self.to_evaluate += bool(reply_text(response).strip())
         if len(self.methods) > self.limits.max_methods and not self.reference_line:
             self.reference_line = self.line  # said once, where it happened
             self.error(path, "too_many_methods", count=len(self.methods),

@@ -200,6 +200,8 @@ def validate_stream(
                     )
     if not saw_content and report.errors_total == 0:
         sink.error(Problem.make(None, "", "empty_file"))
+    elif report.errors_total == 0 and not checker.to_evaluate:
+        sink.error(Problem.make(None, "", "no_replies"))  # every one null or blank
     checker.missing_reply_warnings()
     report.methods = list(checker.methods)
     return report

@@ -5,14 +5,14 @@ cut into groups of methods that replied to the same rounds). Pure.
 
 from __future__ import annotations
 
-from dataset.replies import groups, missing_replies
+from dataset.replies import empty_replies, groups, missing_replies
 from metrics import notes
 from metrics.rows import ResultRow, result_row
 
 
 def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[ResultRow]:
-    """One ``missing`` row per reply the sessions lack, on ``suite``'s
-    headline metric.
+    """One ``missing`` row per reply the sessions lack, and one ``unscored``
+    row (``empty_response``) per blank reply, on ``suite``'s headline metric.
 
     >>> from metrics import registry
     >>> session = {"session_id": "s", "rounds": [{"round": 1, "responses": {"A": {"text": "x"}}}]}
@@ -20,13 +20,17 @@ def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[Result
     ...  missing_rows([session], registry.get("quality"), ["A", "B"])]
     [('B', 'missing', 'no reply in the file')]
     """
-    reason, metric = notes.note("reply_missing"), suite.headline.id
-    keys = (
-        {"session_id": session["session_id"], "round": number, "method": method}
-        for session in sessions
-        for number, method in missing_replies(session, methods)
-    )
-    return [result_row(key, metric, None, note=reason) for key in keys]
+    metric, rows = suite.headline.id, []
+    for find, code in ((missing_replies, "reply_missing"),
+                       (empty_replies, "empty_response")):  # fmt: skip
+        reason = notes.note(code)
+        rows += [
+            result_row({"session_id": session["session_id"], "round": number,
+                        "method": method}, metric, None, note=reason)
+            for session in sessions
+            for number, method in find(session, methods)
+        ]  # fmt: skip
+    return rows
 
 
 def parts(sessions: list[dict], methods: list[str]) -> dict[tuple, list[dict]]:

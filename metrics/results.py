@@ -77,14 +77,25 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "errors": status_counts.get(RowStatus.ERROR, 0),
             "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
             "not_applicable": status_counts.get(RowStatus.NOT_APPLICABLE, 0),
-            # rows of replies the file does not have (null or absent)
-            "missing": status_counts.get(RowStatus.MISSING, 0),
+            # replies the file does not have (null or absent): each has one
+            # missing row per suite (metrics/replies.py), so rows / suites
+            "missing": missing_replies(status_counts, run.suites),
+            "missing_rows": status_counts.get(RowStatus.MISSING, 0),
             # judged rows whose prompt left out the oldest turns (history window)
             "history_truncated": run.history_truncated or 0,
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
         },
     }
+
+
+def missing_replies(status_counts: dict, suites) -> int:
+    """Replies missing in the file, from their rows: one per suite each.
+
+    >>> missing_replies({"missing": 76}, ["alignment", "quality", "style", "slots"])
+    19
+    """
+    return status_counts.get(RowStatus.MISSING, 0) // max(len(suites), 1)
 
 
 def tidy_row(row: dict) -> dict:

@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from dataset.fields import value_text
+
 SlotKey = tuple[str, str]
 SlotTable = dict[SlotKey, list[str]]
 
@@ -67,9 +69,15 @@ def tokens(text: str) -> list[str]:
 
 
 def values_of(raw) -> list[str]:
-    """A field's value as a list: ``str`` -> ``[str]``; non-strings dropped."""
-    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    return [item for item in items if isinstance(item, str)]
+    """A field's value as a list of texts: ``str`` -> ``[str]``, a number
+    -> its decimal text (``dataset.fields.value_text``: 22 -> "22").
+
+    >>> values_of(22), values_of(["a", 2.5])
+    (['22'], ['a', '2.5'])
+    """
+    items = raw if isinstance(raw, list) else [raw]
+    texts = (value_text(item) for item in items)
+    return [text for text in texts if text is not None]
 
 
 def merge_writes(writes: Iterable[dict | None]) -> SlotTable:

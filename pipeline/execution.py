@@ -30,6 +30,7 @@ from core.status import (
     Cancelled,
     ChunkState,
     LeaseLost,
+    RowStatus,
     RunStatus,
 )
 from core.telemetry import FINALIZE_REQUESTS
@@ -314,10 +315,30 @@ def finalize(storage, run_id: str, config: dict) -> None:
         log.exception("aggregating run %s failed", run_id)
         fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)
         return
-    failed = sum(aggregates["status_counts"].get(status, 0) for status in FAILED_ROWS)
+    counts = aggregates["status_counts"]
+    failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
     # Finished runs are immutable: pages read these instead of re-counting rows.
     storage.update_run(run_id, aggregates=aggregates)
+    if not any(counts.get(status, 0) for status in EVALUATED_ROWS):
+        # nothing was evaluated: every row missing, not applicable or without
+        # a judge; "done" would claim results there are not
+        fail_run(storage, run_id, "nothing_to_evaluate", **_why_nothing(counts))
+        return
     storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
+
+
+EVALUATED_ROWS = (RowStatus.OK, *FAILED_ROWS)  # an outcome of an attempt
+
+
+def _why_nothing(counts: dict) -> dict:
+    return {str(status): counts.get(status, 0) for status in NOT_EVALUATED_ROWS}
+
+
+NOT_EVALUATED_ROWS = (
+    RowStatus.MISSING,
+    RowStatus.NOT_APPLICABLE,
+    RowStatus.NOT_CONFIGURED,
+)
 
 
 # -- recovery ------------------------------------------------------------------

@@ -78,7 +78,8 @@ def test_missing_replies_are_counted_apart_and_never_make_a_run_partial(document
     # Ours: 1 round; RAG: ps-zh-001's rounds; New: every round but ps-zh-001's
     lacks = 1 + sessions["ps-zh-001"] + sum(sessions.values()) - sessions["ps-zh-001"]
     assert len(missing) == lacks * len(EVERY_SUITE)
-    assert lacking["run"]["counts"]["missing"] == len(missing)
+    assert lacking["run"]["counts"]["missing"] == lacks  # replies, not rows
+    assert lacking["run"]["counts"]["missing_rows"] == len(missing)
     assert complete["run"]["counts"]["missing"] == 0
     assert {row["note_code"] for row in missing} == {"reply_missing"}
     assert Counter(row["metric"] for row in missing) == Counter(
@@ -164,7 +165,7 @@ def test_the_dashboard_and_paper_say_what_is_missing(documents):
     ):
         assert client.get(page_url).status_code == 200, page_url  # fmt: skip
     methods = client.get(f"/r/{run.token}/methods.txt").get_data(as_text=True)
-    assert "of replies missing in the file" in methods
+    assert "replies missing in the file (null or absent; one row per suite" in methods
     markdown = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
     assert "sessions with a value of one of the two methods only" in markdown
 

@@ -7,7 +7,7 @@ import math
 from types import SimpleNamespace
 
 from metrics import registry
-from metrics.results import judge_models, judge_usage
+from metrics.results import judge_models, judge_usage, missing_replies
 from web import panels, tables
 from web.annotation_pages import service
 from web.audit import audit_rows
@@ -165,7 +165,8 @@ def context(storage, run, args) -> dict:
     used = judge_usage(run, storage.judge_usage(run.id))
     return {
         **results_context(run, args),
-        "counts": storage.run_status_counts(run),
+        "counts": (counts := storage.run_status_counts(run)),
+        "missing_replies": missing_replies(counts, run.suites),
         "judge_usage": used,
         "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),

@@ -29,6 +29,7 @@ from functools import lru_cache
 from config import PROJECT_ROOT
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
+from metrics.results import missing_replies
 
 
 @lru_cache
@@ -249,9 +250,11 @@ def outcome_sentence(run) -> str:
     configured = counts.get("not_configured", 0)
     missing = f", {configured:,} not configured (no judge)" if configured else ""
     if counts.get("missing"):
+        replies = missing_replies(counts, run.suites)
         missing += (
-            f", {counts['missing']:,} of replies missing in the file (null or "
-            "absent; never scored)"
+            f", {counts['missing']:,} of the {replies:,} "
+            f"repl{'y' if replies == 1 else 'ies'} missing in the file (null or "
+            "absent; one row per suite; never scored)"
         )
     return (
         f"Of {plural(total, 'result row')}, {counts.get('ok', 0):,} were scored; "
