@@ -32,6 +32,7 @@ from core.problems import Problem, Rejected
 from core.status import FINAL_RUN, ComparisonState
 from metrics import registry
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
+from metrics.results import judge_models
 from metrics.rows import finite_json
 from pipeline.reuse import code_fingerprint
 from store.uploads import upload_path
@@ -199,6 +200,7 @@ def _side(run, label: str) -> Side:
             "methods": list(run.methods),
             "suites": list(run.suites),
             "judge_model": (judge or {}).get("model"),
+            "judge_models": judge_models(judge),  # a panel names every judge
             # the suite options the run set (its settings, beside the judge's)
             "options": {
                 key: value

@@ -40,7 +40,7 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from web import paper_agreement, paper_summary
+from web import paper_agreement, paper_panel, paper_summary
 from web import tables as table_views
 from web.paper_text import (
     CJK_FONTS,
@@ -48,6 +48,7 @@ from web.paper_text import (
     direction,
     heading,
     latex_escape,
+    latex_number,
     markdown_escape,
     number,
     span,
@@ -216,15 +217,6 @@ def stacked(lines: list[str], align: str) -> str:
     return rf"\begin{{tabular}}[{align}]{{@{{}}r@{{}}}}{body}\end{{tabular}}"
 
 
-def latex_number(text: str) -> str:
-    """A formatted number with real minus signs; the dash of a missing value.
-
-    >>> latex_number("-0.50"), latex_number("[-0.10, 0.20]"), latex_number("—")
-    ('$-$0.50', '[$-$0.10, 0.20]', '---')
-    """
-    return "---" if text == "—" else text.replace("-", "$-$")
-
-
 def latex_heading(metric) -> str:
     r"""A column heading, wrapped at ``HEADING_CHARS`` and bottom-aligned.
 
@@ -263,6 +255,8 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
         ]
         for table in tables(run, baseline):
             parts.append(_latex_table(run, table, baseline))
+        if panel := paper_panel.to_latex(run):  # each judge beside the panel mean
+            parts.append(panel)
         if getattr(run, "agreement", None):  # a comparison of runs' judges
             parts.append(paper_agreement.to_latex(run.agreement))
         return "\n".join(parts) + "\n"
@@ -322,6 +316,8 @@ def _label(name: str) -> str:
 def to_markdown(run, baseline: str) -> str:
     """The run's tables as GitHub-flavoured Markdown, each with its caption."""
     parts = [_markdown_table(run, table, baseline) for table in tables(run, baseline)]
+    if panel := paper_panel.to_markdown(run):  # each judge beside the panel mean
+        parts.append(panel)
     if getattr(run, "agreement", None):  # a comparison of runs' judges
         parts.append(paper_agreement.to_markdown(run.agreement))
     return "\n".join(parts)

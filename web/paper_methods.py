@@ -30,6 +30,7 @@ from config import PROJECT_ROOT
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies
+from web import paper_panel
 
 
 @lru_cache
@@ -123,10 +124,13 @@ def judge_sentence(run) -> str:
         else "",
         f"showing it {history}",
     ]
+    who = "panel of LLM judges" if paper_panel.panel_judges(run) else "LLM judge"
+    panel = paper_panel.sentence(run)
     return (
-        f"Judge-based metrics ({', '.join(judged)}) were scored by the LLM judge "
+        f"Judge-based metrics ({', '.join(judged)}) were scored by the {who} "
         f"{models} ({', '.join(s for s in settings if s)}){protocol_text(judge)}; "
         f"prompts: {prompts_text(judge.get('prompts') or {})}."
+        + (f" {panel}" if panel else "")
     )
 
 

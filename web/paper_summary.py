@@ -15,7 +15,7 @@ so they are not used. Unknown cells stay empty.
 ...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
 ...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
-simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,,
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from types import SimpleNamespace
 from metrics import notes, registry
 from metrics.counts import count_key, is_count
 from metrics.rows import finite_json
+from web import paper_panel
 from web.exports import safe_cell
 from web.paper_text import english_label
 
@@ -48,11 +49,13 @@ SUMMARY_FIELDS = (
     "p",
     "p_holm",
     "note",
+    "judge",
 )
 # ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
 # baseline on the value's basis (web/tables.py), p: its Wilcoxon p, p_holm:
 # Holm-adjusted within the column over its comparisons with the baseline;
-# note: why a value is null, or what it rests on (summary_notes, in English)
+# note: why a value is null, or what it rests on (summary_notes, in English);
+# judge: whose value it is in a panel run: one judge, or "panel mean (a, b)"
 
 
 def metric_ids(suite, summary: dict) -> list[str]:
@@ -66,7 +69,7 @@ def metric_ids(suite, summary: dict) -> list[str]:
     ids = []
     for metric in suite.summary_metrics():
         ids.append(metric.id)
-        if metric.keyed:
+        if metric.keyed or metric.per_judge:  # a panel's judges: <id>@<judge>
             prefix = metric.id + "@"
             keys = {
                 k
@@ -152,7 +155,8 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
                 row = summary_row(aggregates, name, method, metric_id)
                 versus = _versus(shown, method, metric_id, shown_against)
                 note = {"note": english_note(aggregates, method, metric_id)}
-                found.append({**row, **versus, **note})
+                judge = {"judge": paper_panel.row_judge(run, metric_id)}
+                found.append({**row, **versus, **note, **judge})
     return found
 
 

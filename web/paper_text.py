@@ -141,6 +141,15 @@ def _typesets(char: str) -> bool:
     return (0x20 <= code < 0x7F or 0xA0 <= code <= 0xFF) and char not in OT1_MISSING
 
 
+def latex_number(text: str) -> str:
+    """A formatted number with real minus signs; the dash of a missing value.
+
+    >>> latex_number("-0.50"), latex_number("[-0.10, 0.20]"), latex_number("—")
+    ('$-$0.50', '[$-$0.10, 0.20]', '---')
+    """
+    return "---" if text == "—" else text.replace("-", "$-$")
+
+
 def markdown_escape(text: str) -> str:
     r"""Text for a GitHub-flavoured Markdown table cell or paragraph.
 

@@ -32,9 +32,11 @@ DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversatio
 
 def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]:
     """Per method, ``metric``'s curve: the mean of its scored values over
-    sessions at each round k, with CI (one round's values at a time)."""
+    sessions at each round k, with CI (one round's values at a time). A
+    panel's judges are pooled per item first (their mean), so n counts
+    sessions (``row_source.item_groups``)."""
     points: dict[str, list[dict]] = {method: [] for method in methods}
-    for method, k, values, _ in row_source.groups(rows, metric, "round"):
+    for method, k, values, _ in row_source.item_groups(rows, metric):
         if method not in points:
             continue
         if k is None:
