@@ -56,6 +56,10 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "ambiguous_verdict": (_l("the judge reply holds different verdicts: %(values)s"), UNSCORED),
     "verdict_out_of_scale": (
         _l("the judge's verdict is outside the scale %(low)s to %(high)s"), UNSCORED),
+    "verdict_scale_unclear": (
+        _l("the judge's number is in a form the prompt did not ask for and does not "
+           "say its scale (asked: %(low)s to %(high)s); it may be on another scale"),
+        UNSCORED),
     "truncated": (_l("the judge reply was cut off (max_tokens) before its verdict"), UNSCORED),
     "samples_tied": (_l("the samples tied; use an odd number of samples"), UNSCORED),
     "dimension_missing": (_l("this dimension is missing from the reply"), UNSCORED),

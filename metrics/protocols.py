@@ -116,6 +116,12 @@ def _template(text: str):
 
 
 def _kind(spec: dict) -> Kind:
+    """The verdict's kind, told what the prompt asks (``Kind.asking``)."""
+    prompt = "\n".join(spec.get(key, "") for key in ("system", "user", "format"))
+    return _plain_kind(spec).asking(prompt)
+
+
+def _plain_kind(spec: dict) -> Kind:
     if spec["kind"] == "binary":
         return BINARY
     if spec["kind"] == "choice":

@@ -109,6 +109,10 @@ class Candidate:
     start: int  # where it is in the answer text (its order)
     labelled: bool  # a verdict label or a JSON verdict key names it
     counterfactual: bool = False  # its sentence says what would have been
+    # how it is written: "box" (\boxed{}), "brackets" ([[ ]]), "bare" (after
+    # a label, or the whole reply) or "json"; and the label before it
+    form: str = "bare"
+    label: str = ""
 
 
 @functools.lru_cache(maxsize=8)  # a reply's verdict and its parts read it both
@@ -124,20 +128,28 @@ def answer_text(reply: str) -> str:
 def candidates(text: str) -> list[Candidate]:
     """Every candidate of an answer text, in the order they appear."""
     found: dict[int, Candidate] = {}
-    labels = [match.end() for match in _LABEL.finditer(text)]
+    labels = {
+        match.end(): _label_word(match.group(0))
+        for match in _LABEL.finditer(text)
+        if not _REPORTED.search(text, max(match.start() - 16, 0), match.start())
+    }
     for match in _BOX.finditer(text):
         raw = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
-        labelled = any(_same_phrase(text, end, match.start()) for end in labels)
-        found[match.start()] = _candidate(text, raw, match.start(), labelled)
-    for end in labels:
+        label = next((word for end, word in labels.items()
+                      if _same_phrase(text, end, match.start())), None)  # fmt: skip
+        form = "box" if match.group(1) is not None else "brackets"
+        found[match.start()] = _candidate(
+            text, raw, match.start(), label is not None, form, label or ""
+        )
+    for end, word in labels.items():
         if end in found or _BOX.match(text, end):
             continue
         bare = _BARE.match(text, end)
         if bare:
             raw = _after_arithmetic(text, end) or bare.group(1)
-            found[end] = _candidate(text, raw.strip(), end, True)
+            found[end] = _candidate(text, raw.strip(), end, True, "bare", word)
     for start, raw in _json_values(text):
-        found.setdefault(start, Candidate(raw, start, True))
+        found.setdefault(start, Candidate(raw, start, True, form="json"))
     whole = text.strip()
     if whole and not found and len(whole) <= 24 and "\n" not in whole:
         found[0] = Candidate(whole.rstrip(".。!"), 0, True)  # the reply is the value
@@ -164,9 +176,24 @@ def _after_arithmetic(text: str, start: int) -> str | None:
     return match.group(1) if match and "+" in line else None
 
 
-def _candidate(text: str, raw: str, start: int, labelled: bool) -> Candidate:
+def _candidate(
+    text: str, raw: str, start: int, labelled: bool, form: str, label: str
+) -> Candidate:
     sentence = _sentence(text, start)
-    return Candidate(raw, start, labelled, bool(_COUNTERFACTUAL.search(sentence)))
+    counterfactual = bool(_COUNTERFACTUAL.search(sentence))
+    return Candidate(raw, start, labelled, counterfactual, form, label)
+
+
+def _label_word(label: str) -> str:
+    """A label as its words, lower-cased ("**Total score:** " -> "total score")."""
+    return " ".join(re.findall(r"[^\W\d_]+", label.lower()))
+
+
+# A label someone else's rating is reported under, not the judge's verdict:
+# "the user's rating of 5", "their score was 3".
+_REPORTED = re.compile(
+    r"(?:'s|’s|\b(?:their|his|her|its|your|user|users|human|annotator)s?)\s+$", re.I
+)
 
 
 def _sentence(text: str, position: int) -> str:

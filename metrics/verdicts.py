@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from metrics.notes import Note, note
 from metrics.verdict_forms import (
@@ -71,6 +71,20 @@ class Kind:
     high: float = 0.0
     integer: bool = False
     words: dict = field(default_factory=dict)
+    # the forms the protocol's prompt asks for ("box", "brackets", "bare")
+    # and the labels it writes ("total", "rating"); None: every form
+    forms: frozenset | None = None
+    labels: frozenset = frozenset()
+
+    def asking(self, prompt: str) -> Kind:
+        """This kind, told which forms and labels ``prompt`` asks for: a
+        number without its scale then counts only in those (``read``)."""
+        forms = {"box"} if "\\boxed" in prompt else set()
+        forms |= {"brackets"} if "[[" in prompt else set()
+        labels = {_words(found) for found in _ASKED_LABEL.findall(prompt)}
+        return replace(
+            self, forms=frozenset(forms or {"bare"}), labels=frozenset(labels)
+        )
 
     @classmethod
     def score(cls, low: float, high: float, integer: bool = False) -> Kind:
@@ -93,6 +107,37 @@ class NoVerdict:
 
 
 OUT_OF_SCALE = object()  # a value of the right form that the scale excludes
+SCALE_UNCLEAR = object()  # a number, in a form the prompt did not ask, no scale
+_ASKED_LABEL = re.compile(r"([^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2})\s*[:：]")
+
+
+def _words(label: str) -> str:
+    return " ".join(re.findall(r"[^\W\d_]+", label.lower()))
+
+
+def _written_scale(raw: str) -> bool:
+    """ "85/100", "8 out of 10", "85%": the value says its scale."""
+    number = _NUMBER.fullmatch(raw.strip().strip("*_`'\".。").strip())
+    return number is not None and bool(number.group(2) or number.group(3))
+
+
+def asked(candidate: Candidate, kind: Kind) -> bool:
+    """Whether a number without its scale counts. A box or double brackets
+    count where the prompt asks for that wrapper: "Rating: [[9]]" (MT-Bench's
+    1-10 form) to a question asking \\boxed{0-100} may be 9 of 10, and
+    "[[1]]" to a yes/no question asking \\boxed{1} may be a rating of 1. A
+    number after a verdict label ("Final score: 72") counts: that is how
+    judges write verdicts they do not wrap. JSON verdicts count.
+
+    >>> kind = Kind.score(0, 100).asking("Total: \\\\boxed{<sum>}")
+    >>> asked(Candidate("9", 0, True, form="brackets", label="rating"), kind)
+    False
+    >>> asked(Candidate("85", 0, True, form="bare", label="final score"), kind)
+    True
+    """
+    if kind.forms is None or candidate.form not in ("box", "brackets"):
+        return True
+    return candidate.form in kind.forms
 
 
 def value_of(raw: str, kind: Kind):
@@ -130,6 +175,9 @@ def read(reply: str, kind: Kind):
     valued = []
     for candidate in candidates(text):
         value = value_of(candidate.raw, kind)
+        numeric = _NUMBER.fullmatch(candidate.raw.strip()) is not None
+        if value is not None and numeric and not _written_scale(candidate.raw):
+            value = value if asked(candidate, kind) else SCALE_UNCLEAR
         if value is not None:
             valued.append((candidate, value))
     offered = _offered_together(text, valued)
@@ -150,6 +198,8 @@ def read(reply: str, kind: Kind):
         return NoVerdict(note("no_verdict"))
     if chosen is OUT_OF_SCALE:
         return NoVerdict(note("verdict_out_of_scale", low=kind.low, high=kind.high))
+    if chosen is SCALE_UNCLEAR:  # "Rating: [[9]]" to a 0-100 question: 9 of what?
+        return NoVerdict(note("verdict_scale_unclear", low=kind.low, high=kind.high))
     return chosen
 
 
@@ -163,11 +213,13 @@ def _offered_together(text: str, valued: list[tuple[Candidate, object]]) -> set[
 
 
 def _key(value) -> str:
+    if value is SCALE_UNCLEAR:
+        return "unclear"
     return "out" if value is OUT_OF_SCALE else str(value)
 
 
 def _shown(value) -> str:
-    if value is OUT_OF_SCALE:
+    if value is OUT_OF_SCALE or value is SCALE_UNCLEAR:
         return "?"
     return f"{value:g}" if isinstance(value, float) else str(value)
 

@@ -169,3 +169,43 @@ def test_every_choice_form_reads_exactly_its_value(before, winner, data):
         )
     )
     assert read(f"{before}\n{form}", CHOICE) == winner
+
+
+@pytest.mark.parametrize(
+    ("parse", "reply", "code"),
+    [
+        # MT-Bench's 1-10 form to the 0-100 question: 9 of what?
+        (
+            parse_alignment,
+            "Reasoning: generic.\nRating: [[9]]",
+            "verdict_scale_unclear",
+        ),
+        # a rating of 1 to the yes/no question, which asks \boxed{1} or \boxed{0}
+        (
+            parse_binary,
+            "Too generic for this user.\nRating: [[1]]",
+            "verdict_scale_unclear",
+        ),
+        # someone else's rating, reported, is no verdict of the judge's
+        (
+            parse_alignment,
+            "The user's rating of 5 shows they were bored.",
+            "no_verdict",
+        ),
+    ],
+)
+def test_a_number_without_its_scale_in_an_unasked_form_is_no_verdict(
+    parse, reply, code
+):
+    assert parse(reply).note.code == code
+
+
+def test_a_written_scale_or_the_asked_form_is_read():
+    assert parse_alignment("Rating: [[90/100]]").score == 90.0
+    assert parse_alignment("Total: \\boxed{9}").score == 9.0  # the asked form
+    mt_bench = Kind.score(1, 10).asking('strictly this format: "Rating: [[5]]"')
+    assert read("Rating: [[9]]", mt_bench) == 9.0
+    aloe = Kind.score(1, 5, integer=True).asking("a single number from 1 to 5")
+    assert read("4", aloe) == 4.0 and read("[[4]]", aloe).note.code == (
+        "verdict_scale_unclear"
+    )
