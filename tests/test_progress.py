@@ -238,8 +238,9 @@ def deployment_env():
     return {"CELERY_VISIBILITY_TIMEOUT_S": "600"}
 
 
-def poll_until_final(client, token, timeout=120.0):
-    """Every ``progress`` the API reported, polled as a page would."""
+def poll_until_final(client, token, timeout=900.0):
+    """Every ``progress`` the API reported, polled as a page would. The
+    timeout only catches a hang: a busy machine may take minutes."""
     seen, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
         body = client.get(f"/api/v1/runs/{token}").get_json()
@@ -280,7 +281,7 @@ def test_judge_calls_move_before_any_chunk_finishes(embedded_app, tmp_path):
     path = crafted.write(tmp_path / "long.jsonl", long_sessions(8, 10))
     with ScriptedJudge(latency=0.05) as judge:
         run_id = submit(embedded_app, path, judge, suites=["alignment"])
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a hang, not a slow machine
         while time.monotonic() < deadline:
             run = storage.get_run(run_id)
             # both move before a chunk ends (a unit is done after its second
@@ -314,7 +315,9 @@ def test_the_progress_page_carries_its_sentences_as_json(app_factory, tmp_path):
 @pytest.mark.slow
 def test_a_pairwise_panel_run_never_stalls_silently(app_factory, tmp_path):
     """Sampled every 0.25 s through the API: while the judge answers, the
-    count (or the stage) moves at least every 5 s, finalization included."""
+    count (or the stage) moves; no stretch without a visible change holds
+    more than a few of the judge's replies (replies, not seconds: a busy
+    machine stretches every interval), and none lasts a minute."""
     with ScriptedJudge(latency=0.2) as judge:
         app = app_factory(
             JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
@@ -332,13 +335,17 @@ def test_a_pairwise_panel_run_never_stalls_silently(app_factory, tmp_path):
             body = client.get(f"/api/v1/runs/{token}").get_json()
             shown = (body["status"], body["progress"]["done"],
                      body["progress"].get("stage"))  # fmt: skip
-            samples.append((time.monotonic(), shown))
+            samples.append((time.monotonic(), shown, judge.state.calls))
             if body["status"] in ("done", "partial", "failed", "cancelled"):
                 break
             time.sleep(0.25)
     assert samples[-1][1][0] == "done"
-    changes = [t for (_, before), (t, shown) in pairwise(samples)
+    changes = [(t, calls) for (_, before, _), (t, shown, calls) in pairwise(samples)
                if shown != before]  # fmt: skip
-    moments = [samples[0][0], *changes]
-    longest = max(b - a for a, b in pairwise(moments))
-    assert longest <= 5.0, (longest, [s for _, s in samples])
+    moments = [(samples[0][0], samples[0][2]), *changes]
+    unseen = max(b[1] - a[1] for a, b in pairwise(moments))
+    longest = max(b[0] - a[0] for a, b in pairwise(moments))
+    # the bound this test held in seconds (5 s) on an idle machine, in the
+    # replies 4 slots of a 0.2 s judge give in that time
+    assert unseen <= 5 * 4 / 0.2, (unseen, [s for _, s, _ in samples])
+    assert longest <= 60.0, (longest, [s for _, s, _ in samples])
