@@ -17,10 +17,16 @@ def separation(wins, methods: list[str]) -> dict | None:
     None when every method beat, and was beaten by, the others' side
     (the comparison graph of partial wins is strongly connected).
 
+    A group that was never compared with any method outside it is neither:
+    the methods are in ``apart`` (groups not compared with each other).
+
     >>> import numpy as np
     >>> sweep = np.array([[0, 2, 1], [0, 0, 1], [0, 1, 0]], dtype=float)
     >>> separation(sweep, ["A", "B", "C"])
     {'unbeaten': ['A'], 'winless': ['B', 'C']}
+    >>> two_leagues = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]])
+    >>> separation(two_leagues, ["A", "B", "C", "D"])
+    {'apart': [['A', 'B'], ['C', 'D']]}
     """
     size = len(methods)
     beat = [[j for j in range(size) if j != i and wins[i][j] > 0] for i in range(size)]
@@ -32,9 +38,17 @@ def separation(wins, methods: list[str]) -> dict | None:
                            if group_of[j] != group_of[i]}  # fmt: skip
     beats_outside = {group_of[i] for i in range(size) for j in beat[i]
                      if group_of[j] != group_of[i]}  # fmt: skip
+    alone = {g for g in range(len(groups))
+             if g not in beaten_from_outside and g not in beats_outside}  # fmt: skip
+    names = lambda picked: sorted(methods[i] for g in picked for i in groups[g])  # noqa: E731
+    if alone:  # never compared across: no sweep to report, a gap in the design
+        linked = [g for g in range(len(groups)) if g not in alone]
+        apart = [names([g]) for g in sorted(alone)] + (
+            [names(linked)] if linked else []
+        )
+        return {"apart": sorted(apart)}
     unbeaten = [g for g in range(len(groups)) if g not in beaten_from_outside]
     winless = [g for g in range(len(groups)) if g not in beats_outside]
-    names = lambda picked: sorted(methods[i] for g in picked for i in groups[g])  # noqa: E731
     return {"unbeaten": names(unbeaten), "winless": names(winless)}
 
 

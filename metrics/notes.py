@@ -87,6 +87,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "panel_judge_missing": (_l("no panel value: the judge(s) %(judges)s scored none of these items"), None),
     "panel_common_items": (_l("over the items every panel judge scored: %(items)s item(s) left out, which %(judges)s did not score"), None),
     "bt_separation": (_l("no finite Bradley–Terry strength: %(unbeaten)s won every comparison against the rest, and %(winless)s won none (separation)"), None),
+    "bt_disconnected": (_l("no Bradley–Terry strengths on one scale: these groups of methods were not compared with each other: %(groups)s"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),

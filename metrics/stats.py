@@ -115,19 +115,28 @@ ZERO_DIFFERENCE = 1e-9  # |d| at most this is a zero: floating-point noise
 
 
 def wilcoxon_p(diffs: list[float]) -> float | None:
-    """Two-sided Wilcoxon signed-rank p; None when every difference is zero.
-    A difference within ``ZERO_DIFFERENCE`` of zero is a zero (dropped, as
-    every zero is): 0.1 + 0.2 - 0.3 is not a win.
+    """Two-sided Wilcoxon signed-rank p on the nonzero differences; None
+    when fewer than 2 differences or every one is zero. A difference within
+    ``ZERO_DIFFERENCE`` of zero is a zero (0.1 + 0.2 - 0.3 is not a win).
+    Zeros are dropped first, so the test of the rest is exact up to 50
+    differences without ties (``scipy.stats.wilcoxon(nonzero,
+    zero_method="wilcox", method="exact")``): with the zeros counted, scipy
+    would take the normal approximation, and five wins among 14 sessions
+    gave p = 0.043 where the exact p of the five is 2/32 = 0.0625.
 
-    >>> wilcoxon_p([0.1 + 0.2 - 0.3, 1.0, 2.0, 3.0]) == wilcoxon_p([0.0, 1.0, 2.0, 3.0])
+    >>> wilcoxon_p([1.0, 2.0, 3.0, 4.0, 5.0] + [0.0] * 9)
+    0.0625
+    >>> wilcoxon_p([0.1 + 0.2 - 0.3, 1.0, 2.0, 3.0]) == wilcoxon_p([1.0, 2.0, 3.0])
     True
     """
-    diffs = [0.0 if abs(d) <= ZERO_DIFFERENCE else d for d in diffs]
-    if len(diffs) < 2 or all(d == 0 for d in diffs):
+    if len(diffs) < 2:
+        return None
+    nonzero = [d for d in diffs if abs(d) > ZERO_DIFFERENCE]
+    if not nonzero:
         return None
     from metrics.signed_rank import signed_rank_p  # scipy's, without scipy.stats
 
-    return signed_rank_p(diffs)
+    return signed_rank_p(nonzero)
 
 
 def cohens_dz(diffs: list[float]) -> float | None:

@@ -187,6 +187,11 @@ def _cell(cell: dict, bold: Callable[[str], str], delta, plain=str) -> str:
     return delta(shown, versus, cell["mark"])
 
 
+def _shown_diff(versus: dict):
+    """The difference of the two values as printed (``web/tables.py``)."""
+    return versus.get("shown_diff", versus["diff"])
+
+
 def _interval(versus: dict) -> str:
     if versus["ci_low"] is None or versus["ci_high"] is None:
         return ""
@@ -196,7 +201,7 @@ def _interval(versus: dict) -> str:
 def _latex_delta(value: str, versus: dict, mark: str) -> str:
     """The value, and under it the Δ and its CI in small print."""
     stars = f"$^{{{mark}}}$" if mark else ""
-    diff = latex_number(number(versus["diff"], signed=True))
+    diff = latex_number(number(_shown_diff(versus), signed=True))
     lines = [value, rf"{{\footnotesize $\Delta$ {diff}{stars}}}"]
     if _interval(versus):
         lines.append(rf"{{\footnotesize {latex_number(_interval(versus).strip())}}}")
@@ -237,7 +242,7 @@ def latex_heading(metric) -> str:
 
 def _markdown_delta(value: str, versus: dict, mark: str) -> str:
     stars = " " + markdown_escape(mark) if mark else ""
-    delta = f"Δ {number(versus['diff'], signed=True)}{_interval(versus)}{stars}"
+    delta = f"Δ {number(_shown_diff(versus), signed=True)}{_interval(versus)}{stars}"
     return f"{value} ({delta})"
 
 

@@ -39,10 +39,31 @@ def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | N
     found = separation(wins.sum(axis=0), present)
     if found is None:
         return None
+    if "apart" in found:  # the note bt_disconnected
+        return {"groups": "; ".join(", ".join(group) for group in found["apart"])}
     return {
         "unbeaten": ", ".join(found["unbeaten"]),
         "winless": ", ".join(found["winless"]),
     }
+
+
+def _winrate_ci(shares: list[float]) -> dict:
+    """The mean of per-session win shares, with a 95% percentile bootstrap
+    interval over sessions (``stats.paired_bootstrap_ci``: the same fixed
+    seed and resamples), which stays within [0, 1] as the shares do (a
+    Student-t interval gave [0.405, 1.262]).
+
+    >>> _winrate_ci([1.0, 1.0, 0.5, 1.0])["ci_high"] <= 1.0
+    True
+    """
+    found = stats.mean_ci(shares)
+    bounds = stats.paired_bootstrap_ci(shares)
+    low, high = bounds if bounds is not None else (None, None)
+    return {**found, "ci_low": low, "ci_high": high}
+
+
+def _separation_code(split: dict) -> str:
+    return "bt_disconnected" if "groups" in split else "bt_separation"
 
 
 def validity(details: Iterable[dict | None]) -> dict:
@@ -94,7 +115,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     summary: dict[str, dict[str, float | None]] = {}
     winrates: dict[str, dict] = {}
     for method in methods:
-        ci = stats.mean_ci(list(per_session.get(method, {}).values()))
+        ci = _winrate_ci(list(per_session.get(method, {}).values()))
         winrates[method] = ci
         bt = strengths.get(method, {})
         summary[method] = {
@@ -111,7 +132,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "bt": {method: {"bt": values} for method, values in strengths.items()},
             "winrate": winrates,
             # why a chart has nothing to draw: a note code and its parameters
-            "reasons": {"bt_forest": {"code": "bt_separation", "params": split}}
+            "reasons": {"bt_forest": {"code": _separation_code(split), "params": split}}
             if split
             else {},
         },

@@ -1,0 +1,78 @@
+"""Counts and intervals that mean what they say (issue 45): the Wilcoxon p
+of the nonzero differences, a win-rate interval inside [0, 1], Bradley-Terry
+intervals without separated resamples, a disconnected design named as such,
+and a Δ equal to the difference of the values shown."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from metrics import ranking, stats
+from metrics.bt_separation import separation
+from metrics.suites.pairwise.summary import _separation, _winrate_ci
+from web import tables
+
+
+def test_wilcoxon_is_exact_on_the_nonzero_differences():
+    """Matched against scipy's exact test of the nonzero differences on
+    random designs with many zeros (no ties among the rest, n <= 50)."""
+    rng = random.Random(7)
+    for _ in range(200):
+        nonzero = rng.sample(range(1, 200), rng.randint(2, 30))
+        signed = [d * rng.choice((-1, 1)) / 10 for d in nonzero]
+        diffs = signed + [0.0] * rng.randint(0, 20)
+        rng.shuffle(diffs)
+        expected = scipy_stats.wilcoxon(
+            signed, zero_method="wilcox", method="exact"
+        ).pvalue
+        assert stats.wilcoxon_p(diffs) == pytest.approx(expected, rel=1e-12)
+    # the issue's case: five wins among 14 sessions, nine ties
+    assert stats.wilcoxon_p([1.0, 2.0, 3.0, 4.0, 5.0] + [0.0] * 9) == 0.0625
+
+
+def test_the_win_rate_interval_stays_within_zero_and_one():
+    shares = [1.0] * 7 + [0.5, 0.0]
+    t_interval = stats.mean_ci(shares)
+    assert t_interval["ci_high"] > 1.0  # what was shown before
+    found = _winrate_ci(shares)
+    assert 0.0 <= found["ci_low"] <= found["mean"] <= found["ci_high"] <= 1.0
+
+
+def test_bt_leaves_separated_resamples_out_and_refuses_past_five_percent():
+    # A beats B in 5 of 6 sessions: many resamples hold A's wins only
+    lopsided = [(f"s{i}", "A", "B", 1.0) for i in range(5)] + [("s5", "A", "B", 0.0)]
+    found = ranking.bt_with_ci(lopsided, ["A", "B"], "B")
+    assert found["A"]["mean"] == pytest.approx(np.log(5), abs=1e-3)  # 5 wins to 1
+    assert found["A"]["resamples_separated"] > 0.05 * ranking.BT_RESAMPLES
+    assert found["A"]["ci_low"] is None and found["A"]["ci_high"] is None
+    # balanced enough that no resample separates: an interval, none left out
+    even = [(f"s{i}", "A", "B", 1.0 if i % 2 else 0.0) for i in range(40)]
+    balanced = ranking.bt_with_ci(even, ["A", "B"], "B")
+    assert balanced["A"]["ci_low"] is not None
+    assert balanced["A"]["resamples_separated"] <= 0.05 * ranking.BT_RESAMPLES
+
+
+def test_groups_never_compared_are_named_as_such():
+    outcomes = [("s1", "A", "B", 1.0), ("s1", "B", "A", 0.0), ("s2", "A", "B", 0.5),
+                ("s1", "C", "D", 0.5), ("s2", "C", "D", 1.0)]  # fmt: skip
+    assert _separation(outcomes, ["A", "B", "C", "D"]) == {"groups": "A, B; C, D"}
+    wins = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]])
+    assert separation(wins, ["A", "B", "C"]) == {"apart": [["A", "B"], ["C"]]}
+
+
+def test_a_shown_delta_is_the_difference_of_the_shown_values():
+    """0.844 and 0.836 both show as 0.84: the Δ beside them is 0.00, not the
+    +0.01 their unrounded difference (0.008) rounds to."""
+    metric = SimpleNamespace(id="slot_f1", compare="slot_f1")
+    comparisons = [{"metric": "slot_f1", "a": "Base", "b": "Ours", "diff": -0.008,
+                    "ci_low": -0.02, "ci_high": 0.01, "p_value": 0.5, "n": 9}]  # fmt: skip
+    summary = {"Base": {"slot_f1": 0.836}, "Ours": {"slot_f1": 0.844}}
+    found = tables._column_versus(comparisons, summary, metric, ["Base", "Ours"],
+                                  "Base")  # fmt: skip
+    assert found["Ours"]["diff"] == pytest.approx(0.008)
+    assert found["Ours"]["shown_diff"] == 0.0
