@@ -251,6 +251,36 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     return result, suite_summary, noted
 
 
+def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
+    """Per suite and metric, why its rows have no value, most rows first:
+    ``{"metric", "status", "code", "rows", "params"}`` (``causes``:
+    ``(metric, status, note code, rows, one row's note parameters)``).
+
+    >>> found = not_scored([("nvcs", "unscored", "empty_response", 2, {}),
+    ...     ("ertd", "not_applicable", "response_not_english", 9, {})], ["style"])
+    >>> [(c["code"], c["rows"]) for c in found["style"]]
+    [('response_not_english', 9), ('empty_response', 2)]
+    """
+    owner = {metric.id: name for name in suites if name in registry.names()
+             for metric in registry.get(name).metrics}  # fmt: skip
+    found: dict[str, dict[tuple[str, str, str], dict]] = {}
+    for metric, status, code, rows, params in causes:
+        suite = owner.get(metric.partition("@")[0])
+        if suite is None:
+            continue
+        head = metric.partition("@")[0]
+        cause = found.setdefault(suite, {}).setdefault(
+            (status, code, head),
+            {"metric": head, "status": status, "code": code, "rows": 0,
+             "params": params},
+        )  # fmt: skip
+        cause["rows"] += rows
+    return {
+        suite: sorted(tally.values(), key=lambda cause: -cause["rows"])
+        for suite, tally in found.items()
+    }
+
+
 def _panel_rows(suite: Suite, rows: Rows):
     """A panel suite's rows kept to the items every judge scored, and what
     was left out (``metrics/panel_items.py``); other suites' rows as they are."""

@@ -51,6 +51,7 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
     return finite_json({
         **aggregates,
         "status_counts": counts,
+        "not_scored": engine.not_scored(storage.unscored_causes(run.id), run.suites),
         "sessions_scored": storage.count_scored_sessions(run.id),
     })  # fmt: skip
 

@@ -4,9 +4,10 @@ finalize aggregates from."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Text, cast, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
@@ -80,6 +81,21 @@ class RowQueries:
         rows costs a second); counted live while the run is in progress."""
         stored = (run.aggregates or {}).get("status_counts")
         return stored if stored is not None else self.status_counts(run.id)
+
+    def unscored_causes(self, run_id: str) -> list[tuple]:
+        """``(metric, status, note code, rows, one row's note parameters)``
+        of the rows not ``ok``: what an empty chart says instead of guessing
+        ("no judge configured")."""
+        example = func.min(cast(ResultRow.note_params, Text))  # JSON text
+        query = (
+            select(ResultRow.metric, ResultRow.status, ResultRow.note_code,
+                   func.count(), example)
+            .where(ResultRow.run_id == run_id, ResultRow.status != "ok")
+            .group_by(ResultRow.metric, ResultRow.status, ResultRow.note_code)
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            return [(m, s, code or "", n, json.loads(params) if params else {})
+                    for m, s, code, n, params in conn.execute(query)]  # fmt: skip
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         query = (

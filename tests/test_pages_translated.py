@@ -41,7 +41,8 @@ PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "kind": "ReadTimeout", "attempts": 3, "reason": "internal error",
           "method": "Base", "suite": "pairwise", "values": "70, 35", "low": 0,
           "high": 100, "protocol": "mt-bench", "part": "binary", "unbeaten": "A",
-          "winless": "B, C", "judges": "judge-b", "items": 3, "limit": 1000}  # fmt: skip
+          "winless": "B, C", "judges": "judge-b", "items": 3, "limit": 1000,
+          "groups": "A, B; C"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from core.status import FINAL_RUN
 from metrics import registry
 from metrics.notes import translate
 from metrics.suite import Chart, Column, Suite, Table
-from translations import metric_label
+from translations import _, metric_label
 from web import charts
 from web.formatting import count, number, p_value
 
@@ -149,6 +149,7 @@ BUILT = Recent(64)  # ~50 KB of figure data each
 
 def section(suite: Suite, run) -> dict:
     data = Sources(run.aggregates or {}, suite.name)
+    cause = true_cause(data.aggregates, suite.name)
     figures, missing = {}, []
     for chart in suite.panel.charts:
         built = figure(chart, data, run.methods)
@@ -156,19 +157,56 @@ def section(suite: Suite, run) -> dict:
             figures[chart.id] = built
         else:  # an empty chart says why instead of vanishing
             said = (data.panel.get("reasons") or {}).get(chart.id)
-            reason = chart.empty or suite.panel.empty or NOTHING_TO_DRAW
+            reason = cause or text(chart.empty or suite.panel.empty or NOTHING_TO_DRAW)
             shown = (
-                translate(said["code"], said.get("params"), None)
-                if said
-                else text(reason)
+                translate(said["code"], said.get("params"), None) if said else reason
             )
             missing.append({"title": text(chart.title), "reason": shown})
     tables = [table(spec, data, run.methods) for spec in suite.panel.tables]
     tables = [found for found in tables if found["rows"]]
     empty = not figures and not tables
+    fallback = text(suite.panel.empty or NOTHING_TO_DRAW)
     return {"suite": suite.name, "figures": figures, "tables": tables,
             "missing": [] if empty else missing,
-            "empty": text(suite.panel.empty or NOTHING_TO_DRAW) if empty else None}  # fmt: skip
+            "empty": (cause or fallback) if empty else None,
+            "causes": [] if empty else causes_shown(data.aggregates, suite.name)}  # fmt: skip
+
+
+# a cause the suite's own empty text already names: a judge not configured
+SAID_BY_THE_SUITE = ("not_configured",)
+
+
+def causes_shown(aggregates: dict, suite: str, most: int = 3) -> list[str]:
+    """The suite's commonest reasons for values it has not ("ERTD: 4 values
+    not scored: …"), under its charts: a table cell without a value then
+    has its reason on the page."""
+    causes = (aggregates.get("not_scored") or {}).get(suite) or []
+    return [
+        f"{metric_label(cause['metric'])}: {_cause_text(cause)}"
+        for cause in causes[:most]
+        if cause["status"] not in SAID_BY_THE_SUITE and "metric" in cause
+    ]
+
+
+def _cause_text(cause: dict) -> str:
+    try:
+        reason = translate(cause["code"], cause.get("params"), cause["code"])
+    except (KeyError, TypeError, ValueError):  # parameters of another release
+        reason = cause["code"]
+    return str(_("%(rows)s values not scored: %(reason)s", rows=count(cause["rows"]),
+                 reason=reason or cause["status"]))  # fmt: skip
+
+
+def true_cause(aggregates: dict, suite: str) -> str | None:
+    """What the suite's rows say they lack, most rows first ("380 values not
+    scored: the judge's reply had no readable verdict"); None when nothing
+    is recorded (an earlier release) or no judge was configured, which the
+    suite's own empty text says."""
+    causes = (aggregates.get("not_scored") or {}).get(suite) or []
+    first = causes[0] if causes else None
+    if first is None or first["status"] in SAID_BY_THE_SUITE:
+        return None
+    return _cause_text(first)
 
 
 def build(run) -> list[dict]:
