@@ -59,6 +59,11 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: the round number is a string here; we read an integer. Convert "
         "the file with: flask --app app convert --from lenient FILE --out FIXED.jsonl"
     ),
+    "bad_json_body": _l(
+        "The request body is not JSON we read (not JSON, nested too deeply, "
+        "or a number too long)."
+    ),
+    "json_only": _l("%(path)s: send a JSON object (Content-Type: application/json)."),
     "unknown_layout": _l(
         "%(path)s: not a layout we convert from; we convert %(layouts)s."
     ),

@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dataset import user_json
 from dataset.importers import Options, Skipped, convert_record, detect
 from dataset.reader import is_blank
+from dataset.user_json import Unreadable
 
 SKIPS_KEPT = 200  # reasons kept for the report; the count goes on
 
@@ -39,13 +41,19 @@ def read_records(text: str, suffix: str) -> Iterator[tuple[int, object]]:
     that is not JSON is yielded as a :class:`Skipped`, so the converter
     reports it."""
     if suffix.lower() == ".csv":
-        yield from enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1)
+        rows = csv.DictReader(io.StringIO(text, newline=""))
+        number = 0
+        try:
+            for number, row in enumerate(rows, start=1):
+                yield number, row
+        except csv.Error as exc:  # a field over the csv module's limit (131,072)
+            yield number + 1, Skipped(f"not read as CSV (line {rows.line_num}): {exc}")
         return
     if text.lstrip().startswith("[") or _one_document(text):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield 1, Skipped(f"not JSON: {exc.msg} (line {exc.lineno})")
+            records = user_json.loads(text)
+        except Unreadable as exc:
+            yield 1, Skipped(f"not JSON: {exc}")
             return
         yield from enumerate(_splits(records), start=1)
         return
@@ -53,9 +61,9 @@ def read_records(text: str, suffix: str) -> Iterator[tuple[int, object]]:
         if is_blank(line):
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, Skipped(f"not JSON: {exc.msg}")
+            record = user_json.loads(line)
+        except Unreadable as exc:
+            yield number, Skipped(f"not JSON: {exc}")
             continue
         found = _splits(record)
         if found == [record]:
@@ -70,8 +78,8 @@ def _one_document(text: str) -> bool:
     if not first.lstrip().startswith("{"):
         return False
     try:
-        json.loads(first)
-    except json.JSONDecodeError:
+        user_json.loads(first)
+    except Unreadable:
         return True
     return False
 
@@ -151,16 +159,16 @@ def _head_records(head: str, suffix: str, sample: int = 5) -> list:
         # the first object of an array, or of an object's first list of splits
         start = stripped.find("[")
         try:
-            first, _ = json.JSONDecoder().raw_decode(stripped[start + 1 :].lstrip())
-        except json.JSONDecodeError:
+            first, _ = user_json.raw_decode(stripped[start + 1 :].lstrip())
+        except Unreadable:
             return []
         return [first]
     records = []
     for line in lines:
         if not is_blank(line):
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
+                records.append(user_json.loads(line))
+            except Unreadable:
                 return []
         if len(records) >= sample:
             break

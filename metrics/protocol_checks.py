@@ -53,6 +53,10 @@ def _english(code: str, params: dict) -> str:
 def check(text: str) -> dict:
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # arrays nested 100,000 deep: a refusal, not a 500
+        raise ProtocolError(
+            [(None, "", "toml_syntax", {"detail": "nested too deeply"})]
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         line = re.search(r"line (\d+)", str(exc))
         detail = str(exc).split(" (at line")[0]

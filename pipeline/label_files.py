@@ -25,6 +25,7 @@ from statistics import fmean
 
 import dataset
 from core.problems import Rejected
+from dataset import user_json
 
 MAX_IMPORT_LINES = 100_000
 
@@ -110,7 +111,7 @@ def matched_labels(path, lines: Iterable[bytes]) -> tuple[list[tuple], int]:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
+            row = user_json.loads(raw)
             key = by_hash.get(str(row["response_sha256"]))
             annotator = str(row["annotator"])
         except (ValueError, KeyError, TypeError):

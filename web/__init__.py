@@ -6,11 +6,13 @@ import json
 from urllib.parse import urlencode
 
 from flask import jsonify, render_template, request, url_for
+from flask.json.provider import DefaultJSONProvider
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
 from core.telemetry import HTTP_ERRORS
+from dataset import user_json
 from metrics import notes
 from metrics.results import judge_models
 from translations import problem_message
@@ -90,7 +92,18 @@ def pretty_json(value) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
 
 
+class BoundedJSON(DefaultJSONProvider):
+    """Request bodies read by ``dataset.user_json``: a body nested 100,000
+    deep or with a 5,000-digit integer is a ``ValueError``, which Flask
+    answers 400, not a ``RecursionError`` answered 500."""
+
+    def loads(self, s, **kwargs):
+        text = s.decode("utf-8") if isinstance(s, bytes | bytearray) else s
+        return user_json.loads(text)
+
+
 def init_app(app) -> None:
+    app.json = BoundedJSON(app)
     app.jinja_env.globals.update(
         with_args=with_args,
         RunStatus=RunStatus,
@@ -143,6 +156,10 @@ def init_app(app) -> None:
         if not all(forms.storable(str(value)) for value in given):
             return error_response(400, "bad_characters", path="url")
         return None
+
+    @app.errorhandler(400)
+    def bad_request(_error):  # e.g. a JSON body that is no JSON we read
+        return error_response(400, "bad_json_body")
 
     @app.errorhandler(404)
     def not_found(_error):

@@ -193,8 +193,14 @@ def rename_workspace(token: str):
         abort(404)
     if not found.can_manage:
         return _forbidden()
+    body = request.get_json(silent=True) if request.is_json else None
+    if (
+        not isinstance(body, dict) or "name" not in body
+    ):  # a text/plain PATCH blanked it
+        problem = Rejected.one("json_only", path="name", http=415)
+        return jsonify(errors=_errors(problem.errors)), problem.status
     try:
-        name = forms.workspace_name(request.get_json(silent=True), request.form)
+        name = forms.workspace_name(body, {})
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
     _storage().rename_workspace(found.item.id, name)
