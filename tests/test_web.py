@@ -102,6 +102,18 @@ def test_security_headers_and_nonce(client):
     assert client.get("/").headers["Content-Security-Policy"] != policy  # fresh nonce
 
 
+def test_pages_and_answers_that_carry_tokens_are_never_cached(client):
+    """Pages, exports and API answers carry a run's, a workspace's or an
+    annotator's token, or what it opens: no-store. Assets keep theirs."""
+    created = client.post("/api/v1/workspaces", json={"name": "w"})
+    token = created.get_json()["manage_token"]
+    for answer in (created, client.get(f"/w/{token}"), client.get("/r/none"),
+                   client.get(f"/api/v1/workspaces/{token}"), client.get("/")):  # fmt: skip
+        assert answer.headers["Cache-Control"] == "no-store", answer.request.path
+    asset = client.get("/static/app.css")
+    assert asset.headers.get("Cache-Control") != "no-store"
+
+
 def test_https_mode_sets_hsts_and_secure_cookies(app_factory):
     app = app_factory(FORCE_HTTPS=True)
     assert app.config["SESSION_COOKIE_SECURE"] is True

@@ -67,4 +67,9 @@ def init_app(app) -> None:
         response.headers["Referrer-Policy"] = "no-referrer"
         if https:
             response.headers["Strict-Transport-Security"] = "max-age=31536000"
+        if "Cache-Control" not in response.headers:  # assets set their own
+            # Pages, exports and API answers carry tokens (a run's, a
+            # workspace's, an annotator's) or what they open: no shared or
+            # browser cache keeps them
+            response.headers["Cache-Control"] = "no-store"
         return response
