@@ -191,13 +191,16 @@ class Judge:
             release()
 
     async def _before_attempt(self) -> None:
-        """Before each request: no more for a cancelled run, nor beyond its cap."""
+        """Before each request: no more for a cancelled run, nor beyond its
+        cap; then it is counted: ``calls`` is every request sent, retries of
+        a 500 or a timeout included (what the provider bills and the budget
+        counts)."""
         await self._stop.acheck()
         allowance = self._allowance
-        if allowance is None or getattr(allowance, "take_held", bool)():
-            return
-        if not await asyncio.to_thread(allowance):
-            raise Refused(note(getattr(allowance, "refusal", "budget_exhausted")))
+        if allowance is not None and not getattr(allowance, "take_held", bool)():
+            if not await asyncio.to_thread(allowance):
+                raise Refused(note(getattr(allowance, "refusal", "budget_exhausted")))
+        self.usage.add(self.config.model, calls=1)
 
     async def ask(
         self, item, messages, sample, max_tokens, reask: bool = False
@@ -217,19 +220,19 @@ class Judge:
                 messages, sample, self._before_attempt, **extra
             )
         except ReplyTooLarge:
-            self.usage.add(model, calls=1, reasks=int(reask))
+            self.usage.add(model, reasks=int(reask))
             raise
         except Refused:  # never sent
             raise
         except JudgeHTTPError as exc:
-            self.usage.add(model, calls=1, reasks=int(reask))
+            self.usage.add(model, reasks=int(reask))
             if schema is None or not names_structured_output(exc):
                 raise
             self.structured.rejected()
             self.usage.add(model, structured_rejected=1)
             return await self.ask(item, messages, sample, max_tokens, reask)
         self.usage.add(
-            model, calls=1, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
+            model, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
             completion_tokens=reply["completion_tokens"],
             reasoning_tokens=reply["reasoning_tokens"],
         )  # fmt: skip

@@ -69,6 +69,17 @@ def test_judge_usage_equals_what_the_server_reported_and_cost_is_tokens_times_pr
     assert counts["prompt_tokens"] == used["prompt_tokens"]
 
 
+def test_calls_count_every_request_sent_retries_included(app_factory, server, tmp_path):
+    """A 500 retried is a request the provider served and the budget
+    counted: judge_usage.calls was 157 where the judge received 234."""
+    faulty = [crafted.session("f", {"A": ["x [[al=50]] [[binary=1]] [[fault=500x2]]",
+                                          "y [[al=60]] [[binary=0]]"]})]  # fmt: skip
+    document = run_with(app_factory, server, tmp_path, "scripted", sessions=faulty)
+    assert document["run"]["status"] == "done"
+    assert document["judge_usage"]["scripted"]["calls"] == server.state.calls
+    assert server.state.calls == 4 + 2 * 2  # 4 items, two of them retried twice
+
+
 def test_without_a_price_cost_is_null_and_a_rerun_counts_cached_verdicts(
     app_factory, server, tmp_path
 ):
