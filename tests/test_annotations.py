@@ -38,6 +38,17 @@ def label(client, token, annotator, item, al, binary, **extra):
     return client.post(f"/a/{token}/label", json=body)
 
 
+def test_the_annotator_link_is_never_built_from_the_host_header(judged):
+    app, run = judged
+    response = app.test_client().post(
+        f"/api/v1/runs/{run.manage_token}/annotations", json={"size": 10},
+        headers={"Host": "evil.example"},
+    )  # fmt: skip
+    made = response.get_json()
+    assert response.status_code == 201, made
+    assert made["annotator_url"] == f"/a/{made['token']}"  # relative: no PUBLIC_URL
+
+
 def test_a_queue_is_a_stratified_sample_with_its_own_token(judged):
     app, run = judged
     client = app.test_client()

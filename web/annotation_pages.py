@@ -92,8 +92,8 @@ def create_queue_api(token: str):
                                  bool(body.get("dimensions")))  # fmt: skip
     except Rejected as rejected:
         return _rejected(rejected)
-    link = url_for("labelling.page", token=queue.token, _external=True)
-    return jsonify(annotator_url=link, token=queue.token, items=len(queue.items),
+    shared = extensions.link("labelling.page", token=queue.token)  # never from Host
+    return jsonify(annotator_url=shared, token=queue.token, items=len(queue.items),
                    seed=queue.seed, per_item=queue.per_item), 201  # fmt: skip
 
 

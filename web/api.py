@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, abort, current_app, jsonify, request, url_for
+from flask import Blueprint, abort, current_app, jsonify, request
 
 from core.problems import Rejected
 from core.status import RunStatus
 from dataset import convert
 from translations import translate_problems
 from web import cross_site, forms, openapi, run_reads
+from web.extensions import link
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
 
@@ -217,15 +218,6 @@ def delete_workspace(token: str):
         return _forbidden()
     _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
     return "", 204
-
-
-def link(endpoint: str, **values) -> str:
-    """A link in an API reply: absolute on ``PUBLIC_URL`` when it is set,
-    else relative. Never built from the request's ``Host`` header, which
-    the client controls."""
-    path = url_for(endpoint, **values)
-    base = current_app.config.get("PUBLIC_URL")
-    return f"{base}{path}" if base else path
 
 
 def _created(run) -> dict:

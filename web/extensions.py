@@ -5,7 +5,7 @@ of the same two-line helper in every blueprint module.
 
 from __future__ import annotations
 
-from flask import current_app
+from flask import current_app, url_for
 
 
 def storage():
@@ -16,3 +16,12 @@ def storage():
 def runs():
     """The run service (``pipeline/runs.py``)."""
     return current_app.extensions["runs"]
+
+
+def link(endpoint: str, **values) -> str:
+    """A link a reply gives out: absolute on ``PUBLIC_URL`` when it is set,
+    else relative. Never built from the request's ``Host`` header, which
+    the client controls."""
+    path = url_for(endpoint, **values)
+    base = current_app.config.get("PUBLIC_URL")
+    return f"{base}{path}" if base else path
