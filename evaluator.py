@@ -197,9 +197,9 @@ class Judge:
         counts)."""
         await self._stop.acheck()
         allowance = self._allowance
-        if allowance is not None and not getattr(allowance, "take_held", bool)():
-            if not await asyncio.to_thread(allowance):
-                raise Refused(note(getattr(allowance, "refusal", "budget_exhausted")))
+        held = allowance is None or getattr(allowance, "take_held", bool)()
+        if not held and not await asyncio.to_thread(allowance):
+            raise Refused(note(getattr(allowance, "refusal", "budget_exhausted")))
         self.usage.add(self.config.model, calls=1)
 
     async def ask(
