@@ -109,7 +109,7 @@ DEFAULTS: dict = {
     "JUDGE_API_URL": None,
     "JUDGE_API_KEY": None,
     "JUDGE_MODEL": None,
-    "JUDGE_CONCURRENCY": 8,
+    "JUDGE_CONCURRENCY": 8,  # per worker process and judge (endpoint + model)
     "JUDGE_TIMEOUT_S": 60.0,
     "JUDGE_MAX_RETRIES": 4,
     "JUDGE_CONNECT_TIMEOUT_S": 5.0,

@@ -98,8 +98,11 @@ class Judge:
         if len(todo) < len(items):
             self.usage.add(self.config.model, cached=len(items) - len(todo))
             self._on_items(len(items) - len(todo))
+        lane = f"{self.config.base_url} {self.config.model}"  # its own slots
         futures = {
-            index: self.pool.submit(self._judge_one, items[index], key=self.fair_key)
+            index: self.pool.submit(
+                self._judge_one, items[index], key=self.fair_key, lane=lane
+            )
             for index in todo
         }
         results: dict[int, tuple] = {}

@@ -84,6 +84,8 @@ class JudgeState:
         # What tests check about the load and the prompts the server saw.
         self.in_flight = 0
         self.max_in_flight = 0
+        self.in_flight_of: Counter[str] = Counter()  # per model, now and at most
+        self.max_in_flight_of: Counter[str] = Counter()
         self.connections = 0  # opened by clients, over the server's life
         self.max_prompt_chars = 0
         self.models: Counter[str] = Counter()
@@ -105,14 +107,19 @@ class JudgeState:
             self.first_call_at = self.first_call_at or now
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.in_flight_of[model] += 1
+            self.max_in_flight_of[model] = max(
+                self.max_in_flight_of[model], self.in_flight_of[model]
+            )
             self.max_prompt_chars = max(self.max_prompt_chars, len(prompt))
             self.models[model] += 1
 
-    def leave(self) -> None:
+    def leave(self, model: str = "") -> None:
         now = time.time()
         with self.lock:
             self.last_call_at = now  # its reply is on its way
             self.in_flight -= 1
+            self.in_flight_of[model] -= 1
 
     def count(self, key: str) -> int:
         with self.lock:
@@ -247,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(self.state.latency)
             status, text, headers = decide(self.state, prompt, model)
         finally:
-            self.state.leave()
+            self.state.leave(str(body.get("model")))
         if status != 200:
             return self._send(status, {"error": {"message": text}}, headers)
         text, finish = judge_wire.cut(text, body, "[[fault=truncate]]" in prompt)

@@ -14,67 +14,57 @@ from judge_client import loop
 
 class JudgePool:
     """The bounded pool of judge calls of a worker process (one per app),
-    shared by every chunk, run and judge model it serves, so
-    ``JUDGE_CONCURRENCY`` holds however many runs are evaluating. A call is
-    a coroutine function; at most ``size`` of them run at once on the
-    process's judge loop (:mod:`judge_client.loop`).
+    shared by every chunk and run it serves. A call is a coroutine
+    function; it runs on the process's judge loop (:mod:`judge_client.loop`).
 
-    Calls wait in one queue per ``key`` (a run) and a freed slot takes from
-    the keys in turn: a run with thousands of calls queued, or a slow judge,
-    never makes the next run wait for all of them. Cancelling a call's
-    future cancels it, waiting or under way (a cancelled run frees its
-    slots at once).
+    Slots are held per *lane*, a judge endpoint and model: at most ``size``
+    calls of one lane run at once, so a slow model fills its own slots and
+    never a fast one's (a 30 s/call judge held all 8 slots, and a 40-call
+    run on an instant judge took 298 s instead of 1.6 s). Within a lane,
+    calls wait in one queue per ``key`` (a run) and a freed slot takes from
+    the keys in turn: a run with thousands of calls queued never makes the
+    next run wait for all of them. Cancelling a call's future cancels it,
+    waiting or under way (a cancelled run frees its slots at once).
     """
 
     def __init__(self, size: int):
         self.size = size
         self._lock = threading.Lock()
-        self._queues: dict[str, deque] = {}  # insertion order: whose turn is next
-        self._running: set[asyncio.Task] = set()  # changed on the loop only
+        self._lanes: dict[str, _Lane] = {}
         self._woken = False  # a start is scheduled on the loop already
 
     @property
     def in_flight(self) -> int:
-        return len(self._running)
+        return sum(len(lane.running) for lane in self._lanes.values())
 
-    def submit(self, function, *args, key: str = "") -> Future:
-        """Queue ``function(*args)`` (a coroutine function) under ``key``."""
+    def submit(self, function, *args, key: str = "", lane: str = "") -> Future:
+        """Queue ``function(*args)`` (a coroutine function) under ``key``
+        (a run), in ``lane`` (a judge endpoint and model)."""
         future: Future = Future()
         with self._lock:
-            self._queues.setdefault(key, deque()).append((future, function, args))
+            waiting = self._lanes.setdefault(lane, _Lane()).queues
+            waiting.setdefault(key, deque()).append((future, function, args))
             wake, self._woken = not self._woken, True
         if wake:  # one wake-up for a chunk's whole batch, not one per call
             loop.get().call_soon_threadsafe(self._start_more)
         return future
 
-    def _next(self):
-        """The next call still wanted, from the key whose turn it is (under
-        the lock); None when nothing waits."""
-        while self._queues:
-            key = next(iter(self._queues))
-            queue = self._queues.pop(key)
-            found = queue.popleft()
-            if queue:
-                self._queues[key] = queue  # to the back of the line
-            if not found[0].done():  # not cancelled while it waited
-                return found
-        return None
-
     def _start_more(self) -> None:
-        """On the loop: fill the free slots."""
+        """On the loop: fill every lane's free slots."""
         running = asyncio.get_running_loop()
         with self._lock:
             self._woken = False
-            while len(self._running) < self.size:
-                found = self._next()
-                if found is None:
-                    break
-                future, function, args = found
-                task = running.create_task(self._call(future, function, args))
-                self._running.add(task)
-                future.add_done_callback(partial(_cancel_with, running, task))
+            for lane in self._lanes.values():
+                while len(lane.running) < self.size:
+                    found = lane.next()
+                    if found is None:
+                        break
+                    future, function, args = found
+                    task = running.create_task(self._call(lane, future, function, args))
+                    lane.running.add(task)
+                    future.add_done_callback(partial(_cancel_with, running, task))
 
-    async def _call(self, future: Future, function, args) -> None:
+    async def _call(self, lane: _Lane, future: Future, function, args) -> None:
         try:
             _settle(future.set_result, await function(*args))
         except asyncio.CancelledError:
@@ -82,23 +72,47 @@ class JudgePool:
         except BaseException as exc:  # the caller's future carries it
             _settle(future.set_exception, exc)
         finally:
-            self._running.discard(asyncio.current_task())
+            lane.running.discard(asyncio.current_task())
             self._start_more()
 
     def shutdown(self) -> None:
         """Cancel what waits and let the calls under way end; the pool
         takes calls again afterwards."""
         with self._lock:
-            waiting = [entry[0] for queue in self._queues.values() for entry in queue]
-            self._queues.clear()
+            waiting = [entry[0] for lane in self._lanes.values()
+                       for queue in lane.queues.values() for entry in queue]  # fmt: skip
+            for lane in self._lanes.values():
+                lane.queues.clear()
         for future in waiting:
             future.cancel()
-        if self._running:
+        if self.in_flight:
             loop.run(self._drain())
 
     async def _drain(self) -> None:
-        while self._running:
-            await asyncio.wait(set(self._running))
+        while self.in_flight:
+            tasks = {t for lane in self._lanes.values() for t in lane.running}
+            await asyncio.wait(tasks)
+
+
+class _Lane:
+    """One judge endpoint and model: its calls waiting per run, and under way."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, deque] = {}  # insertion order: whose turn is next
+        self.running: set[asyncio.Task] = set()  # changed on the loop only
+
+    def next(self):
+        """The next call still wanted, from the run whose turn it is (under
+        the pool's lock); None when nothing waits."""
+        while self.queues:
+            key = next(iter(self.queues))
+            queue = self.queues.pop(key)
+            found = queue.popleft()
+            if queue:
+                self.queues[key] = queue  # to the back of the line
+            if not found[0].done():  # not cancelled while it waited
+                return found
+        return None
 
 
 def _cancel_with(running, task: asyncio.Task, future: Future) -> None:

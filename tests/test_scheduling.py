@@ -47,7 +47,7 @@ def test_a_small_run_finishes_while_a_large_one_evaluates(app_factory, tmp_path)
     app.extensions["runs"].cancel(large)
 
 
-def test_one_pool_and_the_concurrency_hold_across_runs_and_models(
+def test_one_pool_holds_the_concurrency_per_judge_model_across_runs(
     app_factory, tmp_path
 ):
     with ScriptedJudge(latency=0.05) as judge:
@@ -70,7 +70,9 @@ def test_one_pool_and_the_concurrency_hold_across_runs_and_models(
         documents = [wait_for(app, run_id, timeout=600) for run_id in ids]
         assert [d["run"]["status"] for d in documents] == ["done", "done"]
         assert judge.state.models == {"judge-a": 40, "judge-b": 40}
-        assert judge.state.max_in_flight <= 3
+        # each model has its own 3 slots (a slow one never takes another's)
+        most = judge.state.max_in_flight_of
+        assert set(most) == {"judge-a", "judge-b"} and max(most.values()) <= 3
     assert app.extensions["judge_pool"].in_flight == 0  # every call ended with its run
 
 
@@ -232,3 +234,24 @@ def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
     assert failed.status == "failed" and failed.failure["code"] == "upload_unreadable"
     page = app.test_client().get(f"/r/{failed.token}?lang=zh").get_data(as_text=True)
     assert "已上传的文件无法再读取" in page  # the reason, translated
+
+
+@pytest.mark.slow
+def test_a_slow_judge_does_not_stall_a_run_on_a_fast_one(app_factory, tmp_path):
+    """The red team's drill, scaled: a judge answering in 20 s holds its own
+    slots; a run on an instant judge, sent after it, finishes while the
+    slow run's first calls are still out (it took 298 s behind a 30 s judge
+    when one pool's slots were shared by every model)."""
+    with ScriptedJudge(latency=20.0) as slow, ScriptedJudge() as fast:
+        app = app_factory(JUDGE_CONCURRENCY=2, JUDGE_TIMEOUT_S=120.0)
+        path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+        slow_run = submit(app, path, slow, suites=["alignment"])
+        storage = app.extensions["storage"]
+        while slow.state.in_flight < 2:  # the slow judge's slots are full
+            time.sleep(0.05)
+        fast_run = submit(app, path, fast, suites=["alignment"])
+        document = wait_for(app, fast_run, timeout=600)
+        assert document["run"]["status"] == "done"
+        assert storage.get_run(slow_run).status == "running"
+        assert slow.state.calls == 0  # not one slow reply came back meanwhile
+        app.extensions["runs"].cancel(storage.get_run(slow_run))
