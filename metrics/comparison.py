@@ -207,8 +207,9 @@ def _as_column(side: Side, row: ResultRow) -> ResultRow:
 class _JudgedValues:
     """Scored values of agreement metrics, kept only for methods two runs
     with different judge settings both hold. A panel's judges stand apart:
-    each is compared with each judge of the other run (its rows by name),
-    never pooled into one judge."""
+    each is compared with each judge of the other run (its rows by name);
+    the panel mean (each item's mean over the panel's judges, on the items
+    every judge scored) is compared too, as the panel's own judge."""
 
     def __init__(self, sides: list[Side]):
         self.pairs = [
@@ -235,6 +236,16 @@ class _JudgedValues:
             judge = row.get("judge") or _judges(side)[0]
             key = (side.key, judge, row["method"], row["metric"])
             self.values[key][item] = scored_value(row)
+            if PANEL_MEAN in _judges(side):
+                pooled = (side.key, PANEL_MEAN, row["method"], row["metric"])
+                self.values[pooled].setdefault(item, []).append(scored_value(row))
+
+    def _of(self, side: Side, judge: str, method: str, metric: str) -> dict | None:
+        found = self.values.get((side.key, judge, method, metric))
+        if judge != PANEL_MEAN or not found:
+            return found
+        every = len(_judges(side)) - 1  # the panel's judges, the mean aside
+        return {item: sum(v) / len(v) for item, v in found.items() if len(v) == every}
 
     def agreement(self, same_response: SameResponse) -> list[dict]:
         metrics = [m for m in registry.metrics().values() if m.agreement is not None]
@@ -249,8 +260,8 @@ class _JudgedValues:
         """One judge of each of two runs on one method and metric (None: not
         judged by both)."""
         a, ja, b, jb, method = pair
-        mine = self.values.get((a.key, ja, method, metric.id))
-        theirs = self.values.get((b.key, jb, method, metric.id))
+        mine = self._of(a, ja, method, metric.id)
+        theirs = self._of(b, jb, method, metric.id)
         if not mine or not theirs:
             return None
         both = sorted(set(mine) & set(theirs), key=_item_order)
@@ -269,9 +280,13 @@ class _JudgedValues:
         }  # fmt: skip
 
 
+PANEL_MEAN = "panel mean"
+
+
 def _judges(side: Side) -> list[str]:
-    """The judge models of a run: a panel's, or its one model."""
-    return judge_models(side.judge) or [""]
+    """The judge models of a run: a panel's and its mean, or its one model."""
+    models = judge_models(side.judge) or [""]
+    return [*models, PANEL_MEAN] if len(models) > 1 else models
 
 
 def _settings(side: Side, model: str) -> tuple:
@@ -289,4 +304,6 @@ def _judge_facts(judge: dict | None, model: str) -> dict | None:
     if not judge:
         return None
     facts = {key: judge.get(key) for key in ("prompts", "temperature", "samples")}
+    if model == PANEL_MEAN:  # say which judges it pools
+        return {"model": f"{PANEL_MEAN} ({', '.join(judge_models(judge))})", **facts}
     return {"model": model, **facts}

@@ -367,10 +367,12 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
     compile_fragment(cjk, tmp_path / "compare-cjk", cjk=True)
 
 
-def test_a_panel_run_agrees_judge_by_judge_never_pooled(two_judge_app, tmp_path):
+def test_a_panel_run_agrees_judge_by_judge_and_as_its_mean(two_judge_app, tmp_path):
     """A panel (scripted, scripted+10) against a run judged by scripted alone:
     the panel's scripted has the same settings (no entry); its scripted+10
-    is compared with scripted on that judge's own rows."""
+    is compared with scripted on that judge's own rows, and the panel mean
+    (each item's mean of both) as the panel's own judge (the compare page
+    once named the panel after one judge and used only its rows)."""
     client = two_judge_app.test_client()
     data = crafted.write(
         tmp_path / "a.jsonl", crafted.alignment_sessions()
@@ -382,10 +384,26 @@ def test_a_panel_run_agrees_judge_by_judge_never_pooled(two_judge_app, tmp_path)
         assert wait_final(client, tokens[-1])["status"] == "done"
     body = compare(client, *tokens).get_json()
     entries = [e for e in body["agreement"] if e["metric"] == "al"]
+    panel = "panel mean (scripted, scripted+10)"
     assert {(e["judge_a"]["model"], e["judge_b"]["model"]) for e in entries} == {
-        ("scripted+10", "scripted")
+        ("scripted+10", "scripted"),
+        (panel, "scripted"),
     }
     rows = results_of(client, tokens[0])["rows"]
+    for entry in (e for e in entries if e["judge_a"]["model"] == panel):
+        method = entry["method"]
+        pooled: dict = {}
+        for r in rows:
+            if r["metric"] == "al" and r["method"] == method and r["value"] is not None:
+                pooled.setdefault((r["session_id"], r["round"]), []).append(r["value"])
+        alone = scores_of(client, tokens[1], "al", method)
+        items = sorted(pooled)
+        xs = [sum(pooled[i]) / len(pooled[i]) for i in items]
+        ys = [alone[i] for i in items]
+        assert entry["krippendorff_alpha"] == pytest.approx(
+            alpha_interval(xs, ys), abs=1e-9
+        )
+    entries = [e for e in entries if e["judge_a"]["model"] != panel]
     for entry in entries:
         method = entry["method"]
         tenth = {(r["session_id"], r["round"]): r["value"] for r in rows
