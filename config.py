@@ -8,6 +8,7 @@ rather than surfacing later as a confusing failure inside a worker.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from collections.abc import Mapping
@@ -252,8 +253,9 @@ def defaults(instance_path: Path) -> dict:
         "UPLOAD_FOLDER": str(PROJECT_ROOT / "uploads"),
         "RESULTS_FOLDER": str(PROJECT_ROOT / "results"),
         "NLTK_DATA": str(PROJECT_ROOT / "nltk_data"),
-        # embedded mode's broker: one file per queued task (local_broker.py)
-        "QUEUE_FOLDER": str(instance_path / "queue"),
+        # embedded mode's broker: one file per queued task (local_broker.py);
+        # None: a folder of the instance named after the database (load())
+        "QUEUE_FOLDER": None,
     }
 
 
@@ -358,6 +360,8 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
         settings["JUDGE_MODELS"] = (
             [settings["JUDGE_MODEL"]] if settings["JUDGE_MODEL"] else []
         )
+    if settings["QUEUE_FOLDER"] is None:
+        settings["QUEUE_FOLDER"] = str(queue_folder(instance_path, settings))
     if settings["QUEUE_TIMEOUT_S"] is None:
         settings["QUEUE_TIMEOUT_S"] = float(settings["CELERY_VISIBILITY_TIMEOUT_S"])
     if settings["DB_AUTO_UPGRADE"] is None:
@@ -378,6 +382,17 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
     if not settings["SECRET_KEY"]:
         settings["SECRET_KEY"] = _instance_secret(instance_path)
     return settings
+
+
+def queue_folder(instance_path: Path, settings: dict) -> Path:
+    """The embedded queue (and its worker's lock, beside it) of the
+    instance's database: ``instance/queue``; another database in the same
+    checkout gets its own (``queue-<hash>``), so its runs are served by a
+    worker of its own instead of waiting forever on another database's."""
+    if settings["DATABASE_URL"] == defaults(instance_path)["DATABASE_URL"]:
+        return instance_path / "queue"
+    digest = hashlib.sha256(settings["DATABASE_URL"].encode()).hexdigest()[:12]
+    return instance_path / f"queue-{digest}"
 
 
 def judge_configured(settings: dict) -> bool:

@@ -8,7 +8,8 @@ pages waited (20 readers of a run page saw p95 latencies of seconds). In its
 own process, at a lower CPU priority (``nice`` 10), it leaves the web
 process to serve pages and uses the machine's second core.
 
-One worker per instance: the process that holds ``instance/worker.lock``
+One worker per instance and database: the process that holds the lock
+beside the database's queue folder (``instance/queue.lock``)
 supervises it (another gunicorn worker or a CLI command on the same
 instance sends its tasks to that one, and takes over within
 ``TAKEOVER_S`` if the holder ends). A web process spawns the child, which
@@ -71,7 +72,9 @@ class WorkerProcess:
         self.create_app = create_app  # a forked worker builds its app with it
         self.instance = Path(instance)
         self.config_path: Path | None = None  # the latest worker's settings
-        self.lock_path = Path(instance) / "worker.lock"
+        # beside the database's queue: another database of the same checkout
+        # has a worker of its own (config.queue_folder)
+        self.lock_path = Path(config["QUEUE_FOLDER"]).with_suffix(".lock")
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._process: subprocess.Popen | forked_worker.ForkedWorker | None = None

@@ -139,7 +139,7 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
     assert found["status"] == "done"
     assert "--worker" not in found["cmdline"]  # forked, not spawned
     assert found["parent"] != os.getpid() and found["pid"] != found["parent"]
-    assert not any(fd.endswith("worker.lock") for fd in found["fds"]), found["fds"]
+    assert not any(fd.endswith("queue.lock") for fd in found["fds"]), found["fds"]
     deadline = time.monotonic() + 60
     while alive(found["pid"]):
         assert time.monotonic() < deadline, "the worker outlived its command"
@@ -211,6 +211,23 @@ def test_one_worker_per_instance_and_the_next_supervisor_takes_over(app_factory)
     while second.pid is None:
         assert time.monotonic() < deadline, "no worker took over"
         time.sleep(0.1)
+
+
+def test_another_database_in_the_same_checkout_gets_a_worker_of_its_own(
+    app_factory, tmp_path
+):
+    """Two processes of one instance folder on two databases: each has its
+    own queue and worker (a second app on another DATABASE_URL waited
+    forever, its tasks served against the first one's database)."""
+    first = app_factory(EMBEDDED_WORKER="process")
+    other = app_factory(EMBEDDED_WORKER="process",
+                        DATABASE_URL=f"sqlite:///{tmp_path / 'other.sqlite3'}")  # fmt: skip
+    assert first.config["QUEUE_FOLDER"] != other.config["QUEUE_FOLDER"]
+    first.extensions["worker"].ensure_started()
+    path = crafted.write(tmp_path / "o.jsonl", crafted.alignment_sessions())
+    run_id = submit(other, path, None, suites=["quality"])
+    assert wait_for(other, run_id, timeout=600)["run"]["status"] == "done"
+    assert first.extensions["worker"].pid != other.extensions["worker"].pid
 
 
 @pytest.mark.parametrize("value", ["process", "none"])
