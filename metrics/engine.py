@@ -24,6 +24,7 @@ from metrics import (
     row_source,
     stats,
 )
+from metrics.items import HUMAN
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite
 
@@ -70,11 +71,11 @@ def evaluate(
             if suite.reads_missing
             else replies.parts(sessions, methods)
         )
-        for one in panel(judge) if suite.uses_judge else [None]:
+        for turn, one in enumerate(panel(judge) if suite.uses_judge else [None]):
             model = judge_name(one)
             for group, parts in batches.items():
                 found = _run_suite(suite, parts, list(group), one, options)
-                rows += [{**row, "judge": model} for row in found] if model else found
+                rows += _attributed(found, model, first=turn == 0)
         rows += replies.missing_rows(sessions, suite, methods)
     return rows
 
@@ -146,6 +147,26 @@ def _incomplete_panel(summary: dict, wanted, judges, methods) -> dict:
                 note = {"code": "panel_judge_missing", "params": params}
                 found.setdefault(method, {})[metric_id] = note
     return found
+
+
+def _attributed(found: list[ResultRow], model: str, first: bool) -> list[ResultRow]:
+    """A judge's rows named after it; a human label's row (``HUMAN``: labels a
+    person gave, the file's ``human`` field) once, with no judge (a panel
+    runs the suite once per judge, and each pass makes it).
+
+    >>> rows = [{"metric": "al"}, {"metric": "human_al"}]
+    >>> _attributed(rows, "x", first=True)
+    [{'metric': 'al', 'judge': 'x'}, {'metric': 'human_al'}]
+    >>> _attributed(rows, "y", first=False)
+    [{'metric': 'al', 'judge': 'y'}]
+    """
+    if not model:
+        return found
+    return [
+        row if row["metric"] in HUMAN else {**row, "judge": model}
+        for row in found
+        if first or row["metric"] not in HUMAN
+    ]
 
 
 def panel(judge) -> list:

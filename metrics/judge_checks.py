@@ -162,11 +162,13 @@ def _human(rows: Rows) -> dict | None:
     for index, judge in enumerate(items.judges):
         al = _of_judge(items, items.scored("al"), index)
         binary = _of_judge(items, items.scored("binary"), index)
-        judged, labelled = paired(al, human_al)
-        votes, labels = paired(binary, human_binary)
+        mine_al = _labels_for(items, human_al, index)
+        mine_binary = _labels_for(items, human_binary, index)
+        judged, labelled = paired(al, mine_al)
+        votes, labels = paired(binary, mine_binary)
         np = columns._numpy()
-        both = np.union1d(np.intersect1d(al.keys, human_al.keys),
-                          np.intersect1d(binary.keys, human_binary.keys))  # fmt: skip
+        both = np.union1d(np.intersect1d(al.keys, mine_al.keys),
+                          np.intersect1d(binary.keys, mine_binary.keys))  # fmt: skip
         if not len(both):
             continue
         found[judge] = {
@@ -178,6 +180,22 @@ def _human(rows: Rows) -> dict | None:
             "n_binary": len(votes),
         }
     return found or None
+
+
+def _labels_for(items: Items, labels: Scored, judge: int) -> Scored:
+    """The human labels as judge ``judge``'s items: a label stored with no
+    judge (as runs store them) stands beside every judge's score of the
+    item; one stored under a judge (an earlier release) beside that one's."""
+    np = columns._numpy()
+    of = items.judge(labels.keys)
+    keys, values = labels.keys[of == judge], labels.values[of == judge]
+    if "" in items.judges and items.judges.index("") != judge:
+        unjudged = of == items.judges.index("")
+        moved = labels.keys[unjudged] - of[unjudged] + judge  # the judge: last digit
+        keys = np.concatenate([keys, moved])
+        values = np.concatenate([values, labels.values[unjudged]])
+    keys, first = np.unique(keys, return_index=True)
+    return Scored(keys, values[first])
 
 
 def _of_judge(items: Items, scored: Scored, judge: int) -> Scored:

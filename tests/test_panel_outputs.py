@@ -56,3 +56,29 @@ def test_every_paper_output_names_the_panel(panel_run):
         assert "judge-a" in text and "judge-b" in text
         assert "mean of the panel's judges' scores" in text
     assert "| Method | judge-a | judge-b | panel mean |" in get("export.md")
+
+
+def test_human_labels_belong_to_no_judge_and_stand_beside_each(
+    app_factory, tmp_path, judge_server
+):
+    sessions = [
+        crafted.session(f"h{n}", {
+            method: [{"text": f"reply {k} [[al={40 + 10 * k + n}]] [[binary=1]]",
+                      "human": {"al": 40 + 10 * k + n, "binary": 1}}
+                     for k in range(3)]
+            for method in ("Base", "Ours")
+        })
+        for n in range(3)
+    ]  # fmt: skip
+    app = app_factory(JUDGE_MODELS=",".join(JUDGES))
+    path = crafted.write(tmp_path / "human.jsonl", sessions)
+    document = evaluate(app, path, judge_server, suites=["alignment"],
+                        judge_models=JUDGES)  # fmt: skip
+    labels = [r for r in document["rows"] if r["metric"] == "human_al"]
+    assert len(labels) == 3 * 3 * 2  # once per reply, not once per judge
+    assert all(not r["judge"] for r in labels)
+    scored = {r["judge"] for r in document["rows"] if r["metric"] == "al"}
+    assert scored == set(JUDGES)
+    human = document["judge_validity"]["human"]
+    assert set(human) == set(JUDGES)
+    assert all(human[judge]["n_al"] == 18 for judge in JUDGES)
