@@ -122,12 +122,13 @@ def _written_scale(raw: str) -> bool:
 
 
 def asked(candidate: Candidate, kind: Kind) -> bool:
-    """Whether a number without its scale counts. A box or double brackets
-    count where the prompt asks for that wrapper: "Rating: [[9]]" (MT-Bench's
-    1-10 form) to a question asking \\boxed{0-100} may be 9 of 10, and
-    "[[1]]" to a yes/no question asking \\boxed{1} may be a rating of 1. A
-    number after a verdict label ("Final score: 72") counts: that is how
-    judges write verdicts they do not wrap. JSON verdicts count.
+    """Whether a number without its scale counts. A box, double brackets or
+    a bare reply ("9") count where the prompt asks for that form: "Rating:
+    [[9]]" (MT-Bench's 1-10 form) to a question asking \\boxed{0-100} may
+    be 9 of 10, and "[[1]]" to a yes/no question asking \\boxed{1} may be
+    a rating of 1. A number after a verdict label ("Final score: 72")
+    counts: that is how judges write verdicts they do not wrap. JSON
+    verdicts count.
 
     >>> kind = Kind.score(0, 100).asking("Total: \\\\boxed{<sum>}")
     >>> asked(Candidate("9", 0, True, form="brackets", label="rating"), kind)
@@ -135,7 +136,9 @@ def asked(candidate: Candidate, kind: Kind) -> bool:
     >>> asked(Candidate("85", 0, True, form="bare", label="final score"), kind)
     True
     """
-    if kind.forms is None or candidate.form not in ("box", "brackets"):
+    if kind.forms is None or candidate.form == "json":
+        return True
+    if candidate.form == "bare" and candidate.label:
         return True
     return candidate.form in kind.forms
 

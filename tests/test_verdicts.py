@@ -186,6 +186,8 @@ def test_every_choice_form_reads_exactly_its_value(before, winner, data):
             "Too generic for this user.\nRating: [[1]]",
             "verdict_scale_unclear",
         ),
+        # a bare number to the 0-100 question, which asks \boxed{}: 9 of what?
+        (parse_alignment, "9", "verdict_scale_unclear"),
         # someone else's rating, reported, is no verdict of the judge's
         (
             parse_alignment,
