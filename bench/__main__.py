@@ -12,6 +12,7 @@ from pathlib import Path
 from bench import (
     bounds_drill,
     client_cpu,
+    convert_memory,
     cost_drill,
     dashboard,
     floor,
@@ -38,6 +39,7 @@ BENCHMARKS = {
     "startup": startup.run,
     "handoff": handoff.run,
     "client_cpu": client_cpu.run,
+    "convert_memory": convert_memory.run,
     "floor": floor.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"

@@ -11,13 +11,14 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from dataset import user_json
 from dataset.importers import Options, Skipped, convert_record, detect
 from dataset.reader import is_blank
+from dataset.records import one_document, splits, stream_records
 from dataset.user_json import Unreadable
 
 SKIPS_KEPT = 200  # reasons kept for the report; the count goes on
@@ -35,72 +36,13 @@ class ConvertReport:
             self.reasons.append((number, reason))
 
 
-def read_records(text: str, suffix: str) -> Iterator[tuple[int, object]]:
-    """``(record number, record)`` of a file's text: JSONL lines, JSON array
-    items or CSV rows (``suffix`` ".csv"), numbered from 1. A JSONL line
-    that is not JSON is yielded as a :class:`Skipped`, so the converter
-    reports it."""
-    if suffix.lower() == ".csv":
-        rows = csv.DictReader(io.StringIO(text, newline=""))
-        number = 0
-        try:
-            for number, row in enumerate(rows, start=1):
-                yield number, row
-        except csv.Error as exc:  # a field over the csv module's limit (131,072)
-            yield number + 1, Skipped(f"not read as CSV (line {rows.line_num}): {exc}")
-        return
-    if text.lstrip().startswith("[") or _one_document(text):
-        try:
-            records = user_json.loads(text)
-        except Unreadable as exc:
-            yield 1, Skipped(f"not JSON: {exc}")
-            return
-        yield from enumerate(_splits(records), start=1)
-        return
-    for number, line in enumerate(text.split("\n"), start=1):
-        if is_blank(line):
-            continue
-        try:
-            record = user_json.loads(line)
-        except Unreadable as exc:
-            yield number, Skipped(f"not JSON: {exc}")
-            continue
-        found = _splits(record)
-        if found == [record]:
-            yield number, record
-        else:  # a whole file of splits on one line: records by position
-            yield from enumerate(found, start=1)
-
-
-def _one_document(text: str) -> bool:
-    """A JSON object spread over lines (an indented file), not JSON Lines."""
-    first = next((line for line in text.split("\n") if not is_blank(line)), "")
-    if not first.lstrip().startswith("{"):
-        return False
-    try:
-        user_json.loads(first)
-    except Unreadable:
-        return True
-    return False
-
-
-def _splits(document) -> list:
-    """A file's records: the items of an array, or of every list in an
-    object of splits (PersonaChat's ``{"train": [...], "valid": [...]}``),
-    in order; any other object is one record."""
-    if isinstance(document, list):
-        return document
-    if isinstance(document, dict) and detect(document) is None:
-        lists = [value for value in document.values() if isinstance(value, list)]
-        if lists and len(lists) == len(document):
-            return [record for split in lists for record in split]
-    return [document]
-
-
-def convert_text(text: str, suffix: str, layout: str, options: Options):
-    """``(sessions as JSONL lines, report)`` of a file's text."""
-    report, lines = ConvertReport(), []
-    for number, record in read_records(text, suffix):
+def convert_stream(
+    stream: BinaryIO, suffix: str, layout: str, options: Options, sink: TextIO
+) -> ConvertReport:
+    """Convert the records of ``stream`` (``dataset/records.py``: one at a
+    time) and write the sessions to ``sink`` as JSONL."""
+    report = ConvertReport()
+    for number, record in stream_records(stream, suffix):
         try:
             if isinstance(record, Skipped):
                 raise record
@@ -108,19 +50,17 @@ def convert_text(text: str, suffix: str, layout: str, options: Options):
         except Skipped as reason:
             report.skip(number, str(reason))
             continue
-        lines.append(json.dumps(session, ensure_ascii=False) + "\n")
+        sink.write(json.dumps(session, ensure_ascii=False) + "\n")
         report.converted += 1
-    return lines, report
+    return report
 
 
 def convert_file(
     source: Path, layout: str, out: Path, options: Options
 ) -> ConvertReport:
     """Write the sessions converted from ``source`` to ``out`` (JSONL)."""
-    text = source.read_text(encoding="utf-8-sig")
-    lines, report = convert_text(text, source.suffix, layout, options)
-    out.write_text("".join(lines), encoding="utf-8")
-    return report
+    with source.open("rb") as stream, out.open("w", encoding="utf-8") as sink:
+        return convert_stream(stream, source.suffix, layout, options, sink)
 
 
 HEAD_BYTES = 1 << 20  # what detection reads of a file
@@ -142,7 +82,7 @@ def detect_head(head: bytes, suffix: str) -> str | None:
     text = head[:HEAD_BYTES].decode("utf-8-sig", errors="replace")
     try:
         records = [one for record in _head_records(text, suffix)
-                   for one in _splits(record)[:5]]  # fmt: skip
+                   for one in splits(record)[:5]]  # fmt: skip
         found = {detect(record) for record in records}
     except csv.Error:
         return None
@@ -155,7 +95,7 @@ def _head_records(head: str, suffix: str, sample: int = 5) -> list:
     if suffix.lower() == ".csv":
         return list(csv.DictReader(io.StringIO("\n".join(lines), newline="")))[:sample]
     stripped = head.lstrip()
-    if stripped.startswith("[") or _one_document(head) or _splits_head(stripped):
+    if stripped.startswith("[") or one_document(head) or _splits_head(stripped):
         # the first object of an array, or of an object's first list of splits
         start = stripped.find("[")
         try:
@@ -178,7 +118,7 @@ def _head_records(head: str, suffix: str, sample: int = 5) -> list:
 def _splits_head(head: str) -> bool:
     """An object of splits too large for the head to hold whole
     (``{"train": [{...`` on one line of many megabytes)."""
-    return bool(_SPLITS.match(head)) and _one_document(head)
+    return bool(_SPLITS.match(head)) and one_document(head)
 
 
 _SPLITS = re.compile(r'\{\s*"[^"]{1,40}"\s*:\s*\[\s*\{')

@@ -5,6 +5,7 @@ converted file goes back to the browser, which checks it like any file."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
@@ -37,28 +38,41 @@ def convert_upload():
         if layout not in IMPORTERS:
             raise Rejected.one("unknown_layout", path="from", layouts=sorted(IMPORTERS))
         options = _options(request.form, current_app.config["MAX_TEXT_CHARS"])
-        text = upload.stream.read().decode("utf-8-sig")
     except Rejected as rejected:
         return _rejected(rejected)
+    # read and written a record at a time: the file is never held whole
+    sink = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by _chunks)
+    try:
+        suffix = Path(upload.filename).suffix
+        report = convert.convert_stream(upload.stream, suffix, layout, options, sink)
     except UnicodeDecodeError as exc:
+        sink.close()
         problem = Rejected.one("not_utf8", path="file", column=exc.start + 1)
         return _rejected(problem)
-    lines, report = convert.convert_text(
-        text, Path(upload.filename).suffix, layout, options
-    )
     if not report.converted:
+        sink.close()
         record, reason = report.reasons[0] if report.reasons else (None, "")
         problem = Rejected.one("nothing_converted", path="file", layout=layout,
                                record=record, reason=reason, skipped=report.skipped)  # fmt: skip
         return _rejected(problem)
     name = (secure_filename(Path(upload.filename).stem) or "converted") + ".jsonl"
-    response = current_app.response_class("".join(lines), mimetype="application/jsonl")
+    sink.seek(0)
+    response = current_app.response_class(
+        _chunks(sink), mimetype="application/jsonl", direct_passthrough=True
+    )
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     response.headers["X-Sessions-Converted"] = str(report.converted)
     response.headers["X-Records-Skipped"] = str(report.skipped)
     skipped = [{"record": n, "reason": why[:200]} for n, why in report.reasons[:10]]
     response.headers["X-Skipped"] = json.dumps(skipped)  # ASCII: \u escapes
     return response
+
+
+def _chunks(sink, size: int = 1 << 16):
+    """The converted file, streamed out, then deleted."""
+    with sink:
+        while chunk := sink.read(size):
+            yield chunk.encode("utf-8")
 
 
 def _options(form, max_chars: int) -> Options:

@@ -1,0 +1,60 @@
+"""``python -m bench convert_memory``: peak memory of ``flask --app app
+convert`` on a ShareGPT JSON array of a given size (with an emoji in every
+record: one non-ASCII character once made the whole text 4 bytes a
+character), measured as the child process's maximum resident set size.
+
+Issue 46's target: at most 300 MB held for a 200 MB file."""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = ("hello", "trail", "coffee", "mountain", "recipe", "weekend")
+
+
+def write_array(path: Path, megabytes: int) -> int:
+    """A ShareGPT export of about ``megabytes`` MB; returns its records."""
+    rng = random.Random(1)
+    size = records = 0
+    with path.open("w", encoding="utf-8") as sink:
+        sink.write("[")
+        while size < megabytes << 20:
+            turns = [{"from": "human" if i % 2 == 0 else "gpt",
+                      "value": " ".join(rng.choice(WORDS) for _ in range(120))}
+                     for i in range(8)]  # fmt: skip
+            record = {"id": f"r{records}", "conversations": [
+                {"from": "system", "value": "Ana, 30, a nurse who hikes 😀"}, *turns]}  # fmt: skip
+            text = json.dumps(record, ensure_ascii=False)
+            sink.write(("," if records else "") + text)
+            size, records = size + len(text.encode()), records + 1
+        sink.write("]")
+    return records
+
+
+def run(megabytes: int = 200) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        source, out = Path(folder) / "export.json", Path(folder) / "out.jsonl"
+        records = write_array(source, megabytes)
+        flask = Path(sys.executable).with_name("flask")
+        started = time.monotonic()
+        subprocess.run(
+            [str(flask), "--app", "app", "convert", "--from", "sharegpt", str(source),
+             "--out", str(out)],
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        seconds = time.monotonic() - started
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"file_mb": megabytes, "records": records, "peak_rss_mb": round(peak_mb),
+            "seconds": round(seconds, 1)}  # fmt: skip
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 200)))
