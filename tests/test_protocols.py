@@ -185,6 +185,30 @@ def test_judge_check_shows_reply_verdict_tokens_and_structured_output(
     assert {r["mode"] for r in json.loads(mt.output)} == {"alignment", "pairwise"}
 
 
+def test_judge_check_tells_a_user_whose_judge_answers_on_another_scale(
+    app_factory, server, tmp_path
+):
+    """A protocol asking \\boxed{1-10} of a judge that answers MT-Bench's
+    "Rating: [[N]]": the check says the number's scale is unclear."""
+    root = Path(protocols.__file__).parents[1]
+    text = (root / "protocols" / "mt-bench.toml").read_text(encoding="utf-8")
+    asked = '"[[rating]]", for example: "Rating: [[5]]"'
+    assert asked in text
+    text = text.replace(asked, '"\\\\boxed{rating}", for example: "\\\\boxed{5}"')
+    text = text.replace("Rating: [[<1 to 10>]]", "\\boxed{<1 to 10>}")
+    text = text.replace('name = "mt-bench"', 'name = "boxed-mt"')
+    path = tmp_path / "boxed.toml"
+    path.write_text(text, encoding="utf-8")
+    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted")
+    result = app.test_cli_runner().invoke(
+        args=["judge-check", "--protocol", str(path), "--json"]
+    )
+    assert result.exit_code == 1, result.output  # a mode without a verdict
+    found = {r["mode"]: r for r in json.loads(result.output)}["alignment"]
+    assert found["verdict"] is None and "Rating: [[" in found["raw"]
+    assert "does not say its scale" in found["refused"]
+
+
 def test_judge_check_cli_reads_a_protocol_file(app_factory, server, tmp_path):
     app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted-json-ok")
     path = Path(tmp_path / "aloe.toml")
