@@ -59,6 +59,10 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: the round number is a string here; we read an integer. Convert "
         "the file with: flask --app app convert --from lenient FILE --out FIXED.jsonl"
     ),
+    "annotator_link_needed": _l(
+        "This is the annotation queue's own link: labels are given through a "
+        "link of your own, which the queue's owner makes for you."
+    ),
     "bad_json_body": _l(
         "The request body is not JSON we read (not JSON, nested too deeply, "
         "or a number too long)."

@@ -1,21 +1,19 @@
 // The blind labelling page (templates/labelling.html): one item at a time
 // from /a/<token>/item, each label saved at once to /a/<token>/label. The
-// annotator's name is kept in this browser (per queue); the items they
-// labelled here form the history "Back" walks through.
+// token is the annotator's own link, which fixes their name (the server
+// labels as it, whatever is sent); the items they labelled here form the
+// history "Back" walks through.
 (function () {
   "use strict";
   const root = document.getElementById("labelling");
   if (!root) return;
   const strings = JSON.parse(document.getElementById("labelling-strings").textContent);
-  const nameKey = "personasteer.annotator." + root.dataset.token;
-  const nameForm = document.getElementById("annotator-form");
-  const nameInput = document.getElementById("annotator");
   const itemBox = document.getElementById("item");
   const form = document.getElementById("label-form");
   const al = document.getElementById("al");
   const alValue = document.getElementById("al-value");
   const error = document.getElementById("label-error");
-  let annotator = localStorage.getItem(nameKey) || "";
+  const annotator = root.dataset.annotator || "";
   let current = null;
   const seen = [];  // item indexes labelled or skipped here, for "Back"
 
@@ -103,28 +101,17 @@
            comment: document.getElementById("comment").value });
   }
 
-  function start(name) {
-    annotator = name.trim();
-    if (!annotator) return;
-    localStorage.setItem(nameKey, annotator);
-    nameForm.hidden = true;
+  function start() {
     text("annotator-shown", annotator);
     load();
   }
 
-  nameForm.addEventListener("submit", (event) => { event.preventDefault(); start(nameInput.value); });
-  document.getElementById("change-name").addEventListener("click", () => {
-    itemBox.hidden = true;
-    nameForm.hidden = false;
-    nameInput.value = annotator;
-    nameInput.focus();
-  });
   form.addEventListener("submit", (event) => { event.preventDefault(); save(); });
   al.addEventListener("input", () => { alValue.textContent = al.value; });
   document.getElementById("skip").addEventListener("click", () => send({ skipped: true }));
   document.getElementById("back").addEventListener("click", () => { if (seen.length) load(seen.pop()); });
   document.addEventListener("keydown", (event) => {
-    if (itemBox.hidden || event.target.tagName === "TEXTAREA" || event.target.id === "annotator") return;
+    if (itemBox.hidden || event.target.tagName === "TEXTAREA") return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (/^[0-9]$/.test(event.key)) {
       al.value = event.key === "0" ? 100 : Number(event.key) * 10;
@@ -145,5 +132,5 @@
     }
     event.preventDefault();
   });
-  if (annotator) start(annotator);
+  if (annotator) start();
 })();

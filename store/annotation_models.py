@@ -72,3 +72,24 @@ class AnnotationLabel(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow
     )
+
+
+class AnnotatorLink(Base):
+    """One annotator's link to a queue: the name is fixed in its token, so
+    an annotator labels as themselves only and no one invents a name
+    (``store/annotator_links.py``). Revoking it deletes the row."""
+
+    __tablename__ = "annotator_links"
+    __table_args__ = (
+        UniqueConstraint("queue_id", "name", name="uq_annotator_link_name"),
+    )
+
+    id: Mapped[int] = mapped_column(AUTO_ID, primary_key=True, autoincrement=True)
+    queue_id: Mapped[str] = mapped_column(
+        ForeignKey("annotation_queues.id", ondelete="CASCADE"), index=True
+    )
+    token: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow
+    )

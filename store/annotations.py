@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
 from core.status import RowStatus
-from store.annotation_models import AnnotationLabel, AnnotationQueue
+from store.annotation_models import AnnotationLabel, AnnotationQueue, AnnotatorLink
 from store.models import ResultRow, utcnow
 
 LABEL_FIELDS = ("al", "binary", "dimensions", "comment", "skipped")
@@ -209,4 +209,5 @@ def delete_annotations_of(conn, run_id: str) -> None:
     """The run's queues and labels (in the run's deletion transaction)."""
     queues = select(AnnotationQueue.id).where(AnnotationQueue.run_id == run_id)
     conn.execute(delete(AnnotationLabel).where(AnnotationLabel.queue_id.in_(queues)))
+    conn.execute(delete(AnnotatorLink).where(AnnotatorLink.queue_id.in_(queues)))
     conn.execute(delete(AnnotationQueue).where(AnnotationQueue.run_id == run_id))

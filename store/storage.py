@@ -19,6 +19,7 @@ from sqlalchemy.orm import sessionmaker
 from core.status import ACTIVE_RUN
 from store import migrate
 from store.annotations import AnnotationQueries
+from store.annotator_links import LinkQueries
 from store.budget import BudgetQueries
 from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
@@ -64,6 +65,7 @@ class Storage(
     ComparisonQueries,
     InterimQueries,
     AnnotationQueries,
+    LinkQueries,
 ):
     """Engine + repository functions; usable from Flask views and Celery tasks."""
 

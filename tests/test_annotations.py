@@ -33,9 +33,18 @@ def make_queue(client, run, **body):
     return response.get_json()
 
 
-def label(client, token, annotator, item, al, binary, **extra):
-    body = {"annotator": annotator, "item": item, "al": al, "binary": binary, **extra}
-    return client.post(f"/a/{token}/label", json=body)
+def link(client, run, annotator: str) -> str:
+    """The annotator's own link token (the owner makes it; the same one if
+    asked again)."""
+    made = client.post(f"/api/v1/runs/{run.manage_token}/annotators",
+                       json={"name": annotator})  # fmt: skip
+    assert made.status_code == 201, made.get_json()
+    return made.get_json()["token"]
+
+
+def label(client, run, annotator, item, al, binary, **extra):
+    body = {"item": item, "al": al, "binary": binary, **extra}
+    return client.post(f"/a/{link(client, run, annotator)}/label", json=body)
 
 
 def test_the_annotator_link_is_never_built_from_the_host_header(judged):
@@ -77,7 +86,7 @@ def test_the_labelling_page_and_its_json_are_blind(judged):
     client = app.test_client()
     token = make_queue(client, run)["token"]
     page = client.get(f"/a/{token}?lang=en").get_data(as_text=True)
-    served = client.get(f"/a/{token}/item?annotator=ann").get_data(as_text=True)
+    served = client.get(f"/a/{link(client, run, 'ann')}/item").get_data(as_text=True)
     rows = app.extensions["runs"].results_document(run)["rows"]
     scores = {
         str(r["value"]) for r in rows if r["metric"] == "al" and r["value"] is not None
@@ -100,13 +109,13 @@ def test_the_labelling_page_and_its_json_are_blind(judged):
 def test_items_short_of_labels_are_served_first(judged):
     app, run = judged
     client = app.test_client()
-    token = make_queue(client, run, size=10, per_item=1)["token"]
+    make_queue(client, run, size=10, per_item=1)
     first = []
     for _ in range(3):
-        item = client.get(f"/a/{token}/item?annotator=ann").get_json()["item"]
-        assert label(client, token, "ann", item, 50, 1).status_code == 200
+        item = client.get(f"/a/{link(client, run, 'ann')}/item").get_json()["item"]
+        assert label(client, run, "ann", item, 50, 1).status_code == 200
         first.append(item)
-    served = client.get(f"/a/{token}/item?annotator=bob").get_json()["item"]
+    served = client.get(f"/a/{link(client, run, 'bob')}/item").get_json()["item"]
     assert served not in first  # those already have the one label wanted
 
 
@@ -120,16 +129,16 @@ def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judge
     given = {}
     for annotator, shift in (("ann", 0), ("bob", 7)):
         for _ in range(10):
-            item = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+            item = client.get(f"/a/{link(client, run, annotator)}/item").get_json()
             assert item["finished"] is False
             al = (item["item"] * 9 + shift) % 101
             binary = int(al >= 50)
             assert (
-                label(client, token, annotator, item["item"], al, binary).status_code
+                label(client, run, annotator, item["item"], al, binary).status_code
                 == 200
             )
             given[(annotator, item["item"])] = (al, binary)
-        done = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+        done = client.get(f"/a/{link(client, run, annotator)}/item").get_json()
         assert done["finished"] is True and done["progress"] == {
             "done": 10,
             "total": 10,
@@ -166,19 +175,24 @@ def test_labels_are_revised_checked_and_refused_when_closed(judged):
     app, run = judged
     client = app.test_client()
     token = make_queue(client, run)["token"]
-    assert label(client, token, "ann", 0, 40, 1).status_code == 200
-    assert label(client, token, "ann", 0, 60, 0, comment="better").status_code == 200
-    again = client.get(f"/a/{token}/item?annotator=ann&item=0").get_json()
+    assert label(client, run, "ann", 0, 40, 1).status_code == 200
+    assert label(client, run, "ann", 0, 60, 0, comment="better").status_code == 200
+    again = client.get(f"/a/{link(client, run, 'ann')}/item?item=0").get_json()
     assert again["label"]["al"] == 60 and again["label"]["comment"] == "better"
-    assert label(client, token, "ann", 0, 101, 1).status_code == 400
-    assert label(client, token, "ann", 0, 50, 1, comment="x" * 2001).status_code == 400
-    assert label(client, token, "", 0, 50, 1).status_code == 400
-    assert client.post(f"/a/{token}/label", json={"annotator": "ann", "item": 1,
-                                                   "skipped": True}).status_code == 200  # fmt: skip
+    assert label(client, run, "ann", 0, 101, 1).status_code == 400
+    assert label(client, run, "ann", 0, 50, 1, comment="x" * 2001).status_code == 400
+    nameless = client.post(f"/api/v1/runs/{run.manage_token}/annotators",
+                           json={"name": ""})  # fmt: skip
+    assert nameless.status_code == 400
+    skipped = {"item": 1, "skipped": True}
+    assert (
+        client.post(f"/a/{link(client, run, 'ann')}/label", json=skipped).status_code
+        == 200
+    )
     storage = app.extensions["storage"]
     queue = storage.queue_by_token(token)
     storage.close_queue(queue.id)
-    closed = label(client, token, "bob", 0, 50, 1)
+    closed = label(client, run, "bob", 0, 50, 1)
     assert (
         closed.status_code == 409
         and closed.get_json()["errors"][0]["code"] == "queue_closed"
@@ -189,7 +203,7 @@ def test_a_revoked_link_stops_and_deleting_the_run_deletes_the_labels(judged):
     app, run = judged
     client = app.test_client()
     token = make_queue(client, run)["token"]
-    assert label(client, token, "ann", 0, 40, 1).status_code == 200
+    assert label(client, run, "ann", 0, 40, 1).status_code == 200
     storage = app.extensions["storage"]
     queue = storage.queue_by_token(token)
     fresh = storage.revoke_queue_token(queue.id)
@@ -212,17 +226,25 @@ def test_the_owner_makes_a_queue_from_the_dashboard(judged):
                        data={"size": "12", "per_item": "1", "csrf_token": csrf})  # fmt: skip
     assert made.status_code == 303
     owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
-    assert 'data-testid="annotator-url"' in owner
+    assert 'data-testid="add-annotator"' in owner
+    csrf = owner.split('name="csrf_token" value="')[1].split('"')[0]
+    added = client.post(f"/r/{run.manage_token}/annotations/annotators",
+                        data={"name": "安", "csrf_token": csrf})  # fmt: skip
+    assert added.status_code == 303
+    owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
+    assert 'data-testid="annotator-url"' in owner and "安" in owner
+    viewer = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="annotator-url"' not in viewer  # the links: owner only
 
 
-def two_annotators(client, token, items=10):
+def two_annotators(client, run, items=10):
     for annotator, shift in (("ann", 0), ("bob", 7)):
         for _ in range(items):
-            item = client.get(f"/a/{token}/item?annotator={annotator}").get_json()
+            item = client.get(f"/a/{link(client, run, annotator)}/item").get_json()
             al = (item["item"] * 9 + shift) % 101
             assert (
                 label(
-                    client, token, annotator, item["item"], al, int(al >= 45)
+                    client, run, annotator, item["item"], al, int(al >= 45)
                 ).status_code
                 == 200
             )
@@ -235,8 +257,8 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
 
     app, run = judged
     client = app.test_client()
-    token = make_queue(client, run, size=10)["token"]
-    two_annotators(client, token)
+    make_queue(client, run, size=10)
+    two_annotators(client, run)
     rows = client.get(f"/r/{run.manage_token}/labels.jsonl")
     assert rows.status_code == 200
     lines = [json.loads(line) for line in rows.get_data(as_text=True).splitlines()]
@@ -300,7 +322,7 @@ def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
     app, run = judged
     client = app.test_client()
     token = make_queue(client, run, size=10)["token"]
-    two_annotators(client, token, items=3)
+    two_annotators(client, run, items=3)
     computed = []
     real = annotations.human_agreement
     monkeypatch.setattr(annotations, "human_agreement",
@@ -310,6 +332,36 @@ def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
         for _ in range(3):  # three page views
             service().agreement(run, storage.queue_by_token(token))
         assert len(computed) == 1
-        label(client, token, "ann", 0, 12, 0)
+        label(client, run, "ann", 0, 12, 0)
         found = service().agreement(run, storage.queue_by_token(token))
     assert len(computed) == 2 and found["n_labels"] >= 6
+
+
+def test_an_annotator_is_the_name_in_their_link(judged):
+    """Anyone with the queue's link once labelled as any name they typed,
+    read and overwrote others' labels (?annotator=alice) and invented
+    annotators. Now the name is fixed in each annotator's own link."""
+    app, run = judged
+    client = app.test_client()
+    queue_token = make_queue(client, run)["token"]
+    refused = client.get(f"/a/{queue_token}/item")
+    assert refused.status_code == 403
+    assert refused.get_json()["errors"][0]["code"] == "annotator_link_needed"
+    page = client.get(f"/a/{queue_token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="link-needed"' in page
+    assert label(client, run, "alice", 0, 90, 1).status_code == 200
+    bob = link(client, run, "bob")
+    # bob asks for alice's label and sends her name: he gets and writes his own
+    peek = client.get(f"/a/{bob}/item?item=0&annotator=alice").get_json()
+    assert peek["label"] is None
+    body = {"annotator": "alice", "item": 0, "al": 10, "binary": 0}
+    assert client.post(f"/a/{bob}/label", json=body).status_code == 200
+    labels = {(x.annotator, x.item): x.al
+              for x in app.extensions["storage"].labels_of(
+                  app.extensions["storage"].queue_by_token(queue_token).id)}  # fmt: skip
+    assert labels == {("alice", 0): 90, ("bob", 0): 10}
+    assert link(client, run, "bob") == bob  # one link per name
+    app.extensions["storage"].revoke_annotator_link(
+        app.extensions["storage"].queue_by_token(queue_token).id, "bob"
+    )
+    assert client.get(f"/a/{bob}/item").status_code == 404

@@ -35,13 +35,15 @@ def served(app_factory):
 
 
 def label_ten(browser, url: str, name: str, keys: list[tuple[str, str]]) -> None:
+    """The annotator opens their own link: their name is in it, shown, and
+    there is nothing to type but the labels."""
     width, height = VIEWPORTS["phone"]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)
-    page.fill("#annotator", name)
-    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-testid=annotator-shown]")
+    assert page.text_content("[data-testid=annotator-shown]") == name
     for done, (digit, answer) in enumerate(keys):
         page.wait_for_selector(f"text={done} / 10")
         page.locator("#response").click()  # keys act on the page, not a field
@@ -62,16 +64,20 @@ def test_two_annotators_label_ten_items_with_the_keyboard(served, browser):
     client = app.test_client()
     made = client.post(f"/api/v1/runs/{run.manage_token}/annotations",
                        json={"size": 10, "per_item": 2}).get_json()  # fmt: skip
-    url = f"{site}/a/{made['token']}?lang=en"
+    links = {
+        name: client.post(f"/api/v1/runs/{run.manage_token}/annotators",
+                          json={"name": name}).get_json()["token"]
+        for name in ("ann", "bob")
+    }  # fmt: skip
     label_ten(
         browser,
-        url,
+        f"{site}/a/{links['ann']}?lang=en",
         "ann",
         [(str(1 + i % 9), "y" if i % 2 else "n") for i in range(10)],
     )
     label_ten(
         browser,
-        url,
+        f"{site}/a/{links['bob']}?lang=en",
         "bob",
         [(str(1 + (i + 3) % 9), "y" if i % 3 else "n") for i in range(10)],
     )

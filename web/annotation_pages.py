@@ -2,9 +2,12 @@
 
 The owner's side (``owner``, CSRF-protected forms on the manage link's
 dashboard, and ``POST /api/v1/runs/<manage>/annotations``): make a queue,
-revoke its link, close it. The annotator's side (``labelling``, reached only
-through the queue's own token): the blind labelling page, its items as JSON
-and the labels it saves. The annotator's JSON endpoints take no CSRF token
+give each annotator a link of their own (``/annotators``: the name is fixed
+in its token), revoke one, close the queue. The annotator's side
+(``labelling``, reached only through an annotator's link): the blind
+labelling page, its items as JSON and the labels it saves, always as the
+link's name: nobody reads or changes another's labels or invents a name.
+The queue's own token opens a page that says to ask for a link. The annotator's JSON endpoints take no CSRF token
 (the unguessable token in the URL is the credential) but refuse posts from
 other sites (``web/cross_site.py``).
 """
@@ -111,28 +114,68 @@ def close_queue(token: str):
     return _back(token)
 
 
-def _queue(token: str):
-    queue = _storage().queue_by_token(token)
-    if queue is None:
-        abort(404)
-    return queue, _storage().get_run(queue.run_id)
+def _labeller(token: str):
+    """``(queue, run, annotator name)`` of an annotator's link; the queue's
+    own token labels nothing (403), an unknown one is a 404."""
+    found = _storage().link_by_token(token)
+    if found is None:
+        if _storage().queue_by_token(token) is None:
+            abort(404)
+        raise Rejected.one("annotator_link_needed", path="token", http=403)
+    link, queue = found
+    return queue, _storage().get_run(queue.run_id), link.name
 
 
 @labelling.get("/a/<token>")
 def page(token: str):
-    queue, _ = _queue(token)
+    found = _storage().link_by_token(token)
+    queue = found[1] if found else _storage().queue_by_token(token)
+    if queue is None:
+        abort(404)
     return render_template(
-        "labelling.html", queue=queue, token=token, dimension_names=DIMENSIONS
-    )
+        "labelling.html", queue=queue, token=token, dimension_names=DIMENSIONS,
+        annotator=found[0].name if found else None,
+    )  # fmt: skip
+
+
+@owner.post("/r/<token>/annotations/annotators")
+def add_annotator(token: str):
+    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    try:
+        _storage().annotator_link(queue.id, annotator_name(request.form.get("name")))
+    except Rejected as rejected:
+        return _rejected(rejected)
+    return _back(token)
+
+
+@owner.post("/r/<token>/annotations/annotators/revoke")
+def revoke_annotator(token: str):
+    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().revoke_annotator_link(queue.id, str(request.form.get("name", "")))
+    return _back(token)
+
+
+@api.post("/runs/<token>/annotators")
+def add_annotator_api(token: str):
+    """``{"name"}`` -> 201 ``{"name", "token", "annotator_url"}``: the
+    annotator's own link (the same one if asked again)."""
+    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    try:
+        link = _storage().annotator_link(
+            queue.id, annotator_name(_json_object().get("name"))
+        )
+    except Rejected as rejected:
+        return _rejected(rejected)
+    shared = extensions.link("labelling.page", token=link.token)  # never from Host
+    return jsonify(name=link.name, token=link.token, annotator_url=shared), 201
 
 
 @labelling.get("/a/<token>/item")
 def item(token: str):
-    """The next item for ``annotator`` (or item ``item`` to revise), with
-    the annotator's own label of it and their progress."""
-    queue, run = _queue(token)
+    """The next item for the link's annotator (or item ``item`` to revise),
+    with their own label of it and their progress."""
     try:
-        annotator = annotator_name(request.args.get("annotator"))
+        queue, run, annotator = _labeller(token)
         index = request.args.get("item", type=int)
         if index is None:
             index = _storage().next_item(queue, annotator)
@@ -152,10 +195,9 @@ def item(token: str):
 
 @labelling.post("/a/<token>/label")
 def save_label(token: str):
-    queue, _ = _queue(token)
     body = _json_object()
     try:
-        annotator = annotator_name(body.get("annotator"))
+        queue, _, annotator = _labeller(token)  # the link's name, whatever is sent
         service().label(queue, annotator, body)
     except Rejected as rejected:
         return _rejected(rejected)

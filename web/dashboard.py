@@ -151,11 +151,13 @@ def annotations_context(storage, run) -> dict:
     the labels (``pipeline/annotations.py``)."""
     queue = storage.queue_of_run(run.id)
     if queue is None:
-        return {"queue": None, "queue_labels": 0, "human": None}
+        return {"queue": None, "queue_labels": 0, "human": None, "annotator_links": []}
     return {
         "queue": queue,
         "queue_labels": len(storage.labels_of(queue.id)),
         "human": service().agreement(run, queue),
+        # shown on the manage link only (templates/_annotations.html)
+        "annotator_links": storage.annotator_links(queue.id),
     }
 
 

@@ -56,6 +56,16 @@ LIMITED_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RATE_LIMIT_LABELS": ("labels", ("labelling.item", "labelling.save_label")),
 }
 
+
+def per_link() -> str:
+    """Labels are counted per annotator link (the token in the URL), not per
+    address: one link holder cannot spend another's budget, and labels
+    through many links from one address are each bounded."""
+    return "link:" + str((request.view_args or {}).get("token", ""))
+
+
+KEYS = {"RATE_LIMIT_LABELS": per_link}  # scopes not counted per client address
+
 # Counters in a shared Redis are recognisable (and removable) by this prefix.
 KEY_PREFIX = "personasteer"
 
@@ -90,7 +100,7 @@ def init_app(app: Flask) -> Limiter:
     )
     app.extensions["rate_limiter"] = limiter
     for setting, (scope, endpoints) in LIMITED_ENDPOINTS.items():
-        rate = limiter.shared_limit(config[setting], scope)
+        rate = limiter.shared_limit(config[setting], scope, key_func=KEYS.get(setting))
         for endpoint in endpoints:
             if endpoint not in app.view_functions:
                 raise RuntimeError(
