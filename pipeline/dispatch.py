@@ -24,19 +24,6 @@ from store.uploads import upload_path
 Send = Callable[..., None]  # (task name, *args) -> None
 
 
-def _per_run(config: dict) -> int:
-    """Chunks one run may have out at once. On the embedded worker, one
-    thread fewer than it has: a chunk holds its thread while its judge
-    answers, so a run on a slow judge must leave a thread for the next
-    run (its judge calls have their own slots: ``judge_client/pool.py``).
-    A chunk's calls all go to the judge pool together, so one chunk alone
-    keeps the judge busy: the cap costs a run alone nothing."""
-    cap = config["RUN_INFLIGHT_CHUNKS"]
-    if config.get("REDIS_URL"):  # team mode: workers' threads are their own
-        return cap
-    return max(1, min(cap, config["EMBEDDED_WORKER_THREADS"] - 1))
-
-
 def plan_run(
     storage, config: dict, run, spans: Iterable[tuple[str, int, int, int]]
 ) -> int:
@@ -66,7 +53,8 @@ def dispatch(storage, config: dict, send: Send) -> int:
     waiting for a worker and the cancelled runs whose rows wait to be
     summarized; returns how many chunks were sent."""
     claimed = storage.claim_chunks(
-        per_run=_per_run(config), per_client=config["CLIENT_INFLIGHT_CHUNKS"]
+        per_run=config["RUN_INFLIGHT_CHUNKS"],
+        per_client=config["CLIENT_INFLIGHT_CHUNKS"],
     )
     for chunk in claimed:  # a task of an earlier send of it is then void
         send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk, chunk.attempts)

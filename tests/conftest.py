@@ -129,7 +129,8 @@ def any_storage(request):
 
 @pytest.fixture
 def judge_server():
-    with ScriptedJudge(timeout_sleep=1.5) as server:
+    # past FAST_JUDGE's 2 s timeout: [[fault=timeout]] times out
+    with ScriptedJudge(timeout_sleep=3.0) as server:
         yield server
 
 

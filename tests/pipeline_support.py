@@ -9,7 +9,10 @@ import time
 from pipeline.runs import RunRequest
 from tests import workers
 
-FAST_JUDGE = {"JUDGE_TIMEOUT_S": 0.5, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
+# 2 s: no reply of the local scripted judge takes that long, even on a busy
+# machine (0.5 s timed out under load, and a retried request counts as a
+# call); its timeout fault sleeps longer (tests/conftest.py: judge_server)
+FAST_JUDGE = {"JUDGE_TIMEOUT_S": 2.0, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY": 4}
 
 
 # The rate limits stay on in tests (their code runs on every request) but no

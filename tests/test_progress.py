@@ -272,7 +272,9 @@ def test_a_600_unit_run_moves_per_unit_through_the_api(web_app, tmp_path):
     assert any(p["eta_seconds"] and p["units_per_second"] for p in running)
     assert any(p["judge_calls_per_minute"] for p in running)
     counts = body["results"]["run"]["counts"]
-    assert counts["judge_calls"] == 1200  # live writes counted every call once
+    # live writes counted every request once: 1,200 items, and under load a
+    # timed-out request retried is a request the judge served (and billed)
+    assert counts["judge_calls"] == judge.state.calls >= 1200
 
 
 @pytest.mark.slow
