@@ -128,6 +128,9 @@ DEFAULTS: dict = {
     "JUDGE_PRICES": {},
     "JUDGE_BACKOFF_CAP_S": 20.0,  # longest wait between retries without Retry-After
     "MAX_UPLOAD_MB": 200,
+    # /readyz reports not ready below this much free space where uploads
+    # and the SQLite database live (an upload then gets 507 disk_full)
+    "MIN_FREE_MB": 100,
     "MAX_LINE_MB": 8,
     "MAX_VALIDATION_ERRORS": 200,
     "MAX_SAMPLES": 15,  # judge samples per item a request may ask for
@@ -273,6 +276,7 @@ _PARSERS = {
     "JUDGE_MAX_REPLY_BYTES": lambda n, v: _int(n, v, 1024),
     "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
+    "MIN_FREE_MB": lambda n, v: _int(n, v, 0),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),
     "MAX_JUDGE_CALLS_PER_RUN": lambda n, v: _int(n, v, 1),

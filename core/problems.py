@@ -63,6 +63,14 @@ MESSAGES: dict[str, LazyText] = {
         "This is the annotation queue's own link: labels are given through a "
         "link of your own, which the queue's owner makes for you."
     ),
+    "disk_full": _l(
+        "The server's disk is full: the file was not stored. Try again later; "
+        "nothing of this upload was kept."
+    ),
+    "storage_unavailable": _l(
+        "The server could not store the file: nothing of this upload was kept. "
+        "Try again later."
+    ),
     "bad_json_body": _l(
         "The request body is not JSON we read (not JSON, nested too deeply, "
         "or a number too long)."

@@ -351,7 +351,7 @@ def sweep(ctx: Context) -> dict[str, int]:
     expired = now - timedelta(seconds=config["CHUNK_STALL_S"])
     stale = storage.stale_chunks(
         sent_before=now - timedelta(seconds=config["QUEUE_TIMEOUT_S"]),
-        beat_before=expired, held_here=LEASES.keys(),
+        beat_before=expired, held_here=LEASES.keys(), holder=LEASES.holder,
     )  # fmt: skip
     given_up = 0
     why = "the worker stopped answering"

@@ -8,6 +8,7 @@ application context) and sends tasks by name, so it never imports them.
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -89,7 +90,13 @@ class RunService:
         if len(filename) > MAX_FILE_NAME_CHARS:
             raise Rejected.one("too_long", path="file", length=len(filename),
                                limit=MAX_FILE_NAME_CHARS)  # fmt: skip
-        upload_id, path, sha256 = store_upload(stream, self.config["UPLOAD_FOLDER"])
+        try:
+            upload_id, path, sha256 = store_upload(stream, self.config["UPLOAD_FOLDER"])
+        except OSError as exc:  # the disk is full: say so, keep nothing
+            code = "disk_full" if exc.errno == errno.ENOSPC else "storage_unavailable"
+            raise Rejected.one(
+                code, path="file", http=507 if code == "disk_full" else 503
+            ) from None
         try:
             return self._record(path, upload_id, sha256, filename, request, on_valid)
         except BaseException:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
@@ -27,6 +27,8 @@ from core.status import ACTIVE_RUN, ChunkState, LeaseLost
 from store.chunks import FINISHED, IN_FLIGHT, Chunk
 from store.models import Run, RunChunk, utcnow
 from store.progress import held_by, lock_chunk
+
+ORPHAN_GRACE_S = 10.0  # a claim of this process not held for this long: orphaned
 
 
 class LeaseQueries:
@@ -114,18 +116,28 @@ class LeaseQueries:
 
     def stale_chunks(
         self, sent_before: datetime, beat_before: datetime,
-        held_here: Iterable[tuple[str, int]] = (),
+        held_here: Iterable[tuple[str, int]] = (), holder: str | None = None,
     ) -> list[Chunk]:  # fmt: skip
         """Chunks of active runs whose task was lost in the queue (sent too
         long ago) or whose lease expired (not renewed since ``beat_before``),
         but those ``held_here``: the sweeping process is alive, so its own
-        leases are not a dead worker's however slowly it runs."""
+        leases are not a dead worker's however slowly it runs. A chunk its
+        ``holder`` (this process) claimed and no longer holds is orphaned
+        at once (its worker failed, and could not even hand it back: a
+        full disk), so it is tried again as soon as a write succeeds."""
         stale = (
             (RunChunk.state == ChunkState.SENT.value) & (RunChunk.sent_at < sent_before)
         ) | (
             (RunChunk.state == ChunkState.RUNNING.value)
             & (RunChunk.beat_at < beat_before)
         )
+        if holder is not None:  # (a claim is held within a moment of being made)
+            orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
+            stale = stale | (
+                (RunChunk.state == ChunkState.RUNNING.value)
+                & (RunChunk.holder == holder)
+                & (RunChunk.beat_at < orphaned)
+            )
         query = (
             select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
                    RunChunk.units, RunChunk.attempts, RunChunk.lease,

@@ -25,10 +25,14 @@ def store_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, Path, str]:
     upload_id = uuid.uuid4().hex
     path = upload_path(folder, upload_id)
     digest = hashlib.sha256()
-    with path.open("wb") as out:
-        while block := stream.read(COPY_CHUNK):
-            digest.update(block)
-            out.write(block)
+    try:
+        with path.open("wb") as out:
+            while block := stream.read(COPY_CHUNK):
+                digest.update(block)
+                out.write(block)
+    except OSError:  # a full disk: no part of the file is left behind
+        path.unlink(missing_ok=True)
+        raise
     return upload_id, path, digest.hexdigest()
 
 

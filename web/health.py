@@ -1,10 +1,13 @@
 """Operator probes. ``GET /healthz``: the process answers (liveness).
-``GET /readyz``: what serving needs is reachable — the database, and in
-team mode the Redis broker — else 503 naming the failing part (readiness).
+``GET /readyz``: what serving needs is reachable — the database, in team
+mode the Redis broker, and free disk above ``MIN_FREE_MB`` — else 503 naming
+the failing part (readiness).
 Neither is rate-limited, and neither says more than "reachable" or the kind
 of failure (no URL, no credentials)."""
 
 from __future__ import annotations
+
+import shutil
 
 from flask import Blueprint, current_app, jsonify
 
@@ -21,10 +24,24 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    checks = {"database": _database(), "broker": _broker()}
+    checks = {"database": _database(), "broker": _broker(), "disk": _disk()}
     ready = all(check["ok"] for check in checks.values())
     status = "ready" if ready else "unavailable"
     return jsonify(status=status, checks=checks), 200 if ready else 503
+
+
+def _disk() -> dict:
+    """Free space where uploads are stored, against ``MIN_FREE_MB``: below
+    it an upload would fail half written, so the process is not ready."""
+    config = current_app.config
+    try:
+        free_mb = shutil.disk_usage(config["UPLOAD_FOLDER"]).free // (1 << 20)
+    except OSError as exc:
+        return {"ok": False, "detail": f"unreadable: {type(exc).__name__}"}
+    floor = config["MIN_FREE_MB"]
+    if free_mb < floor:
+        return {"ok": False, "detail": f"{free_mb} MB free, below {floor} MB"}
+    return {"ok": True, "detail": f"{free_mb} MB free"}
 
 
 def _database() -> dict:

@@ -1,0 +1,74 @@
+"""A full disk (issue 46): an upload is refused with a message and leaves
+nothing behind, /readyz says not ready below the free-space floor, and a
+chunk whose worker could not even hand it back is tried again at the next
+sweep, not after its lease runs out."""
+
+from __future__ import annotations
+
+import errno
+import io
+from datetime import timedelta
+
+from core.clock import utcnow
+from pipeline import execution
+from pipeline.leases import LEASES
+from store import uploads
+from store.models import RunChunk
+from tests import crafted
+from tests.test_progress import planned_run
+
+
+def test_an_upload_on_a_full_disk_is_refused_and_leaves_no_file(
+    app_factory, tmp_path, monkeypatch
+):
+    app = app_factory()
+    folder = tmp_path / "uploads"
+
+    class FullDisk(io.BytesIO):
+        def read(self, size=-1):
+            if self.tell() > 10:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return super().read(4)
+
+    original = uploads.store_upload
+
+    def filling(stream, target):
+        return original(FullDisk(stream.read()), target)
+
+    monkeypatch.setattr("pipeline.runs.store_upload", filling)
+    path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+    with path.open("rb") as stream:
+        answer = app.test_client().post(
+            "/api/v1/runs", data={"file": (stream, "c.jsonl"), "suites": "quality"},
+            content_type="multipart/form-data",
+        )  # fmt: skip
+    assert answer.status_code == 507
+    assert answer.get_json()["errors"][0]["code"] == "disk_full"
+    assert list(folder.glob("*")) == []  # no orphan, not even a 0-byte one
+
+
+def test_readyz_is_not_ready_below_the_free_space_floor(app_factory):
+    ready = app_factory(MIN_FREE_MB=0).test_client().get("/readyz")
+    assert ready.status_code == 200 and ready.get_json()["checks"]["disk"]["ok"]
+    full = app_factory(MIN_FREE_MB=10**12).test_client().get("/readyz")
+    assert full.status_code == 503
+    assert "below" in full.get_json()["checks"]["disk"]["detail"]
+
+
+def test_a_chunk_this_process_could_not_hand_back_is_released_at_the_next_sweep(
+    app_factory,
+):
+    app = app_factory(MAX_CHUNK_ATTEMPTS=3)
+    storage = app.extensions["storage"]
+    run = planned_run(storage)
+    claimed = storage.start_chunk(run.id, 0, holder=LEASES.holder)
+    assert claimed is not None  # then its worker failed and could not write
+    with storage.engine.begin() as conn:  # (a beat older than the grace)
+        conn.execute(
+            RunChunk.__table__.update()
+            .where(RunChunk.run_id == run.id)
+            .values(beat_at=utcnow() - timedelta(seconds=30))
+        )
+    ctx = execution.Context(storage, app.config, lambda *task: None)
+    assert execution.sweep(ctx)["stale"] == 1  # not after CHUNK_STALL_S (300 s)
+    assert storage.chunk_states(run.id) in ({"pending": 1}, {"sent": 1})
