@@ -180,14 +180,18 @@ DEFAULTS: dict = {
     # 1.55x ideal against 1.37x at 8 (bench/judge_orchestration.py).
     "RUN_INFLIGHT_CHUNKS": 8,
     "CLIENT_INFLIGHT_CHUNKS": 16,
-    # The watchdog (pipeline/watchdog.py): a chunk on a worker with no
-    # heartbeat for CHUNK_STALL_S, or in the queue for QUEUE_TIMEOUT_S (unset:
-    # CELERY_VISIBILITY_TIMEOUT_S), is tried again, up to MAX_CHUNK_ATTEMPTS.
+    # The watchdog (pipeline/watchdog.py): a chunk whose lease was not renewed
+    # for CHUNK_STALL_S (its worker's watchdog renews it three times per
+    # lease, so only a killed or stopped worker's expires), or in the queue
+    # for QUEUE_TIMEOUT_S (unset: CELERY_VISIBILITY_TIMEOUT_S), is tried
+    # again, up to MAX_CHUNK_ATTEMPTS. 60 s: a killed worker's chunks wait
+    # about a minute, and a judge call it had under way is never paid twice
+    # (its claim outlives the lease: store/call_claims.py).
     "WATCHDOG_INTERVAL_S": 30.0,
     # Provisional results while a run is evaluated: the rows stored so far
     # are aggregated at most this often (pipeline/interim.py).
     "INTERIM_EVERY_S": 15.0,
-    "CHUNK_STALL_S": 300.0,
+    "CHUNK_STALL_S": 60.0,
     "QUEUE_TIMEOUT_S": None,
     "MAX_CHUNK_ATTEMPTS": 3,
     # Abuse limits per client address (web/limits.py), in Flask-Limiter's

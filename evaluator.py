@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from core.status import Cancelled, LeaseLost, RowStatus
 from judge_client.config import (
@@ -36,7 +37,8 @@ from judge_client.http import (
 )
 from judge_client.loop import run as run_on_loop
 from judge_client.loop import warm_up as warm_up_judge
-from judge_client.outcome import JudgeOutcome, StopCheck, Usage
+from judge_client.outcome import JudgeOutcome, StopCheck, Usage, cache_entry, settled
+from judge_client.panel import JudgePanel
 from judge_client.pool import JudgePool
 from metrics.judging import JudgeItem, reask_messages, strict_json
 from metrics.notes import note
@@ -47,6 +49,7 @@ __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeHTTPError", "JudgeOutcome"
 
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
 CANCEL_POLL_S = 0.5  # how often a chunk waiting on calls asks if it was cancelled
+CLAIM_POLL_S = 0.5  # how often it looks for a verdict another worker is getting
 
 
 class Judge:
@@ -54,8 +57,10 @@ class Judge:
     Each item with its outcome (a cache hit, a verdict, a failure) is
     reported to ``on_items`` as it comes in: a chunk's progress moves per item.
 
-    ``cache`` is duck-typed (``get(keys) -> {key: entry}``, ``put(entries)``)
-    so this module never imports storage.
+    ``cache`` is duck-typed (``get(keys) -> {key: entry}``, ``put(entries)``,
+    and, where requests under way are claimed, ``claim``/``claimed``/
+    ``release``: ``store/judge_cache.py``) so this module never imports
+    storage.
     """
 
     def __init__(
@@ -82,28 +87,71 @@ class Judge:
         self._on_items = on_items or (lambda count: None)
 
     def evaluate(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
+        """Each item's outcome: from the cache, from a request this judge
+        makes, or, when another worker has the same request under way (its
+        claim, ``store/call_claims.py``), from the cache once its verdict is
+        there: a request is paid once while its verdict can still come."""
         outcomes: dict[int, JudgeOutcome] = {}  # item index -> outcome
-        todo: list[int] = list(range(len(items)))
         keys: list[str] = []  # a hash of each whole request: only for a cache
         if self.cache:
             keys = [cache_key(self.config, item, item.sample) for item in items]
-            hits = self.cache.get(keys)
-            for index, key in enumerate(keys):
-                entry = hits.get(key)
-                if entry is not None:
-                    outcomes[index] = JudgeOutcome(
-                        RowStatus.OK, entry.parsed, entry.reply, cached=True
-                    )
-            todo = [index for index in todo if index not in outcomes]
-        if len(todo) < len(items):
-            self.usage.add(self.config.model, cached=len(items) - len(todo))
-            self._on_items(len(items) - len(todo))
+        todo = self._from_cache(keys, outcomes, list(range(len(items))))
+        claim = getattr(self.cache, "claim", None) if todo else None
+        mine = set(claim([keys[i] for i in todo])) if claim else None
+        try:
+            ours = [i for i in todo if mine is None or keys[i] in mine]
+            self._ask_all(items, keys, ours, outcomes)
+            waiting = [i for i in todo if i not in outcomes]
+            while waiting:  # under way elsewhere: its verdict is awaited
+                waiting = self._await_others(items, keys, waiting, outcomes)
+        finally:
+            if claim:
+                self.cache.release([keys[i] for i in todo])  # its own claims only
+        return [outcomes[index] for index in range(len(items))]
+
+    def _from_cache(self, keys: list[str], outcomes: dict, indices: list[int]) -> list:
+        """Fill ``outcomes`` with the cached verdicts of ``indices``; the rest."""
+        if not self.cache or not indices:
+            return indices
+        hits = self.cache.get([keys[i] for i in indices])
+        for index in indices:
+            entry = hits.get(keys[index])
+            if entry is not None:
+                outcomes[index] = JudgeOutcome(
+                    RowStatus.OK, entry.parsed, entry.reply, cached=True
+                )
+        left = [index for index in indices if index not in outcomes]
+        if len(left) < len(indices):
+            self.usage.add(self.config.model, cached=len(indices) - len(left))
+            self._on_items(len(indices) - len(left))
+        return left
+
+    def _await_others(self, items, keys, waiting: list[int], outcomes) -> list[int]:
+        """One round of waiting for requests under way elsewhere: verdicts
+        that reached the cache are taken; a claim gone without one (its
+        request failed, or its holder died past the deadline) is claimed
+        here and asked. Returns what still waits."""
+        self._stop.check()
+        time.sleep(CLAIM_POLL_S)
+        left = self._from_cache(keys, outcomes, waiting)
+        held = self.cache.claimed([keys[i] for i in left]) if left else set()
+        free = [i for i in left if keys[i] not in held]
+        if free:
+            mine = self.cache.claim([keys[i] for i in free])
+            ours = [i for i in free if keys[i] in mine]
+            self._ask_all(items, keys, ours, outcomes)
+        return [i for i in left if i not in outcomes]
+
+    def _ask_all(self, items, keys, indices: list[int], outcomes: dict) -> None:
+        """Ask the judge for ``indices``; their outcomes into ``outcomes``."""
+        if not indices:
+            return
         lane = f"{self.config.base_url} {self.config.model}"  # its own slots
         futures = {
             index: self.pool.submit(
                 self._judge_one, items[index], key=self.fair_key, lane=lane
             )
-            for index in todo
+            for index in indices
         }
         results: dict[int, tuple] = {}
         try:
@@ -116,7 +164,7 @@ class Judge:
             # Another worker holds the chunk now: no further call goes out
             # (each checks first), the calls under way are paid for, so their
             # verdicts go to the cache, where the next holder finds them.
-            results.update(_settled(futures))
+            results.update(settled(futures))
             self._cache(keys, results)
             raise
         except Cancelled:
@@ -127,7 +175,6 @@ class Judge:
         self._cache(keys, results)
         for index, (outcome, _entry) in results.items():
             outcomes[index] = outcome
-        return [outcomes[index] for index in range(len(items))]
 
     def _cache(self, keys: list[str], results: dict[int, tuple]) -> None:
         """Put the verdicts among ``results`` into the cache (keys: if any)."""
@@ -176,7 +223,7 @@ class Judge:
                 continue
             verdict, why = item.read(reply["text"])
             if verdict is not None:
-                entry = _cache_entry(item, reply, verdict.to_dict())
+                entry = cache_entry(item, reply, verdict.to_dict())
                 # Cached under the first sample's key: the verdict answers that request.
                 outcome = JudgeOutcome(
                     RowStatus.OK, verdict.to_dict(), reply["text"], reasked=attempt
@@ -246,39 +293,3 @@ class Judge:
                 model, **{"structured" if honoured else "structured_ignored": 1}
             )
         return reply
-
-
-def _settled(futures: dict) -> dict[int, tuple]:
-    """The outcomes of calls that end (each waits for its reply or its
-    deadline; a call not yet sent stops at its check and is left out)."""
-    settled = {}
-    for index, future in futures.items():
-        try:
-            settled[index] = future.result()
-        except Exception:  # Cancelled (never sent), or a call that broke
-            continue
-    return settled
-
-
-def _cache_entry(item: JudgeItem, reply: dict, parsed: dict) -> dict:
-    return {
-        "prompt_version": item.prompt_version,
-        "reply": reply["text"],
-        "parsed": parsed,
-        "prompt_tokens": reply["prompt_tokens"],
-        "completion_tokens": reply["completion_tokens"],
-    }
-
-
-class JudgePanel:
-    """Several judge models asked the same items: each judge suite runs once
-    per judge (``metrics.engine.evaluate``) and every row names its judge.
-    The judges share one pool, one cache and one ``usage``."""
-
-    def __init__(self, judges: list[Judge]):
-        self.judges = judges
-        self.usage = judges[0].usage
-
-    def release(self) -> None:
-        for judge in self.judges:  # one shared allowance: the first gives it back
-            judge.release()

@@ -146,3 +146,26 @@ class StopCheck:
             finally:
                 self.lock.release()
         self._raise()
+
+
+def settled(futures: dict) -> dict[int, tuple]:
+    """The outcomes of calls that end (each waits for its reply or its
+    deadline; a call not yet sent stops at its check and is left out)."""
+    outcomes = {}
+    for index, future in futures.items():
+        try:
+            outcomes[index] = future.result()
+        except Exception:  # Cancelled (never sent), or a call that broke
+            continue
+    return outcomes
+
+
+def cache_entry(item, reply: dict, parsed: dict) -> dict:
+    """What the judge cache keeps of a verdict (``store/judge_cache.py``)."""
+    return {
+        "prompt_version": item.prompt_version,
+        "reply": reply["text"],
+        "parsed": parsed,
+        "prompt_tokens": reply["prompt_tokens"],
+        "completion_tokens": reply["completion_tokens"],
+    }

@@ -74,17 +74,14 @@ def _active(storage, run_id: str):
     return run if run is not None and run.status in ACTIVE_RUN else None
 
 
-def evaluate_chunk(
-    ctx: Context, run_id: str, chunk_index: int, attempt: int | None = None
-) -> None:
+def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
     """Score one chunk and store its rows; then hand out the next chunks.
-    ``attempt``: the send this task is from; a task of an earlier send (the
-    chunk was taken back and sent again meanwhile) does nothing."""
+    Whichever of the chunk's tasks comes first takes it (``_claim``)."""
     storage = ctx.storage
     run = _active(storage, run_id)
-    chunk = _claim(ctx, run_id, chunk_index, attempt) if run else None
+    chunk = _claim(ctx, run_id, chunk_index) if run else None
     if run is None or chunk is None:
-        return  # cancelled, final, counted, sent again, or under a live lease
+        return  # cancelled, final, counted, or under a live lease
     LEASES.hold(run_id, chunk_index, chunk.lease)
     try:
         _score(ctx, run, chunk)
@@ -100,11 +97,11 @@ def evaluate_chunk(
         LEASES.drop(run_id, chunk_index)
 
 
-def _claim(ctx: Context, run_id: str, chunk_index: int, attempt: int | None):
+def _claim(ctx: Context, run_id: str, chunk_index: int):
     """The chunk's lease, unless another worker holds it (a redelivered task)."""
     expired = utcnow() - timedelta(seconds=ctx.config["CHUNK_STALL_S"])
     return ctx.storage.start_chunk(
-        run_id, chunk_index, attempt, holder=LEASES.holder, expired_before=expired
+        run_id, chunk_index, holder=LEASES.holder, expired_before=expired
     )
 
 
@@ -174,10 +171,10 @@ def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
 
 def _exhausted(chunk, config: dict) -> bool:
     """Given up after ``MAX_CHUNK_ATTEMPTS`` claims (a worker failed on it or
-    died holding it). Sends that never reached a worker (a queue that lost
-    them) are not a chunk's fault, but a run must end: three times as many."""
-    most = config["MAX_CHUNK_ATTEMPTS"]
-    return chunk.claims >= most or chunk.attempts >= 3 * most
+    died holding it). Sends are not counted: a task that waited long in a
+    busy queue is sent again, and is not the chunk's fault (a run that lost
+    its chunks that way ended partial with 0 errors of its own)."""
+    return chunk.claims >= config["MAX_CHUNK_ATTEMPTS"]
 
 
 def give_up(ctx: Context, run, chunk, reason: str) -> None:
@@ -217,11 +214,7 @@ def judge_for(ctx: Context, run, chunk, on_items=None) -> Judge | JudgePanel | N
     judge_config = JudgeConfig.from_settings(ctx.config, run.options)
     if judge_config is None:
         return None
-    use_cache = run.options.get("use_cache", True)
-    scope = run.workspace_id or f"client:{run.client or ''}"
-    from store.judge_cache import JudgeCache
-
-    cache = JudgeCache(ctx.storage, run.id, scope) if use_cache else None
+    cache = _cache_for(ctx, run)
     lease_s = ctx.config["CHUNK_STALL_S"]
     stop = _stop_and_beat(ctx.storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
     usage = Usage()
@@ -240,6 +233,23 @@ def judge_for(ctx: Context, run, chunk, on_items=None) -> Judge | JudgePanel | N
         for model in run.options.get("judge_models") or [judge_config.model]
     ]  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def _cache_for(ctx: Context, run):
+    """The run's judge cache: its team's (workspace, else client), or, for a
+    run asked not to reuse verdicts, its own. Either way the verdicts the
+    run paid for are kept, and its requests under way are claimed for as
+    long as one with its retries takes, so a chunk taken over (a lease
+    expired, a task redelivered) pays nothing twice."""
+    from store.judge_cache import JudgeCache
+
+    if run.options.get("use_cache", True):
+        scope = run.workspace_id or f"client:{run.client or ''}"
+    else:
+        scope = f"run:{run.id}"
+    deadline = ctx.config["JUDGE_TIMEOUT_S"] * (ctx.config["JUDGE_MAX_RETRIES"] + 1)
+    return JudgeCache(ctx.storage, run.id, scope, holder=LEASES.holder,
+                      claim_s=deadline + 60.0)  # fmt: skip
 
 
 def _stop_and_beat(storage, run_id: str, chunk, every_s: float):

@@ -16,12 +16,10 @@ def context() -> execution.Context:
 
 
 @shared_task(name=EVALUATE_CHUNK)
-def evaluate_chunk(run_id: str, chunk: int, *sent) -> None:
-    """One chunk of a run, as sent for its ``attempt`` (``sent``: the
-    attempt; tasks queued by the first release carried the chunk's byte
-    range instead, which the chunk's row holds now)."""
-    attempt = sent[0] if len(sent) == 1 else None
-    execution.evaluate_chunk(context(), run_id, chunk, attempt)
+def evaluate_chunk(run_id: str, chunk: int, *_sent) -> None:
+    """One chunk of a run (``_sent``: the send it was, or, in tasks queued by
+    the first release, the chunk's byte range; the chunk's row holds both)."""
+    execution.evaluate_chunk(context(), run_id, chunk)
 
 
 @shared_task(name=FINALIZE_RUN)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
@@ -15,8 +17,12 @@ from store.models import (
     JudgeCacheEntry,
     Run,
     RunCacheKey,
+    utcnow,
 )
 from store.sql import table_of
+
+if TYPE_CHECKING:
+    from store.storage import Storage
 
 
 class CacheQueries:
@@ -96,9 +102,13 @@ class JudgeCache:
     learns from hit counts which items someone else had judged."""
 
     def __init__(
-        self, storage: CacheQueries, run_id: str | None = None, scope: str = ""
-    ):
+        self, storage: Storage, run_id: str | None = None, scope: str = "",
+        holder: str = "", claim_s: float = 0.0,
+    ):  # fmt: skip
         self.storage, self.run_id, self.scope = storage, run_id, scope
+        # with a holder, requests under way are claimed (store/call_claims.py)
+        # for claim_s seconds, the longest one request with its retries takes
+        self.holder, self.claim_s = holder, claim_s
 
     def _scoped(self, key: str) -> str:
         if not self.scope:
@@ -115,3 +125,27 @@ class JudgeCache:
     def put(self, entries: Iterable[dict]) -> None:
         scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
         self.storage.cache_put(scoped, self.run_id)
+
+    def claim(self, keys: Iterable[str]) -> set[str]:
+        """The keys whose requests this worker is to make (the others are
+        under way elsewhere); without a holder, all of them."""
+        if not self.holder:
+            return set(keys)
+        scoped = {self._scoped(key): key for key in keys}
+        until = utcnow() + timedelta(seconds=self.claim_s)
+        got = self.storage.claim_requests(scoped, self.holder, until)
+        return {scoped[key] for key in got}
+
+    def claimed(self, keys: Iterable[str]) -> set[str]:
+        """Of ``keys``, those under way elsewhere now."""
+        if not self.holder:
+            return set()
+        scoped = {self._scoped(key): key for key in keys}
+        return {scoped[key] for key in self.storage.requests_claimed(scoped)}
+
+    def release(self, keys: Iterable[str]) -> None:
+        """End this holder's claims among ``keys`` (its outcomes are in)."""
+        if not self.holder:
+            return
+        scoped = [self._scoped(key) for key in keys]
+        self.storage.release_requests(scoped, self.holder)

@@ -37,22 +37,22 @@ class LeaseQueries:
     engine: Engine
 
     def start_chunk(
-        self, run_id: str, chunk: int, attempt: int | None = None,
-        holder: str | None = None, expired_before: datetime | None = None,
+        self, run_id: str, chunk: int, holder: str | None = None,
+        expired_before: datetime | None = None,
     ) -> Chunk | None:  # fmt: skip
         """Claim a chunk's lease: mark it ``running``, grow its token and its
-        claims. None when it is finished already (a redelivered task),
-        unknown, sent again since the task's ``attempt``, or running under a
-        lease renewed since ``expired_before`` (a task redelivered while its
-        first worker still holds it: two tasks, one to run)."""
-        sent_for = [] if attempt is None else [RunChunk.attempts == attempt]
+        claims. None when it is finished already, unknown, or running under
+        a lease renewed since ``expired_before``. Any of a chunk's tasks may
+        claim it (one redelivered, one of an earlier send): the first runs
+        it, the others find it taken, so a chunk sent again never waits
+        behind its own copies."""
         free = RunChunk.state != ChunkState.RUNNING.value
         if expired_before is not None:
             free = free | (RunChunk.beat_at < expired_before)
         stmt = (
             update(RunChunk)
             .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state.not_in(FINISHED), free, *sent_for)
+                   RunChunk.state.not_in(FINISHED), free)
             .values(state=ChunkState.RUNNING.value, beat_at=utcnow(), holder=holder,
                     lease=RunChunk.lease + 1, claims=RunChunk.claims + 1)
             .returning(RunChunk.start, RunChunk.end, RunChunk.units,

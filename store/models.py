@@ -192,6 +192,19 @@ class RunChunk(Base):
     error: Mapped[str | None] = mapped_column(Text)
 
 
+class JudgeCallClaim(Base):
+    """A judge request under way (``store/call_claims.py``): whoever holds
+    its cache key's claim makes the request; another worker asking the same
+    waits for the verdict in the cache instead of paying for it again, until
+    the claim's deadline passes (its holder died with it)."""
+
+    __tablename__ = "judge_call_claims"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(96))
+    until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class JudgeCacheEntry(Base):
     __tablename__ = "judge_cache"
 

@@ -21,6 +21,7 @@ from store import migrate
 from store.annotations import AnnotationQueries
 from store.annotator_links import LinkQueries
 from store.budget import BudgetQueries
+from store.call_claims import ClaimQueries
 from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
 from store.deletion import DeletionQueries
@@ -56,6 +57,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 class Storage(
     RowQueries,
     CacheQueries,
+    ClaimQueries,
     ChunkQueries,
     LeaseQueries,
     ProgressQueries,

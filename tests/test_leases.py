@@ -135,7 +135,7 @@ def test_a_chunk_delivered_twice_at_once_is_judged_once(
     dispatch.dispatch(storage, app.config, ctx.send)
     [task] = [task for task in sent if task[0] == EVALUATE_CHUNK]
     both = [
-        threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:]))
+        threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:3]))
         for _ in range(2)
     ]
     for thread in both:
@@ -161,7 +161,7 @@ def test_verdicts_under_way_when_the_lease_is_taken_go_to_the_cache(
     ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
     dispatch.dispatch(storage, app.config, ctx.send)
     [task] = [task for task in sent if task[0] == EVALUATE_CHUNK]
-    first = threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:]))
+    first = threading.Thread(target=execution.evaluate_chunk, args=(ctx, *task[1:3]))
     first.start()
     while judge_server.state.calls < 2:
         sleep(0.01)
@@ -172,7 +172,7 @@ def test_verdicts_under_way_when_the_lease_is_taken_go_to_the_cache(
     assert storage.rows(run.id) == []  # and wrote nothing
     dispatch.dispatch(storage, app.config, ctx.send)
     retry = [task for task in sent if task[0] == EVALUATE_CHUNK][-1]
-    execution.evaluate_chunk(ctx, *retry[1:])
+    execution.evaluate_chunk(ctx, *retry[1:3])
     assert storage.chunk_states(run.id) == {"done": 1}
     assert _paid_once(judge_server)  # in all, though two workers asked
 
@@ -183,3 +183,40 @@ DISTINCT = 40  # 2 sessions x 5 rounds x 2 methods x (alignment, binary)
 def _paid_once(judge_server) -> bool:
     attempts = judge_server.state.attempts
     return len(attempts) == DISTINCT and set(attempts.values()) == {1}
+
+
+def test_a_request_under_way_elsewhere_is_awaited_not_paid_again(
+    any_storage, judge_server
+):
+    """Two workers ask the same questions at once (a new lease holder while
+    the old one's calls are still out): the requests are claimed per cache
+    key, so each is sent once and the other worker takes the verdict from
+    the cache."""
+    from evaluator import Judge, JudgeConfig
+    from store.judge_cache import JudgeCache
+    from tests.test_evaluator import item
+
+    judge_server.state.latency = 0.3
+    run = planned_run(any_storage)
+    questions = [item(f"reply {n} [[al={40 + n}]]") for n in range(6)]
+    config = JudgeConfig(base_url=judge_server.url, model="scripted", timeout_s=10,
+                         max_retries=0, concurrency=4)  # fmt: skip
+    found: dict[str, list] = {}
+
+    def ask(holder: str) -> None:
+        cache = JudgeCache(any_storage, run.id, holder=holder, claim_s=30.0)
+        judge = Judge(config, cache=cache)
+        try:
+            found[holder] = judge.evaluate(questions)
+        finally:
+            judge.pool.shutdown()
+
+    both = [threading.Thread(target=ask, args=(name,)) for name in ("a", "b")]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    assert judge_server.state.calls == len(questions)  # each paid once
+    scores = [[o.verdict["score"] for o in found[h]] for h in ("a", "b")]
+    assert scores[0] == scores[1] == [40.0 + n for n in range(6)]
+    assert any_storage.requests_claimed(["x"]) == set()  # (nothing left over)

@@ -63,8 +63,9 @@ def test_a_task_queued_while_the_worker_took_its_chunk_back_runs_once(
 ):
     """The CLI starts the worker and sends a run's chunks while the worker
     starts: its start takes them back and sends them again, so each chunk has
-    two tasks queued. The one of the earlier send does nothing (found when
-    every judge call of a first CLI run was made twice)."""
+    two tasks queued. The first to come runs it, the other finds it done
+    (found when every judge call of a first CLI run was made twice). Either
+    may come first: a chunk sent again never waits behind its own copy."""
     from pipeline import dispatch, execution
     from pipeline.names import EVALUATE_CHUNK
     from pipeline.runs import RunRequest
@@ -82,10 +83,21 @@ def test_a_task_queued_while_the_worker_took_its_chunk_back_runs_once(
     dispatch.dispatch(storage, app.config, ctx.send)  # and sends it again
     first, second = [task for task in sent if task[0] == EVALUATE_CHUNK]
     assert (first[2], first[3], second[3]) == (0, 1, 2)
-    execution.evaluate_chunk(ctx, *first[1:])  # void: sent again since
-    assert storage.chunk_states(run.id) == {"sent": 1}
-    execution.evaluate_chunk(ctx, *second[1:])
+    execution.evaluate_chunk(ctx, *first[1:3])  # the earlier send comes first
     assert storage.chunk_states(run.id) == {"done": 1}
+    claims = _claims(storage, run.id)
+    execution.evaluate_chunk(ctx, *second[1:3])
+    assert _claims(storage, run.id) == claims == [1]  # not claimed again
+
+
+def _claims(storage, run_id: str) -> list[int]:
+    from sqlalchemy import select
+
+    from store.models import RunChunk
+
+    query = select(RunChunk.claims).where(RunChunk.run_id == run_id)
+    with storage.engine.connect() as conn:
+        return list(conn.scalars(query))
 
 
 @pytest.mark.redis

@@ -26,7 +26,10 @@ def deployment_env():
     # No call here is meant to time out: a generous read timeout, so a
     # machine starved of CPU cannot turn a 50 ms reply into an error row
     # (a run of -n 4 beside other work ended "partial" once with 0.5 s).
-    return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30"}
+    # A killed worker's chunks are taken back once their lease expires
+    # (10 s; the sweep every second), not when the broker redelivers them.
+    return {"CHUNK_UNITS": "10", "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30",
+            "CHUNK_STALL_S": "10", "WATCHDOG_INTERVAL_S": "1"}  # fmt: skip
 
 
 def sessions() -> list[dict]:

@@ -192,6 +192,21 @@ PATHS = {
                           **_errors(400, 403, 404, 409)},
         }
     },
+    "/api/v1/runs/{token}/annotators": {
+        "post": {
+            "summary": "Make an annotator's own link to the run's annotation queue: the "
+                       "name is fixed in its token, so its holder labels as that name "
+                       "only (asked again for the same name: the same link).",
+            "parameters": [MANAGE],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"type": "object", "required": ["name"],
+                           "properties": {"name": {"type": "string", "maxLength": 80}}}}}},
+            "responses": {"201": _json({"type": "object", "properties": {
+                k: {"type": "string"} for k in ("name", "token", "annotator_url")}},
+                "The annotator's link."),
+                          **_errors(400, 403, 404)},
+        }
+    },
     "/api/v1/runs/{token}/labels": {
         "post": {
             "summary": "Import a labels.jsonl exported from another run of the same "

@@ -1,0 +1,68 @@
+"""Claims on judge requests under way (``store.models.JudgeCallClaim``).
+
+A request is paid once per cache key while its verdict can still come: the
+worker that claims the key sends it; another that asks the same question
+(a redelivered chunk, a new lease holder while the old one's calls are
+still out) finds the claim and waits for the verdict in the cache. A claim
+ends when its holder has the outcome (``release``), or at its deadline, the
+longest its request can take, after which its holder is taken to have died
+with it and the key may be claimed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.engine import Engine
+
+from store.models import JudgeCallClaim, utcnow
+from store.sql import table_of
+
+
+class ClaimQueries:
+    """``Storage`` provides ``engine`` and ``_insert``."""
+
+    engine: Engine
+    _insert: Callable[..., Any]
+
+    def claim_requests(
+        self, keys: Iterable[str], holder: str, until: datetime
+    ) -> set[str]:
+        """The keys claimed for ``holder`` (new, expired, or its own); the
+        others are under way elsewhere."""
+        keys = sorted(set(keys))
+        if not keys:
+            return set()
+        table = table_of(JudgeCallClaim)
+        stmt = self._insert(table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["key"],
+            set_={"holder": stmt.excluded.holder, "until": stmt.excluded.until},
+            where=(table.c.until < utcnow()) | (table.c.holder == holder),
+        ).returning(table.c.key)
+        rows = [{"key": key, "holder": holder, "until": until} for key in keys]
+        with self.engine.begin() as conn:
+            return {row.key for row in conn.execute(stmt, rows)}
+
+    def requests_claimed(self, keys: Iterable[str]) -> set[str]:
+        """Of ``keys``, those still claimed (by anyone, before their deadline)."""
+        keys = list(set(keys))
+        if not keys:
+            return set()
+        table = table_of(JudgeCallClaim)
+        query = select(table.c.key).where(
+            table.c.key.in_(keys), table.c.until >= utcnow()
+        )
+        with self.engine.connect() as conn:
+            return set(conn.scalars(query))
+
+    def release_requests(self, keys: Iterable[str], holder: str) -> None:
+        keys = list(set(keys))
+        if keys:
+            table = table_of(JudgeCallClaim)
+            stmt = delete(table).where(table.c.key.in_(keys), table.c.holder == holder)
+            with self.engine.begin() as conn:
+                conn.execute(stmt)
