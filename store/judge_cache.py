@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
@@ -20,9 +20,6 @@ from store.models import (
     utcnow,
 )
 from store.sql import table_of
-
-if TYPE_CHECKING:
-    from store.storage import Storage
 
 
 class CacheQueries:
@@ -92,6 +89,20 @@ def _run_alive(conn, run_id: str) -> bool:
     return conn.execute(touch).rowcount > 0
 
 
+class CacheStore(Protocol):
+    """What :class:`JudgeCache` asks of ``Storage`` (``CacheQueries`` and
+    ``store.call_claims.ClaimQueries``)."""
+
+    def cache_get(self, keys: Iterable[str]) -> dict: ...
+    def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None: ...
+    def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None: ...
+    def claim_requests(
+        self, keys: Iterable[str], holder: str, until: datetime
+    ) -> set[str]: ...
+    def requests_claimed(self, keys: Iterable[str]) -> set[str]: ...
+    def release_requests(self, keys: Iterable[str], holder: str) -> None: ...
+
+
 class JudgeCache:
     """The judge's view of the cache: ``get(keys)`` and ``put(entries)``.
     With a ``run_id``, the entries the run wrote or read are recorded, so
@@ -102,7 +113,7 @@ class JudgeCache:
     learns from hit counts which items someone else had judged."""
 
     def __init__(
-        self, storage: Storage, run_id: str | None = None, scope: str = "",
+        self, storage: CacheStore, run_id: str | None = None, scope: str = "",
         holder: str = "", claim_s: float = 0.0,
     ):  # fmt: skip
         self.storage, self.run_id, self.scope = storage, run_id, scope
