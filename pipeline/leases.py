@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
-import socket
 import threading
+
+from core.holders import new_holder
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,7 @@ class Leases:
         with self._lock:
             if self._pid != os.getpid():
                 self._pid = os.getpid()
-                host = socket.gethostname()[:60]
-                self._holder = f"{host}:{self._pid}:{secrets.token_hex(4)}"
+                self._holder = new_holder(self._pid)
                 self._held.clear()
             return self._holder
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.engine import Engine
 
 from store.models import JudgeCallClaim, utcnow
@@ -29,35 +29,39 @@ class ClaimQueries:
     _insert: Callable[..., Any]
 
     def claim_requests(
-        self, keys: Iterable[str], holder: str, until: datetime
-    ) -> set[str]:
-        """The keys claimed for ``holder`` (new, expired, or its own); the
-        others are under way elsewhere."""
+        self, keys: Iterable[str], holder: str, until: datetime,
+        gone: Iterable[str] = (),
+    ) -> set[str]:  # fmt: skip
+        """The keys claimed for ``holder`` (new, expired, its own, or of a
+        holder known ``gone``); the others are under way elsewhere."""
         keys = sorted(set(keys))
         if not keys:
             return set()
         table = table_of(JudgeCallClaim)
         stmt = self._insert(table)
+        mine = [holder, *gone]
         stmt = stmt.on_conflict_do_update(
             index_elements=["key"],
             set_={"holder": stmt.excluded.holder, "until": stmt.excluded.until},
-            where=(table.c.until < utcnow()) | (table.c.holder == holder),
+            # (no IN: an expanding parameter cannot go into an executemany)
+            where=or_(table.c.until < utcnow(), *(table.c.holder == h for h in mine)),
         ).returning(table.c.key)
         rows = [{"key": key, "holder": holder, "until": until} for key in keys]
         with self.engine.begin() as conn:
             return {row.key for row in conn.execute(stmt, rows)}
 
-    def requests_claimed(self, keys: Iterable[str]) -> set[str]:
-        """Of ``keys``, those still claimed (by anyone, before their deadline)."""
+    def requests_claimed(self, keys: Iterable[str]) -> dict[str, str]:
+        """Of ``keys``, those still claimed (by anyone, before their
+        deadline), with their holders."""
         keys = list(set(keys))
         if not keys:
-            return set()
+            return {}
         table = table_of(JudgeCallClaim)
-        query = select(table.c.key).where(
+        query = select(table.c.key, table.c.holder).where(
             table.c.key.in_(keys), table.c.until >= utcnow()
         )
         with self.engine.connect() as conn:
-            return set(conn.scalars(query))
+            return {row.key: row.holder for row in conn.execute(query)}
 
     def release_requests(self, keys: Iterable[str], holder: str) -> None:
         keys = list(set(keys))

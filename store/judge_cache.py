@@ -13,6 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
+from core.holders import gone
 from store.models import (
     JudgeCacheEntry,
     Run,
@@ -97,9 +98,10 @@ class CacheStore(Protocol):
     def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None: ...
     def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None: ...
     def claim_requests(
-        self, keys: Iterable[str], holder: str, until: datetime
-    ) -> set[str]: ...
-    def requests_claimed(self, keys: Iterable[str]) -> set[str]: ...
+        self, keys: Iterable[str], holder: str, until: datetime,
+        gone: Iterable[str] = (),
+    ) -> set[str]: ...  # fmt: skip
+    def requests_claimed(self, keys: Iterable[str]) -> dict[str, str]: ...
     def release_requests(self, keys: Iterable[str], holder: str) -> None: ...
 
 
@@ -138,21 +140,25 @@ class JudgeCache:
         self.storage.cache_put(scoped, self.run_id)
 
     def claim(self, keys: Iterable[str]) -> set[str]:
-        """The keys whose requests this worker is to make (the others are
-        under way elsewhere); without a holder, all of them."""
+        """The keys whose requests this worker is to make: unclaimed, past
+        their deadline, or claimed by a process known to be gone (killed on
+        this host); without a holder, all of them."""
         if not self.holder:
             return set(keys)
         scoped = {self._scoped(key): key for key in keys}
         until = utcnow() + timedelta(seconds=self.claim_s)
-        got = self.storage.claim_requests(scoped, self.holder, until)
+        holders = set(self.storage.requests_claimed(scoped).values())
+        dead = [holder for holder in holders if holder != self.holder and gone(holder)]
+        got = self.storage.claim_requests(scoped, self.holder, until, dead)
         return {scoped[key] for key in got}
 
     def claimed(self, keys: Iterable[str]) -> set[str]:
-        """Of ``keys``, those under way elsewhere now."""
+        """Of ``keys``, those under way in another live process now."""
         if not self.holder:
             return set()
         scoped = {self._scoped(key): key for key in keys}
-        return {scoped[key] for key in self.storage.requests_claimed(scoped)}
+        found = self.storage.requests_claimed(scoped)
+        return {scoped[key] for key, holder in found.items() if not gone(holder)}
 
     def release(self, keys: Iterable[str]) -> None:
         """End this holder's claims among ``keys`` (its outcomes are in)."""

@@ -4,6 +4,7 @@ taken writes nothing more."""
 
 from __future__ import annotations
 
+import os
 import threading
 from datetime import timedelta
 from time import monotonic, sleep
@@ -219,4 +220,27 @@ def test_a_request_under_way_elsewhere_is_awaited_not_paid_again(
     assert judge_server.state.calls == len(questions)  # each paid once
     scores = [[o.verdict["score"] for o in found[h]] for h in ("a", "b")]
     assert scores[0] == scores[1] == [40.0 + n for n in range(6)]
-    assert any_storage.requests_claimed(["x"]) == set()  # (nothing left over)
+    assert any_storage.requests_claimed(["x"]) == {}  # (nothing left over)
+
+
+def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
+    """A claim whose holder was killed on this host is void at once (its
+    verdict cannot come); one of a live process, or of another host, stands
+    until its deadline (a stopped process may still bring its verdict)."""
+    import subprocess
+    import sys
+
+    from core.holders import this_host
+    from store.judge_cache import JudgeCache
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    killed = f"{this_host()}:{ended.stdout.strip()}:dead"
+    alive = f"{this_host()}:{os.getpid()}:other"
+    until = utcnow() + timedelta(minutes=5)
+    for key, holder in (("k1", killed), ("k2", alive), ("k3", "elsewhere:1:x")):
+        assert any_storage.claim_requests([key], holder, until) == {key}
+    cache = JudgeCache(any_storage, holder=f"{this_host()}:{os.getpid()}:me",
+                       claim_s=60)  # fmt: skip
+    assert cache.claimed(["k1", "k2", "k3"]) == {"k2", "k3"}
+    assert cache.claim(["k1", "k2", "k3"]) == {"k1"}
