@@ -16,10 +16,9 @@ from __future__ import annotations
 import logging
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from time import monotonic
 from typing import TYPE_CHECKING
 
 import dataset
@@ -34,18 +33,17 @@ from core.status import (
     RunStatus,
 )
 from core.telemetry import FINALIZE_REQUESTS
-from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
+from evaluator import JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
 from pipeline import interim
-from pipeline.allowance import CallAllowance
 from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
+from pipeline.run_judge import judge_for
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)
-BEAT_EVERY_S = 10.0  # a judging chunk refreshes its heartbeat this often
 
 if TYPE_CHECKING:  # the worker builds it; the CLI's validate loads no SQL
     from store.storage import Storage
@@ -116,7 +114,7 @@ def _score(ctx: Context, run, chunk) -> None:
     sessions = dataset.read_sessions(path, chunk.start, chunk.end)
     report = partial(storage.record_progress, run.id, chunk.chunk, lease=chunk.lease)
     progress = ChunkProgress(report, chunk.units, len(run.suites))
-    judge = judge_for(ctx, run, chunk, on_items=progress.add)
+    judge = judge_for(ctx.storage, ctx.config, ctx.pool, run, chunk, progress.add)
     if judge is not None:
         progress.counters = judge.usage.counters
     options = {**run.options, "history_chars": ctx.config["JUDGE_HISTORY_CHARS"]}
@@ -204,69 +202,6 @@ def _after_chunk(ctx: Context, run_id: str) -> None:
     ctx.dispatch()
     if not finalize_when_complete(ctx.storage, run_id, ctx.send):
         interim.refresh(ctx.storage, run_id, ctx.config)
-
-
-def judge_for(ctx: Context, run, chunk, on_items=None) -> Judge | JudgePanel | None:
-    """The run's judge, or None when no suite of it asks one or none is
-    configured. ``on_items(n)``: n more items have their outcome."""
-    if not any(registry.get(name).uses_judge for name in run.suites):
-        return None
-    judge_config = JudgeConfig.from_settings(ctx.config, run.options)
-    if judge_config is None:
-        return None
-    cache = _cache_for(ctx, run)
-    lease_s = ctx.config["CHUNK_STALL_S"]
-    stop = _stop_and_beat(ctx.storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
-    usage = Usage()
-    # A server that refused structured output in an earlier chunk is not
-    # asked again: the text grammar reads its replies.
-    used = ctx.storage.judge_usage(run.id)
-    cap = run.options.get("call_cap") or ctx.config["MAX_JUDGE_CALLS_PER_RUN"]
-    allowance = CallAllowance(ctx.storage, run.id, cap, run.workspace_id,
-                              ctx.config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
-    judges = [
-        Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
-              pool=ctx.pool, on_items=on_items, usage=usage, allowance=allowance,
-              fair_key=run.id,
-              structured=StructuredOutput(
-                  refused=bool(used.get(model, {}).get("structured_rejected"))))
-        for model in run.options.get("judge_models") or [judge_config.model]
-    ]  # fmt: skip
-    return judges[0] if len(judges) == 1 else JudgePanel(judges)
-
-
-def _cache_for(ctx: Context, run):
-    """The run's judge cache: its team's (workspace, else client), or, for a
-    run asked not to reuse verdicts, its own. Either way the verdicts the
-    run paid for are kept, and its requests under way are claimed for as
-    long as one with its retries takes, so a chunk taken over (a lease
-    expired, a task redelivered) pays nothing twice."""
-    from store.judge_cache import JudgeCache
-
-    if run.options.get("use_cache", True):
-        scope = run.workspace_id or f"client:{run.client or ''}"
-    else:
-        scope = f"run:{run.id}"
-    deadline = ctx.config["JUDGE_TIMEOUT_S"] * (ctx.config["JUDGE_MAX_RETRIES"] + 1)
-    return JudgeCache(ctx.storage, run.id, scope, holder=LEASES.holder,
-                      claim_s=deadline + 60.0)  # fmt: skip
-
-
-def _stop_and_beat(storage, run_id: str, chunk, every_s: float):
-    """Asked by the judge between calls: is the run cancelled? It also
-    renews the chunk's lease every ``every_s`` and raises ``LeaseLost`` when
-    another worker took it (this one was stopped or starved past it)."""
-    last_beat = [monotonic()]
-
-    def should_stop() -> bool:
-        if monotonic() - last_beat[0] >= every_s:
-            if not storage.beat(run_id, chunk.chunk, chunk.lease):
-                raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
-            last_beat[0] = monotonic()
-        state = storage.run_state(run_id)  # one small query, twice a second
-        return state is None or state[0] == RunStatus.CANCELLED
-
-    return should_stop
 
 
 # The finalize claim is refreshed while the aggregation runs; a claim not

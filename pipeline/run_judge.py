@@ -1,0 +1,85 @@
+"""The judge a chunk's claim asks: the run's judge (or panel) with its
+cache, its call allowance, and the stop check that renews the chunk's
+lease (``pipeline/leases.py``) and ends the calls of a cancelled run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from time import monotonic
+
+from core.status import LeaseLost, RunStatus
+from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
+from metrics import registry
+from pipeline.allowance import CallAllowance
+from pipeline.leases import LEASES
+from store.judge_cache import JudgeCache
+
+BEAT_EVERY_S = 10.0  # a judging chunk renews its lease at least this often
+
+
+def judge_for(
+    storage, config: dict, pool: JudgePool | None, run, chunk, on_items=None
+) -> Judge | JudgePanel | None:
+    """The run's judge for one claim of a chunk, or None when no suite of it
+    asks one or none is configured. ``on_items(n)``: n more items have
+    their outcome."""
+    if not any(registry.get(name).uses_judge for name in run.suites):
+        return None
+    judge_config = JudgeConfig.from_settings(config, run.options)
+    if judge_config is None:
+        return None
+    cache = _cache_for(
+        storage, config, run, f"{LEASES.holder}:{chunk.chunk}.{chunk.lease}"
+    )
+    lease_s = config["CHUNK_STALL_S"]
+    stop = _stop_and_beat(storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
+    usage = Usage()
+    # A server that refused structured output in an earlier chunk is not
+    # asked again: the text grammar reads its replies.
+    used = storage.judge_usage(run.id)
+    cap = run.options.get("call_cap") or config["MAX_JUDGE_CALLS_PER_RUN"]
+    allowance = CallAllowance(storage, run.id, cap, run.workspace_id,
+                              config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
+    judges = [
+        Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
+              pool=pool, on_items=on_items, usage=usage, allowance=allowance,
+              fair_key=run.id,
+              structured=StructuredOutput(
+                  refused=bool(used.get(model, {}).get("structured_rejected"))))
+        for model in run.options.get("judge_models") or [judge_config.model]
+    ]  # fmt: skip
+    return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
+    """The run's judge cache: its team's (workspace, else client), or, for a
+    run asked not to reuse verdicts, its own. Either way the verdicts the
+    run paid for are kept, and its requests under way are claimed for as
+    long as one with its retries takes, so a chunk taken over (a lease
+    expired, a task redelivered) pays nothing twice. ``holder``: this claim
+    of the chunk (its process, its lease), so a later claim of it in the
+    same process awaits the earlier one's calls too."""
+    if run.options.get("use_cache", True):
+        scope = run.workspace_id or f"client:{run.client or ''}"
+    else:
+        scope = f"run:{run.id}"
+    deadline = config["JUDGE_TIMEOUT_S"] * (config["JUDGE_MAX_RETRIES"] + 1)
+    return JudgeCache(storage, run.id, scope, holder=holder,
+                      claim_s=deadline + 60.0)  # fmt: skip
+
+
+def _stop_and_beat(storage, run_id: str, chunk, every_s: float):
+    """Asked by the judge between calls: is the run cancelled? It also
+    renews the chunk's lease every ``every_s`` and raises ``LeaseLost`` when
+    another worker took it (this one was stopped or starved past it)."""
+    last_beat = [monotonic()]
+
+    def should_stop() -> bool:
+        if monotonic() - last_beat[0] >= every_s:
+            if not storage.beat(run_id, chunk.chunk, chunk.lease):
+                raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
+            last_beat[0] = monotonic()
+        state = storage.run_state(run_id)  # one small query, twice a second
+        return state is None or state[0] == RunStatus.CANCELLED
+
+    return should_stop
