@@ -154,27 +154,41 @@ class Judge:
             for index in indices
         }
         results: dict[int, tuple] = {}
+        cached: set[int] = set()
         try:
-            # Collected in submission order, which is the pool's order, so
-            # each outcome is reported about when it arrives.
-            for index, future in futures.items():
-                results[index] = self._result(future)
-                self._on_items(1)
+            for fresh in self._as_they_come(futures, results):
+                self._cache(keys, {index: results[index] for index in fresh})
+                cached.update(fresh)
         except LeaseLost:
             # Another worker holds the chunk now: no further call goes out
             # (each checks first), the calls under way are paid for, so their
             # verdicts go to the cache, where the next holder finds them.
             results.update(settled(futures))
-            self._cache(keys, results)
+            self._cache(keys, _without(results, cached))
             raise
         except Cancelled:
             for future in futures.values():
                 future.cancel()  # under way or waiting: ends now, not at its deadline
-            self._cache(keys, results)
+            self._cache(keys, _without(results, cached))
             raise
-        self._cache(keys, results)
         for index, (outcome, _entry) in results.items():
             outcomes[index] = outcome
+
+    def _as_they_come(self, futures: dict, results: dict):
+        """Collect the calls' outcomes into ``results`` in submission order
+        (the pool's order, so each is reported about when it arrives),
+        yielding each batch of indices that came together: each verdict is
+        cached as soon as it is in, so a worker killed meanwhile loses only
+        its calls in flight, not the verdicts it had."""
+        waiting = list(futures.items())
+        while waiting:
+            fresh = []
+            while waiting and (not fresh or waiting[0][1].done()):
+                index, future = waiting.pop(0)
+                results[index] = self._result(future)
+                self._on_items(1)
+                fresh.append(index)
+            yield fresh
 
     def _cache(self, keys: list[str], results: dict[int, tuple]) -> None:
         """Put the verdicts among ``results`` into the cache (keys: if any)."""
@@ -293,3 +307,7 @@ class Judge:
                 model, **{"structured" if honoured else "structured_ignored": 1}
             )
         return reply
+
+
+def _without(results: dict[int, tuple], cached: set[int]) -> dict[int, tuple]:
+    return {index: found for index, found in results.items() if index not in cached}
