@@ -182,7 +182,7 @@ class Judge:
         its calls in flight, not the verdicts it had."""
         waiting = list(futures.items())
         while waiting:
-            fresh = []
+            fresh: list[int] = []
             while waiting and (not fresh or waiting[0][1].done()):
                 index, future = waiting.pop(0)
                 results[index] = self._result(future)
