@@ -23,7 +23,6 @@ from evaluator import JudgePool, warm_up_judge
 from metrics import lexicon
 from pipeline import interim, queue, worker_process
 from pipeline.execution import Context
-from pipeline.resume import BrokerEpoch
 from pipeline.runs import RunService
 from pipeline.watchdog import Watchdog
 from pipeline.worker_process import WorkerProcess
@@ -53,11 +52,10 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
 
     Embedded (no Redis): the broker is a folder of the instance and this
     process starts the worker as a supervised child (on its first request,
-    its first task, or ``python app.py``); the worker resumes unfinished
-    runs when it starts (pipeline/worker_process.py). Team mode: ``celery
-    worker`` processes on Redis; unfinished runs are resumed once per
-    broker lifetime (pipeline/resume.py). The watchdog runs beside every
-    worker."""
+    its first task, or ``python app.py``); the worker takes back the work
+    in flight when it starts (pipeline/worker_process.py). Team mode:
+    ``celery worker`` processes on Redis. The watchdog runs beside every
+    worker: its sweep of void leases is the one recovery path."""
     app.extensions["judge_pool"] = JudgePool(app.config["JUDGE_CONCURRENCY"])
     watchdog = app.extensions["watchdog"] = Watchdog(
         lambda: Context.of(app),
@@ -74,8 +72,8 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
             app.before_request(supervisor.ensure_started)  # a no-op once it runs
             service.start_worker = supervisor.ensure_started
     else:
-        epoch = service.broker_check = BrokerEpoch(service, app.config["REDIS_URL"])
-        on_init, on_ready = None, partial(_ready_on_redis, epoch, watchdog)
+        service.broker_check = partial(queue.ping, app.config["REDIS_URL"])
+        on_init, on_ready = None, partial(_ready_on_redis, watchdog)
     app.extensions["worker"] = supervisor
     service.queue = queue.init_app(app, on_init, on_ready)
 
@@ -85,8 +83,7 @@ def _ready_embedded(watchdog: Watchdog) -> None:
     worker_process.warm_up(interim.preload(), warm_up_judge())
 
 
-def _ready_on_redis(epoch: BrokerEpoch, watchdog: Watchdog) -> None:
-    epoch()  # resume if the broker lost its tasks
+def _ready_on_redis(watchdog: Watchdog) -> None:
     watchdog.start()
     worker_process.warm_up(interim.preload(), warm_up_judge())
 

@@ -180,19 +180,22 @@ DEFAULTS: dict = {
     # 1.55x ideal against 1.37x at 8 (bench/judge_orchestration.py).
     "RUN_INFLIGHT_CHUNKS": 8,
     "CLIENT_INFLIGHT_CHUNKS": 16,
-    # The watchdog (pipeline/watchdog.py): a chunk whose lease was not renewed
-    # for CHUNK_STALL_S (its worker's watchdog renews it three times per
-    # lease, so only a killed or stopped worker's expires), or in the queue
-    # for QUEUE_TIMEOUT_S (unset: CELERY_VISIBILITY_TIMEOUT_S), is tried
-    # again, up to MAX_CHUNK_ATTEMPTS. 60 s: a killed worker's chunks wait
-    # about a minute, and a judge call it had under way is never paid twice
-    # (its claim outlives the lease: store/call_claims.py).
+    # The watchdog (pipeline/watchdog.py), the one recovery path: a chunk
+    # whose lease is void goes back for another claim, up to
+    # MAX_CHUNK_ATTEMPTS claims. A lease is void when it was not renewed for
+    # CHUNK_STALL_S (its worker's watchdog renews it three times a lease, so
+    # only a killed or stopped worker's expires; 60 s: a killed worker's
+    # chunks wait about a minute, and a judge call it had under way is not
+    # paid twice: store/call_claims.py), when its holder is a process of
+    # this host that ended, or when a chunk sent waited QUEUE_TIMEOUT_S for
+    # a worker (then a copy of its task is sent: harmless, the first copy to
+    # come claims it; this also recovers a Redis that lost its data).
     "WATCHDOG_INTERVAL_S": 30.0,
     # Provisional results while a run is evaluated: the rows stored so far
     # are aggregated at most this often (pipeline/interim.py).
     "INTERIM_EVERY_S": 15.0,
     "CHUNK_STALL_S": 60.0,
-    "QUEUE_TIMEOUT_S": None,
+    "QUEUE_TIMEOUT_S": 300.0,
     "MAX_CHUNK_ATTEMPTS": 3,
     # Abuse limits per client address (web/limits.py), in Flask-Limiter's
     # notation; an upload is a run started from the page or the API.
@@ -370,8 +373,6 @@ def load(instance_path: Path, overrides: dict | None = None) -> dict:
         )
     if settings["QUEUE_FOLDER"] is None:
         settings["QUEUE_FOLDER"] = str(queue_folder(instance_path, settings))
-    if settings["QUEUE_TIMEOUT_S"] is None:
-        settings["QUEUE_TIMEOUT_S"] = float(settings["CELERY_VISIBILITY_TIMEOUT_S"])
     if settings["DB_AUTO_UPGRADE"] is None:
         settings["DB_AUTO_UPGRADE"] = settings["DATABASE_URL"].startswith("sqlite")
     settings["MAX_CONTENT_LENGTH"] = settings["MAX_UPLOAD_MB"] * 1024 * 1024

@@ -19,7 +19,9 @@ from bench import (
     handoff,
     judge_orchestration,
     load,
+    paid_once_drill,
     pairwise,
+    slow_judge_drill,
     startup,
     style,
     suites,
@@ -41,6 +43,8 @@ BENCHMARKS = {
     "client_cpu": client_cpu.run,
     "convert_memory": convert_memory.run,
     "floor": floor.run,
+    "paid_once_drill": paid_once_drill.run,
+    "slow_judge_drill": slow_judge_drill.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

@@ -13,3 +13,12 @@ from datetime import UTC, datetime
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def aware(moment: datetime) -> datetime:
+    """A stored time as UTC-aware (SQLite gives back naive UTC).
+
+    >>> aware(datetime(2026, 1, 1)).isoformat()
+    '2026-01-01T00:00:00+00:00'
+    """
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -11,7 +11,7 @@ that frees a slot (a chunk finishing, a run starting, the watchdog) calls
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import dataset
 from core.clock import utcnow
@@ -88,20 +88,12 @@ def fail_run(storage, run_id: str, code: str, **params) -> None:
 
 
 # -- recovery ------------------------------------------------------------------
-def requeue(
-    storage, config: dict, run, send: Send, expired_before: datetime | None = None
-) -> None:
-    """Make an unfinished run whole again after its queue was lost: chunks in
-    flight go back to pending (running ones only once their lease expired
-    before ``expired_before``, if given), a run of the first release gets
-    its plan."""
+def plan_missing(storage, config: dict, run) -> None:
+    """Plan a run whose chunks were never (or, by the first release, only
+    partly) recorded; idempotent: finished chunks are kept."""
     planned = sum(storage.chunk_states(run.id).values())
     if not planned or planned < run.options.get("chunks", 0):
-        # a first-release run: it recorded finished chunks only; planning
-        # again is idempotent and keeps them
         plan_from_upload(storage, config, run)
-    storage.requeue_in_flight(run.id, expired_before)
-    finalize_when_complete(storage, run.id, send)
 
 
 def plan_from_upload(storage, config: dict, run) -> None:

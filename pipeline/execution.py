@@ -37,7 +37,13 @@ from evaluator import JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
 from pipeline import interim
-from pipeline.dispatch import Send, dispatch, fail_run, finalize_when_complete, requeue
+from pipeline.dispatch import (
+    Send,
+    dispatch,
+    fail_run,
+    finalize_when_complete,
+    plan_missing,
+)
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
 from pipeline.run_judge import judge_for
@@ -287,16 +293,23 @@ NOT_EVALUATED_ROWS = (
 
 
 # -- recovery ------------------------------------------------------------------
-def sweep(ctx: Context) -> dict[str, int]:
-    """The watchdog's round: chunks whose task was lost in the queue or whose
-    worker went quiet go back for another attempt, or are given up after
-    ``MAX_CHUNK_ATTEMPTS``; complete runs are finalized; then dispatch."""
+def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
+    """The one recovery path, the watchdog's round: every chunk whose lease
+    is void (``store/leases.py``: its task lost or waiting long in the
+    queue, its worker killed, stopped past its lease, or gone) goes back
+    for another claim, or is given up after ``MAX_CHUNK_ATTEMPTS``; runs
+    never planned are planned; complete runs are finalized; then dispatch.
+    ``sole``: this process is the only worker of its database (the embedded
+    worker starting, under the queue's lock), so no lease it does not hold
+    is alive and none is waited for."""
     storage, config = ctx.storage, ctx.config
     now = utcnow()
-    expired = now - timedelta(seconds=config["CHUNK_STALL_S"])
+    sent_before = now - timedelta(seconds=config["QUEUE_TIMEOUT_S"])
+    beat_before = now - timedelta(seconds=config["CHUNK_STALL_S"])
     stale = storage.stale_chunks(
-        sent_before=now - timedelta(seconds=config["QUEUE_TIMEOUT_S"]),
-        beat_before=expired, held_here=LEASES.keys(), holder=LEASES.holder,
+        sent_before=now if sole else sent_before,
+        beat_before=now if sole else beat_before,
+        held_here=LEASES.keys(), holder=LEASES.holder,
     )  # fmt: skip
     given_up = 0
     why = "the worker stopped answering"
@@ -304,17 +317,16 @@ def sweep(ctx: Context) -> dict[str, int]:
         run = _active(storage, chunk.run_id)
         if run is None:
             continue
+        # fenced on the token seen: a lease renewed meanwhile is kept
+        if not storage.release_chunk(chunk.run_id, chunk.chunk, why, chunk.lease):
+            continue
         if _exhausted(chunk, config):
-            claimed = storage.start_chunk(
-                chunk.run_id, chunk.chunk, holder=LEASES.holder, expired_before=expired
-            )
+            claimed = storage.start_chunk(chunk.run_id, chunk.chunk, LEASES.holder)
             if claimed is not None:
                 give_up(ctx, run, claimed, why)
                 given_up += 1
-        else:
-            storage.release_chunk(chunk.run_id, chunk.chunk, why, lease=chunk.lease)
     for run in storage.unfinished_runs():
         if not storage.chunk_states(run.id):  # never planned: plan it, or fail it
-            requeue(storage, config, run, ctx.send)
+            plan_missing(storage, config, run)
         finalize_when_complete(storage, run.id, ctx.send)
     return {"stale": len(stale), "given_up": given_up, "sent": ctx.dispatch()}

@@ -10,10 +10,10 @@ SQLAlchemy transport writes a row per delivery and keeps it), and no
 residue: a delivered message is a deleted file. Both transports poll; a
 ``listdir`` of a near-empty folder every ``POLL_S`` costs microseconds.
 
-The folder lives as long as the worker consuming it: a worker starts on an
-empty queue and takes back what was in flight (:func:`purge`, then
-``RunService.resume_unfinished``), as the in-memory queue of earlier
-releases did, so no chunk is ever sent twice across a restart.
+A worker that starts takes back what was in flight (its first sweep,
+``pipeline/worker_process.begin``); messages left in the folder by the one
+before are delivered too, and a chunk's task that finds it taken or done
+does nothing, so a restart runs no chunk twice.
 """
 
 from __future__ import annotations
@@ -63,12 +63,3 @@ def settings(folder: str | Path) -> dict:
         # nothing to broadcast to: one worker per instance (worker_process.py)
         "worker_enable_remote_control": False,
     }
-
-
-def purge(folder: str | Path) -> int:
-    """Delete every queued message; returns how many there were."""
-    removed = 0
-    for path in Path(folder).glob("*.msg"):
-        path.unlink(missing_ok=True)
-        removed += 1
-    return removed

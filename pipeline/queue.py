@@ -55,6 +55,14 @@ def celery_settings(config: dict) -> dict:
     }
 
 
+def ping(redis_url: str) -> None:
+    """Raise the broker's error when Redis cannot take tasks now."""
+    import redis
+
+    with redis.Redis.from_url(redis_url, socket_connect_timeout=2) as client:
+        client.ping()
+
+
 def is_embedded(config: dict) -> bool:
     return not config.get("REDIS_URL")
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from time import monotonic
+from typing import TYPE_CHECKING
 
 from core.status import LeaseLost, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from metrics import registry
 from pipeline.allowance import CallAllowance
 from pipeline.leases import LEASES
-from store.judge_cache import JudgeCache
+
+if TYPE_CHECKING:
+    from store.judge_cache import JudgeCache
 
 BEAT_EVERY_S = 10.0  # a judging chunk renews its lease at least this often
 
@@ -59,6 +62,9 @@ def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
     expired, a task redelivered) pays nothing twice. ``holder``: this claim
     of the chunk (its process, its lease), so a later claim of it in the
     same process awaits the earlier one's calls too."""
+    # here, not at the top: light commands (help, validate) load no SQLAlchemy
+    from store.judge_cache import JudgeCache
+
     if run.options.get("use_cache", True):
         scope = run.workspace_id or f"client:{run.client or ''}"
     else:

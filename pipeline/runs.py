@@ -11,19 +11,17 @@ from __future__ import annotations
 import errno
 import logging
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from itertools import chain
 from typing import Any, BinaryIO
 
 import dataset
 from core.caps import Daily
-from core.clock import utcnow
 from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from metrics import registry, results
 from pipeline import budget, reuse
-from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run, requeue
+from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
 from pipeline.run_request import (
     RunRequest,
@@ -50,8 +48,8 @@ class RunService:
         self.storage = storage
         self.config = config
         self.queue = queue
-        # Team mode: called before a run is recorded; resumes the unfinished
-        # runs if the broker lost its tasks (see pipeline/resume.py).
+        # Team mode: called before a run is recorded, so a run is refused
+        # (503) rather than recorded while the broker cannot take its tasks.
         self.broker_check = broker_check
         # Embedded mode: makes sure the worker process runs (it takes back
         # what was in flight when it starts, so it starts before any claim).
@@ -272,23 +270,6 @@ class RunService:
         if run.judge:
             self._check_daily(run.workspace_id, 1)
         return max(left, 1)
-
-    def resume_unfinished(self, created_before=None, live_leases=False) -> int:
-        """Re-send unfinished runs after a restart (finished chunks are
-        skipped); with ``created_before`` (a datetime), only older runs.
-        ``live_leases``: other workers may be alive (team mode), so a
-        running chunk is taken back only once its lease expired."""
-        pending = self.storage.unfinished_runs(created_before)
-        expired = None
-        if live_leases:
-            expired = utcnow() - timedelta(seconds=self.config["CHUNK_STALL_S"])
-        for run in pending:
-            requeue(self.storage, self.config, run, self.queue.send, expired)
-        if pending:
-            self.enqueue()
-        if pending:
-            log.info("resumed %d unfinished run(s)", len(pending))
-        return len(pending)
 
     # -- reading runs --------------------------------------------------------
     def upload_path(self, run):

@@ -33,7 +33,7 @@ def start_run(run_id: str) -> None:
     ctx = context()
     run = ctx.storage.get_run(run_id)
     if run is not None and run.status in ACTIVE_RUN:
-        dispatch.requeue(ctx.storage, ctx.config, run, ctx.send)
+        dispatch.plan_missing(ctx.storage, ctx.config, run)
         ctx.dispatch()
 
 

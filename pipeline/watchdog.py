@@ -1,9 +1,10 @@
 """The watchdog: a thread beside each worker that renews the chunk leases
 its process holds (at least three times per lease, ``pipeline/leases.py``)
-and sweeps every ``WATCHDOG_INTERVAL_S`` (``pipeline.execution.sweep``), so
-a chunk whose task was lost or whose worker died is tried again or given
-up, and a run never stays ``queued`` or ``running`` for good. Sweeps are
-idempotent: two workers sweeping at once claim each chunk once."""
+and sweeps every ``WATCHDOG_INTERVAL_S``
+(``pipeline.execution.sweep``, the one recovery path): a chunk whose lease
+is void is tried again or given up, and a run never stays ``queued`` or
+``running`` for good. Sweeps are idempotent: two workers sweeping at once
+claim each chunk once."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class Watchdog:
         self._lock = threading.Lock()
 
     def start(self) -> None:
+        """Renew every ``renew_s``; sweep every ``interval_s``, the first time at
+        the first renewal."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._stop.clear()
@@ -42,7 +45,7 @@ class Watchdog:
                 self._thread.start()
 
     def _loop(self) -> None:
-        swept_at = monotonic()
+        swept_at = monotonic() - self.interval_s
         while not self._stop.wait(self.renew_s):
             try:
                 ctx = self.make_context()

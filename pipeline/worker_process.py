@@ -219,15 +219,17 @@ def warm_up(*loaders: threading.Thread) -> threading.Thread:
 
 def begin(app) -> None:
     """What a worker on the local broker does before it consumes (Celery's
-    ``worker_init``, however the worker was started): empty the queue, take
-    back the chunks in flight (their tasks were in that queue or on the
-    worker that died), send what may run, and start the watchdog."""
-    from pipeline import local_broker
+    ``worker_init``, however the worker was started): it is the only worker
+    of its database (the queue's lock), so its watchdog's first sweep takes
+    back every chunk in flight at once (their tasks were in the queue or on
+    the worker that died; a copy of one still queued is harmless), then
+    sends what may run."""
+    from pipeline import execution
 
-    local_broker.purge(app.config["QUEUE_FOLDER"])
-    service = app.extensions["runs"]
-    service.resume_unfinished()
-    service.enqueue()
+    try:
+        execution.sweep(execution.Context.of(app), sole=True)
+    except Exception:  # the database away at start: the watchdog's next round
+        log.exception("the first sweep failed")
     app.extensions["watchdog"].start()
 
 

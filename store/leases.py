@@ -23,6 +23,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 
+from core.clock import aware
+from core.holders import gone
 from core.status import ACTIVE_RUN, ChunkState, LeaseLost
 from store.chunks import FINISHED, IN_FLIGHT, Chunk
 from store.models import Run, RunChunk, utcnow
@@ -118,64 +120,47 @@ class LeaseQueries:
         self, sent_before: datetime, beat_before: datetime,
         held_here: Iterable[tuple[str, int]] = (), holder: str | None = None,
     ) -> list[Chunk]:  # fmt: skip
-        """Chunks of active runs whose task was lost in the queue (sent too
-        long ago) or whose lease expired (not renewed since ``beat_before``),
-        but those ``held_here``: the sweeping process is alive, so its own
-        leases are not a dead worker's however slowly it runs. A chunk its
-        ``holder`` (this process) claimed and no longer holds is orphaned
-        at once (its worker failed, and could not even hand it back: a
-        full disk), so it is tried again as soon as a write succeeds."""
-        stale = (
-            (RunChunk.state == ChunkState.SENT.value) & (RunChunk.sent_at < sent_before)
-        ) | (
-            (RunChunk.state == ChunkState.RUNNING.value)
-            & (RunChunk.beat_at < beat_before)
-        )
-        if holder is not None:  # (a claim is held within a moment of being made)
-            orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
-            stale = stale | (
-                (RunChunk.state == ChunkState.RUNNING.value)
-                & (RunChunk.holder == holder)
-                & (RunChunk.beat_at < orphaned)
-            )
+        """The chunks of active runs whose lease is void, but those
+        ``held_here`` (the sweeping process is alive, so its own leases are
+        not a dead worker's however slowly it runs). A lease is void when:
+
+        * the chunk was sent and no worker took it by ``sent_before`` (its
+          task was lost, or waits behind others: a copy is harmless, the
+          first task to come claims the chunk);
+        * it was not renewed since ``beat_before`` (its worker was killed,
+          or stopped past it);
+        * its holder is known gone (a process of this host that ended:
+          :func:`core.holders.gone`), whenever it was renewed;
+        * ``holder`` (this process) claimed it and no longer holds it (its
+          worker failed and could not even hand it back: a full disk), so
+          it is tried again as soon as a write succeeds.
+        """
         query = (
             select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
                    RunChunk.units, RunChunk.attempts, RunChunk.lease,
-                   RunChunk.claims, RunChunk.holder)
+                   RunChunk.claims, RunChunk.holder, RunChunk.state,
+                   RunChunk.sent_at, RunChunk.beat_at)
             .join(Run, Run.id == RunChunk.run_id)
-            .where(stale, Run.status.in_([s.value for s in ACTIVE_RUN]))
+            .where(RunChunk.state.in_(IN_FLIGHT),
+                   Run.status.in_([s.value for s in ACTIVE_RUN]))
         )  # fmt: skip
+        orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
         mine = set(held_here)
+
+        def void(row) -> bool:
+            if row.state == ChunkState.SENT.value:
+                return row.sent_at is None or aware(row.sent_at) < sent_before
+            beat = aware(row.beat_at) if row.beat_at else None
+            return (
+                beat is None or beat < beat_before
+                or (row.holder is not None and gone(row.holder))
+                or (holder is not None and row.holder == holder and beat < orphaned)
+            )  # fmt: skip
+
         with self.engine.connect() as conn:
             return [
                 Chunk(row.run_id, row.chunk, row.start or 0, row.end or 0, row.units,
                       row.attempts, row.lease, row.claims, row.holder)
-                for row in conn.execute(query) if (row.run_id, row.chunk) not in mine
+                for row in conn.execute(query)
+                if (row.run_id, row.chunk) not in mine and void(row)
             ]  # fmt: skip
-
-    def requeue_in_flight(
-        self, run_id: str, expired_before: datetime | None = None
-    ) -> int:
-        """A run's chunks in the queue back to ``pending`` (the queue that
-        held them is gone), and its running chunks whose lease expired
-        before ``expired_before`` (None: all of them; the embedded worker
-        starting is the instance's only worker, so no lease of another is
-        alive). Their tokens grow: a late write of an old holder is refused."""
-        taken = (
-            RunChunk.state.in_(IN_FLIGHT)
-            if expired_before is None
-            else (RunChunk.state == ChunkState.SENT.value)
-            | (
-                (RunChunk.state == ChunkState.RUNNING.value)
-                & (RunChunk.beat_at < expired_before)
-            )
-        )
-        stmt = (
-            update(RunChunk)
-            .where(RunChunk.run_id == run_id, taken)
-            .values(
-                state=ChunkState.PENDING.value, holder=None, lease=RunChunk.lease + 1
-            )
-        )
-        with self.engine.begin() as conn:
-            return conn.execute(stmt).rowcount

@@ -29,7 +29,7 @@ class InProcessWorker:
             if self._started or self._stopping:
                 return
             self._started = True  # begin() enqueues, which calls this again
-            # built: worker_init runs worker_process.begin (purge, resume)
+            # built: worker_init runs worker_process.begin (its first sweep)
             self._worker = self.app.extensions["queue"].celery.WorkController(
                 pool="threads",
                 concurrency=self.app.config["EMBEDDED_WORKER_THREADS"],
