@@ -202,6 +202,10 @@ DEFAULTS: dict = {
     "RATE_LIMITS_ENABLED": True,
     "RATE_LIMIT_UPLOADS": "30 per hour",
     "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
+    # POST /api/v1/convert running at once across every web process of the
+    # instance (web/shared_slots.py): each holds a CPU for up to a minute
+    # on a 200 MB file; one more is refused with 503 and Retry-After.
+    "CONVERT_SLOTS": 2,
     "RATE_LIMIT_RETRIES": "20 per hour",
     "RATE_LIMIT_WORKSPACES": "60 per hour",  # POST /api/v1/workspaces
     # comparisons read every row of their runs: the one read that is counted
@@ -315,6 +319,7 @@ _PARSERS = {
     "CHUNK_STALL_S": lambda n, v: _float(n, v, 1.0),
     "QUEUE_TIMEOUT_S": lambda n, v: _float(n, v, 1.0),
     "MAX_CHUNK_ATTEMPTS": lambda n, v: _int(n, v, 1),
+    "CONVERT_SLOTS": lambda n, v: _int(n, v, 1),
     "RATE_LIMITS_ENABLED": _bool,
     "RATE_LIMIT_UPLOADS": _rate_limit,
     "RATE_LIMIT_VALIDATIONS": _rate_limit,

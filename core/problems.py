@@ -141,6 +141,10 @@ MESSAGES: dict[str, LazyText] = {
     "protocol_unknown_protocol": _l(
         "No built-in judge protocol is named %(name)s (built in: %(names)s)."
     ),
+    "convert_busy": _l(
+        "%(count)s other conversions are running on this server; try again in a "
+        "few seconds."
+    ),
     # the run
     "queue_unavailable": _l(
         "The evaluation queue is unavailable; nothing was started. Try again shortly."

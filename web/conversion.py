@@ -15,7 +15,7 @@ from core.problems import Rejected
 from dataset import convert
 from dataset.importers import IMPORTERS, Options
 from translations import translate_problems
-from web import cross_site, forms
+from web import cross_site, forms, shared_slots
 
 bp = Blueprint("conversion", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
@@ -42,9 +42,18 @@ def convert_upload():
         return _rejected(rejected)
     # read and written a record at a time: the file is never held whole
     sink = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by _chunks)
+    slots = current_app.config["CONVERT_SLOTS"]
     try:
         suffix = Path(upload.filename).suffix
-        report = convert.convert_stream(upload.stream, suffix, layout, options, sink)
+        with shared_slots.slot(current_app.instance_path, "convert", slots) as held:
+            if not held:  # every process's conversions count: one CPU each
+                sink.close()
+                problem = Rejected.one("convert_busy", http=503, count=slots)
+                return jsonify(errors=translate_problems(problem.errors)), 503, {
+                    "Retry-After": "5"}  # fmt: skip
+            report = convert.convert_stream(
+                upload.stream, suffix, layout, options, sink
+            )
     except UnicodeDecodeError as exc:
         sink.close()
         problem = Rejected.one("not_utf8", path="file", column=exc.start + 1)
