@@ -227,7 +227,12 @@ DEFAULTS: dict = {
     # Redis redelivers a task whose worker died once this has passed;
     # keep it above the longest chunk.
     "CELERY_VISIBILITY_TIMEOUT_S": 3600,
-    "EMBEDDED_WORKER_THREADS": 4,
+    # A chunk holds a task thread while it waits on its judge, so a slow
+    # judge's runs could hold every thread: with more threads than one
+    # client may have chunks in flight (CLIENT_INFLIGHT_CHUNKS), another
+    # client's run always finds one (bench/slow_judge_drill.py). Waiting
+    # threads cost no CPU.
+    "EMBEDDED_WORKER_THREADS": 20,
     # Embedded mode (no REDIS_URL): "process" runs the Celery worker as a child
     # process the app starts and supervises (pipeline/worker_process.py);
     # "none" starts none: run `celery -A app:celery_app worker` yourself on

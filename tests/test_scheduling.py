@@ -255,3 +255,33 @@ def test_a_slow_judge_does_not_stall_a_run_on_a_fast_one(app_factory, tmp_path):
         assert storage.get_run(slow_run).status == "running"
         assert slow.state.calls == 0  # not one slow reply came back meanwhile
         app.extensions["runs"].cancel(storage.get_run(slow_run))
+
+
+@pytest.mark.slow
+def test_a_slow_judges_many_chunks_leave_a_task_thread_for_another_run(
+    app_factory, tmp_path
+):
+    """A chunk holds a task thread while it waits on its judge: a slow run
+    of many chunks holds as many threads as it may have chunks in flight
+    (RUN_INFLIGHT_CHUNKS), and the worker has more (EMBEDDED_WORKER_THREADS),
+    so a run on another judge still starts and ends (with 4 threads it
+    waited behind the slow run's chunks)."""
+    sessions = [crafted.session(f"s{index:02d}", {"Base": crafted.scores([50] * 5, [1] * 5),
+                                                  "Ours": crafted.scores([60] * 5, [1] * 5)})
+                for index in range(10)]  # fmt: skip
+    with ScriptedJudge(latency=20.0) as slow, ScriptedJudge() as fast:
+        app = app_factory(JUDGE_CONCURRENCY=2, JUDGE_TIMEOUT_S=120.0, CHUNK_UNITS=10)
+        assert app.config["EMBEDDED_WORKER_THREADS"] > app.config["RUN_INFLIGHT_CHUNKS"]
+        many = crafted.write(tmp_path / "many.jsonl", sessions)
+        slow_run = submit(app, many, slow, suites=["alignment"])
+        storage = app.extensions["storage"]
+        running = 0
+        while running < app.config["RUN_INFLIGHT_CHUNKS"]:  # each on a thread
+            running = storage.chunk_states(slow_run).get("running", 0)
+            time.sleep(0.05)
+        path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
+        fast_run = submit(app, path, fast, suites=["alignment"])
+        document = wait_for(app, fast_run, timeout=600)
+        assert document["run"]["status"] == "done"
+        assert slow.state.calls == 0  # not one slow reply came back meanwhile
+        app.extensions["runs"].cancel(storage.get_run(slow_run))
