@@ -8,10 +8,9 @@ distinct requests, the requests made twice, the wall time against the
 undisturbed run's, and whether every row's value equals the undisturbed
 run's. A stopped worker must pay nothing twice (its calls' claims outlive
 its lease: ``store/call_claims.py``). A killed worker's requests in flight
-are the only ones paid again (with those answered while it wrote its last
-verdicts to the cache, each cached as it comes): their replies died with
-it, though the provider answered (and billed) them; at most twice
-``JUDGE_CONCURRENCY``.
+are the only ones paid again: their replies died with it, though the
+provider answered (and billed) them. A call holds its judge slot until its
+verdict is in the cache, so that is at most ``JUDGE_CONCURRENCY``.
 
 The embedded default has one worker: stopped, nobody takes its chunks
 (its own sweep never expires its own leases), so the drill shows it goes
