@@ -37,6 +37,7 @@ from tests import crafted
 SESSIONS, ROUNDS = 100, 5  # x 2 methods = 1,000 units = 2,000 requests
 LATENCY = 0.05
 LEASE_S, STOP_S = 5.0, 12.0  # stopped more than twice its lease
+REDIS_URL = "redis://127.0.0.1:6379/11"  # not a test session's (15, 14, ...)
 # A killed Celery worker's prefetched tasks come back when the queue's
 # timeout sends them again (QUEUE_TIMEOUT_S; Redis itself redelivers after
 # its visibility timeout, an hour by default).
@@ -201,13 +202,13 @@ def team(workdir: Path, judge: ScriptedJudge):
     from tests import services
     from tests.worker_support import create_test_app
 
-    with redis.Redis.from_url(services.REDIS_URL) as client:
+    with redis.Redis.from_url(REDIS_URL) as client:
         client.flushdb()
     url, schema = services.postgres_schema_url()
     admin = create_engine(url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    env = {"REDIS_URL": services.REDIS_URL, "SECRET_KEY": "bench",
+    env = {"REDIS_URL": REDIS_URL, "SECRET_KEY": "bench",
            "DATABASE_URL": f"{url}?options=-csearch_path%3D{schema}",
            "UPLOAD_FOLDER": str(workdir / "uploads"),
            "JUDGE_API_URL": judge.url, "JUDGE_MODEL": "scripted",
