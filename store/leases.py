@@ -82,12 +82,19 @@ class LeaseQueries:
 
     def renew(self, leases: Iterable[tuple[str, int, int]]) -> set[tuple]:
         """Renew the leases a process holds (``(run_id, chunk, lease)``), in
-        one transaction; returns those no longer held."""
+        one transaction; returns those another claim or a sweep took (their
+        token grew). A chunk its holder has just finished is not taken."""
         lost = set()
         with self.engine.begin() as conn:
             for run_id, chunk, lease in leases:
                 if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
                     lost.add((run_id, chunk, lease))
+            if lost:
+                query = select(RunChunk.run_id, RunChunk.chunk, RunChunk.lease).where(
+                    RunChunk.run_id.in_({run_id for run_id, _, _ in lost})
+                )
+                now = {(r.run_id, r.chunk): r.lease for r in conn.execute(query)}
+                lost = {key for key in lost if now.get(key[:2], key[2]) != key[2]}
         return lost
 
     def release_chunk(

@@ -19,7 +19,7 @@ from pipeline.leases import LEASES
 from pipeline.names import EVALUATE_CHUNK
 from pipeline.runs import RunRequest
 from tests import crafted
-from tests.test_progress import planned_run
+from tests.test_progress import RUN_FIELDS, planned_run
 
 ROW = {"session_id": "s1", "round": 1, "method": "Ours", "metric": "al",
        "value": 50.0, "status": "ok"}  # fmt: skip
@@ -37,6 +37,17 @@ def test_a_redelivered_task_leaves_a_live_lease_alone(any_storage):
     assert again is None  # the first worker still holds it: nothing to run
     expired = any_storage.start_chunk(run.id, 0, holder="b", expired_before=_past(-1))
     assert expired is not None and (expired.lease, expired.claims) == (2, 2)
+
+
+def test_a_renewal_tells_a_lease_taken_from_a_chunk_just_finished(any_storage):
+    run = any_storage.create_run(**RUN_FIELDS, total=20)
+    any_storage.plan_chunks(run.id, [(0, 0, 10, 10), (1, 10, 20, 10)])
+    done = any_storage.start_chunk(run.id, 0, holder="a")
+    taken = any_storage.start_chunk(run.id, 1, holder="a")
+    assert any_storage.finish_chunk(run.id, 0, done.units, lease=done.lease)
+    assert any_storage.release_chunk(run.id, 1, "lease expired", lease=taken.lease)
+    held = [(run.id, 0, done.lease), (run.id, 1, taken.lease)]
+    assert any_storage.renew(held) == {(run.id, 1, taken.lease)}
 
 
 def test_a_lost_lease_writes_nothing(any_storage):
