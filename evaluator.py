@@ -35,6 +35,7 @@ from judge_client.http import (
     names_structured_output,
     parse_retry_after,
 )
+from judge_client.keeper import VerdictKeeper
 from judge_client.loop import run as run_on_loop
 from judge_client.loop import warm_up as warm_up_judge
 from judge_client.outcome import JudgeOutcome, StopCheck, Usage, cache_entry, settled
@@ -73,6 +74,7 @@ class Judge:
         self.structured = structured or StructuredOutput()
         self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
+        self._keeper = VerdictKeeper(cache.put) if cache else None
         self.client = client or JudgeClient(config)
         self.usage = usage or Usage()  # a panel's judges count together
         self._stop = StopCheck(should_stop)
@@ -181,8 +183,8 @@ class Judge:
         calls were doing (kept at the end of a batch, a kill -9 lost 28
         answered verdicts of 240; bench/paid_once_drill.py)."""
         outcome, entry = await self._judge_one(item)
-        if entry and key and self.cache:
-            await asyncio.to_thread(self.cache.put, [{**entry, "key": key}])
+        if entry and key and self._keeper is not None:
+            await self._keeper.keep({**entry, "key": key})
         return outcome, entry
 
     def _result(self, future):
