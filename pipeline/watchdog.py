@@ -34,8 +34,7 @@ class Watchdog:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Renew every ``renew_s``; sweep every ``interval_s``, the first time at
-        the first renewal."""
+        """Renew every ``renew_s``; sweep every ``interval_s``."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._stop.clear()
@@ -45,7 +44,7 @@ class Watchdog:
                 self._thread.start()
 
     def _loop(self) -> None:
-        swept_at = monotonic() - self.interval_s
+        swept_at = monotonic()  # a starting worker swept already (worker_process)
         while not self._stop.wait(self.renew_s):
             try:
                 ctx = self.make_context()
