@@ -64,7 +64,8 @@ def _errors(*codes: int) -> dict:
         409: "The run's state does not allow it.",
         413: "Upload larger than MAX_UPLOAD_MB.",
         429: "Rate limit spent; see Retry-After.",
-        503: "The queue is unreachable; nothing was started.",
+        503: "The queue is unreachable, or (convert) every conversion slot is "
+        "taken; nothing was started. See Retry-After when given.",
     }
     return {str(code): _json("Errors", said[code]) for code in codes}
 
@@ -106,7 +107,9 @@ PATHS = {
         "post": {
             "summary": "Another tool's layout (form field `from`: sharegpt, "
                        "openai-messages, personachat, lenient) converted to our "
-                       "JSONL, as a download (docs/importers.md); nothing is stored.",
+                       "JSONL, as a download (docs/importers.md); nothing is stored. "
+                       "At most CONVERT_SLOTS run at once on a server: one more is "
+                       "a 503 convert_busy with Retry-After.",
             "requestBody": {"required": True, "content": {"multipart/form-data": {
                 "schema": {"type": "object", "required": ["file", "from"],
                            "properties": {"file": {"type": "string", "format": "binary"},
@@ -114,7 +117,7 @@ PATHS = {
             "responses": {"200": {"description": "The converted JSONL; counts in "
                                   "X-Sessions-Converted and X-Records-Skipped.",
                                   "content": {"application/jsonl": {}}},
-                          **_errors(400, 413, 429)},
+                          **_errors(400, 413, 429, 503)},
         }
     },
     "/api/v1/runs": {
