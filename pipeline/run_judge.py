@@ -69,7 +69,10 @@ def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
         scope = run.workspace_id or f"client:{run.client or ''}"
     else:
         scope = f"run:{run.id}"
-    deadline = config["JUDGE_TIMEOUT_S"] * (config["JUDGE_MAX_RETRIES"] + 1)
+    # each attempt ends by JUDGE_DEADLINE_S (JUDGE_TIMEOUT_S bounds one read
+    # only), plus a minute for the back-offs between them
+    per_attempt = max(config["JUDGE_DEADLINE_S"], config["JUDGE_TIMEOUT_S"])
+    deadline = per_attempt * (config["JUDGE_MAX_RETRIES"] + 1)
     return JudgeCache(storage, run.id, scope, holder=holder,
                       claim_s=deadline + 60.0)  # fmt: skip
 
