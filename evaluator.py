@@ -102,6 +102,9 @@ class Judge:
         mine = set(claim([keys[i] for i in todo])) if claim else None
         try:
             ours = [i for i in todo if mine is None or keys[i] in mine]
+            # a verdict put (then its claim ended) between the first look and
+            # the claim is in the cache now: looked up again, never paid twice
+            ours = self._from_cache(keys, outcomes, ours) if mine else ours
             self._ask_all(items, keys, ours, outcomes)
             waiting = [i for i in todo if i not in outcomes]
             while waiting:  # under way elsewhere: its verdict is awaited
@@ -141,6 +144,7 @@ class Judge:
         if free:
             mine = self.cache.claim([keys[i] for i in free])
             ours = [i for i in free if keys[i] in mine]
+            ours = self._from_cache(keys, outcomes, ours)  # (as in evaluate)
             self._ask_all(items, keys, ours, outcomes)
         return [i for i in left if i not in outcomes]
 
