@@ -305,5 +305,10 @@ def _judge_facts(judge: dict | None, model: str) -> dict | None:
         return None
     facts = {key: judge.get(key) for key in ("prompts", "temperature", "samples")}
     if model == PANEL_MEAN:  # say which judges it pools
-        return {"model": f"{PANEL_MEAN} ({', '.join(judge_models(judge))})", **facts}
+        models = judge_models(judge)
+        return {
+            "model": f"{PANEL_MEAN} ({', '.join(models)})",
+            "panel": models,
+            **facts,
+        }
     return {"model": model, **facts}

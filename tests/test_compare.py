@@ -416,3 +416,5 @@ def test_a_panel_run_agrees_judge_by_judge_and_as_its_mean(two_judge_app, tmp_pa
         assert entry["krippendorff_alpha"] == pytest.approx(
             alpha_interval(xs, ys), abs=1e-9
         )
+    page = settled(client, f"/compare?runs={','.join(tokens)}&lang=ko")
+    assert "패널 평균 (scripted, scripted+10)" in page.get_data(as_text=True)
