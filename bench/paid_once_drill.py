@@ -33,6 +33,7 @@ from pathlib import Path
 
 from bench.judge_server import ScriptedJudge
 from tests import crafted
+from tests.pipeline_support import Embedded
 
 SESSIONS, ROUNDS = 100, 5  # x 2 methods = 1,000 units = 2,000 requests
 LATENCY = 0.05
@@ -129,23 +130,14 @@ def _figures(run: dict, undisturbed: dict) -> dict:
 
 
 # -- the two deployments, for python -m bench ---------------------------------------
-class EmbeddedWorkers:
+class EmbeddedWorkers(Embedded):
     """The embedded default's one supervised worker process."""
-
-    def __init__(self, app):
-        self.app = app
 
     def pid(self, _index: int) -> int:
         return self.app.extensions["worker"].pid
 
     def kill(self, _index: int) -> None:
-        supervisor = self.app.extensions["worker"]
-        pid, restarts = supervisor.pid, supervisor.restarts
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 120
-        while supervisor.restarts == restarts or supervisor.pid in (None, pid):
-            assert time.monotonic() < deadline, "the worker was not restarted"
-            time.sleep(0.05)
+        self.kill_worker()
 
 
 class TeamWorkers:
