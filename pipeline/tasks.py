@@ -7,7 +7,7 @@ from celery import shared_task
 from flask import current_app
 
 from core.status import ACTIVE_RUN
-from pipeline import comparison, dispatch, execution
+from pipeline import comparison, dispatch, execution, finalizer
 from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN, START_RUN
 
 
@@ -24,7 +24,7 @@ def evaluate_chunk(run_id: str, chunk: int, *_sent) -> None:
 
 @shared_task(name=FINALIZE_RUN)
 def finalize_run(run_id: str) -> None:
-    execution.finalize(current_app.extensions["storage"], run_id, current_app.config)
+    finalizer.finalize(current_app.extensions["storage"], run_id, current_app.config)
 
 
 @shared_task(name=START_RUN)

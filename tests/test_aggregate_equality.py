@@ -21,7 +21,7 @@ from config import DEFAULTS
 from metrics import engine
 from metrics.columns import RowColumns
 from metrics.rows import finite_json
-from pipeline import execution
+from pipeline import finalizer
 from store import suite_rows
 from tests import aggregate_rows as data
 
@@ -115,7 +115,7 @@ def store_run(storage, rows: list[dict]):
 def test_finalize_stores_the_frozen_reference(sqlite_storage):
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("panel", "shuffled"))
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     stored = dict(storage.get_run(run.id).aggregates)
     assert stored.pop("status_counts") == storage.status_counts(run.id)
     assert stored.pop("sessions_scored") == len(data.SESSIONS)
@@ -139,7 +139,7 @@ def test_finalize_on_postgres_equals_the_aggregate_of_its_streamed_rows(
             yield {**row, "round": row["round"] or None}
 
     expected = finite_json(engine.aggregate(rows_of, data.suites(), data.METHODS))
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     stored = dict(storage.get_run(run.id).aggregates)
     stored.pop("status_counts")
     stored.pop("sessions_scored")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from config import DEFAULTS
-from pipeline import execution, interim
+from pipeline import finalizer, interim
 from store.models import utcnow
 from tests import aggregate_rows as data
 from tests.test_aggregate_equality import store_run
@@ -26,7 +26,7 @@ def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
 
     def finalize():
         start.wait()
-        execution.finalize(storage, run.id, dict(DEFAULTS))
+        finalizer.finalize(storage, run.id, dict(DEFAULTS))
 
     racers = [threading.Thread(target=finalize) for _ in range(4)]
     for racer in racers:
@@ -35,7 +35,7 @@ def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
         racer.join()
     assert len(calls) == 1
     assert storage.get_run(run.id).status in ("done", "partial")
-    execution.finalize(storage, run.id, dict(DEFAULTS))  # a late sweep: nothing
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))  # a late sweep: nothing
     assert len(calls) == 1
 
 
@@ -46,10 +46,10 @@ def test_a_stale_claim_is_taken_again(sqlite_storage, monkeypatch):
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("single", "key"))
     assert storage.claim_finalize(run.id, stale_before=utcnow()) is True
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     assert storage.get_run(run.id).status == "running"  # claimed, not stale
-    monkeypatch.setattr(execution, "FINALIZE_STALE_S", 0.0)
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    monkeypatch.setattr(finalizer, "FINALIZE_STALE_S", 0.0)
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     assert storage.get_run(run.id).status in ("done", "partial")
 
 
@@ -60,7 +60,7 @@ def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
 
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("single", "key"))
-    monkeypatch.setattr(execution, "FINALIZE_BEAT_S", 0.05)
+    monkeypatch.setattr(finalizer, "FINALIZE_BEAT_S", 0.05)
     seen, real = [], interim.aggregate_stored
 
     def slow(*args, **kwargs):
@@ -70,6 +70,6 @@ def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(interim, "aggregate_stored", slow)
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     [(first, later)] = seen
     assert later > first  # beaten meanwhile

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from core.status import RunStatus
-from pipeline import execution, interim
+from pipeline import execution, finalizer, interim
 from pipeline.dispatch import dispatch
 from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
 from pipeline.runs import RunRequest
@@ -72,7 +72,7 @@ def test_provisional_results_cover_the_sessions_stored_so_far(
     for chunk in chunks[2:]:
         execution.evaluate_chunk(ctx, run.id, chunk)
     assert (FINALIZE_RUN, run.id) in sent
-    execution.finalize(ctx.storage, run.id, ctx.config)
+    finalizer.finalize(ctx.storage, run.id, ctx.config)
     final = client.get(f"/api/v1/runs/{run.token}").get_json()
     assert final["status"] == "done" and final["provisional"] is None
 
@@ -145,7 +145,7 @@ def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
 
     before = client.get(f"/api/v1/runs/{run.token}").get_json()
     ctx.storage.update_run = write_then_poll
-    execution.finalize(ctx.storage, run.id, ctx.config)
+    finalizer.finalize(ctx.storage, run.id, ctx.config)
     steps = [p["progress"] for p in polled if p["status"] == "running"]
     # quality: one suite, then the comparisons
     shown = [s["stage_progress"] for s in steps]

@@ -104,7 +104,7 @@ def test_length_bias_is_measured_within_methods():
 
 def test_length_bias_within_methods_from_the_database(any_storage):
     from config import DEFAULTS
-    from pipeline import execution
+    from pipeline import finalizer
 
     storage = any_storage
     run = storage.create_run(
@@ -112,7 +112,7 @@ def test_length_bias_within_methods_from_the_database(any_storage):
         rounds=5, methods=["Short", "Long"], suites=["alignment"], status="running",
     )  # fmt: skip
     storage.upsert_rows({**row, "run_id": run.id} for row in inverse_length_rows())
-    execution.finalize(storage, run.id, dict(DEFAULTS))
+    finalizer.finalize(storage, run.id, dict(DEFAULTS))
     found = storage.get_run(run.id).aggregates["judge_validity"]
     assert found["length_spearman"] == {"": -1.0}
     assert found["length_spearman_by_method"] == {"": {"Long": -1.0, "Short": -1.0}}

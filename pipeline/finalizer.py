@@ -1,0 +1,104 @@
+"""Finalize a run once its chunks are all finished: one worker claims it,
+aggregates the stored rows (``pipeline/interim.py``) and sets the final
+status; a run with nothing evaluated fails with the counts of why.
+
+Finalizing twice computes the same aggregates, so a redelivered FINALIZE or
+the watchdog's is harmless: the claim only saves the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import contextmanager
+from datetime import timedelta
+
+from core.clock import utcnow
+from core.status import ACTIVE_RUN, FAILED_ROWS, RowStatus, RunStatus
+from core.telemetry import FINALIZE_REQUESTS
+from pipeline import interim
+from pipeline.dispatch import fail_run
+
+log = logging.getLogger(__name__)
+
+
+# The finalize claim is refreshed while the aggregation runs; a claim not
+# refreshed for FINALIZE_STALE_S belongs to a worker that died (killed while
+# aggregating): the next FINALIZE (redelivered, or sent by the watchdog's
+# sweep) takes it. A worker's chunk heartbeat (CHUNK_STALL_S, minutes) would
+# leave such a run waiting far longer than its aggregation takes.
+FINALIZE_BEAT_S, FINALIZE_STALE_S = 2.0, 10.0
+
+
+@contextmanager
+def _beating(storage, run_id: str):
+    """Refresh the run's finalize claim every ``FINALIZE_BEAT_S`` meanwhile."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(FINALIZE_BEAT_S):
+            try:
+                storage.beat_finalize(run_id)
+            except Exception:  # advisory: a missed beat costs a late duplicate at worst
+                log.warning("a finalize heartbeat failed", exc_info=True)
+
+    beater = threading.Thread(
+        target=beat, name=f"finalize-beat-{run_id[:8]}", daemon=True
+    )
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join()
+
+
+def finalize(storage, run_id: str, config: dict) -> None:
+    """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
+    keeps its status and gets the results of the rows it stored."""
+    run = storage.get_run(run_id)
+    if run is not None and run.status == RunStatus.CANCELLED:
+        interim.summarize_cancelled(storage, run, config)
+        return
+    if run is None or run.status not in ACTIVE_RUN:
+        FINALIZE_REQUESTS.labels("ended").inc()
+        return
+    # the last chunks and the watchdog may all ask: one worker aggregates
+    stale = utcnow() - timedelta(seconds=FINALIZE_STALE_S)
+    if not storage.claim_finalize(run_id, stale_before=stale):
+        FINALIZE_REQUESTS.labels("claimed").inc()
+        return
+    FINALIZE_REQUESTS.labels("aggregated").inc()
+    try:
+        with _beating(storage, run_id):
+            aggregates = interim.aggregate_stored(
+                storage, run, config, on_step=interim.summary_steps(storage, run)
+            )
+    except Exception as exc:  # never leave a run hanging in "running"
+        log.exception("aggregating run %s failed", run_id)
+        fail_run(storage, run_id, "aggregation_failed", detail=type(exc).__name__)
+        return
+    counts = aggregates["status_counts"]
+    failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
+    # Finished runs are immutable: pages read these instead of re-counting rows.
+    storage.update_run(run_id, aggregates=aggregates)
+    if not any(counts.get(status, 0) for status in EVALUATED_ROWS):
+        # nothing was evaluated: every row missing, not applicable or without
+        # a judge; "done" would claim results there are not
+        fail_run(storage, run_id, "nothing_to_evaluate", **_why_nothing(counts))
+        return
+    storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
+
+
+EVALUATED_ROWS = (RowStatus.OK, *FAILED_ROWS)  # an outcome of an attempt
+
+
+def _why_nothing(counts: dict) -> dict:
+    return {str(status): counts.get(status, 0) for status in NOT_EVALUATED_ROWS}
+
+
+NOT_EVALUATED_ROWS = (
+    RowStatus.MISSING,
+    RowStatus.NOT_APPLICABLE,
+    RowStatus.NOT_CONFIGURED,
+)
