@@ -39,6 +39,13 @@ def _number(kind, word: str, name: str, raw: str, minimum):
     return value
 
 
+def _temperature(name: str, raw: str) -> float:
+    value = _float(name, raw, 0.0)
+    if value > 2.0:  # the OpenAI API's range; a run would fail on every call
+        raise ConfigError(f"{name} must be at most 2, got {value}")
+    return value
+
+
 def _prices(name: str, raw: str) -> dict:
     from core.usage import parse_prices
 
@@ -288,6 +295,9 @@ _PARSERS = {
     "JUDGE_MODEL": lambda n, v: v,
     "JUDGE_CONCURRENCY": lambda n, v: _int(n, v, 1),
     "JUDGE_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
+    "JUDGE_CONNECT_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
+    "JUDGE_BACKOFF_CAP_S": lambda n, v: _float(n, v, 0),
+    "JUDGE_TEMPERATURE": _temperature,
     "JUDGE_DEADLINE_S": lambda n, v: _float(n, v, 0.1),
     "JUDGE_MAX_REPLY_BYTES": lambda n, v: _int(n, v, 1024),
     "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
@@ -306,6 +316,8 @@ _PARSERS = {
     "MAX_METHODS": lambda n, v: _int(n, v, 1),
     "MAX_TEXT_CHARS": lambda n, v: _int(n, v, 1),
     "MAX_SLOT_TOPICS": lambda n, v: _int(n, v, 1),
+    "MAX_VALIDATION_ERRORS": lambda n, v: _int(n, v, 1),
+    "EMBEDDED_WORKER_THREADS": lambda n, v: _int(n, v, 1),
     "JUDGE_HISTORY_CHARS": lambda n, v: _int(n, v, 0),
     "MAX_COMPARED_METHODS": lambda n, v: _int(n, v, 2),
     "MAX_COMPARED_RUNS": lambda n, v: _int(n, v, 2),

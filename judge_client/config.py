@@ -43,6 +43,10 @@ class JudgeConfig:
             base_url=url,
             model=model,
             api_key=config.get("JUDGE_API_KEY"),
+            # the run's, recorded when it was made (none before: the default)
+            temperature=options.get("temperature", DEFAULTS["JUDGE_TEMPERATURE"]),
+            connect_timeout_s=config["JUDGE_CONNECT_TIMEOUT_S"],
+            backoff_cap_s=config["JUDGE_BACKOFF_CAP_S"],
             timeout_s=config["JUDGE_TIMEOUT_S"],
             max_retries=config["JUDGE_MAX_RETRIES"],
             max_tokens=config["JUDGE_MAX_TOKENS"],

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dataset
+from config import DEFAULTS
 from core.problems import Problem, Rejected
 from evaluator import JudgeConfig
 from metrics import protocols, registry
@@ -97,7 +98,7 @@ def public_judge(settings: dict, suites: list[str], options: dict) -> dict | Non
                 prompts[mode.name] = mode.prompt
             elif mode.name in protocol.modes:
                 prompts[mode.name] = protocol.modes[mode.name].prompt
-    window = settings["JUDGE_HISTORY_CHARS"]
+    window = history_chars(options)
     models = options.get("judge_models") or [config.model]
     # Prices as they were when the run was made: its cost never changes.
     known = settings["JUDGE_PRICES"]
@@ -105,6 +106,14 @@ def public_judge(settings: dict, suites: list[str], options: dict) -> dict | Non
     return {**config.public(), "models": models, "prompts": prompts,
             "history_chars": window, "prices": prices,
             "protocol": protocol.public()}  # fmt: skip
+
+
+def history_chars(options: dict, header: dict | None = None) -> int:
+    """The run's judge history window, as recorded when it was made; runs
+    of earlier releases recorded it in their header only (``header``: the
+    run's public judge)."""
+    recorded = options.get("history_chars", (header or {}).get("history_chars"))
+    return DEFAULTS["JUDGE_HISTORY_CHARS"] if recorded is None else recorded
 
 
 def judge_options(settings: dict, request: RunRequest) -> dict[str, Any]:
@@ -127,4 +136,8 @@ def judge_options(settings: dict, request: RunRequest) -> dict[str, Any]:
         # two or more: a panel (pipeline/execution.py: judge_for)
         "judge_models": models if len(models) > 1 else None,
         "use_cache": request.use_cache,
+        # recorded at submit: a worker configured otherwise judges the run
+        # as its header says (judge_client/config.py: from_settings)
+        "temperature": settings["JUDGE_TEMPERATURE"],
+        "history_chars": settings["JUDGE_HISTORY_CHARS"],
     }

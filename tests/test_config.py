@@ -52,3 +52,47 @@ def test_only_config_reads_the_environment():
         if "os.environ" in path.read_text()
     ]
     assert offenders == []
+
+
+def test_every_default_has_a_parser(tmp_path: Path):
+    """Every setting can be set from the environment, and its default,
+    written out, parses back to itself."""
+    for name, default in config.defaults(tmp_path).items():
+        assert name in config._PARSERS, f"{name} has a default but no parser"
+        if isinstance(default, bool) or default is None:
+            continue  # written "true"/"false"; None: unset
+        if isinstance(default, int | float | str) and default != "":
+            parsed = config.from_environ({name: str(default)})[name]
+            assert parsed == default, name
+
+
+@pytest.mark.parametrize("raw", ["-0.1", "2.5", "warm"])
+def test_judge_temperature_is_checked(raw):
+    with pytest.raises(config.ConfigError, match="JUDGE_TEMPERATURE"):
+        config.from_environ({"JUDGE_TEMPERATURE": raw})
+
+
+def test_judge_temperature_reaches_the_run_header_and_the_judge(
+    app_factory, tmp_path, judge_server
+):
+    """JUDGE_TEMPERATURE=0.3 is recorded when the run is made: its header
+    says 0.3 and every request asks 0.3, even if the worker's configuration
+    changes before it judges (the run's settings are the run's)."""
+    import json
+
+    from tests import crafted
+    from tests.pipeline_support import submit, wait_for
+
+    app = app_factory(**config.from_environ({"JUDGE_TEMPERATURE": "0.3"}))
+    path = crafted.write(tmp_path / "t.jsonl", crafted.alignment_sessions())
+    with (tmp_path / "bodies.jsonl").open("wb") as bodies:
+        judge_server.state.record_to = bodies
+        run_id = submit(app, path, judge_server, suites=["alignment"])
+        app.config["JUDGE_TEMPERATURE"] = 0.9  # too late for this run
+        document = wait_for(app, run_id)
+        judge_server.state.record_to = None
+    assert document["run"]["status"] == "done"
+    assert document["run"]["judge"]["temperature"] == 0.3
+    lines = (tmp_path / "bodies.jsonl").read_bytes().splitlines()
+    sent = [json.loads(line) for line in lines]
+    assert sent and {body["temperature"] for body in sent} == {0.3}
