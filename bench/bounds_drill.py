@@ -1,6 +1,6 @@
 """Bounds drill (issue 27): the red team's findings repeated against the app
 served in its own process (embedded worker, SQLite) with the scripted judge
-(``bench/judge_server.py``) in this process. Each step prints the bounded
+(``testing/judge_server.py``) in this process. Each step prints the bounded
 figure beside the one the red team measured:
 
 * the word-diff page of a 1.15 MB upload (6 rounds of 32,000 CJK characters
@@ -32,8 +32,8 @@ from pathlib import Path
 import requests
 
 from bench.cost_drill import _mb
-from bench.judge_server import ScriptedJudge
 from bench.load import start_server
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 
 LIMIT, DEADLINE_S = 100, 5

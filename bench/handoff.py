@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from bench.judge_orchestration import warm_worker
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 
 ROUNDS = 3

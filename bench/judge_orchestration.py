@@ -27,7 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.datagen import session
+from testing.datagen import session
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/10"  # tests use 15, 14, ... (one per xdist worker)
@@ -46,7 +46,7 @@ def serve_judge(latency: float, record_to: str | None = None) -> None:
     """Child process: the scripted judge. Prints its URL, then its total call
     count once per line read from stdin. ``record_to``: a file that gets
     every request body, one a line."""
-    from bench.judge_server import ScriptedJudge
+    from testing.judge_server import ScriptedJudge
 
     with ScriptedJudge(latency) as judge:
         if record_to:

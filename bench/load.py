@@ -10,7 +10,7 @@ monkey-patches the standard library with gevent). Two scenarios:
   Requests/s, p50/p95/p99 overall and per route, failures. Baseline: the
   upload page fetched by one client alone before the load (median of 20);
   the shared dashboard alone too (median of 5).
-* ``responsiveness``: the scripted judge (``bench/judge_server.py``, own
+* ``responsiveness``: the scripted judge (``testing/judge_server.py``, own
   process) at 50 ms, a 300-session file (10 rounds x 4 methods) uploaded
   through ``POST /api/v1/runs`` with suites alignment and quality, then 20
   ``ReaderUser`` clients reading that run's ``/r/<token>`` and

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 
 SLOW_S = 30.0

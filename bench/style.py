@@ -11,7 +11,7 @@ naive baseline measured in the same run.
   sides) and extrapolated linearly to the full row count.
 
 Only the suite's work is timed; generating sessions is not. Sessions come
-from ``bench.datagen.session`` (10 rounds x 4 methods = 40 rows each).
+from ``testing.datagen.session`` (10 rounds x 4 methods = 40 rows each).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from collections import Counter
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from bench.datagen import session
 from config import PROJECT_ROOT
 from metrics import lexicon
 from metrics.suites import style
+from testing.datagen import session
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]
 ROUNDS = 10

@@ -13,14 +13,14 @@ same run.
 * per suite: each suite alone over a 20,000-unit subset from another seed (so
   per-text caches of the main run do not carry over), in the evaluating process.
 * quality against its baseline: ``quality.run`` and the pre-issue-17
-  implementation (``bench/quality_baseline.py``) on the same 20,000-unit
+  implementation (``testing/quality_baseline.py``) on the same 20,000-unit
   subset in the same production-sized chunks, in a fresh process of their
   own: the two alternate chunk by chunk (first one, then the other), so both
   see the same machine; every chunk's rows must be identical (not timed).
   ``python -m bench.suites --quality [units]`` runs this part alone.
 
 A unit is one (session, round, method) response. Sessions come from
-``bench.datagen.session`` (10 rounds x 4 methods = 40 units each) plus
+``testing.datagen.session`` (10 rounds x 4 methods = 40 units each) plus
 ``ground_truth_slots`` and per-response ``slots`` (``latency_s`` is datagen's).
 ``python -m bench.suites 5000`` runs a smaller size.
 """
@@ -35,8 +35,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.datagen import session
 from config import DEFAULTS
+from testing.datagen import session
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
@@ -203,8 +203,8 @@ def child_parse(path: str) -> dict:
 def child_quality(units: str) -> dict:
     """Seconds of the optimised quality suite and of its baseline over the
     same chunks; after one warm-up session each (a worker's first chunk)."""
-    from bench import quality_baseline
     from metrics.suites import quality
+    from testing import quality_baseline
 
     runs = {"baseline": quality_baseline.run, "optimised": quality.run}
     warm = list(_parsed(session_lines(99, 1)))

@@ -16,8 +16,8 @@ import pytest
 from babel.messages.pofile import read_po
 from werkzeug.serving import make_server
 
-from bench.judge_server import ScriptedJudge
 from metrics import registry
+from testing.judge_server import ScriptedJudge
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
 from tests.worker_support import create_test_app

@@ -7,8 +7,8 @@ import redis
 from sqlalchemy import create_engine, text
 
 import config
-from bench.judge_server import ScriptedJudge
 from store.storage import Storage
+from testing.judge_server import ScriptedJudge
 from tests import services
 from tests.pipeline_support import (
     FAST_JUDGE,

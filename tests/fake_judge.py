@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.judge_server import JudgeState, decide
 from metrics.notes import Note, note
+from testing.judge_server import JudgeState, decide
 
 
 @dataclass

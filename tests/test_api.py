@@ -89,7 +89,7 @@ def test_202_then_status_and_results(client):
 
 
 def test_status_while_running_has_no_results_yet(app, client, tmp_path):
-    from bench.judge_server import ScriptedJudge
+    from testing.judge_server import ScriptedJudge
 
     with ScriptedJudge(latency=0.2) as judge:
         app.config.update(

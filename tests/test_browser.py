@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests.browser_support import translated
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from werkzeug.serving import make_server
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests.browser_support import VIEWPORTS
 from tests.pipeline_support import evaluate
 

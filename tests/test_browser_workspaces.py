@@ -10,7 +10,7 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.test_browser import ARTIFACTS
 

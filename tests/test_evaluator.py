@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from evaluator import Judge, JudgeConfig, cache_key, parse_retry_after
 from metrics.judging import JudgeItem
 from metrics.suites.alignment import ALIGNMENT, BINARY
+from testing.judge_server import ScriptedJudge
 
 
 class MemoryCache:

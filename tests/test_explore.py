@@ -16,8 +16,8 @@ import pytest
 
 import web.explore
 import web.explore_pages
-from bench.judge_server import ScriptedJudge
 from store import explore as queries
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate

@@ -4,7 +4,7 @@ turns are recorded on the rows and in the run header."""
 
 from __future__ import annotations
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import evaluate
 

@@ -6,6 +6,7 @@ source tree, never to this one."""
 from __future__ import annotations
 
 import configparser
+import re
 import shutil
 import subprocess
 import sys
@@ -29,8 +30,8 @@ def test_every_package_of_the_product_is_a_root_package():
         for path in ROOT.glob("*/__init__.py")
         if path.parent.name != "tests"
     }
-    # bench/ and tests/ are not product code: they may import anything
-    assert packages - {"bench"} == set(root_packages())
+    # bench/, testing/ and tests/ are not product code: they may import anything
+    assert packages - {"bench", "testing"} == set(root_packages())
 
 
 @pytest.fixture
@@ -81,3 +82,15 @@ def test_a_store_module_importing_the_pipeline_breaks_a_contract(tree):
     assert result.returncode != 0
     assert "store is not allowed to import pipeline" in result.stdout
     assert "store.uploads -> pipeline.reuse" in result.stdout
+
+
+def test_no_test_imports_a_benchmark():
+    """Tests and benchmarks share testing/; bench/ holds benchmarks only."""
+    pattern = re.compile(r"^\s*(from bench\b|import bench\b)", re.MULTILINE)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("tests", "testing")
+        for path in (ROOT / folder).rglob("*.py")
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

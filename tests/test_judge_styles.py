@@ -1,5 +1,5 @@
 """The scripted judge writes verdicts the way real judges do
-(bench/judge_styles.py, bench/judge_natives.py); every style must read back
+(testing/judge_styles.py, testing/judge_natives.py); every style must read back
 as exactly the verdict it wrote, or the suite tests that use the scripted
 judge would prove nothing."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench import judge_natives, judge_styles
-from bench.judge_server import split_total
 from metrics import protocols
 from metrics.suites.alignment import parse_alignment, parse_binary
 from metrics.suites.pairwise import parse_pairwise
+from testing import judge_natives, judge_styles
+from testing.judge_server import split_total
 
 NAMES = ("style", "content", "naturalness", "personalization", "conversation")
 STRUCTURED = (*judge_styles.ALIGNMENT_STYLES, "structured")

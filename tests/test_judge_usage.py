@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, evaluate
 

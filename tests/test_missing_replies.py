@@ -48,7 +48,7 @@ def write(path: Path, sessions: list[dict]) -> Path:
 def documents(tmp_path_factory):
     """The complete sample and the one with missing replies, evaluated by
     every suite on one app (a module fixture: two full runs)."""
-    from bench.judge_server import ScriptedJudge
+    from testing.judge_server import ScriptedJudge
     from tests.conftest import stop_embedded
     from tests.pipeline_support import base_config
     from tests.worker_support import create_test_app

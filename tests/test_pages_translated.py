@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from bench.judge_server import ScriptedJudge
 from core.status import RunStatus
 from metrics.notes import NOTES, note
 from metrics.rows import result_row
+from testing.judge_server import ScriptedJudge
 from tests.pipeline_support import submit, wait_for
 from tests.test_api import settled
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from pipeline import reuse
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import evaluate, submit, wait_for
 

@@ -13,12 +13,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from evaluator import Judge, JudgeConfig
 from metrics.judging import judge_items
 from metrics.suites.alignment import ALIGNMENT
 from pipeline import dispatch, execution, progress
 from pipeline.runs import RunRequest
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit
 

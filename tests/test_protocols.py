@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from metrics import protocols
 from metrics.protocol_checks import MODE_FIELDS, ProtocolError
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, evaluate
 from tests.test_api import wait_final

@@ -648,7 +648,7 @@ def varied_sessions(seed: int, count: int, methods: list[str]) -> list[dict]:
     punctuation only, paragraphs, questions, own user messages)."""
     import random
 
-    from bench.datagen import session as datagen_session
+    from testing.datagen import session as datagen_session
 
     rng = random.Random(seed)
     sessions = []
@@ -676,7 +676,7 @@ def varied_sessions(seed: int, count: int, methods: list[str]) -> list[dict]:
 )
 def test_rows_are_identical_to_the_baseline_implementation(options):
     """The baseline's metrics, bit for bit (a metric added since is not in it)."""
-    from bench import quality_baseline
+    from testing import quality_baseline
 
     methods = ["A", "B", "C"]
     sessions = varied_sessions(17, 200, methods)
@@ -697,7 +697,7 @@ def test_rows_are_identical_to_the_baseline_implementation(options):
 @settings(max_examples=300, deadline=None)
 @given(text=TEXT, prompt=TEXT)
 def test_scores_are_identical_to_the_baseline_implementation(text, prompt):
-    from bench import quality_baseline
+    from testing import quality_baseline
 
     scores = quality.score_response(text, prompt)
     expected = quality_baseline.score_response(text, prompt)

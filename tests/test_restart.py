@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import wait_for
 from tests.test_worker_crash import sessions

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from bench.judge_server import JudgeState, decide
 from config import PROJECT_ROOT
 from metrics import lexicon
 from metrics.judging import load_prompt
 from metrics.suites import roleplay
 from metrics.suites.roleplay import parse_almp, parse_jera
+from testing.judge_server import JudgeState, decide
 from tests import crafted
 from tests.fake_judge import FakeJudge, user_text
 

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from pipeline.execution import Context, sweep
 from store.models import RunChunk
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit, wait_for
 

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from evaluator import Judge, JudgeConfig
 from metrics import slot_judge
 from metrics.judging import load_prompt
 from metrics.slot_judge import parse_slot_judge
 from metrics.suites import slots
+from testing.judge_server import ScriptedJudge
 from tests.fake_judge import FakeJudge, scripted
 
 TRUTH = {"basic_info": {"city": "北京", "job": "engineer"}}

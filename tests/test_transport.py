@@ -7,11 +7,11 @@ import socket
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
 from judge_client import loop
 from judge_client.config import JudgeConfig
 from judge_client.http import JudgeClient, JudgeHTTPError
 from judge_client.pool import JudgePool
+from testing.judge_server import ScriptedJudge
 
 MESSAGES = [{"role": "user", "content": "<<<RESPONSE\nfine [[al=70]]\nRESPONSE>>>"}]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.test_api import rejected_large_upload
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from bench.judge_server import ScriptedJudge
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit, wait_for
 

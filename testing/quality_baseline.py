@@ -1,6 +1,6 @@
 """Frozen copy of the quality suite's scoring path (``score_response`` and
 ``run`` of ``metrics/suites/quality.py``) as it was before issue 17 (commit
-07b8a4b), with its text units in :mod:`bench.quality_baseline_units`.
+07b8a4b), with its text units in :mod:`testing.quality_baseline_units`.
 
 It is kept only as the baseline of ``bench/suites.py`` (the optimised suite
 is measured against it in the same run) and as the reference
@@ -16,9 +16,9 @@ from collections import Counter
 from statistics import fmean
 from typing import NamedTuple
 
-from bench import quality_baseline_units as tu
 from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row
+from testing import quality_baseline_units as tu
 
 DEFAULT_WEIGHTS = dict(
     coherence=0.25, completeness=0.25, length=0.20, structure=0.15, vocabulary=0.15

@@ -34,7 +34,7 @@ exact scores and faults independent of call order or concurrency:
   Every slot scores 1.0 when its predicted values equal its ground truth,
   else 0.5.
 
-Run standalone: ``python -m bench.judge_server --port 8089 --latency 0.05``.
+Run standalone: ``python -m testing.judge_server --port 8089 --latency 0.05``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from bench import judge_natives, judge_styles, judge_wire
+from testing import judge_natives, judge_styles, judge_wire
 
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.S)
 _DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
