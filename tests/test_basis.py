@@ -1,4 +1,4 @@
-"""One basis per table (metrics/basis.py, web/tables.py, the exports) and
+"""One basis per table (metrics/basis.py, reports/tables.py, the exports) and
 panel means over the items every judge scored (metrics/panel_items.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import basis, engine, stats
-from web import paper, paper_summary, tables
+from reports import paper, paper_summary, tables
 
 
 # -- panel means over common items ------------------------------------------------

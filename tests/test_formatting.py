@@ -1,4 +1,4 @@
-"""Number presentation (web/formatting.py) and the comparison table's view
+"""Number presentation (reports/formatting.py) and the comparison table's view
 model (web/dashboard.py): integers for counts, ``< 0.0001``, no negative
 zero, one sign convention, best only where methods differ, ``<id>_n``."""
 
@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 from flask_babel import Babel
 
-from web import formatting, tables
+from reports import formatting, tables
 
 
 @pytest.fixture

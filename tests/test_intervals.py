@@ -15,7 +15,7 @@ from scipy import stats as scipy_stats
 from metrics import ranking, stats
 from metrics.bt_separation import separation
 from metrics.suites.pairwise.summary import _separation, _winrate_ci
-from web import tables
+from reports import tables
 
 
 def test_wilcoxon_is_exact_on_the_nonzero_differences():

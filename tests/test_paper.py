@@ -20,9 +20,9 @@ import pytest
 
 from metrics import protocols, registry, stats
 from metrics.judging import PROMPT_DIR
+from reports import paper, paper_methods, paper_summary, paper_text
 from tests import crafted
 from tests.pipeline_support import evaluate
-from web import paper, paper_methods, paper_summary, paper_text
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "a&b%c$d#e_f{g}h~i^j\\k<l>m|n--o"

@@ -142,7 +142,7 @@ def test_a_panel_judge_that_scored_nothing_nulls_the_panel_value_with_a_note():
 def test_a_null_panel_value_shows_its_reason_in_the_table(app):
     from types import SimpleNamespace
 
-    from web import tables
+    from reports import tables
 
     note = {"code": "panel_judge_missing", "params": {"judges": "down"}}
     run = SimpleNamespace(

@@ -15,6 +15,7 @@ from core.telemetry import HTTP_ERRORS
 from dataset import user_json
 from metrics import notes
 from metrics.results import judge_models
+from reports import formatting, tables
 from translations import problem_message
 from web import (
     access,
@@ -25,14 +26,12 @@ from web import (
     conversion,
     downloads,
     explore_pages,
-    formatting,
     forms,
     health,
     limits,
     pages,
     prometheus,
     security,
-    tables,
     workspace_pages,
 )
 

@@ -22,7 +22,7 @@ cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 _errors = translate_problems
 
 
-def _run_or_404(token: str):
+def run_or_404(token: str):
     """The run a view or manage token opens."""
     found = _storage().find_run(token)
     if found is None:
@@ -89,7 +89,7 @@ def create_run():
 @bp.get("/runs/<token>")
 def run_status(token: str):
     """Cheap to poll: no rows (``?include=rows`` adds them, streamed)."""
-    run = _run_or_404(token)
+    run = run_or_404(token)
     if request.args.get("include") == "rows":
         return run_reads.status_with_rows(run, link)
     return jsonify(run_reads.status_body(run, link))
@@ -98,13 +98,13 @@ def run_status(token: str):
 @bp.get("/runs/<token>/results")
 def run_results(token: str):
     """The whole results document, streamed (at any status: rows so far)."""
-    return run_reads.results_stream(_run_or_404(token))
+    return run_reads.results_stream(run_or_404(token))
 
 
 @bp.get("/runs/<token>/rows")
 def run_rows(token: str):
     """One page of rows; follow ``next`` until it is null."""
-    run = _run_or_404(token)
+    run = run_or_404(token)
     try:
         return jsonify(run_reads.rows_page(run, link))
     except Rejected as rejected:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from core.i18n import _l
 from metrics import notes
 from metrics.validity import judge_validity, measuring, run_context
-from web.formatting import count, number
+from reports.formatting import count, number
 
 EXPLAINED = {
     "position_consistency": (

@@ -26,8 +26,9 @@ from flask import (
 
 from core.problems import Rejected
 from pipeline.comparison import compare_runs
+from reports import paper, paper_summary
 from translations import translate_problems
-from web import dashboard, extensions, paper, paper_summary
+from web import dashboard, extensions
 from web.pages import error_page
 from web.settings_diff import settings_diff
 

@@ -8,13 +8,14 @@ from types import SimpleNamespace
 
 from metrics import registry
 from metrics.results import judge_models, judge_usage, missing_replies
-from web import panels, tables
+from reports import tables
+from reports.paper_methods import methods_paragraph
+from reports.paper_text import has_cjk
+from web import panels
 from web.annotation_pages import service
 from web.audit import audit_rows
 from web.judge_tables import judge_tables
 from web.paging import page_number, paged
-from web.paper_methods import methods_paragraph
-from web.paper_text import has_cjk
 from web.plotly_locale import plotly_locale
 
 PAGE_SIZE = 50

@@ -2,7 +2,7 @@
 (booktabs) and Markdown, ``summary.csv`` and the "Methods" paragraph.
 
 The files are English whatever the reader's language (papers are written in
-English), are named by the run's id (:func:`web.exports.file_name`, never the
+English), are named by the run's id (:func:`reports.exports.file_name`, never the
 share token) and come as attachments. A run without stored results (still
 running, or failed) has nothing to export: 404.
 """
@@ -12,13 +12,14 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, request
 
 from metrics.results import judge_usage
-from web import exports, extensions, pages, paper, paper_methods, paper_summary
+from reports import exports, paper, paper_methods, paper_summary
+from web import access, extensions
 
 bp = Blueprint("downloads", __name__)
 
 
 def _finished_run(token: str):
-    run = pages._run_or_404(token)
+    run = access.run_or_404(token)
     if not run.aggregates or not run.methods:
         abort(404)
     return run

@@ -13,15 +13,16 @@ from flask import Blueprint, abort, render_template, request
 import dataset
 from core.status import RowStatus
 from metrics import registry
+from reports import tables
 from translations import _
-from web import access, explore, extensions, tables
+from web import access, explore, extensions
 from web.extensions import storage as _storage
 from web.paging import PAGE_SIZE, page_number, paged
 
 bp = Blueprint("explore", __name__)
 
 
-_run_or_404 = access.run_or_404
+run_or_404 = access.run_or_404
 
 
 def _method_or_404(run, name: str | None) -> str:
@@ -49,7 +50,7 @@ def _metric_choices(run, current: str | None = None) -> list[str]:
 def values(token: str):
     from store import explore as queries  # SQL, loaded by the page
 
-    run = _run_or_404(token)
+    run = run_or_404(token)
     metric = _metric_or_404(request.args.get("metric"))
     method = _method_or_404(run, request.args.get("method"))
     source = explore.source_metric(metric)
@@ -94,7 +95,7 @@ def values(token: str):
 def differences(token: str):
     from store import explore as queries  # SQL, loaded by the page
 
-    run = _run_or_404(token)
+    run = run_or_404(token)
     choices = _metric_choices(run)
     methods = run.methods or []
     metric = _metric_or_404(
@@ -135,7 +136,7 @@ def _problem_text(code: str) -> str:
 def search(token: str):
     from store import explore as queries  # SQL, loaded by the page
 
-    run = _run_or_404(token)
+    run = run_or_404(token)
     text = (request.args.get("q") or "").strip()
     problem = explore.query_problem(text) if text else None
     responses: list[explore.ResponseHit] = []
@@ -184,7 +185,7 @@ def search(token: str):
 
 @bp.get("/r/<token>/diff")
 def diff(token: str):
-    run = _run_or_404(token)
+    run = run_or_404(token)
     session_id = request.args.get("id", "")
     span = _storage().session_span(run.id, session_id)
     if span is None:

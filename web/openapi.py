@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import current_app
 
-from web.paper_methods import platform_version
+from reports.paper_methods import platform_version
 
 TOKEN = {
     "name": "token",

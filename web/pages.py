@@ -26,15 +26,16 @@ from metrics import protocols, registry
 from metrics.results import tidy_row
 from pipeline.judge_check import check_judge
 from pipeline.runs import protocol_of
+from reports import exports
 from translations import translate_problems
-from web import access, dashboard, exports, forms
+from web import access, dashboard, forms
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
 
 bp = Blueprint("pages", __name__)
 
 
-_run_or_404 = access.run_or_404
+run_or_404 = access.run_or_404
 
 
 def _upload_context(**extra) -> dict:
@@ -110,7 +111,7 @@ def create_run():
 
 @bp.get("/r/<token>")
 def run_page(token: str):
-    run = _run_or_404(token)
+    run = run_or_404(token)
     memo = access.workspace_memo(run)
     if run.status not in FINAL_RUN:
         counts = _storage().status_counts(run.id)
@@ -167,7 +168,7 @@ def error_page(rejected: Rejected):
 
 @bp.get("/r/<token>/session")
 def session_page(token: str):
-    run = _run_or_404(token)
+    run = run_or_404(token)
     session_id = request.args.get("id", "")
     span = _storage().session_span(run.id, session_id)
     if span is None:
@@ -194,7 +195,7 @@ def session_page(token: str):
 def export_csv(token: str):
     """Every row; ``judge`` keeps one judge's of a panel (and the rows of
     metrics no judge makes)."""
-    run = _run_or_404(token)
+    run = run_or_404(token)
     judge = request.args.get("judge") or None
     rows = (
         tidy_row(row)
@@ -207,7 +208,7 @@ def export_csv(token: str):
 
 @bp.get("/r/<token>/export.json")
 def export_json(token: str):
-    run = _run_or_404(token)
+    run = run_or_404(token)
     body = stream_with_context(_service().results_chunks(run, indent=1))
     return _download(body, "application/json", exports.file_name(run, "json"))
 

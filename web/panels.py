@@ -18,9 +18,9 @@ from core.status import FINAL_RUN
 from metrics import registry
 from metrics.notes import translate
 from metrics.suite import Chart, Column, Suite, Table
+from reports.formatting import count, number, p_value
 from translations import _, metric_label
 from web import charts
-from web.formatting import count, number, p_value
 
 
 class Sources:

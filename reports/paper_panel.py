@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from metrics import registry
 from metrics.results import judge_models
-from web.paper_text import (
+from reports.paper_text import (
     english_label,
     latex_escape,
     latex_number,

@@ -28,9 +28,9 @@ from types import SimpleNamespace
 from metrics import notes, registry
 from metrics.counts import count_key, is_count
 from metrics.rows import finite_json
-from web import paper_panel
-from web.exports import safe_cell
-from web.paper_text import english_label
+from reports import paper_panel
+from reports.exports import safe_cell
+from reports.paper_text import english_label
 
 SUMMARY_FIELDS = (
     "suite",
@@ -52,7 +52,7 @@ SUMMARY_FIELDS = (
     "judge",
 )
 # ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
-# baseline on the value's basis (web/tables.py), p: its Wilcoxon p, p_holm:
+# baseline on the value's basis (reports/tables.py), p: its Wilcoxon p, p_holm:
 # Holm-adjusted within the column over its comparisons with the baseline;
 # note: why a value is null, or what it rests on (summary_notes, in English);
 # judge: whose value it is in a panel run: one judge, or "panel mean (a, b)"
@@ -138,7 +138,7 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
     """Every (suite, method, summary metric) of the run, in the run's order,
     with the comparison table's Δ against ``baseline`` (the first method
     unless another is named) where the metric is a table column."""
-    from web import tables  # the table's Δ, marks and Holm family
+    from reports import tables  # the table's Δ, marks and Holm family
 
     aggregates = finite_json(run.aggregates or {})
     summary = aggregates.get("summary") or {}

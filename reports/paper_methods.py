@@ -30,7 +30,7 @@ from config import PROJECT_ROOT
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies
-from web import paper_panel
+from reports import paper_panel
 
 
 @lru_cache

@@ -10,8 +10,8 @@ from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.notes import translate
 from metrics.registry import spec
+from reports.formatting import display_key, p_value
 from translations import _, metric_label
-from web.formatting import display_key, p_value
 
 
 def significance(p_value: float | None) -> str:

@@ -16,7 +16,7 @@ Judge agreement: two runs' judges on the same responses of a method (n items). Î
 
 from __future__ import annotations
 
-from web.paper_text import FIT_WIDTH, latex_escape, markdown_escape, number
+from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape, number
 
 CAPTION = (
     "Judge agreement: two runs' judges on the same responses of a method "

@@ -1,17 +1,17 @@
 """Paper-ready comparison tables: a LaTeX fragment (booktabs) and GitHub
 Markdown, one table per suite of a run, in English.
 
-The tables are the dashboard's (:func:`web.tables.comparison_table`):
+The tables are the dashboard's (:func:`reports.tables.comparison_table`):
 methods x the suite's summary metrics that are table columns, the best value
-per column in bold (:func:`web.tables.best_methods`), and for the
+per column in bold (:func:`reports.tables.best_methods`), and for the
 non-baseline methods the difference of the values to the baseline with its
-CI and Holm-adjusted significance marks (:func:`web.tables.significance`). Each
+CI and Holm-adjusted significance marks (:func:`reports.tables.significance`). Each
 table carries a caption that states the tests, the correction and the real n.
 
 LaTeX output needs ``booktabs`` and ``graphicx``: a tabular wider than the
 line (a comparison's long ``run/method`` names) is scaled down to the
 line width, never up. Every LaTeX special character in a name
-or label is escaped (:func:`web.paper_text.latex_escape`); Latin-1 letters are
+or label is escaped (:func:`reports.paper_text.latex_escape`); Latin-1 letters are
 kept, and characters the default OT1 fonts cannot typeset (CJK, emoji, «, þ,
 ...) are written as code points, ``\\texttt{[U+4E2D U+6587]}``, so the file
 compiles with pdflatex whatever the method names are. Wide suites are split
@@ -40,9 +40,9 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from web import paper_agreement, paper_panel, paper_summary
-from web import tables as table_views
-from web.paper_text import (
+from reports import paper_agreement, paper_panel, paper_summary
+from reports import tables as table_views
+from reports.paper_text import (
     CJK_FONTS,
     FIT_WIDTH,
     direction,
@@ -188,7 +188,7 @@ def _cell(cell: dict, bold: Callable[[str], str], delta, plain=str) -> str:
 
 
 def _shown_diff(versus: dict):
-    """The difference of the two values as printed (``web/tables.py``)."""
+    """The difference of the two values as printed (``reports/tables.py``)."""
     return versus.get("shown_diff", versus["diff"])
 
 
