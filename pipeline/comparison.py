@@ -77,6 +77,13 @@ def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | Non
     return found
 
 
+def compare_now(storage, runs: list, config: dict) -> Comparison:
+    """The comparison of ``runs`` computed here and now, for the command
+    line (which waits for nobody's worker); Rejected as ``compare_runs``."""
+    _check(storage, runs, config)
+    return _compare(storage, runs, config["UPLOAD_FOLDER"], config)
+
+
 # Restored comparisons this process served last: the compare page and each
 # of its exports read one (a stored comparison never changes under its key).
 RECENT_COMPARISONS = 8

@@ -1,0 +1,125 @@
+"""``flask --app app report RUN`` and ``flask --app app compare RUN RUN…``:
+the paper exports the web offers as downloads (``reports/``), written by
+the command line, in English like the downloads.
+
+RUN is a run's view or manage token (the links ``evaluate`` prints) or
+its id (in the results file). Exit codes: 0 written, 1 nothing to report
+(the run has no results yet, or failed before any), 2 invalid input (an
+unknown run, runs that cannot be compared).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from cli.commands import fail
+from cli.judge import FAILED, INVALID, show_problems
+from core.problems import Rejected
+
+RUN_FORMATS = ("tex", "md", "csv", "json", "methods")
+COMPARE_FORMATS = ("tex", "md", "csv", "json")
+
+
+def _run(storage, key: str):
+    """The run a token or an id names; exit 2 when none does."""
+    found = storage.find_run(key)
+    run = found.item if found is not None else storage.get_run(key)
+    if run is None:
+        fail(f"no run has the token or id {key!r}", INVALID)
+    return run
+
+
+def _write(text: str, out) -> None:
+    """The report as the download's bytes (a CSV keeps its CRLF)."""
+    if out is None:
+        click.echo(text.encode("utf-8"), nl=False)  # bytes: written as they are
+        return
+    with open(out, "w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
+    click.echo(f"written to {out}", err=True)
+
+
+def _run_report(run, fmt: str, baseline: str, cjk: bool) -> str:
+    from metrics.results import judge_usage
+    from reports import paper, paper_methods, paper_summary
+
+    storage = current_app.extensions["storage"]
+    if fmt == "json":
+        document = current_app.extensions["runs"].results_document(run)
+        return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    if fmt == "methods":
+        used = judge_usage(run, storage.judge_usage(run.id))
+        return paper_methods.methods_paragraph(run, used) + "\n"
+    if fmt == "csv":
+        return paper_summary.summary_csv(run, baseline)
+    if fmt == "md":
+        return paper.to_markdown(run, baseline)
+    return paper.to_latex(run, baseline, cjk)
+
+
+_OPTIONS = (
+    click.option("--baseline", help="Method (or run/method) the others are compared with; default: the first."),
+    click.option("--cjk", is_flag=True, help="LaTeX: typeset Chinese and Korean with CJKutf8."),
+    click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout."),
+)  # fmt: skip
+
+
+def _with_options(command):
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+@click.command("report")
+@click.argument("run_key", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(RUN_FORMATS), default="md",
+              show_default=True, help="tex, md: comparison tables; csv: summary (n and CI); "
+              "json: results v1; methods: the Methods paragraph.")  # fmt: skip
+@_with_options
+@with_appcontext
+def report_command(run_key, fmt, baseline, cjk, out) -> None:
+    """Write a finished run's report: the paper tables, summary.csv, the
+    results document or the Methods paragraph (English)."""
+    from reports import paper  # the numeric libraries, on use (cli/__init__.py)
+
+    run = _run(current_app.extensions["storage"], run_key)
+    if fmt != "json" and (not run.aggregates or not run.methods):
+        fail(f"run {run.id} is {run.status}: it has no results to report", FAILED)
+    chosen = paper.baseline_of(run, baseline) if run.methods else ""
+    _write(_run_report(run, fmt, chosen, cjk), out)
+
+
+@click.command("compare")
+@click.argument("run_keys", metavar="RUN RUN…", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="md",
+              show_default=True, help="tex, md: tables; csv: summary (n and CI); "
+              "json: the comparison document.")  # fmt: skip
+@_with_options
+@with_appcontext
+def compare_command(run_keys, fmt, baseline, cjk, out) -> None:
+    """Compare finished runs over their shared sessions (the first run's
+    first method is the default baseline), as the /compare page does."""
+    from pipeline.comparison import compare_now
+    from reports import paper, paper_summary
+
+    storage = current_app.extensions["storage"]
+    runs = [_run(storage, key) for key in dict.fromkeys(run_keys)]
+    try:
+        comparison = compare_now(storage, runs, current_app.config)
+    except Rejected as rejected:
+        show_problems(rejected)
+        raise SystemExit(INVALID) from None
+    chosen = paper.baseline_of(comparison, baseline)
+    if fmt == "json":
+        text = json.dumps(comparison.document(), ensure_ascii=False, indent=1) + "\n"
+    elif fmt == "csv":
+        text = paper_summary.summary_csv(comparison, chosen)
+    elif fmt == "md":
+        text = paper.to_markdown(comparison, chosen)
+    else:
+        text = paper.to_latex(comparison, chosen, cjk)
+    _write(text, out)

@@ -1,0 +1,68 @@
+"""``flask --app app report`` and ``compare``: the command line writes the
+same reports as the web's downloads (``reports/``), byte for byte."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import crafted
+from tests.pipeline_support import evaluate
+from tests.test_api import settled
+
+DOWNLOADS = {"tex": "export.tex", "md": "export.md", "csv": "summary.csv",
+             "methods": "methods.txt"}  # fmt: skip
+
+
+@pytest.fixture
+def two_runs(app_factory, tmp_path, judge_server):
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    path = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    runs = []
+    for _ in range(2):
+        document = evaluate(app, path, judge_server, suites=["alignment"])
+        runs.append(app.extensions["storage"].get_run(document["run"]["id"]))
+    return app, runs
+
+
+@pytest.mark.parametrize("fmt", sorted(DOWNLOADS))
+def test_report_equals_the_download(two_runs, fmt):
+    app, (run, _) = two_runs
+    result = app.test_cli_runner().invoke(args=["report", run.token, "--format", fmt])
+    assert result.exit_code == 0, result.output
+    download = app.test_client().get(f"/r/{run.token}/{DOWNLOADS[fmt]}")
+    assert result.stdout_bytes == download.get_data()
+
+
+def test_report_json_is_the_results_document_by_id_or_token(two_runs, tmp_path):
+    app, (run, _) = two_runs
+    runner = app.test_cli_runner()
+    out = tmp_path / "results.json"
+    by_id = runner.invoke(args=["report", run.id, "--format", "json", "--out", str(out)])
+    assert by_id.exit_code == 0, by_id.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["run"]["id"] == run.id and document["rows"]
+    by_token = runner.invoke(args=["report", run.manage_token, "--format", "json"])
+    assert json.loads(by_token.stdout)["run"]["id"] == run.id
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "tex"])
+def test_compare_equals_the_compare_download(two_runs, fmt):
+    app, runs = two_runs
+    tokens = [run.token for run in runs]
+    result = app.test_cli_runner().invoke(args=["compare", *tokens, "--format", fmt])
+    assert result.exit_code == 0, result.output
+    url = f"/compare/export.{fmt}?runs={','.join(tokens)}"
+    assert result.stdout_bytes == settled(app.test_client(), url).get_data()
+
+
+def test_unknown_runs_and_single_runs_exit_2_in_one_line(two_runs):
+    app, (run, _) = two_runs
+    runner = app.test_cli_runner()
+    unknown = runner.invoke(args=["report", "no-such-run"])
+    assert unknown.exit_code == 2
+    assert unknown.stderr.strip() == "error: no run has the token or id 'no-such-run'"
+    alone = runner.invoke(args=["compare", run.token])
+    assert alone.exit_code == 2 and "Traceback" not in alone.output
+    assert "2 and 8 runs" in alone.stderr
