@@ -6,9 +6,11 @@ requests or SQLAlchemy; the judge is injected).
 * :mod:`metrics.registry` — collects them; everything else asks it.
 * :mod:`metrics.engine` — runs the suites of a run over a chunk of sessions
   and aggregates their rows.
-* helpers: :mod:`metrics.stats`, :mod:`metrics.rows`, :mod:`metrics.judging`,
-  :mod:`metrics.dialogue`, :mod:`metrics.text_units`,
-  :mod:`metrics.slot_matching`, :mod:`metrics.lexicon`.
+* shared helpers: :mod:`metrics.stats`, :mod:`metrics.rows`,
+  :mod:`metrics.judging`, :mod:`metrics.dialogue`, :mod:`metrics.lexicon`;
+  a helper that serves one suite lives in that suite's folder (e.g.
+  :mod:`metrics.suites.quality.text_units`, :mod:`metrics.suites.slots.matching`),
+  and nothing outside ``metrics`` imports a suite (``.importlinter``).
 
 The metric cards in ``docs/metrics/`` give every formula.
 """

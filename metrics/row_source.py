@@ -7,8 +7,8 @@ A :class:`RowSource` reads through a :class:`Reader` (the database,
   (method, round) or per (method, session): curves, slopes and session
   means hold one group;
 * the reader's ``ranks`` and ``pairs`` give mean ranks and value pairs of
-  the items two metrics share, batch by batch (``metrics/rank_checks.py``,
-  ``metrics/length_control.py`` sum them exactly);
+  the items two metrics share, batch by batch (``metrics/suites/alignment/rank_checks.py``,
+  ``metrics/suites/alignment/length_control.py`` sum them exactly);
 * :func:`part` reads a few metrics as columns, for statistics that need
   every item of them together (Krippendorff's alpha of samples or panels,
   the human labels) and for suites written for lists of rows;

@@ -230,6 +230,9 @@ class Suite:
     # itself (it pairs methods within a round); else metrics/replies.py
     # hands it the groups of methods that replied to the same rounds
     reads_missing: bool = False
+    # the rubric's dimensions its judge scores (0-20 each), which a human
+    # label may score too (annotation queues: pipeline/annotations.py)
+    dimensions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         owned = tuple(replace(metric, suite=self.name) for metric in self.metrics)

@@ -21,8 +21,8 @@ import dataset
 from core.problems import Rejected
 from core.status import RunStatus
 from dataset.annotation_sample import item_view, stratified_sample
+from metrics import registry
 from metrics.human_agreement import human_agreement
-from metrics.suites.alignment.summary import DIMENSIONS  # the judge's five
 from pipeline import label_files
 
 SIZE_RANGE = (10, 1000)  # items per queue
@@ -101,6 +101,13 @@ class AnnotationService:
         self.storage.save_label(queue.id, item, annotator, **values)
 
 
+def label_dimensions() -> tuple[str, ...]:
+    """The rubric dimensions a label may score: those of the suite whose
+    judge the human AL label stands beside."""
+    owner = registry.spec("human_al")
+    return registry.get(owner.suite).dimensions if owner is not None else ()
+
+
 def checked_label(queue, body: Mapping[str, Any]) -> tuple[int, dict]:
     """The item and label values of a JSON body, every value checked."""
     index = bounded_int(body.get("item"), "item", (0, len(queue.items) - 1))
@@ -114,7 +121,7 @@ def checked_label(queue, body: Mapping[str, Any]) -> tuple[int, dict]:
         raw = body.get("dimensions")
         raw = raw if isinstance(raw, dict) else {}
         dims = {name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
-                for name in DIMENSIONS}  # fmt: skip
+                for name in label_dimensions()}  # fmt: skip
     comment = str(body.get("comment") or "").strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise Rejected.one("too_long", path="comment", length=len(comment),

@@ -1,12 +1,12 @@
 """Frozen copy of the quality suite's scoring path (``score_response`` and
-``run`` of ``metrics/suites/quality.py``) as it was before issue 17 (commit
+``run`` of ``metrics/suites/quality/__init__.py``) as it was before issue 17 (commit
 07b8a4b), with its text units in :mod:`testing.quality_baseline_units`.
 
 It is kept only as the baseline of ``bench/suites.py`` (the optimised suite
 is measured against it in the same run) and as the reference
 ``tests/test_quality.py`` checks the optimised rows against, value for value.
 Not used by the product; do not optimise it. The formulas, rules and notes
-are documented in ``metrics/suites/quality.py``.
+are documented in ``metrics/suites/quality/__init__.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Frozen copy of ``metrics/text_units.py`` as it was before issue 17 (commit
+"""Frozen copy of ``metrics/suites/quality/text_units.py`` as it was before issue 17 (commit
 07b8a4b): the text units of :mod:`testing.quality_baseline`, the quality suite's
 benchmark baseline. Not used by the product; do not optimise it (it is what
 the optimised ``metrics`` code is measured and checked against).

@@ -39,7 +39,9 @@ def test_report_json_is_the_results_document_by_id_or_token(two_runs, tmp_path):
     app, (run, _) = two_runs
     runner = app.test_cli_runner()
     out = tmp_path / "results.json"
-    by_id = runner.invoke(args=["report", run.id, "--format", "json", "--out", str(out)])
+    by_id = runner.invoke(
+        args=["report", run.id, "--format", "json", "--out", str(out)]
+    )
     assert by_id.exit_code == 0, by_id.output
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["run"]["id"] == run.id and document["rows"]

@@ -27,7 +27,7 @@ EXPECTED = {
     "tests/test_brevity.py",
     "docs/metrics/brevity.md",
     "docs/metrics/README.md",
-    "metrics/suites/quality.py",
+    "metrics/suites/quality/__init__.py",
     "tests/test_quality.py",
     "docs/metrics/quality.md",
     "locales/messages.pot",
@@ -46,7 +46,7 @@ DRILL_TESTS = [
     "tests/test_brevity.py",
     "tests/test_api.py::test_validate_endpoint_reports_suites",
     "metrics/suites/brevity.py",
-    "metrics/suites/quality.py",
+    "metrics/suites/quality/__init__.py",
 ]
 
 BREVITY = '''"""Brevity: words per reply (the contributor drill's suite)."""
@@ -241,7 +241,7 @@ def test_the_guide_adds_a_suite_and_a_metric_touching_only_what_it_names(tmp_pat
     copy_of_the_repository(tree)
     (tree / "metrics/suites/brevity.py").write_text(BREVITY)
     (tree / "tests/test_brevity.py").write_text(TEST_BREVITY)
-    with (tree / "metrics/suites/quality.py").open("a") as module:
+    with (tree / "metrics/suites/quality/__init__.py").open("a") as module:
         module.write(QUALITY_METRIC)
     with (tree / "tests/test_quality.py").open("a") as tests:
         tests.write(TEST_QUALITY_METRIC)

@@ -75,6 +75,16 @@ def test_a_suite_importing_another_breaks_a_contract(tree):
     assert "metrics.suites.brevity -> metrics.suites.style" in result.stdout
 
 
+def test_a_module_outside_metrics_importing_a_suite_breaks_a_contract(tree):
+    with (tree / "pipeline" / "annotations.py").open("a") as module:
+        module.write(
+            "\nfrom metrics.suites.alignment import summary  # noqa: E402, F401\n"
+        )
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "Outside metrics, nothing imports a suite BROKEN" in result.stdout
+
+
 def test_a_store_module_importing_the_pipeline_breaks_a_contract(tree):
     with (tree / "store" / "uploads.py").open("a") as module:
         module.write("\nimport pipeline.reuse  # noqa: E402, F401\n")

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from metrics import ranking, stats
-from metrics.bt_separation import separation
+from metrics import stats
+from metrics.suites.pairwise import ranking
+from metrics.suites.pairwise.bt_separation import separation
 from metrics.suites.pairwise.summary import _separation, _winrate_ci
 from reports import tables
 

@@ -1,4 +1,4 @@
-"""The length-controlled AL (``metrics/length_control.py``): the least-squares
+"""The length-controlled AL (``metrics/suites/alignment/length_control.py``): the least-squares
 fit numpy's LAPACK gives, to rounding, but the same bits wherever the
 arrays sit in memory."""
 
@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 
-from metrics.length_control import ExactSum, length_controlled
+from metrics.suites.alignment.length_control import ExactSum, length_controlled
 
 METHODS = ["Base", "RAG", "Ours"]
 

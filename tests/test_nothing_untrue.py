@@ -8,7 +8,8 @@ import io
 import json
 
 import dataset
-from metrics import registry, slot_matching
+from metrics import registry
+from metrics.suites.slots import matching as slot_matching
 from tests import crafted
 from tests.pipeline_support import evaluate
 

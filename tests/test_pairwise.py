@@ -10,9 +10,9 @@ import math
 import pytest
 from scipy.optimize import minimize
 
-from metrics import ranking
 from metrics.rows import result_row
 from metrics.suites import pairwise
+from metrics.suites.pairwise import ranking
 from tests import crafted
 from tests.test_api import wait_final
 from tests.test_compare import scores_of
@@ -198,7 +198,7 @@ def test_a_sweep_is_reported_as_separation_never_as_a_strength():
 
 BT_SCRIPT = """
 import json, random
-from metrics import ranking
+from metrics.suites.pairwise import ranking
 rnd = random.Random(7)
 methods = [f"m{i}" for i in range(6)]
 outcomes = [(f"s{s}", methods[i], methods[j], rnd.choice([0.0, 0.5, 1.0]))

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics import text_units
 from metrics.suites import quality
 from metrics.suites.quality import (
     coherence,
     completeness,
     length,
     structure,
+    text_units,
     vocabulary,
 )
 from tests import crafted

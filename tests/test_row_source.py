@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from metrics import counts, length_control, rank_checks, registry, row_source
+from metrics import counts, registry, row_source
 from metrics.columns import RowColumns
+from metrics.suites.alignment import length_control, rank_checks
 from store import suite_rows
 from tests import aggregate_rows as data
 from tests.test_aggregate_equality import store_run

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from evaluator import Judge, JudgeConfig
-from metrics import slot_judge
 from metrics.judging import load_prompt
-from metrics.slot_judge import parse_slot_judge
 from metrics.suites import slots
+from metrics.suites.slots import judge as slot_judge
+from metrics.suites.slots.judge import parse_slot_judge
 from testing.judge_server import ScriptedJudge
 from tests.fake_judge import FakeJudge, scripted
 

@@ -8,7 +8,9 @@ import math
 
 import pytest
 
-from metrics.slot_matching import (
+from metrics.suite import Metric
+from metrics.suites import slots
+from metrics.suites.slots.matching import (
     bleu1,
     canonicalize,
     diff_slots,
@@ -19,8 +21,6 @@ from metrics.slot_matching import (
     slot_tokens,
     tokens,
 )
-from metrics.suite import Metric
-from metrics.suites import slots
 
 
 def session(sid, truth, *writes, latencies=None, method="M"):

@@ -89,7 +89,7 @@ def inverse_length_rows() -> list[dict]:
 def test_length_bias_is_measured_within_methods():
     from scipy import stats as scipy_stats
 
-    from metrics.judge_checks import validity
+    from metrics.suites.alignment.judge_checks import validity
 
     rows = inverse_length_rows()
     pooled = scipy_stats.spearmanr(

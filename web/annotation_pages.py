@@ -32,10 +32,10 @@ from werkzeug.utils import secure_filename
 from core.problems import Rejected
 from pipeline import label_files
 from pipeline.annotations import (
-    DIMENSIONS,
     AnnotationService,
     annotator_name,
     import_labels,
+    label_dimensions,
 )
 from translations import translate_problems
 from web import cross_site, extensions
@@ -133,7 +133,7 @@ def page(token: str):
     if queue is None:
         abort(404)
     return render_template(
-        "labelling.html", queue=queue, token=token, dimension_names=DIMENSIONS,
+        "labelling.html", queue=queue, token=token, dimension_names=label_dimensions(),
         annotator=found[0].name if found else None,
     )  # fmt: skip
 

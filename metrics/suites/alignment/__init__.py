@@ -10,7 +10,7 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics import judge_checks, protocols
+from metrics import protocols
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, judge_items, template_chars
 from metrics.notes import note
@@ -25,6 +25,7 @@ from metrics.suite import (
     Suite,
     _l,
 )
+from metrics.suites.alignment import judge_checks
 from metrics.suites.alignment.summary import DIMENSIONS, summarize
 
 # The modes of the default protocol (protocols/personasteer.toml); a run
@@ -292,6 +293,7 @@ METRICS = (
 
 SUITE = Suite(
     name="alignment",
+    dimensions=DIMENSIONS,
     label=_l("Persona alignment (LLM judge)"),
     description=_l("An LLM judge scores every response for alignment with the user's profile and personality, round by round."),
     metrics=METRICS,

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from metrics import judge_checks, length_control, row_source, stats
-from metrics.judge_checks import Rows
+from metrics import row_source, stats
 from metrics.rows import session_means
 from metrics.suite import SuiteSummary
+from metrics.suites.alignment import judge_checks, length_control
+from metrics.suites.alignment.judge_checks import Rows
 
 # the five parts of an AL verdict, 0-20 each
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")

@@ -12,7 +12,7 @@ counts as inconsistent. Each method gets a row ``pairwise@<opponent>``:
 Summary per method: ``pairwise_winrate``, the mean over sessions of the
 method's per-session share of comparisons won (ties count half), with a
 percentile bootstrap CI over sessions (inside [0, 1]); ``bt_score``, the
-Bradley–Terry strength (``metrics/ranking.py``: baseline 0, bootstrap CI
+Bradley–Terry strength (``metrics/suites/pairwise/ranking.py``: baseline 0, bootstrap CI
 over sessions, leaving out resamples in which some methods won or lost
 everything, and none when more than 5% of them did). The
 judge's position bias goes to the results' ``judge_validity``:

@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from statistics import fmean
 
-from metrics import ranking, row_source, stats
-from metrics.bt_separation import separation
+from metrics import row_source, stats
 from metrics.columns import RowColumns
 from metrics.suite import (
     SuiteSummary,
     SummaryRows,
 )
+from metrics.suites.pairwise import ranking
+from metrics.suites.pairwise.bt_separation import separation
 
 
 # -- summary ---------------------------------------------------------------

@@ -8,7 +8,7 @@ rows of several chunks equals summarizing one chunk holding the same sessions.
 * A method's prediction is its memory after the last round: its responses'
   snapshots (``slots_state``) and updates (``slots``: a string replaces, a
   list adds, ``null`` deletes) in round order
-  (:func:`metrics.slot_matching.memory_state`).
+  (:func:`metrics.suites.slots.matching.memory_state`).
 * Per ground-truth (topic, field): TP when the prediction has a value, else FN.
   Each predicted slot absent from the ground truth is an FP and an extra slot.
 * ``slot_exact`` = exactly matched slots (equal canonical value sets) / ground-
@@ -17,7 +17,7 @@ rows of several chunks equals summarizing one chunk holding the same sessions.
 * Per-topic ids are dynamic: rows ``slot_tp@<topic>`` / ``slot_fp@`` /
   ``slot_fn@``, summary ``slot_precision@<topic>`` / ``slot_recall@`` /
   ``slot_f1@``; only fixed ids are in ``METRICS``.
-* With a judge, the optional ``slot_judge`` (:mod:`metrics.slot_judge`) rates
+* With a judge, the optional ``slot_judge`` (:mod:`metrics.suites.slots.judge`) rates
   the predicted slots; without one it emits no rows at all.
 
 >>> session = {"session_id": "s1", "ground_truth_slots": {"b": {"city": "北京"}},
@@ -33,17 +33,8 @@ from __future__ import annotations
 import math
 from typing import TypedDict
 
-from metrics import slot_judge
 from metrics.notes import Note, note
 from metrics.rows import ResultRow, result_row
-from metrics.slot_matching import (
-    SlotTable,
-    diff_slots,
-    memory_state,
-    merge_writes,
-    nested,
-    prf,
-)
 from metrics.suite import (
     Chart,
     Format,
@@ -53,6 +44,15 @@ from metrics.suite import (
     Suite,
     _l,
     series,
+)
+from metrics.suites.slots import judge as slot_judge
+from metrics.suites.slots.matching import (
+    SlotTable,
+    diff_slots,
+    memory_state,
+    merge_writes,
+    nested,
+    prf,
 )
 from metrics.suites.slots.summary import (
     COUNT,

@@ -9,17 +9,18 @@ from collections import defaultdict
 from collections.abc import Mapping
 from statistics import fmean, median
 
-from metrics import columns, row_source, slot_judge
+from metrics import columns, row_source
 from metrics.columns import RowColumns
 from metrics.rows import session_means
-from metrics.slot_matching import (
-    f1,
-    percentile,
-    prf,
-)
 from metrics.suite import (
     SuiteSummary,
     SummaryRows,
+)
+from metrics.suites.slots import judge as slot_judge
+from metrics.suites.slots.matching import (
+    f1,
+    percentile,
+    prf,
 )
 
 OUTCOMES = ("tp", "fp", "fn")

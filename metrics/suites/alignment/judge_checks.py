@@ -17,7 +17,7 @@ run this module computes the judge-validity quantities of the results'
 * ``samples_alpha``: Krippendorff's α of the judge's samples of one item
   (with ``samples`` ≥ 2; each sample is stored as ``al_sample@k``);
 
-(``al_lc``, the length-controlled score, is in :mod:`metrics.length_control`.)
+(``al_lc``, the length-controlled score, is in :mod:`metrics.suites.alignment.length_control`.)
 
 >>> rows = [{"session_id": "s", "round": k, "method": m, "metric": metric,
 ...          "value": v, "status": "ok"}
@@ -34,11 +34,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from metrics import columns, rank_checks, row_source
+from metrics import columns, row_source
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
 from metrics.items import HUMAN, MODES, SAMPLES, Items, Rows, Scored, lookup, paired
 from metrics.rows import ResultRow, result_row
+from metrics.suites.alignment import rank_checks
 
 
 def fact_rows(key: dict, response: dict) -> list[ResultRow]:

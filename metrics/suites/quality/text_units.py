@@ -1,6 +1,6 @@
 """Text units for the quality heuristics: words, sentences, paragraphs, the
 word lists and keywords (the pronoun and topic-shift counts built on them
-are in ``metrics.quality_rules``).
+are in ``metrics.suites.quality.rules``).
 
 The source document's tokenizer (``[^\\w\\s]`` to space, then split on
 whitespace; ``docs/metrics/quality.md``) turns a Chinese reply into one

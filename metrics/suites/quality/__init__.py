@@ -5,7 +5,7 @@ the weighted ``quality`` (weights: ``options["quality_weights"]``).
 
 The source's formulas win over its worked examples (``docs/metrics/quality.md``
 lists where they disagree). Words, sentences and word lists live in
-``metrics.text_units``, the pronoun/topic rules in ``metrics.quality_rules``
+``metrics.suites.quality.text_units``, the pronoun/topic rules in ``metrics.suites.quality.rules``
 (which reads each text once for all components); a content word is one that
 is not common, not a pronoun and not a connector. Rules for the terms the
 seed leaves open:
@@ -39,20 +39,8 @@ from __future__ import annotations
 
 import math
 
-from metrics import quality_rules as rules
 from metrics import row_source
 from metrics.notes import note
-from metrics.quality_components import (  # noqa: F401 (public scorers)
-    NO_PROMPT,
-    Score,
-    coherence,
-    completeness,
-    components,
-    length,
-    structure,
-    vocabulary,
-)
-from metrics.quality_rules import Ask, Reply
 from metrics.rows import ResultRow, result_row, session_summary
 from metrics.suite import (
     Chart,
@@ -66,6 +54,18 @@ from metrics.suite import (
     _l,
     series,
 )
+from metrics.suites.quality import rules
+from metrics.suites.quality.components import (  # noqa: F401 (public scorers)
+    NO_PROMPT,
+    Score,
+    coherence,
+    completeness,
+    components,
+    length,
+    structure,
+    vocabulary,
+)
+from metrics.suites.quality.rules import Ask, Reply
 
 DEFAULT_WEIGHTS = dict(
     coherence=0.25, completeness=0.25, length=0.20, structure=0.15, vocabulary=0.15

@@ -7,7 +7,7 @@ likelihood fit (:func:`fit`, Newton's method in plain floats on the win
 counts, a tie counting as half a win for each side; ``choix`` is the
 reference it is tested against, too slow for a bootstrap). When some
 methods won (or lost) every comparison against the rest, no finite
-strength exists (:func:`metrics.bt_separation.separation`): the suite then
+strength exists (:func:`metrics.suites.pairwise.bt_separation.separation`): the suite then
 reports none. The baseline's strength is fixed at 0,
 so a strength reads as the log-odds of beating the baseline. CIs come from a bootstrap over sessions: sessions are
 resampled with replacement (fixed seed) and the model refitted.
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from metrics.bt_separation import separation
 from metrics.stats import BOOTSTRAP_SEED
+from metrics.suites.pairwise.bt_separation import separation
 
 BT_RESAMPLES = 500
 SEPARATED_SHARE = 0.05  # of BT resamples separated, past which no CI is given
@@ -201,7 +201,7 @@ def bt_with_ci(
     """``{method: {"mean", "ci_low", "ci_high", "n", "resamples_separated"}}``:
     the fit and its percentile bootstrap interval over sessions (n =
     sessions compared). A resample in which some methods won, or lost,
-    every comparison has no finite strengths (``metrics/bt_separation.py``):
+    every comparison has no finite strengths (``metrics/suites/pairwise/bt_separation.py``):
     it is left out and counted, and past ``SEPARATED_SHARE`` of them no
     interval is given (178 of 500 once gave [0.0, 8.82] around ln 5)."""
     import numpy as np

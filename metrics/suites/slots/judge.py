@@ -24,8 +24,8 @@ from core.status import RowStatus
 from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json, template_chars
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row
-from metrics.slot_matching import SlotTable, memory_state, merge_writes, nested
 from metrics.suite import JudgeMode
+from metrics.suites.slots.matching import SlotTable, memory_state, merge_writes, nested
 
 METRIC = "slot_judge"
 PROMPT = "slot_judge_v1"

@@ -1,6 +1,6 @@
 """The five components of the quality suite, each a :class:`Score` from a
-response read once (``metrics.quality_rules``); the rules and the open terms
-of the source document (``seeds/llm-lab-quality-metrics.md``) are in ``metrics/suites/quality.py`` and
+response read once (``metrics.suites.quality.rules``); the rules and the open terms
+of the source document (``seeds/llm-lab-quality-metrics.md``) are in ``metrics/suites/quality/__init__.py`` and
 ``docs/metrics/quality.md``. Each public scorer takes raw text (doctests,
 ``docs/metrics/quality.md``); the suite calls :func:`components` with the
 response and prompt already read.
@@ -14,10 +14,10 @@ from functools import lru_cache
 from itertools import compress
 from typing import NamedTuple
 
-from metrics import quality_rules as rules
-from metrics import text_units as tu
 from metrics.notes import Note, note
-from metrics.quality_rules import Ask, Reply
+from metrics.suites.quality import rules
+from metrics.suites.quality import text_units as tu
+from metrics.suites.quality.rules import Ask, Reply
 
 OPTIMAL_RATIO = 2.5  # optimal response words per prompt word
 CONNECTOR_TARGET = 0.3  # connectors per sentence for a full score

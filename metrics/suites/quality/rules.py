@@ -6,7 +6,7 @@ form, pronoun) are worked out once (``text_units.word_role``). Also the
 pronoun and topic-shift rules, over per-sentence :class:`Facts`.
 
 Words, sentences, paragraphs, word lists and keywords are
-``metrics.text_units``'s.
+``metrics.suites.quality.text_units``'s.
 
 >>> r = reply("The bike is red. It is fast. Pizza is hot.")
 >>> pronoun_counts(r.facts, after_content=False), topic_shifts(r.facts)
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import NamedTuple
 
-from metrics import text_units as tu
+from metrics.suites.quality import text_units as tu
 
 
 class Facts(NamedTuple):
