@@ -17,7 +17,6 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from cli.early_rows import EarlyRows
 from cli.judge import FAILED, INVALID, PROTOCOL_HELP, print_estimate, protocol_fields
 from core.problems import Rejected
 from core.status import FINAL_RUN, RunStatus
@@ -224,11 +223,9 @@ def evaluate_command(
         # while the other waits (store/__init__.py)
         worker.ensure_started(fork=True)
     run = _submit(_readable(file), request)
-    # the rows encoded while the worker finalizes, then written after the
-    # rest: a run of any size is written in constant memory
-    rows = EarlyRows(_service(), run.id, out.parent if out else None)
-    run = _wait_with_progress(run.id, on_progress=rows.poll)
-    document = rows.document(run, indent=2)
+    run = _wait_with_progress(run.id)
+    # rows streamed from the database: a run of any size in constant memory
+    document = _service().results_chunks(run, indent=2)
     if out:
         with out.open("w", encoding="utf-8") as sink:
             sink.writelines(document)
@@ -276,8 +273,8 @@ def _submit(path: Path, request: RunRequest):
         fail(f"the database cannot be reached: {type(exc).__name__}", FAILED)
 
 
-def _wait_with_progress(run_id: str, poll_s: float = 0.05, on_progress=None):
-    """The run once it has ended; ``on_progress(done, total)`` at each look."""
+def _wait_with_progress(run_id: str, poll_s: float = 0.05):
+    """The run once it has ended, its progress shown on stderr meanwhile."""
     storage = current_app.extensions["storage"]
     run = storage.get_run(run_id)
     with click.progressbar(
@@ -291,6 +288,4 @@ def _wait_with_progress(run_id: str, poll_s: float = 0.05, on_progress=None):
                 bar.length = total
             bar.update(done - shown)
             shown = done
-            if on_progress is not None and status not in FINAL_RUN:
-                on_progress(done, total)
     return storage.get_run(run_id)

@@ -56,12 +56,11 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
     })  # fmt: skip
 
 
-# What every aggregation loads (scipy.special for the t quantiles and the
-# normal tail, numpy, the row readers): ~0.4 s here, which a worker's first
-# aggregation (provisional, or the finalize of a run too short for one)
-# would otherwise spend (issue 32). scipy.stats is not needed
-# (metrics/signed_rank.py).
-AGGREGATION_MODULES = ("scipy.special", "numpy", "store.suite_rows")
+# What every aggregation loads (scipy.special for the t quantiles, scipy.stats
+# for Wilcoxon and ranks, numpy, the row readers): ~0.7 s of CPU here, which
+# a worker's first aggregation (provisional, or the finalize of a run too
+# short for one) would otherwise spend (issue 32).
+AGGREGATION_MODULES = ("scipy.special", "scipy.stats", "numpy", "store.suite_rows")
 
 
 def preload() -> threading.Thread:

@@ -287,18 +287,10 @@ class RunService:
     def results_chunks(self, run, indent: int | None = None) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
         database: what the CLI's ``--out``, the JSON export and
-        ``/api/v1/runs/<token>/results`` write. Its two parts:
-        :meth:`results_opening` and :meth:`rows_text`."""
-        return chain([self.results_opening(run, indent)], self.rows_text(run.id))
-
-    def results_opening(self, run, indent: int | None = None) -> str:
-        return results.json_opening(self.results_head(run), indent)
-
-    def rows_text(self, run_id: str) -> Iterator[str]:
-        """The rows of the document and its end. Once a run's rows are final
-        (:meth:`store.interim.InterimQueries.rows_final`), they can be
-        encoded before its finalize has made the rest."""
-        return results.json_rows(self.storage.iter_rows(run_id, detail=False))
+        ``/api/v1/runs/<token>/results`` write."""
+        opening = results.json_opening(self.results_head(run), indent)
+        rows = self.storage.iter_rows(run.id, detail=False)
+        return chain([opening], results.json_rows(rows))
 
     def results_document(self, run) -> dict:
         """The whole document in memory (tests and small runs)."""

@@ -62,16 +62,6 @@ class InterimQueries:
         with self.engine.begin() as conn:
             conn.execute(query)
 
-    def rows_final(self, run_id: str) -> bool:
-        """Whether the active run's rows will change no more: its finalize
-        is claimed, which happens once every chunk is done or given up (and
-        finalize only reads rows)."""
-        query = select(Run.id).where(
-            Run.id == run_id, Run.status.in_(_ACTIVE), Run.finalizing_at.is_not(None)
-        )
-        with self.engine.connect() as conn:
-            return conn.execute(query).first() is not None
-
     def claim_cancelled(self) -> list[str]:
         """Cancelled runs whose stored rows nobody summarized yet (a cancel
         clears ``interim_at``), each claimed once."""

@@ -10,10 +10,7 @@ shuffled (a comparison of runs feeds rows in no particular order)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -182,25 +179,3 @@ def test_row_batches_stream_what_iter_rows_does(sqlite_storage):
             for row in storage.iter_rows(run.id, suite.metrics, detail=detail)
         ]  # fmt: skip
         assert found == expected and found
-
-
-def test_aggregating_a_run_loads_no_scipy_stats():
-    """Every suite's aggregates, panels included, without ``scipy.stats``
-    (~0.8 s of CPU a worker paid during a run's judge calls): Wilcoxon and
-    the ranks are metrics/signed_rank.py's, equal to scipy's to the bit
-    (the frozen reference above was made with scipy's). Human labels are
-    the exception: their agreement with the judge (Spearman's ρ, Kendall's
-    τ-b) still loads it, at the finalize of a run that has them."""
-    code = (
-        "import sys; from metrics import engine; "
-        "from tests import aggregate_rows as data; "
-        "rows = [r for r in data.synthetic_rows('panel', 'key') "
-        "        if not r['metric'].startswith('human_')]; "
-        "engine.aggregate(data.rows_of_suite(rows), data.suites(), data.METHODS); "
-        "print('scipy.stats' in sys.modules)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-        cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
-    assert done.stdout.strip() == "False", done.stderr[-2000:]

@@ -188,23 +188,3 @@ def test_light_commands_load_no_database_queue_or_numeric_library(tmp_path, args
               if line.startswith("import time:")}  # fmt: skip
     assert "flask" in loaded  # the profile was taken
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
-
-
-def test_a_command_freezes_the_heap_for_its_exit(runner, monkeypatch):
-    """Every command registers ``gc.freeze`` to run at exit, once however
-    many commands ran: the interpreter then skips collecting the app's
-    objects on the way out (0.4 s of a small run, cli/__init__.py)."""
-    import atexit
-    import gc
-
-    registered: list = []
-    monkeypatch.setattr(atexit, "register", registered.append)
-    monkeypatch.setattr(
-        atexit,
-        "unregister",
-        lambda f: registered.remove(f) if f in registered else None,
-    )
-    for _ in range(2):
-        result = runner.invoke(args=["validate", str(ROOT / "sample_data.jsonl")])
-        assert result.exit_code == 0, result.output
-    assert registered == [gc.freeze]

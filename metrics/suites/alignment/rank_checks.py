@@ -4,8 +4,8 @@ Spearman's ρ of AL against response length (per judge) and the cross-mode
 AUC of AL separating binary verdicts need every scored item's rank. From a
 :class:`~metrics.row_source.RowSource` the database ranks the items
 (``RANK()`` window functions, mean ranks of ties) and Python only sums them
-batch by batch; from a table, ``signed_rank.average_ranks`` (scipy's
-``rankdata``) ranks them. Either way the sums are exact integers (twice a
+batch by batch; from a table, ``scipy.stats.rankdata``
+ranks them. Either way the sums are exact integers (twice a
 mean rank is one), so both give the same bits, reproducibly:
 
 * ρ is Pearson's r of the ranks, ``(nΣxy − ΣxΣy) / √((nΣx² − (Σx)²)(nΣy² −
@@ -120,7 +120,7 @@ def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,
         yield from rows.reader.ranks(*metrics, per_judge, rows.judge, per_method)
         return
     np = columns._numpy()
-    from metrics.signed_rank import average_ranks as rankdata  # scipy's bits
+    from scipy.stats import rankdata
 
     items = Items(row_source.part(rows, metrics))
     x, y = items.scored(metrics[0]), items.scored(metrics[1])
