@@ -33,10 +33,13 @@ worker: ## Run a Celery worker against REDIS_URL
 reference: ## Regenerate the frozen aggregates (after adding a suite or changing a metric on purpose)
 	$(PY) -m tests.aggregate_rows
 
+settings: ## Regenerate docs/configuration.md from config.DEFAULTS and docs/settings.toml
+	$(PY) scripts/config_reference.py
+
 bench: ## Run the benchmarks and write bench/results.json
 	$(PY) -m bench
 
 lock: ## Regenerate the hashed locks requirements*.txt from pyproject.toml
 	bash scripts/lock.sh
 
-.PHONY: help install run test lint check messages format worker reference bench lock
+.PHONY: help install run test lint check messages format worker reference settings bench lock

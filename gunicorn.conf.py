@@ -1,4 +1,4 @@
-"""gunicorn settings for serving the web app (README, "Running for a team").
+"""gunicorn settings for serving the web app (docs/team.md).
 
     gunicorn -c gunicorn.conf.py --bind 0.0.0.0:8000 app:app
 

@@ -1,5 +1,5 @@
 """The command line: ``flask --app app validate|evaluate|convert|judge-check|report|compare``
-(see the README).
+(docs/cli.md).
 
 Commands go through the same run service as the web app and fail with one
 clear line on stderr and a documented exit code, never a traceback.

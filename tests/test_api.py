@@ -1,4 +1,4 @@
-"""HTTP API v1: every status code the README documents."""
+"""HTTP API v1: every status code docs/api.md documents."""
 
 from __future__ import annotations
 

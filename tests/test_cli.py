@@ -1,4 +1,4 @@
-"""``flask --app app validate`` (the README's command-line section)."""
+"""``flask --app app validate`` (docs/cli.md)."""
 
 from __future__ import annotations
 

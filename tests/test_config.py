@@ -96,3 +96,17 @@ def test_judge_temperature_reaches_the_run_header_and_the_judge(
     lines = (tmp_path / "bodies.jsonl").read_bytes().splitlines()
     sent = [json.loads(line) for line in lines]
     assert sent and {body["temperature"] for body in sent} == {0.3}
+
+
+def test_the_configuration_reference_is_generated_and_current():
+    """docs/configuration.md comes from DEFAULTS and docs/settings.toml,
+    which describes every setting and no other."""
+    import subprocess
+    import sys
+
+    root = Path(config.__file__).parent
+    done = subprocess.run(
+        [sys.executable, "scripts/config_reference.py", "--check"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,4 +1,4 @@
-"""Rate limits per client address (web/limits.py, the README's threat model)."""
+"""Rate limits per client address (web/limits.py, docs/reliability.md's threat model)."""
 
 from __future__ import annotations
 

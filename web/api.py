@@ -1,4 +1,4 @@
-"""HTTP API v1 (the README's "HTTP API" section): JSON in, JSON out."""
+"""HTTP API v1 (docs/api.md): JSON in, JSON out."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of ``/api/v1``, served at
-``/api/v1/openapi.json``. Written by hand, next to the README's "HTTP API"
-section it mirrors: the API is small, and a generator (apispec, flask-smorest)
+``/api/v1/openapi.json``. Written by hand, next to docs/api.md, which it
+mirrors: the API is small, and a generator (apispec, flask-smorest)
 would mean schema classes around every view for eleven operations. A test
 walks the app's routes and fails when an ``/api/v1`` route is missing here.
 """
@@ -390,7 +390,7 @@ def document() -> dict:
         "info": {
             "title": "PersonaSteer Benchmark API",
             "version": platform_version(),
-            "description": "See the README's HTTP API section. Errors follow "
+            "description": "See docs/api.md. Errors follow "
             "?lang=en|zh|ko like the pages.",
         },
         **({"servers": servers} if servers else {}),
