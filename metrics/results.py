@@ -69,7 +69,7 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
         "judge": run.judge,
         # true when the rows are a copy of an identical finished run's
         # (pipeline/reuse.py). Which run is not said: it may be another user's.
-        "reused": bool((run.options or {}).get("reused_from")),
+        "reused": bool(getattr(run, "reused_from", None)),
         "counts": {
             "judge_calls": run.judge_calls,
             "cache_hits": run.cache_hits,

@@ -42,9 +42,7 @@ def plan_run(
     )
     storage.plan_chunks(run.id, ((i, a, b, u) for i, (a, b, u) in enumerate(chunks)))
     total = sum(units for _, _, units in chunks)
-    storage.update_run(
-        run.id, total=total, options={**run.options, "chunks": len(chunks)}
-    )
+    storage.update_run(run.id, total=total, chunks_planned=len(chunks))
     return total
 
 
@@ -92,7 +90,7 @@ def plan_missing(storage, config: dict, run) -> None:
     """Plan a run whose chunks were never (or, by the first release, only
     partly) recorded; idempotent: finished chunks are kept."""
     planned = sum(storage.chunk_states(run.id).values())
-    if not planned or planned < run.options.get("chunks", 0):
+    if not planned or planned < (run.chunks_planned or 0):
         plan_from_upload(storage, config, run)
 
 

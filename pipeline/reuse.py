@@ -5,7 +5,7 @@ panel, URL, temperature, token limit, samples, prompt versions, history
 window) and metric code are those of a finished ``done`` run gets a copy of
 that run's rows and aggregates: the same inputs to the same code give the
 same rows, and nothing is asked of the judge. The copy is recorded
-(``options["reused_from"]``, shown in the results header and the dashboard)
+(``reused_from``, shown in the results header and the dashboard)
 and independent: deleting either run leaves the other whole.
 
 Not reused: ``partial`` runs (their failed rows deserve another try: that is
@@ -26,7 +26,6 @@ from core.status import RunStatus
 ROOT = Path(__file__).resolve().parents[1]
 # Everything a row's value depends on besides the file and the settings.
 CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py", "judge_client")
-NOT_SETTINGS = frozenset({"chunks", "retry_of", "reused_from", "reuse_key"})
 
 
 @cache
@@ -51,12 +50,11 @@ def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
     reused, or their existence revealed, for another."""
     if not options.get("use_cache", True):
         return None
-    settings = {k: v for k, v in options.items() if k not in NOT_SETTINGS}
     facts = {
         "file": sha256,
         "suites": suites,
         "judge": judge,
-        "options": settings,
+        "options": options,  # settings only: bookkeeping has columns
         # the effective endpoint and reply length (hashed: a URL may hold a secret)
         "judge_url": options.get("judge_url") or config.get("JUDGE_API_URL"),
         "max_tokens": config["JUDGE_MAX_TOKENS"],
@@ -72,7 +70,7 @@ def find_source(storage, sha256: str, key: str):
     from store import reuse as stored  # SQL, loaded on an upload's first use
 
     for run in stored.finished_with_file(storage, sha256, RunStatus.DONE):
-        if (run.options or {}).get("reuse_key") == key:
+        if run.reuse_key == key:
             return run
     return None
 

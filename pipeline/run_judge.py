@@ -40,7 +40,7 @@ def judge_for(
     # A server that refused structured output in an earlier chunk is not
     # asked again: the text grammar reads its replies.
     used = storage.judge_usage(run.id)
-    cap = run.options.get("call_cap") or config["MAX_JUDGE_CALLS_PER_RUN"]
+    cap = run.call_cap or config["MAX_JUDGE_CALLS_PER_RUN"]
     allowance = CallAllowance(storage, run.id, cap, run.workspace_id,
                               config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
     judges = [

@@ -130,7 +130,8 @@ class RunService:
             methods=report.methods,
             suites=suites,
             judge=judge,
-            options={**options, "reuse_key": key},
+            options=options,
+            reuse_key=key,
             client=request.client,
             workspace_id=workspace_id,
             name=request.name,
@@ -238,8 +239,6 @@ class RunService:
             raise Rejected.one("retry_not_needed", http=409, status=run.status)
         if self.storage.active_retries(run.id):
             raise Rejected.one("retry_in_progress", http=409)
-        options = {key: value for key, value in run.options.items() if key != "chunks"}
-        options["call_cap"] = self._calls_left(run)
         self._check_broker()
         retry = self.storage.create_run(
             file_name=run.file_name,
@@ -250,7 +249,8 @@ class RunService:
             methods=run.methods,
             suites=run.suites,
             judge=run.judge,
-            options={**options, "use_cache": True, "retry_of": run.token},
+            options={**run.options, "use_cache": True},
+            call_cap=self._calls_left(run),
             client=run.client,
             retry_of=run.id,
             workspace_id=run.workspace_id,

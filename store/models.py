@@ -111,6 +111,14 @@ class Run(Base):
     failure: Mapped[dict | None] = mapped_column()  # {"code", "params"}: translated
     client: Mapped[str | None] = mapped_column(String(64))  # fair share key
     retry_of: Mapped[str | None] = mapped_column(String(32), index=True)
+    # bookkeeping, apart from the settings in ``options`` (migration 0019):
+    # chunks the run was planned in, a retry's share of its original's call
+    # cap, the key a finished run is reused by, and what a reused run copied
+    chunks_planned: Mapped[int | None] = mapped_column(Integer)
+    call_cap: Mapped[int | None] = mapped_column(BigInteger)
+    reuse_key: Mapped[str | None] = mapped_column(String(64), index=True)
+    reused_from: Mapped[str | None] = mapped_column(String(32))
+    reused_rows: Mapped[int | None] = mapped_column(BigInteger)
     history_truncated: Mapped[int] = mapped_column(BigInteger, default=0)
     # Owner rights (cancel, retry, rename, delete). Runs of earlier releases
     # have none: their share token keeps every right it had.

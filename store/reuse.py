@@ -48,7 +48,7 @@ def create_copy(storage: Storage, source: Run, spans, **fields) -> str:
             db.execute(insert(RunSession), index)
         copied = _copy(db, ResultRow, source.id, run.id)
         _copy(db, RunCacheKey, source.id, run.id)
-        run.options = {**run.options, "reused_from": source.id, "reused_rows": copied}
+        run.reused_from, run.reused_rows = source.id, copied
     return run.id
 
 

@@ -29,7 +29,10 @@ def release1_database(url: str) -> None:
             "id": "r1", "token": "t" * 32, "status": "done", "created_at": NOW,
             "file_name": "对话日志.jsonl", "file_sha256": "0" * 64, "upload_id": "u1",
             "sessions": 1, "rounds": 2, "methods": ["Base", "Ours"], "suites": ["alignment"],
-            "options": {"samples": 1}, "done": 4, "total": 4, "judge_calls": 8,
+            # bookkeeping as earlier releases kept it, among the settings
+            "options": {"samples": 1, "chunks": 1, "call_cap": 9, "reuse_key": "f" * 64,
+                        "reused_from": "r0", "reused_rows": 4, "retry_of": "t0"},
+            "done": 4, "total": 4, "judge_calls": 8,
             "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5,
             "aggregates": {"summary": {"Ours": {"al_avg": 75.0}}},
         }])  # fmt: skip
@@ -71,6 +74,10 @@ def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
     run = storage.get_run_by_token("t" * 32)
     assert (run.file_name, run.status, run.judge_calls) == ("对话日志.jsonl", "done", 8)
     assert run.aggregates["summary"]["Ours"]["al_avg"] == 75.0
+    # 0019: the options hold the settings alone, the bookkeeping has columns
+    assert run.options == {"samples": 1}
+    assert (run.chunks_planned, run.call_cap, run.reuse_key, run.reused_from,
+            run.reused_rows) == (1, 9, "f" * 64, "r0", 4)  # fmt: skip
     rows = storage.rows("r1")
     assert [(r.round, r.method, r.value) for r in rows] == [
         (1, "Base", 71.0),

@@ -46,8 +46,8 @@ def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
     assert header["counts"]["unscored"] == first["results"]["run"]["counts"]["unscored"]
     storage = app.extensions["storage"]
     copy, source = storage.get_run(second["id"]), storage.get_run(first["id"])
-    assert copy.options["reused_from"] == source.id
-    assert copy.options["reused_rows"] == storage.count_rows(source.id)
+    assert copy.reused_from == source.id
+    assert copy.reused_rows == storage.count_rows(source.id)
     page = client.get(f"/r/{second['token']}").get_data(as_text=True)
     assert 'data-testid="reused"' in page and source.token not in page
     # each run stands alone: deleting the source keeps the copy whole

@@ -162,6 +162,11 @@ def annotations_context(storage, run) -> dict:
     }
 
 
+def _retried(storage, run):
+    """The run this one retried, if it still exists (its view link)."""
+    return storage.get_run(run.retry_of) if run.retry_of else None
+
+
 def context(storage, run, args) -> dict:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
@@ -177,6 +182,7 @@ def context(storage, run, args) -> dict:
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),
         "panel_judges": panel_judges(run),
+        "retried": _retried(storage, run),
         "judge_tables": judge_tables(run),
         "suites": [registry.get(name) for name in suites],
         "metric_ids": sorted(
