@@ -40,7 +40,7 @@ from pipeline.dispatch import (
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
 from pipeline.run_judge import judge_for
-from pipeline.run_request import history_chars
+from pipeline.run_spec import RunSpec
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def _score(ctx: Context, run, chunk) -> None:
     judge = judge_for(ctx.storage, ctx.config, ctx.pool, run, chunk, progress.add)
     if judge is not None:
         progress.counters = judge.usage.counters
-    options = {**run.options, "history_chars": history_chars(run.options, run.judge)}
+    options = RunSpec.of(run).suite_inputs()
     truncated = 0
     try:
         for suite in run.suites:

@@ -13,6 +13,7 @@ from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutpu
 from metrics import registry
 from pipeline.allowance import CallAllowance
 from pipeline.leases import LEASES
+from pipeline.run_spec import RunSpec
 
 if TYPE_CHECKING:
     from store.judge_cache import JudgeCache
@@ -28,7 +29,8 @@ def judge_for(
     their outcome."""
     if not any(registry.get(name).uses_judge for name in run.suites):
         return None
-    judge_config = JudgeConfig.from_settings(config, run.options)
+    spec = RunSpec.of(run)
+    judge_config = JudgeConfig.from_settings(config, spec.judge_settings())
     if judge_config is None:
         return None
     cache = _cache_for(
@@ -49,7 +51,7 @@ def judge_for(
               fair_key=run.id,
               structured=StructuredOutput(
                   refused=bool(used.get(model, {}).get("structured_rejected"))))
-        for model in run.options.get("judge_models") or [judge_config.model]
+        for model in spec.judge.models or [judge_config.model]
     ]  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
@@ -65,7 +67,7 @@ def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
     # here, not at the top: light commands (help, validate) load no SQLAlchemy
     from store.judge_cache import JudgeCache
 
-    if run.options.get("use_cache", True):
+    if RunSpec.of(run).judge.use_cache:
         scope = run.workspace_id or f"client:{run.client or ''}"
     else:
         scope = f"run:{run.id}"

@@ -1,0 +1,83 @@
+"""A run's settings, typed and frozen: what a worker reads of a run.
+
+Recorded when the run is made (``pipeline/run_request.py``: the suites'
+options checked, the judge's settings from the request and the instance's
+configuration at that moment) and stored as ``run.options``; bookkeeping
+(chunks, call cap, reuse) has columns of its own. A worker configured
+otherwise still judges the run as its header says.
+
+>>> from types import SimpleNamespace
+>>> run = SimpleNamespace(suites=["alignment"], judge=None, options={
+...     "judge_model": "m", "samples": 2, "use_cache": False, "protocol": None})
+>>> spec = RunSpec.of(run)
+>>> spec.judge.models, spec.judge.samples, spec.judge.use_cache, spec.judge.temperature
+(('m',), 2, False, 0.0)
+>>> spec.judge.history_chars  # recorded by none: the default of its release
+12000
+>>> spec.judge = None
+Traceback (most recent call last):
+dataclasses.FrozenInstanceError: cannot assign to field 'judge'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from config import DEFAULTS
+from metrics import registry
+from pipeline.run_request import history_chars
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    url: str | None  # the run's own endpoint; None: the instance's
+    models: tuple[str, ...]  # two or more: a panel; none: the instance's model
+    samples: int
+    temperature: float
+    history_chars: int  # dialogue history a prompt carries
+    protocol: Mapping[str, Any] | None  # the stored protocol; None: the default
+    use_cache: bool  # False: the run pays for its own verdicts (kept per run)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    suites: tuple[str, ...]
+    suite_options: Mapping[str, Any]  # the chosen suites' options, checked
+    judge: JudgeSpec
+
+    @classmethod
+    def of(cls, run) -> RunSpec:
+        """The spec ``run`` recorded (runs of earlier releases recorded less:
+        what they were judged with then)."""
+        stored = dict(run.options or {})
+        models = stored.get("judge_models") or (
+            [stored["judge_model"]] if stored.get("judge_model") else []
+        )
+        judge = JudgeSpec(
+            url=stored.get("judge_url"),
+            models=tuple(models),
+            samples=stored.get("samples", 1),
+            temperature=stored.get("temperature", DEFAULTS["JUDGE_TEMPERATURE"]),
+            history_chars=history_chars(stored, run.judge),
+            protocol=stored.get("protocol"),
+            use_cache=stored.get("use_cache", True),
+        )
+        names = registry.option_names()
+        options = {key: value for key, value in stored.items() if key in names}
+        return cls(tuple(run.suites), MappingProxyType(options), judge)
+
+    def judge_settings(self) -> dict[str, Any]:
+        """What ``JudgeConfig.from_settings`` takes of the run."""
+        return {"judge_url": self.judge.url,
+                "judge_model": self.judge.models[0] if self.judge.models else None,
+                "samples": self.judge.samples, "temperature": self.judge.temperature}  # fmt: skip
+
+    def suite_inputs(self) -> dict[str, Any]:
+        """What the suites read: their options, and the judge's protocol,
+        samples and history window."""
+        return {**self.suite_options, "protocol": self.judge.protocol,
+                "samples": self.judge.samples,
+                "history_chars": self.judge.history_chars}  # fmt: skip
