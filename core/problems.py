@@ -127,6 +127,9 @@ MESSAGES: dict[str, LazyText] = {
     ),
     # the request
     "missing_file": _l("Choose a .jsonl file to upload."),
+    "upload_expired": _l(
+        "The checked file is no longer kept (after an hour, or it was used already): choose it again."
+    ),
     "too_large": _l("The file is larger than the %(limit)s MB limit."),
     "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),
     "bad_suite": _l("Suites not available for this file: %(suites)s."),

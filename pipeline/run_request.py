@@ -5,6 +5,7 @@ suite option validated (a 400 naming the option, never a failed worker)."""
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,3 +142,21 @@ def judge_options(settings: dict, request: RunRequest) -> dict[str, Any]:
         "temperature": settings["JUDGE_TEMPERATURE"],
         "history_chars": settings["JUDGE_HISTORY_CHARS"],
     }
+
+
+MAX_FILE_NAME_CHARS = 255  # runs.file_name is VARCHAR(255)
+
+
+def check_file_name(filename: str) -> None:
+    """An upload's name as a run may keep it."""
+    if "\x00" in filename:
+        raise Rejected.one("nul_character", path="file")
+    if len(filename) > MAX_FILE_NAME_CHARS:
+        raise Rejected.one("too_long", path="file", length=len(filename),
+                           limit=MAX_FILE_NAME_CHARS)  # fmt: skip
+
+
+def unstorable(exc: OSError) -> Rejected:
+    """A full disk (507) or storage that failed otherwise (503)."""
+    code = "disk_full" if exc.errno == errno.ENOSPC else "storage_unavailable"
+    return Rejected.one(code, path="file", http=507 if code == "disk_full" else 503)

@@ -8,7 +8,6 @@ application context) and sends tasks by name, so it never imports them.
 
 from __future__ import annotations
 
-import errno
 import logging
 from collections.abc import Callable, Iterator
 from itertools import chain
@@ -20,18 +19,20 @@ from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from metrics import registry, results
-from pipeline import budget, reuse
+from pipeline import budget, kept_uploads, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
 from pipeline.run_request import (
     RunRequest,
+    check_file_name,
     checked_suite_options,
     choose_suites,
     judge_options,
     protocol_of,
     public_judge,
+    unstorable,
 )
-from store.uploads import store_upload, upload_path
+from store.uploads import adopt_kept, store_upload, upload_path
 
 __all__ = [
     "RunRequest",
@@ -40,7 +41,6 @@ __all__ = [
 ]  # the request lives in run_request
 
 log = logging.getLogger(__name__)
-MAX_FILE_NAME_CHARS = 255  # runs.file_name is VARCHAR(255)
 
 
 class RunService:
@@ -83,23 +83,37 @@ class RunService:
         its estimate; it may raise ``Rejected``)."""
         if not dataset.has_allowed_extension(filename):
             raise Rejected(self.validate(stream, filename).errors)
-        if "\x00" in filename:
-            raise Rejected.one("nul_character", path="file")
-        if len(filename) > MAX_FILE_NAME_CHARS:
-            raise Rejected.one("too_long", path="file", length=len(filename),
-                               limit=MAX_FILE_NAME_CHARS)  # fmt: skip
+        check_file_name(filename)
         try:
             upload_id, path, sha256 = store_upload(stream, self.config["UPLOAD_FOLDER"])
         except OSError as exc:  # the disk is full: say so, keep nothing
-            code = "disk_full" if exc.errno == errno.ENOSPC else "storage_unavailable"
-            raise Rejected.one(
-                code, path="file", http=507 if code == "disk_full" else 503
-            ) from None
+            raise unstorable(exc) from None
+        return self._recorded(path, upload_id, sha256, filename, request, on_valid)
+
+    def _recorded(self, path, upload_id, sha256, filename, request, on_valid=None):
+        """:meth:`_record`; a rejected upload leaves no file behind."""
         try:
             return self._record(path, upload_id, sha256, filename, request, on_valid)
         except BaseException:
             path.unlink(missing_ok=True)
             raise
+
+    def keep(self, stream: BinaryIO, filename: str) -> str | None:
+        """Keep a checked upload for the run it may become (its reference)."""
+        return kept_uploads.keep(self.config, stream, filename)
+
+    def submit_kept(self, ref: str, request: RunRequest):
+        """Create and enqueue a run of a kept upload (:meth:`keep`)."""
+        upload_id, sha256, filename = kept_uploads.resolve(self.config, ref)
+        try:
+            path = adopt_kept(self.config["UPLOAD_FOLDER"], upload_id)
+        except FileNotFoundError:  # taken by a run already, or swept
+            raise Rejected.one("upload_expired", path="upload_ref") from None
+        except OSError as exc:
+            raise unstorable(exc) from None
+        return self._enqueue_or_fail(
+            self._recorded(path, upload_id, sha256, filename, request)
+        )
 
     def _record(self, path, upload_id: str, sha256: str, filename: str, request,
                 on_valid=None):  # fmt: skip

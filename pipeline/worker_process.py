@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from functools import partial
 from pathlib import Path
 
@@ -264,6 +265,13 @@ def serve(create_app, settings: dict, lifeline: int) -> None:
     # wait between the run stored and its first judge call.
     warm_up_judge()
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
+    # Celery warns a worker run as root because a pickled task could run
+    # code; this one is the app's own, as privileged as the app that starts
+    # it, and accepts JSON only (pipeline/queue.py). The warning was noise
+    # on every embedded start, and a second line after a command's error.
+    warnings.filterwarnings(
+        "ignore", message="You're running the worker with superuser"
+    )
     worker = app.extensions["queue"].celery.Worker(
         pool="threads",
         concurrency=app.config["EMBEDDED_WORKER_THREADS"],

@@ -13,6 +13,8 @@
   const result = document.getElementById("check-result");
   const submit = document.getElementById("submit");
   const maxBytes = Number(form.dataset.maxBytes);
+  const uploadRef = document.getElementById("upload-ref");
+  let keptFile = null;  // the file the server checked and kept (upload_ref)
 
   function showError(message) {
     clientError.textContent = message;
@@ -212,6 +214,8 @@
     chosen.textContent = file ? file.name : chosen.dataset.none;
     chosen.classList.toggle("chosen", Boolean(file));
     result.replaceChildren();
+    uploadRef.value = "";
+    keptFile = null;
     if (!file) return showError("");
     const lower = file.name.toLowerCase();
     // .json and .csv go to the server too: it may recognise another layout
@@ -221,15 +225,27 @@
     result.appendChild(element("p", strings.checking, "muted"));
     const body = new FormData();
     body.append("file", file);
+    body.append("keep", "1");  // kept for the run: the file is sent once
     try {
       const response = await fetch(form.dataset.validateUrl || "/api/v1/validate", { method: "POST", body });
-      renderReport(await response.json());
+      const report = await response.json();
+      if (report.upload_ref && input.files[0] === file) {
+        uploadRef.value = report.upload_ref;
+        keptFile = file;
+      }
+      renderReport(report);
     } catch (error) {
       result.replaceChildren();  // the server checks again on submit
     }
   }
 
   input.addEventListener("change", () => check(input.files[0]));
+  // The checked file is on the server already: the run takes it by its
+  // reference, and the file part is left out (a disabled field is not sent).
+  form.addEventListener("submit", () => {
+    if (uploadRef.value && keptFile && input.files[0] === keptFile) input.disabled = true;
+  });
+  window.addEventListener("pageshow", () => { input.disabled = false; });
   for (const name of ["dragenter", "dragover"]) {
     zone.addEventListener(name, (event) => { event.preventDefault(); zone.classList.add("dragover"); });
   }

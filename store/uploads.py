@@ -38,3 +38,41 @@ def store_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, Path, str]:
 
 def upload_path(folder: str | Path, upload_id: str) -> Path:
     return Path(folder) / f"{upload_id}.jsonl"
+
+
+# Uploads the upload page checked, kept for the run they may become (the
+# page then sends the file once): ``<folder>/pending/<uuid>.jsonl``, moved
+# beside the runs' uploads when a run takes one, deleted when none does.
+PENDING = "pending"
+
+
+def keep_upload(stream: BinaryIO, folder: str | Path) -> tuple[str, str]:
+    """Store a checked upload among the pending ones; (id, sha256)."""
+    pending = Path(folder) / PENDING
+    pending.mkdir(parents=True, exist_ok=True)
+    upload_id, _, sha256 = store_upload(stream, pending)
+    return upload_id, sha256
+
+
+def adopt_kept(folder: str | Path, upload_id: str) -> Path:
+    """Move a kept upload to the runs' uploads; FileNotFoundError once it
+    was taken or swept."""
+    path = upload_path(folder, upload_id)
+    upload_path(Path(folder) / PENDING, upload_id).rename(path)
+    return path
+
+
+def sweep_kept(folder: str | Path, older_than_s: float) -> int:
+    """Delete the pending uploads older than ``older_than_s``; how many."""
+    import time
+
+    pending, swept = Path(folder) / PENDING, 0
+    deadline = time.time() - older_than_s
+    for path in pending.glob("*.jsonl") if pending.is_dir() else ():
+        try:
+            if path.stat().st_mtime < deadline:
+                path.unlink()
+                swept += 1
+        except FileNotFoundError:  # taken or swept meanwhile
+            continue
+    return swept

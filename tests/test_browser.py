@@ -49,10 +49,17 @@ def page(browser):
 
 
 def upload(page, site: str, path: Path) -> None:
+    """Choose the file, wait for its check, start the run: the file goes to
+    the server once (the check keeps it; the run is started by reference)."""
     page.goto(site + "/")
     page.set_input_files("#file", str(path))
     page.wait_for_selector("#check-result p.ok")
-    page.click("#submit")
+    with page.expect_request(
+        lambda r: r.method == "POST" and r.url == site + "/runs"
+    ) as sent:
+        page.click("#submit")
+    body = sent.value.post_data_buffer or b""
+    assert b"upload_ref" in body and path.read_bytes()[:64] not in body
 
 
 # How long a run of sample_data.jsonl may take to finish: ~25 s on an idle

@@ -69,6 +69,9 @@ def validate():
         except Rejected as rejected:
             return jsonify(errors=_errors(rejected.errors)), rejected.status
         body["judge_calls"] = estimate
+        if request.form.get("keep") == "1":  # the page: the run takes it as is
+            upload.stream.seek(0)
+            body["upload_ref"] = _service().keep(upload.stream, upload.filename)
     return jsonify(body), 200
 
 

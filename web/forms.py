@@ -129,13 +129,18 @@ def _options_from_form(form) -> dict:
 
 
 def submit(request, new_workspace: bool = False):
-    """Store, validate, record and enqueue the uploaded run (web form and API);
-    ``new_workspace``: a run sent without a workspace gets one of its own."""
-    upload = uploaded_file(request.files)
+    """Store, validate, record and enqueue the uploaded run (web form and API):
+    the file sent, or the one ``upload_ref`` names (kept when the upload
+    page checked it: ``pipeline/kept_uploads.py``). ``new_workspace``: a run
+    sent without a workspace gets one of its own."""
     service = extensions.runs()
     wanted = replace(
         run_request(request.form, request.files), new_workspace=new_workspace
     )
+    ref = request.form.get("upload_ref")
+    if ref and not request.files.get("file"):  # checked and kept: sent once
+        return service.submit_kept(str(ref), wanted)
+    upload = uploaded_file(request.files)
     return service.submit(upload.stream, upload.filename, wanted)
 
 

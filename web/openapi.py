@@ -76,9 +76,23 @@ UPLOAD = {
         "multipart/form-data": {
             "schema": {
                 "type": "object",
-                "required": ["file"],
                 "properties": {
-                    "file": {"type": "string", "format": "binary"},
+                    "file": {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "required unless upload_ref is sent",
+                    },
+                    "upload_ref": {
+                        "type": "string",
+                        "description": "a file validate kept (keep=1), instead of file: "
+                        "valid for an hour, once",
+                    },
+                    "keep": {
+                        "type": "string",
+                        "enum": ["1"],
+                        "description": "validate: keep a valid file for the run and answer "
+                        "its upload_ref",
+                    },
                     "suites": {"type": "string", "description": "comma-separated"},
                     "judge_model": {"type": "string"},
                     "samples": {"type": "integer", "minimum": 1},
@@ -96,8 +110,11 @@ UPLOAD = {
 PATHS = {
     "/api/v1/validate": {
         "post": {
-            "summary": "Dry-run validation of an upload (nothing is stored); with the"
-                       " run's fields, the judge calls it would make and the limit.",
+            "summary": "Dry-run validation of an upload; with the run's fields, the"
+                       " judge calls it would make and the limit. Nothing is stored"
+                       " unless keep=1: a valid file is then kept for an hour and"
+                       " the reply's upload_ref starts a run of it without sending"
+                       " it again.",
             "requestBody": UPLOAD,
             "responses": {"200": _json("Validation", "The validation report."),
                           **_errors(400, 413, 429)},

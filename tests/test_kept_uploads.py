@@ -1,0 +1,83 @@
+"""Upload once (pipeline/kept_uploads.py): the upload page's check keeps a
+valid file and answers a signed reference; the run is started with the
+reference, and the file is not sent again."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline import kept_uploads
+from store.uploads import PENDING
+from tests.test_api import sample_bytes, wait_final
+
+
+def check(client, data: bytes, **fields):
+    body = {"file": (io.BytesIO(data), "logs.jsonl"), **fields}
+    return client.post(
+        "/api/v1/validate", data=body, content_type="multipart/form-data"
+    )
+
+
+def start(client, ref: str, **fields):
+    body = {"upload_ref": ref, "suites": "quality", **fields}
+    return client.post("/api/v1/runs", data=body, content_type="multipart/form-data")
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def pending(app) -> list[Path]:
+    return sorted((Path(app.config["UPLOAD_FOLDER"]) / PENDING).glob("*.jsonl"))
+
+
+def test_a_checked_file_starts_its_run_by_reference_once(app, client):
+    data = sample_bytes()
+    checked = check(client, data, keep="1", suites="quality").get_json()
+    assert checked["valid"] and checked["upload_ref"]
+    assert len(pending(app)) == 1
+    answer = start(client, checked["upload_ref"])
+    assert answer.status_code == 202, answer.get_json()
+    final = wait_final(client, answer.get_json()["token"])
+    assert final["status"] == "done"
+    run = app.extensions["storage"].get_run_by_token(answer.get_json()["token"])
+    assert run.file_sha256 == hashlib.sha256(data).hexdigest()
+    assert run.file_name == "logs.jsonl" and pending(app) == []
+    again = start(client, checked["upload_ref"])  # taken: not a second run of it
+    assert again.status_code == 400
+    assert again.get_json()["errors"][0]["code"] == "upload_expired"
+
+
+def test_no_reference_without_keep_or_for_an_invalid_file(app, client):
+    assert "upload_ref" not in check(client, sample_bytes()).get_json()
+    invalid = check(client, b'{"session_id": 1}\n', keep="1").get_json()
+    assert not invalid["valid"] and "upload_ref" not in invalid
+    assert pending(app) == []
+
+
+def test_a_forged_or_stale_reference_is_refused(app, client, monkeypatch):
+    forged = start(
+        client, "x" + kept_uploads.reference(app.config, "a" * 32, "0" * 64, "f.jsonl")
+    )
+    assert forged.get_json()["errors"][0]["code"] == "upload_expired"
+    ref = check(client, sample_bytes(), keep="1").get_json()["upload_ref"]
+    monkeypatch.setattr(kept_uploads, "KEPT_S", -1)  # an hour has passed
+    stale = start(client, ref)
+    assert stale.status_code == 400
+    assert stale.get_json()["errors"][0]["code"] == "upload_expired"
+
+
+def test_unused_kept_files_are_swept_after_an_hour(app, client):
+    check(client, sample_bytes(), keep="1")
+    [old] = pending(app)
+    an_hour_ago = time.time() - kept_uploads.KEPT_S - 1
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    check(client, sample_bytes(), keep="1")  # the next kept file sweeps it
+    assert old not in pending(app) and len(pending(app)) == 1
