@@ -204,13 +204,13 @@ DEFAULTS: dict = {
     "CHUNK_STALL_S": 60.0,
     "QUEUE_TIMEOUT_S": 300.0,
     "MAX_CHUNK_ATTEMPTS": 3,
-    # Abuse limits per client address (web/limits.py), in Flask-Limiter's
+    # Abuse limits per client address (web/security/limits.py), in Flask-Limiter's
     # notation; an upload is a run started from the page or the API.
     "RATE_LIMITS_ENABLED": True,
     "RATE_LIMIT_UPLOADS": "30 per hour",
     "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
     # POST /api/v1/convert running at once across every web process of the
-    # instance (web/shared_slots.py): each holds a CPU for up to a minute
+    # instance (web/security/shared_slots.py): each holds a CPU for up to a minute
     # on a 200 MB file; one more is refused with 503 and Retry-After.
     "CONVERT_SLOTS": 2,
     "RATE_LIMIT_RETRIES": "20 per hour",
@@ -258,7 +258,7 @@ DEFAULTS: dict = {
 }
 
 
-# The configurable rates, each applied by web/limits.py to its endpoints.
+# The configurable rates, each applied by web/security/limits.py to its endpoints.
 RATE_LIMITS = (
     "RATE_LIMIT_UPLOADS",
     "RATE_LIMIT_VALIDATIONS",

@@ -1,5 +1,5 @@
 """The Prometheus instruments a process records into (``GET /metrics``
-exposes them with the figures read from the database, web/prometheus.py).
+exposes them with the figures read from the database, web/views/prometheus.py).
 
 Only what happens inside one process is counted here: judge call latency
 and failures (in the process that calls the judge), finalize requests (in

@@ -117,11 +117,14 @@ def _score(ctx: Context, run, chunk) -> None:
     judge = judge_for(ctx.storage, ctx.config, ctx.pool, run, chunk, progress.add)
     if judge is not None:
         progress.counters = judge.usage.counters
-    options = RunSpec.of(run).suite_inputs()
+    spec = RunSpec.of(run)
+    options, judges = spec.suite_inputs(), len(spec.judge.models)
     truncated = 0
     try:
         for suite in run.suites:
-            rows = _suite_rows(suite, sessions, run.methods, judge, options, progress)
+            rows = _suite_rows(
+                suite, sessions, run.methods, judge, options, progress, judges
+            )
             storage.upsert_rows(
                 ({**row, "run_id": run.id, "round": row["round"] or 0} for row in rows),
                 fence=(run.id, chunk.chunk, chunk.lease),
@@ -137,7 +140,9 @@ def _score(ctx: Context, run, chunk) -> None:
     storage.add_counters(run.id, history_truncated=truncated)
 
 
-def _suite_rows(name: str, sessions, methods, judge, options, progress) -> list:
+def _suite_rows(
+    name: str, sessions, methods, judge, options, progress, judges: int = 1
+) -> list:
     """One suite's rows of the chunk. A suite asking the judge sees the whole
     chunk (its items go out in batches that keep the judge's pool full) and
     the judge reports each item; any other suite runs session by session,
@@ -145,7 +150,7 @@ def _suite_rows(name: str, sessions, methods, judge, options, progress) -> list:
     suite = registry.get(name)
     rows: list[ResultRow] = []
     if judge is not None and suite.uses_judge:
-        progress.start_suite(expected_items(suite, sessions, methods, options))
+        progress.start_suite(expected_items(suite, sessions, methods, options, judges))
         rows = engine.evaluate(sessions, [name], methods, judge, options)
     else:
         progress.start_suite(sum(_units(session, methods) for session in sessions))

@@ -136,9 +136,11 @@ class ChunkProgress:
             self._written_counters = totals
 
 
-def expected_items(suite, sessions: list[dict], methods: list[str], options: dict):
-    """Judge items ``suite`` will ask for ``sessions``, from its estimate of
-    calls per sample; None when it has no estimate or the estimate fails."""
+def expected_items(suite, sessions: list[dict], methods: list[str], options: dict,
+                   judges: int = 1):  # fmt: skip
+    """Judge items ``suite`` will ask for ``sessions`` (of each of ``judges``:
+    a panel asks each), from its estimate of calls per sample; None when it
+    has no estimate or the estimate fails."""
     if suite.estimate is None:
         return None
     window = options.get("history_chars")
@@ -147,8 +149,7 @@ def expected_items(suite, sessions: list[dict], methods: list[str], options: dic
     except Exception:  # an estimate is advisory: never fail the scoring on it
         log.warning("estimating suite %s failed", suite.name, exc_info=True)
         return None
-    judges = max(1, len(options.get("judge_models") or ()))  # a panel asks each
-    return calls * int(options.get("samples", 1)) * judges
+    return calls * int(options.get("samples", 1)) * max(1, judges)
 
 
 def run_progress(run, now: datetime | None = None) -> dict:

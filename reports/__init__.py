@@ -2,5 +2,5 @@
 alike: the comparison tables (``tables``) and their number formats, the
 paper exports (LaTeX and Markdown tables, ``summary.csv``, the Methods
 paragraph) and the row CSV's safety. The web serves them as downloads
-(``web/downloads.py``, ``web/compare.py``); ``flask --app app report`` and
+(``web/views/downloads.py``, ``web/views/compare.py``); ``flask --app app report`` and
 ``flask --app app compare`` write them (``cli/reports.py``)."""

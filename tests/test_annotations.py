@@ -159,7 +159,7 @@ def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judge
     page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
     assert 'data-testid="human-agreement"' in page
     assert "20 labels of 10 items by 2 annotators." in page
-    from web.annotation_pages import service
+    from web.views.annotation_pages import service
 
     with app.test_request_context():
         found = service().agreement(run, queue)
@@ -253,7 +253,7 @@ def two_annotators(client, run, items=10):
 def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
     judged, judge_server, tmp_path
 ):
-    from web.annotation_pages import service
+    from web.views.annotation_pages import service
 
     app, run = judged
     client = app.test_client()
@@ -317,7 +317,7 @@ def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
     judged, monkeypatch
 ):
     from pipeline import annotations
-    from web.annotation_pages import service
+    from web.views.annotation_pages import service
 
     app, run = judged
     client = app.test_client()

@@ -8,7 +8,7 @@ import gzip
 import plotly
 import pytest
 
-from web import assets
+from web.views import assets
 
 PLOTLY_URL = f"/vendor/plotly-{plotly.__version__}.min.js"
 

@@ -96,7 +96,7 @@ def test_two_annotators_label_ten_items_with_the_keyboard(served, browser):
         [judged[tuple(queue.items[i])][0] for i in items], human
     ).statistic
 
-    from web.annotation_pages import service
+    from web.views.annotation_pages import service
 
     with app.test_request_context():
         found = service().agreement(run, queue)

@@ -1,5 +1,5 @@
 """No other site's page can change anything through a visitor's browser
-(web/cross_site.py): in Chromium, a page served on another loopback port
+(web/security/cross_site.py): in Chromium, a page served on another loopback port
 posts a multipart upload and a workspace to the API, as an attacker's page
 would; nothing is created. The app's own pages and programs still can."""
 

@@ -14,16 +14,16 @@ from statistics import fmean
 
 import pytest
 
-import web.explore
-import web.explore_pages
+import web.presentation.explore
+import web.views.explore_pages
 from store import explore as queries
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.conftest import stop_embedded
 from tests.pipeline_support import base_config, evaluate
 from tests.worker_support import create_test_app
-from web.explore import snippet
-from web.word_diff import tokenize, word_diff
+from web.presentation.explore import snippet
+from web.presentation.word_diff import tokenize, word_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data.jsonl"
@@ -92,7 +92,7 @@ def responses_containing(path: Path, needle: str) -> list[tuple]:
 
 # -- pure parts -----------------------------------------------------------
 def test_the_pure_helpers_doctests_pass():
-    result = doctest.testmod(web.explore, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(web.presentation.explore, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 5 and result.failed == 0
 
 
@@ -153,7 +153,7 @@ def test_values_of_a_summary_metric_come_from_its_rows(sample_run):
 
 def test_values_are_paginated(sample_run, monkeypatch):
     app, _document, token = sample_run
-    monkeypatch.setattr(web.explore_pages, "PAGE_SIZE", 4)
+    monkeypatch.setattr(web.views.explore_pages, "PAGE_SIZE", 4)
     url = f"/r/{token}/values?metric=nvcs&method=Ours"
     pages = [rows_of(get(app, f"{url}&page={n}")) for n in (1, 2, 3)]
     assert [len(rows) for rows in pages] == [4, 4, 1]
@@ -269,7 +269,7 @@ def test_search_stops_after_its_limit(sample_run, monkeypatch):
     app, _document, token = sample_run
     expected = responses_containing(SAMPLE, "the")
     assert len(expected) > 5
-    monkeypatch.setattr(web.explore, "MAX_HITS", 5)
+    monkeypatch.setattr(web.presentation.explore, "MAX_HITS", 5)
     page = get(app, f"/r/{token}/search?q=the")
     section = page.split('data-testid="judge-hits"')[0]
     hits = [(r["session"], int(r["round"]), r["method"]) for r in rows_of(section)]
@@ -474,8 +474,8 @@ def test_session_queries_on_both_databases(any_storage):
 
 
 def test_the_diff_page_compares_a_bounded_number_of_words():
-    from web import explore
-    from web.word_diff import MAX_DIFF_PAGE_TOKENS, MAX_DIFF_TOKENS
+    from web.presentation import explore
+    from web.presentation.word_diff import MAX_DIFF_PAGE_TOKENS, MAX_DIFF_TOKENS
 
     long_a = " ".join(f"a{i}" for i in range(MAX_DIFF_TOKENS + 500))
     long_b = " ".join(f"b{i}" for i in range(MAX_DIFF_TOKENS + 500))
@@ -496,7 +496,7 @@ def test_search_reads_the_upload_a_part_at_a_time(tmp_path, monkeypatch):
     import json
 
     import dataset
-    from web import explore
+    from web.presentation import explore
 
     path = tmp_path / "x.jsonl"
     lines = [{"session_id": f"s{i}", "rounds": [{"round": 1, "responses": {"A": f"needle {i}"}}]}

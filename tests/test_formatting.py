@@ -1,5 +1,5 @@
 """Number presentation (reports/formatting.py) and the comparison table's view
-model (web/dashboard.py): integers for counts, ``< 0.0001``, no negative
+model (web/presentation/dashboard.py): integers for counts, ``< 0.0001``, no negative
 zero, one sign convention, best only where methods differ, ``<id>_n``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper-ready exports (web/paper*.py, web/downloads.py): LaTeX and Markdown
+"""Paper-ready exports (web/paper*.py, web/views/downloads.py): LaTeX and Markdown
 comparison tables, summary.csv and the Methods paragraph, from a hand-made
 run and end to end through the embedded app; the LaTeX is compiled with
 pdflatex (skipped locally without it, required under CI)."""

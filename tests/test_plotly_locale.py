@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from web.plotly_locale import plotly_locale
+from web.presentation.plotly_locale import plotly_locale
 
 
 def locale_block(html: str):

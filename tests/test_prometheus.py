@@ -1,4 +1,4 @@
-"""``GET /metrics`` (web/prometheus.py): Prometheus text whose counters move
+"""``GET /metrics`` (web/views/prometheus.py): Prometheus text whose counters move
 when a run is evaluated; JSON logs behind LOG_FORMAT (core/logs.py)."""
 
 from __future__ import annotations

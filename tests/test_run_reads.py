@@ -1,5 +1,5 @@
 """Cheap status polls, the streamed results document and cursor pages of rows
-(web/run_reads.py, store/row_pages.py)."""
+(web/views/run_reads.py, store/row_pages.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """At most N conversions at once across the instance's web processes
-(web/shared_slots.py): a slot is a lock its holder's end releases."""
+(web/security/shared_slots.py): a slot is a lock its holder's end releases."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from web.shared_slots import slot
+from web.security.shared_slots import slot
 
 
 def test_slots_are_counted_and_given_back(tmp_path):
@@ -24,7 +24,7 @@ def test_slots_are_counted_and_given_back(tmp_path):
 def test_a_killed_holder_keeps_no_slot(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from web.shared_slots import slot\n"
+         "import sys, time; from web.security.shared_slots import slot\n"
          f"with slot({str(tmp_path)!r}, 'convert', 1):\n"
          "    print('held', flush=True); time.sleep(600)"],
         stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],

@@ -31,7 +31,7 @@ def test_an_empty_chart_gives_its_true_reason_not_no_judge(app):
     from types import SimpleNamespace
 
     from metrics import registry
-    from web import panels
+    from web.presentation import panels
 
     reasons = {
         "nal_curve": {"code": "nal_undefined"},

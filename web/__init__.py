@@ -17,8 +17,9 @@ from metrics import notes
 from metrics.results import judge_models
 from reports import formatting, tables
 from translations import problem_message
-from web import (
-    access,
+from web.security import access, limits
+from web.security import headers as security
+from web.views import (
     annotation_pages,
     api,
     assets,
@@ -28,10 +29,8 @@ from web import (
     explore_pages,
     forms,
     health,
-    limits,
     pages,
     prometheus,
-    security,
     workspace_pages,
 )
 

@@ -18,6 +18,13 @@ def runs():
     return current_app.extensions["runs"]
 
 
+def annotation_service():
+    """The annotation service of the run service's uploads."""
+    from pipeline.annotations import AnnotationService
+
+    return AnnotationService(storage(), runs().upload_path)
+
+
 def link(endpoint: str, **values) -> str:
     """A link a reply gives out: absolute on ``PUBLIC_URL`` when it is set,
     else relative. Never built from the request's ``Host`` header, which

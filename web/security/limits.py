@@ -5,7 +5,7 @@ failed items of a run; none of that needs an account, so without a brake one
 address could fill the disk, the queue and the judge budget faster than fair
 scheduling (pipeline/dispatch.py) can share them out. Flask-Limiter counts the
 requests of the endpoints below per client, keyed like fair scheduling
-(:func:`web.forms.client_id`, a keyed hash: no address is stored), and answers
+(:func:`web.security.access.client_id`, a keyed hash: no address is stored), and answers
 429 with ``Retry-After`` once a rate from ``config.py`` is spent. Reading pages
 and polling the API are never counted, except comparisons across runs, which
 read every row of their runs.
@@ -32,7 +32,7 @@ from flask_limiter.errors import RateLimitExceeded
 
 from core.problems import Problem
 from translations import problem_message
-from web import forms
+from web.security import access
 
 if TYPE_CHECKING:
     from flask.typing import RouteCallable
@@ -85,7 +85,7 @@ def init_app(app: Flask) -> Limiter:
     """Create the limiter and attach the configured rates to their endpoints."""
     config = app.config
     limiter = Limiter(
-        forms.client_id,
+        access.client_id,
         app=app,
         storage_uri=storage_uri(config),
         # A moving window: "30 per hour" holds for any hour, not per clock hour

@@ -20,7 +20,7 @@ from metrics.notes import translate
 from metrics.suite import Chart, Column, Suite, Table
 from reports.formatting import count, number, p_value
 from translations import _, metric_label
-from web import charts
+from web.presentation import charts
 
 
 class Sources:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from web.chart_style import (
+from web.presentation.chart_style import (
     AXIS,
     LAYOUT,
     RADAR_MARGIN,

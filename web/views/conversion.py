@@ -15,7 +15,8 @@ from core.problems import Rejected
 from dataset import convert
 from dataset.importers import IMPORTERS, Options
 from translations import translate_problems
-from web import cross_site, forms, shared_slots
+from web.security import cross_site, shared_slots
+from web.views import forms
 
 bp = Blueprint("conversion", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post

@@ -28,9 +28,10 @@ from core.problems import Rejected
 from pipeline.comparison import compare_runs
 from reports import paper, paper_summary
 from translations import translate_problems
-from web import dashboard, extensions
-from web.pages import error_page
-from web.settings_diff import settings_diff
+from web import extensions
+from web.presentation import dashboard
+from web.presentation.settings_diff import settings_diff
+from web.views.pages import error_page
 
 bp = Blueprint("compare", __name__)
 

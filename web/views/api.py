@@ -10,10 +10,11 @@ from core.problems import Rejected
 from core.status import RunStatus
 from dataset import convert
 from translations import translate_problems
-from web import cross_site, forms, openapi, run_reads
 from web.extensions import link
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
+from web.security import cross_site
+from web.views import forms, openapi, run_reads
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post

@@ -11,12 +11,12 @@ from metrics.results import judge_models, judge_usage, missing_replies
 from reports import tables
 from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
-from web import panels
-from web.annotation_pages import service
-from web.audit import audit_rows
-from web.judge_tables import judge_tables
-from web.paging import page_number, paged
-from web.plotly_locale import plotly_locale
+from web import extensions
+from web.presentation import panels
+from web.presentation.audit import audit_rows
+from web.presentation.judge_tables import judge_tables
+from web.presentation.paging import page_number, paged
+from web.presentation.plotly_locale import plotly_locale
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
@@ -156,7 +156,7 @@ def annotations_context(storage, run) -> dict:
     return {
         "queue": queue,
         "queue_labels": len(storage.labels_of(queue.id)),
-        "human": service().agreement(run, queue),
+        "human": extensions.annotation_service().agreement(run, queue),
         # shown on the manage link only (templates/_annotations.html)
         "annotator_links": storage.annotator_links(queue.id),
     }

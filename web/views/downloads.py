@@ -13,7 +13,8 @@ from flask import Blueprint, Response, abort, request
 
 from metrics.results import judge_usage
 from reports import exports, paper, paper_methods, paper_summary
-from web import access, extensions
+from web import extensions
+from web.security import access
 
 bp = Blueprint("downloads", __name__)
 

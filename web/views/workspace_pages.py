@@ -19,10 +19,10 @@ from flask import (
 
 from core.problems import Rejected
 from metrics.results import judge_usage
-from web import forms
-from web.access import memo_of
 from web.extensions import storage as _storage
-from web.pages import error_page
+from web.security.access import memo_of
+from web.views import forms
+from web.views.pages import error_page
 
 bp = Blueprint("workspaces", __name__)
 

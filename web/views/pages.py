@@ -28,9 +28,11 @@ from pipeline.judge_check import check_judge
 from pipeline.runs import protocol_of
 from reports import exports
 from translations import translate_problems
-from web import access, dashboard, forms
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
+from web.presentation import dashboard
+from web.security import access
+from web.views import forms
 
 bp = Blueprint("pages", __name__)
 

@@ -9,7 +9,7 @@ labelling page, its items as JSON and the labels it saves, always as the
 link's name: nobody reads or changes another's labels or invents a name.
 The queue's own token opens a page that says to ask for a link. The annotator's JSON endpoints take no CSRF token
 (the unguessable token in the URL is the credential) but refuse posts from
-other sites (``web/cross_site.py``).
+other sites (``web/security/cross_site.py``).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from werkzeug.utils import secure_filename
 from core.problems import Rejected
 from pipeline import label_files
 from pipeline.annotations import (
-    AnnotationService,
     annotator_name,
     import_labels,
     label_dimensions,
 )
 from translations import translate_problems
-from web import cross_site, extensions
+from web import extensions
 from web.extensions import storage as _storage
+from web.security import cross_site
 
 owner = Blueprint("annotations", __name__)
 api = Blueprint("annotations_api", __name__, url_prefix="/api/v1")
@@ -48,8 +48,7 @@ cross_site.protect(api)
 cross_site.protect(labelling)
 
 
-def service() -> AnnotationService:
-    return AnnotationService(_storage(), extensions.runs().upload_path)
+service = extensions.annotation_service
 
 
 def _managed_run(token: str):

@@ -15,9 +15,11 @@ from core.status import RowStatus
 from metrics import registry
 from reports import tables
 from translations import _
-from web import access, explore, extensions
+from web import extensions
 from web.extensions import storage as _storage
-from web.paging import PAGE_SIZE, page_number, paged
+from web.presentation import explore
+from web.presentation.paging import PAGE_SIZE, page_number, paged
+from web.security import access
 
 bp = Blueprint("explore", __name__)
 

@@ -1,6 +1,6 @@
 """Pure helpers of the exploration pages: which metric a number comes from,
 search snippets over response texts and the diff page's rounds (paging is
-``web/paging.py``, the word diff ``web/word_diff.py``).
+``web/presentation/paging.py``, the word diff ``web/presentation/word_diff.py``).
 
 Every piece of user text is escaped here and only our own tags (``<mark>``,
 ``<del>``, ``<ins>``) are added as markup, so templates can print the
@@ -18,7 +18,12 @@ from markupsafe import Markup, escape
 
 from metrics import registry
 from metrics.suite import Metric
-from web.word_diff import MAX_DIFF_PAGE_TOKENS, MAX_DIFF_TOKENS, tokenize, word_diff
+from web.presentation.word_diff import (
+    MAX_DIFF_PAGE_TOKENS,
+    MAX_DIFF_TOKENS,
+    tokenize,
+    word_diff,
+)
 
 TOP_DIFFERENCES = 50
 MIN_QUERY, MAX_QUERY = 2, 200

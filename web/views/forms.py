@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from dataclasses import replace
 
-from flask import current_app, request
+from flask import current_app
 
 from core.problems import Rejected
 from metrics import registry
 from pipeline.runs import RunRequest
 from web import extensions
+from web.security import access
 
 MAX_RUN_NAME_CHARS = 255  # the column's width
 MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
@@ -86,7 +85,7 @@ def run_request(form, files=None) -> RunRequest:
         judge_models=models or None,
         samples=int(samples_raw),
         options=_options_from_form(form),
-        client=client_id(),
+        client=access.client_id(),
         workspace_id=_workspace_id(form.get("workspace", "").strip()),
         name=form.get("name", "").strip()[:MAX_RUN_NAME_CHARS] or None,
         **protocol_fields(form, files or {}),
@@ -103,14 +102,6 @@ def _workspace_id(manage_token: str) -> str | None:
     if not found.can_manage:
         raise Rejected.one("view_only", path="workspace", http=403)
     return found.item.id
-
-
-def client_id() -> str:
-    """Who is asking, for fair scheduling and the rate limits (web/limits.py):
-    a keyed hash of the client address (the address itself is never stored)."""
-    key = str(current_app.config["SECRET_KEY"]).encode()
-    address = (request.remote_addr or "unknown").encode()
-    return hmac.new(key, address, hashlib.sha256).hexdigest()[:16]
 
 
 def _options_from_form(form) -> dict:

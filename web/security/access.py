@@ -8,7 +8,10 @@ copy-link button hands out the view link whatever token opened the page.
 
 from __future__ import annotations
 
-from flask import abort, g, session
+import hashlib
+import hmac
+
+from flask import abort, current_app, g, request, session
 
 from core.problems import Rejected
 from web import extensions
@@ -69,3 +72,11 @@ def init_app(app) -> None:
     @app.context_processor
     def manage_token():
         return {"manage_token": g.get("manage_token")}
+
+
+def client_id() -> str:
+    """Who is asking, for fair scheduling and the rate limits (web/security/limits.py):
+    a keyed hash of the client address (the address itself is never stored)."""
+    key = str(current_app.config["SECRET_KEY"]).encode()
+    address = (request.remote_addr or "unknown").encode()
+    return hmac.new(key, address, hashlib.sha256).hexdigest()[:16]
