@@ -171,7 +171,7 @@ def test_team_mode_counts_in_redis_shared_by_web_processes(app_factory):
     first = app_factory(**settings)
     second = app_factory(**settings)
     with first.test_request_context(environ_base={"REMOTE_ADDR": "127.0.0.1"}):
-        from web.views.forms import client_id
+        from web.security.access import client_id
 
         client_key = client_id()
     with redis.Redis.from_url(services.REDIS_URL) as store:
