@@ -1,23 +1,9 @@
-"""Paid once (issue 46), in both modes, beside four busy CPU loops: a worker
-stopped with SIGSTOP past its chunk lease, then SIGCONT; another killed
-with kill -9. Each disturbed run is compared with an undisturbed run of the
-same file (``use_cache`` off, so each run asks the judge afresh).
-
-Figures per mode and drill: the judge's requests against the run's
-distinct requests, the requests made twice, the wall time against the
-undisturbed run's, and whether every row's value equals the undisturbed
-run's. A stopped worker must pay nothing twice (its calls' claims outlive
-its lease: ``store/call_claims.py``). A killed worker's requests in flight
-are the only ones paid again: their replies died with it, though the
-provider answered (and billed) them. A call holds its judge slot until its
-verdict is in the cache, so that is at most ``JUDGE_CONCURRENCY``.
-
-The embedded default has one worker: stopped, nobody takes its chunks
-(its own sweep never expires its own leases), so the drill shows it goes
-on without paying again; killed, its supervisor starts another. Team mode
-runs two Celery workers on Redis and PostgreSQL: the other one takes the
-stopped one's chunks once their lease expired, and awaits its calls.
-"""
+"""Paid once (issue 46), in both modes, beside four busy CPU loops: the
+drill of ``testing/paid_once.py`` (what it does and what it must show are
+there) at 100 sessions, on the embedded default's supervised worker and
+on two Celery workers on Redis and PostgreSQL, started as the README
+tells users. ``python -m bench paid_once_drill``; figures in
+``bench/README.md``."""
 
 from __future__ import annotations
 

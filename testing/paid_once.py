@@ -1,8 +1,7 @@
 """The paid-once drill (issue 46), shared by ``tests/test_paid_once.py`` and
 ``bench/paid_once_drill.py`` (which runs it in both modes beside four busy
-CPU loops): a worker
-stopped with SIGSTOP past its chunk lease, then SIGCONT; another killed
-with kill -9. Each disturbed run is compared with an undisturbed run of the
+CPU loops): a worker stopped with SIGSTOP past its chunk lease, then
+SIGCONT; another killed with kill -9. Each disturbed run is compared with an undisturbed run of the
 same file (``use_cache`` off, so each run asks the judge afresh).
 
 Figures per mode and drill: the judge's requests against the run's
