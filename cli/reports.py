@@ -74,7 +74,11 @@ def _with_options(command):
     return command
 
 
-@click.command("report")
+# A token may begin with "-" (URL-safe base64): an argument, not an option.
+TOKENS_AS_GIVEN = {"ignore_unknown_options": True}
+
+
+@click.command("report", context_settings=TOKENS_AS_GIVEN)
 @click.argument("run_key", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(RUN_FORMATS), default="md",
               show_default=True, help="tex, md: comparison tables; csv: summary (n and CI); "
@@ -93,7 +97,7 @@ def report_command(run_key, fmt, baseline, cjk, out) -> None:
     _write(_run_report(run, fmt, chosen, cjk), out)
 
 
-@click.command("compare")
+@click.command("compare", context_settings=TOKENS_AS_GIVEN)
 @click.argument("run_keys", metavar="RUN RUN…", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="md",
               show_default=True, help="tex, md: tables; csv: summary (n and CI); "

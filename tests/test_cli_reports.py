@@ -59,6 +59,20 @@ def test_compare_equals_the_compare_download(two_runs, fmt):
     assert result.stdout_bytes == settled(app.test_client(), url).get_data()
 
 
+def test_a_token_that_begins_with_a_dash_is_a_run_not_an_option(two_runs):
+    """Tokens are URL-safe base64: one in 32 begins with "-" (ci21 met one)."""
+    app, runs = two_runs
+    storage = app.extensions["storage"]
+    for index, run in enumerate(runs):
+        storage.update_run(run.id, token=f"-{'ab'[index]}" + run.token[2:])
+    tokens = [storage.get_run(run.id).token for run in runs]
+    runner = app.test_cli_runner()
+    report = runner.invoke(args=["report", tokens[0], "--format", "csv"])
+    assert report.exit_code == 0, report.output
+    compare = runner.invoke(args=["compare", *tokens, "--format", "md"])
+    assert compare.exit_code == 0, compare.output
+
+
 def test_unknown_runs_and_single_runs_exit_2_in_one_line(two_runs):
     app, (run, _) = two_runs
     runner = app.test_cli_runner()
