@@ -5,7 +5,7 @@ rounds = 3.2M rows), against the upload page rendered by the same app.
 ``python -m bench.dashboard 1000 1000x100`` measures chosen sizes.
 
 Each size runs in fresh processes, so no size inherits another's memory: one
-process stores the synthetic rows through ``storage.upsert_rows`` in 20k
+process stores the synthetic rows through ``storage.rows.upsert_rows`` in 20k
 batches (``build_s``); a second one, a worker that has just started (the
 libraries aggregation uses already imported, as after its first run), runs
 the real ``pipeline.execution.finalize``, each suite over its own rows
@@ -89,7 +89,7 @@ def build_run(app, sessions: int, rounds: int = 10):
     """Store the synthetic rows of a finished run; (run, seconds)."""
     storage = app.extensions["storage"]
     start = time.perf_counter()
-    run = storage.create_run(
+    run = storage.runs.create_run(
         file_name=f"bench-{sessions}.jsonl", file_sha256="0" * 64, upload_id="none",
         sessions=sessions, rounds=sessions * rounds, methods=METHODS, suites=["alignment"],
         judge={"model": "scripted", "temperature": 0.0, "samples": 1, "prompts": {"alignment": "alignment_v1"}},
@@ -98,10 +98,12 @@ def build_run(app, sessions: int, rounds: int = 10):
     for row in synthetic_rows(sessions, rounds):
         batch.append({**row, "run_id": run.id})
         if len(batch) == 20_000:
-            storage.upsert_rows(batch)
+            storage.rows.upsert_rows(batch)
             batch = []
-    storage.upsert_rows(batch)
-    storage.record_sessions(run.id, ((i, f"s{i:05d}", 0, 0) for i in range(sessions)))
+    storage.rows.upsert_rows(batch)
+    storage.chunks.record_sessions(
+        run.id, ((i, f"s{i:05d}", 0, 0) for i in range(sessions))
+    )
     return run, time.perf_counter() - start
 
 
@@ -125,14 +127,14 @@ def finalize(app, run, units: int) -> tuple[float, float, float]:
     to clear_refs resets VmHWM, so the peak is this step's."""
 
     storage = app.extensions["storage"]
-    storage.update_run(run.id, total=units, done=units, status="running")
+    storage.runs.update_run(run.id, total=units, done=units, status="running")
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     before_mb = _status_kb("VmRSS") / 1024
     start = time.perf_counter()
     execution.finalize(storage, run.id, app.config)  # the worker's own finalize, timed
     finalize_s = time.perf_counter() - start
-    assert storage.get_run(run.id).status == "done"
+    assert storage.runs.get_run(run.id).status == "done"
     return finalize_s, _status_kb("VmHWM") / 1024, before_mb
 
 
@@ -174,7 +176,7 @@ def measure_size(workdir: Path, sessions: int, rounds: int, run_id: str) -> dict
     client.get("/r/warm-up")  # templates compiled before timing
     warm_up()
     units = sessions * rounds * len(METHODS)
-    run_record = app.extensions["storage"].get_run(run_id)
+    run_record = app.extensions["storage"].runs.get_run(run_id)
     finalize_s, finalize_mb, before_mb = finalize(app, run_record, units)
     baseline_s, _ = median_get(client, "/")
     page_s, body = median_get(client, f"/r/{run_record.token}")

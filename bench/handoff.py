@@ -59,7 +59,7 @@ def _one(app, path: Path, judge: ScriptedJudge) -> dict:
     with path.open("rb") as stream:
         run = service.create(stream, path.name, request)
     service.enqueue(run.id)
-    while (run := storage.get_run(run.id)).status in ("queued", "running"):
+    while (run := storage.runs.get_run(run.id)).status in ("queued", "running"):
         time.sleep(0.05)  # the run's own timestamps say when it ended
     final = run.finished_at.timestamp()
     calls, last_call = run.judge_calls, judge.state.last_call_at

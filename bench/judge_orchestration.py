@@ -169,7 +169,7 @@ def timed_run(
         run = service.create(stream, path.name, request)
     service.enqueue(run.id)
     chunks_s = None
-    while (run := storage.get_run(run.id)).status in ("queued", "running"):
+    while (run := storage.runs.get_run(run.id)).status in ("queued", "running"):
         if chunks_s is None and run.total and run.done >= run.total:
             chunks_s = time.perf_counter() - start
         time.sleep(0.05)

@@ -66,7 +66,7 @@ def _timed(app, path: Path, judge: ScriptedJudge, limit_s=1800.0):
     try:
         status = wait_for(app, run_id, timeout=limit_s)["run"]["status"]
     except AssertionError:  # still running at the limit
-        return None, app.extensions["storage"].get_run(run_id).status
+        return None, app.extensions["storage"].runs.get_run(run_id).status
     return time.monotonic() - started, status
 
 
@@ -81,7 +81,7 @@ def _beside_slow(app, fast_path, slow_path, fast, limit_s=1800.0) -> dict:
             time.sleep(0.05)
         seconds, status = _timed(app, fast_path, fast, limit_s)
         slow_replies = slow.state.calls
-        service.cancel(storage.get_run(slow_run))
+        service.cancel(storage.runs.get_run(slow_run))
     return {"seconds": None if seconds is None else round(seconds, 2),
             "status": status, "slow_replies_meanwhile": slow_replies}  # fmt: skip
 

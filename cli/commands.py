@@ -276,16 +276,16 @@ def _submit(path: Path, request: RunRequest):
 def _wait_with_progress(run_id: str, poll_s: float = 0.05):
     """The run once it has ended, its progress shown on stderr meanwhile."""
     storage = current_app.extensions["storage"]
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     with click.progressbar(
         length=max(run.total, 1), label="evaluating", file=sys.stderr
     ) as bar:
         shown, status = 0, run.status
         while status not in FINAL_RUN:
             time.sleep(poll_s)
-            status, done, total = storage.run_state(run_id)
+            status, done, total = storage.runs.run_state(run_id)
             if total:
                 bar.length = total
             bar.update(done - shown)
             shown = done
-    return storage.get_run(run_id)
+    return storage.runs.get_run(run_id)

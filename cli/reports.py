@@ -26,8 +26,8 @@ COMPARE_FORMATS = ("tex", "md", "csv", "json")
 
 def _run(storage, key: str):
     """The run a token or an id names; exit 2 when none does."""
-    found = storage.find_run(key)
-    run = found.item if found is not None else storage.get_run(key)
+    found = storage.runs.find_run(key)
+    run = found.item if found is not None else storage.runs.get_run(key)
     if run is None:
         fail(f"no run has the token or id {key!r}", INVALID)
     return run
@@ -52,7 +52,7 @@ def _run_report(run, fmt: str, baseline: str, cjk: bool) -> str:
         document = current_app.extensions["runs"].results_document(run)
         return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     if fmt == "methods":
-        used = judge_usage(run, storage.judge_usage(run.id))
+        used = judge_usage(run, storage.progress.judge_usage(run.id))
         return paper_methods.methods_paragraph(run, used) + "\n"
     if fmt == "csv":
         return paper_summary.summary_csv(run, baseline)

@@ -83,10 +83,17 @@ def fenced(value: str, markers: re.Pattern | None) -> str:
 
 @lru_cache
 def load_prompt(version: str) -> Prompt:
-    """Read ``prompts/<version>.txt``: a ``# system`` part, then a ``# user`` part."""
-    text = (PROMPT_DIR / f"{version}.txt").read_text(encoding="utf-8")
+    """Read ``prompts/<version>.txt`` (:func:`read_prompt`)."""
+    return read_prompt(PROMPT_DIR / f"{version}.txt")
+
+
+def read_prompt(path: Path) -> Prompt:
+    """A prompt file: a ``# system`` part, then a ``# user`` part; its
+    version is the file's stem. A suite may keep its prompt in its own
+    folder: ``JudgeMode(..., template=read_prompt(HERE / "mine_v1.txt"))``."""
+    text = path.read_text(encoding="utf-8")
     _, system, user = re.split(r"^# (?:system|user)\n", text, flags=re.M)
-    return Prompt(version, Template(system.strip()), Template(user.strip()))
+    return Prompt(path.stem, Template(system.strip()), Template(user.strip()))
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,23 @@ False
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from core.caps import RUN_CAP, Daily
 
 BLOCK = 64
+
+
+class Ledger(Protocol):
+    """The budget ledger (``store/budget.py``; a test's fake above)."""
+
+    def reserve_calls(
+        self, run_id: str, cap: int, wanted: int, daily: Daily | None = None
+    ) -> tuple[int, int, str | None]: ...
+
+    def release_calls(
+        self, run_id: str, unused: int, daily: Daily | None = None
+    ) -> None: ...
 
 
 class CallAllowance:
@@ -43,10 +56,10 @@ class CallAllowance:
     :meth:`release` when the chunk ends."""
 
     def __init__(
-        self, storage, run_id: str, cap: int,
+        self, ledger: Ledger, run_id: str, cap: int,
         workspace_id: str | None = None, daily_cap: int | None = None,
     ):  # fmt: skip
-        self.storage, self.run_id, self.cap = storage, run_id, cap
+        self.ledger, self.run_id, self.cap = ledger, run_id, cap
         self.workspace_id, self.daily_cap = workspace_id, daily_cap
         self.held = 0
         self.held_day: Daily | None = None  # the day the held calls count on
@@ -74,7 +87,7 @@ class CallAllowance:
 
     def _reserve(self) -> None:
         day = Daily.today(self.workspace_id, self.daily_cap)
-        granted, left, refusal = self.storage.reserve_calls(
+        granted, left, refusal = self.ledger.reserve_calls(
             self.run_id, self.cap, self.next_block, day
         )
         self.held, self.held_day = granted, day
@@ -84,4 +97,4 @@ class CallAllowance:
     def release(self) -> None:
         with self.lock:
             unused, self.held = self.held, 0
-        self.storage.release_calls(self.run_id, unused, self.held_day)
+        self.ledger.release_calls(self.run_id, unused, self.held_day)

@@ -57,7 +57,7 @@ class AnnotationService:
         seed = secrets.randbelow(2**31)
         sessions = dataset.iter_sessions(self.upload_path(run))
         items = stratified_sample(sessions, list(run.methods), size, seed)
-        return self.storage.create_queue(
+        return self.storage.annotations.create_queue(
             run.id, items, seed, per_item, bool(dimensions)
         )
 
@@ -66,7 +66,7 @@ class AnnotationService:
         if not 0 <= index < len(queue.items):
             raise Rejected.one("no_such_item", path="item", item=index, http=404)
         session_id, round_number, method = queue.items[index]
-        span = self.storage.session_span(run.id, session_id)
+        span = self.storage.chunks.session_span(run.id, session_id)
         [session] = dataset.read_sessions(self.upload_path(run), *span)
         return {"item": index, **item_view(session, round_number, method)}
 
@@ -75,22 +75,24 @@ class AnnotationService:
         themselves (``metrics/human_agreement.py``); None without labels.
         Stored with the state of the labels it read: a page view computes
         it again (seconds, for the bootstrap) only after a label changed."""
-        key = self.storage.labels_key(queue.id)
+        key = self.storage.annotations.labels_key(queue.id)
         if queue.agreement_key == key:
             return queue.agreement
         found = self._agreement(run, queue)
-        self.storage.store_agreement(queue.id, key, found)
+        self.storage.annotations.store_agreement(queue.id, key, found)
         return found
 
     def _agreement(self, run, queue) -> dict | None:
         labels = [
             (tuple(queue.items[label.item]), label.annotator, label.al, label.binary)
-            for label in self.storage.labels_of(queue.id)
+            for label in self.storage.annotations.labels_of(queue.id)
             if not label.skipped
         ]
         if not labels:
             return None
-        judged = self.storage.judged_values(run.id, [key for key, *_ in labels])
+        judged = self.storage.annotations.judged_values(
+            run.id, [key for key, *_ in labels]
+        )
         return human_agreement(labels, judged)
 
     def label(self, queue, annotator: str, body: Mapping[str, Any]) -> None:
@@ -98,7 +100,7 @@ class AnnotationService:
         if queue.closed_at is not None:
             raise Rejected.one("queue_closed", http=409)
         item, values = checked_label(queue, body)
-        self.storage.save_label(queue.id, item, annotator, **values)
+        self.storage.annotations.save_label(queue.id, item, annotator, **values)
 
 
 def label_dimensions() -> tuple[str, ...]:
@@ -140,14 +142,16 @@ def import_labels(service: AnnotationService, run, lines) -> dict:
     items = list(dict.fromkeys(key for key, _ in matched))
     if not items:
         return {"imported": 0, "unmatched": unmatched}
-    queue = service.storage.create_queue(run.id, [list(k) for k in items], 0, 1, any(
+    queue = service.storage.annotations.create_queue(run.id, [list(k) for k in items], 0, 1, any(
         row.get("dimensions") for _, row in matched))  # fmt: skip
     index = {key: position for position, key in enumerate(items)}
     labels = {}  # one per item and annotator: a later line revises an earlier
     for key, row in matched:
         item, values = checked_label(queue, {**row, "item": index[key]})
         labels[item, annotator_name(row["annotator"])] = values
-    service.storage.add_labels(queue.id, labels)  # one transaction for the file
+    service.storage.annotations.add_labels(
+        queue.id, labels
+    )  # one transaction for the file
     return {"imported": len(matched), "unmatched": unmatched}
 
 

@@ -52,17 +52,19 @@ def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | Non
         if key in _RECENT:
             _RECENT.move_to_end(key)
             return _RECENT[key]
-    stored = storage.stored_comparison(key)
+    stored = storage.comparisons.stored_comparison(key)
     if stored is None:
-        if storage.request_comparison(key, runs_digest, [run.id for run in runs]):
+        if storage.comparisons.request_comparison(
+            key, runs_digest, [run.id for run in runs]
+        ):
             enqueue()  # the dispatcher hands it to a worker, as it does chunks
-        stored = storage.stored_comparison(key)
+        stored = storage.comparisons.stored_comparison(key)
     if stored is None:  # deleted between the two reads (a run was deleted)
         raise Rejected.one("compare_unknown_run", http=404, token="")
     deadline = time.monotonic() + config["COMPARE_WAIT_S"]
     while stored.state == ComparisonState.COMPUTING and time.monotonic() < deadline:
         time.sleep(POLL_S)
-        stored = storage.stored_comparison(key) or stored
+        stored = storage.comparisons.stored_comparison(key) or stored
     if stored.state == ComparisonState.COMPUTING:
         return None
     if stored.state == ComparisonState.FAILED:
@@ -127,7 +129,10 @@ def compute(storage, key: str, upload_folder: str, config: dict) -> None:
     """The worker's part: compute and store the comparison ``key`` asked for
     (nothing when one of its runs was deleted, renamed or retried since:
     the request that sees the change asks for a new one)."""
-    runs = [storage.get_run(run_id) for run_id in storage.comparison_run_ids(key)]
+    runs = [
+        storage.runs.get_run(run_id)
+        for run_id in storage.comparisons.comparison_run_ids(key)
+    ]
     if not runs or None in runs:
         return
     if comparison_keys(runs)[0] != key:
@@ -142,22 +147,22 @@ def compute(storage, key: str, upload_folder: str, config: dict) -> None:
         found = _compare(storage, runs, upload_folder, config)
     except Rejected as rejected:
         failure = {"http": rejected.status, "errors": rejected.errors}
-        storage.finish_comparison(key, failure=failure)
+        storage.comparisons.finish_comparison(key, failure=failure)
         return
     except Exception as exc:  # stored as its reason, never left "computing"
         log.exception("comparison %s failed", key)
         problem = Problem.make(None, "", "compare_failed", error=type(exc).__name__)
-        storage.finish_comparison(
+        storage.comparisons.finish_comparison(
             key, failure={"http": 500, "errors": [problem.to_dict()]}
         )
         return
-    storage.finish_comparison(key, document=finite_json(found.stored()))
+    storage.comparisons.finish_comparison(key, document=finite_json(found.stored()))
 
 
 def _row_count(storage, run) -> int:
     """A finished run's rows: its stored status counts, else a COUNT."""
     stored = (run.aggregates or {}).get("status_counts")
-    return sum(stored.values()) if stored else storage.count_rows(run.id)
+    return sum(stored.values()) if stored else storage.rows.count_rows(run.id)
 
 
 def _compare(storage, runs: list, upload_folder: str, config: dict) -> Comparison:
@@ -170,7 +175,9 @@ def _compare(storage, runs: list, upload_folder: str, config: dict) -> Compariso
 
     def rows_of(side: Side, suite):
         detail = suite.summary_details
-        for row in storage.iter_rows(side.id, metrics=suite.metrics, detail=detail):
+        for row in storage.rows.iter_rows(
+            side.id, metrics=suite.metrics, detail=detail
+        ):
             row["round"] = row["round"] or None
             yield row
 
@@ -178,10 +185,12 @@ def _compare(storage, runs: list, upload_folder: str, config: dict) -> Compariso
 
 
 def shared_items(storage, runs: list) -> Shared:
-    sessions = set.intersection(*(storage.session_ids(run.id) for run in runs))
+    sessions = set.intersection(
+        *(storage.comparisons.session_ids(run.id) for run in runs)
+    )
     rounds = None
     for run in runs:
-        keys = storage.round_keys(run.id)
+        keys = storage.comparisons.round_keys(run.id)
         if keys:  # a run of session-level suites only does not restrict rounds
             rounds = keys if rounds is None else rounds & keys
     if rounds is not None:

@@ -30,7 +30,7 @@ def plan_run(
     """Record the session index and the chunks of a run; returns the units.
     ``spans`` are ``(session id, byte start, byte end, rounds)``."""
     spans = list(spans)
-    storage.record_sessions(
+    storage.chunks.record_sessions(
         run.id, ((i, sid, start, end) for i, (sid, start, end, _) in enumerate(spans))
     )
     chunks = engine.plan_chunks(
@@ -40,9 +40,11 @@ def plan_run(
         ],
         config["CHUNK_UNITS"],
     )
-    storage.plan_chunks(run.id, ((i, a, b, u) for i, (a, b, u) in enumerate(chunks)))
+    storage.chunks.plan_chunks(
+        run.id, ((i, a, b, u) for i, (a, b, u) in enumerate(chunks))
+    )
     total = sum(units for _, _, units in chunks)
-    storage.update_run(run.id, total=total, chunks_planned=len(chunks))
+    storage.runs.update_run(run.id, total=total, chunks_planned=len(chunks))
     return total
 
 
@@ -50,23 +52,23 @@ def dispatch(storage, config: dict, send: Send) -> int:
     """Send the chunks that may run now, the comparisons of finished runs
     waiting for a worker and the cancelled runs whose rows wait to be
     summarized; returns how many chunks were sent."""
-    claimed = storage.claim_chunks(
+    claimed = storage.chunks.claim_chunks(
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
     )
     for chunk in claimed:  # a task of an earlier send of it is then void
         send(EVALUATE_CHUNK, chunk.run_id, chunk.chunk, chunk.attempts)
     stale = utcnow() - timedelta(seconds=config["COMPARE_STALE_S"])
-    for key in storage.claim_comparisons(sent_before=stale):
+    for key in storage.comparisons.claim_comparisons(sent_before=stale):
         send(COMPARE_RUNS, key)
-    for run_id in storage.claim_cancelled():  # its stored rows, summarized
+    for run_id in storage.runs.claim_cancelled():  # its stored rows, summarized
         send(FINALIZE_RUN, run_id)
     return len(claimed)
 
 
 def finalize_when_complete(storage, run_id: str, send: Send) -> bool:
     """Send the run's finalization once every chunk is done or given up."""
-    states = storage.chunk_states(run_id)
+    states = storage.chunks.chunk_states(run_id)
     unfinished = sum(
         n for s, n in states.items() if s not in (ChunkState.DONE, ChunkState.FAILED)
     )
@@ -79,7 +81,7 @@ def finalize_when_complete(storage, run_id: str, send: Send) -> bool:
 def fail_run(storage, run_id: str, code: str, **params) -> None:
     """End a run ``failed`` with a translatable reason (a problem code)."""
     problem = Problem.make(None, "", code, **params)
-    storage.set_status(
+    storage.runs.set_status(
         run_id, RunStatus.FAILED, error=problem.message,
         failure={"code": code, "params": problem.params},
     )  # fmt: skip
@@ -89,7 +91,7 @@ def fail_run(storage, run_id: str, code: str, **params) -> None:
 def plan_missing(storage, config: dict, run) -> None:
     """Plan a run whose chunks were never (or, by the first release, only
     partly) recorded; idempotent: finished chunks are kept."""
-    planned = sum(storage.chunk_states(run.id).values())
+    planned = sum(storage.chunks.chunk_states(run.id).values())
     if not planned or planned < (run.chunks_planned or 0):
         plan_from_upload(storage, config, run)
 

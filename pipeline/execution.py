@@ -68,7 +68,7 @@ class Context:
 
 
 def _active(storage, run_id: str):
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     return run if run is not None and run.status in ACTIVE_RUN else None
 
 
@@ -89,7 +89,9 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
         log.exception("chunk %s of run %s failed", chunk_index, run_id)
         _failed_attempt(ctx, run, chunk, f"{type(exc).__name__}: {exc}")
     else:
-        if storage.finish_chunk(run_id, chunk_index, chunk.units, lease=chunk.lease):
+        if storage.chunks.finish_chunk(
+            run_id, chunk_index, chunk.units, lease=chunk.lease
+        ):
             _after_chunk(ctx, run_id)
     finally:
         LEASES.drop(run_id, chunk_index)
@@ -98,7 +100,7 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
 def _claim(ctx: Context, run_id: str, chunk_index: int):
     """The chunk's lease, unless another worker holds it (a redelivered task)."""
     expired = utcnow() - timedelta(seconds=ctx.config["CHUNK_STALL_S"])
-    return ctx.storage.start_chunk(
+    return ctx.storage.chunks.start_chunk(
         run_id, chunk_index, holder=LEASES.holder, expired_before=expired
     )
 
@@ -112,7 +114,9 @@ def _score(ctx: Context, run, chunk) -> None:
     storage = ctx.storage
     path = upload_path(ctx.config["UPLOAD_FOLDER"], run.upload_id)
     sessions = dataset.read_sessions(path, chunk.start, chunk.end)
-    report = partial(storage.record_progress, run.id, chunk.chunk, lease=chunk.lease)
+    report = partial(
+        storage.progress.record_progress, run.id, chunk.chunk, lease=chunk.lease
+    )
     progress = ChunkProgress(report, chunk.units, len(run.suites))
     judge = judge_for(ctx.storage, ctx.config, ctx.pool, run, chunk, progress.add)
     if judge is not None:
@@ -125,7 +129,7 @@ def _score(ctx: Context, run, chunk) -> None:
             rows = _suite_rows(
                 suite, sessions, run.methods, judge, options, progress, judges
             )
-            storage.upsert_rows(
+            storage.rows.upsert_rows(
                 ({**row, "run_id": run.id, "round": row["round"] or 0} for row in rows),
                 fence=(run.id, chunk.chunk, chunk.lease),
             )
@@ -137,7 +141,7 @@ def _score(ctx: Context, run, chunk) -> None:
         progress.write()
         if judge is not None:
             judge.release()  # the calls of the cap it reserved and did not use
-    storage.add_counters(run.id, history_truncated=truncated)
+    storage.runs.add_counters(run.id, history_truncated=truncated)
 
 
 def _suite_rows(
@@ -168,7 +172,9 @@ def _units(session: dict, methods: list[str]) -> int:
 def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
     if _exhausted(chunk, ctx.config):
         give_up(ctx, run, chunk, reason)
-    elif ctx.storage.release_chunk(run.id, chunk.chunk, reason, lease=chunk.lease):
+    elif ctx.storage.chunks.release_chunk(
+        run.id, chunk.chunk, reason, lease=chunk.lease
+    ):
         ctx.dispatch()
 
 
@@ -186,7 +192,7 @@ def give_up(ctx: Context, run, chunk, reason: str) -> None:
     storage = ctx.storage
     note = notes.note("chunk_failed", attempts=chunk.claims, reason=reason[:300])
     rows: list[ResultRow] = []
-    for session_id in storage.sessions_between(run.id, chunk.start, chunk.end):
+    for session_id in storage.chunks.sessions_between(run.id, chunk.start, chunk.end):
         session = {"session_id": session_id}
         for name in run.suites:
             rows += engine.failure_rows(
@@ -194,12 +200,14 @@ def give_up(ctx: Context, run, chunk, reason: str) -> None:
             )
     fence = (run.id, chunk.chunk, chunk.lease)
     try:
-        storage.upsert_rows(({**row, "run_id": run.id, "round": 0} for row in rows),
+        storage.rows.upsert_rows(({**row, "run_id": run.id, "round": 0} for row in rows),
                             fence=fence)  # fmt: skip
     except LeaseLost:
         return  # another worker holds it now
     failed = ChunkState.FAILED
-    if storage.finish_chunk(run.id, chunk.chunk, chunk.units, failed, chunk.lease):
+    if storage.chunks.finish_chunk(
+        run.id, chunk.chunk, chunk.units, failed, chunk.lease
+    ):
         _after_chunk(ctx, run.id)
 
 
@@ -223,7 +231,7 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
     now = utcnow()
     sent_before = now - timedelta(seconds=config["QUEUE_TIMEOUT_S"])
     beat_before = now - timedelta(seconds=config["CHUNK_STALL_S"])
-    stale = storage.stale_chunks(
+    stale = storage.chunks.stale_chunks(
         sent_before=now if sole else sent_before,
         beat_before=now if sole else beat_before,
         held_here=LEASES.keys(), holder=LEASES.holder,
@@ -235,15 +243,21 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
         if run is None:
             continue
         # fenced on the token seen: a lease renewed meanwhile is kept
-        if not storage.release_chunk(chunk.run_id, chunk.chunk, why, chunk.lease):
+        if not storage.chunks.release_chunk(
+            chunk.run_id, chunk.chunk, why, chunk.lease
+        ):
             continue
         if _exhausted(chunk, config):
-            claimed = storage.start_chunk(chunk.run_id, chunk.chunk, LEASES.holder)
+            claimed = storage.chunks.start_chunk(
+                chunk.run_id, chunk.chunk, LEASES.holder
+            )
             if claimed is not None:
                 give_up(ctx, run, claimed, why)
                 given_up += 1
-    for run in storage.unfinished_runs():
-        if not storage.chunk_states(run.id):  # never planned: plan it, or fail it
+    for run in storage.runs.unfinished_runs():
+        if not storage.chunks.chunk_states(
+            run.id
+        ):  # never planned: plan it, or fail it
             plan_missing(storage, config, run)
         finalize_when_complete(storage, run.id, ctx.send)
     return {"stale": len(stale), "given_up": given_up, "sent": ctx.dispatch()}

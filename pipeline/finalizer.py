@@ -38,7 +38,7 @@ def _beating(storage, run_id: str):
     def beat() -> None:
         while not stop.wait(FINALIZE_BEAT_S):
             try:
-                storage.beat_finalize(run_id)
+                storage.runs.beat_finalize(run_id)
             except Exception:  # advisory: a missed beat costs a late duplicate at worst
                 log.warning("a finalize heartbeat failed", exc_info=True)
 
@@ -56,7 +56,7 @@ def _beating(storage, run_id: str):
 def finalize(storage, run_id: str, config: dict) -> None:
     """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
     keeps its status and gets the results of the rows it stored."""
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     if run is not None and run.status == RunStatus.CANCELLED:
         interim.summarize_cancelled(storage, run, config)
         return
@@ -65,7 +65,7 @@ def finalize(storage, run_id: str, config: dict) -> None:
         return
     # the last chunks and the watchdog may all ask: one worker aggregates
     stale = utcnow() - timedelta(seconds=FINALIZE_STALE_S)
-    if not storage.claim_finalize(run_id, stale_before=stale):
+    if not storage.runs.claim_finalize(run_id, stale_before=stale):
         FINALIZE_REQUESTS.labels("claimed").inc()
         return
     FINALIZE_REQUESTS.labels("aggregated").inc()
@@ -81,13 +81,13 @@ def finalize(storage, run_id: str, config: dict) -> None:
     counts = aggregates["status_counts"]
     failed = sum(counts.get(status, 0) for status in FAILED_ROWS)
     # Finished runs are immutable: pages read these instead of re-counting rows.
-    storage.update_run(run_id, aggregates=aggregates)
+    storage.runs.update_run(run_id, aggregates=aggregates)
     if not any(counts.get(status, 0) for status in EVALUATED_ROWS):
         # nothing was evaluated: every row missing, not applicable or without
         # a judge; "done" would claim results there are not
         fail_run(storage, run_id, "nothing_to_evaluate", **_why_nothing(counts))
         return
-    storage.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
+    storage.runs.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
 
 
 EVALUATED_ROWS = (RowStatus.OK, *FAILED_ROWS)  # an outcome of an attempt

@@ -43,7 +43,7 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
         return suite_rows.source(storage.engine, run.id, suite)
 
     max_compared = config["MAX_COMPARED_METHODS"]
-    counts = storage.status_counts(run.id)
+    counts = storage.rows.status_counts(run.id)
     aggregates = engine.aggregate(
         rows_of, run.suites, run.methods, max_compared, on_step=on_step,
         replies_missing=bool(counts.get(RowStatus.MISSING)),
@@ -51,8 +51,8 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
     return finite_json({
         **aggregates,
         "status_counts": counts,
-        "not_scored": engine.not_scored(storage.unscored_causes(run.id), run.suites),
-        "sessions_scored": storage.count_scored_sessions(run.id),
+        "not_scored": engine.not_scored(storage.rows.unscored_causes(run.id), run.suites),
+        "sessions_scored": storage.runs.count_scored_sessions(run.id),
     })  # fmt: skip
 
 
@@ -85,12 +85,12 @@ MAX_SHARE = 0.2
 def refresh(storage, run_id: str, config: dict) -> None:
     """Provisional aggregates of an active run, when they are due: every
     ``INTERIM_EVERY_S``, or less often when the last one took long."""
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     if run is None or run.status not in ACTIVE_RUN:
         return
     took = float((run.interim or {}).get("computed_in_s") or 0.0)
     every = max(config["INTERIM_EVERY_S"], took / MAX_SHARE)
-    if not storage.claim_interim(
+    if not storage.runs.claim_interim(
         run_id, computed_before=utcnow() - timedelta(seconds=every)
     ):
         return
@@ -101,7 +101,7 @@ def refresh(storage, run_id: str, config: dict) -> None:
         log.exception("provisional aggregates of run %s failed", run_id)
         return
     interim["computed_in_s"] = round(monotonic() - started, 3)
-    storage.update_run(run_id, interim=interim)
+    storage.runs.update_run(run_id, interim=interim)
 
 
 def summary_steps(storage, run):
@@ -113,7 +113,7 @@ def summary_steps(storage, run):
     def on_step(done: int, total: int) -> None:
         shown["summarizing"] = {"done": done, "total": total}
         try:
-            storage.update_run(run.id, interim=dict(shown))
+            storage.runs.update_run(run.id, interim=dict(shown))
         except Exception:  # advisory, like every progress write
             log.warning("a summary progress write failed", exc_info=True)
 
@@ -122,4 +122,4 @@ def summary_steps(storage, run):
 
 def summarize_cancelled(storage, run, config: dict) -> None:
     """The results of what a cancelled run evaluated before the cancel."""
-    storage.update_run(run.id, aggregates=aggregate_stored(storage, run, config))
+    storage.runs.update_run(run.id, aggregates=aggregate_stored(storage, run, config))

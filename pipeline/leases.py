@@ -61,7 +61,7 @@ class Leases:
             held = [(*key, lease) for key, lease in self._held.items()]
         if not held:
             return 0
-        lost = storage.renew(held)
+        lost = storage.chunks.renew(held)
         if lost:
             log.warning("%d chunk lease(s) of this process were taken", len(lost))
         return len(lost)

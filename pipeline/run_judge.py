@@ -41,9 +41,9 @@ def judge_for(
     usage = Usage()
     # A server that refused structured output in an earlier chunk is not
     # asked again: the text grammar reads its replies.
-    used = storage.judge_usage(run.id)
+    used = storage.progress.judge_usage(run.id)
     cap = run.call_cap or config["MAX_JUDGE_CALLS_PER_RUN"]
-    allowance = CallAllowance(storage, run.id, cap, run.workspace_id,
+    allowance = CallAllowance(storage.budget, run.id, cap, run.workspace_id,
                               config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
@@ -75,7 +75,7 @@ def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
     # only), plus a minute for the back-offs between them
     per_attempt = max(config["JUDGE_DEADLINE_S"], config["JUDGE_TIMEOUT_S"])
     deadline = per_attempt * (config["JUDGE_MAX_RETRIES"] + 1)
-    return JudgeCache(storage, run.id, scope, holder=holder,
+    return JudgeCache(storage.judge_cache, run.id, scope, holder=holder,
                       claim_s=deadline + 60.0)  # fmt: skip
 
 
@@ -87,10 +87,10 @@ def _stop_and_beat(storage, run_id: str, chunk, every_s: float):
 
     def should_stop() -> bool:
         if monotonic() - last_beat[0] >= every_s:
-            if not storage.beat(run_id, chunk.chunk, chunk.lease):
+            if not storage.chunks.beat(run_id, chunk.chunk, chunk.lease):
                 raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
             last_beat[0] = monotonic()
-        state = storage.run_state(run_id)  # one small query, twice a second
+        state = storage.runs.run_state(run_id)  # one small query, twice a second
         return state is None or state[0] == RunStatus.CANCELLED
 
     return should_stop

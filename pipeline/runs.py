@@ -134,7 +134,7 @@ class RunService:
         key = reuse.reuse_key(sha256, suites, judge, options, self.config, scope)
         workspace_id = request.workspace_id
         if workspace_id is None and request.new_workspace:
-            workspace_id = self.storage.create_workspace().id
+            workspace_id = self.storage.workspaces.create_workspace().id
         fields = dict(
             file_name=filename,
             file_sha256=sha256,
@@ -152,17 +152,17 @@ class RunService:
         )
         source = reuse.find_source(self.storage, sha256, key) if key else None
         if source is not None:  # identical inputs, same code: the same rows
-            return self.storage.get_run(
+            return self.storage.runs.get_run(
                 reuse.reuse(self.storage, source, report.spans, **fields)
             )
-        run = self.storage.create_run(**fields)
+        run = self.storage.runs.create_run(**fields)
         try:
             plan_run(self.storage, self.config, run, report.spans)
         except Exception as exc:  # recorded, never left queued
             log.exception("planning run %s failed", run.id)
             fail_run(self.storage, run.id, "planning_failed", detail=type(exc).__name__)
             raise
-        return self.storage.get_run(run.id)
+        return self.storage.runs.get_run(run.id)
 
     def judge_calls(self, report, request: RunRequest) -> dict:
         """The judge calls a run of ``report`` with ``request``'s suites,
@@ -187,7 +187,7 @@ class RunService:
         limit = self.config["WORKSPACE_DAILY_JUDGE_CALLS"]
         day = Daily.today(workspace_id, limit)
         if day is not None:
-            budget.check_daily(calls, self.storage.workspace_calls(day), limit)
+            budget.check_daily(calls, self.storage.budget.workspace_calls(day), limit)
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest,
                on_valid=None):  # fmt: skip
@@ -236,11 +236,11 @@ class RunService:
     def cancel(self, run) -> bool:
         """Queued chunks see the status and skip; every row stored so far is
         kept and summarized (``pipeline/interim.py``). False if final."""
-        current = self.storage.get_run(run.id)
+        current = self.storage.runs.get_run(run.id)
         if current is None or current.status not in ACTIVE_RUN:
             return False
         # interim_at cleared: a worker summarizes the rows stored so far
-        self.storage.set_status(run.id, RunStatus.CANCELLED, interim_at=None)
+        self.storage.runs.set_status(run.id, RunStatus.CANCELLED, interim_at=None)
         self.wake()
         return True
 
@@ -251,10 +251,10 @@ class RunService:
         items reach the judge."""
         if run.status not in RETRYABLE_RUN:
             raise Rejected.one("retry_not_needed", http=409, status=run.status)
-        if self.storage.active_retries(run.id):
+        if self.storage.runs.active_retries(run.id):
             raise Rejected.one("retry_in_progress", http=409)
         self._check_broker()
-        retry = self.storage.create_run(
+        retry = self.storage.runs.create_run(
             file_name=run.file_name,
             file_sha256=run.file_sha256,
             upload_id=run.upload_id,
@@ -272,13 +272,13 @@ class RunService:
             tags=run.tags,
         )
         plan_from_upload(self.storage, self.config, retry)
-        return self._enqueue_or_fail(self.storage.get_run(retry.id))
+        return self._enqueue_or_fail(self.storage.runs.get_run(retry.id))
 
     def _calls_left(self, run) -> int:
         """What a retry of ``run`` may still call: the upload's budget is
         shared by the run and all its retries. None left: a 409."""
         limit = self.config["MAX_JUDGE_CALLS_PER_RUN"]
-        left = limit - self.storage.calls_reserved_by_chain(run.id)
+        left = limit - self.storage.budget.calls_reserved_by_chain(run.id)
         if run.judge and left <= 0:
             raise Rejected.one("retry_over_budget", http=409, limit=limit)
         if run.judge:
@@ -295,22 +295,22 @@ class RunService:
 
     def results_head(self, run) -> dict:
         """The results document without its rows (cheap at any run size)."""
-        counts = self.storage.run_status_counts(run)
-        return results.head(run, counts, self.storage.judge_usage(run.id))
+        counts = self.storage.rows.run_status_counts(run)
+        return results.head(run, counts, self.storage.progress.judge_usage(run.id))
 
     def results_chunks(self, run, indent: int | None = None) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
         database: what the CLI's ``--out``, the JSON export and
         ``/api/v1/runs/<token>/results`` write."""
         opening = results.json_opening(self.results_head(run), indent)
-        rows = self.storage.iter_rows(run.id, detail=False)
+        rows = self.storage.rows.iter_rows(run.id, detail=False)
         return chain([opening], results.json_rows(rows))
 
     def results_document(self, run) -> dict:
         """The whole document in memory (tests and small runs)."""
-        counts = self.storage.run_status_counts(run)
-        used = self.storage.judge_usage(run.id)
-        return results.build(run, self.storage.iter_rows(run.id), counts, used)
+        counts = self.storage.rows.run_status_counts(run)
+        used = self.storage.progress.judge_usage(run.id)
+        return results.build(run, self.storage.rows.iter_rows(run.id), counts, used)
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:

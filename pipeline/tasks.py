@@ -31,7 +31,7 @@ def finalize_run(run_id: str) -> None:
 def start_run(run_id: str) -> None:
     """A run queued by the first release: plan it if needed, then dispatch."""
     ctx = context()
-    run = ctx.storage.get_run(run_id)
+    run = ctx.storage.runs.get_run(run_id)
     if run is not None and run.status in ACTIVE_RUN:
         dispatch.plan_missing(ctx.storage, ctx.config, run)
         ctx.dispatch()

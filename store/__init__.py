@@ -16,7 +16,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from store.storage import Storage
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from store.budget import BudgetQueries
+    from store.comparison import ComparisonQueries
+    from store.progress import ProgressQueries
+    from store.result_rows import RowQueries
+    from store.storage import (
+        AnnotationRepository,
+        ChunkRepository,
+        JudgeCacheRepository,
+        RunRepository,
+        Storage,
+    )
+    from store.workspaces import WorkspaceQueries
 
 
 class LazyStorage:
@@ -24,7 +38,7 @@ class LazyStorage:
 
     SQLAlchemy takes a quarter of a second to import; commands that never
     touch the database (``flask validate``, ``--help``) do not pay for it.
-    Every attribute is the real storage's.
+    Its repositories are the real storage's.
     """
 
     def __init__(self, url: str, auto_upgrade: bool, lock_path: Path | None = None):
@@ -52,8 +66,57 @@ class LazyStorage:
                 self._storage = storage
             return self._storage
 
-    def __getattr__(self, name: str):
-        return getattr(self.get(), name)
+    # The repositories, typed, each the real storage's (made on first use).
+    @property
+    def runs(self) -> RunRepository:
+        return self.get().runs
+
+    @property
+    def chunks(self) -> ChunkRepository:
+        return self.get().chunks
+
+    @property
+    def rows(self) -> RowQueries:
+        return self.get().rows
+
+    @property
+    def progress(self) -> ProgressQueries:
+        return self.get().progress
+
+    @property
+    def judge_cache(self) -> JudgeCacheRepository:
+        return self.get().judge_cache
+
+    @property
+    def budget(self) -> BudgetQueries:
+        return self.get().budget
+
+    @property
+    def comparisons(self) -> ComparisonQueries:
+        return self.get().comparisons
+
+    @property
+    def annotations(self) -> AnnotationRepository:
+        return self.get().annotations
+
+    @property
+    def workspaces(self) -> WorkspaceQueries:
+        return self.get().workspaces
+
+    @property
+    def engine(self) -> Engine:
+        return self.get().engine
+
+    @property
+    def session(self) -> sessionmaker[Session]:
+        return self.get().session
+
+    @property
+    def dialect(self) -> str:
+        return self.get().dialect
+
+    def upgrade(self) -> None:
+        self.get().upgrade()
 
 
 @contextmanager

@@ -13,11 +13,10 @@ import secrets
 import uuid
 
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import sessionmaker
 
 from core.status import RowStatus
 from store.annotation_models import AnnotationLabel, AnnotationQueue, AnnotatorLink
+from store.database import Repository
 from store.models import ResultRow, utcnow
 
 LABEL_FIELDS = ("al", "binary", "dimensions", "comment", "skipped")
@@ -28,11 +27,8 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-class AnnotationQueries:
-    """``Storage`` provides ``engine`` and ``session``."""
-
-    engine: Engine
-    session: sessionmaker
+class AnnotationQueries(Repository):
+    """Annotation queues and their labels."""
 
     def create_queue(self, run_id: str, items: list, seed: int, per_item: int,
                      dimensions: bool) -> AnnotationQueue:  # fmt: skip
@@ -200,7 +196,10 @@ class AnnotationQueries:
                 key = (session_id, number, method)
                 if key in wanted:
                     al, binary = found.setdefault(judge, {}).get(key, (None, None))
-                    pair = (value, binary) if metric == "al" else (al, int(value))
+                    verdict = (
+                        None if value is None else int(value)
+                    )  # scored rows have one
+                    pair = (value, binary) if metric == "al" else (al, verdict)
                     found[judge][key] = pair
         return found
 

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
 
 from store.annotation_models import AnnotationQueue, AnnotatorLink
 from store.annotations import new_token
+from store.database import Repository
 
 
-class LinkQueries:
-    """``Storage`` provides ``session``."""
-
-    session: sessionmaker
+class LinkQueries(Repository):
+    """Annotators' own links to a queue."""
 
     def annotator_link(self, queue_id: str, name: str) -> AnnotatorLink:
         """The annotator's link to the queue, made on first asking (one per

@@ -1,4 +1,4 @@
-"""The judge budget's counters (mixed into ``Storage``): calls are reserved
+"""The judge budget's counters (``storage.budget``): calls are reserved
 before they go out, against the run's cap and, when the operator sets
 ``WORKSPACE_DAILY_JUDGE_CALLS``, against its workspace's count of the day
 (UTC). Each is one guarded ``UPDATE`` (``... WHERE reserved + n <= cap``),
@@ -9,21 +9,16 @@ deadlock; a block the workspace cannot take is rolled back from the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from sqlalchemy import select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from core.caps import DAILY_CAP, RUN_CAP, Daily
+from store.database import Repository
 from store.models import Run, WorkspaceCalls
 
 
-class BudgetQueries:
-    """``Storage`` provides ``engine`` and ``_insert``."""
-
-    engine: Engine
-    _insert: Callable[..., Any]
+class BudgetQueries(Repository):
+    """The workspace's judge-call ledger: reservations against caps."""
 
     def reserve_calls(
         self, run_id: str, cap: int, wanted: int, daily: Daily | None = None

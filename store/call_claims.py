@@ -11,22 +11,18 @@ with it and the key may be claimed again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, or_, select
-from sqlalchemy.engine import Engine
 
+from store.database import Repository
 from store.models import JudgeCallClaim, utcnow
 from store.sql import table_of
 
 
-class ClaimQueries:
-    """``Storage`` provides ``engine`` and ``_insert``."""
-
-    engine: Engine
-    _insert: Callable[..., Any]
+class ClaimQueries(Repository):
+    """Claims on judge requests under way, so none is paid twice."""
 
     def claim_requests(
         self, keys: Iterable[str], holder: str, until: datetime,

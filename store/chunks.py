@@ -1,4 +1,4 @@
-"""A run's chunks: the source of truth of its work (mixed into ``Storage``).
+"""A run's chunks: the source of truth of its work (``storage.chunks``).
 
 Every chunk of a run is planned when the run is created (``pending``). The
 dispatcher hands pending chunks to the queue fairly: each run, and each
@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import func, select, text, update
-from sqlalchemy.engine import Engine
 
 from core.status import ACTIVE_RUN, ChunkState, RunStatus
+from store.database import Repository
 from store.models import Run, RunChunk, RunSession, utcnow
 from store.progress import add_to_run, held_by, lock_chunk
 
@@ -43,11 +42,9 @@ class Chunk:
     holder: str | None = None
 
 
-class ChunkQueries:
-    """Chunk bookkeeping; ``Storage`` provides ``engine``, ``session``, ``_insert``."""
+class ChunkQueries(Repository):
+    """Chunk bookkeeping: the plan, claims and completions."""
 
-    engine: Engine
-    _insert: Callable[..., Any]  # the dialect's INSERT with ON CONFLICT
     _dispatch_lock = threading.Lock()  # one dispatcher per process (SQLite)
 
     def plan_chunks(

@@ -1,5 +1,5 @@
 """What a comparison across runs reads besides rows, and the stored
-comparisons (mixed into ``Storage``).
+comparisons (``storage.comparisons``).
 
 A comparison is asked for once (``request_comparison`` inserts it in state
 ``computing``), handed to a worker by the dispatcher that hands out chunks
@@ -14,18 +14,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from core.status import ComparisonState
+from store.database import Repository
 from store.models import ComparisonRun, ResultRow, RunSession, StoredComparison, utcnow
 from store.sql import claim_each
 
 
-class ComparisonQueries:
-    """``Storage`` provides ``engine``."""
-
-    engine: Engine
+class ComparisonQueries(Repository):
+    """Stored comparisons of runs and the reads they need."""
 
     def session_ids(self, run_id: str) -> set[str]:
         """Every session of the run's upload (its session index)."""

@@ -14,10 +14,10 @@ failed deletion never leaves a run whose file is gone.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Protocol, cast
 
 from sqlalchemy import Table, delete, exists, func, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from store.annotations import delete_annotations_of
 from store.comparison import delete_comparisons_of
@@ -38,40 +38,42 @@ from store.uploads import upload_path
 OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage)
 
 
-class DeletionQueries:
-    """``Storage`` provides ``engine``."""
+class Deleted(Protocol):
+    """What deleting a run needs of it (a ``Run``, or a row of two columns)."""
 
-    engine: Engine
+    id: str
+    upload_id: str
 
-    def delete_run(self, run, upload_folder: str | Path) -> None:
-        """``run``: anything with ``id`` and ``upload_id``."""
-        with self.engine.begin() as conn:
-            _delete_run_records(conn, run.id)
-            still_read = conn.execute(
-                select(exists().where(Run.upload_id == run.upload_id))
-            ).scalar_one()
-        if not still_read:
-            upload_path(upload_folder, run.upload_id).unlink(missing_ok=True)
 
-    def delete_workspace(self, workspace: Workspace, upload_folder: str | Path) -> None:
-        query = select(Run.id, Run.upload_id).where(Run.workspace_id == workspace.id)
-        with self.engine.connect() as conn:
-            runs = list(conn.execute(query))
-        for run in runs:
-            self.delete_run(run, upload_folder)
-        with self.engine.begin() as conn:
-            conn.execute(
-                delete(WorkspaceCalls).where(
-                    WorkspaceCalls.workspace_id == workspace.id
-                )
-            )
-            conn.execute(delete(Workspace).where(Workspace.id == workspace.id))
+def delete_run(engine: Engine, run: Deleted, upload_folder: str | Path) -> None:
+    with engine.begin() as conn:
+        _delete_run_records(conn, run.id)
+        still_read = conn.execute(
+            select(exists().where(Run.upload_id == run.upload_id))
+        ).scalar_one()
+    if not still_read:
+        upload_path(upload_folder, run.upload_id).unlink(missing_ok=True)
+
+
+def delete_workspace(
+    engine: Engine, workspace: Workspace, upload_folder: str | Path
+) -> None:
+    query = select(Run.id, Run.upload_id).where(Run.workspace_id == workspace.id)
+    with engine.connect() as conn:
+        runs = list(conn.execute(query))
+    for run in runs:
+        delete_run(engine, run, upload_folder)
+    with engine.begin() as conn:
+        conn.execute(
+            delete(WorkspaceCalls).where(WorkspaceCalls.workspace_id == workspace.id)
+        )
+        conn.execute(delete(Workspace).where(Workspace.id == workspace.id))
 
 
 COUNTED = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
 
 
-def _keep_counts(conn, run_id: str) -> None:
+def _keep_counts(conn: Connection, run_id: str) -> None:
     """Add the run's counters to the deleted runs' totals (same transaction)."""
     found = conn.execute(
         select(*(getattr(Run, name) for name in COUNTED)).where(Run.id == run_id)
@@ -89,7 +91,7 @@ def _keep_counts(conn, run_id: str) -> None:
     )  # fmt: skip
 
 
-def _delete_run_records(conn, run_id: str) -> None:
+def _delete_run_records(conn: Connection, run_id: str) -> None:
     _keep_counts(conn, run_id)
     used = select(RunCacheKey.key).where(RunCacheKey.run_id == run_id)
     used_elsewhere = select(RunCacheKey.key).where(

@@ -1,4 +1,4 @@
-"""Claims for results before a run ends (mixed into ``Storage``; the work
+"""Claims for results before a run ends (``storage.runs``; the work
 is in ``pipeline/interim.py``). Each claim is a compare-and-set on
 ``runs.interim_at``, so one worker does each piece of work however many
 ask at the same time."""
@@ -8,19 +8,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import distinct, func, select, update
-from sqlalchemy.engine import Engine
 
 from core.status import ACTIVE_RUN, RunStatus
+from store.database import Repository
 from store.models import ResultRow, Run, utcnow
 from store.sql import claim_each
 
 _ACTIVE = [status.value for status in ACTIVE_RUN]
 
 
-class InterimQueries:
-    """``Storage`` provides ``engine``."""
-
-    engine: Engine
+class InterimQueries(Repository):
+    """Claims on a run's interim and final aggregation."""
 
     def claim_interim(self, run_id: str, computed_before: datetime) -> bool:
         """Whether this caller should aggregate the active run's rows so far

@@ -5,15 +5,14 @@ used)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from sqlalchemy import select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import sessionmaker
 
 from core.holders import gone
+from store.database import Repository
 from store.models import (
     JudgeCacheEntry,
     Run,
@@ -23,12 +22,8 @@ from store.models import (
 from store.sql import table_of
 
 
-class CacheQueries:
-    """``Storage`` provides ``engine`` and ``_insert``."""
-
-    engine: Engine
-    session: sessionmaker
-    _insert: Callable  # the dialect's insert (ON CONFLICT)
+class CacheQueries(Repository):
+    """Cached judge verdicts, keyed by request."""
 
     def cache_get(self, keys: Iterable[str]) -> dict:
         """``{key: row}``; rows carry ``.reply`` and ``.parsed`` (Core rows:
@@ -115,10 +110,10 @@ class JudgeCache:
     learns from hit counts which items someone else had judged."""
 
     def __init__(
-        self, storage: CacheStore, run_id: str | None = None, scope: str = "",
+        self, store: CacheStore, run_id: str | None = None, scope: str = "",
         holder: str = "", claim_s: float = 0.0,
     ):  # fmt: skip
-        self.storage, self.run_id, self.scope = storage, run_id, scope
+        self.store, self.run_id, self.scope = store, run_id, scope
         # with a holder, requests under way are claimed (store/call_claims.py)
         # for claim_s seconds, the longest one request with its retries takes
         self.holder, self.claim_s = holder, claim_s
@@ -130,14 +125,14 @@ class JudgeCache:
 
     def get(self, keys: Iterable[str]) -> dict:
         scoped = {self._scoped(key): key for key in keys}
-        found = self.storage.cache_get(scoped)
+        found = self.store.cache_get(scoped)
         if self.run_id and found:
-            self.storage.record_cache_keys(self.run_id, found)
+            self.store.record_cache_keys(self.run_id, found)
         return {scoped[key]: entry for key, entry in found.items()}
 
     def put(self, entries: Iterable[dict]) -> None:
         scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
-        self.storage.cache_put(scoped, self.run_id)
+        self.store.cache_put(scoped, self.run_id)
 
     def claim(self, keys: Iterable[str]) -> set[str]:
         """The keys whose requests this worker is to make: unclaimed, past
@@ -147,9 +142,9 @@ class JudgeCache:
             return set(keys)
         scoped = {self._scoped(key): key for key in keys}
         until = utcnow() + timedelta(seconds=self.claim_s)
-        holders = set(self.storage.requests_claimed(scoped).values())
+        holders = set(self.store.requests_claimed(scoped).values())
         dead = [holder for holder in holders if holder != self.holder and gone(holder)]
-        got = self.storage.claim_requests(scoped, self.holder, until, dead)
+        got = self.store.claim_requests(scoped, self.holder, until, dead)
         return {scoped[key] for key in got}
 
     def claimed(self, keys: Iterable[str]) -> set[str]:
@@ -157,7 +152,7 @@ class JudgeCache:
         if not self.holder:
             return set()
         scoped = {self._scoped(key): key for key in keys}
-        found = self.storage.requests_claimed(scoped)
+        found = self.store.requests_claimed(scoped)
         return {scoped[key] for key, holder in found.items() if not gone(holder)}
 
     def release(self, keys: Iterable[str]) -> None:
@@ -165,4 +160,4 @@ class JudgeCache:
         if not self.holder:
             return
         scoped = [self._scoped(key) for key in keys]
-        self.storage.release_requests(scoped, self.holder)
+        self.store.release_requests(scoped, self.holder)

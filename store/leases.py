@@ -1,4 +1,4 @@
-"""Chunk leases (mixed into ``Storage``): claim, renew, release, and the
+"""Chunk leases (``storage.chunks``): claim, renew, release, and the
 fenced writes of a chunk's holder.
 
 A worker's claim on a chunk is a lease (``start_chunk``) with a fencing
@@ -17,7 +17,7 @@ errors).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -27,16 +27,15 @@ from core.clock import aware
 from core.holders import gone
 from core.status import ACTIVE_RUN, ChunkState, LeaseLost
 from store.chunks import FINISHED, IN_FLIGHT, Chunk
+from store.database import Repository
 from store.models import Run, RunChunk, utcnow
 from store.progress import held_by, lock_chunk
 
 ORPHAN_GRACE_S = 10.0  # a claim of this process not held for this long: orphaned
 
 
-class LeaseQueries:
-    """``Storage`` provides ``engine``."""
-
-    engine: Engine
+class LeaseQueries(Repository):
+    """Chunk leases: start, heartbeat, renewal, release, fencing."""
 
     def start_chunk(
         self, run_id: str, chunk: int, holder: str | None = None,
@@ -113,15 +112,10 @@ class LeaseQueries:
         with self.engine.begin() as conn:
             return conn.execute(stmt).rowcount > 0
 
-    @contextmanager
-    def fenced(self, run_id: str, chunk: int, lease: int) -> Iterator[Connection]:
-        """A transaction in which the chunk's lease is ``lease``: its row is
-        locked first, so no claim or release comes between; raises
-        :class:`LeaseLost` otherwise (nothing written)."""
-        with self.engine.begin() as conn:
-            if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
-                raise LeaseLost(f"chunk {chunk} of run {run_id}")
-            yield conn
+    def fenced(
+        self, run_id: str, chunk: int, lease: int
+    ) -> AbstractContextManager[Connection]:
+        return fenced(self.engine, run_id, chunk, lease)
 
     def stale_chunks(
         self, sent_before: datetime, beat_before: datetime,
@@ -171,3 +165,14 @@ class LeaseQueries:
                 for row in conn.execute(query)
                 if (row.run_id, row.chunk) not in mine and void(row)
             ]  # fmt: skip
+
+
+@contextmanager
+def fenced(engine: Engine, run_id: str, chunk: int, lease: int) -> Iterator[Connection]:
+    """A transaction in which the chunk's lease is ``lease``: its row is
+    locked first, so no claim or release comes between; raises
+    :class:`LeaseLost` otherwise (nothing written)."""
+    with engine.begin() as conn:
+        if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
+            raise LeaseLost(f"chunk {chunk} of run {run_id}")
+        yield conn

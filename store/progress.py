@@ -1,4 +1,4 @@
-"""A run's progress counters while its chunks evaluate (mixed into ``Storage``).
+"""A run's progress counters while its chunks evaluate (``storage.progress``).
 
 ``runs.done`` is what a status poll shows. It only grows, and it counts
 each unit once, because it is the sum of the chunks' ``items``:
@@ -26,10 +26,11 @@ from typing import cast
 
 from sqlalchemy import Table, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from core import usage
 from core.status import ACTIVE_RUN, ChunkState
+from store.database import Repository
 from store.models import JudgeUsage, Run, RunChunk, utcnow
 
 _ACTIVE = [status.value for status in ACTIVE_RUN]
@@ -76,10 +77,8 @@ def add_judge_usage(conn: Connection, run_id: str, model: str, counts: dict) -> 
     conn.execute(stmt)
 
 
-class ProgressQueries:
-    """``Storage`` provides ``engine``."""
-
-    engine: Engine
+class ProgressQueries(Repository):
+    """A run's progress and its judge usage per model."""
 
     def judge_usage(self, run_id: str) -> dict[str, dict[str, int]]:
         """``{model: {field: n}}`` of a run, models in name order."""

@@ -5,17 +5,16 @@ finalize aggregates from."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from sqlalchemy import Text, cast, func, select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy import Text, cast, func, select
 
+from store.database import Repository
+from store.leases import fenced
 from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
     ResultRow,
-    Run,
 )
 from store.sql import batched, count_of_run, table_of
 from store.suite_rows import key_ordered
@@ -32,13 +31,8 @@ ROW_DEFAULTS = {
 }
 
 
-class RowQueries:
-    """``Storage`` provides ``engine``, ``session`` and ``_insert``."""
-
-    engine: Engine
-    session: sessionmaker
-    _insert: Callable  # the dialect's insert (ON CONFLICT)
-    fenced: Callable  # store/chunks.py: a transaction under a chunk's lease
+class RowQueries(Repository):
+    """Result rows: upserts, reads, counts and pages."""
 
     def upsert_rows(
         self, rows: Iterable[dict], batch: int = 2000,
@@ -56,7 +50,7 @@ class RowQueries:
             set_={name: stmt.excluded[name] for name in changing},
         )
         written = 0
-        with self.fenced(*fence) if fence else self.engine.begin() as conn:
+        with fenced(self.engine, *fence) if fence else self.engine.begin() as conn:
             for part in batched(rows, batch):
                 conn.execute(
                     stmt,
@@ -105,10 +99,6 @@ class RowQueries:
         )
         with self.session() as db:
             return dict(db.execute(query).all())
-
-    def update_run(self, run_id: str, **fields) -> None:
-        with self.session.begin() as db:
-            db.execute(update(Run).where(Run.id == run_id).values(**fields))
 
     def _row_query(self, run_id: str, filters: dict):
         query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))

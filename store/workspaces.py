@@ -1,4 +1,4 @@
-"""Workspaces and who may do what with a run (mixed into ``Storage``).
+"""Workspaces and who may do what with a run (``storage.workspaces``).
 
 Two kinds of links. A *view* token (a run's ``token``, a workspace's
 ``token``) shows; a *manage* token changes: cancel, retry, rename, tag,
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from pathlib import Path
+from typing import Generic, TypeVar
 
 from sqlalchemy import select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import sessionmaker
 
+from store import deletion
+from store.database import Repository
 from store.models import Run, Workspace
 
 Item = TypeVar("Item", Run, Workspace)
@@ -40,12 +40,8 @@ class Access(Generic[Item]):
     can_manage: bool
 
 
-class WorkspaceQueries:
-    """``Storage`` provides ``engine``, ``session`` and ``_insert``."""
-
-    engine: Engine
-    session: sessionmaker
-    _insert: Callable[..., Any]  # the dialect's INSERT with ON CONFLICT
+class WorkspaceQueries(Repository):
+    """Workspaces and the runs they hold."""
 
     def create_workspace(self, name: str = "") -> Workspace:
         workspace = Workspace(
@@ -84,21 +80,6 @@ class WorkspaceQueries:
         with self.session() as db:
             return list(db.scalars(query))
 
-    def find_run(self, token: str) -> Access[Run] | None:
-        """The run a view or manage token opens, and whether it may change it."""
-        query = select(Run).where((Run.token == token) | (Run.manage_token == token))
-        with self.session() as db:
-            found = db.scalars(query).first()
-        if found is None:
-            return None
-        legacy = found.manage_token is None  # an earlier release's run
-        return Access(found, legacy or found.manage_token == token)
-
-    def update_run_fields(self, run_id: str, **fields) -> None:
-        """Rename, tag or comment a run (only ``EDITABLE_RUN_FIELDS``)."""
-        unknown = set(fields) - set(EDITABLE_RUN_FIELDS)
-        if unknown:
-            raise ValueError(f"not editable: {sorted(unknown)}")
-        if fields:
-            with self.engine.begin() as conn:
-                conn.execute(update(Run).where(Run.id == run_id).values(**fields))
+    def delete_workspace(self, workspace: Workspace, upload_folder: str | Path) -> None:
+        """The workspace and every run in it (``store/deletion.py``)."""
+        deletion.delete_workspace(self.engine, workspace, upload_folder)

@@ -57,7 +57,7 @@ def sessions(count: int = SESSIONS) -> list[dict]:
 def wait_for_progress(storage, run_id: str, fraction: float, timeout=600.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = storage.get_run(run_id)
+        run = storage.runs.get_run(run_id)
         if run.total and run.done >= fraction * run.total:
             return
         time.sleep(0.05)

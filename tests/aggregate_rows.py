@@ -218,7 +218,7 @@ def suites() -> list[str]:
 
 def key_order(row: dict) -> tuple:
     """The storage key order: (session, round with None as 0, method, metric,
-    sample, judge), as ``storage.iter_rows`` streams them."""
+    sample, judge), as ``storage.rows.iter_rows`` streams them."""
     return (row["session_id"], row["round"] or 0, row["method"], row["metric"],
             row["sample"], row["judge"])  # fmt: skip
 

@@ -95,7 +95,7 @@ def served_sample(tmp_path: Path):
             # go through the same layout checks
             every = [suite.name for suite in registry.suites()]
             document = evaluate(app, ROOT / "sample_data.jsonl", judge, suites=every)
-            run = app.extensions["storage"].get_run(document["run"]["id"])
+            run = app.extensions["storage"].runs.get_run(document["run"]["id"])
             server = make_server("127.0.0.1", 0, app, threaded=True)
             thread = threading.Thread(target=server.serve_forever, daemon=True)
             thread.start()

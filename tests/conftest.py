@@ -59,8 +59,8 @@ def stop_embedded(app) -> None:
     """Cancel what is still running so the worker's warm shutdown is quick and
     no thread outlives the test."""
     storage = app.extensions["storage"]
-    for run in storage.unfinished_runs() if storage.ready else ():
-        storage.set_status(run.id, "cancelled")
+    for run in storage.runs.unfinished_runs() if storage.ready else ():
+        storage.runs.set_status(run.id, "cancelled")
     app.extensions["watchdog"].stop()
     stop_worker(app)
     app.extensions["judge_pool"].shutdown()

@@ -106,11 +106,11 @@ def wait_for(
     storage = app.extensions["storage"]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = storage.get_run(run_id)
+        run = storage.runs.get_run(run_id)
         if run.status in statuses:
             return app.extensions["runs"].results_document(run)
         time.sleep(0.1)
-    raise AssertionError(f"run {run_id} still {storage.get_run(run_id).status}")
+    raise AssertionError(f"run {run_id} still {storage.runs.get_run(run_id).status}")
 
 
 def evaluate(app, path, judge, **options):

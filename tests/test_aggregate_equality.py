@@ -98,12 +98,12 @@ def test_columns_given_by_the_row_source_give_the_same_aggregates(scenario):
 
 
 def store_run(storage, rows: list[dict]):
-    run = storage.create_run(
+    run = storage.runs.create_run(
         file_name="equality.jsonl", file_sha256="0" * 64, upload_id="none",
         sessions=len(data.SESSIONS), rounds=0, methods=data.METHODS,
         suites=data.suites(), status="running",
     )  # fmt: skip
-    storage.upsert_rows(
+    storage.rows.upsert_rows(
         {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
     )
     return run
@@ -113,10 +113,10 @@ def test_finalize_stores_the_frozen_reference(sqlite_storage):
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("panel", "shuffled"))
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
-    stored = dict(storage.get_run(run.id).aggregates)
-    assert stored.pop("status_counts") == storage.status_counts(run.id)
+    stored = dict(storage.runs.get_run(run.id).aggregates)
+    assert stored.pop("status_counts") == storage.rows.status_counts(run.id)
     assert stored.pop("sessions_scored") == len(data.SESSIONS)
-    causes = engine.not_scored(storage.unscored_causes(run.id), list(run.suites))
+    causes = engine.not_scored(storage.rows.unscored_causes(run.id), list(run.suites))
     assert stored.pop("not_scored") == causes
     expected = finite_json(decode(reference()["panel/key"]))
     where = first_difference(data.canonical(stored), data.canonical(expected))
@@ -132,12 +132,12 @@ def test_finalize_on_postgres_equals_the_aggregate_of_its_streamed_rows(
 
     def rows_of(suite):
         detail = suite.summary_details
-        for row in storage.iter_rows(run.id, metrics=suite.metrics, detail=detail):
+        for row in storage.rows.iter_rows(run.id, metrics=suite.metrics, detail=detail):
             yield {**row, "round": row["round"] or None}
 
     expected = finite_json(engine.aggregate(rows_of, data.suites(), data.METHODS))
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
-    stored = dict(storage.get_run(run.id).aggregates)
+    stored = dict(storage.runs.get_run(run.id).aggregates)
     stored.pop("status_counts")
     stored.pop("sessions_scored")
     stored.pop("not_scored")
@@ -176,6 +176,6 @@ def test_row_batches_stream_what_iter_rows_does(sqlite_storage):
         expected = [
             (*(row[f] or None if f == "round" else row[f] for f in fields),
              *((row["detail"],) if detail else ()))
-            for row in storage.iter_rows(run.id, suite.metrics, detail=detail)
+            for row in storage.rows.iter_rows(run.id, suite.metrics, detail=detail)
         ]  # fmt: skip
         assert found == expected and found

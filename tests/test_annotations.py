@@ -22,7 +22,7 @@ def judged(app_factory, judge_server):
     document = evaluate(
         app, ROOT / "sample_data.jsonl", judge_server, suites=["alignment"]
     )
-    run = app.extensions["storage"].get_run(document["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     return app, run
 
 
@@ -65,7 +65,7 @@ def test_a_queue_is_a_stratified_sample_with_its_own_token(judged):
     token = made["token"]
     assert made["items"] == 20 and len(token) >= 22  # >= 128 random bits
     assert token not in (run.token, run.manage_token)
-    queue = app.extensions["storage"].queue_by_token(token)
+    queue = app.extensions["storage"].annotations.queue_by_token(token)
     methods = {method for _, _, method in queue.items}
     assert methods == set(run.methods)  # every method in the sample
     assert (
@@ -99,8 +99,10 @@ def test_the_labelling_page_and_its_json_are_blind(judged):
     assert set(body) == {"finished", "progress", "label", "item", "profile",
                          "personality", "history", "user_message", "response"}  # fmt: skip
     # no score anywhere: the judge's value of this item is in no field
-    queue = app.extensions["storage"].queue_by_token(token)
-    judged = app.extensions["storage"].judged_values(run.id, queue.items)["scripted"]
+    queue = app.extensions["storage"].annotations.queue_by_token(token)
+    judged = app.extensions["storage"].annotations.judged_values(run.id, queue.items)[
+        "scripted"
+    ]
     al, _ = judged[tuple(queue.items[body["item"]])]
     shown_values = [v for v in body.values() if not isinstance(v, (dict, list))]
     assert al not in shown_values and scores  # (scores exist to hide)
@@ -147,8 +149,8 @@ def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judge
     # the same item is never served twice to one annotator
     assert len({item for who, item in given if who == "ann"}) == 10
     storage = app.extensions["storage"]
-    queue = storage.queue_by_token(token)
-    judged_values = storage.judged_values(run.id, queue.items)["scripted"]
+    queue = storage.annotations.queue_by_token(token)
+    judged_values = storage.annotations.judged_values(run.id, queue.items)["scripted"]
     items = range(10)
     data = np.array([[given[(a, i)][0] for i in items] for a in ("ann", "bob")], float)
     alpha = krippendorff.alpha(data, level_of_measurement="interval")
@@ -190,8 +192,8 @@ def test_labels_are_revised_checked_and_refused_when_closed(judged):
         == 200
     )
     storage = app.extensions["storage"]
-    queue = storage.queue_by_token(token)
-    storage.close_queue(queue.id)
+    queue = storage.annotations.queue_by_token(token)
+    storage.annotations.close_queue(queue.id)
     closed = label(client, run, "bob", 0, 50, 1)
     assert (
         closed.status_code == 409
@@ -205,13 +207,13 @@ def test_a_revoked_link_stops_and_deleting_the_run_deletes_the_labels(judged):
     token = make_queue(client, run)["token"]
     assert label(client, run, "ann", 0, 40, 1).status_code == 200
     storage = app.extensions["storage"]
-    queue = storage.queue_by_token(token)
-    fresh = storage.revoke_queue_token(queue.id)
+    queue = storage.annotations.queue_by_token(token)
+    fresh = storage.annotations.revoke_queue_token(queue.id)
     assert client.get(f"/a/{token}").status_code == 404
     assert client.get(f"/a/{fresh}").status_code == 200
     assert client.delete(f"/api/v1/runs/{run.manage_token}").status_code == 204
-    assert storage.queue_by_token(fresh) is None
-    assert storage.labels_of(queue.id) == []
+    assert storage.annotations.queue_by_token(fresh) is None
+    assert storage.annotations.labels_of(queue.id) == []
 
 
 def test_the_owner_makes_a_queue_from_the_dashboard(judged):
@@ -277,9 +279,9 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
     file_borne = again["judge_validity"]["human"]["scripted"]
     storage = app.extensions["storage"]
     with app.test_request_context():
-        live = service().agreement(run, storage.queue_of_run(run.id))["judges"][
-            "scripted"
-        ]
+        live = service().agreement(run, storage.annotations.queue_of_run(run.id))[
+            "judges"
+        ]["scripted"]
     assert file_borne["al_spearman"] == pytest.approx(live["al_spearman"]["value"])
     assert file_borne["al_kendall"] == pytest.approx(live["al_kendall"]["value"])
     assert file_borne["n"] == live["n"] == 10
@@ -292,7 +294,7 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
     other = evaluate(
         app, ROOT / "sample_data.jsonl", judge_server, suites=["alignment"]
     )
-    target = storage.get_run(other["run"]["id"])
+    target = storage.runs.get_run(other["run"]["id"])
     body = (
         rows.get_data()
         + json.dumps({"response_sha256": "0" * 64, "annotator": "x"}).encode()
@@ -302,7 +304,7 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
                            content_type="multipart/form-data")  # fmt: skip
     assert imported.get_json() == {"imported": 20, "unmatched": 1}
     with app.test_request_context():
-        moved = service().agreement(target, storage.queue_of_run(target.id))
+        moved = service().agreement(target, storage.annotations.queue_of_run(target.id))
     assert moved["judges"]["scripted"]["al_spearman"]["value"] == pytest.approx(
         live["al_spearman"]["value"]
     )
@@ -330,10 +332,10 @@ def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
     storage = app.extensions["storage"]
     with app.test_request_context():
         for _ in range(3):  # three page views
-            service().agreement(run, storage.queue_by_token(token))
+            service().agreement(run, storage.annotations.queue_by_token(token))
         assert len(computed) == 1
         label(client, run, "ann", 0, 12, 0)
-        found = service().agreement(run, storage.queue_by_token(token))
+        found = service().agreement(run, storage.annotations.queue_by_token(token))
     assert len(computed) == 2 and found["n_labels"] >= 6
 
 
@@ -357,11 +359,11 @@ def test_an_annotator_is_the_name_in_their_link(judged):
     body = {"annotator": "alice", "item": 0, "al": 10, "binary": 0}
     assert client.post(f"/a/{bob}/label", json=body).status_code == 200
     labels = {(x.annotator, x.item): x.al
-              for x in app.extensions["storage"].labels_of(
-                  app.extensions["storage"].queue_by_token(queue_token).id)}  # fmt: skip
+              for x in app.extensions["storage"].annotations.labels_of(
+                  app.extensions["storage"].annotations.queue_by_token(queue_token).id)}  # fmt: skip
     assert labels == {("alice", 0): 90, ("bob", 0): 10}
     assert link(client, run, "bob") == bob  # one link per name
-    app.extensions["storage"].revoke_annotator_link(
-        app.extensions["storage"].queue_by_token(queue_token).id, "bob"
+    app.extensions["storage"].annotations.revoke_annotator_link(
+        app.extensions["storage"].annotations.queue_by_token(queue_token).id, "bob"
     )
     assert client.get(f"/a/{bob}/item").status_code == 404

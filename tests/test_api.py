@@ -166,7 +166,7 @@ def test_503_when_the_queue_is_down(app_factory):
     response = upload(client, sample_bytes())
     assert response.status_code == 503
     assert response.get_json()["errors"][0]["code"] == "queue_unavailable"
-    [run] = app.extensions["storage"].unfinished_runs() or [None]
+    [run] = app.extensions["storage"].runs.unfinished_runs() or [None]
     assert run is None  # recorded as failed, not left queued
 
 

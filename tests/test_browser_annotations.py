@@ -27,7 +27,7 @@ def served(app_factory):
         document = evaluate(
             app, ROOT / "sample_data.jsonl", judge, suites=["alignment"]
         )
-        run = app.extensions["storage"].get_run(document["run"]["id"])
+        run = app.extensions["storage"].runs.get_run(document["run"]["id"])
         server = make_server("127.0.0.1", 0, app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         yield app, run, f"http://127.0.0.1:{server.server_port}"
@@ -83,14 +83,14 @@ def test_two_annotators_label_ten_items_with_the_keyboard(served, browser):
     )
 
     storage = app.extensions["storage"]
-    queue = storage.queue_by_token(made["token"])
-    labels = storage.labels_of(queue.id)
+    queue = storage.annotations.queue_by_token(made["token"])
+    labels = storage.annotations.labels_of(queue.id)
     assert len(labels) == 20 and {label.annotator for label in labels} == {"ann", "bob"}
     given = {(label.annotator, label.item): label.al for label in labels}
     items = sorted({label.item for label in labels})
     data = np.array([[given[(a, i)] for i in items] for a in ("ann", "bob")], float)
     alpha = krippendorff.alpha(data, level_of_measurement="interval")
-    judged = storage.judged_values(run.id, queue.items)["scripted"]
+    judged = storage.annotations.judged_values(run.id, queue.items)["scripted"]
     human = [np.mean([given[("ann", i)], given[("bob", i)]]) for i in items]
     rho = stats.spearmanr(
         [judged[tuple(queue.items[i])][0] for i in items], human

@@ -201,15 +201,19 @@ def test_daily_reservations_share_one_count_and_give_back_what_was_unused(
     from tests.test_workspaces import RUN_FIELDS
 
     storage = any_storage
-    a, b = (storage.create_run(**RUN_FIELDS, upload_id="u") for _ in range(2))
+    a, b = (storage.runs.create_run(**RUN_FIELDS, upload_id="u") for _ in range(2))
     day = Daily("ws", "2026-11-26", cap=100)
-    assert storage.reserve_calls(a.id, 1000, 64, day) == (64, 36, None)
-    assert storage.reserve_calls(b.id, 1000, 64, day) == (1, 35, None)  # one fits
-    storage.release_calls(a.id, 60, day)
-    assert storage.workspace_calls(day) == 5
-    assert storage.reserve_calls(b.id, 1000, 95, day) == (95, 0, None)
-    assert storage.reserve_calls(a.id, 1000, 64, day) == (0, 0, DAILY_CAP)
+    assert storage.budget.reserve_calls(a.id, 1000, 64, day) == (64, 36, None)
+    assert storage.budget.reserve_calls(b.id, 1000, 64, day) == (
+        1,
+        35,
+        None,
+    )  # one fits
+    storage.budget.release_calls(a.id, 60, day)
+    assert storage.budget.workspace_calls(day) == 5
+    assert storage.budget.reserve_calls(b.id, 1000, 95, day) == (95, 0, None)
+    assert storage.budget.reserve_calls(a.id, 1000, 64, day) == (0, 0, DAILY_CAP)
     with storage.engine.connect() as conn:
         reserved = dict(conn.execute(select(Run.id, Run.calls_reserved)).all())
     assert reserved == {a.id: 4, b.id: 96}  # a refused block is not kept by the run
-    assert storage.workspace_calls(Daily("ws", "2026-11-27", cap=100)) == 0
+    assert storage.budget.workspace_calls(Daily("ws", "2026-11-27", cap=100)) == 0

@@ -22,7 +22,7 @@ def two_runs(app_factory, tmp_path, judge_server):
     runs = []
     for _ in range(2):
         document = evaluate(app, path, judge_server, suites=["alignment"])
-        runs.append(app.extensions["storage"].get_run(document["run"]["id"]))
+        runs.append(app.extensions["storage"].runs.get_run(document["run"]["id"]))
     return app, runs
 
 
@@ -64,8 +64,8 @@ def test_a_token_that_begins_with_a_dash_is_a_run_not_an_option(two_runs):
     app, runs = two_runs
     storage = app.extensions["storage"]
     for index, run in enumerate(runs):
-        storage.update_run(run.id, token=f"-{'ab'[index]}" + run.token[2:])
-    tokens = [storage.get_run(run.id).token for run in runs]
+        storage.runs.update_run(run.id, token=f"-{'ab'[index]}" + run.token[2:])
+    tokens = [storage.runs.get_run(run.id).token for run in runs]
     runner = app.test_cli_runner()
     report = runner.invoke(args=["report", tokens[0], "--format", "csv"])
     assert report.exit_code == 0, report.output

@@ -218,7 +218,7 @@ def test_comparison_errors_are_clear(app_factory, tmp_path):
         client, crafted.write(tmp_path / "b.jsonl", other).read_bytes()
     ).get_json()["token"]
     wait_final(client, second)
-    queued = storage.create_run(**RUN_FIELDS, upload_id="u", name="busy")
+    queued = storage.runs.create_run(**RUN_FIELDS, upload_id="u", name="busy")
 
     cases = [
         ((first, "nope"), 404, "nope"),

@@ -61,7 +61,7 @@ def test_a_chunk_this_process_could_not_hand_back_is_released_at_the_next_sweep(
     app = app_factory(MAX_CHUNK_ATTEMPTS=3)
     storage = app.extensions["storage"]
     run = planned_run(storage)
-    claimed = storage.start_chunk(run.id, 0, holder=LEASES.holder)
+    claimed = storage.chunks.start_chunk(run.id, 0, holder=LEASES.holder)
     assert claimed is not None  # then its worker failed and could not write
     with storage.engine.begin() as conn:  # (a beat older than the grace)
         conn.execute(
@@ -71,4 +71,4 @@ def test_a_chunk_this_process_could_not_hand_back_is_released_at_the_next_sweep(
         )
     ctx = execution.Context(storage, app.config, lambda *task: None)
     assert execution.sweep(ctx)["stale"] == 1  # not after CHUNK_STALL_S (300 s)
-    assert storage.chunk_states(run.id) in ({"pending": 1}, {"sent": 1})
+    assert storage.chunks.chunk_states(run.id) in ({"pending": 1}, {"sent": 1})

@@ -11,7 +11,7 @@ from tests.pipeline_support import evaluate
 
 
 def _page(app, run_id: str, lang: str) -> str:
-    token = app.extensions["storage"].get_run(run_id).token
+    token = app.extensions["storage"].runs.get_run(run_id).token
     return app.test_client().get(f"/r/{token}?lang={lang}").get_data(as_text=True)
 
 

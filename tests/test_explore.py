@@ -49,7 +49,7 @@ def sample_run(tmp_path_factory):
     )
     document = evaluate(app, SAMPLE, None, suites=["quality", "style"])
     assert document["run"]["status"] in ("done", "partial")
-    token = app.extensions["storage"].get_run(document["run"]["id"]).token
+    token = app.extensions["storage"].runs.get_run(document["run"]["id"]).token
     yield app, document, token
     stop_embedded(app)
 
@@ -216,7 +216,7 @@ def test_differences_default_to_the_first_metric_and_methods(sample_run):
 def test_differences_are_computed_in_sql_with_top_50(sample_run):
     app, _document, token = sample_run
     storage = app.extensions["storage"]
-    run = storage.get_run_by_token(token)
+    run = storage.runs.get_run_by_token(token)
     top = queries.largest_differences(
         storage, run.id, "quality", "Ours", "Base", limit=3
     )
@@ -294,7 +294,7 @@ def judged(app_factory, tmp_path):
         )
         path = crafted.write(tmp_path / "crafted.jsonl", sessions)
         document = evaluate(app, path, None, suites=["alignment"])
-        token = app.extensions["storage"].get_run(document["run"]["id"]).token
+        token = app.extensions["storage"].runs.get_run(document["run"]["id"]).token
         yield app, document, token
 
 
@@ -350,13 +350,13 @@ def detail_row(run_id: str, session_id: str, detail: dict, metric: str = "al") -
 
 
 def test_detail_search_takes_percent_and_underscore_literally(any_storage):
-    run = any_storage.create_run(
+    run = any_storage.runs.create_run(
         file_name="x.jsonl", file_sha256="0" * 64, upload_id="u", methods=["M"]
     )
-    any_storage.record_sessions(
+    any_storage.chunks.record_sessions(
         run.id, [(0, "s1", 0, 1), (1, "s2", 1, 2), (2, "s3", 2, 3), (3, "s4", 3, 4)]
     )
-    any_storage.upsert_rows([
+    any_storage.rows.upsert_rows([
         detail_row(run.id, "s1", {"reasoning": "a 50%_off deal", "samples": [1]}),
         detail_row(run.id, "s2", {"reasoning": "a 50 off deal, 5000 offers"}),
         detail_row(run.id, "s3", {"raw": "看起来很好 \"quoted\" 50%_OFF"}),
@@ -384,7 +384,7 @@ def test_response_search_takes_percent_and_underscore_literally(app_factory, tmp
     )
     path = crafted.write(tmp_path / "pct.jsonl", [session])
     document = evaluate(app, path, None, suites=["quality"])
-    token = app.extensions["storage"].get_run(document["run"]["id"]).token
+    token = app.extensions["storage"].runs.get_run(document["run"]["id"]).token
     page = get(app, f"/r/{token}/search?q=50%25_off")
     hits = [
         (r["round"], r["method"])
@@ -425,7 +425,7 @@ def test_hostile_text_is_escaped_in_search_and_diff(app_factory, tmp_path):
     )
     path = crafted.write(tmp_path / "hostile.jsonl", [session])
     document = evaluate(app, path, None, suites=["quality"])
-    token = app.extensions["storage"].get_run(document["run"]["id"]).token
+    token = app.extensions["storage"].runs.get_run(document["run"]["id"]).token
     client = app.test_client()
     pages = [
         client.get(f"/r/{token}/search", query_string={"q": XSS}),
@@ -445,7 +445,7 @@ def test_hostile_text_is_escaped_in_search_and_diff(app_factory, tmp_path):
 
 
 def test_session_queries_on_both_databases(any_storage):
-    run = any_storage.create_run(
+    run = any_storage.runs.create_run(
         file_name="x.jsonl", file_sha256="0" * 64, upload_id="u", methods=["A", "B"]
     )
 
@@ -453,7 +453,7 @@ def test_session_queries_on_both_databases(any_storage):
         return {"run_id": run.id, "session_id": session_id, "round": round_,
                 "method": method, "metric": metric, "value": value, "status": status}  # fmt: skip
 
-    any_storage.upsert_rows([
+    any_storage.rows.upsert_rows([
         row("s1", 1, "A", 0.2), row("s1", 2, "A", 0.4), row("s1", 3, "A", None, "unscored"),
         row("s1", 4, "A", 9.0, "error"), row("s1", 1, "B", 0.9),
         row("s2", 1, "A", 0.5), row("s2", 1, "B", 0.45),

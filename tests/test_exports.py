@@ -19,7 +19,7 @@ def hostile_run(app, tmp_path) -> tuple[dict, str]:
     )
     path = crafted.write(tmp_path / "hostile.jsonl", [session])
     document = evaluate(app, path, None, suites=["quality"])
-    token = app.extensions["storage"].get_run(document["run"]["id"]).token
+    token = app.extensions["storage"].runs.get_run(document["run"]["id"]).token
     return document, token
 
 

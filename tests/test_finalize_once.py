@@ -34,7 +34,7 @@ def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
     for racer in racers:
         racer.join()
     assert len(calls) == 1
-    assert storage.get_run(run.id).status in ("done", "partial")
+    assert storage.runs.get_run(run.id).status in ("done", "partial")
     finalizer.finalize(storage, run.id, dict(DEFAULTS))  # a late sweep: nothing
     assert len(calls) == 1
 
@@ -45,12 +45,12 @@ def test_a_stale_claim_is_taken_again(sqlite_storage, monkeypatch):
     finalizes."""
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("single", "key"))
-    assert storage.claim_finalize(run.id, stale_before=utcnow()) is True
+    assert storage.runs.claim_finalize(run.id, stale_before=utcnow()) is True
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
-    assert storage.get_run(run.id).status == "running"  # claimed, not stale
+    assert storage.runs.get_run(run.id).status == "running"  # claimed, not stale
     monkeypatch.setattr(finalizer, "FINALIZE_STALE_S", 0.0)
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
-    assert storage.get_run(run.id).status in ("done", "partial")
+    assert storage.runs.get_run(run.id).status in ("done", "partial")
 
 
 def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
@@ -64,9 +64,9 @@ def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
     seen, real = [], interim.aggregate_stored
 
     def slow(*args, **kwargs):
-        first = storage.get_run(run.id).finalizing_at
+        first = storage.runs.get_run(run.id).finalizing_at
         time.sleep(0.5)
-        seen.append((first, storage.get_run(run.id).finalizing_at))
+        seen.append((first, storage.runs.get_run(run.id).finalizing_at))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(interim, "aggregate_stored", slow)

@@ -48,7 +48,7 @@ def finalize_requests(folder) -> dict[str, int]:
 
 
 def _stored(storage, run_id: str) -> bool:
-    states = storage.chunk_states(run_id)
+    states = storage.chunks.chunk_states(run_id)
     ended = (ChunkState.DONE, ChunkState.FAILED)
     return bool(states) and all(state in ended for state in states)
 
@@ -59,7 +59,7 @@ def _race(app, runs: list[str]) -> None:
     storage, send = app.extensions["storage"], app.extensions["queue"].send
     raced: set[str] = set()
     while len(raced) < len(runs) or any(
-        storage.get_run(run_id).status in ("queued", "running") for run_id in runs
+        storage.runs.get_run(run_id).status in ("queued", "running") for run_id in runs
     ):
         for run_id in set(runs) - raced:
             if _stored(storage, run_id):
@@ -81,7 +81,7 @@ def test_two_workers_and_the_watchdog_aggregate_each_run_once(
             for _ in range(RUNS)]  # fmt: skip
     _race(app, runs)
     storage = app.extensions["storage"]
-    assert {storage.get_run(run_id).status for run_id in runs} == {"done"}
+    assert {storage.runs.get_run(run_id).status for run_id in runs} == {"done"}
     folder = deployment_env["PROMETHEUS_MULTIPROC_DIR"]
     counts = finalize_requests(folder)
     while sum(counts.values()) < RUNS * (1 + EXTRA_REQUESTS):  # the extras land

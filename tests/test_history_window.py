@@ -33,9 +33,11 @@ def test_a_300_round_session_is_judged_within_the_window(app_factory, tmp_path):
     assert counts["history_truncated"] > ROUNDS  # most rounds of both methods
     assert document["run"]["judge"]["history_chars"] == WINDOW
     storage = app.extensions["storage"]
-    late = storage.rows(
+    late = storage.rows.rows(
         document["run"]["id"], session_id="long", round=ROUNDS, metric="al"
     )
     assert late[0].detail["history_truncated"] > 200
-    early = storage.rows(document["run"]["id"], session_id="long", round=1, metric="al")
+    early = storage.rows.rows(
+        document["run"]["id"], session_id="long", round=1, metric="al"
+    )
     assert "history_truncated" not in early[0].detail

@@ -51,7 +51,7 @@ def test_provisional_results_cover_the_sessions_stored_so_far(
     assert len(chunks) == 6
     for chunk in chunks[:2]:
         execution.evaluate_chunk(ctx, run.id, chunk)
-    stored = ctx.storage.get_run(run.id)
+    stored = ctx.storage.runs.get_run(run.id)
     assert stored.status == RunStatus.RUNNING and stored.interim
     assert stored.interim["sessions_scored"] == 2
     assert set(stored.interim["summary"]) == set(run.methods)
@@ -89,13 +89,13 @@ def test_a_cancelled_run_keeps_and_shows_what_it_evaluated(app_factory, tmp_path
     execution.evaluate_chunk(ctx, run.id, chunks[3])  # sent before: stores nothing
     # the cancel woke the dispatcher: the app's worker summarizes the rows
     deadline = time.monotonic() + 600
-    while not ctx.storage.get_run(run.id).aggregates:
+    while not ctx.storage.runs.get_run(run.id).aggregates:
         assert time.monotonic() < deadline, "the cancelled run was never summarized"
         time.sleep(0.05)
     sent.clear()
     dispatch(ctx.storage, ctx.config, ctx.send)
     assert sent == []  # summarized once, however often dispatch runs
-    stored = ctx.storage.get_run(run.id)
+    stored = ctx.storage.runs.get_run(run.id)
     assert stored.status == RunStatus.CANCELLED
     assert stored.aggregates["sessions_scored"] == 3
     page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
@@ -107,7 +107,7 @@ def test_a_cancelled_run_not_yet_summarized_says_so_and_reloads(app_factory, tmp
     app = app_factory(CHUNK_UNITS=1, RUN_INFLIGHT_CHUNKS=100)
     run, ctx, _sent = planned_run(app, tmp_path)
     # cancelled and claimed by a worker that has not finished yet
-    ctx.storage.set_status(run.id, RunStatus.CANCELLED, interim_at=utcnow())
+    ctx.storage.runs.set_status(run.id, RunStatus.CANCELLED, interim_at=utcnow())
     page = app.test_client().get(f"/r/{run.token}?lang=en").get_data(as_text=True)
     assert 'data-testid="cancelled-pending"' in page
     assert 'http-equiv="refresh"' in page
@@ -123,11 +123,11 @@ def test_slow_provisional_aggregates_come_less_often(app_factory, tmp_path):
     run, ctx, sent = planned_run(app, tmp_path)
     chunks = [task[2] for task in sent if task[0] == EVALUATE_CHUNK]
     execution.evaluate_chunk(ctx, run.id, chunks[0])
-    first = ctx.storage.get_run(run.id)
+    first = ctx.storage.runs.get_run(run.id)
     assert first.interim["sessions_scored"] == 1
-    ctx.storage.update_run(run.id, interim={**first.interim, "computed_in_s": 2.0})
+    ctx.storage.runs.update_run(run.id, interim={**first.interim, "computed_in_s": 2.0})
     execution.evaluate_chunk(ctx, run.id, chunks[1])
-    assert ctx.storage.get_run(run.id).interim["sessions_scored"] == 1  # not yet
+    assert ctx.storage.runs.get_run(run.id).interim["sessions_scored"] == 1  # not yet
 
 
 def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
@@ -137,14 +137,14 @@ def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
         execution.evaluate_chunk(ctx, run.id, task[2])
     client = app.test_client()
     polled = []
-    write = ctx.storage.update_run
+    write = ctx.storage.runs.update_run
 
     def write_then_poll(run_id, **fields):
         write(run_id, **fields)
         polled.append(client.get(f"/api/v1/runs/{run.token}").get_json())
 
     before = client.get(f"/api/v1/runs/{run.token}").get_json()
-    ctx.storage.update_run = write_then_poll
+    ctx.storage.runs.update_run = write_then_poll
     finalizer.finalize(ctx.storage, run.id, ctx.config)
     steps = [p["progress"] for p in polled if p["status"] == "running"]
     # quality: one suite, then the comparisons

@@ -47,7 +47,7 @@ def test_a_checked_file_starts_its_run_by_reference_once(app, client):
     assert answer.status_code == 202, answer.get_json()
     final = wait_final(client, answer.get_json()["token"])
     assert final["status"] == "done"
-    run = app.extensions["storage"].get_run_by_token(answer.get_json()["token"])
+    run = app.extensions["storage"].runs.get_run_by_token(answer.get_json()["token"])
     assert run.file_sha256 == hashlib.sha256(data).hexdigest()
     assert run.file_name == "logs.jsonl" and pending(app) == []
     again = start(client, checked["upload_ref"])  # taken: not a second run of it

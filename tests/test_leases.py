@@ -31,46 +31,57 @@ def _past(seconds: float):
 
 def test_a_redelivered_task_leaves_a_live_lease_alone(any_storage):
     run = planned_run(any_storage)
-    first = any_storage.start_chunk(run.id, 0, holder="a", expired_before=_past(60))
+    first = any_storage.chunks.start_chunk(
+        run.id, 0, holder="a", expired_before=_past(60)
+    )
     assert first is not None and (first.lease, first.claims) == (1, 1)
-    again = any_storage.start_chunk(run.id, 0, holder="b", expired_before=_past(60))
+    again = any_storage.chunks.start_chunk(
+        run.id, 0, holder="b", expired_before=_past(60)
+    )
     assert again is None  # the first worker still holds it: nothing to run
-    expired = any_storage.start_chunk(run.id, 0, holder="b", expired_before=_past(-1))
+    expired = any_storage.chunks.start_chunk(
+        run.id, 0, holder="b", expired_before=_past(-1)
+    )
     assert expired is not None and (expired.lease, expired.claims) == (2, 2)
 
 
 def test_a_renewal_tells_a_lease_taken_from_a_chunk_just_finished(any_storage):
-    run = any_storage.create_run(**RUN_FIELDS, total=20)
-    any_storage.plan_chunks(run.id, [(0, 0, 10, 10), (1, 10, 20, 10)])
-    done = any_storage.start_chunk(run.id, 0, holder="a")
-    taken = any_storage.start_chunk(run.id, 1, holder="a")
-    assert any_storage.finish_chunk(run.id, 0, done.units, lease=done.lease)
-    assert any_storage.release_chunk(run.id, 1, "lease expired", lease=taken.lease)
+    run = any_storage.runs.create_run(**RUN_FIELDS, total=20)
+    any_storage.chunks.plan_chunks(run.id, [(0, 0, 10, 10), (1, 10, 20, 10)])
+    done = any_storage.chunks.start_chunk(run.id, 0, holder="a")
+    taken = any_storage.chunks.start_chunk(run.id, 1, holder="a")
+    assert any_storage.chunks.finish_chunk(run.id, 0, done.units, lease=done.lease)
+    assert any_storage.chunks.release_chunk(
+        run.id, 1, "lease expired", lease=taken.lease
+    )
     held = [(run.id, 0, done.lease), (run.id, 1, taken.lease)]
-    assert any_storage.renew(held) == {(run.id, 1, taken.lease)}
+    assert any_storage.chunks.renew(held) == {(run.id, 1, taken.lease)}
 
 
 def test_a_lost_lease_writes_nothing(any_storage):
     run = planned_run(any_storage)
-    old = any_storage.start_chunk(run.id, 0, holder="a")
-    assert any_storage.release_chunk(run.id, 0, "lease expired", lease=old.lease)
-    new = any_storage.start_chunk(run.id, 0, holder="b")
+    old = any_storage.chunks.start_chunk(run.id, 0, holder="a")
+    assert any_storage.chunks.release_chunk(run.id, 0, "lease expired", lease=old.lease)
+    new = any_storage.chunks.start_chunk(run.id, 0, holder="b")
     with pytest.raises(LeaseLost):
-        any_storage.upsert_rows(
+        any_storage.rows.upsert_rows(
             [{**ROW, "run_id": run.id}], fence=(run.id, 0, old.lease)
         )
-    assert any_storage.rows(run.id) == []
+    assert any_storage.rows.rows(run.id) == []
     # its calls were made: counted; its units are not
     assert (
-        any_storage.record_progress(run.id, 0, 50, lease=old.lease, judge_calls=3) == 0
+        any_storage.progress.record_progress(
+            run.id, 0, 50, lease=old.lease, judge_calls=3
+        )
+        == 0
     )
-    assert any_storage.beat(run.id, 0, old.lease) is False
-    assert any_storage.finish_chunk(run.id, 0, 100, lease=old.lease) is False
-    assert any_storage.upsert_rows(
+    assert any_storage.chunks.beat(run.id, 0, old.lease) is False
+    assert any_storage.chunks.finish_chunk(run.id, 0, 100, lease=old.lease) is False
+    assert any_storage.rows.upsert_rows(
         [{**ROW, "run_id": run.id}], fence=(run.id, 0, new.lease)
     )
-    assert any_storage.finish_chunk(run.id, 0, 100, lease=new.lease) is True
-    loaded = any_storage.get_run(run.id)
+    assert any_storage.chunks.finish_chunk(run.id, 0, 100, lease=new.lease) is True
+    loaded = any_storage.runs.get_run(run.id)
     assert (loaded.done, loaded.judge_calls) == (100, 3)
 
 
@@ -79,15 +90,15 @@ def test_a_sweep_renews_and_keeps_its_own_process_leases(app_factory):
     storage = app.extensions["storage"]
     ctx = execution.Context(storage, app.config, lambda *task: None)
     mine, theirs = planned_run(storage), planned_run(storage)
-    held = storage.start_chunk(mine.id, 0, holder=LEASES.holder)
-    storage.start_chunk(theirs.id, 0, holder="elsewhere:1:dead")
+    held = storage.chunks.start_chunk(mine.id, 0, holder=LEASES.holder)
+    storage.chunks.start_chunk(theirs.id, 0, holder="elsewhere:1:dead")
     LEASES.hold(mine.id, 0, held.lease)
     try:
         sleep(1.2)  # both leases expire; this process is slow, not dead
         assert execution.sweep(ctx)["stale"] == 1
-        assert storage.chunk_states(mine.id) == {"running": 1}
-        assert storage.chunk_states(theirs.id) in ({"pending": 1}, {"sent": 1})
-        assert storage.beat(mine.id, 0, held.lease)  # still this process's
+        assert storage.chunks.chunk_states(mine.id) == {"running": 1}
+        assert storage.chunks.chunk_states(theirs.id) in ({"pending": 1}, {"sent": 1})
+        assert storage.chunks.beat(mine.id, 0, held.lease)  # still this process's
     finally:
         LEASES.drop(mine.id, 0)
 
@@ -155,8 +166,8 @@ def test_a_chunk_delivered_twice_at_once_is_judged_once(
     for thread in both:
         thread.join()
     assert _paid_once(judge_server)
-    assert storage.chunk_states(run.id) == {"done": 1}
-    assert storage.get_run(run.id).judge_calls == judge_server.state.calls
+    assert storage.chunks.chunk_states(run.id) == {"done": 1}
+    assert storage.runs.get_run(run.id).judge_calls == judge_server.state.calls
 
 
 def test_verdicts_under_way_when_the_lease_is_taken_go_to_the_cache(
@@ -177,15 +188,15 @@ def test_verdicts_under_way_when_the_lease_is_taken_go_to_the_cache(
     first.start()
     while judge_server.state.calls < 2:
         sleep(0.01)
-    storage.release_chunk(run.id, 0, "lease expired")  # another worker's sweep
+    storage.chunks.release_chunk(run.id, 0, "lease expired")  # another worker's sweep
     first.join()
     paid_by_first = judge_server.state.calls
     assert paid_by_first < DISTINCT  # it stopped
-    assert storage.rows(run.id) == []  # and wrote nothing
+    assert storage.rows.rows(run.id) == []  # and wrote nothing
     dispatch.dispatch(storage, app.config, ctx.send)
     retry = [task for task in sent if task[0] == EVALUATE_CHUNK][-1]
     execution.evaluate_chunk(ctx, *retry[1:3])
-    assert storage.chunk_states(run.id) == {"done": 1}
+    assert storage.chunks.chunk_states(run.id) == {"done": 1}
     assert _paid_once(judge_server)  # in all, though two workers asked
 
 
@@ -216,7 +227,7 @@ def test_a_request_under_way_elsewhere_is_awaited_not_paid_again(
     found: dict[str, list] = {}
 
     def ask(holder: str) -> None:
-        cache = JudgeCache(any_storage, run.id, holder=holder, claim_s=30.0)
+        cache = JudgeCache(any_storage.judge_cache, run.id, holder=holder, claim_s=30.0)
         judge = Judge(config, cache=cache)
         try:
             found[holder] = judge.evaluate(questions)
@@ -231,7 +242,7 @@ def test_a_request_under_way_elsewhere_is_awaited_not_paid_again(
     assert judge_server.state.calls == len(questions)  # each paid once
     scores = [[o.verdict["score"] for o in found[h]] for h in ("a", "b")]
     assert scores[0] == scores[1] == [40.0 + n for n in range(6)]
-    assert any_storage.requests_claimed(["x"]) == {}  # (nothing left over)
+    assert any_storage.judge_cache.requests_claimed(["x"]) == {}  # (nothing left over)
 
 
 def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
@@ -250,8 +261,8 @@ def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
     alive = f"{this_host()}:{os.getpid()}:other"
     until = utcnow() + timedelta(minutes=5)
     for key, holder in (("k1", killed), ("k2", alive), ("k3", "elsewhere:1:x")):
-        assert any_storage.claim_requests([key], holder, until) == {key}
-    cache = JudgeCache(any_storage, holder=f"{this_host()}:{os.getpid()}:me",
+        assert any_storage.judge_cache.claim_requests([key], holder, until) == {key}
+    cache = JudgeCache(any_storage.judge_cache, holder=f"{this_host()}:{os.getpid()}:me",
                        claim_s=60)  # fmt: skip
     assert cache.claimed(["k1", "k2", "k3"]) == {"k2", "k3"}
     assert cache.claim(["k1", "k2", "k3"]) == {"k1"}

@@ -60,7 +60,7 @@ def test_limits_give_line_numbered_400s(limited, lines, line, path, code):
     problem = next(p for p in response.get_json()["errors"] if p["code"] == code)
     assert (problem["line"], problem["path"]) == (line, path)
     assert problem["message"]
-    assert limited.extensions["storage"].unfinished_runs() == []
+    assert limited.extensions["storage"].runs.unfinished_runs() == []
 
 
 def test_too_many_methods_and_long_method_names(limited):
@@ -153,7 +153,7 @@ def test_a_page_number_that_is_not_ascii_is_page_one(embedded_app, tmp_path):
 
     path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
     document = evaluate(embedded_app, path, None, suites=["quality"])
-    token = embedded_app.extensions["storage"].get_run(document["run"]["id"]).token
+    token = embedded_app.extensions["storage"].runs.get_run(document["run"]["id"]).token
     assert (
         embedded_app.test_client().get(f"/r/{token}?page=²&spage=⁵").status_code == 200
     )

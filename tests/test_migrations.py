@@ -71,14 +71,14 @@ def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
     assert migrate.stored_revision(storage.engine) is None  # no alembic_version yet
     storage.upgrade()
     assert migrate.stored_revision(storage.engine) == migrate.newest_revision()
-    run = storage.get_run_by_token("t" * 32)
+    run = storage.runs.get_run_by_token("t" * 32)
     assert (run.file_name, run.status, run.judge_calls) == ("对话日志.jsonl", "done", 8)
     assert run.aggregates["summary"]["Ours"]["al_avg"] == 75.0
     # 0019: the options hold the settings alone, the bookkeeping has columns
     assert run.options == {"samples": 1}
     assert (run.chunks_planned, run.call_cap, run.reuse_key, run.reused_from,
             run.reused_rows) == (1, 9, "f" * 64, "r0", 4)  # fmt: skip
-    rows = storage.rows("r1")
+    rows = storage.rows.rows("r1")
     assert [(r.round, r.method, r.value) for r in rows] == [
         (1, "Base", 71.0),
         (1, "Ours", 71.0),
@@ -86,13 +86,13 @@ def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
         (2, "Ours", 72.0),
     ]
     assert rows[0].detail == {"reasoning": "따뜻하다"}
-    assert storage.finished_chunks("r1") == {0}
-    assert storage.session_span("r1", "s1") == (0, 99)
-    assert storage.cache_get(["k" * 64])["k" * 64].parsed == {"score": 80.0}
+    assert storage.chunks.finished_chunks("r1") == {0}
+    assert storage.chunks.session_span("r1", "s1") == (0, 99)
+    assert storage.judge_cache.cache_get(["k" * 64])["k" * 64].parsed == {"score": 80.0}
     indexes = {index["name"] for index in inspect(storage.engine).get_indexes("runs")}
     assert "ix_runs_status" in indexes
     storage.upgrade()  # a second start changes nothing
-    assert len(storage.rows("r1")) == 4
+    assert len(storage.rows.rows("r1")) == 4
     storage.engine.dispose()
 
 

@@ -145,7 +145,7 @@ def test_comparisons_pair_present_sessions_and_count_what_they_left_out(document
 def test_the_dashboard_and_paper_say_what_is_missing(documents):
     _, lacking, app = documents
     client = app.test_client()
-    run = app.extensions["storage"].get_run(lacking["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(lacking["run"]["id"])
     page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
     assert 'data-testid="count-missing"' in page
     assert 'data-testid="unpaired-caption"' in page

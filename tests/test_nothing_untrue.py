@@ -75,7 +75,7 @@ def test_a_run_with_nothing_evaluated_fails_with_the_reason(app_factory, tmp_pat
     path = crafted.write(tmp_path / "n.jsonl", crafted.alignment_sessions())
     document = evaluate(app, path, None, suites=["pairwise"])
     assert document["run"]["status"] == "failed"
-    run = app.extensions["storage"].get_run(document["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     assert run.failure["code"] == "nothing_to_evaluate"
     assert run.failure["params"]["not_configured"] == 20
     result = app.test_cli_runner().invoke(

@@ -135,7 +135,7 @@ def test_finished_dashboards_load_while_redis_is_down(app_factory, tmp_path):
     client = broken.test_client()
     assert client.get(f"/r/{token}").status_code == 200
     assert client.get(f"/api/v1/runs/{token}").get_json()["status"] == "done"
-    runs_before = len(broken.extensions["storage"].unfinished_runs())
+    runs_before = len(broken.extensions["storage"].runs.unfinished_runs())
     refused = upload(client, path.read_bytes())
     assert refused.status_code == 503
     assert "unavailable" in refused.get_json()["errors"][0]["message"]
@@ -146,7 +146,7 @@ def test_finished_dashboards_load_while_redis_is_down(app_factory, tmp_path):
 
     with broken.extensions["storage"].engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(Run)).scalar() == 1
-    assert len(broken.extensions["storage"].unfinished_runs()) == runs_before
+    assert len(broken.extensions["storage"].runs.unfinished_runs()) == runs_before
 
 
 def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):

@@ -119,22 +119,22 @@ def site(tmp_path_factory):
         other_id = submit(app, SAMPLE, judge, samples=3)
         wait_for(app, other_id)
     storage = app.extensions["storage"]
-    space = storage.create_workspace("lab")
+    space = storage.workspaces.create_workspace("lab")
     for member in (run_id, other_id):
-        storage.update_run(member, workspace_id=space.id)
-    run = storage.get_run(run_id)
-    first = storage.sessions_page(run.id, 0, 1)[0]
-    storage.upsert_rows(every_note_row(run.id, first, run.methods[0]))
+        storage.runs.update_run(member, workspace_id=space.id)
+    run = storage.runs.get_run(run_id)
+    first = storage.chunks.sessions_page(run.id, 0, 1)[0]
+    storage.rows.upsert_rows(every_note_row(run.id, first, run.methods[0]))
     # The worker stays up (comparisons need it): it resumed when it started,
     # its watchdog sweeps hourly, and the run below has no chunks to send,
     # so it stays "running" and only its page is shown.
-    running = storage.create_run(
+    running = storage.runs.create_run(
         file_name="x.jsonl", file_sha256="0" * 64, upload_id=run.upload_id, sessions=1, rounds=1,
         methods=["A"], suites=["quality"], status=RunStatus.RUNNING, total=10,
     )  # fmt: skip
     app.config["WORKSPACE"] = space  # read by pages()
-    app.config["OTHER_RUN"] = storage.get_run(other_id)
-    yield app, storage.get_run(run.id), first, running
+    app.config["OTHER_RUN"] = storage.runs.get_run(other_id)
+    yield app, storage.runs.get_run(run.id), first, running
     stop_embedded(app)
     storage.engine.dispose()
 

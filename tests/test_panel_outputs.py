@@ -28,7 +28,7 @@ def panel_run(app_factory, tmp_path, judge_server):
     path = crafted.write(tmp_path / "panel.jsonl", sessions)
     document = evaluate(app, path, judge_server, suites=["alignment"],
                         judge_models=JUDGES)  # fmt: skip
-    run = app.extensions["storage"].get_run(document["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     return app, run, document
 
 

@@ -313,7 +313,7 @@ def require_cjkutf8() -> None:
 
 def finished_token(app, path: Path) -> tuple[str, object]:
     document = evaluate(app, path, None, suites=["quality"])
-    run = app.extensions["storage"].get_run(document["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     assert run.status == "done"
     return run.token, run
 

@@ -111,7 +111,7 @@ def test_cancel_stops_a_running_run(embedded_app, tmp_path):
         run_id = submit(embedded_app, path, slow)
         wait_for(embedded_app, run_id, statuses=("running",))
         service = embedded_app.extensions["runs"]
-        run = embedded_app.extensions["storage"].get_run(run_id)
+        run = embedded_app.extensions["storage"].runs.get_run(run_id)
         assert service.cancel(run) is True
         assert service.cancel(run) is False
         document = wait_for(embedded_app, run_id)

@@ -119,37 +119,39 @@ def test_the_judge_reports_every_item_cache_hits_included():
 
 # -- counting once ---------------------------------------------------------------
 def planned_run(storage, units=100):
-    run = storage.create_run(**RUN_FIELDS, total=units)
-    storage.plan_chunks(run.id, [(0, 0, 10, units)])
+    run = storage.runs.create_run(**RUN_FIELDS, total=units)
+    storage.chunks.plan_chunks(run.id, [(0, 0, 10, units)])
     return run
 
 
 def test_a_retried_chunk_counts_each_unit_once(any_storage):
     run = planned_run(any_storage)
-    assert any_storage.start_chunk(run.id, 0) is not None
-    assert any_storage.record_progress(run.id, 0, 60, judge_calls=120) == 60
-    any_storage.release_chunk(run.id, 0, "worker lost")  # the attempt failed
-    assert any_storage.record_progress(run.id, 0, 70) == 0  # not running: ignored
-    assert any_storage.start_chunk(run.id, 0) is not None  # the second attempt
+    assert any_storage.chunks.start_chunk(run.id, 0) is not None
+    assert any_storage.progress.record_progress(run.id, 0, 60, judge_calls=120) == 60
+    any_storage.chunks.release_chunk(run.id, 0, "worker lost")  # the attempt failed
+    assert (
+        any_storage.progress.record_progress(run.id, 0, 70) == 0
+    )  # not running: ignored
+    assert any_storage.chunks.start_chunk(run.id, 0) is not None  # the second attempt
     seen = []
     for units_done in (10, 30, 60, 80, 150):  # restarts from zero
-        any_storage.record_progress(run.id, 0, units_done, judge_calls=20)
-        seen.append(any_storage.get_run(run.id).done)
+        any_storage.progress.record_progress(run.id, 0, units_done, judge_calls=20)
+        seen.append(any_storage.runs.get_run(run.id).done)
     assert seen == [60, 60, 60, 80, 99]  # never down, never twice, below the chunk
-    assert any_storage.finish_chunk(run.id, 0, 100) is True
-    assert any_storage.finish_chunk(run.id, 0, 100) is False  # redelivered
-    assert any_storage.record_progress(run.id, 0, 99) == 0  # a late report
-    loaded = any_storage.get_run(run.id)
+    assert any_storage.chunks.finish_chunk(run.id, 0, 100) is True
+    assert any_storage.chunks.finish_chunk(run.id, 0, 100) is False  # redelivered
+    assert any_storage.progress.record_progress(run.id, 0, 99) == 0  # a late report
+    loaded = any_storage.runs.get_run(run.id)
     assert (loaded.done, loaded.judge_calls) == (100, 220)
 
 
 def test_a_cancelled_run_stops_counting_units_but_keeps_its_calls(any_storage):
     run = planned_run(any_storage)
-    any_storage.start_chunk(run.id, 0)
-    any_storage.record_progress(run.id, 0, 40)
-    any_storage.set_status(run.id, "cancelled")
-    assert any_storage.record_progress(run.id, 0, 90, judge_calls=5) == 0
-    loaded = any_storage.get_run(run.id)
+    any_storage.chunks.start_chunk(run.id, 0)
+    any_storage.progress.record_progress(run.id, 0, 40)
+    any_storage.runs.set_status(run.id, "cancelled")
+    assert any_storage.progress.record_progress(run.id, 0, 90, judge_calls=5) == 0
+    loaded = any_storage.runs.get_run(run.id)
     assert (loaded.done, loaded.judge_calls) == (40, 5)
 
 
@@ -167,7 +169,7 @@ def test_a_chunk_failing_after_progress_counts_once_on_retry(
     sent = []
     ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
     dispatch.dispatch(storage, app.config, ctx.send)  # the chunk is sent
-    real_upsert, attempts = storage.upsert_rows, []
+    real_upsert, attempts = storage.rows.upsert_rows, []
 
     def failing_once(rows, *args, **kwargs):
         attempts.append(1)
@@ -175,13 +177,13 @@ def test_a_chunk_failing_after_progress_counts_once_on_retry(
             raise OSError("disk full")
         return real_upsert(rows, *args, **kwargs)
 
-    monkeypatch.setattr(storage.get(), "upsert_rows", failing_once)
+    monkeypatch.setattr(storage.rows, "upsert_rows", failing_once)
     execution.evaluate_chunk(ctx, run.id, 0)
-    after_failure = storage.get_run(run.id).done
+    after_failure = storage.runs.get_run(run.id).done
     assert 0 < after_failure < run.total == 120
     execution.evaluate_chunk(ctx, run.id, 0)  # the retry
-    assert storage.get_run(run.id).done == run.total
-    assert storage.chunk_states(run.id) == {"done": 1}
+    assert storage.runs.get_run(run.id).done == run.total
+    assert storage.chunks.chunk_states(run.id) == {"done": 1}
 
 
 # -- estimates -------------------------------------------------------------------
@@ -259,7 +261,7 @@ def test_a_600_unit_run_moves_per_unit_through_the_api(web_app, tmp_path):
     client.get("/")  # the start-up resume, before the run exists (as in use)
     with ScriptedJudge(latency=0.05) as judge:
         run_id = submit(web_app, path, judge, suites=["alignment", "quality"])
-        token = storage.get_run(run_id).token
+        token = storage.runs.get_run(run_id).token
         body, seen = poll_until_final(client, token)
     assert body["status"] == "done"
     done = [p["done"] for p in seen]
@@ -285,12 +287,16 @@ def test_judge_calls_move_before_any_chunk_finishes(embedded_app, tmp_path):
         run_id = submit(embedded_app, path, judge, suites=["alignment"])
         deadline = time.monotonic() + 600  # a hang, not a slow machine
         while time.monotonic() < deadline:
-            run = storage.get_run(run_id)
+            run = storage.runs.get_run(run_id)
             # both move before a chunk ends (a unit is done after its second
             # call, so judge_calls alone may come first)
-            if run.judge_calls and run.done and not storage.finished_chunks(run_id):
+            if (
+                run.judge_calls
+                and run.done
+                and not storage.chunks.finished_chunks(run_id)
+            ):
                 break
-            assert not storage.finished_chunks(run_id), "no live judge calls"
+            assert not storage.chunks.finished_chunks(run_id), "no live judge calls"
             time.sleep(0.05)
         else:
             raise AssertionError("no judge calls recorded")
@@ -330,7 +336,7 @@ def test_a_pairwise_panel_run_never_stalls_silently(app_factory, tmp_path):
         path = crafted.write(tmp_path / "p.jsonl", long_sessions(6, 4))
         run_id = submit(app, path, judge, suites=["alignment", "pairwise"],
                         judge_models=["scripted", "scripted+10"])  # fmt: skip
-        token = app.extensions["storage"].get_run(run_id).token
+        token = app.extensions["storage"].runs.get_run(run_id).token
         samples = []  # (time, what the page would show)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:

@@ -44,7 +44,7 @@ def test_counters_move_after_a_judged_run(app_factory, judge_server):
     assert again[("personasteer_judge_cache_hits_total", ())] == calls
     assert again[("personasteer_runs", (("status", "done"),))] == 2
     # deleting runs never makes a counter go down (Prometheus reads a restart)
-    manage = app.extensions["storage"].find_run(token.get_json()["manage_token"])
+    manage = app.extensions["storage"].runs.find_run(token.get_json()["manage_token"])
     assert client.delete(f"/api/v1/runs/{manage.item.manage_token}").status_code == 204
     gone = scrape(client)
     assert gone[("personasteer_runs", (("status", "done"),))] == 1

@@ -31,7 +31,7 @@ with open(path, "rb") as stream:
 service.enqueue(run.id)
 print(run.id, flush=True)
 storage = app.extensions["storage"]
-while storage.get_run(run.id).done == 0:
+while storage.runs.get_run(run.id).done == 0:
     time.sleep(0.05)
 print("progress", flush=True)
 time.sleep(600)  # killed before this ends
@@ -74,7 +74,7 @@ def test_unfinished_run_resumes_after_a_hard_restart(app_factory, tmp_path):
             INSTANCE_PATH=str(tmp_path / "instance"),  # the first life's
         )
         storage = app.extensions["storage"]
-        before = storage.get_run(run_id)
+        before = storage.runs.get_run(run_id)
         assert before.status == "running" and 0 < before.done < before.total
         app.test_client().get("/")  # serving starts its worker: it resumes
         document = wait_for(app, run_id, timeout=600)
@@ -85,6 +85,6 @@ def test_unfinished_run_resumes_after_a_hard_restart(app_factory, tmp_path):
     ]
     # al, its five dimensions, binary and the response's length
     assert len(keys) == len(set(keys)) == 12 * 5 * 2 * 8
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     assert run.done == run.total
     assert document["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)

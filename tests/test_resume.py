@@ -23,15 +23,17 @@ def test_the_embedded_worker_takes_back_its_work_when_it_starts(app_factory, tmp
     path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
     with path.open("rb") as stream:
         run = service.create(stream, path.name, RunRequest(suites=["quality"]))
-    claimed = storage.claim_chunks(per_run=2, per_client=100)  # then the worker died
-    storage.start_chunk(run.id, claimed[0].chunk, "elsewhere:1:gone")
+    claimed = storage.chunks.claim_chunks(
+        per_run=2, per_client=100
+    )  # then the worker died
+    storage.chunks.start_chunk(run.id, claimed[0].chunk, "elsewhere:1:gone")
     folder = Path(app.config["QUEUE_FOLDER"])
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "1_stale.celery.msg").write_text("{}")  # its task, never consumed
     worker_process.begin(app)
     queued = sorted(p.name for p in folder.glob("*.msg"))
     assert "1_stale.celery.msg" in queued and len(queued) == 3
-    states = storage.chunk_states(run.id)
+    states = storage.chunks.chunk_states(run.id)
     assert states["sent"] == 2 and "running" not in states
     assert app.extensions["watchdog"]._thread.is_alive()
     app.extensions["watchdog"].stop()
@@ -62,7 +64,7 @@ def test_a_task_queued_while_the_worker_took_its_chunk_back_runs_once(
     first, second = [task for task in sent if task[0] == EVALUATE_CHUNK]
     assert (first[2], first[3], second[3]) == (0, 1, 2)
     execution.evaluate_chunk(ctx, *first[1:3])  # the earlier send comes first
-    assert storage.chunk_states(run.id) == {"done": 1}
+    assert storage.chunks.chunk_states(run.id) == {"done": 1}
     claims = _claims(storage, run.id)
     execution.evaluate_chunk(ctx, *second[1:3])
     assert _claims(storage, run.id) == claims == [1]  # not claimed again
@@ -91,4 +93,4 @@ def test_web_processes_in_team_mode_check_the_broker_before_recording_a_run(
     )
     assert reply.status_code == 503, reply.get_json()
     assert reply.get_json()["errors"][0]["code"] == "queue_unavailable"
-    assert app.extensions["storage"].unfinished_runs() == []  # none recorded
+    assert app.extensions["storage"].runs.unfinished_runs() == []  # none recorded

@@ -45,9 +45,9 @@ def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
     assert second["results"]["judge_usage"] == {}  # it spent nothing
     assert header["counts"]["unscored"] == first["results"]["run"]["counts"]["unscored"]
     storage = app.extensions["storage"]
-    copy, source = storage.get_run(second["id"]), storage.get_run(first["id"])
+    copy, source = storage.runs.get_run(second["id"]), storage.runs.get_run(first["id"])
     assert copy.reused_from == source.id
-    assert copy.reused_rows == storage.count_rows(source.id)
+    assert copy.reused_rows == storage.rows.count_rows(source.id)
     page = client.get(f"/r/{second['token']}").get_data(as_text=True)
     assert 'data-testid="reused"' in page and source.token not in page
     # each run stands alone: deleting the source keeps the copy whole
@@ -88,7 +88,7 @@ def test_no_cache_runs_and_partial_runs_are_never_sources(judged, tmp_path):
     assert fresh["run"]["reused"] is False  # asked for the judge again
     storage = app.extensions["storage"]
     for document in (first, fresh):  # a partial run is retried, not copied
-        storage.set_status(document["run"]["id"], "partial")
+        storage.runs.set_status(document["run"]["id"], "partial")
     assert wait_for(app, submit(app, path, judge))["run"]["reused"] is False
 
 

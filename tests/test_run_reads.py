@@ -99,8 +99,8 @@ def test_cli_out_writes_the_streamed_document(app, runner, tmp_path):
     assert result.exit_code == 0, result.output
     document = json.loads(out.read_text(encoding="utf-8"))
     storage = app.extensions["storage"]
-    run = storage.get_run(document["run"]["id"])
-    assert len(document["rows"]) == storage.count_rows(run.id) > 0
+    run = storage.runs.get_run(document["run"]["id"])
+    assert len(document["rows"]) == storage.rows.count_rows(run.id) > 0
     assert document == app.extensions["runs"].results_document(run)
 
 
@@ -114,7 +114,7 @@ def test_cli_prints_both_links_absolute_and_keeps_the_manage_token_out_of_result
     )
     assert result.exit_code == 0, result.stderr
     document = out.read_text(encoding="utf-8")
-    run = app.extensions["storage"].get_run(json.loads(document)["run"]["id"])
+    run = app.extensions["storage"].runs.get_run(json.loads(document)["run"]["id"])
     assert (
         f"dashboard (share): https://bench.example.org/r/{run.token}" in result.stderr
     )

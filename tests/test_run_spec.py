@@ -24,7 +24,7 @@ def test_the_spec_is_what_the_run_recorded(app_factory, tmp_path, judge_server):
                     judge_models=["a", "b"], samples=2,
                     options={"pairwise_baseline": "Base"})  # fmt: skip
     app.config.update(JUDGE_TEMPERATURE=0.9, JUDGE_HISTORY_CHARS=100)
-    spec = RunSpec.of(app.extensions["storage"].get_run(run_id))
+    spec = RunSpec.of(app.extensions["storage"].runs.get_run(run_id))
     assert spec.suites == ("alignment", "pairwise")
     assert dict(spec.suite_options) == {"pairwise_baseline": "Base"}
     assert (spec.judge.models, spec.judge.samples) == (("a", "b"), 2)

@@ -36,12 +36,12 @@ def test_a_small_run_finishes_while_a_large_one_evaluates(app_factory, tmp_path)
         suites=["quality"],
     )
     deadline = time.monotonic() + 60
-    while storage.get_run(big).done == 0 and time.monotonic() < deadline:
+    while storage.runs.get_run(big).done == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     small = submit(app, crafted.write(tmp_path / "small.jsonl", sessions(3, prefix="t")),
                    None, suites=["quality"])  # fmt: skip
     document = wait_for(app, small, timeout=600)
-    large = storage.get_run(big)
+    large = storage.runs.get_run(big)
     assert document["run"]["status"] == "done"
     assert large.status == "running" and large.done < large.total / 2
     app.extensions["runs"].cancel(large)
@@ -114,9 +114,9 @@ def test_the_watchdog_requeues_lost_chunks_and_the_run_completes(app_factory, tm
     path = crafted.write(tmp_path / "c.jsonl", sessions(6))
     with path.open("rb") as stream:
         run = service.create(stream, path.name, RunRequest(suites=["quality"]))
-    claimed = storage.claim_chunks(per_run=2, per_client=2)  # "sent", then lost
+    claimed = storage.chunks.claim_chunks(per_run=2, per_client=2)  # "sent", then lost
     assert len(claimed) == 2
-    old = storage.get_run(run.id).created_at - timedelta(hours=1)
+    old = storage.runs.get_run(run.id).created_at - timedelta(hours=1)
     _age(storage, run.id, sent_at=old)
     found = sweep(Context.of(app))
     assert found["stale"] == 2 and found["given_up"] == 0 and found["sent"] >= 2
@@ -135,7 +135,7 @@ def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp
         run = service.create(
             stream, path.name, RunRequest(suites=["quality", "alignment"])
         )
-    real = storage.upsert_rows
+    real = storage.rows.upsert_rows
 
     def scores_fail(rows, **fence):  # the disk fills up for scores; errors still fit
         rows = list(rows)
@@ -143,16 +143,17 @@ def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp
             raise OSError("disk full")
         return real(rows, **fence)
 
-    storage.get().upsert_rows = scores_fail
+    storage.get().rows.upsert_rows = scores_fail
     try:
         service.enqueue()
         deadline = time.monotonic() + 30
         while (
-            storage.get_run(run.id).status == "running" and time.monotonic() < deadline
+            storage.runs.get_run(run.id).status == "running"
+            and time.monotonic() < deadline
         ):
             time.sleep(0.05)
     finally:
-        storage.get().upsert_rows = real
+        storage.get().rows.upsert_rows = real
     document = wait_for(app, run.id, timeout=600)
     assert document["run"]["status"] == "partial"
     [chunk] = _chunks(storage, run.id)
@@ -171,7 +172,7 @@ def test_a_failing_chunk_is_tried_again(app_factory, tmp_path):
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))
     with path.open("rb") as stream:
         run = service.create(stream, path.name, RunRequest(suites=["quality"]))
-    real, calls = storage.upsert_rows, []
+    real, calls = storage.rows.upsert_rows, []
 
     def flaky(rows, **fence):
         calls.append(1)
@@ -179,12 +180,12 @@ def test_a_failing_chunk_is_tried_again(app_factory, tmp_path):
             raise OSError("database restarted")
         return real(rows, **fence)
 
-    storage.get().upsert_rows = flaky
+    storage.get().rows.upsert_rows = flaky
     try:
         service.enqueue()
         document = wait_for(app, run.id, timeout=600)
     finally:
-        storage.get().upsert_rows = real
+        storage.get().rows.upsert_rows = real
     assert document["run"]["status"] == "done" and len(calls) == 2
 
 
@@ -195,22 +196,22 @@ def test_a_retry_already_in_progress_is_refused(embedded_app, tmp_path):
     )
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))
     run_id = submit(embedded_app, path, None, suites=["quality"])
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     service.cancel(run)
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     from core.problems import Rejected
 
     first = service.retry_failed(run)
     service.cancel(first)  # keep it from finishing: still "in progress" is what counts
-    storage.set_status(first.id, "running")
+    storage.runs.set_status(first.id, "running")
     with pytest.raises(Rejected) as refused:
         service.retry_failed(run)
     assert (refused.value.status, refused.value.problems[0].code) == (
         409,
         "retry_in_progress",
     )
-    storage.set_status(first.id, "cancelled")
-    json.dumps(service.results_document(storage.get_run(first.id)))
+    storage.runs.set_status(first.id, "cancelled")
+    json.dumps(service.results_document(storage.runs.get_run(first.id)))
 
 
 def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
@@ -226,11 +227,13 @@ def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
               "suites": ["quality"], "sessions": 2, "rounds": 10}  # fmt: skip
     with path.open("rb") as stream:
         upload_id, _, _ = store_upload(stream, app.config["UPLOAD_FOLDER"])
-    kept = storage.create_run(upload_id=upload_id, **fields)  # its planning was lost
-    gone = storage.create_run(upload_id="missing", **fields)  # and its upload too
+    kept = storage.runs.create_run(
+        upload_id=upload_id, **fields
+    )  # its planning was lost
+    gone = storage.runs.create_run(upload_id="missing", **fields)  # and its upload too
     sweep(Context.of(app))
     assert wait_for(app, kept.id, timeout=600)["run"]["status"] == "done"
-    failed = storage.get_run(gone.id)
+    failed = storage.runs.get_run(gone.id)
     assert failed.status == "failed" and failed.failure["code"] == "upload_unreadable"
     page = app.test_client().get(f"/r/{failed.token}?lang=zh").get_data(as_text=True)
     assert "已上传的文件无法再读取" in page  # the reason, translated
@@ -252,9 +255,9 @@ def test_a_slow_judge_does_not_stall_a_run_on_a_fast_one(app_factory, tmp_path):
         fast_run = submit(app, path, fast, suites=["alignment"])
         document = wait_for(app, fast_run, timeout=600)
         assert document["run"]["status"] == "done"
-        assert storage.get_run(slow_run).status == "running"
+        assert storage.runs.get_run(slow_run).status == "running"
         assert slow.state.calls == 0  # not one slow reply came back meanwhile
-        app.extensions["runs"].cancel(storage.get_run(slow_run))
+        app.extensions["runs"].cancel(storage.runs.get_run(slow_run))
 
 
 @pytest.mark.slow
@@ -277,11 +280,11 @@ def test_a_slow_judges_many_chunks_leave_a_task_thread_for_another_run(
         storage = app.extensions["storage"]
         running = 0
         while running < app.config["RUN_INFLIGHT_CHUNKS"]:  # each on a thread
-            running = storage.chunk_states(slow_run).get("running", 0)
+            running = storage.chunks.chunk_states(slow_run).get("running", 0)
             time.sleep(0.05)
         path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
         fast_run = submit(app, path, fast, suites=["alignment"])
         document = wait_for(app, fast_run, timeout=600)
         assert document["run"]["status"] == "done"
         assert slow.state.calls == 0  # not one slow reply came back meanwhile
-        app.extensions["runs"].cancel(storage.get_run(slow_run))
+        app.extensions["runs"].cancel(storage.runs.get_run(slow_run))

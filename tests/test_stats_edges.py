@@ -107,13 +107,13 @@ def test_length_bias_within_methods_from_the_database(any_storage):
     from pipeline import finalizer
 
     storage = any_storage
-    run = storage.create_run(
+    run = storage.runs.create_run(
         file_name="f.jsonl", file_sha256="0" * 64, upload_id="none", sessions=1,
         rounds=5, methods=["Short", "Long"], suites=["alignment"], status="running",
     )  # fmt: skip
-    storage.upsert_rows({**row, "run_id": run.id} for row in inverse_length_rows())
+    storage.rows.upsert_rows({**row, "run_id": run.id} for row in inverse_length_rows())
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
-    found = storage.get_run(run.id).aggregates["judge_validity"]
+    found = storage.runs.get_run(run.id).aggregates["judge_validity"]
     assert found["length_spearman"] == {"": -1.0}
     assert found["length_spearman_by_method"] == {"": {"Long": -1.0, "Short": -1.0}}
 

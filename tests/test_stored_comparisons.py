@@ -97,9 +97,9 @@ def test_a_comparison_whose_worker_died_is_sent_again(app_factory, tmp_path):
     app = app_factory(COMPARE_STALE_S=60)
     storage = app.extensions["storage"]
     tokens = finished_pair(app, tmp_path)
-    runs = [storage.find_run(token).item for token in tokens]
+    runs = [storage.runs.find_run(token).item for token in tokens]
     key, digest = comparison.comparison_keys(runs)
-    assert storage.request_comparison(key, digest, [run.id for run in runs])
+    assert storage.comparisons.request_comparison(key, digest, [run.id for run in runs])
     # handed to a worker an hour ago, which died with it
     with storage.engine.begin() as conn:
         conn.execute(
@@ -108,16 +108,18 @@ def test_a_comparison_whose_worker_died_is_sent_again(app_factory, tmp_path):
     app.extensions["runs"].enqueue()  # any dispatch: a new run, the watchdog
     reply = settled(app.test_client(), f"/api/v1/compare?runs={','.join(tokens)}")
     assert reply.status_code == 200
-    assert storage.stored_comparison(key).state == ComparisonState.DONE
+    assert storage.comparisons.stored_comparison(key).state == ComparisonState.DONE
 
 
 def test_one_request_asks_and_a_newer_comparison_replaces_the_older(any_storage):
     storage = any_storage
-    ids = [storage.create_run(**RUN_FIELDS, upload_id="u").id for _ in range(2)]
+    ids = [storage.runs.create_run(**RUN_FIELDS, upload_id="u").id for _ in range(2)]
     asked: list[bool] = []
     threads = [
         threading.Thread(
-            target=lambda: asked.append(storage.request_comparison("k1", "d", ids))
+            target=lambda: asked.append(
+                storage.comparisons.request_comparison("k1", "d", ids)
+            )
         )
         for _ in range(4)
     ]
@@ -126,12 +128,14 @@ def test_one_request_asks_and_a_newer_comparison_replaces_the_older(any_storage)
     for thread in threads:
         thread.join()
     assert sorted(asked) == [False, False, False, True]
-    assert storage.comparison_run_ids("k1") == ids
+    assert storage.comparisons.comparison_run_ids("k1") == ids
     hour_ago = utcnow() - timedelta(hours=1)
     claims: list[list[str]] = []
     threads = [
         threading.Thread(
-            target=lambda: claims.append(storage.claim_comparisons(hour_ago))
+            target=lambda: claims.append(
+                storage.comparisons.claim_comparisons(hour_ago)
+            )
         )
         for _ in range(4)
     ]
@@ -140,25 +144,31 @@ def test_one_request_asks_and_a_newer_comparison_replaces_the_older(any_storage)
     for thread in threads:
         thread.join()
     assert sorted(claims) == [[], [], [], ["k1"]]  # sent once
-    assert storage.claim_comparisons(utcnow() + timedelta(seconds=1)) == ["k1"]
-    storage.finish_comparison("k1", document={"id": "c"})
-    assert storage.stored_comparison("k1").state == ComparisonState.DONE
-    assert storage.claim_comparisons(utcnow() + timedelta(hours=1)) == []
+    assert storage.comparisons.claim_comparisons(utcnow() + timedelta(seconds=1)) == [
+        "k1"
+    ]
+    storage.comparisons.finish_comparison("k1", document={"id": "c"})
+    assert storage.comparisons.stored_comparison("k1").state == ComparisonState.DONE
+    assert storage.comparisons.claim_comparisons(utcnow() + timedelta(hours=1)) == []
 
-    assert storage.request_comparison("k2", "d", ids)  # the same runs, renamed
-    assert storage.stored_comparison("k1") is None
+    assert storage.comparisons.request_comparison(
+        "k2", "d", ids
+    )  # the same runs, renamed
+    assert storage.comparisons.stored_comparison("k1") is None
     assert counted(storage, StoredComparison) == 1
     assert counted(storage, ComparisonRun) == 2
 
 
 def test_deleting_a_run_deletes_the_comparisons_that_read_it(any_storage, tmp_path):
     storage = any_storage
-    runs = [storage.create_run(**RUN_FIELDS, upload_id="u") for _ in range(3)]
-    storage.request_comparison("ab", "d1", [runs[0].id, runs[1].id])
-    storage.request_comparison("bc", "d2", [runs[1].id, runs[2].id])
-    storage.delete_run(runs[0], tmp_path)
-    assert storage.stored_comparison("ab") is None
-    assert storage.stored_comparison("bc") is not None
-    storage.finish_comparison("ab", document={"id": "late"})  # its worker ends
+    runs = [storage.runs.create_run(**RUN_FIELDS, upload_id="u") for _ in range(3)]
+    storage.comparisons.request_comparison("ab", "d1", [runs[0].id, runs[1].id])
+    storage.comparisons.request_comparison("bc", "d2", [runs[1].id, runs[2].id])
+    storage.runs.delete_run(runs[0], tmp_path)
+    assert storage.comparisons.stored_comparison("ab") is None
+    assert storage.comparisons.stored_comparison("bc") is not None
+    storage.comparisons.finish_comparison(
+        "ab", document={"id": "late"}
+    )  # its worker ends
     assert counted(storage, StoredComparison) == 1
     assert counted(storage, ComparisonRun) == 2

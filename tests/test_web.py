@@ -266,8 +266,8 @@ def test_the_workspace_manage_token_is_handed_over_once_after_the_upload(app):
     location = answer.headers["Location"]
     first = client.get(location).get_data(as_text=True)
     assert 'id="workspace-memo"' in first  # the uploader's browser remembers it
-    run = app.extensions["storage"].find_run(location.rsplit("/", 1)[1]).item
-    space = app.extensions["storage"].get_workspace(run.workspace_id)
+    run = app.extensions["storage"].runs.find_run(location.rsplit("/", 1)[1]).item
+    space = app.extensions["storage"].workspaces.get_workspace(run.workspace_id)
     assert space.manage_token in first
     wait_final(client, run.token)
     for opener in (client, app.test_client()):  # later, or the link sent on

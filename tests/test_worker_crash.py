@@ -51,7 +51,7 @@ def sessions() -> list[dict]:
 def wait_for_progress(storage, run_id, fraction, timeout=600.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = storage.get_run(run_id)
+        run = storage.runs.get_run(run_id)
         if run.total and run.done >= fraction * run.total:
             return run
         time.sleep(0.05)
@@ -66,7 +66,7 @@ def test_killed_worker_run_completes_with_every_row_once(deployment, tmp_path):
         run_id = submit(app, path, judge, suites=["alignment"])
         before = wait_for_progress(storage, run_id, 0.25)
         deployment.kill_worker()
-        assert storage.get_run(run_id).status == "running"
+        assert storage.runs.get_run(run_id).status == "running"
         assert before.done < before.total
         document = wait_for(app, run_id, timeout=600)
     assert document["run"]["status"] == "done"
@@ -76,7 +76,7 @@ def test_killed_worker_run_completes_with_every_row_once(deployment, tmp_path):
     ]
     # al, its five dimensions, binary and the response's length
     assert len(keys) == len(set(keys)) == SESSIONS * ROUNDS * 2 * 8
-    run = storage.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     assert run.done == run.total == SESSIONS * ROUNDS * 2
     ours = document["summary"]["Ours"]
     assert (ours["al_avg"], ours["al_slope"], ours["binary_rate"]) == (70.0, 10.0, 1.0)

@@ -57,7 +57,7 @@ def test_a_killed_worker_is_restarted_and_the_run_completes(
     run_id = submit(app, path, judge_server, suites=["alignment"])
     storage, supervisor = app.extensions["storage"], app.extensions["worker"]
     deadline = time.monotonic() + 600
-    while storage.get_run(run_id).done == 0:
+    while storage.runs.get_run(run_id).done == 0:
         assert time.monotonic() < deadline, "no progress"
         time.sleep(0.05)
     first = supervisor.pid

@@ -109,10 +109,10 @@ def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
     bad = client.patch(f"/api/v1/runs/{manage}", json={"name": 3, "tags": "x"})
     assert bad.status_code == 400 and len(bad.get_json()["errors"]) == 2
 
-    run_id = storage.find_run(view).item.id
+    run_id = storage.runs.find_run(view).item.id
     upload_file = (
         Path(web_app.config["UPLOAD_FOLDER"])
-        / f"{storage.get_run(run_id).upload_id}.jsonl"
+        / f"{storage.runs.get_run(run_id).upload_id}.jsonl"
     )
     assert upload_file.exists() and left_of(storage, run_id)
     assert client.delete(f"/api/v1/runs/{manage}").status_code == 204
@@ -122,7 +122,7 @@ def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
     assert left_of(storage, run_id) == {}
     assert not upload_file.exists()
 
-    second_id = storage.find_run(second["token"]).item.id
+    second_id = storage.runs.find_run(second["token"]).item.id
     assert (
         client.delete(f"/api/v1/workspaces/{space['manage_token']}").status_code == 204
     )
@@ -140,18 +140,27 @@ def test_deleting_a_run_keeps_what_another_run_still_uses(any_storage, tmp_path)
     folder = tmp_path / "uploads"
     folder.mkdir()
     (folder / "shared.jsonl").write_text("{}\n")
-    first = any_storage.create_run(**RUN_FIELDS, upload_id="shared")
-    retry = any_storage.create_run(**RUN_FIELDS, upload_id="shared")  # same file
+    first = any_storage.runs.create_run(**RUN_FIELDS, upload_id="shared")
+    retry = any_storage.runs.create_run(**RUN_FIELDS, upload_id="shared")  # same file
     entry = {"prompt_version": "v1", "reply": "r", "parsed": {}}
-    any_storage.cache_put([{**entry, "key": key} for key in ("mine", "both", "older")])
-    any_storage.record_cache_keys(first.id, ["mine", "both"])
-    any_storage.record_cache_keys(retry.id, ["both"])  # "older": no record at all
+    any_storage.judge_cache.cache_put(
+        [{**entry, "key": key} for key in ("mine", "both", "older")]
+    )
+    any_storage.judge_cache.record_cache_keys(first.id, ["mine", "both"])
+    any_storage.judge_cache.record_cache_keys(
+        retry.id, ["both"]
+    )  # "older": no record at all
 
-    any_storage.delete_run(first, folder)
-    assert set(any_storage.cache_get(["mine", "both", "older"])) == {"both", "older"}
+    any_storage.runs.delete_run(first, folder)
+    assert set(any_storage.judge_cache.cache_get(["mine", "both", "older"])) == {
+        "both",
+        "older",
+    }
     assert (folder / "shared.jsonl").exists()  # the retry still reads it
-    any_storage.delete_run(retry, folder)
-    assert set(any_storage.cache_get(["mine", "both", "older"])) == {"older"}
+    any_storage.runs.delete_run(retry, folder)
+    assert set(any_storage.judge_cache.cache_get(["mine", "both", "older"])) == {
+        "older"
+    }
     assert not (folder / "shared.jsonl").exists()
     with any_storage.engine.connect() as conn:
         assert (
@@ -161,14 +170,14 @@ def test_deleting_a_run_keeps_what_another_run_still_uses(any_storage, tmp_path)
 
 
 def test_tokens_open_a_run_with_their_rights(any_storage):
-    run = any_storage.create_run(**RUN_FIELDS, upload_id="u")
+    run = any_storage.runs.create_run(**RUN_FIELDS, upload_id="u")
     assert run.manage_token and run.manage_token != run.token
-    assert any_storage.find_run(run.token).can_manage is False
-    assert any_storage.find_run(run.manage_token).can_manage is True
-    assert any_storage.find_run("nope") is None
+    assert any_storage.runs.find_run(run.token).can_manage is False
+    assert any_storage.runs.find_run(run.manage_token).can_manage is True
+    assert any_storage.runs.find_run("nope") is None
     # a run of an earlier release has one token, which keeps every right
-    legacy = any_storage.create_run(**RUN_FIELDS, upload_id="u", manage_token=None)
-    assert any_storage.find_run(legacy.token).can_manage is True
+    legacy = any_storage.runs.create_run(**RUN_FIELDS, upload_id="u", manage_token=None)
+    assert any_storage.runs.find_run(legacy.token).can_manage is True
 
 
 def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
@@ -177,8 +186,8 @@ def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
     app = app_factory()
     client, storage = app.test_client(), app.extensions["storage"]
     client.get("/")  # the start-up resume, before the runs exist
-    space = storage.create_workspace("lab")
-    run = storage.create_run(
+    space = storage.workspaces.create_workspace("lab")
+    run = storage.runs.create_run(
         **RUN_FIELDS, upload_id="u", workspace_id=space.id, name="v1"
     )
     viewer = client.get(f"/w/{space.token}?lang=ko").get_data(as_text=True)
@@ -200,7 +209,7 @@ def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
         },
     )
     assert edited.status_code == 303
-    saved = storage.get_run(run.id)
+    saved = storage.runs.get_run(run.id)
     assert (saved.name, saved.tags, saved.comment) == (
         "v2",
         ["judge-b", "prompt-2"],

@@ -37,7 +37,7 @@ def _row_count(storage, run, filters: dict) -> int:
     ):
         status = filters["status"]
         return stored.get(status, 0) if status else sum(stored.values())
-    return storage.count_filtered_rows(run.id, filters)
+    return storage.rows.count_filtered_rows(run.id, filters)
 
 
 def finite_number(raw: str | None) -> float | None:
@@ -67,7 +67,7 @@ def rows_section(storage, run, args) -> dict:
         PAGE_SIZE,
     )
     order = (sort, descending) if sort else None
-    rows = storage.rows_page(run.id, filters, paging["offset"], PAGE_SIZE, order)
+    rows = storage.rows.rows_page(run.id, filters, paging["offset"], PAGE_SIZE, order)
     return {
         "rows": rows,
         "filters": filters,
@@ -79,12 +79,14 @@ def rows_section(storage, run, args) -> dict:
 
 def sessions_section(storage, run, args) -> dict:
     paging = paged(
-        storage.count_sessions(run.id),
+        storage.chunks.count_sessions(run.id),
         page_number(args.get("spage")),
         SESSION_PAGE_SIZE,
     )
     return {
-        "ids": storage.sessions_page(run.id, paging["offset"], SESSION_PAGE_SIZE),
+        "ids": storage.chunks.sessions_page(
+            run.id, paging["offset"], SESSION_PAGE_SIZE
+        ),
         **paging,
     }
 
@@ -150,30 +152,30 @@ def panel_judges(run) -> list[str]:
 def annotations_context(storage, run) -> dict:
     """The run's annotation queue, its label count and the judge against
     the labels (``pipeline/annotations.py``)."""
-    queue = storage.queue_of_run(run.id)
+    queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
         return {"queue": None, "queue_labels": 0, "human": None, "annotator_links": []}
     return {
         "queue": queue,
-        "queue_labels": len(storage.labels_of(queue.id)),
+        "queue_labels": len(storage.annotations.labels_of(queue.id)),
         "human": extensions.annotation_service().agreement(run, queue),
         # shown on the manage link only (templates/_annotations.html)
-        "annotator_links": storage.annotator_links(queue.id),
+        "annotator_links": storage.annotations.annotator_links(queue.id),
     }
 
 
 def _retried(storage, run):
     """The run this one retried, if it still exists (its view link)."""
-    return storage.get_run(run.retry_of) if run.retry_of else None
+    return storage.runs.get_run(run.retry_of) if run.retry_of else None
 
 
 def context(storage, run, args) -> dict:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
-    used = judge_usage(run, storage.judge_usage(run.id))
+    used = judge_usage(run, storage.progress.judge_usage(run.id))
     return {
         **results_context(run, args),
-        "counts": (counts := storage.run_status_counts(run)),
+        "counts": (counts := storage.rows.run_status_counts(run)),
         "missing_replies": missing_replies(counts, run.suites),
         "judge_usage": used,
         "methods_paragraph": methods_paragraph(run, used),

@@ -19,7 +19,7 @@ from web import extensions
 
 def run_access(token: str):
     """``Access(run, can_manage)`` for a view or manage token, else 404."""
-    found = extensions.storage().find_run(token)
+    found = extensions.storage().runs.find_run(token)
     if found is None:
         abort(404)
     g.manage_token = token if found.can_manage else None
@@ -54,7 +54,7 @@ def workspace_memo(run) -> dict | None:
         return None
     if not g.get("manage_token") or not run.workspace_id:
         return None
-    workspace = extensions.storage().get_workspace(run.workspace_id)
+    workspace = extensions.storage().workspaces.get_workspace(run.workspace_id)
     return None if workspace is None else memo_of(workspace, manage=True)
 
 

@@ -52,7 +52,7 @@ service = extensions.annotation_service
 
 
 def _managed_run(token: str):
-    found = _storage().find_run(token)
+    found = _storage().runs.find_run(token)
     if found is None:
         abort(404)
     if not found.can_manage:
@@ -101,34 +101,34 @@ def create_queue_api(token: str):
 
 @owner.post("/r/<token>/annotations/revoke")
 def revoke_link(token: str):
-    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
-    _storage().revoke_queue_token(queue.id)
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().annotations.revoke_queue_token(queue.id)
     return _back(token)
 
 
 @owner.post("/r/<token>/annotations/close")
 def close_queue(token: str):
-    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
-    _storage().close_queue(queue.id)
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().annotations.close_queue(queue.id)
     return _back(token)
 
 
 def _labeller(token: str):
     """``(queue, run, annotator name)`` of an annotator's link; the queue's
     own token labels nothing (403), an unknown one is a 404."""
-    found = _storage().link_by_token(token)
+    found = _storage().annotations.link_by_token(token)
     if found is None:
-        if _storage().queue_by_token(token) is None:
+        if _storage().annotations.queue_by_token(token) is None:
             abort(404)
         raise Rejected.one("annotator_link_needed", path="token", http=403)
     link, queue = found
-    return queue, _storage().get_run(queue.run_id), link.name
+    return queue, _storage().runs.get_run(queue.run_id), link.name
 
 
 @labelling.get("/a/<token>")
 def page(token: str):
-    found = _storage().link_by_token(token)
-    queue = found[1] if found else _storage().queue_by_token(token)
+    found = _storage().annotations.link_by_token(token)
+    queue = found[1] if found else _storage().annotations.queue_by_token(token)
     if queue is None:
         abort(404)
     return render_template(
@@ -139,9 +139,11 @@ def page(token: str):
 
 @owner.post("/r/<token>/annotations/annotators")
 def add_annotator(token: str):
-    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     try:
-        _storage().annotator_link(queue.id, annotator_name(request.form.get("name")))
+        _storage().annotations.annotator_link(
+            queue.id, annotator_name(request.form.get("name"))
+        )
     except Rejected as rejected:
         return _rejected(rejected)
     return _back(token)
@@ -149,8 +151,10 @@ def add_annotator(token: str):
 
 @owner.post("/r/<token>/annotations/annotators/revoke")
 def revoke_annotator(token: str):
-    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
-    _storage().revoke_annotator_link(queue.id, str(request.form.get("name", "")))
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
+    _storage().annotations.revoke_annotator_link(
+        queue.id, str(request.form.get("name", ""))
+    )
     return _back(token)
 
 
@@ -158,9 +162,9 @@ def revoke_annotator(token: str):
 def add_annotator_api(token: str):
     """``{"name"}`` -> 201 ``{"name", "token", "annotator_url"}``: the
     annotator's own link (the same one if asked again)."""
-    queue = _storage().queue_of_run(_managed_run(token).id) or abort(404)
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     try:
-        link = _storage().annotator_link(
+        link = _storage().annotations.annotator_link(
             queue.id, annotator_name(_json_object().get("name"))
         )
     except Rejected as rejected:
@@ -177,15 +181,15 @@ def item(token: str):
         queue, run, annotator = _labeller(token)
         index = request.args.get("item", type=int)
         if index is None:
-            index = _storage().next_item(queue, annotator)
-        done = _storage().annotator_done(queue.id, annotator)
+            index = _storage().annotations.next_item(queue, annotator)
+        done = _storage().annotations.annotator_done(queue.id, annotator)
         progress = {"done": done, "total": len(queue.items)}
         if index is None:
             return jsonify(finished=True, progress=progress)
         shown = service().item(run, queue, index)
     except Rejected as rejected:
         return _rejected(rejected)
-    own = _storage().label_of(queue.id, index, annotator)
+    own = _storage().annotations.label_of(queue.id, index, annotator)
     label = None if own is None else {"al": own.al, "binary": own.binary,
                                       "dimensions": own.dimensions, "comment": own.comment,
                                       "skipped": own.skipped}  # fmt: skip
@@ -200,7 +204,7 @@ def save_label(token: str):
         service().label(queue, annotator, body)
     except Rejected as rejected:
         return _rejected(rejected)
-    done = _storage().annotator_done(queue.id, annotator)
+    done = _storage().annotations.annotator_done(queue.id, annotator)
     return jsonify(saved=True, progress={"done": done, "total": len(queue.items)})
 
 
@@ -215,9 +219,9 @@ def _download(lines, run, suffix: str) -> Response:
 def export_labels(token: str):
     """One row per label (the annotators' names: manage link only)."""
     run = _managed_run(token)
-    queue = _storage().queue_of_run(run.id) or abort(404)
+    queue = _storage().annotations.queue_of_run(run.id) or abort(404)
     rows = label_files.label_rows(service().upload_path(run), queue,
-                                  _storage().labels_of(queue.id))  # fmt: skip
+                                  _storage().annotations.labels_of(queue.id))  # fmt: skip
     lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     return _download(lines, run, "labels.jsonl")
 
@@ -226,8 +230,8 @@ def export_labels(token: str):
 def export_labelled(token: str):
     """The run's input file with ``human`` on every labelled reply."""
     run = _managed_run(token)
-    queue = _storage().queue_of_run(run.id) or abort(404)
-    humans = label_files.human_of(queue, _storage().labels_of(queue.id))
+    queue = _storage().annotations.queue_of_run(run.id) or abort(404)
+    humans = label_files.human_of(queue, _storage().annotations.labels_of(queue.id))
     lines = label_files.labelled_lines(service().upload_path(run), humans)
     return _download(lines, run, "labelled.jsonl")
 

@@ -25,7 +25,7 @@ _errors = translate_problems
 
 def run_or_404(token: str):
     """The run a view or manage token opens."""
-    found = _storage().find_run(token)
+    found = _storage().runs.find_run(token)
     if found is None:
         abort(404)
     return found.item
@@ -38,7 +38,7 @@ def _forbidden():
 
 def _managed(token: str, act):
     """``act(run)`` when ``token`` may change the run; 403 for a view token."""
-    found = _storage().find_run(token)
+    found = _storage().runs.find_run(token)
     if found is None:
         abort(404)
     if not found.can_manage:
@@ -145,8 +145,8 @@ def _edit(run):
         fields = forms.run_fields(request.get_json(silent=True))
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
-    _storage().update_run_fields(run.id, **fields)
-    return jsonify(_listed(_storage().get_run(run.id))), 200
+    _storage().runs.update_run_fields(run.id, **fields)
+    return jsonify(_listed(_storage().runs.get_run(run.id))), 200
 
 
 @bp.delete("/runs/<token>")
@@ -154,7 +154,7 @@ def delete_run(token: str):
     """Delete a run and everything of it (204); both its tokens then 404."""
 
     def delete(run):
-        _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+        _storage().runs.delete_run(run, current_app.config["UPLOAD_FOLDER"])
         return "", 204
 
     return _managed(token, delete)
@@ -172,7 +172,7 @@ def create_workspace():
         name = forms.workspace_name(request.get_json(silent=True), request.form)
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
-    workspace = _storage().create_workspace(name)
+    workspace = _storage().workspaces.create_workspace(name)
     return jsonify(
         token=workspace.token,
         manage_token=workspace.manage_token,
@@ -183,17 +183,17 @@ def create_workspace():
 
 @bp.get("/workspaces/<token>")
 def workspace(token: str):
-    found = _storage().find_workspace(token)
+    found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
-    runs = _storage().workspace_runs(found.item.id)
+    runs = _storage().workspaces.workspace_runs(found.item.id)
     return jsonify(name=found.item.name, runs=[_listed(run) for run in runs])
 
 
 @bp.patch("/workspaces/<token>")
 def rename_workspace(token: str):
     """Rename a workspace: ``{"name": "..."}`` with its manage token."""
-    found = _storage().find_workspace(token)
+    found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
     if not found.can_manage:
@@ -208,19 +208,21 @@ def rename_workspace(token: str):
         name = forms.workspace_name(body, {})
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
-    _storage().rename_workspace(found.item.id, name)
+    _storage().workspaces.rename_workspace(found.item.id, name)
     return jsonify(name=name)
 
 
 @bp.delete("/workspaces/<token>")
 def delete_workspace(token: str):
     """Delete a workspace and every run in it (204)."""
-    found = _storage().find_workspace(token)
+    found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
     if not found.can_manage:
         return _forbidden()
-    _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
+    _storage().workspaces.delete_workspace(
+        found.item, current_app.config["UPLOAD_FOLDER"]
+    )
     return "", 204
 
 

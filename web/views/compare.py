@@ -62,7 +62,7 @@ def load(args):
     storage = extensions.storage()
     runs = []
     for token in run_tokens(args.get("runs"), args.getlist("run")):
-        found = storage.find_run(token)
+        found = storage.runs.find_run(token)
         if found is None:
             raise Rejected.one("compare_unknown_run", http=404, token=token)
         runs.append(found.item)

@@ -59,6 +59,6 @@ def summary_csv(token: str):
 @bp.get("/r/<token>/methods.txt")
 def methods_txt(token: str):
     run = _finished_run(token)
-    used = judge_usage(run, extensions.storage().judge_usage(run.id))
+    used = judge_usage(run, extensions.storage().progress.judge_usage(run.id))
     body = paper_methods.methods_paragraph(run, used) + "\n"
     return _attachment(body, "text/plain", run, "methods.txt")

@@ -189,7 +189,7 @@ def search(token: str):
 def diff(token: str):
     run = run_or_404(token)
     session_id = request.args.get("id", "")
-    span = _storage().session_span(run.id, session_id)
+    span = _storage().chunks.session_span(run.id, session_id)
     if span is None:
         abort(404)
     methods = run.methods or []
@@ -219,7 +219,7 @@ def _scores(run_id: str, session_id: str, metric: str, methods) -> dict:
     (round 0: the session-level value)."""
     values: dict[tuple[int, str], list[float]] = defaultdict(list)
     filters = {"session_id": session_id, "metric": metric}
-    for row in _storage().rows_page(run_id, filters, 0, 100_000):
+    for row in _storage().rows.rows_page(run_id, filters, 0, 100_000):
         scored = row["status"] == RowStatus.OK and row["value"] is not None
         if scored and row["method"] in methods:
             values[(row["round"], row["method"])].append(row["value"])

@@ -96,7 +96,7 @@ def _workspace_id(manage_token: str) -> str | None:
     """The workspace a run joins: only its manage token may add runs."""
     if not manage_token:
         return None
-    found = extensions.storage().find_workspace(manage_token)
+    found = extensions.storage().workspaces.find_workspace(manage_token)
     if found is None:
         raise Rejected.one("unknown_workspace", path="workspace", http=404)
     if not found.can_manage:

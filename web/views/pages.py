@@ -116,7 +116,7 @@ def run_page(token: str):
     run = run_or_404(token)
     memo = access.workspace_memo(run)
     if run.status not in FINAL_RUN:
-        counts = _storage().status_counts(run.id)
+        counts = _storage().rows.status_counts(run.id)
         return render_template(
             "progress.html", run=run, counts=counts, workspace_memo=memo,
             **dashboard.provisional_context(run, request.args),
@@ -155,7 +155,7 @@ def delete(token: str):
         run = access.managed_run(token)
     except Rejected as rejected:
         return error_page(rejected)
-    _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+    _storage().runs.delete_run(run, current_app.config["UPLOAD_FOLDER"])
     return redirect(url_for("pages.index", deleted=1), code=303)
 
 
@@ -172,7 +172,7 @@ def error_page(rejected: Rejected):
 def session_page(token: str):
     run = run_or_404(token)
     session_id = request.args.get("id", "")
-    span = _storage().session_span(run.id, session_id)
+    span = _storage().chunks.session_span(run.id, session_id)
     if span is None:
         abort(404)
     [session] = dataset.read_sessions(_service().upload_path(run), *span)
@@ -180,7 +180,9 @@ def session_page(token: str):
     # (round, method, judge) -> metric -> row; a panel's judges apart, the
     # rows of metrics no judge makes under ""; round 0: session-level rows
     by_cell: dict[tuple, dict[str, dict]] = defaultdict(dict)
-    for row in _storage().rows_page(run.id, {"session_id": session_id}, 0, 100_000):
+    for row in _storage().rows.rows_page(
+        run.id, {"session_id": session_id}, 0, 100_000
+    ):
         judge = row["judge"] if judges else ""
         by_cell[(row["round"] or 0, row["method"], judge)][row["metric"]] = row
     return render_template(
@@ -201,7 +203,7 @@ def export_csv(token: str):
     judge = request.args.get("judge") or None
     rows = (
         tidy_row(row)
-        for row in _storage().iter_rows(run.id)
+        for row in _storage().rows.iter_rows(run.id)
         if judge is None or row["judge"] in (judge, "")
     )
     body = stream_with_context(exports.csv_chunks(rows))

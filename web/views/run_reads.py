@@ -44,7 +44,7 @@ def status_body(run, link) -> dict:
     return {
         "status": run.status,
         "progress": service.progress(run),  # done, total, ETA and rates
-        "counts": service.storage.run_status_counts(run),
+        "counts": service.storage.rows.run_status_counts(run),
         "summary": head["summary"] if head else None,
         "provisional": provisional(run),
         "links": links(run, link),
@@ -85,7 +85,7 @@ def status_with_rows(run, link) -> Response:
 
 
 def service_rows(run):
-    return _service().storage.iter_rows(run.id, detail=False)
+    return _service().storage.rows.iter_rows(run.id, detail=False)
 
 
 def results_stream(run, indent: int | None = None) -> Response:

@@ -28,7 +28,7 @@ bp = Blueprint("workspaces", __name__)
 
 
 def _workspace_or_404(token: str):
-    found = _storage().find_workspace(token)
+    found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
     return found
@@ -37,8 +37,8 @@ def _workspace_or_404(token: str):
 @bp.get("/w/<token>")
 def workspace_page(token: str):
     found = _workspace_or_404(token)
-    runs = _storage().workspace_runs(found.item.id)
-    used = _storage().judge_usage_of([run.id for run in runs])
+    runs = _storage().workspaces.workspace_runs(found.item.id)
+    used = _storage().progress.judge_usage_of([run.id for run in runs])
     saved = request.args.get("saved")
     return render_template(
         "workspace.html",
@@ -73,7 +73,7 @@ def spent_total(used: dict) -> dict:
 
 def _run_of(found, run_token: str):
     """A run of this workspace, when the workspace's manage token opened it."""
-    run = _storage().find_run(run_token)
+    run = _storage().runs.find_run(run_token)
     if run is None or run.item.workspace_id != found.item.id:
         abort(404)
     if not found.can_manage:
@@ -94,7 +94,7 @@ def edit_run(token: str, run_token: str):
         )  # fmt: skip
     except Rejected as rejected:
         return error_page(rejected)
-    _storage().update_run_fields(run.id, **fields)
+    _storage().runs.update_run_fields(run.id, **fields)
     page = url_for("workspaces.workspace_page", token=token, saved=run.token)
     return redirect(page, code=303)
 
@@ -107,7 +107,7 @@ def delete_run(token: str, run_token: str):
         run = _run_of(found, run_token)
     except Rejected as rejected:
         return error_page(rejected)
-    _storage().delete_run(run, current_app.config["UPLOAD_FOLDER"])
+    _storage().runs.delete_run(run, current_app.config["UPLOAD_FOLDER"])
     page = url_for("workspaces.workspace_page", token=token, run_deleted=1)
     return redirect(page, code=303)
 
@@ -122,7 +122,7 @@ def rename_workspace(token: str):
         name = forms.workspace_name(None, request.form)
     except Rejected as rejected:
         return error_page(rejected)
-    _storage().rename_workspace(found.item.id, name)
+    _storage().workspaces.rename_workspace(found.item.id, name)
     page = url_for("workspaces.workspace_page", token=token, renamed=1)
     return redirect(page, code=303)
 
@@ -133,5 +133,7 @@ def delete_workspace(token: str):
     found = _workspace_or_404(token)
     if not found.can_manage:
         return error_page(Rejected.one("view_only", http=403))
-    _storage().delete_workspace(found.item, current_app.config["UPLOAD_FOLDER"])
+    _storage().workspaces.delete_workspace(
+        found.item, current_app.config["UPLOAD_FOLDER"]
+    )
     return redirect(url_for("pages.index", deleted=1), code=303)

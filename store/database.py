@@ -1,0 +1,59 @@
+"""One database for every repository: its engine, its sessions and the
+dialect's ``INSERT … ON CONFLICT``.
+
+SQLite under ``instance/`` by default, PostgreSQL when ``DATABASE_URL`` says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets the web thread read while the embedded worker writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # WAL + NORMAL: no corruption on a crash, only the last commits may roll
+    # back on power loss, and an interrupted run resumes those chunks.
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class Database:
+    """The engine and the session factory the repositories share."""
+
+    def __init__(self, url: str, **engine_options: Any) -> None:
+        self.engine: Engine = create_engine(url, pool_pre_ping=True, **engine_options)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.session: sessionmaker[Session] = sessionmaker(
+            self.engine, expire_on_commit=False
+        )
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def insert(self, table: Any) -> Any:
+        """The dialect's INSERT, which has ``on_conflict_do_update`` and
+        ``on_conflict_do_nothing`` (SQLAlchemy's generic one has neither)."""
+        if self.dialect == "postgresql":
+            return postgresql.insert(table)
+        return sqlite.insert(table)
+
+
+class Repository:
+    """A repository reads and writes a few tables of one :class:`Database`."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self.engine = database.engine
+        self.session = database.session
+        self._insert = database.insert
