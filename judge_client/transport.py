@@ -14,7 +14,6 @@ Only coroutines on the judge loop may call :func:`fetch`.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -65,20 +64,15 @@ def session_for(url: str) -> tuple[aiohttp.ClientSession, str | None]:
     return found
 
 
-async def _close_sessions() -> None:
+async def close_sessions() -> bool:
+    """Close every session (their hosts get a goodbye); False if none was
+    open. ``judge_client.loop`` runs it at exit, on the loop they live on."""
+    if not _SESSIONS:
+        return False
     for session, _ in list(_SESSIONS.values()):
         await session.close()
     _SESSIONS.clear()
-
-
-@atexit.register
-def _close_at_exit() -> None:
-    """Say goodbye to the judges' hosts (and leave no unclosed session to
-    warn about) before the interpreter stops the loop's thread."""
-    from judge_client import loop
-
-    if _SESSIONS and loop.started():
-        loop.run(_close_sessions(), timeout=5)
+    return True
 
 
 def timeouts(connect_s: float, read_s: float) -> aiohttp.ClientTimeout:

@@ -14,8 +14,9 @@ each dimension 0-20, a comment of at most ``MAX_COMMENT_CHARS``.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import dataset
 from core.problems import Rejected
@@ -25,6 +26,11 @@ from metrics import registry
 from metrics.human_agreement import human_agreement
 from pipeline import label_files
 
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.annotation_models import AnnotationQueue
+    from store.models import Run
+
 SIZE_RANGE = (10, 1000)  # items per queue
 PER_ITEM_RANGE = (1, 10)  # annotators wanted per item
 MAX_COMMENT_CHARS = 2000
@@ -32,7 +38,7 @@ MAX_ANNOTATOR_CHARS = 80
 LABELLED = frozenset({RunStatus.DONE, RunStatus.PARTIAL})
 
 
-def bounded_int(raw, path: str, bounds: tuple[int, int]) -> int:
+def bounded_int(raw: Any, path: str, bounds: tuple[int, int]) -> int:
     low, high = bounds
     try:
         value = int(raw)
@@ -44,11 +50,15 @@ def bounded_int(raw, path: str, bounds: tuple[int, int]) -> int:
 
 
 class AnnotationService:
-    def __init__(self, storage, upload_path):
+    def __init__(
+        self, storage: StorageLike, upload_path: Callable[[Run], Path]
+    ) -> None:
         self.storage = storage
         self.upload_path = upload_path  # run -> its upload file
 
-    def create(self, run, size, per_item=1, dimensions=False):
+    def create(
+        self, run: Run, size: Any, per_item: Any = 1, dimensions: Any = False
+    ) -> AnnotationQueue:
         """A new queue over the run's replies; the seed is recorded."""
         if run.status not in LABELLED:
             raise Rejected.one("not_finished_for_labels", http=409, status=run.status)
@@ -61,16 +71,18 @@ class AnnotationService:
             run.id, items, seed, per_item, bool(dimensions)
         )
 
-    def item(self, run, queue, index: int) -> dict:
+    def item(self, run: Run, queue: AnnotationQueue, index: int) -> dict[str, Any]:
         """The blind view of the queue's item ``index``."""
         if not 0 <= index < len(queue.items):
             raise Rejected.one("no_such_item", path="item", item=index, http=404)
         session_id, round_number, method = queue.items[index]
         span = self.storage.chunks.session_span(run.id, session_id)
+        # the queue's items are sessions of the run: each is in its index
+        span = cast("tuple[int, int]", span)
         [session] = dataset.read_sessions(self.upload_path(run), *span)
         return {"item": index, **item_view(session, round_number, method)}
 
-    def agreement(self, run, queue) -> dict | None:
+    def agreement(self, run: Run, queue: AnnotationQueue) -> dict[str, Any] | None:
         """The judge against the queue's labels, and the labellers among
         themselves (``metrics/human_agreement.py``); None without labels.
         Stored with the state of the labels it read: a page view computes
@@ -82,7 +94,7 @@ class AnnotationService:
         self.storage.annotations.store_agreement(queue.id, key, found)
         return found
 
-    def _agreement(self, run, queue) -> dict | None:
+    def _agreement(self, run: Run, queue: AnnotationQueue) -> dict[str, Any] | None:
         labels = [
             (tuple(queue.items[label.item]), label.annotator, label.al, label.binary)
             for label in self.storage.annotations.labels_of(queue.id)
@@ -95,7 +107,9 @@ class AnnotationService:
         )
         return human_agreement(labels, judged)
 
-    def label(self, queue, annotator: str, body: Mapping[str, Any]) -> None:
+    def label(
+        self, queue: AnnotationQueue, annotator: str, body: Mapping[str, Any]
+    ) -> None:
         """Save (or revise) ``annotator``'s label from a JSON body."""
         if queue.closed_at is not None:
             raise Rejected.one("queue_closed", http=409)
@@ -110,7 +124,9 @@ def label_dimensions() -> tuple[str, ...]:
     return registry.get(owner.suite).dimensions if owner is not None else ()
 
 
-def checked_label(queue, body: Mapping[str, Any]) -> tuple[int, dict]:
+def checked_label(
+    queue: AnnotationQueue, body: Mapping[str, Any]
+) -> tuple[int, dict[str, Any]]:
     """The item and label values of a JSON body, every value checked."""
     index = bounded_int(body.get("item"), "item", (0, len(queue.items) - 1))
     if body.get("skipped"):
@@ -132,7 +148,9 @@ def checked_label(queue, body: Mapping[str, Any]) -> tuple[int, dict]:
                    "comment": comment or None}  # fmt: skip
 
 
-def import_labels(service: AnnotationService, run, lines) -> dict:
+def import_labels(
+    service: AnnotationService, run: Run, lines: Iterable[bytes]
+) -> dict[str, int]:
     """A ``labels.jsonl`` (``pipeline/label_files.py``) into a new queue of
     this run holding the items its replies match: ``{"imported",
     "unmatched"}``. Every value is checked as a label given on the page."""
@@ -145,7 +163,8 @@ def import_labels(service: AnnotationService, run, lines) -> dict:
     queue = service.storage.annotations.create_queue(run.id, [list(k) for k in items], 0, 1, any(
         row.get("dimensions") for _, row in matched))  # fmt: skip
     index = {key: position for position, key in enumerate(items)}
-    labels = {}  # one per item and annotator: a later line revises an earlier
+    # one per item and annotator: a later line revises an earlier
+    labels: dict[tuple[int, str], dict[str, Any]] = {}
     for key, row in matched:
         item, values = checked_label(queue, {**row, "item": index[key]})
         labels[item, annotator_name(row["annotator"])] = values
@@ -155,7 +174,7 @@ def import_labels(service: AnnotationService, run, lines) -> dict:
     return {"imported": len(matched), "unmatched": unmatched}
 
 
-def annotator_name(raw) -> str:
+def annotator_name(raw: Any) -> str:
     """The annotator's name as given once on the page: 1-80 characters."""
     name = str(raw or "").strip()
     if not name or len(name) > MAX_ANNOTATOR_CHARS:

@@ -18,23 +18,36 @@ core.problems.Rejected: This run would make 240 judge calls; the limit is 200 pe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from core import usage
 from core.problems import Rejected
 
+if TYPE_CHECKING:
+    from dataset.validation import ValidationReport
 
-def estimate(report, suites: list[str], options: dict) -> int:
+
+def estimate(
+    report: ValidationReport, suites: list[str], options: dict[str, Any]
+) -> int:
     """Items x modes x samples x judges of the chosen suites that ask the
     judge. An upper bound: cached verdicts are counted, and pairwise counts
     every pair of methods even when a baseline narrows them."""
     per_sample = sum(report.estimates.get(name, [0, 0])[0] for name in suites)
     judges = len(options.get("judge_models") or [None])
-    return per_sample * options["samples"] * judges
+    samples: int = options["samples"]
+    return per_sample * samples * judges
 
 
 CHARS_PER_TOKEN = 4  # a rough rule for English; CJK text has fewer per token
 
 
-def spend(report, suites: list[str], options: dict, config: dict) -> dict:
+def spend(
+    report: ValidationReport,
+    suites: list[str],
+    options: dict[str, Any],
+    config: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
     """What a run would spend before it starts, per judge: calls, prompt
     tokens (characters / 4: an estimate), completion tokens at most
     (``max_tokens`` per call: a ceiling) and the cost ceiling where the
@@ -52,7 +65,7 @@ def spend(report, suites: list[str], options: dict, config: dict) -> dict:
     per_judge_calls = calls // max(len(judges), 1)
     prompt_tokens = chars * options["samples"] // CHARS_PER_TOKEN
     completion = per_judge_calls * config["JUDGE_MAX_TOKENS"]
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for model in judges:
         price = config["JUDGE_PRICES"].get(model)
         counts = {"prompt_tokens": prompt_tokens, "completion_tokens": completion}

@@ -25,7 +25,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import dataset
 from core.problems import Problem, Rejected
@@ -33,16 +35,28 @@ from core.status import FINAL_RUN, ComparisonState
 from metrics import registry
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
 from metrics.results import judge_models
-from metrics.rows import finite_json
+from metrics.rows import ResultRow, finite_json
 from pipeline.reuse import code_fingerprint
 from store.uploads import upload_path
 
+if TYPE_CHECKING:
+    from metrics.suite import Suite
+    from store import StorageLike
+    from store.models import Run
+
 log = logging.getLogger(__name__)
+# metrics.rows.finite_json has no annotations: a dict comes back a dict
+_finite_dict = cast("Callable[[dict[str, Any]], dict[str, Any]]", finite_json)
 Item = tuple[str, int | None, str]  # (session, round or None = the session, method)
 POLL_S = 0.05  # how often a waiting request looks for the stored comparison
 
 
-def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | None:
+def compare_runs(
+    storage: StorageLike,
+    runs: list[Run],
+    config: dict[str, Any],
+    enqueue: Callable[[], object],
+) -> Comparison | None:
     """The comparison of ``runs`` (in order: the first is the baseline);
     None while a worker computes it. Rejected (400/409) when the runs cannot
     be compared; see ``problems``."""
@@ -68,10 +82,12 @@ def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | Non
     if stored.state == ComparisonState.COMPUTING:
         return None
     if stored.state == ComparisonState.FAILED:
-        failure = stored.failure
+        # a failed comparison holds why (``compute``)
+        failure = cast("dict[str, Any]", stored.failure)
         problems = [Problem(**error) for error in failure["errors"]]
         raise Rejected(problems, failure["http"])
-    found = Comparison.restore(stored.document)
+    # a computed comparison holds its document (``compute``)
+    found = Comparison.restore(cast("dict[str, Any]", stored.document))
     with _LOCK:
         _RECENT[key] = found
         while len(_RECENT) > RECENT_COMPARISONS:
@@ -79,7 +95,9 @@ def compare_runs(storage, runs: list, config: dict, enqueue) -> Comparison | Non
     return found
 
 
-def compare_now(storage, runs: list, config: dict) -> Comparison:
+def compare_now(
+    storage: StorageLike, runs: list[Run], config: dict[str, Any]
+) -> Comparison:
     """The comparison of ``runs`` computed here and now, for the command
     line (which waits for nobody's worker); Rejected as ``compare_runs``."""
     _check(storage, runs, config)
@@ -93,7 +111,7 @@ _RECENT: OrderedDict[str, Comparison] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def comparison_keys(runs: list) -> tuple[str, str]:
+def comparison_keys(runs: list[Run]) -> tuple[str, str]:
     """(key of this comparison, digest of the run ids alone). The key holds
     the metric code's fingerprint: a release that changes how a comparison
     is computed computes it again."""
@@ -108,7 +126,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check(storage, runs: list, config: dict) -> None:
+def _check(storage: StorageLike, runs: list[Run], config: dict[str, Any]) -> None:
     low, high = 2, config["MAX_COMPARED_RUNS"]
     if not low <= len(runs) <= high:
         raise Rejected.one("compare_count", low=low, high=high, count=len(runs))
@@ -125,16 +143,19 @@ def _check(storage, runs: list, config: dict) -> None:
         )
 
 
-def compute(storage, key: str, upload_folder: str, config: dict) -> None:
+def compute(
+    storage: StorageLike, key: str, upload_folder: str, config: dict[str, Any]
+) -> None:
     """The worker's part: compute and store the comparison ``key`` asked for
     (nothing when one of its runs was deleted, renamed or retried since:
     the request that sees the change asks for a new one)."""
-    runs = [
+    found_runs = [
         storage.runs.get_run(run_id)
         for run_id in storage.comparisons.comparison_run_ids(key)
     ]
-    if not runs or None in runs:
+    if not found_runs or None in found_runs:
         return
+    runs = cast("list[Run]", found_runs)  # checked above: none is None
     if comparison_keys(runs)[0] != key:
         # a run changed since the request, or this worker runs other metric
         # code than the web process (files changed between their starts, a
@@ -156,16 +177,18 @@ def compute(storage, key: str, upload_folder: str, config: dict) -> None:
             key, failure={"http": 500, "errors": [problem.to_dict()]}
         )
         return
-    storage.comparisons.finish_comparison(key, document=finite_json(found.stored()))
+    storage.comparisons.finish_comparison(key, document=_finite_dict(found.stored()))
 
 
-def _row_count(storage, run) -> int:
+def _row_count(storage: StorageLike, run: Run) -> int:
     """A finished run's rows: its stored status counts, else a COUNT."""
-    stored = (run.aggregates or {}).get("status_counts")
+    stored: dict[str, int] | None = (run.aggregates or {}).get("status_counts")
     return sum(stored.values()) if stored else storage.rows.count_rows(run.id)
 
 
-def _compare(storage, runs: list, upload_folder: str, config: dict) -> Comparison:
+def _compare(
+    storage: StorageLike, runs: list[Run], upload_folder: str, config: dict[str, Any]
+) -> Comparison:
     shared = shared_items(storage, runs)
     if not shared.sessions:
         raise Rejected.one("no_shared_sessions")
@@ -173,18 +196,18 @@ def _compare(storage, runs: list, upload_folder: str, config: dict) -> Compariso
     sides = [_side(run, label) for run, label in zip(runs, labels, strict=True)]
     texts = _ResponseDigests(runs, sides, shared, upload_folder)
 
-    def rows_of(side: Side, suite):
+    def rows_of(side: Side, suite: Suite) -> Iterator[ResultRow]:
         detail = suite.summary_details
         for row in storage.rows.iter_rows(
             side.id, metrics=suite.metrics, detail=detail
         ):
             row["round"] = row["round"] or None
-            yield row
+            yield cast(ResultRow, row)  # a stored row has ResultRow's fields
 
     return compare(sides, shared, rows_of, texts.same, config["MAX_COMPARED_METHODS"])
 
 
-def shared_items(storage, runs: list) -> Shared:
+def shared_items(storage: StorageLike, runs: list[Run]) -> Shared:
     sessions = set.intersection(
         *(storage.comparisons.session_ids(run.id) for run in runs)
     )
@@ -198,7 +221,7 @@ def shared_items(storage, runs: list) -> Shared:
     return Shared(frozenset(sessions), None if rounds is None else frozenset(rounds))
 
 
-def _side(run, label: str) -> Side:
+def _side(run: Run, label: str) -> Side:
     judge = run.judge or None
     return Side(
         key=run.token,
@@ -232,12 +255,16 @@ class _ResponseDigests:
     """Whether two runs hold the same response text for an item, read lazily
     from their uploads (a missing upload: nothing is known to be the same)."""
 
-    def __init__(self, runs: list, sides: list[Side], shared: Shared, folder: str):
+    def __init__(
+        self, runs: list[Run], sides: list[Side], shared: Shared, folder: str
+    ) -> None:
         self.runs = {side.key: run for side, run in zip(sides, runs, strict=True)}
         self.shared, self.folder = shared, folder
         self.digests: dict[str, dict[Item, bytes]] = {}
 
-    def same(self, a: Side, b: Side, method: str, session: str, round_) -> bool:
+    def same(
+        self, a: Side, b: Side, method: str, session: str, round_: int | None
+    ) -> bool:
         run_a, run_b = self.runs[a.key], self.runs[b.key]
         if run_a.file_sha256 == run_b.file_sha256:
             return True
@@ -245,12 +272,12 @@ class _ResponseDigests:
         item = (session, round_, method)
         return item in mine and mine.get(item) == theirs.get(item)
 
-    def _of(self, run) -> dict[Item, bytes]:
+    def _of(self, run: Run) -> dict[Item, bytes]:
         if run.token not in self.digests:
             self.digests[run.token] = self._read(run)
         return self.digests[run.token]
 
-    def _read(self, run) -> dict[Item, bytes]:
+    def _read(self, run: Run) -> dict[Item, bytes]:
         path = upload_path(self.folder, run.upload_id)
         found: dict[Item, bytes] = {}
         if not Path(path).exists():
@@ -261,7 +288,7 @@ class _ResponseDigests:
         return found
 
 
-def _session_digests(session: dict) -> dict[Item, bytes]:
+def _session_digests(session: dict[str, Any]) -> dict[Item, bytes]:
     """A digest per (round, method) response and per method's whole session."""
     found: dict[Item, bytes] = {}
     whole: dict[str, hashlib._Hash] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import dataset
 from core.clock import utcnow
@@ -21,11 +22,18 @@ from metrics import engine
 from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN
 from store.uploads import upload_path
 
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.models import Run
+
 Send = Callable[..., None]  # (task name, *args) -> None
 
 
 def plan_run(
-    storage, config: dict, run, spans: Iterable[tuple[str, int, int, int]]
+    storage: StorageLike,
+    config: dict[str, Any],
+    run: Run,
+    spans: Iterable[tuple[str, int, int, int]],
 ) -> int:
     """Record the session index and the chunks of a run; returns the units.
     ``spans`` are ``(session id, byte start, byte end, rounds)``."""
@@ -33,7 +41,7 @@ def plan_run(
     storage.chunks.record_sessions(
         run.id, ((i, sid, start, end) for i, (sid, start, end, _) in enumerate(spans))
     )
-    chunks = engine.plan_chunks(
+    chunks: list[tuple[int, int, int]] = engine.plan_chunks(
         [
             (start, end, engine.units(rounds, run.methods))
             for _, start, end, rounds in spans
@@ -48,7 +56,7 @@ def plan_run(
     return total
 
 
-def dispatch(storage, config: dict, send: Send) -> int:
+def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
     """Send the chunks that may run now, the comparisons of finished runs
     waiting for a worker and the cancelled runs whose rows wait to be
     summarized; returns how many chunks were sent."""
@@ -66,7 +74,7 @@ def dispatch(storage, config: dict, send: Send) -> int:
     return len(claimed)
 
 
-def finalize_when_complete(storage, run_id: str, send: Send) -> bool:
+def finalize_when_complete(storage: StorageLike, run_id: str, send: Send) -> bool:
     """Send the run's finalization once every chunk is done or given up."""
     states = storage.chunks.chunk_states(run_id)
     unfinished = sum(
@@ -78,7 +86,7 @@ def finalize_when_complete(storage, run_id: str, send: Send) -> bool:
     return False
 
 
-def fail_run(storage, run_id: str, code: str, **params) -> None:
+def fail_run(storage: StorageLike, run_id: str, code: str, **params: Any) -> None:
     """End a run ``failed`` with a translatable reason (a problem code)."""
     problem = Problem.make(None, "", code, **params)
     storage.runs.set_status(
@@ -88,7 +96,7 @@ def fail_run(storage, run_id: str, code: str, **params) -> None:
 
 
 # -- recovery ------------------------------------------------------------------
-def plan_missing(storage, config: dict, run) -> None:
+def plan_missing(storage: StorageLike, config: dict[str, Any], run: Run) -> None:
     """Plan a run whose chunks were never (or, by the first release, only
     partly) recorded; idempotent: finished chunks are kept."""
     planned = sum(storage.chunks.chunk_states(run.id).values())
@@ -96,7 +104,7 @@ def plan_missing(storage, config: dict, run) -> None:
         plan_from_upload(storage, config, run)
 
 
-def plan_from_upload(storage, config: dict, run) -> None:
+def plan_from_upload(storage: StorageLike, config: dict[str, Any], run: Run) -> None:
     path = upload_path(config["UPLOAD_FOLDER"], run.upload_id)
     try:
         spans = list(dataset.session_spans(path))

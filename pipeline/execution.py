@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import dataset
 from core.clock import utcnow
@@ -27,7 +27,7 @@ from core.status import (
     ChunkState,
     LeaseLost,
 )
-from evaluator import JudgePool
+from evaluator import Judge, JudgePanel, JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
 from pipeline import interim
@@ -46,13 +46,17 @@ from store.uploads import upload_path
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the worker builds it; the CLI's validate loads no SQL
-    from store.storage import Storage
+    from flask import Flask
+
+    from store import StorageLike
+    from store.chunks import Chunk
+    from store.models import Run
 
 
 @dataclass
 class Context:
-    storage: Storage
-    config: dict
+    storage: StorageLike
+    config: dict[str, Any]
     send: Send
     pool: JudgePool | None = None
 
@@ -60,14 +64,14 @@ class Context:
         return dispatch(self.storage, self.config, self.send)
 
     @classmethod
-    def of(cls, app) -> Context:
+    def of(cls, app: Flask) -> Context:
         """The context of a Flask app (the worker's own, or the embedded one)."""
         extensions = app.extensions
         return cls(extensions["storage"], app.config, extensions["queue"].send,
                    extensions["judge_pool"])  # fmt: skip
 
 
-def _active(storage, run_id: str):
+def _active(storage: StorageLike, run_id: str) -> Run | None:
     run = storage.runs.get_run(run_id)
     return run if run is not None and run.status in ACTIVE_RUN else None
 
@@ -97,7 +101,7 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
         LEASES.drop(run_id, chunk_index)
 
 
-def _claim(ctx: Context, run_id: str, chunk_index: int):
+def _claim(ctx: Context, run_id: str, chunk_index: int) -> Chunk | None:
     """The chunk's lease, unless another worker holds it (a redelivered task)."""
     expired = utcnow() - timedelta(seconds=ctx.config["CHUNK_STALL_S"])
     return ctx.storage.chunks.start_chunk(
@@ -105,7 +109,7 @@ def _claim(ctx: Context, run_id: str, chunk_index: int):
     )
 
 
-def _score(ctx: Context, run, chunk) -> None:
+def _score(ctx: Context, run: Run, chunk: Chunk) -> None:
     """Each suite's rows are stored before the next suite runs, so a chunk
     holds one suite's rows at a time. (If a later suite fails, the chunk is
     tried again and the upserts repeat.) Progress moves while it works
@@ -145,8 +149,14 @@ def _score(ctx: Context, run, chunk) -> None:
 
 
 def _suite_rows(
-    name: str, sessions, methods, judge, options, progress, judges: int = 1
-) -> list:
+    name: str,
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | JudgePanel | None,
+    options: dict[str, Any],
+    progress: ChunkProgress,
+    judges: int = 1,
+) -> list[ResultRow]:
     """One suite's rows of the chunk. A suite asking the judge sees the whole
     chunk (its items go out in batches that keep the judge's pool full) and
     the judge reports each item; any other suite runs session by session,
@@ -165,11 +175,11 @@ def _suite_rows(
     return rows
 
 
-def _units(session: dict, methods: list[str]) -> int:
+def _units(session: dict[str, Any], methods: list[str]) -> int:
     return engine.units(len(session["rounds"]), methods)
 
 
-def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
+def _failed_attempt(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
     if _exhausted(chunk, ctx.config):
         give_up(ctx, run, chunk, reason)
     elif ctx.storage.chunks.release_chunk(
@@ -178,15 +188,16 @@ def _failed_attempt(ctx: Context, run, chunk, reason: str) -> None:
         ctx.dispatch()
 
 
-def _exhausted(chunk, config: dict) -> bool:
+def _exhausted(chunk: Chunk, config: dict[str, Any]) -> bool:
     """Given up after ``MAX_CHUNK_ATTEMPTS`` claims (a worker failed on it or
     died holding it). Sends are not counted: a task that waited long in a
     busy queue is sent again, and is not the chunk's fault (a run that lost
     its chunks that way ended partial with 0 errors of its own)."""
-    return chunk.claims >= config["MAX_CHUNK_ATTEMPTS"]
+    attempts: int = config["MAX_CHUNK_ATTEMPTS"]
+    return chunk.claims >= attempts
 
 
-def give_up(ctx: Context, run, chunk, reason: str) -> None:
+def give_up(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
     """After its attempts, a chunk's rows become ``error`` rows naming the
     reason, so the run still finishes (``partial``) and says what happened."""
     storage = ctx.storage

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, RowStatus, RunStatus
 from core.telemetry import FINALIZE_REQUESTS
 from pipeline import interim
 from pipeline.dispatch import fail_run
+
+if TYPE_CHECKING:
+    from store import StorageLike
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +36,7 @@ FINALIZE_BEAT_S, FINALIZE_STALE_S = 2.0, 10.0
 
 
 @contextmanager
-def _beating(storage, run_id: str):
+def _beating(storage: StorageLike, run_id: str) -> Iterator[None]:
     """Refresh the run's finalize claim every ``FINALIZE_BEAT_S`` meanwhile."""
     stop = threading.Event()
 
@@ -53,7 +58,7 @@ def _beating(storage, run_id: str):
         beater.join()
 
 
-def finalize(storage, run_id: str, config: dict) -> None:
+def finalize(storage: StorageLike, run_id: str, config: dict[str, Any]) -> None:
     """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
     keeps its status and gets the results of the rows it stored."""
     run = storage.runs.get_run(run_id)
@@ -93,7 +98,7 @@ def finalize(storage, run_id: str, config: dict) -> None:
 EVALUATED_ROWS = (RowStatus.OK, *FAILED_ROWS)  # an outcome of an attempt
 
 
-def _why_nothing(counts: dict) -> dict:
+def _why_nothing(counts: dict[str, int]) -> dict[str, int]:
     return {str(status): counts.get(status, 0) for status in NOT_EVALUATED_ROWS}
 
 

@@ -20,18 +20,33 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 from time import monotonic
+from typing import TYPE_CHECKING, Any, cast
 
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, RowStatus
 from metrics import engine
 from metrics.rows import finite_json
 
+if TYPE_CHECKING:
+    from metrics.row_source import RowSource
+    from metrics.suite import Suite
+    from store import StorageLike
+    from store.models import Run
+
 log = logging.getLogger(__name__)
+# metrics.rows.finite_json has no annotations: a dict comes back a dict
+_finite_dict = cast("Callable[[dict[str, Any]], dict[str, Any]]", finite_json)
 
 
-def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
+def aggregate_stored(
+    storage: StorageLike,
+    run: Run,
+    config: dict[str, Any],
+    on_step: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]:
     """The aggregates of the run's stored rows, with their status counts and
     the sessions they cover. Each suite reads its rows a few metrics at a
     time (``store/suite_rows.py``): memory follows one or two metrics' rows,
@@ -39,7 +54,7 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
 
     from store import suite_rows  # SQL: loaded by the worker, not the CLI
 
-    def rows_of(suite):
+    def rows_of(suite: Suite) -> RowSource:
         return suite_rows.source(storage.engine, run.id, suite)
 
     max_compared = config["MAX_COMPARED_METHODS"]
@@ -48,7 +63,7 @@ def aggregate_stored(storage, run, config: dict, on_step=None) -> dict:
         rows_of, run.suites, run.methods, max_compared, on_step=on_step,
         replies_missing=bool(counts.get(RowStatus.MISSING)),
     )  # fmt: skip
-    return finite_json({
+    return _finite_dict({
         **aggregates,
         "status_counts": counts,
         "not_scored": engine.not_scored(storage.rows.unscored_causes(run.id), run.suites),
@@ -82,7 +97,7 @@ def preload() -> threading.Thread:
 MAX_SHARE = 0.2
 
 
-def refresh(storage, run_id: str, config: dict) -> None:
+def refresh(storage: StorageLike, run_id: str, config: dict[str, Any]) -> None:
     """Provisional aggregates of an active run, when they are due: every
     ``INTERIM_EVERY_S``, or less often when the last one took long."""
     run = storage.runs.get_run(run_id)
@@ -104,7 +119,7 @@ def refresh(storage, run_id: str, config: dict) -> None:
     storage.runs.update_run(run_id, interim=interim)
 
 
-def summary_steps(storage, run):
+def summary_steps(storage: StorageLike, run: Run) -> Callable[[int, int], None]:
     """``on_step`` for the final aggregation: each step finished is written
     beside the provisional results (``interim["summarizing"]``), so the
     progress page's last stage moves too (``pipeline/progress.py``)."""
@@ -120,6 +135,6 @@ def summary_steps(storage, run):
     return on_step
 
 
-def summarize_cancelled(storage, run, config: dict) -> None:
+def summarize_cancelled(storage: StorageLike, run: Run, config: dict[str, Any]) -> None:
     """The results of what a cancelled run evaluated before the cancel."""
     storage.runs.update_run(run.id, aggregates=aggregate_stored(storage, run, config))

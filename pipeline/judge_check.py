@@ -11,11 +11,16 @@ True
 from __future__ import annotations
 
 from time import monotonic
+from typing import TYPE_CHECKING, Any
 
 from core.problems import Rejected
 from evaluator import Judge, JudgeConfig, JudgeHTTPError, run_on_loop
 from metrics.judging import JudgeItem
 from metrics.protocol_checks import MODE_FIELDS
+
+if TYPE_CHECKING:
+    from metrics.protocols import Protocol
+    from metrics.suite import JudgeMode
 
 EXAMPLE = {
     "profile": "28-year-old nurse in Busan who runs half-marathons and keeps a cat named Miso.",
@@ -32,7 +37,9 @@ EXAMPLE = {
 CHOICES = {1.0: "A", 0.0: "B", 0.5: "tie"}
 
 
-def check_judge(config: dict, options: dict, protocol) -> list[dict]:
+def check_judge(
+    config: dict[str, Any], options: dict[str, Any], protocol: Protocol
+) -> list[dict[str, Any]]:
     """One result per mode of ``protocol``; a 400 when no judge is set."""
     settings = JudgeConfig.from_settings(config, options)
     if settings is None:
@@ -40,13 +47,13 @@ def check_judge(config: dict, options: dict, protocol) -> list[dict]:
     return [_check_mode(settings, name, mode) for name, mode in protocol.modes.items()]
 
 
-def _check_mode(settings: JudgeConfig, name: str, mode) -> dict:
+def _check_mode(settings: JudgeConfig, name: str, mode: JudgeMode) -> dict[str, Any]:
     """The request a run would send, asked the way a run asks it
     (``Judge.ask``: structured output first, text when refused)."""
     messages = mode.template.render(**{k: EXAMPLE[k] for k in MODE_FIELDS[name]})
     item = JudgeItem(mode, tuple(messages))
     judge = Judge(settings)  # ``ask`` alone, on the judge loop: no pool
-    found: dict = {"mode": name, "model": settings.model, "structured": None}
+    found: dict[str, Any] = {"mode": name, "model": settings.model, "structured": None}
     started = monotonic()
     try:
         reply = run_on_loop(judge.ask(item, messages, 0, settings.max_tokens))

@@ -10,6 +10,8 @@ kept upload is deleted after ``KEPT_S``."""
 
 from __future__ import annotations
 
+from typing import Any, BinaryIO
+
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from core.problems import Rejected
@@ -19,15 +21,17 @@ from store.uploads import keep_upload, sweep_kept
 KEPT_S = 3600  # an hour between the check and the run
 
 
-def _signer(config: dict) -> URLSafeTimedSerializer:
+def _signer(config: dict[str, Any]) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(config["SECRET_KEY"], salt="kept-upload")
 
 
-def reference(config: dict, upload_id: str, sha256: str, filename: str) -> str:
+def reference(
+    config: dict[str, Any], upload_id: str, sha256: str, filename: str
+) -> str:
     return _signer(config).dumps([upload_id, sha256, filename])
 
 
-def resolve(config: dict, ref: str) -> tuple[str, str, str]:
+def resolve(config: dict[str, Any], ref: str) -> tuple[str, str, str]:
     """(upload id, sha256, file name) of a reference; Rejected when it is
     forged, malformed or older than ``KEPT_S``."""
     try:
@@ -37,7 +41,7 @@ def resolve(config: dict, ref: str) -> tuple[str, str, str]:
     return str(upload_id), str(sha256), str(filename)
 
 
-def keep(config: dict, stream, filename: str) -> str | None:
+def keep(config: dict[str, Any], stream: BinaryIO, filename: str) -> str | None:
     """Keep a checked upload for the run it may become: its reference, or
     None when it cannot be kept (the page then sends the file again)."""
     folder = config["UPLOAD_FOLDER"]

@@ -21,22 +21,28 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from statistics import fmean
+from typing import TYPE_CHECKING, Any
 
 import dataset
 from core.problems import Rejected
 from dataset import user_json
 
+if TYPE_CHECKING:
+    from store.annotation_models import AnnotationLabel, AnnotationQueue
+
 MAX_IMPORT_LINES = 100_000
+Item = tuple[str, int, str]  # (session_id, round, method) of a reply
 
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _texts(path, keys: set[tuple]) -> dict[tuple, str]:
+def _texts(path: str | Path, keys: set[Item]) -> dict[Item, str]:
     """The reply texts of ``keys`` (session_id, round, method) in a file."""
-    found = {}
+    found: dict[Item, str] = {}
     for session in dataset.iter_sessions(path):
         for round_ in session["rounds"]:
             for method, reply in round_["responses"].items():
@@ -46,7 +52,9 @@ def _texts(path, keys: set[tuple]) -> dict[tuple, str]:
     return found
 
 
-def label_rows(path, queue, labels) -> Iterator[dict]:
+def label_rows(
+    path: str | Path, queue: AnnotationQueue, labels: Iterable[AnnotationLabel]
+) -> Iterator[dict[str, Any]]:
     """``labels.jsonl`` rows (see the module)."""
     kept = [label for label in labels if not label.skipped]
     texts = _texts(path, {tuple(queue.items[label.item]) for label in kept})
@@ -62,15 +70,17 @@ def label_rows(path, queue, labels) -> Iterator[dict]:
         }  # fmt: skip
 
 
-def human_of(queue, labels) -> dict[tuple, dict]:
+def human_of(
+    queue: AnnotationQueue, labels: Iterable[AnnotationLabel]
+) -> dict[Item, dict[str, Any]]:
     """``{key: {"al": mean, "binary": majority}}`` of the labelled items."""
-    by_item: dict[tuple, list] = defaultdict(list)
+    by_item: dict[Item, list[AnnotationLabel]] = defaultdict(list)
     for label in labels:
         if not label.skipped:
             by_item[tuple(queue.items[label.item])].append(label)
-    found = {}
+    found: dict[Item, dict[str, Any]] = {}
     for key, given in by_item.items():
-        human: dict = {}
+        human: dict[str, Any] = {}
         scores = [g.al for g in given if g.al is not None]
         if scores:
             human["al"] = round(fmean(scores), 6)
@@ -82,7 +92,9 @@ def human_of(queue, labels) -> dict[tuple, dict]:
     return found
 
 
-def labelled_lines(path, humans: dict[tuple, dict]) -> Iterator[str]:
+def labelled_lines(
+    path: str | Path, humans: dict[Item, dict[str, Any]]
+) -> Iterator[str]:
     """The file's sessions with ``human`` on each labelled reply."""
     for session in dataset.iter_sessions(path):
         for round_ in session["rounds"]:
@@ -94,10 +106,12 @@ def labelled_lines(path, humans: dict[tuple, dict]) -> Iterator[str]:
         yield json.dumps(session, ensure_ascii=False) + "\n"
 
 
-def matched_labels(path, lines: Iterable[bytes]) -> tuple[list[tuple], int]:
+def matched_labels(
+    path: str | Path, lines: Iterable[bytes]
+) -> tuple[list[tuple[Item, dict[str, Any]]], int]:
     """``([(key, row)], unmatched)``: the rows of a ``labels.jsonl`` whose
     reply (by SHA-256) is in the file at ``path``."""
-    by_hash: dict[str, tuple] = {}
+    by_hash: dict[str, Item] = {}
     for session in dataset.iter_sessions(path):
         for round_ in session["rounds"]:
             for method, reply in round_["responses"].items():

@@ -15,8 +15,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from typing import TYPE_CHECKING
 
 from core.holders import new_holder
+
+if TYPE_CHECKING:
+    from store import StorageLike
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +58,7 @@ class Leases:
         with self._lock:
             return list(self._held) if self._pid == os.getpid() else []
 
-    def renew(self, storage) -> int:
+    def renew(self, storage: StorageLike) -> int:
         """Renew every lease held here (one transaction); returns how many
         were found taken (their holders find out at their next check)."""
         with self._lock:

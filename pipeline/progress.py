@@ -39,9 +39,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from math import ceil
 from time import monotonic
+from typing import TYPE_CHECKING, Any
 
 from core.status import FINAL_RUN, RunStatus
 from dataset import replies
+
+if TYPE_CHECKING:
+    from metrics.suite import Suite
+    from store.models import Run
 
 log = logging.getLogger(__name__)
 WRITE_EVERY_S = 1.0  # a chunk's progress reaches the database this often
@@ -136,8 +141,8 @@ class ChunkProgress:
             self._written_counters = totals
 
 
-def expected_items(suite, sessions: list[dict], methods: list[str], options: dict,
-                   judges: int = 1):  # fmt: skip
+def expected_items(suite: Suite, sessions: list[dict[str, Any]], methods: list[str],
+                   options: dict[str, Any], judges: int = 1) -> int | None:  # fmt: skip
     """Judge items ``suite`` will ask for ``sessions`` (of each of ``judges``:
     a panel asks each), from its estimate of calls per sample; None when it
     has no estimate or the estimate fails."""
@@ -145,14 +150,16 @@ def expected_items(suite, sessions: list[dict], methods: list[str], options: dic
         return None
     window = options.get("history_chars")
     try:
-        calls = sum(replies.estimate(suite, s, methods, window)[0] for s in sessions)
+        calls: int = sum(
+            replies.estimate(suite, s, methods, window)[0] for s in sessions
+        )
     except Exception:  # an estimate is advisory: never fail the scoring on it
         log.warning("estimating suite %s failed", suite.name, exc_info=True)
         return None
     return calls * int(options.get("samples", 1)) * max(1, judges)
 
 
-def run_progress(run, now: datetime | None = None) -> dict:
+def run_progress(run: Run, now: datetime | None = None) -> dict[str, Any]:
     """``progress`` of a status poll: ``done`` and ``total`` units, and from
     the rate observed since the run started, ``units_per_second``,
     ``eta_seconds`` and ``judge_calls_per_minute``; null while not yet
@@ -178,7 +185,7 @@ def run_progress(run, now: datetime | None = None) -> dict:
     }
 
 
-def _stage(run) -> str:
+def _stage(run: Run) -> str:
     """``queued``, ``evaluating``, ``summarizing`` (every unit done: the
     run is aggregated) or ``finished``."""
     if run.status in FINAL_RUN:
@@ -188,7 +195,7 @@ def _stage(run) -> str:
     return "summarizing" if run.total and run.done >= run.total else "evaluating"
 
 
-def _stage_progress(run) -> dict | None:
+def _stage_progress(run: Run) -> dict[str, int] | None:
     """Steps of the summary done, ``{"done", "total"}``, while summarizing
     (written by the aggregation, ``pipeline/interim.summary_steps``).
 
@@ -200,14 +207,17 @@ def _stage_progress(run) -> dict | None:
     """
     if _stage(run) != "summarizing":
         return None
-    return (run.interim or {}).get("summarizing")
+    steps: dict[str, int] | None = (run.interim or {}).get("summarizing")
+    return steps
 
 
 STABLE_SHARE, STABLE_AFTER_S = 0.05, 10.0  # an ETA is shown once both hold
 RATE_SPREAD = (0.8, 1.25)  # the range: the rate so far, this much slower/faster
 
 
-def _eta_range(run, done, total, elapsed, rate) -> list[int] | None:
+def _eta_range(
+    run: Run, done: int, total: int, elapsed: float | None, rate: float | None
+) -> list[int] | None:
     """Seconds left as ``[low, high]`` once the rate is worth a forecast
     (``STABLE_SHARE`` of the units done and ``STABLE_AFTER_S`` elapsed):
     a range, because judges speed up and slow down. None before, and once
@@ -228,7 +238,7 @@ def _eta_range(run, done, total, elapsed, rate) -> list[int] | None:
     return [ceil(left / (rate * fast)), ceil(left / (rate * slow))]
 
 
-def _elapsed(run, now: datetime) -> float | None:
+def _elapsed(run: Run, now: datetime) -> float | None:
     """Seconds the run has been running (until it finished); None before
     it started. Runs of earlier releases did not record their start: their
     creation stands in."""

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from core import logs
 from pipeline.names import TASKS_MODULE
 
+if TYPE_CHECKING:
+    from celery import Celery  # Celery has no type information: Any
+    from flask import Flask
 
-def celery_settings(config: dict) -> dict:
+
+def celery_settings(config: dict[str, Any]) -> dict[str, Any]:
     visibility = config["CELERY_VISIBILITY_TIMEOUT_S"]
     common = {
         "task_ignore_result": True,  # results of record live in the database
@@ -63,7 +68,7 @@ def ping(redis_url: str) -> None:
         client.ping()
 
 
-def is_embedded(config: dict) -> bool:
+def is_embedded(config: dict[str, Any]) -> bool:
     return not config.get("REDIS_URL")
 
 
@@ -74,35 +79,35 @@ class Queue:
     ``OSError``) when a task cannot be published.
     """
 
-    def __init__(self, make_celery: Callable):
+    def __init__(self, make_celery: Callable[[], Celery]):
         self._make_celery = make_celery
         self._lock = threading.Lock()
-        self._celery = None
+        self._celery: Celery | None = None
 
     @property
-    def celery(self):
+    def celery(self) -> Celery:
         with self._lock:
             if self._celery is None:
                 self._celery = self._make_celery()
             return self._celery
 
-    def send(self, task_name: str, *args) -> None:
+    def send(self, task_name: str, *args: Any) -> None:
         self.celery.send_task(task_name, args=list(args))
 
 
 def make_celery(
-    app,
-    on_worker_init: Callable | None = None,
-    on_worker_ready: Callable | None = None,
-):
+    app: Flask,
+    on_worker_init: Callable[[], None] | None = None,
+    on_worker_ready: Callable[[], None] | None = None,
+) -> Celery:
     """The Celery app: tasks run inside the Flask app's context.
     ``on_worker_init`` runs when a worker of it is built, before it consumes;
     ``on_worker_ready`` once it consumes."""
     from celery import Celery, Task
     from celery.signals import worker_init, worker_ready
 
-    class FlaskTask(Task):
-        def __call__(self, *args, **kwargs):
+    class FlaskTask(Task):  # type: ignore[misc]  # Celery has no type information
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
             with app.app_context():
                 return self.run(*args, **kwargs)
 
@@ -127,8 +132,8 @@ def make_celery(
     return celery_app
 
 
-def _for_app(celery_app, receiver: Callable[[], None]) -> Callable:
-    def receive(sender=None, **_kwargs) -> None:
+def _for_app(celery_app: Celery, receiver: Callable[[], None]) -> Callable[..., None]:
+    def receive(sender: Any = None, **_kwargs: Any) -> None:
         if getattr(sender, "app", None) is celery_app:
             receiver()
 
@@ -136,9 +141,9 @@ def _for_app(celery_app, receiver: Callable[[], None]) -> Callable:
 
 
 def init_app(
-    app,
-    on_worker_init: Callable | None = None,
-    on_worker_ready: Callable | None = None,
+    app: Flask,
+    on_worker_init: Callable[[], None] | None = None,
+    on_worker_ready: Callable[[], None] | None = None,
 ) -> Queue:
     queue = Queue(lambda: make_celery(app, on_worker_init, on_worker_ready))
     app.extensions["queue"] = queue

@@ -18,10 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from core.status import RunStatus
+
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.models import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 # Everything a row's value depends on besides the file and the settings.
@@ -42,8 +48,9 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
-              config: dict, scope: str = "") -> str | None:  # fmt: skip
+def reuse_key(sha256: str, suites: list[str], judge: dict[str, Any] | None,
+              options: dict[str, Any], config: dict[str, Any],
+              scope: str = "") -> str | None:  # fmt: skip
     """What must match for a finished run's rows to be this run's; None
     when this run must be evaluated afresh (``use_cache`` off). ``scope``
     (the workspace, else the client) keeps one team's runs from being
@@ -65,7 +72,7 @@ def reuse_key(sha256: str, suites: list[str], judge: dict | None, options: dict,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def find_source(storage, sha256: str, key: str):
+def find_source(storage: StorageLike, sha256: str, key: str) -> Run | None:
     """The latest ``done`` run with this key, or None."""
     from store import reuse as stored  # SQL, loaded on an upload's first use
 
@@ -75,7 +82,12 @@ def find_source(storage, sha256: str, key: str):
     return None
 
 
-def reuse(storage, source, spans, **fields) -> str:
+def reuse(
+    storage: StorageLike,
+    source: Run,
+    spans: Iterable[tuple[str, int, int, int]],
+    **fields: Any,
+) -> str:
     """A finished copy of ``source`` with ``fields`` (``pipeline/runs.py``
     passes what it would have created the run with); the new run's id."""
     from store import reuse as stored

@@ -4,9 +4,10 @@ lease (``pipeline/leases.py``) and ends the calls of a cancelled run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from time import monotonic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from core.status import LeaseLost, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
@@ -16,13 +17,23 @@ from pipeline.leases import LEASES
 from pipeline.run_spec import RunSpec
 
 if TYPE_CHECKING:
+    from store import StorageLike
+    from store.chunks import Chunk
     from store.judge_cache import JudgeCache
+    from store.models import Run
 
 BEAT_EVERY_S = 10.0  # a judging chunk renews its lease at least this often
+# judge_client's ``Usage()`` has no annotations (its ``__init__`` takes nothing)
+_new_usage = cast("Callable[[], Usage]", Usage)
 
 
 def judge_for(
-    storage, config: dict, pool: JudgePool | None, run, chunk, on_items=None
+    storage: StorageLike,
+    config: dict[str, Any],
+    pool: JudgePool | None,
+    run: Run,
+    chunk: Chunk,
+    on_items: Callable[[int], None] | None = None,
 ) -> Judge | JudgePanel | None:
     """The run's judge for one claim of a chunk, or None when no suite of it
     asks one or none is configured. ``on_items(n)``: n more items have
@@ -38,7 +49,7 @@ def judge_for(
     )
     lease_s = config["CHUNK_STALL_S"]
     stop = _stop_and_beat(storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
-    usage = Usage()
+    usage = _new_usage()
     # A server that refused structured output in an earlier chunk is not
     # asked again: the text grammar reads its replies.
     used = storage.progress.judge_usage(run.id)
@@ -56,7 +67,9 @@ def judge_for(
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
 
-def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
+def _cache_for(
+    storage: StorageLike, config: dict[str, Any], run: Run, holder: str
+) -> JudgeCache:
     """The run's judge cache: its team's (workspace, else client), or, for a
     run asked not to reuse verdicts, its own. Either way the verdicts the
     run paid for are kept, and its requests under way are claimed for as
@@ -79,7 +92,9 @@ def _cache_for(storage, config: dict, run, holder: str) -> JudgeCache:
                       claim_s=deadline + 60.0)  # fmt: skip
 
 
-def _stop_and_beat(storage, run_id: str, chunk, every_s: float):
+def _stop_and_beat(
+    storage: StorageLike, run_id: str, chunk: Chunk, every_s: float
+) -> Callable[[], bool]:
     """Asked by the judge between calls: is the run cancelled? It also
     renews the chunk's lease every ``every_s`` and raises ``LeaseLost`` when
     another worker took it (this one was stopped or starved past it)."""

@@ -49,7 +49,7 @@ def protocol_of(request: RunRequest) -> protocols.Protocol:
         raise Rejected(protocol_problems(error)) from None
 
 
-def protocol_problems(error) -> list[Problem]:
+def protocol_problems(error: protocols.ProtocolError) -> list[Problem]:
     names = ", ".join(protocols.builtins())
     return [
         Problem.make(line, f"protocol:{key}" if key else "protocol", f"protocol_{code}",
@@ -85,7 +85,9 @@ def checked_suite_options(suites: list[str], raw: dict[str, Any]) -> dict[str, A
     return options
 
 
-def public_judge(settings: dict, suites: list[str], options: dict) -> dict | None:
+def public_judge(
+    settings: dict[str, Any], suites: list[str], options: dict[str, Any]
+) -> dict[str, Any] | None:
     """What results may show of the judge: model, sampling, prompt versions."""
     used = [registry.get(name) for name in suites if registry.get(name).uses_judge]
     config = JudgeConfig.from_settings(settings, options)
@@ -109,15 +111,17 @@ def public_judge(settings: dict, suites: list[str], options: dict) -> dict | Non
             "protocol": protocol.public()}  # fmt: skip
 
 
-def history_chars(options: dict, header: dict | None = None) -> int:
+def history_chars(options: dict[str, Any], header: dict[str, Any] | None = None) -> int:
     """The run's judge history window, as recorded when it was made; runs
     of earlier releases recorded it in their header only (``header``: the
     run's public judge)."""
-    recorded = options.get("history_chars", (header or {}).get("history_chars"))
+    recorded: int | None = options.get(
+        "history_chars", (header or {}).get("history_chars")
+    )
     return DEFAULTS["JUDGE_HISTORY_CHARS"] if recorded is None else recorded
 
 
-def judge_options(settings: dict, request: RunRequest) -> dict[str, Any]:
+def judge_options(settings: dict[str, Any], request: RunRequest) -> dict[str, Any]:
     """The judge settings of a run. A model from the web or the API must
     be one the operator configured (``JUDGE_MODELS``): any other name
     would spend the server's judge budget on a model nobody chose."""

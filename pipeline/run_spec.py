@@ -24,11 +24,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config import DEFAULTS
 from metrics import registry
 from pipeline.run_request import history_chars
+
+if TYPE_CHECKING:
+    from store.models import Run
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class RunSpec:
     judge: JudgeSpec
 
     @classmethod
-    def of(cls, run) -> RunSpec:
+    def of(cls, run: Run) -> RunSpec:
         """The spec ``run`` recorded (runs of earlier releases recorded less:
         what they were judged with then)."""
         stored = dict(run.options or {})

@@ -1,6 +1,6 @@
 """The run service: creating, queueing, cancelling, retrying and resuming
 runs, and their results document. The one path shared by the web pages, the
-API and the CLI.
+API and the CLI (its judge budget: ``pipeline/run_budget.py``).
 
 It takes the storage, the configuration and the queue explicitly (no Flask
 application context) and sends tasks by name, so it never imports them.
@@ -11,17 +11,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import Any, BinaryIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import dataset
-from core.caps import Daily
 from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
 from dataset.limits import Limits
 from metrics import registry, results
-from pipeline import budget, kept_uploads, reuse
+from pipeline import kept_uploads, reuse
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
+from pipeline.run_budget import RunBudget
 from pipeline.run_request import (
     RunRequest,
     check_file_name,
@@ -34,17 +35,27 @@ from pipeline.run_request import (
 )
 from store.uploads import adopt_kept, store_upload, upload_path
 
-__all__ = [
-    "RunRequest",
-    "RunService",
-    "protocol_of",
-]  # the request lives in run_request
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.models import Run
+
+# ``on_valid(report)``: called once an upload is valid (see ``create``)
+OnValid = Callable[[dataset.ValidationReport], object]
+
+
+class TaskQueue(Protocol):  # pipeline.queue.Queue, never imported here
+    def send(self, task_name: str, *args: Any) -> None: ...
+
+
+# the request lives in run_request
+__all__ = ["RunRequest", "RunService", "protocol_of"]
 
 log = logging.getLogger(__name__)
 
 
-class RunService:
-    def __init__(self, storage, config: dict, queue, broker_check=None):
+class RunService(RunBudget):
+    def __init__(self, storage: StorageLike, config: dict[str, Any], queue: TaskQueue | None,
+                 broker_check: Callable[[], object] | None = None) -> None:  # fmt: skip
         self.storage = storage
         self.config = config
         self.queue = queue
@@ -56,7 +67,7 @@ class RunService:
         self.start_worker: Callable[[], None] | None = None
 
     # -- validation ----------------------------------------------------------
-    def validation_options(self) -> dict:
+    def validation_options(self) -> dict[str, Any]:
         return {
             "max_line_bytes": self.config["MAX_LINE_MB"] * 1024 * 1024,
             "max_errors": self.config["MAX_VALIDATION_ERRORS"],
@@ -68,7 +79,9 @@ class RunService:
     def validate(self, stream: BinaryIO, filename: str) -> dataset.ValidationReport:
         return dataset.validate_stream(stream, filename, **self.validation_options())
 
-    def validate_file(self, path, filename: str | None = None, collect_spans=False):
+    def validate_file(
+        self, path: str | Path, filename: str | None = None, collect_spans: bool = False
+    ) -> dataset.ValidationReport:
         options = self.validation_options()
         return dataset.validate_file(
             path, filename, collect_spans=collect_spans, **options
@@ -76,7 +89,7 @@ class RunService:
 
     # -- creating runs -------------------------------------------------------
     def create(self, stream: BinaryIO, filename: str, request: RunRequest,
-               on_valid=None):  # fmt: skip
+               on_valid: OnValid | None = None) -> Run:  # fmt: skip
         """Store, validate, record and plan a run (``queued``); not yet sent.
         A rejected upload leaves no file behind. ``on_valid(report)``: called
         once the file is valid, before the run is recorded (the CLI prints
@@ -90,7 +103,8 @@ class RunService:
             raise unstorable(exc) from None
         return self._recorded(path, upload_id, sha256, filename, request, on_valid)
 
-    def _recorded(self, path, upload_id, sha256, filename, request, on_valid=None):
+    def _recorded(self, path: Path, upload_id: str, sha256: str, filename: str,
+                  request: RunRequest, on_valid: OnValid | None = None) -> Run:  # fmt: skip
         """:meth:`_record`; a rejected upload leaves no file behind."""
         try:
             return self._record(path, upload_id, sha256, filename, request, on_valid)
@@ -102,7 +116,7 @@ class RunService:
         """Keep a checked upload for the run it may become (its reference)."""
         return kept_uploads.keep(self.config, stream, filename)
 
-    def submit_kept(self, ref: str, request: RunRequest):
+    def submit_kept(self, ref: str, request: RunRequest) -> Run:
         """Create and enqueue a run of a kept upload (:meth:`keep`)."""
         upload_id, sha256, filename = kept_uploads.resolve(self.config, ref)
         try:
@@ -115,8 +129,8 @@ class RunService:
             self._recorded(path, upload_id, sha256, filename, request)
         )
 
-    def _record(self, path, upload_id: str, sha256: str, filename: str, request,
-                on_valid=None):  # fmt: skip
+    def _record(self, path: Path, upload_id: str, sha256: str, filename: str,
+                request: RunRequest, on_valid: OnValid | None = None) -> Run:  # fmt: skip
         report = self.validate_file(path, filename, collect_spans=True)
         if not report.valid:
             raise Rejected(report.errors)
@@ -152,9 +166,8 @@ class RunService:
         )
         source = reuse.find_source(self.storage, sha256, key) if key else None
         if source is not None:  # identical inputs, same code: the same rows
-            return self.storage.runs.get_run(
-                reuse.reuse(self.storage, source, report.spans, **fields)
-            )
+            copied = reuse.reuse(self.storage, source, report.spans, **fields)
+            return cast("Run", self.storage.runs.get_run(copied))  # just stored
         run = self.storage.runs.create_run(**fields)
         try:
             plan_run(self.storage, self.config, run, report.spans)
@@ -162,35 +175,10 @@ class RunService:
             log.exception("planning run %s failed", run.id)
             fail_run(self.storage, run.id, "planning_failed", detail=type(exc).__name__)
             raise
-        return self.storage.runs.get_run(run.id)
-
-    def judge_calls(self, report, request: RunRequest) -> dict:
-        """The judge calls a run of ``report`` with ``request``'s suites,
-        samples and judges would make, and the limit per run."""
-        suites = choose_suites(report, request.suites)
-        options = judge_options(self.config, request)
-        judged = public_judge(self.config, suites, options) is not None
-        estimate = budget.estimate(report, suites, options) if judged else 0
-        spend = budget.spend(report, suites, options, self.config) if judged else {}
-        return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
-                "judges": spend}  # fmt: skip
-
-    def _check_budget(self, report, suites: list[str], options: dict,
-                      workspace_id: str | None, judge: dict | None) -> None:  # fmt: skip
-        if judge is not None:
-            calls = budget.estimate(report, suites, options)
-            budget.check(calls, self.config["MAX_JUDGE_CALLS_PER_RUN"])
-            self._check_daily(workspace_id, calls)
-
-    def _check_daily(self, workspace_id: str | None, calls: int) -> None:
-        """The workspace's daily cap, when the operator set one."""
-        limit = self.config["WORKSPACE_DAILY_JUDGE_CALLS"]
-        day = Daily.today(workspace_id, limit)
-        if day is not None:
-            budget.check_daily(calls, self.storage.budget.workspace_calls(day), limit)
+        return cast("Run", self.storage.runs.get_run(run.id))  # just stored
 
     def submit(self, stream: BinaryIO, filename: str, request: RunRequest,
-               on_valid=None):  # fmt: skip
+               on_valid: OnValid | None = None) -> Run:  # fmt: skip
         """Create and enqueue a run; a broker outage fails it visibly (503).
         ``on_valid``: see :meth:`create`."""
         return self._enqueue_or_fail(self.create(stream, filename, request, on_valid))
@@ -200,7 +188,8 @@ class RunService:
         any others waiting."""
         if self.start_worker is not None:
             self.start_worker()
-        return dispatch(self.storage, self.config, self.queue.send)
+        queue = cast("TaskQueue", self.queue)  # the app sets it (queue.init_app)
+        return dispatch(self.storage, self.config, queue.send)
 
     def wake(self) -> None:
         """Hand out waiting work (e.g. a comparison just asked for). With the
@@ -219,7 +208,7 @@ class RunService:
             log.info("queue unavailable: %s", type(exc).__name__)
             raise Rejected.one("queue_unavailable", http=503) from None
 
-    def _enqueue_or_fail(self, run):
+    def _enqueue_or_fail(self, run: Run) -> Run:
         try:
             self.enqueue(run.id)
         except _broker_errors() as exc:
@@ -233,7 +222,7 @@ class RunService:
         return judge_options(self.config, request)
 
     # -- changing runs -------------------------------------------------------
-    def cancel(self, run) -> bool:
+    def cancel(self, run: Run) -> bool:
         """Queued chunks see the status and skip; every row stored so far is
         kept and summarized (``pipeline/interim.py``). False if final."""
         current = self.storage.runs.get_run(run.id)
@@ -244,7 +233,7 @@ class RunService:
         self.wake()
         return True
 
-    def retry_failed(self, run):
+    def retry_failed(self, run: Run) -> Run:
         """A new run of the same stored upload and settings. The finished run
         stays as it is (share links show immutable results); in the new one
         every verdict that succeeded comes from the cache, so only the failed
@@ -272,33 +261,23 @@ class RunService:
             tags=run.tags,
         )
         plan_from_upload(self.storage, self.config, retry)
-        return self._enqueue_or_fail(self.storage.runs.get_run(retry.id))
-
-    def _calls_left(self, run) -> int:
-        """What a retry of ``run`` may still call: the upload's budget is
-        shared by the run and all its retries. None left: a 409."""
-        limit = self.config["MAX_JUDGE_CALLS_PER_RUN"]
-        left = limit - self.storage.budget.calls_reserved_by_chain(run.id)
-        if run.judge and left <= 0:
-            raise Rejected.one("retry_over_budget", http=409, limit=limit)
-        if run.judge:
-            self._check_daily(run.workspace_id, 1)
-        return max(left, 1)
+        stored = cast("Run", self.storage.runs.get_run(retry.id))  # just stored
+        return self._enqueue_or_fail(stored)
 
     # -- reading runs --------------------------------------------------------
-    def upload_path(self, run):
+    def upload_path(self, run: Run) -> Path:
         return upload_path(self.config["UPLOAD_FOLDER"], run.upload_id)
 
-    def progress(self, run) -> dict:
+    def progress(self, run: Run) -> dict[str, Any]:
         """Done/total units and estimates (``pipeline/progress.py``)."""
         return run_progress(run)
 
-    def results_head(self, run) -> dict:
+    def results_head(self, run: Run) -> dict[str, Any]:
         """The results document without its rows (cheap at any run size)."""
         counts = self.storage.rows.run_status_counts(run)
         return results.head(run, counts, self.storage.progress.judge_usage(run.id))
 
-    def results_chunks(self, run, indent: int | None = None) -> Iterator[str]:
+    def results_chunks(self, run: Run, indent: int | None = None) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
         database: what the CLI's ``--out``, the JSON export and
         ``/api/v1/runs/<token>/results`` write."""
@@ -306,7 +285,7 @@ class RunService:
         rows = self.storage.rows.iter_rows(run.id, detail=False)
         return chain([opening], results.json_rows(rows))
 
-    def results_document(self, run) -> dict:
+    def results_document(self, run: Run) -> dict[str, Any]:
         """The whole document in memory (tests and small runs)."""
         counts = self.storage.rows.run_status_counts(run)
         used = self.storage.progress.judge_usage(run.id)

@@ -35,11 +35,19 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from evaluator import warm_up_judge
 from pipeline import forked_worker
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+# the app's factory (app.create_app): settings -> the app built from them
+CreateApp = Callable[[dict[str, Any]], "Flask"]
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +58,7 @@ TAKEOVER_S = 5.0  # a process without the lock checks this often for it
 STOP_TIMEOUT_S = 15.0
 
 
-def worker_config(config: dict) -> dict:
+def worker_config(config: dict[str, Any]) -> dict[str, Any]:
     """The settings the worker process builds its app from: every JSON value
     of this app's (the web process may have been given overrides that are
     not in the environment)."""
@@ -68,7 +76,12 @@ class WorkerProcess:
     """The supervisor, in the app's process: starts the worker on first use,
     restarts it when it dies, stops it with the app."""
 
-    def __init__(self, config: dict, instance: Path, create_app=None):
+    def __init__(
+        self,
+        config: dict[str, Any],
+        instance: Path,
+        create_app: CreateApp | None = None,
+    ):
         self.config = config
         self.create_app = create_app  # a forked worker builds its app with it
         self.instance = Path(instance)
@@ -78,7 +91,9 @@ class WorkerProcess:
         self.lock_path = Path(config["QUEUE_FOLDER"]).with_suffix(".lock")
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._process: subprocess.Popen | forked_worker.ForkedWorker | None = None
+        self._process: subprocess.Popen[bytes] | forked_worker.ForkedWorker | None = (
+            None
+        )
         self._lock_descriptor: int | None = None  # held: this process supervises
         self._stopping = False
         self._watcher: threading.Thread | None = None
@@ -218,7 +233,7 @@ def warm_up(*loaders: threading.Thread) -> threading.Thread:
     return freezer
 
 
-def begin(app) -> None:
+def begin(app: Flask) -> None:
     """What a worker on the local broker does before it consumes (Celery's
     ``worker_init``, however the worker was started): it is the only worker
     of its database (the queue's lock), so its watchdog's first sweep takes
@@ -242,7 +257,9 @@ def _exit_at_end_of_file(lifeline: int) -> None:
     os._exit(0)
 
 
-def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
+def run(
+    create_app: CreateApp, config_path: str, stdin: BinaryIO = sys.stdin.buffer
+) -> None:
     """A spawned worker process (``python app.py --worker CONFIG``): the
     app's settings from the file, which it deletes at once (they hold the
     secret key and the judge's key); its stdin is its lifeline."""
@@ -252,7 +269,7 @@ def run(create_app, config_path: str, stdin=sys.stdin.buffer) -> None:
     serve(create_app, settings, stdin.fileno())
 
 
-def serve(create_app, settings: dict, lifeline: int) -> None:
+def serve(create_app: CreateApp, settings: dict[str, Any], lifeline: int) -> None:
     """The worker, spawned or forked: a lower priority, the app's settings,
     then a Celery worker (:func:`begin` runs when it is built)."""
     os.nice(NICE)

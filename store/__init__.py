@@ -11,11 +11,13 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from flask import Flask
     from sqlalchemy.engine import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
@@ -31,6 +33,40 @@ if TYPE_CHECKING:
         Storage,
     )
     from store.workspaces import WorkspaceQueries
+
+
+class StorageLike(Protocol):
+    """What the rest of the product asks of a storage: the repositories, the
+    engine, the sessions, the dialect and the upgrade. Both a
+    :class:`store.storage.Storage` and a :class:`LazyStorage` are one (the
+    app's is lazy; a worker's context, a test or a script may build the
+    real one)."""
+
+    @property
+    def runs(self) -> RunRepository: ...
+    @property
+    def chunks(self) -> ChunkRepository: ...
+    @property
+    def rows(self) -> RowQueries: ...
+    @property
+    def progress(self) -> ProgressQueries: ...
+    @property
+    def judge_cache(self) -> JudgeCacheRepository: ...
+    @property
+    def budget(self) -> BudgetQueries: ...
+    @property
+    def comparisons(self) -> ComparisonQueries: ...
+    @property
+    def annotations(self) -> AnnotationRepository: ...
+    @property
+    def workspaces(self) -> WorkspaceQueries: ...
+    @property
+    def engine(self) -> Engine: ...
+    @property
+    def session(self) -> sessionmaker[Session]: ...
+    @property
+    def dialect(self) -> str: ...
+    def upgrade(self) -> None: ...
 
 
 class LazyStorage:
@@ -120,7 +156,7 @@ class LazyStorage:
 
 
 @contextmanager
-def _held(path: Path | None):
+def _held(path: Path | None) -> Iterator[None]:
     """An exclusive lock on ``path`` for the block. The processes of one
     instance may make their storage at the same moment: ``flask evaluate``
     and the worker it forks at once both upgrade a new database, and two
@@ -139,7 +175,7 @@ def _held(path: Path | None):
         os.close(descriptor)  # and with it the lock
 
 
-def init_app(app, instance: Path) -> LazyStorage:
+def init_app(app: Flask, instance: Path) -> LazyStorage:
     """``app.extensions["storage"]`` and the ``flask db`` commands;
     ``instance``: the instance folder, which holds the schema's lock."""
     from store import migrate

@@ -5,6 +5,7 @@ run deletes both (``store/deletion.py``)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     DateTime,
@@ -38,11 +39,11 @@ class AnnotationQueue(Base):
     seed: Mapped[int] = mapped_column(Integer)
     per_item: Mapped[int] = mapped_column(Integer)  # annotators wanted per item
     dimensions: Mapped[bool] = mapped_column(default=False)  # the five 0-20 too
-    items: Mapped[list] = mapped_column(JSONType)
+    items: Mapped[list[Any]] = mapped_column(JSONType)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # the agreement figures (bootstrap intervals take seconds) and the state
     # of the labels they were computed from: recomputed only when it changes
-    agreement: Mapped[dict | None] = mapped_column(JSONType)
+    agreement: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     agreement_key: Mapped[str | None] = mapped_column(String(64))
 
 
@@ -63,7 +64,7 @@ class AnnotationLabel(Base):
     annotator: Mapped[str] = mapped_column(String(80))
     al: Mapped[float | None] = mapped_column(Float)
     binary: Mapped[int | None] = mapped_column(Integer)
-    dimensions: Mapped[dict | None] = mapped_column(JSONType)
+    dimensions: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     comment: Mapped[str | None] = mapped_column(Text)
     skipped: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import Connection
 
 from core.status import RowStatus
 from store.annotation_models import AnnotationLabel, AnnotationQueue, AnnotatorLink
@@ -20,6 +23,8 @@ from store.database import Repository
 from store.models import ResultRow, utcnow
 
 LABEL_FIELDS = ("al", "binary", "dimensions", "comment", "skipped")
+# an item: (session_id, round, method)
+ItemKey = tuple[str, int, str]
 
 
 def new_token() -> str:
@@ -30,7 +35,7 @@ def new_token() -> str:
 class AnnotationQueries(Repository):
     """Annotation queues and their labels."""
 
-    def create_queue(self, run_id: str, items: list, seed: int, per_item: int,
+    def create_queue(self, run_id: str, items: list[list[Any]], seed: int, per_item: int,
                      dimensions: bool) -> AnnotationQueue:  # fmt: skip
         """A new open queue for the run; an earlier one is closed (one queue
         at a time, its labels kept)."""
@@ -73,7 +78,7 @@ class AnnotationQueries(Repository):
     def close_queue(self, queue_id: str) -> None:
         self._update_queue(queue_id, closed_at=utcnow())
 
-    def _update_queue(self, queue_id: str, **values) -> None:
+    def _update_queue(self, queue_id: str, **values: Any) -> None:
         with self.session.begin() as db:
             db.execute(
                 update(AnnotationQueue)
@@ -81,7 +86,9 @@ class AnnotationQueries(Repository):
                 .values(**values)
             )
 
-    def save_label(self, queue_id: str, item: int, annotator: str, **values) -> None:
+    def save_label(
+        self, queue_id: str, item: int, annotator: str, **values: Any
+    ) -> None:
         """Insert or revise ``annotator``'s label of ``item``."""
         values = {name: values.get(name) for name in LABEL_FIELDS}
         values["skipped"] = bool(values["skipped"])
@@ -100,7 +107,9 @@ class AnnotationQueries(Repository):
                     setattr(found, name, value)
                 found.updated_at = utcnow()
 
-    def add_labels(self, queue_id: str, labels: dict[tuple[int, str], dict]) -> None:
+    def add_labels(
+        self, queue_id: str, labels: dict[tuple[int, str], dict[str, Any]]
+    ) -> None:
         """Insert the labels of a new queue, ``{(item, annotator): values}``,
         in one statement."""
         if not labels:
@@ -168,7 +177,9 @@ class AnnotationQueries(Repository):
             count, latest = db.execute(query).one()
         return f"{count}:{latest.isoformat() if latest else ''}"
 
-    def store_agreement(self, queue_id: str, key: str, agreement: dict | None) -> None:
+    def store_agreement(
+        self, queue_id: str, key: str, agreement: dict[str, Any] | None
+    ) -> None:
         self._update_queue(queue_id, agreement=agreement, agreement_key=key)
 
     def annotator_done(self, queue_id: str, annotator: str) -> int:
@@ -178,7 +189,9 @@ class AnnotationQueries(Repository):
         with self.session() as db:
             return int(db.execute(query).scalar_one())
 
-    def judged_values(self, run_id: str, keys: list) -> dict[str, dict]:
+    def judged_values(
+        self, run_id: str, keys: Iterable[Sequence[Any]]
+    ) -> dict[str, dict[ItemKey, tuple[float | None, int | None]]]:
         """``{judge: {(session_id, round, method): (al, binary)}}`` of the
         items ``keys``: the judge's scored ``al`` and ``binary`` rows."""
         wanted = {tuple(key) for key in keys}
@@ -190,7 +203,7 @@ class AnnotationQueries(Repository):
             ResultRow.status == RowStatus.OK, ResultRow.sample == 0,
             ResultRow.session_id.in_({key[0] for key in wanted}),
         )  # fmt: skip
-        found: dict[str, dict] = {}
+        found: dict[str, dict[ItemKey, tuple[float | None, int | None]]] = {}
         with self.session() as db:
             for session_id, number, method, metric, judge, value in db.execute(query):
                 key = (session_id, number, method)
@@ -204,7 +217,7 @@ class AnnotationQueries(Repository):
         return found
 
 
-def delete_annotations_of(conn, run_id: str) -> None:
+def delete_annotations_of(conn: Connection, run_id: str) -> None:
     """The run's queues and labels (in the run's deletion transaction)."""
     queues = select(AnnotationQueue.id).where(AnnotationQueue.run_id == run_id)
     conn.execute(delete(AnnotationLabel).where(AnnotationLabel.queue_id.in_(queues)))

@@ -67,7 +67,9 @@ class BudgetQueries(Repository):
             .returning(counted)
         ).scalar()
 
-    def release_calls(self, run_id: str, unused: int, daily: Daily | None = None):
+    def release_calls(
+        self, run_id: str, unused: int, daily: Daily | None = None
+    ) -> None:
         """Give back reserved calls that never went out (a chunk's rest), to
         the run and to the workspace's day they were taken from."""
         if not unused:

@@ -34,11 +34,11 @@ class ClaimQueries(Repository):
         if not keys:
             return set()
         table = table_of(JudgeCallClaim)
-        stmt = self._insert(table)
+        insert = self._insert(table)
         mine = [holder, *gone]
-        stmt = stmt.on_conflict_do_update(
+        stmt = insert.on_conflict_do_update(
             index_elements=["key"],
-            set_={"holder": stmt.excluded.holder, "until": stmt.excluded.until},
+            set_={"holder": insert.excluded.holder, "until": insert.excluded.until},
             # (no IN: an expanding parameter cannot go into an executemany)
             where=or_(table.c.until < utcnow(), *(table.c.holder == h for h in mine)),
         ).returning(table.c.key)

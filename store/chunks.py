@@ -16,8 +16,10 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import Row, func, select, text, update
+from sqlalchemy.engine import Connection
 
 from core.status import ACTIVE_RUN, ChunkState, RunStatus
 from store.database import Repository
@@ -27,6 +29,8 @@ from store.progress import add_to_run, held_by, lock_chunk
 IN_FLIGHT = (ChunkState.SENT.value, ChunkState.RUNNING.value)
 FINISHED = (ChunkState.DONE.value, ChunkState.FAILED.value)
 _DISPATCH_LOCK_ID = 730_113  # PostgreSQL advisory lock: one dispatcher at a time
+# a pending chunk a dispatcher may send: (run_id, chunk, the run's client)
+Candidate = Row[str, int, str | None]
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ class ChunkQueries(Repository):
             return list(conn.scalars(query))
 
 
-def _in_flight(conn) -> tuple[dict[str, int], dict[str | None, int]]:
+def _in_flight(conn: Connection) -> tuple[dict[str, int], dict[str | None, int]]:
     """Chunks in flight per active run, and per client."""
     query = (
         select(RunChunk.run_id, Run.client, func.count())
@@ -162,7 +166,7 @@ def _in_flight(conn) -> tuple[dict[str, int], dict[str | None, int]]:
     return per_run, per_client
 
 
-def _candidates(conn, per_run: int) -> list:
+def _candidates(conn: Connection, per_run: int) -> list[Candidate]:
     """The first ``per_run`` pending chunks of every active run, oldest run first."""
     ranked = (
         select(RunChunk.run_id, RunChunk.chunk,
@@ -180,13 +184,19 @@ def _candidates(conn, per_run: int) -> list:
     return list(conn.execute(query))
 
 
-def _round_robin(candidates, flying, clients, per_run: int, per_client: int) -> list:
+def _round_robin(
+    candidates: list[Candidate],
+    flying: dict[str, int],
+    clients: dict[str | None, int],
+    per_run: int,
+    per_client: int,
+) -> list[Candidate]:
     """One chunk per run per pass, runs with the fewest in flight first."""
-    queues: dict[str, list] = defaultdict(list)
+    queues: dict[str, list[Candidate]] = defaultdict(list)
     for row in candidates:
         queues[row.run_id].append(row)
     order = sorted(queues, key=lambda run: flying.get(run, 0))  # stable: oldest first
-    picked = []
+    picked: list[Candidate] = []
     while True:
         progressed = False
         for run_id in order:
@@ -204,8 +214,8 @@ def _round_robin(candidates, flying, clients, per_run: int, per_client: int) -> 
             return picked
 
 
-def _mark_sent(conn, picked) -> list[Chunk]:
-    claimed = []
+def _mark_sent(conn: Connection, picked: list[Candidate]) -> list[Chunk]:
+    claimed: list[Chunk] = []
     now = utcnow()
     for row in picked:
         stmt = (
@@ -217,7 +227,11 @@ def _mark_sent(conn, picked) -> list[Chunk]:
         )  # fmt: skip
         found = conn.execute(stmt).first()
         if found is not None:
-            claimed.append(Chunk(row.run_id, row.chunk, *found))
+            start, end, units, attempts = found
+            # a pending chunk was planned with its byte range (only rows of
+            # the first release, all finished, have none)
+            span = cast(int, start), cast(int, end)
+            claimed.append(Chunk(row.run_id, row.chunk, *span, units, attempts))
     started = {chunk.run_id for chunk in claimed}
     if started:
         conn.execute(

@@ -12,8 +12,10 @@ same runs (after a rename or a retry) replaces the older one.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import ColumnElement, delete, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from core.status import ComparisonState
@@ -48,7 +50,9 @@ class ComparisonQueries(Repository):
             found = conn.execute(query).first()
         return None if found is None else StoredComparison(**found._mapping)
 
-    def request_comparison(self, key: str, runs_digest: str, run_ids: list) -> bool:
+    def request_comparison(
+        self, key: str, runs_digest: str, run_ids: list[str]
+    ) -> bool:
         """Insert the comparison ``computing``, not yet sent; False when it
         already exists (another request asked first)."""
         links = [
@@ -92,7 +96,10 @@ class ComparisonQueries(Repository):
             return list(conn.scalars(query))
 
     def finish_comparison(
-        self, key: str, document: dict | None = None, failure: dict | None = None
+        self,
+        key: str,
+        document: dict[str, Any] | None = None,
+        failure: dict[str, Any] | None = None,
     ) -> None:
         """Store the result (or why there is none); nothing when the
         comparison was deleted meanwhile (one of its runs was)."""
@@ -109,13 +116,13 @@ class ComparisonQueries(Repository):
             conn.execute(query)
 
 
-def delete_comparisons_of(conn, run_id: str) -> None:
+def delete_comparisons_of(conn: Connection, run_id: str) -> None:
     """The stored comparisons that read the run (inside its deletion)."""
     reading = select(ComparisonRun.comparison_key).where(ComparisonRun.run_id == run_id)
     _drop(conn, StoredComparison.key.in_(reading))
 
 
-def _drop(conn, which) -> None:
+def _drop(conn: Connection, which: ColumnElement[bool]) -> None:
     """Delete comparisons and their run links (explicitly: a SQLite
     connection may not enforce the foreign keys)."""
     keys = list(conn.scalars(select(StoredComparison.key).where(which)))

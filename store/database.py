@@ -6,12 +6,15 @@ SQLite under ``instance/`` by default, PostgreSQL when ``DATABASE_URL`` says so.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from store.models import Base
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -41,7 +44,7 @@ class Database:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
-    def insert(self, table: Any) -> Any:
+    def insert(self, table: Table | type[Base]) -> postgresql.Insert | sqlite.Insert:
         """The dialect's INSERT, which has ``on_conflict_do_update`` and
         ``on_conflict_do_nothing`` (SQLAlchemy's generic one has neither)."""
         if self.dialect == "postgresql":

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import ColumnElement, Subquery, func, or_, select
+from sqlalchemy import ColumnElement, Join, Subquery, func, or_, select
 
 from core.status import RowStatus
 from store.models import ResultRow, RunSession
 
 if TYPE_CHECKING:
-    from store.storage import Storage
+    from store import StorageLike
 
 DETAIL_FIELDS = ("reasoning", "raw")  # the judge's words in a row's detail
 
@@ -46,7 +46,7 @@ class DetailHit:
     round: int  # 0: a session-level row
     method: str
     metric: str
-    detail: dict
+    detail: dict[str, Any]
 
 
 def _scored(run_id: str, metric: str, method: str) -> list[ColumnElement[bool]]:
@@ -74,7 +74,7 @@ def _session_means(run_id: str, metric: str, method: str, name: str) -> Subquery
 
 
 def session_values(
-    storage: Storage,
+    storage: StorageLike,
     run_id: str,
     metric: str,
     method: str,
@@ -99,7 +99,7 @@ def session_values(
 
 
 def session_value_totals(
-    storage: Storage, run_id: str, metric: str, method: str
+    storage: StorageLike, run_id: str, metric: str, method: str
 ) -> tuple[int, float | None, int]:
     """(sessions with a value, mean of their means, scored rows in all)."""
     means = _session_means(run_id, metric, method, "means")
@@ -109,7 +109,9 @@ def session_value_totals(
     return int(sessions), None if mean is None else float(mean), int(rows or 0)
 
 
-def _paired(run_id: str, metric: str, a: str, b: str):
+def _paired(
+    run_id: str, metric: str, a: str, b: str
+) -> tuple[Subquery, Subquery, Join, ColumnElement[Any]]:
     left = _session_means(run_id, metric, a, "a")
     right = _session_means(run_id, metric, b, "b")
     joined = left.join(right, left.c.session_id == right.c.session_id)
@@ -117,7 +119,7 @@ def _paired(run_id: str, metric: str, a: str, b: str):
 
 
 def largest_differences(
-    storage: Storage, run_id: str, metric: str, a: str, b: str, limit: int = 50
+    storage: StorageLike, run_id: str, metric: str, a: str, b: str, limit: int = 50
 ) -> list[Difference]:
     """Sessions both methods have a value for, by |a − b| descending."""
     left, right, joined, diff = _paired(run_id, metric, a, b)
@@ -136,7 +138,7 @@ def largest_differences(
 
 
 def difference_totals(
-    storage: Storage, run_id: str, metric: str, a: str, b: str
+    storage: StorageLike, run_id: str, metric: str, a: str, b: str
 ) -> tuple[int, float | None]:
     """(sessions both methods have a value for, mean difference a − b)."""
     _left, _right, joined, diff = _paired(run_id, metric, a, b)
@@ -146,15 +148,16 @@ def difference_totals(
     return int(paired), None if mean is None else float(mean)
 
 
-def _detail_text(field: str):
+def _detail_text(field: str) -> ColumnElement[str]:
     """A top-level string of a row's detail JSON, as SQL text (SQLite
     ``JSON_EXTRACT``, PostgreSQL ``->>``): matching the value itself, not the
     JSON's keys or its escapes (SQLite stores non-ASCII text as ``\\uXXXX``)."""
-    return ResultRow.detail[field].as_string()
+    # the JSON comparator's ``as_string`` is untyped in SQLAlchemy's stubs
+    return cast("ColumnElement[str]", ResultRow.detail[field].as_string())
 
 
 def iter_detail_hits(
-    storage: Storage, run_id: str, text: str, limit: int = 100
+    storage: StorageLike, run_id: str, text: str, limit: int = 100
 ) -> Iterator[DetailHit]:
     """Rows whose judge reasoning or raw reply contains ``text`` (ignoring
     case; ``%`` and ``_`` are literal), in file order, at most ``limit``."""

@@ -7,14 +7,20 @@ Python holds follows one batch or one group, however large the run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, and_, func, select
+from sqlalchemy import ColumnElement, Engine, Select, and_, func, select
 from sqlalchemy.orm import aliased
 
 from core.status import RowStatus
 from metrics.row_source import Group
 from store.models import ResultRow
+from store.sql import AnyRow
+
+if TYPE_CHECKING:  # numpy is imported when the arrays are made
+    import numpy as np
+    from numpy.typing import NDArray
 
 BATCH = 5000
 GROUP_ORDER = {
@@ -23,11 +29,15 @@ GROUP_ORDER = {
 }
 
 
-def _scored(row) -> tuple:
+def _scored(
+    row: type[ResultRow],
+) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
     return (row.status == RowStatus.OK.value, row.value.is_not(None))
 
 
-def _batches(engine: Engine, query) -> Iterator:
+def _batches(
+    engine: Engine, query: Select[*tuple[Any, ...]]
+) -> Iterator[Sequence[AnyRow]]:
     with engine.connect() as conn:
         yield from conn.execute(query.execution_options(yield_per=BATCH)).partitions()
 
@@ -45,7 +55,7 @@ def grouped_rows(
         query = query.where(ResultRow.judge == judge)
     query = query.order_by(*(getattr(ResultRow, name) for name in GROUP_ORDER[by]))
     at = 2 if by == "round" else 1  # the column that keys a group beside the method
-    current: tuple | None = None
+    current: tuple[str, Any] | None = None
     values: list[float] = []
     rounds: list[int | None] = []
     for batch in _batches(engine, query):
@@ -61,7 +71,9 @@ def grouped_rows(
         yield current[0], current[1], values, rounds
 
 
-def _pairs(run_id: str, metrics: tuple[str, str], judge: str | None):
+def _pairs(
+    run_id: str, metrics: tuple[str, str], judge: str | None
+) -> Select[str, str, float | None, float | None]:
     """Items (session, round, method, judge) scored on both metrics."""
     a, b = aliased(ResultRow), aliased(ResultRow)
     same_item = and_(
@@ -78,7 +90,7 @@ def _pairs(run_id: str, metrics: tuple[str, str], judge: str | None):
 
 def item_pairs(
     engine: Engine, run_id: str, metrics: tuple[str, str], judge: str | None
-) -> Iterator[tuple]:
+) -> Iterator[tuple[list[str], NDArray[np.float64], NDArray[np.float64]]]:
     """Batches ``(methods, xs, ys)`` (numpy arrays of the values)."""
     import numpy as np
 
@@ -94,7 +106,15 @@ def ranked_pairs(
     per_judge: bool,
     judge: str | None,
     per_method: bool = False,
-) -> Iterator[tuple]:
+) -> Iterator[
+    tuple[
+        list[str],
+        NDArray[np.int64],
+        NDArray[np.float64],
+        NDArray[np.int64],
+        list[str],
+    ]
+]:
     """Batches ``(judges, 2·rank of x, ys, 2·rank of y, methods)``: mean
     ranks of ties (1-based), ranked within each judge (and method) or over
     every item."""
@@ -104,7 +124,7 @@ def ranked_pairs(
     within = [pairs.c.judge] if per_judge else []
     within += [pairs.c.method] if per_method else []
 
-    def twice_rank(column):
+    def twice_rank(column: ColumnElement[Any]) -> ColumnElement[int]:
         rank = func.rank().over(partition_by=within or None, order_by=column)
         ties = func.count().over(partition_by=[*within, column])
         return 2 * rank + ties - 1

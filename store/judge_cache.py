@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import Row, select, update
+from sqlalchemy.engine import Connection
 
 from core.holders import gone
 from store.database import Repository
@@ -21,11 +22,14 @@ from store.models import (
 )
 from store.sql import table_of
 
+# a cached verdict as read: (key, reply, parsed), Core rows with attributes
+CachedRow = Row[str, str, dict[str, Any]]
+
 
 class CacheQueries(Repository):
     """Cached judge verdicts, keyed by request."""
 
-    def cache_get(self, keys: Iterable[str]) -> dict:
+    def cache_get(self, keys: Iterable[str]) -> dict[str, CachedRow]:
         """``{key: row}``; rows carry ``.reply`` and ``.parsed`` (Core rows:
         no ORM identity map for thousands of cache hits per chunk)."""
         keys = list(set(keys))
@@ -38,7 +42,9 @@ class CacheQueries(Repository):
         with self.engine.connect() as conn:
             return {row.key: row for row in conn.execute(query)}
 
-    def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None:
+    def cache_put(
+        self, entries: Iterable[dict[str, Any]], run_id: str | None = None
+    ) -> None:
         """Store verdicts; with ``run_id``, together with the run's record of
         them, in one transaction that first locks the run: a run deleted
         meanwhile gets no entries (none is left behind without an owner)."""
@@ -73,7 +79,7 @@ class CacheQueries(Repository):
                 conn.execute(stmt, rows)
 
 
-def _run_alive(conn, run_id: str) -> bool:
+def _run_alive(conn: Connection, run_id: str) -> bool:
     """Whether the run exists, locked against its deletion until the
     transaction ends. PostgreSQL: FOR KEY SHARE, which waits for a deletion
     but not for the progress updates that lock the run's row all the time;
@@ -89,8 +95,10 @@ class CacheStore(Protocol):
     """What :class:`JudgeCache` asks of ``Storage`` (``CacheQueries`` and
     ``store.call_claims.ClaimQueries``)."""
 
-    def cache_get(self, keys: Iterable[str]) -> dict: ...
-    def cache_put(self, entries: Iterable[dict], run_id: str | None = None) -> None: ...
+    def cache_get(self, keys: Iterable[str]) -> dict[str, CachedRow]: ...
+    def cache_put(
+        self, entries: Iterable[dict[str, Any]], run_id: str | None = None
+    ) -> None: ...
     def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None: ...
     def claim_requests(
         self, keys: Iterable[str], holder: str, until: datetime,
@@ -123,14 +131,14 @@ class JudgeCache:
             return key
         return hashlib.sha256(f"{self.scope}\n{key}".encode()).hexdigest()
 
-    def get(self, keys: Iterable[str]) -> dict:
+    def get(self, keys: Iterable[str]) -> dict[str, CachedRow]:
         scoped = {self._scoped(key): key for key in keys}
         found = self.store.cache_get(scoped)
         if self.run_id and found:
             self.store.record_cache_keys(self.run_id, found)
         return {scoped[key]: entry for key, entry in found.items()}
 
-    def put(self, entries: Iterable[dict]) -> None:
+    def put(self, entries: Iterable[dict[str, Any]]) -> None:
         scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
         self.store.cache_put(scoped, self.run_id)
 

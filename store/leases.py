@@ -30,6 +30,7 @@ from store.chunks import FINISHED, IN_FLIGHT, Chunk
 from store.database import Repository
 from store.models import Run, RunChunk, utcnow
 from store.progress import held_by, lock_chunk
+from store.sql import AnyRow
 
 ORPHAN_GRACE_S = 10.0  # a claim of this process not held for this long: orphaned
 
@@ -79,11 +80,13 @@ class LeaseQueries(Repository):
         with self.engine.begin() as conn:
             return conn.execute(stmt).rowcount > 0
 
-    def renew(self, leases: Iterable[tuple[str, int, int]]) -> set[tuple]:
+    def renew(
+        self, leases: Iterable[tuple[str, int, int]]
+    ) -> set[tuple[str, int, int]]:
         """Renew the leases a process holds (``(run_id, chunk, lease)``), in
         one transaction; returns those another claim or a sweep took (their
         token grew). A chunk its holder has just finished is not taken."""
-        lost = set()
+        lost: set[tuple[str, int, int]] = set()
         with self.engine.begin() as conn:
             for run_id, chunk, lease in leases:
                 if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
@@ -148,7 +151,7 @@ class LeaseQueries(Repository):
         orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
         mine = set(held_here)
 
-        def void(row) -> bool:
+        def void(row: AnyRow) -> bool:
             if row.state == ChunkState.SENT.value:
                 return row.sent_at is None or aware(row.sent_at) < sent_before
             beat = aware(row.beat_at) if row.beat_at else None

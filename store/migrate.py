@@ -11,6 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    import click
+    from alembic.config import Config
+    from flask import Flask
+    from sqlalchemy.engine import Connection, Engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Revision files are named "<revision>_<slug>.py" with numbered revisions, so
@@ -18,7 +25,15 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _REVISION_FILE = re.compile(r"^(\d{4})_\w+\.py$")
 
 
-def alembic_config(connection=None):
+class _HasEngine(Protocol):
+    """A storage (``Storage`` or ``LazyStorage``): its engine is all the
+    migrations need."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
     from alembic.config import Config
 
     config = Config()
@@ -27,7 +42,7 @@ def alembic_config(connection=None):
     return config
 
 
-def upgrade(engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "head") -> None:
     from alembic import command
 
     with engine.begin() as connection:
@@ -44,7 +59,7 @@ def newest_revision() -> str:
     return max(found)
 
 
-def stored_revision(engine) -> str | None:
+def stored_revision(engine: Engine) -> str | None:
     """The revision recorded in the database (None: no schema or a database
     of the first release), read with plain SQL."""
     from sqlalchemy import inspect, text
@@ -52,12 +67,14 @@ def stored_revision(engine) -> str | None:
     with engine.connect() as connection:
         if not inspect(connection).has_table("alembic_version"):
             return None
-        return connection.execute(
+        found = connection.execute(
             text("SELECT version_num FROM alembic_version")
         ).scalar()
+        # a text() query's result is untyped; the column is a string
+        return cast("str | None", found)
 
 
-def upgrade_if_needed(engine) -> bool:
+def upgrade_if_needed(engine: Engine) -> bool:
     """Upgrade unless the database is already at the head (the usual start)."""
     if stored_revision(engine) == newest_revision():
         return False
@@ -65,7 +82,7 @@ def upgrade_if_needed(engine) -> bool:
     return True
 
 
-def current_revision(engine) -> str | None:
+def current_revision(engine: Engine) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as connection:
@@ -83,14 +100,14 @@ def head_revision() -> str:
 class _MigrateTarget:
     """What Flask-Migrate's ``db`` argument must offer: metadata and engine."""
 
-    def __init__(self, storage):
+    def __init__(self, storage: _HasEngine) -> None:
         from store.models import Base
 
         self.metadata = Base.metadata
         self.engine = storage.engine
 
 
-def init_app(app, storage) -> None:
+def init_app(app: Flask, storage: _HasEngine) -> None:
     """``flask db ...`` (upgrade, downgrade, current, history, migrate ...),
     Flask-Migrate's commands, loaded when ``db`` is invoked."""
     import click
@@ -103,19 +120,21 @@ def init_app(app, storage) -> None:
             if "migrate" not in app.extensions:
                 Migrate(app, _MigrateTarget(storage), directory=str(MIGRATIONS))
                 app.cli.commands["db"] = self  # Migrate re-registers its own
-            return db
+            # Flask-Migrate has no annotations: its ``db`` is a click group
+            return cast(click.Group, db)
 
-        def get_params(self, ctx):  # -d/--directory and -x/--x-arg
+        def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+            # -d/--directory and -x/--x-arg
             return self._group().get_params(ctx)
 
-        def invoke(self, ctx):
+        def invoke(self, ctx: click.Context) -> Any:
             self.callback = self._group().callback
             return super().invoke(ctx)
 
-        def list_commands(self, ctx):
+        def list_commands(self, ctx: click.Context) -> list[str]:
             return self._group().list_commands(ctx)
 
-        def get_command(self, ctx, name):
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
             return self._group().get_command(ctx, name)
 
     app.cli.add_command(

@@ -7,7 +7,7 @@ in ``store/migrations/versions`` (a test compares the two)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -24,7 +24,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.clock import utcnow
+# re-exported explicitly: the store's modules import the clock from here
+from core.clock import utcnow as utcnow
 from core.status import ChunkState, ComparisonState, RunStatus
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
@@ -47,7 +48,15 @@ AUTO_ID = BigInteger().with_variant(Integer, "sqlite")
 
 
 class Base(DeclarativeBase):
-    type_annotation_map: ClassVar = {dict: JSONType, list: JSONType}
+    # JSON columns; the registry looks a parametrized annotation up as it is
+    # written (``Mapped[dict[str, Any]]`` does not find ``dict``)
+    type_annotation_map: ClassVar = {
+        dict: JSONType,
+        list: JSONType,
+        dict[str, Any]: JSONType,
+        list[Any]: JSONType,
+        list[str]: JSONType,
+    }
 
 
 class Workspace(Base):
@@ -84,10 +93,10 @@ class Run(Base):
     upload_id: Mapped[str] = mapped_column(String(64))
     sessions: Mapped[int] = mapped_column(Integer, default=0)
     rounds: Mapped[int] = mapped_column(Integer, default=0)
-    methods: Mapped[list] = mapped_column(default=list)
-    suites: Mapped[list] = mapped_column(default=list)
-    judge: Mapped[dict | None] = mapped_column()
-    options: Mapped[dict] = mapped_column(default=dict)
+    methods: Mapped[list[str]] = mapped_column(default=list)
+    suites: Mapped[list[str]] = mapped_column(default=list)
+    judge: Mapped[dict[str, Any] | None] = mapped_column()
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     judge_calls: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -99,16 +108,18 @@ class Run(Base):
     cache_hits: Mapped[int] = mapped_column(BigInteger, default=0)
     prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    aggregates: Mapped[dict | None] = mapped_column()
+    aggregates: Mapped[dict[str, Any] | None] = mapped_column()
     # the aggregates of the rows stored so far (provisional, while the run is
     # evaluated) and when they were last computed (pipeline/interim.py)
-    interim: Mapped[dict | None] = mapped_column()
+    interim: Mapped[dict[str, Any] | None] = mapped_column()
     interim_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # when a worker claimed the final aggregation (store/interim.py): the
     # others that ask for it leave it alone (claimed again only if stale)
     finalizing_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error: Mapped[str | None] = mapped_column(Text)  # English, for logs and the API
-    failure: Mapped[dict | None] = mapped_column()  # {"code", "params"}: translated
+    failure: Mapped[dict[str, Any] | None] = (
+        mapped_column()
+    )  # {"code", "params"}: translated
     client: Mapped[str | None] = mapped_column(String(64))  # fair share key
     retry_of: Mapped[str | None] = mapped_column(String(32), index=True)
     # bookkeeping, apart from the settings in ``options`` (migration 0019):
@@ -130,7 +141,7 @@ class Run(Base):
     )
     workspace_id: Mapped[str | None] = mapped_column(String(32), index=True)
     name: Mapped[str | None] = mapped_column(String(255))
-    tags: Mapped[list | None] = mapped_column(default=list)
+    tags: Mapped[list[str] | None] = mapped_column(default=list)
     comment: Mapped[str | None] = mapped_column(Text)
 
 
@@ -155,9 +166,9 @@ class ResultRow(Base):
     value: Mapped[float | None] = mapped_column(Float)
     status: Mapped[str] = mapped_column(String(16))
     note: Mapped[str | None] = mapped_column(Text)  # English (API, exports)
-    detail: Mapped[dict | None] = mapped_column()
+    detail: Mapped[dict[str, Any] | None] = mapped_column()
     note_code: Mapped[str | None] = mapped_column(String(64))  # metrics/notes.py
-    note_params: Mapped[dict | None] = mapped_column()
+    note_params: Mapped[dict[str, Any] | None] = mapped_column()
     # the judge model that made the row ("" for rows no judge made, and for
     # rows of earlier releases): a judge panel scores each item once per judge
     judge: Mapped[str] = mapped_column(String(200), default="", server_default="")
@@ -219,7 +230,7 @@ class JudgeCacheEntry(Base):
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     prompt_version: Mapped[str] = mapped_column(String(64))
     reply: Mapped[str] = mapped_column(Text)
-    parsed: Mapped[dict] = mapped_column()
+    parsed: Mapped[dict[str, Any]] = mapped_column()
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(
@@ -311,8 +322,10 @@ class StoredComparison(Base):
     state: Mapped[str] = mapped_column(
         String(16), default=ComparisonState.COMPUTING.value
     )
-    document: Mapped[dict | None] = mapped_column()  # metrics/comparison.py
-    failure: Mapped[dict | None] = mapped_column()  # {"code", "params", "http"}
+    document: Mapped[dict[str, Any] | None] = mapped_column()  # metrics/comparison.py
+    failure: Mapped[dict[str, Any] | None] = (
+        mapped_column()
+    )  # {"code", "params", "http"}
     requested_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow
     )

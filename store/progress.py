@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import ColumnElement, Row, Table, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -36,7 +36,9 @@ from store.models import JudgeUsage, Run, RunChunk, utcnow
 _ACTIVE = [status.value for status in ACTIVE_RUN]
 
 
-def lock_chunk(conn: Connection, run_id: str, chunk: int, *conditions):
+def lock_chunk(
+    conn: Connection, run_id: str, chunk: int, *conditions: ColumnElement[bool]
+) -> Row[int, int] | None:
     """Lock a chunk's row (refreshing its heartbeat) and return its
     ``items`` and ``units``; None when no row matches ``conditions``."""
     stmt = (
@@ -48,7 +50,7 @@ def lock_chunk(conn: Connection, run_id: str, chunk: int, *conditions):
     return conn.execute(stmt).first()
 
 
-def held_by(lease: int) -> list:
+def held_by(lease: int) -> list[ColumnElement[bool]]:
     """The conditions of a chunk running under the lease ``lease``."""
     return [RunChunk.state == ChunkState.RUNNING.value, RunChunk.lease == lease]
 
@@ -64,7 +66,9 @@ def add_to_run(conn: Connection, run_id: str, **increments: int) -> None:
         add_judge_usage(conn, run_id, model, counts)
 
 
-def add_judge_usage(conn: Connection, run_id: str, model: str, counts: dict) -> None:
+def add_judge_usage(
+    conn: Connection, run_id: str, model: str, counts: dict[str, int]
+) -> None:
     """Insert the model's row, or add to it (``SET x = x + n``)."""
     table = cast(Table, JudgeUsage.__table__)
     insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
@@ -84,7 +88,9 @@ class ProgressQueries(Repository):
         """``{model: {field: n}}`` of a run, models in name order."""
         return self.judge_usage_of([run_id]).get(run_id, {})
 
-    def judge_usage_of(self, run_ids: list[str]) -> dict[str, dict[str, dict]]:
+    def judge_usage_of(
+        self, run_ids: list[str]
+    ) -> dict[str, dict[str, dict[str, int]]]:
         """``{run_id: {model: {field: n}}}`` of several runs, in one query."""
         table = JudgeUsage.__table__
         query = (
@@ -92,7 +98,7 @@ class ProgressQueries(Repository):
             .where(table.c.run_id.in_(list(run_ids)))
             .order_by(table.c.run_id, table.c.model)
         )
-        found: dict[str, dict[str, dict]] = {}
+        found: dict[str, dict[str, dict[str, int]]] = {}
         with self.engine.connect() as conn:
             for row in conn.execute(query) if run_ids else ():
                 counts = {field: getattr(row, field) for field in usage.FIELDS}

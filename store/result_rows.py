@@ -5,9 +5,10 @@ finalize aggregates from."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import Select, Text, cast, func, select
 
 from store.database import Repository
 from store.leases import fenced
@@ -15,9 +16,13 @@ from store.models import (
     ROW_DICT_FIELDS,
     ROW_KEY,
     ResultRow,
+    Run,
 )
 from store.sql import batched, count_of_run, table_of
 from store.suite_rows import key_ordered
+
+if TYPE_CHECKING:
+    from metrics.suite import Metric
 
 ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
 ROW_SORTS = ("session_id", "round", "method", "metric", "judge", "value", "status")
@@ -35,7 +40,7 @@ class RowQueries(Repository):
     """Result rows: upserts, reads, counts and pages."""
 
     def upsert_rows(
-        self, rows: Iterable[dict], batch: int = 2000,
+        self, rows: Iterable[dict[str, Any]], batch: int = 2000,
         fence: tuple[str, int, int] | None = None,
     ) -> int:  # fmt: skip
         """Insert or replace rows on their natural key, in one transaction,
@@ -59,7 +64,7 @@ class RowQueries(Repository):
                 written += len(part)
         return written
 
-    def rows(self, run_id: str, **filters) -> list[ResultRow]:
+    def rows(self, run_id: str, **filters: Any) -> list[ResultRow]:
         query = select(ResultRow).where(ResultRow.run_id == run_id)
         for name, value in filters.items():
             query = query.where(getattr(ResultRow, name) == value)
@@ -70,13 +75,15 @@ class RowQueries(Repository):
     def count_rows(self, run_id: str) -> int:
         return count_of_run(self.session, ResultRow, run_id)
 
-    def run_status_counts(self, run) -> dict[str, int]:
+    def run_status_counts(self, run: Run) -> dict[str, int]:
         """Stored at finalize for finished runs (a GROUP BY over millions of
         rows costs a second); counted live while the run is in progress."""
         stored = (run.aggregates or {}).get("status_counts")
         return stored if stored is not None else self.status_counts(run.id)
 
-    def unscored_causes(self, run_id: str) -> list[tuple]:
+    def unscored_causes(
+        self, run_id: str
+    ) -> list[tuple[str, str, str, int, dict[str, Any]]]:
         """``(metric, status, note code, rows, one row's note parameters)``
         of the rows not ``ok``: what an empty chart says instead of guessing
         ("no judge configured")."""
@@ -100,7 +107,9 @@ class RowQueries(Repository):
         with self.session() as db:
             return dict(db.execute(query).all())
 
-    def _row_query(self, run_id: str, filters: dict):
+    def _row_query(
+        self, run_id: str, filters: Mapping[str, Any]
+    ) -> Select[*tuple[Any, ...]]:
         query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))
         query = query.where(ResultRow.run_id == run_id)
         for name in ROW_FILTERS:
@@ -116,11 +125,11 @@ class RowQueries(Repository):
     def rows_page(
         self,
         run_id: str,
-        filters: dict,
+        filters: Mapping[str, Any],
         offset: int,
         limit: int,
         order: tuple[str, bool] | None = None,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """One page of rows; ``order`` = (a ``ROW_SORTS`` column, descending),
         then the row key, with missing values last either way."""
         query = self._row_query(run_id, filters)
@@ -134,7 +143,7 @@ class RowQueries(Repository):
             found = conn.execute(query.offset(offset).limit(limit))
             return [dict(zip(ROW_DICT_FIELDS, values, strict=True)) for values in found]
 
-    def count_filtered_rows(self, run_id: str, filters: dict) -> int:
+    def count_filtered_rows(self, run_id: str, filters: Mapping[str, Any]) -> int:
         query = select(func.count()).select_from(
             self._row_query(run_id, filters).subquery()
         )
@@ -142,8 +151,12 @@ class RowQueries(Repository):
             return db.execute(query).scalar_one()
 
     def iter_rows(
-        self, run_id: str, metrics=None, batch: int = 5000, detail: bool = True
-    ) -> Iterator[dict]:
+        self,
+        run_id: str,
+        metrics: Sequence[Metric] | None = None,
+        batch: int = 5000,
+        detail: bool = True,
+    ) -> Iterator[dict[str, Any]]:
         """Every row in key order, streamed (exports of large runs). With
         ``metrics`` (metric objects with ``id`` and ``keyed``), only theirs:
         a suite reads its own rows. ``detail=False`` leaves the JSON details

@@ -7,8 +7,9 @@ watchdog ("never planned: plan it") while its rows were being copied."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import String, insert, literal, select
 
@@ -17,10 +18,13 @@ from store.models import ResultRow, Run, RunCacheKey, RunSession
 from store.workspaces import new_token
 
 if TYPE_CHECKING:
-    from store.storage import Storage
+    from sqlalchemy.engine import CursorResult
+    from sqlalchemy.orm import Session
+
+    from store import StorageLike
 
 
-def finished_with_file(storage: Storage, sha256: str, status: str) -> list[Run]:
+def finished_with_file(storage: StorageLike, sha256: str, status: str) -> list[Run]:
     """Runs of this file in ``status``, the latest first."""
     query = (
         select(Run)
@@ -31,7 +35,12 @@ def finished_with_file(storage: Storage, sha256: str, status: str) -> list[Run]:
         return list(db.scalars(query))
 
 
-def create_copy(storage: Storage, source: Run, spans, **fields) -> str:
+def create_copy(
+    storage: StorageLike,
+    source: Run,
+    spans: Iterable[tuple[str, int, int, int]],
+    **fields: Any,
+) -> str:
     """A new ``done`` run with ``fields``, the session index ``spans`` and a
     copy of ``source``'s rows, cache-key records and aggregates; its id."""
     now = datetime.now(UTC)
@@ -52,10 +61,17 @@ def create_copy(storage: Storage, source: Run, spans, **fields) -> str:
     return run.id
 
 
-def _copy(db, model, source_id: str, target_id: str) -> int:
+def _copy(
+    db: Session,
+    model: type[ResultRow] | type[RunCacheKey],
+    source_id: str,
+    target_id: str,
+) -> int:
     columns = [c for c in model.__table__.c if c.name not in ("id", "run_id")]
     rows = select(literal(target_id, String).label("run_id"), *columns).where(
         model.run_id == source_id
     )
     names = ["run_id", *(c.name for c in columns)]
-    return db.execute(insert(model).from_select(names, rows)).rowcount
+    copied = db.execute(insert(model).from_select(names, rows))
+    # an INSERT's result is a CursorResult (the Session types any Result)
+    return cast("CursorResult[Any]", copied).rowcount

@@ -8,22 +8,26 @@ upsert keeps a row's ``id``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
 from store.models import ROW_DICT_FIELDS, ResultRow
 
 if TYPE_CHECKING:
-    from store.storage import Storage
+    from store import StorageLike
 
 FILTERS = ("metric", "method", "session_id", "status", "judge")
 FIELDS = tuple(name for name in ROW_DICT_FIELDS if name != "detail")
 
 
 def rows_after(
-    storage: Storage, run_id: str, after: int, limit: int, filters: dict
-) -> tuple[list[dict], int | None]:
+    storage: StorageLike,
+    run_id: str,
+    after: int,
+    limit: int,
+    filters: dict[str, str | None],
+) -> tuple[list[dict[str, Any]], int | None]:
     """Up to ``limit`` rows with ``id > after`` in ``id`` order, and the
     cursor of the next page (None when this page is the last)."""
     query = select(ResultRow.id, *(getattr(ResultRow, name) for name in FIELDS))

@@ -8,6 +8,7 @@ before it ends are in ``store/interim.py``.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ UNFINISHED = tuple(ACTIVE_RUN)
 class RunQueries(Repository):
     """Making, finding, changing and deleting runs."""
 
-    def create_run(self, **fields) -> Run:
+    def create_run(self, **fields: Any) -> Run:
         """A new run with its view ``token`` and its ``manage_token``."""
         fields.setdefault("manage_token", new_token())
         run = Run(id=uuid.uuid4().hex, token=new_token(), **fields)
@@ -58,14 +59,14 @@ class RunQueries(Repository):
         with self.engine.connect() as conn:
             return conn.execute(query).scalar_one()
 
-    def unfinished_runs(self, created_before=None) -> list[Run]:
+    def unfinished_runs(self, created_before: datetime | None = None) -> list[Run]:
         query = select(Run).where(Run.status.in_(UNFINISHED))
         if created_before is not None:
             query = query.where(Run.created_at < created_before)
         with self.session() as db:
             return list(db.scalars(query.order_by(Run.created_at)))
 
-    def set_status(self, run_id: str, status: str, **fields) -> None:
+    def set_status(self, run_id: str, status: str, **fields: Any) -> None:
         if status not in UNFINISHED:
             fields.setdefault("finished_at", utcnow())
         with self.session.begin() as db:
@@ -94,7 +95,7 @@ class RunQueries(Repository):
         legacy = found.manage_token is None  # an earlier release's run
         return Access(found, legacy or found.manage_token == token)
 
-    def update_run_fields(self, run_id: str, **fields) -> None:
+    def update_run_fields(self, run_id: str, **fields: Any) -> None:
         """Rename, tag or comment a run (only ``EDITABLE_RUN_FIELDS``)."""
         unknown = set(fields) - set(EDITABLE_RUN_FIELDS)
         if unknown:

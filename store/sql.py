@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import ColumnElement, Row, Table, func, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
-from store.models import Base
+from store.models import Base, ResultRow, RunSession
+
+T = TypeVar("T")
+# a result row of any columns (SQLAlchemy's ``Row`` is typed by its columns)
+AnyRow = Row[*tuple[Any, ...]]
 
 
 def table_of(model: type[Base]) -> Table:
@@ -17,19 +23,24 @@ def table_of(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
 
 
-def batched(items: Iterable, size: int) -> Iterator[list]:
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Lists of up to ``size`` items (``itertools.batched`` is Python 3.12+)."""
     iterator = iter(items)
     while part := list(islice(iterator, size)):
         yield part
 
 
-def claim_each(conn, key, waiting, **values) -> list:
+def claim_each(
+    conn: Connection,
+    key: InstrumentedAttribute[T],
+    waiting: ColumnElement[bool],
+    **values: Any,
+) -> list[T]:
     """Claim every row ``waiting`` selects, setting ``values``: one guarded
     ``UPDATE ... WHERE key = k AND waiting`` per row, so of two dispatchers
     asking at the same time each row goes to exactly one. ``key`` is the
     key column (``Run.id``); returns the keys this caller claimed."""
-    claimed = []
+    claimed: list[T] = []
     for found in list(conn.scalars(select(key).where(waiting))):
         guarded = update(key.table).where(key == found, waiting).values(**values)
         if conn.execute(guarded).rowcount == 1:
@@ -37,7 +48,11 @@ def claim_each(conn, key, waiting, **values) -> list:
     return claimed
 
 
-def count_of_run(session, model, run_id: str) -> int:
+def count_of_run(
+    session: sessionmaker[Session],
+    model: type[ResultRow] | type[RunSession],
+    run_id: str,
+) -> int:
     """The rows of ``model`` (a table with a ``run_id``) that belong to a run."""
     query = select(func.count()).select_from(model).where(model.run_id == run_id)
     with session() as db:

@@ -10,18 +10,35 @@ which the database reduces (a run of 10 rounds sends a tenth of its rows)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, func, literal, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Select,
+    SQLColumnExpression,
+    func,
+    literal,
+    or_,
+    select,
+)
 
 from core.status import RowStatus
 from metrics.row_source import Group, RowSource
 from store.item_reads import grouped_rows, item_pairs, ranked_pairs
 from store.models import ROW_KEY, ResultRow
+from store.sql import AnyRow
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from metrics.suite import Metric, Suite
 
 BATCH = 5000
 
 
-def source(engine: Engine, run_id: str, suite) -> RowSource:
+def source(engine: Engine, run_id: str, suite: Suite) -> RowSource:
     """The rows of ``suite`` in run ``run_id``, read on demand."""
     return RowSource(SuiteReader(engine, run_id, suite.metrics), suite.summary_details)
 
@@ -31,14 +48,20 @@ class SuiteReader:
     Sorting and ranking happen in the database (which spills to disk), so
     what Python holds follows one group of rows, not the run."""
 
-    def __init__(self, engine: Engine, run_id: str, metrics) -> None:
+    def __init__(self, engine: Engine, run_id: str, metrics: Sequence[Metric]) -> None:
         self.engine, self.run_id, self.metrics = engine, run_id, metrics
 
-    def rows(self, ids, prefixes, judge, details) -> Iterator[Sequence]:
+    def rows(
+        self,
+        ids: Iterable[str] | None,
+        prefixes: Iterable[str],
+        judge: str | None,
+        details: bool,
+    ) -> Iterator[Sequence[AnyRow]]:
         return row_batches(self.engine, self.run_id, self.metrics, BATCH, details,
                            wanted=(ids, prefixes), judge=judge)  # fmt: skip
 
-    def scored(self, judge) -> Iterator[Sequence]:
+    def scored(self, judge: str | None) -> Iterator[Sequence[AnyRow]]:
         return scored_triples(self.engine, self.run_id, self.metrics, judge)
 
     def judges(self) -> list[str]:
@@ -50,15 +73,30 @@ class SuiteReader:
         with self.engine.connect() as conn:
             return sorted(name or "" for name in conn.execute(query).scalars())
 
-    def groups(self, metric: str, by: str, judge) -> Iterator[Group]:
+    def groups(self, metric: str, by: str, judge: str | None) -> Iterator[Group]:
         return grouped_rows(self.engine, self.run_id, metric, by, judge)
 
-    def pairs(self, x: str, y: str, judge) -> Iterator[tuple]:
+    def pairs(
+        self, x: str, y: str, judge: str | None
+    ) -> Iterator[tuple[list[str], NDArray[np.float64], NDArray[np.float64]]]:
         return item_pairs(self.engine, self.run_id, (x, y), judge)
 
     def ranks(
-        self, x: str, y: str, per_judge: bool, judge, per_method: bool = False
-    ) -> Iterator[tuple]:
+        self,
+        x: str,
+        y: str,
+        per_judge: bool,
+        judge: str | None,
+        per_method: bool = False,
+    ) -> Iterator[
+        tuple[
+            list[str],
+            NDArray[np.int64],
+            NDArray[np.float64],
+            NDArray[np.int64],
+            list[str],
+        ]
+    ]:
         return ranked_pairs(
             self.engine, self.run_id, (x, y), per_judge, judge, per_method
         )
@@ -67,12 +105,12 @@ class SuiteReader:
 def row_batches(
     engine: Engine,
     run_id: str,
-    metrics=None,
+    metrics: Sequence[Metric] | None = None,
     batch: int = BATCH,
     detail: bool = False,
     wanted: tuple[Iterable[str] | None, Iterable[str]] = (None, ()),
     judge: str | None = None,
-) -> Iterator[Sequence]:
+) -> Iterator[Sequence[AnyRow]]:
     """Lists of ``batch`` tuples ``(session_id, round, method, metric, value,
     status, judge)`` plus ``detail`` when asked, round None for a
     session-level row, in key order: what aggregation reads
@@ -96,8 +134,8 @@ def row_batches(
 
 
 def scored_triples(
-    engine: Engine, run_id: str, metrics, judge: str | None = None
-) -> Iterator[Sequence]:
+    engine: Engine, run_id: str, metrics: Sequence[Metric], judge: str | None = None
+) -> Iterator[Sequence[AnyRow]]:
     """One row tuple per distinct scored ``(session, method, metric)``."""
     query = select(
         ResultRow.session_id, literal(None), ResultRow.method, ResultRow.metric,
@@ -116,7 +154,11 @@ def scored_triples(
         yield from found.partitions()
 
 
-def key_ordered(run_id: str, fields: list, metrics=None):
+def key_ordered(
+    run_id: str,
+    fields: Sequence[SQLColumnExpression[Any]],
+    metrics: Sequence[Metric] | None = None,
+) -> Select[*tuple[Any, ...]]:
     """The run's rows (of ``metrics`` when given) in storage key order."""
     query = select(*fields).where(ResultRow.run_id == run_id)
     if metrics is not None:
@@ -124,12 +166,12 @@ def key_ordered(run_id: str, fields: list, metrics=None):
     return query.order_by(*(getattr(ResultRow, name) for name in ROW_KEY[1:]))
 
 
-def metric_filter(metrics):
+def metric_filter(metrics: Sequence[Metric]) -> ColumnElement[bool]:
     """Rows of these metrics, keyed ones (``<id>@<key>``) included."""
     ids = [metric.id for metric in metrics]
     return _ids_filter(ids, [f"{metric.id}@" for metric in metrics if metric.keyed])
 
 
-def _ids_filter(ids: Iterable[str], prefixes: Iterable[str]):
+def _ids_filter(ids: Iterable[str], prefixes: Iterable[str]) -> ColumnElement[bool]:
     starts = [ResultRow.metric.startswith(p, autoescape=True) for p in prefixes]
     return or_(ResultRow.metric.in_(list(ids)), *starts)

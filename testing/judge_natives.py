@@ -9,6 +9,7 @@ round(N / 20); ``[[strength=N]]`` for pairs).
 ('Rating: [[7]]', '5')
 
 The replies of the roleplay (JERA, ALMP) and slot-judge prompts are here too.
+Which mode a request is comes from ``judge_forms`` (the declared templates).
 """
 
 from __future__ import annotations
@@ -16,16 +17,6 @@ from __future__ import annotations
 import json
 import re
 
-MT_SINGLE = re.compile(
-    r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End of Assistant's Answer\]",
-    re.S,
-)
-MT_PAIR = re.compile(
-    r"\[The Start of Assistant A's Answer\]\n(.*?)\n\[The End of Assistant A's Answer\]"
-    r".*?\[The Start of Assistant B's Answer\]\n(.*?)\n\[The End of Assistant B's Answer\]",
-    re.S,
-)
-ALOE = "Answer with a single number from 1 to 5"
 JERA_SCALES = ("immersivity", "consistency", "creativity")
 _ATTRIBUTE = re.compile(r"\[\[(attr|implied)=([^\]]+)\]\]")
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metrics.notes import Note, note
-from testing.judge_server import JudgeState, decide
+from testing.judge_decisions import decide
+from testing.judge_state import JudgeState
 
 
 @dataclass
@@ -41,8 +42,12 @@ class FakeJudge:
 
 def scripted(item) -> str:
     """The scripted judge server's reply to ``item``."""
-    return decide(JudgeState(), user_text(item))[1]
+    return decide(JudgeState(), user_text(item), "", text_of(item, "system"))[1]
 
 
 def user_text(item) -> str:
-    return next(m["content"] for m in item.messages if m["role"] == "user")
+    return text_of(item, "user")
+
+
+def text_of(item, role: str) -> str:
+    return next((m["content"] for m in item.messages if m["role"] == role), "")

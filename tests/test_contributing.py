@@ -1,6 +1,8 @@
 """CONTRIBUTING.md, followed to the letter in a copy of the repository: a new
-suite ("brevity", words per reply) and a new metric in an existing suite
-(quality's "calmness"), then the guide's commands (``make messages``,
+suite ("brevity", words per reply), a new judge suite ("politeness", one
+folder with its prompt, scored end to end by the scripted judge, which is
+not edited: ``tests/contributed_judge_suite.py``) and a new metric in an
+existing suite (quality's "calmness"), then the guide's commands (``make messages``,
 the catalogs filled and compiled, ``make reference``) and the tests that walk
 the registry. Passes only if the files the guide names are the only ones
 that changed and every one of those tests still passes."""
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import contributed_judge_suite as politeness
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +28,10 @@ GIT = ["git", "-c", "user.name=drill", "-c", "user.email=drill@localhost"]
 # what the guide says a new suite and a new metric touch
 EXPECTED = {
     "metrics/suites/brevity.py",
+    "metrics/suites/politeness/__init__.py",
+    "metrics/suites/politeness/politeness_v1.txt",
+    "tests/test_politeness.py",
+    "docs/metrics/politeness.md",
     "tests/test_brevity.py",
     "docs/metrics/brevity.md",
     "docs/metrics/README.md",
@@ -44,8 +52,10 @@ DRILL_TESTS = [
     "tests/test_import_contracts.py",
     "tests/test_quality.py",
     "tests/test_brevity.py",
+    "tests/test_politeness.py",
     "tests/test_api.py::test_validate_endpoint_reports_suites",
     "metrics/suites/brevity.py",
+    "metrics/suites/politeness/__init__.py",
     "metrics/suites/quality/__init__.py",
 ]
 
@@ -231,16 +241,26 @@ def write_docs(tree: Path) -> None:
     with (tree / "docs/metrics/README.md").open("a") as readme:
         readme.write("\n| `brevity` | [brevity.md](brevity.md) | any valid file | "
                      "`brevity_words` |\n")  # fmt: skip
+        readme.write("| `politeness` | [politeness.md](politeness.md) | any valid "
+                     "file, a judge | `politeness` |\n")  # fmt: skip
+    (tree / "docs/metrics/politeness.md").write_text(
+        "# politeness\n\n`politeness`: the judge's 1-5 rating of a reply.\n"
+    )
     with (tree / "docs/metrics/quality.md").open("a") as card:
         card.write("\n## exclamations\n\nExclamation marks per response.\n")
 
 
-def test_the_guide_adds_a_suite_and_a_metric_touching_only_what_it_names(tmp_path):
+def test_the_guide_adds_suites_and_a_metric_touching_only_what_it_names(tmp_path):
     tree = tmp_path / "repo"
     tree.mkdir()
     copy_of_the_repository(tree)
     (tree / "metrics/suites/brevity.py").write_text(BREVITY)
     (tree / "tests/test_brevity.py").write_text(TEST_BREVITY)
+    folder = tree / "metrics/suites/politeness"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(politeness.POLITENESS)
+    (folder / "politeness_v1.txt").write_text(politeness.PROMPT)
+    (tree / "tests/test_politeness.py").write_text(politeness.TEST_POLITENESS)
     with (tree / "metrics/suites/quality/__init__.py").open("a") as module:
         module.write(QUALITY_METRIC)
     with (tree / "tests/test_quality.py").open("a") as tests:

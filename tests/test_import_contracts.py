@@ -104,3 +104,20 @@ def test_no_test_imports_a_benchmark():
         if pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_the_import_graph_has_no_cycle():
+    """No module imports, however lazily, a module that imports it back:
+    grimp (the graph ``lint-imports`` reads) counts imports inside
+    functions and under ``TYPE_CHECKING`` too."""
+    import grimp
+
+    packages = [name for name in root_packages() if (ROOT / name).is_dir()]
+    graph = grimp.build_graph(*packages, "testing")
+    cycles = [
+        (module, imported)
+        for module in sorted(graph.modules)
+        for imported in sorted(graph.find_modules_directly_imported_by(module))
+        if graph.chain_exists(importer=imported, imported=module)
+    ]
+    assert cycles == []

@@ -11,7 +11,7 @@ from metrics import protocols
 from metrics.suites.alignment import parse_alignment, parse_binary
 from metrics.suites.pairwise import parse_pairwise
 from testing import judge_natives, judge_styles
-from testing.judge_server import split_total
+from testing.judge_decisions import split_total
 
 NAMES = ("style", "content", "naturalness", "personalization", "conversation")
 STRUCTURED = (*judge_styles.ALIGNMENT_STYLES, "structured")

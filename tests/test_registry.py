@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
@@ -144,6 +145,22 @@ def test_every_emitted_metric_is_registered_labelled_and_within_bounds(suite):
             )
     for metric_id in summary.get("session_values", {}):
         assert registry.spec(metric_id) is not None, metric_id
+
+
+JUDGE_SUITES = [suite for suite in SUITES if suite.uses_judge]
+
+
+@pytest.mark.parametrize("suite", JUDGE_SUITES, ids=lambda s: s.name)
+def test_the_scripted_judge_scores_every_judge_suite_through_its_modes(suite):
+    """The scripted judge answers each mode in the form it declares
+    (``testing/judge_forms.py``): a judge suite whose judged rows are all
+    unscored asks for a form its own parser cannot read back."""
+    rows, _ = sample_results()[suite.name]
+    judged = {m.id for m in suite.metrics if m.needs_judge and m.level != "summary"}
+    statuses = Counter(
+        row["status"] for row in rows if row["metric"].split("@")[0] in judged
+    )  # (pairwise@<baseline>: a metric per baseline)
+    assert statuses["ok"] > 0, f"{suite.name}: {dict(statuses)}"
 
 
 # Field names of the input format, and judge protocol modes (protocols/*.toml),

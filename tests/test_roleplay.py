@@ -12,9 +12,8 @@ from metrics import lexicon
 from metrics.judging import load_prompt
 from metrics.suites import roleplay
 from metrics.suites.roleplay import parse_almp, parse_jera
-from testing.judge_server import JudgeState, decide
 from tests import crafted
-from tests.fake_judge import FakeJudge, user_text
+from tests.fake_judge import FakeJudge, scripted, user_text
 
 NLTK_DATA = PROJECT_ROOT / "nltk_data"
 ATTRIBUTES = ["Cheerful", "adventurous", "happy", "stubborn"]
@@ -277,12 +276,13 @@ def test_judge_server_answers_the_roleplay_modes():
     items = roleplay.request_items(
         session("[[attr=loves tea]] [[implied=shy]]"), "M", 1
     )
-    replies = {mode: decide(JudgeState(), user_text(v[0])) for mode, v in items.items()}
-    assert replies["almp_extract"][:2] == (200, '["loves tea"]')
-    assert replies["almp_infer"][:2] == (200, '["shy"]')
-    verdict = parse_jera(replies["jera"][1])  # hash-derived, fenced, valid
+    # the judge knows each mode from its declared templates, not its wording
+    replies = {mode: scripted(found[0]) for mode, found in items.items()}
+    assert replies["almp_extract"] == '["loves tea"]'
+    assert replies["almp_infer"] == '["shy"]'
+    verdict = parse_jera(replies["jera"])  # hash-derived, fenced, valid
     assert 30 <= verdict.score <= 300
-    assert replies["jera"][1].startswith("```json\n")
+    assert replies["jera"].startswith("```json\n")
 
 
 # -- summary --------------------------------------------------------------------

@@ -3,12 +3,17 @@ or, under ``flask db``, from the app's storage engine."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from alembic import context
 
 from store.models import Base
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
-def run(connection) -> None:
+
+def run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,

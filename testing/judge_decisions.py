@@ -1,0 +1,148 @@
+"""What the scripted judge answers to one request: the mode it is (from
+the declared templates, ``judge_forms``), the directives of the text under
+evaluation, the faults they script, and the verdict in the mode's form
+(``testing/judge_server.py`` describes the directives)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import time
+
+from testing import judge_forms, judge_natives, judge_styles
+from testing.judge_state import JudgeState
+
+_DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
+DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
+
+
+def split_total(total: int) -> list[int]:
+    base, extra = divmod(total, 5)
+    return [base + (1 if index < extra else 0) for index in range(5)]
+
+
+def alignment_reply(total: int, mismatch: bool = False, style: str = "ours") -> str:
+    parts = split_total(total)
+    if mismatch:
+        parts[0] = max(parts[0] - 3, 0)
+    return judge_styles.alignment_text(total, parts, style)
+
+
+_OFFSET = re.compile(r"\+(\d+)$")
+DRIP = "x-scripted-drip"  # an internal marker: send this body slowly
+
+
+def strength(reply: str) -> float:
+    found = dict(_DIRECTIVE.findall(reply)).get("strength")
+    if found is not None:
+        return float(found)
+    return float(int(hashlib.md5(reply.encode()).hexdigest(), 16) % 10)
+
+
+def pairwise_verdict(first: str, second: str, model: str) -> str:
+    """A, B or tie for replies A (``first``) and B (``second``)."""
+    gap = strength(first) - strength(second)
+    if "position-a" in model and abs(gap) <= 1:
+        return "A"
+    if gap == 0:
+        return "tie"
+    pair = "\n".join(sorted((first, second))).encode()
+    draw = int(hashlib.sha256(pair).hexdigest(), 16) % 10_000 / 10_000
+    stronger_wins = draw < 1 / (1 + math.exp(-abs(gap)))
+    return "A" if (gap > 0) == stronger_wins else "B"
+
+
+def pairwise_reply(first: str, second: str, model: str, style: str = "ours") -> str:
+    """A verdict on replies A (``first``) and B (``second``)."""
+    if "[[fault=garbage]]" in first + second:
+        return "Both are fine, I suppose."
+    return judge_styles.pairwise_text(pairwise_verdict(first, second, model), style)
+
+
+def decide(
+    state: JudgeState, prompt: str, model: str = "", system: str = ""
+) -> tuple[int, str, dict]:
+    """(HTTP status, reply text or error body, extra headers) for one request:
+    ``prompt`` its first user message, ``system`` its system message."""
+    form = judge_forms.form_of(system, prompt, state.protocols)
+    pair = _pair(form)
+    if pair and not state.outage_status:
+        state.count(hashlib.sha256(prompt.encode()).hexdigest())  # calls served
+        return 200, _pairwise(form, *pair, model, prompt), {}
+    response = form.evaluated(prompt) if form else prompt
+    directives = dict(_DIRECTIVE.findall(response))
+    attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
+    fault = directives.get("fault", "")
+    if state.outage_status:
+        return state.outage_status, "outage", {"Retry-After": "1"}
+    if fault == "429" and attempt == 1:
+        return 429, "slow down", {"Retry-After": "1"}
+    if fault.startswith("500x") and attempt <= int(fault[4:]):
+        return 500, "boom", {}
+    if fault == "401":
+        return 401, "bad key", {}
+    if fault == "timeout":
+        time.sleep(state.timeout_sleep)
+    if fault == "garbage" or (fault == "garbage_once" and attempt == 1):
+        return 200, "I think this reply is quite good overall!", {}
+    if fault == "huge":  # a reply far over any sensible size (300 KB)
+        return 200, "Total: \\boxed{50}\n" + "blah " * 60_000, {}
+    if fault == "drip":  # a slow server: the body one byte at a time
+        return 200, alignment_reply(50), {DRIP: "1"}
+    digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
+    return 200, _verdict(form, response, directives, digest, model, prompt), {}
+
+
+def _pair(form: judge_forms.Form | None) -> tuple[str, str] | None:
+    if form is None or not all(name in form.fields for name in judge_forms.PAIRED):
+        return None
+    first, second = (form.fields[name] for name in judge_forms.PAIRED)
+    return first, second
+
+
+def _pairwise(form, first: str, second: str, model: str, prompt: str) -> str:
+    if form.protocol == "mt-bench":
+        return judge_natives.mt_pair(pairwise_verdict(first, second, model), model)
+    style = judge_styles.pick(judge_styles.PAIRWISE_STYLES, model, prompt)
+    return pairwise_reply(first, second, model, style)
+
+
+# A suite's own modes the judge writes natively: (text, directives, digest) -> reply
+SUITE_WRITERS = {
+    "jera": lambda text, found, digest: judge_natives.jera_reply(
+        found.get("jera"), digest
+    ),
+    "almp_extract": lambda text, found, digest: judge_natives.almp_reply(text, "attr"),
+    "almp_infer": lambda text, found, digest: judge_natives.almp_reply(text, "implied"),
+    "slot_judge": lambda text, found, digest: judge_natives.slot_judge_reply(text),
+}
+STYLED = ("personasteer", "personasteer-zh")  # protocols written in judge_styles
+
+
+def _verdict(form, response: str, directives: dict, digest: int, model: str,
+             prompt: str) -> str:  # fmt: skip
+    """The reply to a request that is no pair, in its mode's form. A request
+    of no declared mode is read as the default protocol's alignment."""
+    mode = form.mode if form else None
+    if form is not None and not form.protocol:
+        writer = SUITE_WRITERS.get(mode.name)
+        if writer is not None:
+            return writer(response, directives, digest)
+        return judge_forms.generic_reply(form, digest, "style-structured" in model)
+    if mode is not None and mode.verdict.kind == "binary":
+        answer = int(directives.get("binary", digest % 2))
+        style = judge_styles.pick(judge_styles.BINARY_STYLES, model, prompt)
+        return judge_styles.binary_text(answer, style)
+    total = int(directives.get("al", 40 + digest % 61))
+    offset = _OFFSET.search(model)
+    total = min(100, total + int(offset.group(1))) if offset else total
+    protocol = form.protocol if form else STYLED[0]
+    if protocol == "mt-bench":
+        return judge_natives.mt_single(total, model)
+    if protocol == "aloe":
+        return judge_natives.aloe(total, model)
+    if protocol not in STYLED:
+        return judge_forms.generic_reply(form, digest, "style-structured" in model)
+    style = judge_styles.pick(judge_styles.ALIGNMENT_STYLES, model, prompt)
+    return alignment_reply(total, directives.get("fault") == "mismatch", style)
