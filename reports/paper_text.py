@@ -32,6 +32,7 @@ LATEX_SPECIALS = {
 # Symbols of the captions and headers, as plain LaTeX.
 LATEX_SYMBOLS = {
     "Δ": r"$\Delta$",
+    "\u2212": r"$-$",  # the minus sign of a negative figure (formatting.MINUS)
     "↑": r"$\uparrow$",
     "↓": r"$\downarrow$",
     "–": "--",
@@ -55,6 +56,8 @@ def latex_escape(text: str) -> str:
     a\textbackslash{}b \& 100\% \$5 \#1 x\_y \{z\} \textasciitilde{}\textasciicircum{} \textless{}\textbar{}\textgreater{}
     >>> print(latex_escape("Café 中文 «x» Δ--"))
     Café \texttt{[U+4E2D U+6587]} \texttt{[U+00AB]}x\texttt{[U+00BB]} $\Delta$-{}-
+    >>> print(latex_escape("\u22120.42 vs 0.1"))
+    $-$0.42 vs 0.1
     >>> print(latex_escape("two\nlines\x07"))
     two lines\texttt{[U+0007]}
     >>> token = CJK_FONTS.set(True)

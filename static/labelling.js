@@ -113,8 +113,9 @@
   document.addEventListener("keydown", (event) => {
     if (itemBox.hidden || event.target.tagName === "TEXTAREA") return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (/^[0-9]$/.test(event.key)) {
-      al.value = event.key === "0" ? 100 : Number(event.key) * 10;
+    if (/^[0-9]$/.test(event.key) || event.key === "m" || event.key === "M") {
+      // a digit is its tens (0 is 0, 9 is 90), M is the maximum, 100
+      al.value = /^[0-9]$/.test(event.key) ? Number(event.key) * 10 : 100;
       alValue.textContent = al.value;
     } else if (event.key === "y" || event.key === "Y") {
       document.getElementById("binary-yes").checked = true;

@@ -252,9 +252,11 @@ def test_the_share_link_never_comes_from_the_host_header(client):
 
     token = upload(client, sample_bytes(), suites="quality").get_json()["token"]
     wait_final(client, token)
-    page = client.get(f"/r/{token}", headers={"Host": "evil.example"})
+    page = client.get(f"/r/{token}?lang=zh", headers={"Host": "evil.example"})
     found = re.findall(r'data-url="([^"]*)"', page.get_data(as_text=True))
-    assert found == [f"/r/{token}?lang=en"]  # the browser resolves it
+    # the browser resolves it; without the sharer's language, so a teammate
+    # reads it in theirs (and gets no language cookie from the link)
+    assert found == [f"/r/{token}"]
 
 
 def test_the_workspace_manage_token_is_handed_over_once_after_the_upload(app):
