@@ -7,8 +7,6 @@ database that cannot be reached), 2 invalid input (the file, an option).
 from __future__ import annotations
 
 import json
-import sys
-import time
 from functools import partial
 from pathlib import Path
 from typing import NoReturn
@@ -18,9 +16,11 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from cli.judge import FAILED, INVALID, PROTOCOL_HELP, print_estimate, protocol_fields
+from cli.outcome import print_failures, print_links, wait_with_progress
 from core.problems import Rejected
-from core.status import FINAL_RUN, RunStatus
+from core.status import RunStatus
 from metrics import registry
+from pipeline.run_request import MAX_RUN_NAME_CHARS
 from pipeline.runs import RunRequest
 
 EXIT_CODES = {
@@ -179,6 +179,12 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
     metavar="NAME=JSON",
     help="A suite option by name (repeatable).",
 )
+@click.option("--name", help="The run's name, shown in its workspace and comparisons.")
+@click.option(
+    "--workspace",
+    metavar="TOKEN",
+    help="Add the run to this workspace (its manage token, as the web's upload).",
+)
 @_suite_option_flags
 @with_appcontext
 def evaluate_command(
@@ -192,6 +198,8 @@ def evaluate_command(
     out,
     protocol,
     named_options,
+    name,
+    workspace,
     **suite_options,
 ):
     """Evaluate FILE through the queue and workers; write results v1 JSON.
@@ -212,6 +220,8 @@ def evaluate_command(
         use_cache=not no_cache,
         client="cli",
         options=_parse_options({**suite_options, **_named(named_options)}),
+        name=(name or "").strip()[:MAX_RUN_NAME_CHARS] or None,
+        workspace_id=_workspace_id(workspace),
         **protocol_fields(protocol),
     )
     if concurrency:  # the judge pool of the worker this command starts
@@ -223,7 +233,7 @@ def evaluate_command(
         # while the other waits (store/__init__.py)
         worker.ensure_started(fork=True)
     run = _submit(_readable(file), request)
-    run = _wait_with_progress(run.id)
+    run = wait_with_progress(run.id)
     # rows streamed from the database: a run of any size in constant memory
     document = _service().results_chunks(run, indent=2)
     if out:
@@ -234,22 +244,23 @@ def evaluate_command(
         for chunk in document:
             click.echo(chunk, nl=False)
         click.echo()
-    _print_links(run)
+    if run.status != RunStatus.DONE:  # what failed, counted by reason
+        print_failures(current_app.extensions["storage"].rows.unscored_causes(run.id))
+    print_links(run, current_app.config.get("PUBLIC_URL"))
     raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
 
 
-LOCAL_SERVER = "http://127.0.0.1:5000"  # where the README's start command serves
-
-
-def _print_links(run) -> None:
-    """The run's two links on stderr, absolute (``PUBLIC_URL``, else the
-    local server this instance's database is served by). The results on
-    stdout never hold the manage token: they are meant to be published."""
-    base = current_app.config.get("PUBLIC_URL") or LOCAL_SERVER
-    click.echo(f"status: {run.status}", err=True)
-    click.echo(f"dashboard (share): {base}/r/{run.token}", err=True)
-    if run.manage_token:
-        click.echo(f"manage (keep private): {base}/r/{run.manage_token}", err=True)
+def _workspace_id(token: str | None) -> str | None:
+    """The workspace a run joins: as on the web, only its manage token adds."""
+    if not token:
+        return None
+    found = current_app.extensions["storage"].workspaces.find_workspace(token.strip())
+    if found is None:
+        fail("--workspace: no workspace has this token", INVALID)
+    if not found.can_manage:
+        fail("--workspace: this is a view token; give the workspace's manage token",
+             INVALID)  # fmt: skip
+    return found.item.id
 
 
 def _estimate(report, request: RunRequest) -> None:
@@ -271,21 +282,3 @@ def _submit(path: Path, request: RunRequest):
         raise SystemExit(FAILED if rejected.status >= 500 else INVALID) from None
     except SQLAlchemyError as exc:
         fail(f"the database cannot be reached: {type(exc).__name__}", FAILED)
-
-
-def _wait_with_progress(run_id: str, poll_s: float = 0.05):
-    """The run once it has ended, its progress shown on stderr meanwhile."""
-    storage = current_app.extensions["storage"]
-    run = storage.runs.get_run(run_id)
-    with click.progressbar(
-        length=max(run.total, 1), label="evaluating", file=sys.stderr
-    ) as bar:
-        shown, status = 0, run.status
-        while status not in FINAL_RUN:
-            time.sleep(poll_s)
-            status, done, total = storage.runs.run_state(run_id)
-            if total:
-                bar.length = total
-            bar.update(done - shown)
-            shown = done
-    return storage.runs.get_run(run_id)

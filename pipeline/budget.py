@@ -58,9 +58,15 @@ def spend(
     >>> spend(Report(), ["alignment"], {"samples": 1, "judge_model": "m"},
     ...       {"JUDGE_MAX_TOKENS": 100, "JUDGE_PRICES": {"m": {"input": 1, "output": 2}}})
     {'m': {'calls': 10, 'prompt_tokens': 10000, 'completion_tokens_max': 1000, 'cost_usd_max': 0.012}}
+    >>> list(spend(Report(), ["alignment"], {"samples": 1, "judge_model": None},
+    ...            {"JUDGE_MAX_TOKENS": 100, "JUDGE_PRICES": {}, "JUDGE_MODEL": "gpt-x"}))
+    ['gpt-x']
     """
     calls = estimate(report, suites, options)
-    judges = options.get("judge_models") or [options.get("judge_model")]
+    # a run that names no model is judged by the configured one
+    # (judge_client/config.py), so its estimate says that model, not "None"
+    named = options.get("judge_model") or config.get("JUDGE_MODEL")
+    judges = options.get("judge_models") or [named]
     chars = sum(report.estimates.get(name, [0, 0])[1] for name in suites)
     per_judge_calls = calls // max(len(judges), 1)
     prompt_tokens = chars * options["samples"] // CHARS_PER_TOKEN

@@ -15,6 +15,8 @@ from core.problems import Problem, Rejected
 from evaluator import JudgeConfig
 from metrics import protocols, registry
 
+MAX_RUN_NAME_CHARS = 255  # the width of runs.name (store/models.py)
+
 
 @dataclass
 class RunRequest:

@@ -9,11 +9,11 @@ from flask import current_app
 
 from core.problems import Rejected
 from metrics import registry
+from pipeline.run_request import MAX_RUN_NAME_CHARS
 from pipeline.runs import RunRequest
 from web import extensions
 from web.security import access
 
-MAX_RUN_NAME_CHARS = 255  # the column's width
 MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
 MAX_JUDGES = 8  # judge models of one panel
 
