@@ -12,6 +12,7 @@ from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
 from tests import crafted
+from tests.browser_support import VIEWPORTS
 from tests.test_browser import ARTIFACTS
 
 pytestmark = pytest.mark.browser
@@ -66,6 +67,13 @@ def test_workspace_list_rename_compare_delete_and_remembered_home(
         page.click("[data-testid=remembered-workspace]")
         rows = page.locator("[data-testid=workspace-run]")
         assert rows.count() == 2
+        for width, height in VIEWPORTS.values():  # the table fits its card
+            page.set_viewport_size({"width": width, "height": height})
+            table = page.locator("[data-testid=workspace-runs]")
+            wide, room = table.evaluate(
+                "t => [t.scrollWidth, t.parentElement.clientWidth]"
+            )
+            assert wide <= room, (width, wide, room)
 
         first = page.locator("[data-testid=manage-run]").nth(1)  # the older run
         first.locator("summary").click()
