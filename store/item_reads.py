@@ -99,6 +99,16 @@ def item_pairs(
         yield list(methods), np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
 
 
+# (judges, 2·rank of x, ys, 2·rank of y, methods) of one batch of items
+RankedBatch = tuple[
+    list[str],
+    "NDArray[np.int64]",
+    "NDArray[np.float64]",
+    "NDArray[np.int64]",
+    list[str],
+]
+
+
 def ranked_pairs(
     engine: Engine,
     run_id: str,
@@ -106,15 +116,7 @@ def ranked_pairs(
     per_judge: bool,
     judge: str | None,
     per_method: bool = False,
-) -> Iterator[
-    tuple[
-        list[str],
-        NDArray[np.int64],
-        NDArray[np.float64],
-        NDArray[np.int64],
-        list[str],
-    ]
-]:
+) -> Iterator[RankedBatch]:
     """Batches ``(judges, 2·rank of x, ys, 2·rank of y, methods)``: mean
     ranks of ties (1-based), ranked within each judge (and method) or over
     every item."""

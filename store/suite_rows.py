@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from core.status import RowStatus
 from metrics.row_source import Group, RowSource
-from store.item_reads import grouped_rows, item_pairs, ranked_pairs
+from store.item_reads import RankedBatch, grouped_rows, item_pairs, ranked_pairs
 from store.models import ROW_KEY, ResultRow
 from store.sql import AnyRow
 
@@ -88,15 +88,7 @@ class SuiteReader:
         per_judge: bool,
         judge: str | None,
         per_method: bool = False,
-    ) -> Iterator[
-        tuple[
-            list[str],
-            NDArray[np.int64],
-            NDArray[np.float64],
-            NDArray[np.int64],
-            list[str],
-        ]
-    ]:
+    ) -> Iterator[RankedBatch]:
         return ranked_pairs(
             self.engine, self.run_id, (x, y), per_judge, judge, per_method
         )
