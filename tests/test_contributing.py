@@ -20,7 +20,9 @@ import pytest
 
 from tests import contributed_judge_suite as politeness
 
-pytestmark = pytest.mark.slow
+# the drill runs the registry walk, two suites and an end-to-end judged run in
+# a copy: beside four busy CPU loops it took longer than the default 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
