@@ -252,6 +252,9 @@ DEFAULTS: dict = {
     "DB_AUTO_UPGRADE": None,
     # "json": one JSON object per log line (log shippers); "text": for people.
     "LOG_FORMAT": "text",
+    # The plotly.js pages load: "charts", the set-up's build of only the trace
+    # types drawn (web/views/assets.py), else the wheel's full one; "full".
+    "PLOTLY_BUNDLE": "charts",
     # prometheus_client's own variable: the processes of one host (gunicorn
     # workers, local Celery workers) share their counters through files there.
     "PROMETHEUS_MULTIPROC_DIR": None,
@@ -309,6 +312,7 @@ _PARSERS = {
     "WORKSPACE_DAILY_JUDGE_CALLS": lambda n, v: _int(n, v, 1),
     "MAX_PROMPT_CHARS_PER_CALL": lambda n, v: _int(n, v, 1000),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
+    "PLOTLY_BUNDLE": lambda n, v: _choice(n, v, ("charts", "full")),
     "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "none")),
     "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),

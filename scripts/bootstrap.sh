@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk
   texlive-latex-base texlive-latex-recommended  # pdflatex + booktabs: tests/test_paper.py
-  latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp latex-cjk-korean texlive-lang-korean)  # CJKutf8
+  latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp latex-cjk-korean texlive-lang-korean  # CJKutf8
+  nodejs)  # builds the dashboard's plotly.js (frontend/); npm too, below
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -19,6 +20,9 @@ install_system_packages() {
   for package in "${APT_PACKAGES[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
   done
+  # Debian's npm is a package of its own; NodeSource's nodejs ships npm and
+  # conflicts with it, so ask for it only when there is no npm at all
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing Debian packages: ${missing[*]}"
   local sudo=""
@@ -47,10 +51,25 @@ build_data() {
   fi
 }
 
+build_charts() {
+  # plotly.js with only the trace types the dashboard draws: exact,
+  # integrity-checked versions from frontend/package-lock.json (installed
+  # again only when the lock changes), bundled by esbuild in under a second
+  log "building the dashboard's plotly.js (frontend/)"
+  local lock_sum stamp=frontend/node_modules/.lock-sha256
+  lock_sum=$(sha256sum frontend/package-lock.json | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
+    (cd frontend && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" >"$stamp"
+  fi
+  (cd frontend && npm run --silent build)
+}
+
 install_all() {
   install_system_packages
   install_python_packages
   build_data
+  build_charts
 }
 
 case "${1:-}" in
