@@ -68,7 +68,7 @@ class Judge:
         self, config: JudgeConfig, cache=None, client=None, should_stop=None,
         pool=None, on_items=None, usage: Usage | None = None,
         structured: StructuredOutput | None = None, allowance=None,
-        fair_key: str = "",
+        fair_key: str = "", exchanges=None,
     ):  # fmt: skip
         self.config = config
         self.structured = structured or StructuredOutput()
@@ -84,6 +84,7 @@ class Judge:
         # ``take_held()`` finds a call in the block it holds.
         self._allowance = allowance
         self.fair_key = fair_key  # the run: the pool takes runs' calls in turn
+        self.exchanges = exchanges  # what was asked and answered, kept (or None)
         # on_items(n): n more items have their outcome. Injected (progress),
         # called on the thread that called ``evaluate``, never on the pool's.
         self._on_items = on_items or (lambda count: None)

@@ -222,9 +222,17 @@ class Batch:
         return self.flush() if len(self.items) >= self.size else []
 
     def flush(self) -> list:
-        outcomes = iter(self.judge.evaluate(self.items) if self.items else [])
-        rows = []
+        outcomes = list(self.judge.evaluate(self.items)) if self.items else []
+        # a judge that keeps its exchanges (judge_client/exchanges.py) is
+        # told which items made which rows
+        keep = getattr(getattr(self.judge, "exchanges", None), "keep", None)
+        rows, start = [], 0
         for count, build in self.plan:
-            rows += build([next(outcomes) for _ in range(count)])
+            part = slice(start, start + count)
+            made = build(outcomes[part])
+            if keep is not None and made:
+                keep(made, self.items[part], outcomes[part])
+            rows += made
+            start += count
         self.items, self.plan = [], []
         return rows

@@ -39,7 +39,7 @@ from pipeline.dispatch import (
 )
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
-from pipeline.run_judge import judge_for
+from pipeline.run_judge import judge_for, taken_exchanges
 from pipeline.run_spec import RunSpec
 from store.uploads import upload_path
 
@@ -136,6 +136,7 @@ def _score(ctx: Context, run: Run, chunk: Chunk) -> None:
             storage.rows.upsert_rows(
                 ({**row, "run_id": run.id, "round": row["round"] or 0} for row in rows),
                 fence=(run.id, chunk.chunk, chunk.lease),
+                exchanges=taken_exchanges(judge),
             )
             truncated += sum(
                 1 for row in rows if (row.get("detail") or {}).get("history_truncated")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from core.status import LeaseLost, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
+from judge_client.exchanges import Exchanges
 from metrics import registry
 from pipeline.allowance import CallAllowance
 from pipeline.leases import LEASES
@@ -59,12 +60,24 @@ def judge_for(
     judges = [
         Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
               pool=pool, on_items=on_items, usage=usage, allowance=allowance,
-              fair_key=run.id,
+              fair_key=run.id, exchanges=Exchanges(model),
               structured=StructuredOutput(
                   refused=bool(used.get(model, {}).get("structured_rejected"))))
         for model in spec.judge.models or [judge_config.model]
     ]  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def taken_exchanges(judge: Judge | JudgePanel | None) -> list[dict[str, Any]]:
+    """What the judge (each of a panel) kept of its exchanges since the
+    last take: the chunk stores them with the rows they scored."""
+    judges = judge.judges if isinstance(judge, JudgePanel) else [judge]
+    return [
+        found
+        for one in judges
+        if one is not None and one.exchanges is not None
+        for found in one.exchanges.take()
+    ]
 
 
 def _cache_for(

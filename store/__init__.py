@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from store.budget import BudgetQueries
     from store.comparison import ComparisonQueries
     from store.progress import ProgressQueries
+    from store.replies import ReplyQueries
     from store.result_rows import RowQueries
     from store.storage import (
         AnnotationRepository,
@@ -48,6 +49,8 @@ class StorageLike(Protocol):
     def chunks(self) -> ChunkRepository: ...
     @property
     def rows(self) -> RowQueries: ...
+    @property
+    def replies(self) -> ReplyQueries: ...
     @property
     def progress(self) -> ProgressQueries: ...
     @property
@@ -114,6 +117,10 @@ class LazyStorage:
     @property
     def rows(self) -> RowQueries:
         return self.get().rows
+
+    @property
+    def replies(self) -> ReplyQueries:
+        return self.get().replies
 
     @property
     def progress(self) -> ProgressQueries:

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from store.annotations import delete_annotations_of
 from store.comparison import delete_comparisons_of
+from store.exchange_models import JudgeExchange
 from store.models import (
     DeletedTotals,
     JudgeCacheEntry,
@@ -35,7 +36,7 @@ from store.models import (
 )
 from store.uploads import upload_path
 
-OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage)
+OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage, JudgeExchange)
 
 
 class Deleted(Protocol):

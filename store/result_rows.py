@@ -18,6 +18,7 @@ from store.models import (
     ResultRow,
     Run,
 )
+from store.replies import write_exchanges
 from store.sql import batched, count_of_run, table_of
 from store.suite_rows import key_ordered
 
@@ -42,11 +43,14 @@ class RowQueries(Repository):
     def upsert_rows(
         self, rows: Iterable[dict[str, Any]], batch: int = 2000,
         fence: tuple[str, int, int] | None = None,
+        exchanges: Sequence[dict[str, Any]] = (),
     ) -> int:  # fmt: skip
         """Insert or replace rows on their natural key, in one transaction,
         ``batch`` rows per statement (a statement's parameters stay small).
         ``fence``: ``(run_id, chunk, lease)``, written only while that lease
-        is the chunk's (else ``LeaseLost``, nothing written)."""
+        is the chunk's (else ``LeaseLost``, nothing written). ``exchanges``:
+        what the judge was asked for them (``store/replies.py``), kept in
+        the same transaction (needs the fence: it names the run)."""
         # Core, not the ORM: bulk writes are the hot path of every chunk.
         stmt = self._insert(table_of(ResultRow))
         changing = ("value", "status", "note", "detail", "note_code", "note_params")
@@ -62,6 +66,8 @@ class RowQueries(Repository):
                     [{**ROW_DEFAULTS, **row} for row in part],
                 )
                 written += len(part)
+            if exchanges and fence:
+                write_exchanges(conn, self.database, fence[0], exchanges)
         return written
 
     def rows(self, run_id: str, **filters: Any) -> list[ResultRow]:

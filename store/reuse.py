@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import String, insert, literal, select
 
 from core.status import RunStatus
+from store.exchange_models import JudgeExchange
 from store.models import ResultRow, Run, RunCacheKey, RunSession
 from store.workspaces import new_token
 
@@ -57,13 +58,14 @@ def create_copy(
             db.execute(insert(RunSession), index)
         copied = _copy(db, ResultRow, source.id, run.id)
         _copy(db, RunCacheKey, source.id, run.id)
+        _copy(db, JudgeExchange, source.id, run.id)
         run.reused_from, run.reused_rows = source.id, copied
     return run.id
 
 
 def _copy(
     db: Session,
-    model: type[ResultRow] | type[RunCacheKey],
+    model: type[ResultRow] | type[RunCacheKey] | type[JudgeExchange],
     source_id: str,
     target_id: str,
 ) -> int:

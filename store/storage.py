@@ -30,6 +30,7 @@ from store.interim import InterimQueries
 from store.judge_cache import CacheQueries, JudgeCache
 from store.leases import LeaseQueries
 from store.progress import ProgressQueries
+from store.replies import ReplyQueries
 from store.result_rows import RowQueries
 from store.run_sessions import SessionQueries
 from store.runs import RunQueries
@@ -63,6 +64,7 @@ class Storage:
         self.runs = RunRepository(self.database)
         self.chunks = ChunkRepository(self.database)
         self.rows = RowQueries(self.database)
+        self.replies = ReplyQueries(self.database)
         self.progress = ProgressQueries(self.database)
         self.judge_cache = JudgeCacheRepository(self.database)
         self.budget = BudgetQueries(self.database)

@@ -33,7 +33,7 @@ MIN_FRAGMENT = 10  # shorter English fragments can occur inside other words
 # replies are data in whatever language the judge wrote them.
 ENGLISH_BY_DESIGN = re.compile(
     r'<p id="methods-paragraph".*?</p>|<script type="application/json" id="plotly-locale">.*?</script>'
-    r'|<p class="reasoning">.*?</p>|<pre class="raw">.*?</pre>',
+    r'|<p class="reasoning">.*?</p>|<pre class="raw"[^>]*>.*?</pre>',
     re.S,
 )
 PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
@@ -163,6 +163,11 @@ def pages(app, run, session_id: str, running) -> list[str]:
         f"/r/{token}?metric=ertd&sort=round&dir=desc",
         f"/r/{token}?metric=ertd&sort=round&dir=desc&rates=percent",
         f"/r/{token}/session?id={session_id}",
+        f"/r/{token}/replies?order=high",
+        f"/r/{token}/replies?session_id={session_id}&status=error",
+        f"/r/{token}/replies/exchange?session_id={session_id}&round=1&method={a}"
+        "&judge=scripted&metric=al",
+        f"/r/{token}/replies/exchange?session_id=none&round=1&method={a}",
         f"/r/{token}/values?metric=nvcs_avg&method={a}",
         f"/r/{token}/differences?metric=al&a={a}&b={b}",
         f"/r/{token}/search?q=the",

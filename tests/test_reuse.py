@@ -48,6 +48,11 @@ def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
     copy, source = storage.runs.get_run(second["id"]), storage.runs.get_run(first["id"])
     assert copy.reused_from == source.id
     assert copy.reused_rows == storage.rows.count_rows(source.id)
+    # the judge's prompts and replies behind the copied scores come along
+    row = storage.rows.rows(source.id, metric="al")[0]
+    key = (row.session_id, row.round, row.method)
+    kept = storage.replies.exchanges_of(source.id, key)
+    assert kept and storage.replies.exchanges_of(copy.id, key) == kept
     page = client.get(f"/r/{second['token']}").get_data(as_text=True)
     assert 'data-testid="reused"' in page and source.token not in page
     # each run stands alone: deleting the source keeps the copy whole

@@ -31,6 +31,7 @@ from web.views import (
     health,
     pages,
     prometheus,
+    replies,
     workspace_pages,
 )
 
@@ -139,6 +140,7 @@ def init_app(app) -> None:
     app.register_blueprint(downloads.bp)
     app.register_blueprint(workspace_pages.bp)
     app.register_blueprint(compare.bp)
+    app.register_blueprint(replies.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(prometheus.bp)
     limits.init_app(app)  # wraps the views above, so it comes after them

@@ -1,0 +1,122 @@
+"""The replies grid in Chromium (issue 48): a panel's scores side by side,
+filters and order applied by the server, and a judge's score opening the
+exact prompt and raw reply in a dialog, escaped, at 390 and 1440 px."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from testing.judge_server import ScriptedJudge
+from tests.browser_support import LANGS, VIEWPORTS
+from tests.pipeline_support import evaluate
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+MARKUP = '<img src=x onerror="window.hacked=1"><b>bold</b>'
+PANEL = ["scripted", "scripted+10"]
+
+
+@pytest.fixture
+def served(app_factory, tmp_path):
+    """The sample with markup in one reply, judged by a panel of two."""
+    lines = (ROOT / "sample_data.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["rounds"][0]["responses"]["Base"]["text"] += " " + MARKUP
+    path = tmp_path / "replies.jsonl"
+    path.write_text("\n".join([json.dumps(first), *lines[1:3]]) + "\n", "utf-8")
+    with ScriptedJudge() as judge:
+        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
+                          JUDGE_MODELS=PANEL)  # fmt: skip
+        document = evaluate(app, path, judge, suites=["alignment", "quality"],
+                            judge_models=PANEL)  # fmt: skip
+        run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield run, first["session_id"], f"http://127.0.0.1:{server.server_port}"
+        server.shutdown()
+
+
+def open_grid(browser, url: str, viewport):
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.wait_for_selector("[data-testid=replies-grid]")
+    return page
+
+
+def shown_values(page, metric: str, judge: str) -> list[float]:
+    return page.locator(
+        f"[data-testid=grid-score][data-metric={metric}][data-judge='{judge}'] a"
+    ).evaluate_all("(links) => links.map((a) => parseFloat(a.textContent))")
+
+
+def test_the_grid_filters_sorts_and_opens_the_exchange(served, browser):
+    run, session_id, base = served
+    page = open_grid(
+        browser, f"{base}/r/{run.token}/replies?lang=en", VIEWPORTS["desktop"]
+    )
+    lines = page.locator("[data-testid=grid-line]")
+    total = lines.count()
+    assert total > 2
+    # a panel: each line shows both judges' al
+    for judge in PANEL:
+        assert len(shown_values(page, "al", judge)) == total
+    # filters and order go through the server
+    page.select_option("[data-testid=grid-method]", "Ours")
+    page.select_option("[data-testid=grid-judge]", "scripted")
+    page.select_option("[data-testid=grid-order]", "high")
+    page.click("[data-testid=grid-filters] button[type=submit]")
+    page.wait_for_url("**order=high**")
+    methods = lines.evaluate_all("(rows) => rows.map((r) => r.dataset.method)")
+    assert methods and set(methods) == {"Ours"}
+    values = shown_values(page, "al", "scripted")
+    assert values == sorted(values, reverse=True)
+
+    # the markup in a reply is text, in the grid and in the judge's prompt
+    page.goto(f"{base}/r/{run.token}/replies?session_id={session_id}&lang=en")
+    line = page.locator("[data-testid=grid-line][data-round='1'][data-method=Base]")
+    assert "<b>bold</b>" in line.locator(".grid-reply").inner_text()
+    line.locator(
+        "[data-testid=grid-score][data-metric=al][data-judge='scripted+10'] a"
+    ).click()
+    dialog = page.locator("[data-testid=exchange-dialog]")
+    dialog.wait_for(state="visible")
+    prompt = dialog.locator("[data-testid=exchange-prompt]").all_inner_texts()
+    assert any(MARKUP in text for text in prompt), "the exact prompt, as text"
+    assert dialog.locator("[data-testid=exchange-reply]").first.inner_text().strip()
+    assert (
+        "scripted+10"
+        in dialog.locator("[data-testid=exchange-item] h3").first.inner_text()
+    )
+    assert page.evaluate("window.hacked") is None, "no markup ran"
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "replies-1440.png"), full_page=True)
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_grid_fits_a_phone_and_a_desktop(served, browser, lang):
+    run, _session, base = served
+    for name, viewport in VIEWPORTS.items():
+        page = open_grid(browser, f"{base}/r/{run.token}/replies?lang={lang}", viewport)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= viewport[0], (name, width)
+        card = page.locator("[data-testid=replies-grid]")
+        inner = card.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
+        table = page.locator(".replies-table").evaluate(
+            "(el) => el.getBoundingClientRect().width"
+        )
+        if name == "phone":
+            assert table <= inner[1], "each reply is a card on a phone"
+        page.screenshot(path=str(ARTIFACTS / f"replies-{lang}-{viewport[0]}.png"))
+        page.context.close()
