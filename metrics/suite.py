@@ -225,6 +225,8 @@ class Suite:
     by_default: bool = True
     estimate: Estimator | None = None  # judge cost of one session, per sample
     summary_details: bool = False  # summarize reads rows' details (else None)
+    # the summary metric a list of runs shows for the suite ("": its first)
+    lead: str = ""
     methods_note: str = ""  # English sentence for a paper's Methods section
     # run gets whole sessions whatever replies are missing, and skips them
     # itself (it pairs methods within a round); else metrics/replies.py
@@ -255,6 +257,12 @@ class Suite:
     def headline(self) -> Metric:
         """The first row- or session-level metric: failures are recorded on it."""
         return next(m for m in self.metrics if m.level != "summary")
+
+    @property
+    def lead_metric(self) -> Metric:
+        """The summary metric a list of runs shows for the suite."""
+        summaries = self.summary_metrics()
+        return next((m for m in summaries if m.id == self.lead), summaries[0])
 
     def summary_metrics(self) -> list[Metric]:
         return [m for m in self.metrics if m.level == "summary"]

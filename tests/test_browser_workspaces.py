@@ -67,6 +67,21 @@ def test_workspace_list_rename_compare_delete_and_remembered_home(
         page.click("[data-testid=remembered-workspace]")
         rows = page.locator("[data-testid=workspace-run]")
         assert rows.count() == 2
+        # a column per suite's lead metric, each method's value, sortable
+        # by the run's best value (web/presentation/run_list.py)
+        header = page.locator("[data-testid=lead-column]")
+        assert header.count() == 1 and header.get_attribute("data-metric") == "al_avg"
+        cells = page.locator("[data-testid=lead-cell]")
+        assert cells.first.locator(".lead-line").count() == 2  # Base, Ours
+        assert cells.first.locator(".lead-line.best").count() == 1
+        for order in ("ascending", "descending"):
+            header.locator("button").click()
+            assert header.get_attribute("aria-sort") == order
+            best = [float(v) for v in cells.evaluate_all(
+                "cs => cs.map((c) => c.dataset.sortValue)")]  # fmt: skip
+            assert len(set(best)) == 2 and best == sorted(
+                best, reverse=order == "descending"
+            )
         for width, height in VIEWPORTS.values():  # the table fits its card
             page.set_viewport_size({"width": width, "height": height})
             table = page.locator("[data-testid=workspace-runs]")

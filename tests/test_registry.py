@@ -192,3 +192,13 @@ def test_no_suite_name_is_spelled_outside_its_module():
             literals = [n for n in names if re.search(rf"[\"']{n}[\"']", text)]
         found += [(rel, name) for name in literals if (rel, name) not in INPUT_FIELDS]
     assert found == []
+
+
+@pytest.mark.parametrize("suite", registry.suites(), ids=lambda s: s.name)
+def test_a_suite_s_lead_is_one_of_its_summary_metrics(suite):
+    """The run list shows it (web/presentation/run_list.py): a ``lead``
+    naming no summary metric of the suite would silently show its first."""
+    summaries = [m.id for m in suite.summary_metrics()]
+    assert summaries, "a suite summarizes"
+    assert suite.lead in ("", *summaries)
+    assert suite.lead_metric.id == (suite.lead or summaries[0])

@@ -20,6 +20,7 @@ from flask import (
 from core.problems import Rejected
 from metrics.results import judge_usage
 from web.extensions import storage as _storage
+from web.presentation import run_list
 from web.security.access import memo_of
 from web.views import forms
 from web.views.pages import error_page
@@ -51,6 +52,8 @@ def workspace_page(token: str):
         spent={
             run.id: spent_total(judge_usage(run, used.get(run.id, {}))) for run in runs
         },
+        leads=run_list.lead_columns(runs),
+        lead_cell=run_list.lead_cell,
         can_manage=found.can_manage,
         token=token,
         workspace_memo=memo_of(found.item, manage=found.can_manage),

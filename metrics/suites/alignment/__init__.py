@@ -303,6 +303,7 @@ SUITE = Suite(
     modes=MODES,
     estimate=estimate,
     order=10,
+    lead="al_avg",  # the mean AL: length control needs enough sessions to fit
     validity=(
         ("length_spearman", "validity_no_variance"),
         ("cross_mode_auc", "validity_one_class"),

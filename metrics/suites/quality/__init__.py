@@ -225,6 +225,7 @@ SUITE = Suite(
                problem_message=_l("Quality weights rejected: %(detail)s")),
     ),
     order=20,
+    lead="quality_avg",  # the weighted whole, not its first component
     panel=Panel(
         charts=(
             Chart("quality_components", "bars", _l("Response quality components (0–1)"),
