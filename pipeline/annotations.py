@@ -23,8 +23,7 @@ from core.problems import Rejected
 from core.status import RunStatus
 from dataset.annotation_sample import item_view, stratified_sample
 from metrics import registry
-from metrics.human_agreement import human_agreement
-from pipeline import label_files
+from pipeline import agreement, label_files
 
 if TYPE_CHECKING:
     from store import StorageLike
@@ -83,29 +82,13 @@ class AnnotationService:
         return {"item": index, **item_view(session, round_number, method)}
 
     def agreement(self, run: Run, queue: AnnotationQueue) -> dict[str, Any] | None:
-        """The judge against the queue's labels, and the labellers among
-        themselves (``metrics/human_agreement.py``); None without labels.
-        Stored with the state of the labels it read: a page view computes
-        it again (seconds, for the bootstrap) only after a label changed."""
-        key = self.storage.annotations.labels_key(queue.id)
-        if queue.agreement_key == key:
-            return queue.agreement
-        found = self._agreement(run, queue)
-        self.storage.annotations.store_agreement(queue.id, key, found)
-        return found
+        """The queue's agreement, computed now if its labels changed
+        (``pipeline/agreement.py``; a worker's task, and tests)."""
+        return agreement.refresh(self.storage, run, queue)
 
-    def _agreement(self, run: Run, queue: AnnotationQueue) -> dict[str, Any] | None:
-        labels = [
-            (tuple(queue.items[label.item]), label.annotator, label.al, label.binary)
-            for label in self.storage.annotations.labels_of(queue.id)
-            if not label.skipped
-        ]
-        if not labels:
-            return None
-        judged = self.storage.annotations.judged_values(
-            run.id, [key for key, *_ in labels]
-        )
-        return human_agreement(labels, judged)
+    def shown_agreement(self, queue: AnnotationQueue) -> dict[str, Any]:
+        """The stored agreement and whether labels came in since."""
+        return agreement.shown(self.storage, queue)
 
     def label(
         self, queue: AnnotationQueue, annotator: str, body: Mapping[str, Any]

@@ -19,7 +19,13 @@ from core.clock import utcnow
 from core.problems import Problem
 from core.status import ChunkState, RunStatus
 from metrics import engine
-from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN
+from pipeline.names import (
+    COMPARE_RUNS,
+    COMPUTE_AGREEMENT,
+    EVALUATE_CHUNK,
+    FINALIZE_RUN,
+)
+from store.annotations import claim_agreements
 from store.uploads import upload_path
 
 if TYPE_CHECKING:
@@ -58,8 +64,9 @@ def plan_run(
 
 def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
     """Send the chunks that may run now, the comparisons of finished runs
-    waiting for a worker and the cancelled runs whose rows wait to be
-    summarized; returns how many chunks were sent."""
+    waiting for a worker, the cancelled runs whose rows wait to be
+    summarized and the agreements whose labels changed; returns how many
+    chunks were sent."""
     claimed = storage.chunks.claim_chunks(
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
@@ -71,6 +78,9 @@ def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
         send(COMPARE_RUNS, key)
     for run_id in storage.runs.claim_cancelled():  # its stored rows, summarized
         send(FINALIZE_RUN, run_id)
+    # labels changed: their agreement (a bootstrap: seconds) off the page views
+    for run_id in claim_agreements(storage.engine, sent_before=stale):
+        send(COMPUTE_AGREEMENT, run_id)
     return len(claimed)
 
 

@@ -6,3 +6,4 @@ START_RUN = "personasteer.start_run"  # first-release runs still in a queue
 EVALUATE_CHUNK = "personasteer.evaluate_chunk"
 FINALIZE_RUN = "personasteer.finalize_run"
 COMPARE_RUNS = "personasteer.compare_runs"
+COMPUTE_AGREEMENT = "personasteer.compute_agreement"

@@ -10,8 +10,14 @@ from celery import shared_task
 from flask import current_app
 
 from core.status import ACTIVE_RUN
-from pipeline import comparison, dispatch, execution, finalizer
-from pipeline.names import COMPARE_RUNS, EVALUATE_CHUNK, FINALIZE_RUN, START_RUN
+from pipeline import agreement, comparison, dispatch, execution, finalizer
+from pipeline.names import (
+    COMPARE_RUNS,
+    COMPUTE_AGREEMENT,
+    EVALUATE_CHUNK,
+    FINALIZE_RUN,
+    START_RUN,
+)
 
 P = ParamSpec("P")
 
@@ -57,3 +63,12 @@ def compare_runs(key: str) -> None:
     config = current_app.config
     storage = current_app.extensions["storage"]
     comparison.compute(storage, key, config["UPLOAD_FOLDER"], config)
+
+
+@task(COMPUTE_AGREEMENT)
+def compute_agreement(run_id: str) -> None:
+    """The human agreement of the run's queue, whose labels changed, stored
+    (the bootstrap takes seconds: no page view waits for it)."""
+    ctx = context()
+    agreement.compute_for_run(ctx.storage, run_id)
+    ctx.dispatch()  # labels given meanwhile asked for the next

@@ -15,6 +15,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -45,6 +46,12 @@ class AnnotationQueue(Base):
     # of the labels they were computed from: recomputed only when it changes
     agreement: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     agreement_key: Mapped[str | None] = mapped_column(String(64))
+    # computed on a worker (pipeline/agreement_task.py): labels changed since,
+    # and when a dispatcher handed it out (a worker that died is replaced)
+    agreement_wanted: Mapped[bool] = mapped_column(
+        default=False, server_default=false()
+    )
+    agreement_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class AnnotationLabel(Base):

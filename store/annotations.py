@@ -12,15 +12,17 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Connection
+from sqlalchemy import Update, delete, func, insert, select, update
+from sqlalchemy.engine import Connection, Engine
 
 from core.status import RowStatus
 from store.annotation_models import AnnotationLabel, AnnotationQueue, AnnotatorLink
 from store.database import Repository
 from store.models import ResultRow, utcnow
+from store.sql import claim_each
 
 LABEL_FIELDS = ("al", "binary", "dimensions", "comment", "skipped")
 # an item: (session_id, round, method)
@@ -106,6 +108,7 @@ class AnnotationQueries(Repository):
                 for name, value in values.items():
                     setattr(found, name, value)
                 found.updated_at = utcnow()
+            db.execute(_agreement_wanted(queue_id))
 
     def add_labels(
         self, queue_id: str, labels: dict[tuple[int, str], dict[str, Any]]
@@ -124,6 +127,7 @@ class AnnotationQueries(Repository):
         ]  # fmt: skip
         with self.session.begin() as db:
             db.execute(insert(AnnotationLabel), rows)
+            db.execute(_agreement_wanted(queue_id))
 
     def labels_of(self, queue_id: str) -> list[AnnotationLabel]:
         query = (
@@ -180,7 +184,11 @@ class AnnotationQueries(Repository):
     def store_agreement(
         self, queue_id: str, key: str, agreement: dict[str, Any] | None
     ) -> None:
-        self._update_queue(queue_id, agreement=agreement, agreement_key=key)
+        """The agreement of the labels in state ``key``; the queue's claim
+        ends (labels given meanwhile have asked for the next one)."""
+        self._update_queue(
+            queue_id, agreement=agreement, agreement_key=key, agreement_sent_at=None
+        )
 
     def annotator_done(self, queue_id: str, annotator: str) -> int:
         query = select(func.count()).where(
@@ -223,3 +231,31 @@ def delete_annotations_of(conn: Connection, run_id: str) -> None:
     conn.execute(delete(AnnotationLabel).where(AnnotationLabel.queue_id.in_(queues)))
     conn.execute(delete(AnnotatorLink).where(AnnotatorLink.queue_id.in_(queues)))
     conn.execute(delete(AnnotationQueue).where(AnnotationQueue.run_id == run_id))
+
+
+def claim_agreements(engine: Engine, sent_before: datetime) -> list[str]:
+    """The runs whose queue's agreement a worker is to compute now: its
+    labels changed, and it was not handed out since ``sent_before`` (one
+    computation at a time per queue: labels given while it runs ask for the
+    next). Each is claimed once however many dispatchers ask at once."""
+    waiting = AnnotationQueue.agreement_wanted.is_(True) & (
+        AnnotationQueue.agreement_sent_at.is_(None)
+        | (AnnotationQueue.agreement_sent_at < sent_before)
+    )
+    with engine.begin() as conn:
+        claimed = claim_each(conn, AnnotationQueue.id, waiting,
+                             agreement_sent_at=utcnow(), agreement_wanted=False)  # fmt: skip
+        if not claimed:
+            return []
+        runs = select(AnnotationQueue.run_id).where(AnnotationQueue.id.in_(claimed))
+        return list(conn.scalars(runs))
+
+
+def _agreement_wanted(queue_id: str) -> Update:
+    """The labels of the queue changed: its agreement is to be computed
+    again (``claim_agreements``), in the transaction that changed them."""
+    return (
+        update(AnnotationQueue)
+        .where(AnnotationQueue.id == queue_id)
+        .values(agreement_wanted=True)
+    )

@@ -5,6 +5,7 @@ same figures the ``krippendorff`` package and scipy give on the labels."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -158,7 +159,7 @@ def test_two_annotators_label_and_the_audit_matches_krippendorff_and_scipy(judge
     judge = [judged_values[tuple(queue.items[i])][0] for i in items]
     rho = stats.spearmanr(judge, human).statistic
 
-    page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    page = settled_dashboard(client, run)
     assert 'data-testid="human-agreement"' in page
     assert "20 labels of 10 items by 2 annotators." in page
     from web.views.annotation_pages import service
@@ -315,28 +316,42 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
     assert bad.get_json()["errors"][0]["code"] == "invalid_label_line"
 
 
-def test_the_agreement_is_stored_and_computed_again_only_after_a_label(
-    judged, monkeypatch
-):
-    from pipeline import annotations
-    from web.views.annotation_pages import service
+def settled_dashboard(client, run) -> str:
+    """The dashboard once a worker has the agreement of the latest labels
+    (the page never computes it: it says so while a worker does)."""
+    deadline = time.monotonic() + 300
+    while True:
+        page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+        if 'data-testid="agreement-pending"' not in page:
+            return page
+        assert time.monotonic() < deadline, "the agreement was never computed"
+        time.sleep(0.1)
+
+
+def test_the_agreement_is_computed_on_a_worker_when_labels_change(judged, monkeypatch):
+    """Page views never compute it (a bootstrap: seconds); a label makes a
+    worker compute it once, and the page says so until it is stored."""
+    from pipeline import agreement
 
     app, run = judged
     client = app.test_client()
-    token = make_queue(client, run, size=10)["token"]
-    two_annotators(client, run, items=3)
+    make_queue(client, run, size=10)
     computed = []
-    real = annotations.human_agreement
-    monkeypatch.setattr(annotations, "human_agreement",
+    real = agreement.human_agreement
+    monkeypatch.setattr(agreement, "human_agreement",
                         lambda *a: computed.append(1) or real(*a))  # fmt: skip
-    storage = app.extensions["storage"]
-    with app.test_request_context():
-        for _ in range(3):  # three page views
-            service().agreement(run, storage.annotations.queue_by_token(token))
-        assert len(computed) == 1
-        label(client, run, "ann", 0, 12, 0)
-        found = service().agreement(run, storage.annotations.queue_by_token(token))
-    assert len(computed) == 2 and found["n_labels"] >= 6
+    two_annotators(client, run, items=3)
+    assert "6 labels of" in settled_dashboard(client, run)
+    done = len(computed)
+    assert 1 <= done <= 6  # labels given while one computation ran share the next
+    for _ in range(3):  # page views
+        client.get(f"/r/{run.token}?lang=en")
+    assert len(computed) == done
+    label(client, run, "cat", 0, 12, 0)  # one more label
+    page = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'data-testid="agreement-pending"' in page or "7 labels of" in page
+    assert "7 labels of" in settled_dashboard(client, run)
+    assert len(computed) == done + 1
 
 
 def test_an_annotator_is_the_name_in_their_link(judged):

@@ -154,11 +154,13 @@ def annotations_context(storage, run) -> dict:
     the labels (``pipeline/annotations.py``)."""
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
-        return {"queue": None, "queue_labels": 0, "human": None, "annotator_links": []}
+        return {"queue": None, "queue_labels": 0, "human": None, "pending": False,
+                "annotator_links": []}  # fmt: skip
     return {
         "queue": queue,
         "queue_labels": len(storage.annotations.labels_of(queue.id)),
-        "human": extensions.annotation_service().agreement(run, queue),
+        # stored by a worker when labels change: the page never waits for it
+        **extensions.annotation_service().shown_agreement(queue),
         # shown on the manage link only (templates/_annotations.html)
         "annotator_links": storage.annotations.annotator_links(queue.id),
     }

@@ -204,6 +204,7 @@ def save_label(token: str):
         service().label(queue, annotator, body)
     except Rejected as rejected:
         return _rejected(rejected)
+    extensions.runs().wake()  # a worker computes the agreement again
     done = _storage().annotations.annotator_done(queue.id, annotator)
     return jsonify(saved=True, progress={"done": done, "total": len(queue.items)})
 
@@ -248,4 +249,5 @@ def import_labels_api(token: str):
         found = import_labels(service(), run, upload.stream)
     except Rejected as rejected:
         return _rejected(rejected)
+    extensions.runs().wake()  # the new queue's agreement, on a worker
     return jsonify(found), 200
