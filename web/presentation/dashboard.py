@@ -132,13 +132,18 @@ def provisional_context(run, args) -> dict:
     )  # fmt: skip
     shown = results_context(so_far, args)
     del shown["run"]  # the page's run is the real one
+    return {**shown, "provisional": provisional_summary(run)}
+
+
+def provisional_summary(run) -> dict | None:
+    """How many sessions a run's interim results cover, and when they were
+    computed; None before there are any."""
+    if not run.interim or "summary" not in run.interim:
+        return None
     return {
-        **shown,
-        "provisional": {
-            "sessions": run.interim.get("sessions_scored") or 0,
-            "of_sessions": run.sessions,
-            "computed_at": run.interim_at,
-        },
+        "sessions": run.interim.get("sessions_scored") or 0,
+        "of_sessions": run.sessions,
+        "computed_at": run.interim_at,
     }
 
 

@@ -16,6 +16,8 @@ from flask import (
     stream_with_context,
     url_for,
 )
+from flask_babel import get_locale
+from markupsafe import Markup
 
 import config as settings
 import dataset
@@ -31,6 +33,7 @@ from translations import translate_problems
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
 from web.presentation import dashboard
+from web.presentation.single_flight import SingleFlight
 from web.security import access
 from web.views import forms
 
@@ -38,6 +41,8 @@ bp = Blueprint("pages", __name__)
 
 
 run_or_404 = access.run_or_404
+# the results parts of run pages, shared by their readers (single_flight.py)
+RESULT_PARTS = SingleFlight()
 
 
 def _upload_context(**extra) -> dict:
@@ -119,13 +124,28 @@ def run_page(token: str):
         counts = _storage().rows.status_counts(run.id)
         return render_template(
             "progress.html", run=run, counts=counts, workspace_memo=memo,
-            **dashboard.provisional_context(run, request.args),
+            provisional=dashboard.provisional_summary(run),
+            provisional_part=_provisional_part(run),
         )  # fmt: skip
     return render_template(
         "dashboard.html",
         **dashboard.context(_storage(), run, request.args),
         workspace_memo=memo,
     )
+
+
+def _provisional_part(run) -> Markup | None:
+    """The interim charts and tables, rendered once per interim version,
+    language and query, whoever reads them (single_flight.py)."""
+    if dashboard.provisional_summary(run) is None:
+        return None
+    family = ("provisional", request.full_path, str(get_locale()))
+
+    def build() -> Markup:
+        shown = dashboard.provisional_context(run, request.args)
+        return Markup(render_template("_provisional.html", run=run, **shown))
+
+    return RESULT_PARTS.get(family, run.interim_at, build)
 
 
 @bp.post("/r/<token>/cancel")
