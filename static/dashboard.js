@@ -1,6 +1,6 @@
 // Dashboard: render the server-built Plotly figures (JSON data block, never
-// HTML), our own SVG/PNG download buttons, and the scroll position kept
-// across the reloads the page's own controls cause.
+// HTML) as they come into view, our own SVG/PNG download buttons, and the
+// scroll position kept across the reloads the page's own controls cause.
 (function () {
   "use strict";
   const KEY = "scroll:" + location.pathname;
@@ -74,9 +74,8 @@
     target.after(list);
   }
 
-  for (const [name, figure] of Object.entries(figures)) {
-    const target = document.getElementById("chart-" + name);
-    if (!target) continue;
+  function draw(target) {
+    const figure = figures[target.dataset.figure];
     // The page shows the title as an HTML heading; the figure's copy is for images.
     const layout = Object.assign({}, figure.layout, { title: { text: "" } });
     if (touch) layout.dragmode = false;
@@ -89,18 +88,49 @@
     }
     window.Plotly.newPlot(target, figure.data, layout, config);
   }
+
+  // A chart is drawn when it comes within a screen of the view (a closed
+  // fold's charts when it opens: drawn hidden, they would have no size),
+  // one per frame, so the first is on screen before the next is drawn.
+  const queue = [];
+  let drawing = false;
+  function next() {
+    const target = queue.shift();
+    if (!target) { drawing = false; return; }
+    draw(target);
+    requestAnimationFrame(() => setTimeout(next, 0));
+  }
+  function enqueue(target) {
+    queue.push(target);
+    if (!drawing) { drawing = true; next(); }
+  }
+  const targets = Object.keys(figures).map((name) => document.getElementById("chart-" + name)).filter(Boolean);
+  if ("IntersectionObserver" in window) {
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        enqueue(entry.target);
+      }
+    }, { rootMargin: "0px 0px 100% 0px" });
+    targets.forEach((target) => observer.observe(target));
+  } else {
+    targets.forEach(enqueue);
+  }
   restoreScroll();
 
   // Images keep the title, with the legend on the right where it never
   // meets the title or the tick labels.
   function download(button) {
     const name = button.dataset.chart;
+    if (!figures[name]) return;
+    // a chart not drawn yet (out of view) is made from its figure
     const target = document.getElementById("chart-" + name);
-    if (!target || !target.data) return;
+    const drawn = target && target.data ? target : figures[name];
     // A paper figure: the title off the edge, room around the plot, the
     // legend shown (a narrow page moved it into a list), drawn at 2x.
     const margin = Object.assign({}, figures[name].layout.margin || {});
-    const layout = Object.assign({}, target.layout, {
+    const layout = Object.assign({}, drawn.layout, {
       title: Object.assign({ x: 0.02, xanchor: "left", pad: { t: 8, l: 8 } }, figures[name].layout.title),
       legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top" },
       showlegend: figures[name].layout.showlegend !== false,
@@ -108,7 +138,7 @@
                                       r: Math.max(margin.r || 0, 24), b: Math.max(margin.b || 0, 56) }),
       dragmode: "zoom",
     });
-    window.Plotly.downloadImage({ data: target.data, layout, config }, {
+    window.Plotly.downloadImage({ data: drawn.data, layout, config }, {
       format: button.dataset.format, filename: button.dataset.filename, width: 960, height: 560, scale: 2,
     });
   }

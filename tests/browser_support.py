@@ -108,20 +108,48 @@ def served_sample(tmp_path: Path):
             app.extensions["storage"].engine.dispose()
 
 
+# The charts a page draws as it loads (static/dashboard.js): those of an
+# open fold, from the view to a screen below it; the others as they come near.
+DRAWN_ON_LOAD = """() => [...document.querySelectorAll('.plot')].filter((plot) => {
+  const box = plot.getBoundingClientRect();
+  return !plot.closest('details:not([open])') && box.bottom > 0 && box.top < 2 * innerHeight;
+}).map((plot) => plot.id)"""
+
+
 def open_page(browser, url: str, viewport=VIEWPORTS["desktop"], **context):
     """A new context at ``viewport``; returns the page once ``url`` is loaded
-    (on the dashboard: once every chart is drawn)."""
+    (on the dashboard: once the charts it draws on load are drawn)."""
     width, height = viewport
     ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
     page = ctx.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)
-    if page.locator(".plot").count():
-        page.wait_for_function(
-            "[...document.querySelectorAll('.plot')]"
-            ".every((plot) => plot.querySelector('svg.main-svg'))"
-        )
+    for plot in page.evaluate(DRAWN_ON_LOAD):  # (polled in the page, the CSP refuses)
+        page.locator(f"#{plot} svg.main-svg").first.wait_for()
     # The favicon is asked for after the load: a context closed with it in
     # flight drops the connection while the test server streams the file.
     page.wait_for_load_state("networkidle")
     return page
+
+
+def fold_ids(page) -> list[str]:
+    """The dashboard's folds (templates/_fold.html), in page order."""
+    return page.eval_on_selector_all(
+        "details[data-fold]", "(all) => all.map((f) => f.id)"
+    )
+
+
+def open_fold(page, fold_id: str):
+    """Open a fold of the dashboard as a reader does, a click on its heading
+    (which closes the one open before), and scroll through it until every
+    chart in it is drawn; returns the fold."""
+    from playwright.sync_api import expect
+
+    fold = page.locator(f"details#{fold_id}")
+    if not fold.evaluate("(el) => el.open"):
+        page.locator(f"details#{fold_id} > summary").click()
+    expect(fold).to_have_js_property("open", True)
+    for plot in fold.locator(".plot").all():
+        plot.scroll_into_view_if_needed()
+        plot.locator("svg.main-svg").first.wait_for()
+    return fold

@@ -12,7 +12,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
-from tests.browser_support import translated
+from tests.browser_support import fold_ids, open_fold, translated
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,9 +130,11 @@ def test_script_tags_in_uploads_stay_text(site, page, tmp_path):
     path.write_text(json.dumps(session) + "\n", encoding="utf-8")
     upload(page, site, path)
     wait_for_dashboard(page)
+    open_fold(page, "comparison")
     assert f"M{XSS}" in page.inner_text(
         "[data-testid=comparison-table][data-suite=alignment]"
     )
+    open_fold(page, "sessions")
     page.click(".session-list a")
     page.wait_for_selector(".round")
     body = page.inner_text("body")
@@ -155,9 +157,12 @@ def test_a_method_named_like_a_link_renders_no_link_in_charts(site, page, tmp_pa
     path.write_text(json.dumps(session) + "\n", encoding="utf-8")
     upload(page, site, path)
     wait_for_dashboard(page)
-    page.wait_for_selector("#chart-quality_overall svg.main-svg")
+    for fold in fold_ids(page):  # every chart drawn
+        open_fold(page, fold)
+    page.wait_for_selector("#chart-quality_overall svg.main-svg", state="attached")
     assert page.locator(".plot a[href*='evil.example']").count() == 0
     assert page.locator(".plot svg a").count() == 0
+    open_fold(page, "panel-alignment")
     # in the chart, or in the list below it that replaces a narrow chart's legend
     legend = page.inner_text("figure:has(#chart-al_curve)")
     assert "click" in legend and "<a href" in legend  # shown as text, literally
@@ -208,7 +213,8 @@ def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_pa
     assert page.locator("[data-testid=delete-run]").count() == 1  # still the owner
     assert page.locator("[data-testid=judge-tables]").count() == 1
 
-    page.click("a:text('s1')")
+    open_fold(page, "sessions")
+    page.click(".session-list a:text('s1')")
     page.wait_for_selector("[data-testid=judge-scores]")
     judges = page.locator("[data-testid=judge-scores]").evaluate_all(
         "(blocks) => blocks.map((b) => b.dataset.judge)"
@@ -217,6 +223,7 @@ def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_pa
     assert "Judge scripted+10" in page.inner_text("body")
 
     page.go_back()
+    open_fold(page, "rows")
     page.select_option("[data-testid=judge-filter]", "scripted+10")
     page.click("#rows button[type=submit]")
     page.wait_for_selector("[data-testid=row-judge]")

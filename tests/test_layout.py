@@ -9,6 +9,8 @@ import pytest
 from tests.browser_support import (
     LANGS,
     VIEWPORTS,
+    fold_ids,
+    open_fold,
     open_page,
     served_sample,
 )
@@ -80,10 +82,14 @@ def test_no_page_scrolls_sideways(browser, site, lang, viewport):
     for name, url in site.pages(lang).items():
         page = open_page(browser, url, VIEWPORTS[viewport])
         try:
-            width, inner = page.evaluate(
-                "[document.documentElement.scrollWidth, window.innerWidth]"
-            )
-            assert width <= inner, f"{name} in {lang} is {width} px wide"
+            # as loaded, then with each of the dashboard's folds open
+            for fold in ["", *fold_ids(page)]:
+                if fold:
+                    open_fold(page, fold)
+                width, inner = page.evaluate(
+                    "[document.documentElement.scrollWidth, window.innerWidth]"
+                )
+                assert width <= inner, f"{name} {fold} in {lang} is {width} px wide"
             assert page.locator("html").get_attribute("lang") == lang
         finally:
             page.context.close()
@@ -110,10 +116,13 @@ def test_chart_legends_stay_clear_of_ticks_and_titles_are_whole(
 ):
     page = open_page(browser, site.pages("zh")["dashboard"], VIEWPORTS[viewport])
     try:
-        assert page.evaluate(LEGEND_OVER_TICKS) == []
-        for title in page.locator(".chart-title").all():
-            box = title.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
-            assert box[0] <= box[1], title.inner_text()  # wrapped, not cut
+        for fold in fold_ids(page):  # the charts of one fold are shown at a time
+            shown = open_fold(page, fold)
+            assert page.evaluate(LEGEND_OVER_TICKS) == [], fold
+            for title in shown.locator(".chart-title").all():
+                box = title.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
+                assert box[0] <= box[1], title.inner_text()  # wrapped, not cut
+        assert page.locator(".plot svg.main-svg").count() >= 10
         assert page.locator(".plot .gtitle").count() == 0  # no title inside SVG
     finally:
         page.context.close()
@@ -139,7 +148,12 @@ def test_pages_point_at_no_other_site(browser, site, lang):
 def test_plotly_modebar_offers_no_cloud_or_share_control(browser, site):
     page = open_page(browser, site.pages("en")["dashboard"])
     try:
+        for fold in fold_ids(page):  # every chart drawn
+            open_fold(page, fold)
         assert page.locator(".plot").count() >= 10
+        assert (
+            page.locator(".plot svg.main-svg").count() >= page.locator(".plot").count()
+        )
         assert page.locator(".modebar, .modebar-btn").count() == 0
         markup = page.inner_html("main")
         for word in ("Chart Studio", "Share chart", "sendDataToCloud", "plot.ly"):

@@ -1,6 +1,8 @@
 """The pages' own controls in Chromium: chart image downloads, sortable and
 filterable tables, the copy-link button, the scroll position kept across
-reloads, and the translated file picker and problem list."""
+reloads, the translated file picker and problem list, and the dashboard's
+folds (one click away, in the address, by keyboard) and charts drawn as they
+come into view."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from playwright.sync_api import expect
 
 from tests.browser_support import (
     VIEWPORTS,
+    fold_ids,
+    open_fold,
     open_page,
     served_sample,
     translated,
 )
+from web.views import assets
 
 pytestmark = pytest.mark.browser
 
@@ -58,6 +63,7 @@ def column_values(page, table: str, index: int) -> list[str]:
 def test_panel_tables_sort_by_header_and_filter(browser, site):
     page = open_page(browser, site.pages("en")["dashboard"])
     try:
+        open_fold(page, "panel-simulation")
         table = "[data-testid=panel-simulation] table.panel-table >> nth=1"
         welch = page.locator(table)
         header = welch.locator("thead th").nth(3)  # t
@@ -72,6 +78,7 @@ def test_panel_tables_sort_by_header_and_filter(browser, site):
         assert header.get_attribute("aria-sort") == "descending"
         assert column_values(page, table, 3)[0] != "—"
 
+        open_fold(page, "panel-roleplay")
         almp = "[data-testid=panel-roleplay] table[data-filterable]"
         box = page.locator("[data-testid=panel-roleplay] .table-filter input")
         box.fill("ps-zh-001")
@@ -129,6 +136,7 @@ def test_copy_link_without_clipboard_shows_the_url_selected(browser, site):
 def test_scroll_position_survives_the_baseline_select_and_pager(browser, site):
     page = open_page(browser, site.pages("en")["dashboard"], VIEWPORTS["phone"])
     try:
+        open_fold(page, "comparison")
         page.locator("#baseline").scroll_into_view_if_needed()
         page.evaluate("window.scrollBy(0, -200)")
         before = page.evaluate("window.scrollY")
@@ -136,8 +144,10 @@ def test_scroll_position_survives_the_baseline_select_and_pager(browser, site):
             page.select_option("#baseline", "Ours")
         page.wait_for_load_state("load")
         assert "baseline=Ours" in page.url
+        assert page.locator("details#comparison").evaluate("(el) => el.open")
         assert abs(page.evaluate("window.scrollY") - before) < 40
 
+        open_fold(page, "rows")
         pager = page.locator("#rows .pager a").first
         pager.scroll_into_view_if_needed()
         before = page.evaluate("window.scrollY")
@@ -145,6 +155,7 @@ def test_scroll_position_survives_the_baseline_select_and_pager(browser, site):
             pager.click()
         page.wait_for_load_state("load")
         assert "page=2" in page.url
+        assert page.locator("details#rows").evaluate("(el) => el.open")
         assert abs(page.evaluate("window.scrollY") - before) < 40
     finally:
         page.context.close()
@@ -176,3 +187,89 @@ def test_file_picker_and_line_labels_are_translated(browser, site, lang, tmp_pat
         assert strings["line"] == translated(lang, "line %(line)s") % {"line": "{line}"}
     finally:
         page.context.close()
+
+
+def test_the_dashboard_fits_four_screens_and_each_fold_is_one_click_away(browser, site):
+    """One fold open at a time (the first, as loaded); the navigation opens
+    any other with one click, names it in the address and marks it."""
+    page = open_page(browser, site.pages("en")["dashboard"])
+    try:
+        assert page.evaluate("document.documentElement.scrollHeight") <= 4 * 900
+        folds = fold_ids(page)
+        links = page.locator("[data-testid=section-nav] a")
+        assert [link.get_attribute("href") for link in links.all()] == [
+            f"#{fold}" for fold in folds
+        ]
+        assert len(folds) >= 10 and open_folds(page) == [folds[0]]
+        assert "#" not in page.url  # the page as loaded keeps a bare address
+        for index, fold in enumerate(folds):
+            links.nth(index).click()
+            assert open_folds(page) == [fold]
+            assert page.url.endswith(f"#{fold}")
+            assert links.nth(index).get_attribute("aria-current") == "true"
+            assert (
+                page.locator("[data-testid=section-nav] a[aria-current]").count() == 1
+            )
+            top = page.locator(f"details#{fold}").evaluate(
+                "(el) => el.getBoundingClientRect().top"
+            )
+            assert (
+                0 <= top < 900 - 60
+            )  # its heading in view (at the top, or the page ends)
+        page.go_back()  # the address's fold again
+        expect(page.locator(f"details#{folds[-2]}")).to_have_js_property("open", True)
+        assert open_folds(page) == [folds[-2]]
+    finally:
+        page.context.close()
+
+
+def test_a_link_opens_its_fold_and_the_keyboard_opens_and_closes_them(browser, site):
+    page = open_page(
+        browser, site.pages("en")["dashboard"] + "#rows", VIEWPORTS["phone"]
+    )
+    try:
+        assert open_folds(page) == ["rows"]  # a teammate's link to the rows
+        assert page.evaluate("window.scrollY") > 0
+        page.focus("details#sessions > summary")
+        page.keyboard.press("Enter")
+        expect(page.locator("details#sessions")).to_have_js_property("open", True)
+        assert open_folds(page) == ["sessions"] and page.url.endswith("#sessions")
+        assert page.locator(".session-list a").first.is_visible()
+        page.keyboard.press("Space")
+        expect(page.locator("details#sessions")).to_have_js_property("open", False)
+        assert open_folds(page) == [] and "#" not in page.url
+    finally:
+        page.context.close()
+
+
+def test_charts_are_drawn_as_they_come_into_view_with_every_trace_type(browser, site):
+    page = open_page(browser, site.pages("en")["dashboard"])
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    try:
+        assert page.locator("#chart-al_curve svg.main-svg").count() > 0
+        assert page.locator("#panel-slots svg.main-svg").count() == 0  # a closed fold
+        built = assets.CHARTS_JS.exists()
+        bundle = (
+            "/vendor/charts/" if built else f"/vendor/plotly-{assets.PLOTLY_VERSION}"
+        )
+        assert page.locator(f"script[src^='{bundle}']").count() == 1
+        for fold in fold_ids(page):
+            open_fold(page, fold)
+        drawn = page.eval_on_selector_all(
+            ".plot",
+            "(plots) => plots.map((p) => p._fullData.map((t) => [t.type, !!t._module]))",
+        )
+        types = {kind for traces in drawn for kind, _ in traces}
+        assert {"scatter", "scatterpolar", "bar", "heatmap", "box"} <= types
+        assert all(known for traces in drawn for _, known in traces)
+        assert problems == []
+    finally:
+        page.context.close()
+
+
+def open_folds(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "details[data-fold]", "(all) => all.filter((f) => f.open).map((f) => f.id)"
+    )
