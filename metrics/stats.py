@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from statistics import fmean, stdev
 
+from metrics.sign_flips import every_flip_p, needs_every_flip
+
 # numpy and scipy are imported inside the functions that use them, which
 # every CLI command would pay otherwise.
 
@@ -133,6 +135,8 @@ def wilcoxon_p(diffs: list[float]) -> float | None:
     nonzero = [d for d in diffs if abs(d) > ZERO_DIFFERENCE]
     if not nonzero:
         return None
+    if needs_every_flip(nonzero):  # scipy's answer, 45 ms -> 0.1 ms
+        return every_flip_p(nonzero)
     from scipy.stats import wilcoxon  # loaded on use: 0.35 s of CPU, once
 
     # the defaults: method "auto" (exact to 50 differences without ties,

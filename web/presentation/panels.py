@@ -8,9 +8,6 @@ series it draws; a table gives its columns and a function that lists its rows.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 from flask_babel import get_locale
 
 from core.i18n import _l, text
@@ -21,6 +18,7 @@ from metrics.suite import Chart, Column, Suite, Table
 from reports.formatting import count, number, p_value
 from translations import _, metric_label
 from web.presentation import charts
+from web.presentation.single_flight import SingleFlight
 
 
 class Sources:
@@ -122,29 +120,7 @@ def table(spec: Table, data: Sources, methods: list[str]) -> dict:
 NOTHING_TO_DRAW = _l("No scored values to show.")
 
 
-class Recent:
-    """The ``size`` most recently used values, built once per key
-    (thread-safe: gthread workers serve pages from several threads)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.values: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key, make):
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                return self.values[key]
-        value = make()  # outside the lock: two first readers may both build
-        with self.lock:
-            self.values[key] = value
-            while len(self.values) > self.size:
-                self.values.popitem(last=False)
-        return value
-
-
-BUILT = Recent(64)  # ~50 KB of figure data each
+BUILT = SingleFlight(64)  # ~50 KB of figure data each
 
 
 def section(suite: Suite, run) -> dict:
@@ -218,8 +194,8 @@ def build(run) -> list[dict]:
     (run, finish time, language) in a small per-process cache."""
     if getattr(run, "status", None) not in FINAL_RUN or not getattr(run, "id", None):
         return _build(run)  # in progress, or a comparison across runs
-    key = (run.id, str(run.finished_at), str(get_locale()))
-    return BUILT.get(key, lambda: _build(run))
+    family = (run.id, str(get_locale()))
+    return BUILT.get(family, str(run.finished_at), lambda: _build(run))
 
 
 def _build(run) -> list[dict]:

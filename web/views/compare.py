@@ -23,15 +23,17 @@ from flask import (
     render_template,
     request,
 )
+from flask_babel import get_locale
+from markupsafe import Markup
 
 from core.problems import Rejected
-from pipeline.comparison import compare_runs
+from pipeline.comparison import compare_runs, comparison_keys
 from reports import paper, paper_summary
 from translations import translate_problems
 from web import extensions
 from web.presentation import dashboard
 from web.presentation.settings_diff import settings_diff
-from web.views.pages import error_page
+from web.views.pages import RESULT_PARTS, error_page
 
 bp = Blueprint("compare", __name__)
 
@@ -59,6 +61,12 @@ RETRY_AFTER_S = 2
 def load(args):
     """The comparison of the runs the query names, None while it is being
     computed; Rejected (400/404/409)."""
+    return _load(args)[0]
+
+
+def _load(args):
+    """The comparison (or None) and the key it is stored under, which
+    changes with anything it shows (``comparison_keys``)."""
     storage = extensions.storage()
     runs = []
     for token in run_tokens(args.get("runs"), args.getlist("run")):
@@ -67,7 +75,8 @@ def load(args):
             raise Rejected.one("compare_unknown_run", http=404, token=token)
         runs.append(found.item)
     wake = extensions.runs().wake
-    return compare_runs(storage, runs, current_app.config, wake)
+    comparison = compare_runs(storage, runs, current_app.config, wake)
+    return comparison, comparison_keys(runs)[0]
 
 
 def _computing_page():
@@ -101,12 +110,20 @@ def _json(document: dict) -> str:
 @bp.get("/compare")
 def compare_page():
     try:
-        comparison = load(request.args)
+        comparison, key = _load(request.args)
     except Rejected as rejected:
         return error_page(rejected)
     if comparison is None:
         return _computing_page()
-    return render_template("compare.html", **context(comparison, request.args))
+
+    def build() -> Markup:
+        shown = context(comparison, request.args)
+        return Markup(render_template("_compare_body.html", **shown))
+
+    # its figures and tables take a dashboard's time several times over:
+    # built once per stored comparison, language and query (single_flight.py)
+    family = ("compare", request.full_path, str(get_locale()))
+    return render_template("compare.html", body=RESULT_PARTS.get(family, key, build))
 
 
 def context(comparison, args) -> dict:
