@@ -113,7 +113,18 @@
         enqueue(entry.target);
       }
     }, { rootMargin: "0px 0px 100% 0px" });
-    targets.forEach((target) => observer.observe(target));
+    // A closed fold's charts are watched once it opens: watching them
+    // before would lay out the hidden folds for nothing.
+    const watched = new Set();
+    const watch = () => {
+      for (const target of targets) {
+        if (watched.has(target) || target.closest("details:not([open])")) continue;
+        watched.add(target);
+        observer.observe(target);
+      }
+    };
+    document.addEventListener("toggle", watch, true);
+    watch();
   } else {
     targets.forEach(enqueue);
   }
