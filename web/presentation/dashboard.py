@@ -171,6 +171,18 @@ def annotations_context(storage, run) -> dict:
     }
 
 
+def shown_version(storage, run) -> tuple:
+    """What a finished run's dashboard shows changes with: its results (a
+    finalize sets ``finished_at``), its name, tags and comment, and its
+    human labels' agreement."""
+    named = (str(run.finished_at), run.name, tuple(run.tags or ()), run.comment)
+    queue = storage.annotations.queue_of_run(run.id)
+    if queue is None:
+        return named
+    labels = storage.annotations.labels_key(queue.id)
+    return (*named, queue.id, queue.agreement_key, labels)
+
+
 def _retried(storage, run):
     """The run this one retried, if it still exists (its view link)."""
     return storage.runs.get_run(run.retry_of) if run.retry_of else None

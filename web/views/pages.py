@@ -9,6 +9,7 @@ from flask import (
     Response,
     abort,
     current_app,
+    g,
     redirect,
     render_template,
     request,
@@ -35,6 +36,7 @@ from web.extensions import storage as _storage
 from web.presentation import dashboard
 from web.presentation.single_flight import SingleFlight
 from web.security import access
+from web.security.headers import csp_nonce
 from web.views import forms
 
 bp = Blueprint("pages", __name__)
@@ -127,11 +129,31 @@ def run_page(token: str):
             provisional=dashboard.provisional_summary(run),
             provisional_part=_provisional_part(run),
         )  # fmt: skip
-    return render_template(
-        "dashboard.html",
-        **dashboard.context(_storage(), run, request.args),
-        workspace_memo=memo,
-    )
+    if g.get("manage_token"):  # the owner's: its forms carry their CSRF token
+        return render_template(
+            "dashboard.html",
+            **dashboard.context(_storage(), run, request.args),
+            workspace_memo=memo,
+        )
+    return _shared_dashboard(run)
+
+
+def _shared_dashboard(run) -> str:
+    """A view link's dashboard, the same page for each of its readers but
+    for the CSP nonce (``tests/test_shared_pages.py`` checks it): rendered
+    once per results version, language and query; each reader's copy
+    carries their own nonce."""
+    family = ("dashboard", request.full_path, str(get_locale()))
+
+    def build() -> tuple[str, str]:
+        page = render_template(
+            "dashboard.html", **dashboard.context(_storage(), run, request.args)
+        )
+        return csp_nonce(), page
+
+    version = dashboard.shown_version(_storage(), run)
+    built_with, page = RESULT_PARTS.get(family, version, build)
+    return page.replace(f'nonce="{built_with}"', f'nonce="{csp_nonce()}"')
 
 
 def _provisional_part(run) -> Markup | None:

@@ -1,0 +1,69 @@
+"""A view link's dashboard is rendered once per results version, language
+and query and shared by its readers (``web/views/pages.py``): that is only
+true if the page is the same for every reader but its CSP nonce."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from web.presentation.single_flight import SingleFlight
+from web.views import pages
+
+NONCE = re.compile(r'nonce="([^"]+)"')
+
+
+@pytest.fixture
+def served(app_factory, judge_server):
+    from pathlib import Path
+
+    from tests.pipeline_support import evaluate
+
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    sample = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+    document = evaluate(app, sample, judge_server, suites=["alignment", "quality"])
+    return app, app.extensions["storage"].runs.get_run(document["run"]["id"])
+
+
+def header_nonce(response) -> str:
+    return re.search(r"'nonce-([^']+)'", response.headers["Content-Security-Policy"])[1]
+
+
+def test_two_readers_get_the_same_page_but_their_own_nonce(served, monkeypatch):
+    app, run = served
+    client = app.test_client()
+    url = f"/r/{run.token}?lang=zh&baseline={run.methods[1]}"
+    monkeypatch.setattr(pages, "RESULT_PARTS", SingleFlight())
+    first = client.get(url)
+    monkeypatch.setattr(pages, "RESULT_PARTS", SingleFlight())  # built again
+    second = client.get(url)
+    shared = client.get(url)  # from the first build of the second
+    pages_seen = [r.get_data(as_text=True) for r in (first, second, shared)]
+    for response, page in zip((first, second, shared), pages_seen, strict=True):
+        assert set(NONCE.findall(page)) == {header_nonce(response)}
+    assert len({header_nonce(r) for r in (first, second, shared)}) == 3
+    blank = [NONCE.sub('nonce=""', page) for page in pages_seen]
+    assert blank[0] == blank[1] == blank[2]
+
+
+def test_a_label_makes_a_new_page(served):
+    """Labels change what readers see (the agreement, or that a worker is
+    computing it): the shared page is built again."""
+    from tests.test_annotations import label, make_queue
+
+    app, run = served
+    client = app.test_client()
+    url = f"/r/{run.token}?lang=en"
+    assert 'data-testid="annotations"' not in client.get(url).get_data(as_text=True)
+    make_queue(client, run, size=10)
+    assert label(client, run, "ann", 0, 70, 1).status_code == 200
+    assert 'data-testid="annotations"' in client.get(url).get_data(as_text=True)
+
+
+def test_the_owner_s_page_is_never_shared(served):
+    app, run = served
+    client = app.test_client()
+    owner = client.get(f"/r/{run.manage_token}?lang=en").get_data(as_text=True)
+    reader = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    assert 'name="csrf_token"' in owner and 'name="csrf_token"' not in reader
