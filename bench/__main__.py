@@ -26,6 +26,7 @@ from bench import (
     startup,
     style,
     suites,
+    team_pages,
     validation,
 )
 
@@ -36,6 +37,7 @@ BENCHMARKS = {
     "dashboard_browser": dashboard_browser.run,
     "style": style.run,
     "load": load.run,
+    "team_pages": team_pages.run,
     "suites": suites.run,
     "cost_drill": cost_drill.run,
     "pairwise": pairwise.run,

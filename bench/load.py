@@ -29,6 +29,7 @@ import csv
 import json
 import os
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -64,8 +65,10 @@ RUN_TIMEOUT_S = 900  # a run that has not finished by then fails the drill
 # -- the app and the judge, each in its own process ----------------------------
 
 
-def start_server(workdir: Path, extra: dict | None = None):
-    """The app on 127.0.0.1 (a free port); returns (process, base URL)."""
+def start_server(workdir: Path, extra: dict | None = None, gunicorn: bool = False):
+    """The app on 127.0.0.1 (a free port); returns (process, base URL).
+    ``gunicorn``: served by ``gunicorn.conf.py`` with two workers (each its
+    own process and page caches) instead of werkzeug's threaded server."""
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{workdir / 'load.sqlite3'}",
@@ -78,6 +81,8 @@ def start_server(workdir: Path, extra: dict | None = None):
     for name in ("REDIS_URL", "JUDGE_API_URL", "JUDGE_MODEL", "JUDGE_MODELS"):
         env.pop(name, None)
     env.update(extra or {})
+    if gunicorn:
+        return _start_gunicorn(workdir, env)
     with (workdir / "server.log").open("ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-c", SERVE],
@@ -93,6 +98,26 @@ def start_server(workdir: Path, extra: dict | None = None):
         tail = (workdir / "server.log").read_text(errors="replace")[-2000:]
         raise RuntimeError(f"the server did not start:\n{tail}")
     return process, f"http://127.0.0.1:{port}"
+
+
+def _start_gunicorn(workdir: Path, env: dict) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+               "--bind", f"127.0.0.1:{port}", "-w", "2", "--access-logfile",
+               "/dev/null", "app:app"]  # fmt: skip
+    with (workdir / "server.log").open("ab") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+    base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{base}/healthz", timeout=2).ok:
+                return process, base
+        except requests.RequestException:
+            time.sleep(0.2)
+    stop(process)
+    raise RuntimeError("gunicorn did not start")
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -257,7 +282,7 @@ def read_phase(tag: str, base: str, token: str, server, workdir: Path) -> dict:
     return result
 
 
-def responsiveness(workdir: Path) -> dict:
+def responsiveness(workdir: Path, gunicorn: bool = False) -> dict:
     """A 300-session alignment + quality run at 50 ms, read by 20 clients."""
     judge, url = start_judge(LATENCY)
     server = None
@@ -266,7 +291,7 @@ def responsiveness(workdir: Path) -> dict:
         write_sessions(data, SESSIONS, ROUNDS, METHODS)
         judge_env = {"JUDGE_API_URL": url, "JUDGE_MODEL": "scripted"}
         judge_env["JUDGE_CONCURRENCY"] = str(JUDGE_CONCURRENCY)
-        server, base = start_server(workdir, judge_env)
+        server, base = start_server(workdir, judge_env, gunicorn)
         started = time.monotonic()
         token = upload(base, data.read_bytes(), "alignment,quality")
         body = wait_until(base, token, lambda found: found != "queued", 120)
@@ -307,8 +332,11 @@ def run() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "mixed").mkdir()
         (Path(tmp) / "readers").mkdir()
+        (Path(tmp) / "gunicorn").mkdir()
         result.update(mixed(Path(tmp) / "mixed"))
         result.update(responsiveness(Path(tmp) / "readers"))
+        served = responsiveness(Path(tmp) / "gunicorn", gunicorn=True)
+        result.update({f"gunicorn_{key}": value for key, value in served.items()})
     return result
 
 

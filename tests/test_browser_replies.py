@@ -97,9 +97,10 @@ def test_the_grid_filters_sorts_and_opens_the_exchange(served, browser):
         in dialog.locator("[data-testid=exchange-item] h3").first.inner_text()
     )
     assert page.evaluate("window.hacked") is None, "no markup ran"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "replies-exchange-1440.png"))
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden")
-    ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "replies-1440.png"), full_page=True)
     page.context.close()
 

@@ -1,0 +1,125 @@
+"""What a team waits for on shared pages, against the served app (werkzeug's
+threaded server, embedded worker, SQLite; scripted judge at 50 ms):
+
+* **compare**: two 9-session runs of ``sample_data.jsonl`` (alignment and
+  quality; the second with two judge samples, so nothing is reused). The
+  first ``/compare`` as a reader gets it: the time until a 200 (its page
+  reloads itself; here the request is repeated at once). Then a compare
+  view beside a dashboard view of one of the runs, both view links,
+  medians of 20 (target: compare at most 3x the dashboard); and beside a
+  dashboard built for its query (a new ``page``, as the first reader of a
+  page pays).
+* **after a label**: a dashboard view right after each of 10 labels (a
+  new version of the page: the agreement is pending, a worker computes
+  it) against a dashboard built for its query, medians (target: at most
+  2x; before issue 48 the first view after a label ran the bootstrap,
+  12-18 s).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from bench.judge_orchestration import start_judge
+from bench.load import ROOT, start_server, stop, wait_until
+
+SAMPLE = (ROOT / "sample_data.jsonl").read_bytes()
+FINAL = ("done", "partial", "failed", "cancelled")
+VIEWS = 20
+
+
+def submit(base: str, samples: int) -> dict:
+    response = requests.post(
+        f"{base}/api/v1/runs", files={"file": ("sample.jsonl", SAMPLE)},
+        data={"suites": "alignment,quality", "samples": str(samples)}, timeout=120,
+    )  # fmt: skip
+    response.raise_for_status()
+    found = response.json()
+    wait_until(base, found["token"], FINAL.__contains__, 600)
+    return found
+
+
+def timed_get(url: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    response = requests.get(url, timeout=120)
+    return time.perf_counter() - started, response.status_code
+
+
+def median_ms(urls) -> float:
+    return round(1000 * statistics.median(timed_get(url)[0] for url in urls), 1)
+
+
+def first_compare_s(base: str, tokens: list[str]) -> float:
+    url = f"{base}/compare?runs={','.join(tokens)}&lang=en"
+    started = time.perf_counter()
+    while timed_get(url)[1] != 200:
+        pass  # "Comparing runs…": asked again at once
+    return round(time.perf_counter() - started, 2)
+
+
+def compare_views(base: str, tokens: list[str]) -> dict:
+    compare = f"{base}/compare?runs={','.join(tokens)}&lang=en"
+    dashboard = f"{base}/r/{tokens[0]}?lang=en"
+    timed_get(dashboard)
+    shown = {
+        "compare_view_ms": median_ms([compare] * VIEWS),
+        "dashboard_view_ms": median_ms([dashboard] * VIEWS),
+        # each a new query: built for it, as its first reader pays
+        "dashboard_built_ms": median_ms(
+            f"{dashboard}&page={n}" for n in range(2, 2 + VIEWS)
+        ),
+    }
+    shown["compare_vs_dashboard"] = round(
+        shown["compare_view_ms"] / shown["dashboard_view_ms"], 2
+    )
+    return shown
+
+
+def after_labels(base: str, run: dict) -> dict:
+    manage, view = run["manage_token"], f"{base}/r/{run['token']}?lang=en"
+    api = f"{base}/api/v1/runs/{manage}"
+    requests.post(f"{api}/annotations", json={"size": 20, "per_item": 2}, timeout=60)
+    annotator = requests.post(f"{api}/annotators", json={"name": "ana"}, timeout=60)
+    link = f"{base}/a/{annotator.json()['token']}"
+    times, built = [], median_ms(f"{view}&page={n}" for n in range(40, 40 + 10))
+    for score in range(10):
+        item = requests.get(f"{link}/item", timeout=60).json()["item"]
+        body = {"item": item, "al": 10 * score, "binary": score % 2}
+        requests.post(f"{link}/label", json=body, timeout=60).raise_for_status()
+        times.append(timed_get(view)[0])
+    after = round(1000 * statistics.median(times), 1)
+    return {"after_label_ms": after, "built_ms": built,
+            "after_label_vs_built": round(after / built, 2)}  # fmt: skip
+
+
+def run() -> dict:
+    judge, url = start_judge(0.05)
+    server = None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {"JUDGE_API_URL": url, "JUDGE_MODEL": "scripted"}
+            server, base = start_server(Path(tmp), env)
+            first, second = submit(base, 1), submit(base, 2)
+            tokens = [first["token"], second["token"]]
+            result = {
+                "name": "team pages: compare of two 9-session runs; dashboard after a label",
+                "compare_first_s": first_compare_s(base, tokens),
+                **compare_views(base, tokens),
+                **after_labels(base, first),
+            }
+    finally:
+        if server is not None:
+            stop(server)
+        stop(judge)
+    return result
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))
