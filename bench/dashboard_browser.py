@@ -80,15 +80,25 @@ def finished_run(workdir: Path, judge: ScriptedJudge):
     return app, run
 
 
-def warm_server(app, path: str) -> None:
+BUNDLES = {"charts": "/vendor/charts/", "full": "/vendor/plotly-"}
+
+
+def page_path(token: str, bundle: str) -> str:
+    """The view link, with a query the app ignores: it keeps a rendered view
+    page per query (web/views/pages.py), so each bundle has its own."""
+    return f"/r/{token}?lang=en&plotly={bundle}"
+
+
+def warm_server(app, token: str) -> None:
     """The server's own first-use work (the page's build, each plotly.js
     gzipped once per process) is done before any timed load."""
     client = app.test_client()
-    for bundle in ("charts", "full"):
+    for bundle, src_start in BUNDLES.items():
         app.config["PLOTLY_BUNDLE"] = bundle
-        page = client.get(path)
-        assert page.status_code == 200
-        for src in re.findall(r'<script src="([^"]+)"', page.get_data(as_text=True)):
+        page = client.get(page_path(token, bundle)).get_data(as_text=True)
+        sources = re.findall(r'<script src="([^"]+)"', page)
+        assert any(src.startswith(src_start) for src in sources), (bundle, sources)
+        for src in sources:
             client.get(src, headers={"Accept-Encoding": "gzip"}).close()
 
 
@@ -119,7 +129,7 @@ def load(browser, url: str, device: str) -> dict:
     }
 
 
-def measure(app, url: str) -> dict[str, dict[str, list[dict]]]:
+def measure(app, base: str, token: str) -> dict[str, dict[str, list[dict]]]:
     from playwright.sync_api import sync_playwright
 
     found: dict[str, dict[str, list[dict]]] = {
@@ -132,8 +142,9 @@ def measure(app, url: str) -> dict[str, dict[str, list[dict]]]:
         try:
             for index in range(ROUNDS):
                 print(f"  round {index + 1} of {ROUNDS}", file=sys.stderr, flush=True)
-                for bundle in ("charts", "full"):
+                for bundle in BUNDLES:
                     app.config["PLOTLY_BUNDLE"] = bundle
+                    url = base + page_path(token, bundle)
                     for device in DEVICES:
                         found[bundle][device].append(load(browser, url, device))
         finally:
@@ -171,10 +182,10 @@ def run() -> dict:
         server = make_server("127.0.0.1", 0, app, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
-        url = f"http://127.0.0.1:{server.server_port}/r/{finished.token}?lang=en"
         try:
-            warm_server(app, f"/r/{finished.token}?lang=en")
-            found = measure(app, url)
+            warm_server(app, finished.token)
+            base = f"http://127.0.0.1:{server.server_port}"
+            found = measure(app, base, finished.token)
         finally:
             server.shutdown()
             app.extensions["watchdog"].stop()
