@@ -41,7 +41,12 @@ independent of call order or concurrency:
 * A request of no declared mode is read as the default protocol's
   alignment, its directives anywhere in the prompt.
 
-Run standalone: ``python -m testing.judge_server --port 8089 --latency 0.05``.
+Rate limits (off unless given): ``ScriptedJudge(rpm=3000, tpm=...)`` enforces
+requests and tokens per minute in sliding windows, 1/60 of each in any
+second, with OpenAI's headers and 429s (``testing/judge_limits.py``).
+
+Run standalone: ``python -m testing.judge_server --port 8089 --latency 0.05``
+(``--rpm 3000 --tpm 2000000`` to limit it).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from testing import judge_wire
 from testing.judge_decisions import DRIP, decide
+from testing.judge_limits import RateLimits, request_tokens
 from testing.judge_state import JudgeState
 
 
@@ -63,12 +69,14 @@ class _Handler(BaseHTTPRequestHandler):
     # the headers: ~40 ms added to every call.
     disable_nagle_algorithm = True
     state: JudgeState
+    rate_headers: dict[str, str]  # this request's, on whatever it is answered
 
     def log_message(self, *args) -> None:  # quiet
         pass
 
     def setup(self) -> None:
         super().setup()
+        self.rate_headers = {}
         with self.state.lock:
             self.state.connections += 1
 
@@ -82,6 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
             (m["content"] for m in body["messages"] if m["role"] == "system"), ""
         )
         model = str(body.get("model"))
+        if self._rate_limited(body):
+            return
         refusal = judge_wire.structured_refusal(body)
         if refusal is not None:
             self.state.reported.usage(body, "")  # a request served, no tokens
@@ -115,8 +125,23 @@ class _Handler(BaseHTTPRequestHandler):
         }
         self._send(status, payload, headers)
 
+    def _rate_limited(self, body: dict) -> bool:
+        """Take the request against the rate limits (if any), keeping the
+        headers its reply carries; True when it was answered 429. Checked
+        first: a provider's gateway limits before it reads the request."""
+        self.rate_headers = {}  # (one handler serves a keep-alive connection)
+        if self.state.limits is None:
+            return False
+        verdict = self.state.limits.admit(request_tokens(body))
+        self.rate_headers = verdict.headers
+        if verdict.error is None:
+            return False
+        self._send(429, verdict.error, {})
+        return True
+
     def _send(self, status: int, payload: dict, headers: dict) -> None:
         data = json.dumps(payload).encode()
+        headers = {**self.rate_headers, **headers}
         drip = headers.pop(DRIP, None)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -145,13 +170,18 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedJudge:
-    """``with ScriptedJudge(latency=0.05) as judge: judge.url`` (ends in /v1)."""
+    """``with ScriptedJudge(latency=0.05) as judge: judge.url`` (ends in /v1).
+    ``rpm``/``tpm``: rate limits as OpenAI enforces them (``judge_limits``);
+    ``count_rejected``: a 429 counts against the requests limit too."""
 
     def __init__(
         self, latency: float = 0.0, timeout_sleep: float = 3.0, port: int = 0,
-        protocols: tuple[str, ...] = (),
+        protocols: tuple[str, ...] = (), rpm: int | None = None,
+        tpm: int | None = None, count_rejected: bool = False,
     ):  # fmt: skip
         self.state = JudgeState(latency, timeout_sleep, protocols)
+        if rpm or tpm:
+            self.state.limits = RateLimits(rpm, tpm, count_rejected)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self.server = _Server(("127.0.0.1", port), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -173,8 +203,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--rpm", type=int, default=None, help="requests per minute")
+    parser.add_argument("--tpm", type=int, default=None, help="tokens per minute")
+    parser.add_argument("--count-rejected", action="store_true",
+                        help="a 429 counts against the requests limit")  # fmt: skip
     args = parser.parse_args()
-    with ScriptedJudge(args.latency, port=args.port) as judge:
+    with ScriptedJudge(
+        args.latency, port=args.port, rpm=args.rpm, tpm=args.tpm,
+        count_rejected=args.count_rejected,
+    ) as judge:  # fmt: skip
         print(judge.url, flush=True)
         threading.Event().wait()
 

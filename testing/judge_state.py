@@ -1,5 +1,6 @@
 """The scripted judge's shared, thread-safe state: its knobs (latency,
-outage, drip), and what tests check about the load and the prompts it saw."""
+outage, drip, rate limits), and what tests check about the load and the
+prompts it saw."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections import Counter
 
 from testing import judge_wire
+from testing.judge_limits import RateLimits
 
 
 class JudgeState:
@@ -40,6 +42,19 @@ class JudgeState:
         self.last_call_at: float | None = None
         self.reported = judge_wire.Reported()  # usage sent, per model
         self.record_to = None  # a binary file: every request body, one a line
+        # requests and tokens per minute, as OpenAI enforces them (None: none)
+        self.limits: RateLimits | None = None
+
+    @property
+    def rate_limited(self) -> int:
+        """Requests answered 429 by the rate limits (never counted in ``calls``)."""
+        return self.limits.rejected if self.limits else 0
+
+    @property
+    def admitted(self) -> int:
+        """Requests the rate limits let through (all of them without limits:
+        see ``calls``)."""
+        return self.limits.admitted if self.limits else self.calls
 
     def record(self, body: bytes) -> None:
         if self.record_to is not None:

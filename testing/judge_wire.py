@@ -60,6 +60,12 @@ def cut(text: str, body: dict, truncating: bool) -> tuple[str, str]:
     return text, "stop"
 
 
+def prompt_tokens(body: dict) -> int:
+    """A rough count of the prompt's tokens: every message, 4 characters a
+    token (what ``usage`` reports and the rate limits reserve)."""
+    return sum(len(str(m.get("content") or "")) for m in body["messages"]) // 4
+
+
 class Reported:
     """Token usage the server reported, per model (thread-safe)."""
 
@@ -69,7 +75,7 @@ class Reported:
 
     def usage(self, body: dict, text: str) -> dict:
         model = str(body.get("model"))
-        prompt = sum(len(str(m.get("content") or "")) for m in body["messages"]) // 4
+        prompt = prompt_tokens(body)
         reasoning = REASONING_TOKENS if "reasoning" in model else 0
         completion = len(text) // 4 + reasoning
         with self.lock:
