@@ -25,7 +25,6 @@ from pipeline.names import (
     EVALUATE_CHUNK,
     FINALIZE_RUN,
 )
-from store.annotations import claim_agreements
 from store.uploads import upload_path
 
 if TYPE_CHECKING:
@@ -79,6 +78,9 @@ def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
     for run_id in storage.runs.claim_cancelled():  # its stored rows, summarized
         send(FINALIZE_RUN, run_id)
     # labels changed: their agreement (a bootstrap: seconds) off the page views
+    # (imported here: light commands load this module, and no SQLAlchemy)
+    from store.annotations import claim_agreements
+
     for run_id in claim_agreements(storage.engine, sent_before=stale):
         send(COMPUTE_AGREEMENT, run_id)
     return len(claimed)
