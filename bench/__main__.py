@@ -20,6 +20,7 @@ from bench import (
     handoff,
     judge_orchestration,
     load,
+    pacing,
     paid_once_drill,
     pairwise,
     slow_judge_drill,
@@ -49,6 +50,7 @@ BENCHMARKS = {
     "floor": floor.run,
     "paid_once_drill": paid_once_drill.run,
     "slow_judge_drill": slow_judge_drill.run,
+    "pacing": pacing.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
