@@ -134,6 +134,10 @@ DEFAULTS: dict = {
     # model -> {"input", "output"}: USD per million tokens (core/usage.py).
     "JUDGE_PRICES": {},
     "JUDGE_BACKOFF_CAP_S": 20.0,  # longest wait between retries without Retry-After
+    # A judge endpoint's limits per minute where it sends no x-ratelimit-*
+    # headers (its headers win): requests go out paced under them.
+    "JUDGE_RPM": None,
+    "JUDGE_TPM": None,
     "MAX_UPLOAD_MB": 200,
     # /readyz reports not ready below this much free space where uploads
     # and the SQLite database live (an upload then gets 507 disk_full)
@@ -300,6 +304,8 @@ _PARSERS = {
     "JUDGE_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
     "JUDGE_CONNECT_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
     "JUDGE_BACKOFF_CAP_S": lambda n, v: _float(n, v, 0),
+    "JUDGE_RPM": lambda n, v: _int(n, v, 1),
+    "JUDGE_TPM": lambda n, v: _int(n, v, 1),
     "JUDGE_TEMPERATURE": _temperature,
     "JUDGE_DEADLINE_S": lambda n, v: _float(n, v, 0.1),
     "JUDGE_MAX_REPLY_BYTES": lambda n, v: _int(n, v, 1024),

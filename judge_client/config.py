@@ -30,6 +30,8 @@ class JudgeConfig:
     max_prompt_chars: int = DEFAULTS["MAX_PROMPT_CHARS_PER_CALL"]
     deadline_s: float = DEFAULTS["JUDGE_DEADLINE_S"]
     max_reply_bytes: int = DEFAULTS["JUDGE_MAX_REPLY_BYTES"]
+    rpm: int | None = DEFAULTS["JUDGE_RPM"]  # limits without headers (pacing.py)
+    tpm: int | None = DEFAULTS["JUDGE_TPM"]
 
     @classmethod
     def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
@@ -56,6 +58,8 @@ class JudgeConfig:
             max_prompt_chars=config["MAX_PROMPT_CHARS_PER_CALL"],
             deadline_s=config["JUDGE_DEADLINE_S"],
             max_reply_bytes=config["JUDGE_MAX_REPLY_BYTES"],
+            rpm=config.get("JUDGE_RPM"),
+            tpm=config.get("JUDGE_TPM"),
         )
 
     def public(self) -> dict:

@@ -11,11 +11,13 @@ from email.utils import parsedate_to_datetime
 from time import monotonic, time
 
 from core.telemetry import JUDGE_FAILURES, JUDGE_SECONDS
-from judge_client.config import JudgeConfig
+from judge_client.config import JudgeConfig, prompt_chars
+from judge_client.pacing import pace_for, retry_after_s
 from metrics.notes import Note, note
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 120.0
+CHARS_PER_TOKEN = 4  # the prompt's tokens, roughly, until replies report them
 
 
 def names_structured_output(error: JudgeHTTPError) -> bool:
@@ -146,6 +148,10 @@ class JudgeClient:
     ) -> dict:
         """One request; ``extra`` overrides or adds body fields
         (``max_tokens``, ``response_format``)."""
+        pace = pace_for(self.url, self.config.model, self.config.rpm, self.config.tpm)
+        estimated = prompt_chars(messages) // CHARS_PER_TOKEN
+        # its turn under the endpoint's limits (pacing.py), then its call
+        await pace.admit(estimated, extra.get("max_tokens", self.config.max_tokens))
         if before_attempt is not None:
             await before_attempt()  # e.g. raises Cancelled: no retry for a dead run
         body = {
@@ -163,24 +169,32 @@ class JudgeClient:
         limit = self.config.max_reply_bytes
         started = monotonic()
         try:
-            status, retry_after, content = await transport.fetch(
+            status, said, content = await transport.fetch(
                 self.url, payload, self._headers, self._timeouts, limit,
                 self.config.deadline_s,
             )  # fmt: skip
         except transport.TooLarge:
+            pace.observe(None, {})
             raise ReplyTooLarge(note("reply_too_large", limit=limit)) from None
         except transport.TransportError as exc:
+            pace.observe(None, {})
             JUDGE_FAILURES.labels("network").inc()
             raise JudgeHTTPError(note("network_error", kind=exc.kind)) from None
         finally:
             JUDGE_SECONDS.observe(monotonic() - started)
         if status != 200:
+            pace.observe(status, said)
             JUDGE_FAILURES.labels(f"http_{status}").inc()
             reason = note("http_error", status=status)
-            error = JudgeHTTPError(reason, status, parse_retry_after(retry_after))
+            wait = retry_after_s(said) if "retry-after-ms" in said else None
+            error = JudgeHTTPError(
+                reason, status, wait or parse_retry_after(said.get("retry-after"))
+            )
             error.detail = content[:2000].decode("utf-8", "replace")  # what a 400 names
             raise error
-        return read_completion(content)
+        reply = read_completion(content)
+        pace.observe(200, said, estimated, reply["prompt_tokens"])
+        return reply
 
 
 def read_completion(content: bytes) -> dict:

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from judge_client.pacing import HEADERS
+
 # (scheme, host, port) -> (session, the proxy to go through or None);
 # used on the loop only
 _SESSIONS: dict[tuple, tuple[aiohttp.ClientSession, str | None]] = {}
@@ -84,8 +86,8 @@ def timeouts(connect_s: float, read_s: float) -> aiohttp.ClientTimeout:
 async def fetch(
     url: str, body: bytes, headers: dict, timeout: aiohttp.ClientTimeout,
     limit: int, deadline_s: float,
-) -> tuple[int, str | None, bytes]:  # fmt: skip
-    """POST ``body``; (status, its ``Retry-After``, the body read up to
+) -> tuple[int, dict[str, str], bytes]:  # fmt: skip
+    """POST ``body``; (status, its rate-limit headers, the body read up to
     ``limit`` bytes), all within ``deadline_s``: a server dripping one byte
     at a time holds a judge slot no longer. Raises :class:`TooLarge` or
     :class:`TransportError`."""
@@ -97,7 +99,9 @@ async def fetch(
                 allow_redirects=False,
             ) as response:  # fmt: skip
                 content = await _read(response, limit)
-                return response.status, response.headers.get("Retry-After"), content
+                said = {name: response.headers[name] for name in HEADERS
+                        if name in response.headers}  # fmt: skip
+                return response.status, said, content
     except TooLarge:
         raise
     except TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too

@@ -1,0 +1,166 @@
+"""Pace the requests to one judge endpoint and model under its rate limits
+(issue 49), instead of sending ``JUDGE_CONCURRENCY`` at once and retrying
+the 429s: providers count every 429 against the account, and a stampede
+of retries is what makes calls fail.
+
+Limits come from the provider's headers (``x-ratelimit-limit-requests``
+and ``-tokens``, per minute, on every reply) or, where a server sends
+none, from ``JUDGE_RPM``/``JUDGE_TPM``. Providers also hold a minute's
+limit to 1/60 in any second, so requests go out evenly spaced: one every
+``60 / (rpm * margin)`` seconds, and no faster than the tokens they
+reserve (their prompt, estimated and corrected by the usage replies
+report, plus ``max_tokens``) allow. A 429 halves the pace and holds every
+request until its ``retry-after`` (multiplicative decrease); each success
+gives a little back (additive increase). Until the first reply says what
+the limits are, at most ``EARLY`` requests go.
+
+Everything here runs on the process's one judge loop (``loop.py``): one
+:class:`Pace` per endpoint and model, shared by every chunk, no lock.
+
+>>> pace = Pace(rpm=600, clock=lambda: 0.0)
+>>> pace.interval(tokens=0)  # 10 a second, at a 95% margin
+0.10526315789473684
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Mapping
+from time import monotonic
+
+MAX_HOLD_S = 120.0  # the longest retry-after obeyed (a day would stall the run)
+# requests sent before a reply states the limits: few enough for any
+# limit's second (a stampede of JUDGE_CONCURRENCY was 14 of 50 refused),
+# enough that a slow judge's first reply holds up nothing else
+EARLY = 8
+MARGIN = 0.95  # of a limit used: network jitter bunches requests on arrival
+DECREASE, INCREASE, FLOOR = 0.75, 0.05, 0.05  # of the pace, per 429 / success
+HEADERS = ("x-ratelimit-limit-requests", "x-ratelimit-limit-tokens",
+           "retry-after", "retry-after-ms")  # fmt: skip
+_PACES: dict[tuple[str, str], Pace] = {}
+
+
+def pace_for(url: str, model: str, rpm: int | None, tpm: int | None) -> Pace:
+    """The process's pace of one endpoint and model."""
+    key = (url, model)
+    if key not in _PACES:
+        _PACES[key] = Pace(rpm, tpm)
+    return _PACES[key]
+
+
+class Pace:
+    def __init__(
+        self, rpm: int | None = None, tpm: int | None = None,
+        clock: Callable[[], float] = monotonic,
+    ) -> None:  # fmt: skip
+        self.rpm, self.tpm = rpm, tpm  # per minute; None: not known (yet)
+        self.configured = (rpm, tpm)  # JUDGE_RPM/TPM: for replies without headers
+        self.known = rpm is not None or tpm is not None
+        self.clock = clock
+        self.share = 1.0  # of the limits paced at (lowered by 429s)
+        self.next_at = 0.0  # when the next request may go
+        self.held_until = 0.0  # a 429's retry-after
+        self.token_scale = 1.0  # reported prompt tokens / our estimate
+        self.waited_s = 0.0  # time requests spent waiting on the limits
+        self._early = 0  # requests out before any reply: the others wait
+        self._heard = asyncio.Event()  # for the first reply (or failure)
+        self._sent: deque[tuple[float, int]] = deque()  # the last second's
+
+    def interval(self, tokens: int) -> float:
+        """Seconds between requests of ``tokens`` reserved, at the pace."""
+        gaps = [0.0]
+        if self.rpm:
+            gaps.append(60.0 / (self.rpm * MARGIN * self.share))
+        if self.tpm:
+            gaps.append(60.0 * tokens / (self.tpm * MARGIN * self.share))
+        return max(gaps)
+
+    async def admit(self, prompt_tokens: int, max_tokens: int) -> None:
+        """Wait until this request may go: evenly spaced at the pace, and
+        never more than the margin of a second's share in the last second
+        of requests that went (a busy loop sends late, and late requests
+        must not go out bunched)."""
+        tokens = int(prompt_tokens * self.token_scale) + max_tokens
+        if not self.known:
+            if self._early < EARLY:
+                self._early += 1
+                self._sent.append((self.clock(), tokens))  # counted once known
+                return None  # one of the first: a reply says the limits
+            await self._heard.wait()
+        started = self.clock()
+        while (wait := self._wait_s(tokens)) > 0:
+            await asyncio.sleep(wait)
+        now = self.clock()
+        self.waited_s += now - started
+        self.next_at = now + self.interval(tokens)
+        self._sent.append((now, tokens))
+        return None
+
+    def _wait_s(self, tokens: int) -> float:
+        """Seconds until a request of ``tokens`` may go (0: now)."""
+        now = self.clock()
+        while self._sent and self._sent[0][0] <= now - 1.0:
+            self._sent.popleft()
+        waits = [self.next_at - now, self.held_until - now]
+        if self.rpm and len(self._sent) >= self.rpm * MARGIN * self.share / 60:
+            waits.append(self._sent[0][0] + 1.0 - now)
+        used = sum(spent for _, spent in self._sent)
+        if (
+            self.tpm
+            and self._sent
+            and used + tokens > self.tpm * MARGIN * self.share / 60
+        ):
+            waits.append(self._sent[0][0] + 1.0 - now)
+        return max(0.0, *waits)
+
+    def observe(self, status: int | None, headers: Mapping[str, str],
+                estimated: int = 0, reported: int = 0) -> None:  # fmt: skip
+        """What a reply says: the limits, a 429's wait, the usage. A
+        request that got no reply (``status`` None) ends the wait for the
+        first reply too: then nothing is known to be limited."""
+        if status is not None:
+            self._learn(headers)
+        self.known = True  # a reply came (or none will): the others may go
+        self._heard.set()
+        if status == 429:
+            self.share = max(FLOOR, self.share * DECREASE)
+            wait = retry_after_s(headers)
+            if wait is not None:
+                self.held_until = max(self.held_until, self.clock() + wait)
+        elif status == 200:
+            self.share = min(1.0, self.share + INCREASE)
+            if estimated and reported:  # a running mean of the ratio
+                self.token_scale += 0.2 * (reported / estimated - self.token_scale)
+
+    def _learn(self, headers: Mapping[str, str]) -> None:
+        """Each reply says the limits as they are now; a reply without a
+        header leaves that limit to the configured one (or none)."""
+        said = [_number(headers.get(name)) for name in HEADERS[:2]]
+        self.rpm, self.tpm = (
+            int(value) if value else default
+            for value, default in zip(said, self.configured, strict=True)
+        )
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """``retry-after-ms`` (exact) or ``retry-after`` (seconds).
+
+    >>> retry_after_s({"retry-after-ms": "250", "retry-after": "1"})
+    0.25
+    >>> retry_after_s({"retry-after": "2"}), retry_after_s({})
+    (2.0, None)
+    """
+    exact = _number(headers.get("retry-after-ms"))
+    seconds = (
+        exact / 1000.0 if exact is not None else _number(headers.get("retry-after"))
+    )
+    return None if seconds is None else min(seconds, MAX_HOLD_S)
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        found = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return found if found is not None and found >= 0 else None
