@@ -14,11 +14,10 @@ from sqlalchemy.engine import Connection
 from store.database import Database, Repository
 from store.exchange_models import EXCHANGE_KEY, JudgeExchange
 from store.models import ROW_DICT_FIELDS, ResultRow, RunSession
-from store.sql import batched, table_of
+from store.sql import batched, filtered_rows, table_of
 
 # a reply of the grid: (session_id, round, method)
 ReplyKey = tuple[str, int, str]
-LINE_FILTERS = ("metric", "judge", "method", "status", "session_id")
 EXCHANGE_FIELDS = ("judge", "metric", "seq", "metrics", "mode", "prompt_version",
                    "sample", "messages", "reply", "status", "cached")  # fmt: skip
 ROW_FIELDS = tuple(name for name in ROW_DICT_FIELDS if name != "detail")
@@ -57,14 +56,7 @@ class ReplyQueries(Repository):
     def _lines(self, run_id: str, filters: Mapping[str, Any]) -> Select[Any]:
         key = (ResultRow.session_id, ResultRow.round, ResultRow.method)
         query = select(*key, func.avg(ResultRow.value).label("value"))
-        query = query.where(ResultRow.run_id == run_id)
-        for name in LINE_FILTERS:
-            if filters.get(name):
-                query = query.where(getattr(ResultRow, name) == filters[name])
-        if filters.get("value_min") is not None:
-            query = query.where(ResultRow.value >= filters["value_min"])
-        if filters.get("value_max") is not None:
-            query = query.where(ResultRow.value <= filters["value_max"])
+        query = filtered_rows(query.where(ResultRow.run_id == run_id), filters)
         return query.group_by(*key)
 
     def rows_of_replies(

@@ -19,13 +19,12 @@ from store.models import (
     Run,
 )
 from store.replies import write_exchanges
-from store.sql import batched, count_of_run, table_of
+from store.sql import batched, count_of_run, filtered_rows, table_of
 from store.suite_rows import key_ordered
 
 if TYPE_CHECKING:
     from metrics.suite import Metric
 
-ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
 ROW_SORTS = ("session_id", "round", "method", "metric", "judge", "value", "status")
 ROW_DEFAULTS = {
     "sample": 0,
@@ -118,15 +117,7 @@ class RowQueries(Repository):
     ) -> Select[*tuple[Any, ...]]:
         query = select(*(getattr(ResultRow, name) for name in ROW_DICT_FIELDS))
         query = query.where(ResultRow.run_id == run_id)
-        for name in ROW_FILTERS:
-            if filters.get(name):
-                query = query.where(getattr(ResultRow, name) == filters[name])
-        # a score range (numbers; a row without a value is outside any range)
-        if filters.get("value_min") is not None:
-            query = query.where(ResultRow.value >= filters["value_min"])
-        if filters.get("value_max") is not None:
-            query = query.where(ResultRow.value <= filters["value_max"])
-        return query
+        return filtered_rows(query, filters)
 
     def rows_page(
         self,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, Row, Table, func, select, update
+from sqlalchemy import ColumnElement, Row, Select, Table, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
@@ -57,3 +57,20 @@ def count_of_run(
     query = select(func.count()).select_from(model).where(model.run_id == run_id)
     with session() as db:
         return db.execute(query).scalar_one()
+
+
+ROW_FILTERS = ("session_id", "method", "metric", "status", "judge")
+
+
+def filtered_rows(query: Select[Any], filters: Mapping[str, Any]) -> Select[Any]:
+    """``query`` of result rows narrowed to the filters given: a value per
+    column of ``ROW_FILTERS``, and a score range (a row without a value is
+    outside any range)."""
+    for name in ROW_FILTERS:
+        if filters.get(name):
+            query = query.where(getattr(ResultRow, name) == filters[name])
+    if filters.get("value_min") is not None:
+        query = query.where(ResultRow.value >= filters["value_min"])
+    if filters.get("value_max") is not None:
+        query = query.where(ResultRow.value <= filters["value_max"])
+    return query

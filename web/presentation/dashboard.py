@@ -173,9 +173,10 @@ def annotations_context(storage, run) -> dict:
 
 def shown_version(storage, run) -> tuple:
     """What a finished run's dashboard shows changes with: its results (a
-    finalize sets ``finished_at``), its name, tags and comment, and its
-    human labels' agreement."""
-    named = (str(run.finished_at), run.name, tuple(run.tags or ()), run.comment)
+    finalize sets ``finished_at``; a cancelled run's summary comes after its
+    status), its name, tags and comment, and its human labels' agreement."""
+    named = (str(run.finished_at), run.status, bool(run.aggregates), run.name,
+             tuple(run.tags or ()), run.comment)  # fmt: skip
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
         return named
