@@ -143,6 +143,20 @@ class JudgeClient:
                 await asyncio.sleep(self._backoff.seconds(attempt, error))
         raise AssertionError("unreachable")  # the loop returns or raises
 
+    def request_body(self, messages: list, sample: int, **extra) -> dict:
+        """The request as sent (online, or as a line of a batch file)."""
+        body = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": sample,
+            **extra,
+        }
+        if self.token_field != "max_tokens":
+            body[self.token_field] = body.pop("max_tokens")
+        return body
+
     async def _complete_once(
         self, messages: list, sample: int, before_attempt=None, **extra
     ) -> dict:
@@ -154,17 +168,8 @@ class JudgeClient:
         await pace.admit(estimated, extra.get("max_tokens", self.config.max_tokens))
         if before_attempt is not None:
             await before_attempt()  # e.g. raises Cancelled: no retry for a dead run
-        body = {
-            "model": self.config.model,
-            "messages": messages,
-            "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
-            "seed": sample,
-            **extra,
-        }
-        if self.token_field != "max_tokens":
-            body[self.token_field] = body.pop("max_tokens")
         transport = self._transport
+        body = self.request_body(messages, sample, **extra)
         payload = json.dumps(body, ensure_ascii=False).encode()
         limit = self.config.max_reply_bytes
         started = monotonic()
