@@ -45,22 +45,92 @@ Rate limits (off unless given): ``ScriptedJudge(rpm=3000, tpm=...)`` enforces
 requests and tokens per minute in sliding windows, 1/60 of each in any
 second, with OpenAI's headers and 429s (``testing/judge_limits.py``).
 
+Batch mode (``testing/judge_batches.py``): OpenAI's Files and Batches
+endpoints (``POST /v1/files`` with ``purpose=batch``, ``POST /v1/batches``,
+``GET /v1/batches[/{id}]``, ``POST /v1/batches/{id}/cancel``,
+``GET /v1/files/{id}[/content]``), kept in memory. A batch moves
+validating -> in_progress -> finalizing -> completed over
+``ScriptedJudge(batch_seconds=2.0)``, its lines answered progressively by the
+same ``answer`` as the online endpoint (same verdicts, same faults; a fault is
+the line's status in the error file, never retried, never slept on); no rate
+limits apply. ``[[batch=expired]]`` / ``[[batch=failed]]`` in a line's prompt:
+that line is ``batch_expired`` / a 500; ``[[batch=invalid]]`` (or
+``batch_fail_all=True``) fails the whole batch's validation;
+``batch_expire_after_s`` expires the batch with its unfinished lines.
+``state.batch_lines`` counts the lines asked in batches.
+
 Run standalone: ``python -m testing.judge_server --port 8089 --latency 0.05``
-(``--rpm 3000 --tpm 2000000`` to limit it).
+(``--rpm 3000 --tpm 2000000`` to limit it; ``--batch-seconds 2`` for batches).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from testing import judge_wire
+from testing import judge_batches, judge_wire
 from testing.judge_decisions import DRIP, decide
 from testing.judge_limits import RateLimits, request_tokens
 from testing.judge_state import JudgeState
+
+# Faults that hold a connection open: a batch line has none to hold.
+_SLOW_FAULTS = ("[[fault=timeout]]", "[[fault=drip]]")
+
+
+def answer(
+    state: JudgeState, body: dict, batch: bool = False
+) -> tuple[int, dict, dict]:
+    """(HTTP status, JSON payload, extra headers) for one chat-completion
+    request: the online endpoint and a batch line (``batch=True``) share it, so
+    both get the same verdict and faults for the same body. A batch line
+    neither sleeps (latency, timeout, drip: a 500 instead) nor counts as in
+    flight; its Retry-After is dropped by the batch (it does not retry)."""
+    # The first user message holds the request; later ones are re-asks.
+    prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    model = str(body.get("model"))
+    refusal = judge_wire.structured_refusal(body)
+    if refusal is not None:
+        state.reported.usage(body, "")  # a request served, no tokens
+        return 400, refusal, {}
+    if judge_wire.honours_structured(body):
+        model = "style-structured " + model  # (a suffix would hide "+N")
+    elif body.get("response_format"):
+        model = "text-only " + model  # ignored: the prompt's text format
+    if batch and any(fault in prompt for fault in _SLOW_FAULTS):
+        state.count(hashlib.sha256(prompt.encode()).hexdigest())  # served, as 500
+        return 500, {"error": {"message": "boom"}}, {}
+    if batch:
+        status, text, headers = decide(state, prompt, model, system)
+    else:
+        state.enter(str(body.get("model")), prompt)
+        try:
+            if state.latency:
+                time.sleep(state.latency)
+            status, text, headers = decide(state, prompt, model, system)
+        finally:
+            state.leave(str(body.get("model")))
+    if status != 200:
+        return status, {"error": {"message": text}}, headers
+    text, finish = judge_wire.cut(text, body, "[[fault=truncate]]" in prompt)
+    payload = {
+        "id": "scripted",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": state.reported.usage(body, text),
+    }
+    return status, payload, headers
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -68,7 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
     # Without TCP_NODELAY the body write waits for the client's delayed ACK of
     # the headers: ~40 ms added to every call.
     disable_nagle_algorithm = True
-    state: JudgeState
+    state: judge_batches.BatchState
+    batches: judge_batches.BatchStore
     rate_headers: dict[str, str]  # this request's, on whatever it is answered
 
     def log_message(self, *args) -> None:  # quiet
@@ -82,48 +153,28 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.startswith(judge_batches.PATHS):
+            return self._serve_batches("POST", raw)
+        self.state.count_online()
         self.state.record(raw)  # (bench/floor.py replays them)
         body = json.loads(raw)
-        # The first user message holds the request; later ones are re-asks.
-        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        system = next(
-            (m["content"] for m in body["messages"] if m["role"] == "system"), ""
-        )
-        model = str(body.get("model"))
         if self._rate_limited(body):
             return
-        refusal = judge_wire.structured_refusal(body)
-        if refusal is not None:
-            self.state.reported.usage(body, "")  # a request served, no tokens
-            return self._send(400, refusal, {})
-        if judge_wire.honours_structured(body):
-            model = "style-structured " + model  # (a suffix would hide "+N")
-        elif body.get("response_format"):
-            model = "text-only " + model  # ignored: the prompt's text format
-        self.state.enter(str(body.get("model")), prompt)
-        try:
-            if self.state.latency:
-                time.sleep(self.state.latency)
-            status, text, headers = decide(self.state, prompt, model, system)
-        finally:
-            self.state.leave(str(body.get("model")))
-        if status != 200:
-            return self._send(status, {"error": {"message": text}}, headers)
-        text, finish = judge_wire.cut(text, body, "[[fault=truncate]]" in prompt)
-        payload = {
-            "id": "scripted",
-            "object": "chat.completion",
-            "model": body.get("model"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": finish,
-                }
-            ],
-            "usage": self.state.reported.usage(body, text),
-        }
-        self._send(status, payload, headers)
+        self._send(*answer(self.state, body))
+
+    def do_GET(self) -> None:
+        self._serve_batches("GET", b"")
+
+    def _serve_batches(self, method: str, raw: bytes) -> None:
+        """The Files and Batches endpoints (``judge_batches``): no rate
+        limits, as OpenAI keeps a batch queue apart from online requests."""
+        self.rate_headers = {}
+        status, data, kind = self.batches.route(method, self.path, self.headers, raw)
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _rate_limited(self, body: dict) -> bool:
         """Take the request against the rate limits (if any), keeping the
@@ -172,17 +223,29 @@ class _Server(ThreadingHTTPServer):
 class ScriptedJudge:
     """``with ScriptedJudge(latency=0.05) as judge: judge.url`` (ends in /v1).
     ``rpm``/``tpm``: rate limits as OpenAI enforces them (``judge_limits``);
-    ``count_rejected``: a 429 counts against the requests limit too."""
+    ``count_rejected``: a 429 counts against the requests limit too.
+    ``batch_*``: the Files and Batches endpoints (``judge_batches.BatchStore``)."""
 
     def __init__(
         self, latency: float = 0.0, timeout_sleep: float = 3.0, port: int = 0,
         protocols: tuple[str, ...] = (), rpm: int | None = None,
         tpm: int | None = None, count_rejected: bool = False,
+        batch_seconds: float = 2.0, batch_fail_all: bool = False,
+        batch_expire_after_s: float | None = None,
+        batch_max_lines: int = judge_batches.MAX_LINES,
+        batch_max_bytes: int = judge_batches.MAX_BYTES,
     ):  # fmt: skip
-        self.state = JudgeState(latency, timeout_sleep, protocols)
+        self.state = judge_batches.BatchState(latency, timeout_sleep, protocols)
         if rpm or tpm:
             self.state.limits = RateLimits(rpm, tpm, count_rejected)
-        handler = type("Handler", (_Handler,), {"state": self.state})
+        self.batches = judge_batches.BatchStore(
+            self.state, answer, seconds=batch_seconds, fail_all=batch_fail_all,
+            expire_after_s=batch_expire_after_s, max_lines=batch_max_lines,
+            max_bytes=batch_max_bytes,
+        )  # fmt: skip
+        handler = type(
+            "Handler", (_Handler,), {"state": self.state, "batches": self.batches}
+        )
         self.server = _Server(("127.0.0.1", port), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -207,10 +270,12 @@ def main() -> None:
     parser.add_argument("--tpm", type=int, default=None, help="tokens per minute")
     parser.add_argument("--count-rejected", action="store_true",
                         help="a 429 counts against the requests limit")  # fmt: skip
+    parser.add_argument("--batch-seconds", type=float, default=2.0,
+                        help="a batch's time from create to completed")  # fmt: skip
     args = parser.parse_args()
     with ScriptedJudge(
         args.latency, port=args.port, rpm=args.rpm, tpm=args.tpm,
-        count_rejected=args.count_rejected,
+        count_rejected=args.count_rejected, batch_seconds=args.batch_seconds,
     ) as judge:  # fmt: skip
         print(judge.url, flush=True)
         threading.Event().wait()
