@@ -202,15 +202,14 @@ class BatchStore:
 
     def _end(self, batch: Batch) -> tuple[float, str, str]:
         """(seconds after start, status, code of the lines not answered) of
-        whichever end comes first for ``batch``."""
-        ends = [(self.seconds, "completed", "")]
+        whichever end comes first for ``batch`` (on a tie, the first listed)."""
+        ends = [(VALIDATING * self.seconds, "failed", "")] if batch.errors else []
         if batch.cancel_at is not None:
             cancelled = batch.cancel_at + CANCELLING * self.seconds
             ends.append((cancelled, "cancelled", "batch_cancelled"))
         if self.expire_after_s is not None:
             ends.append((self.expire_after_s, "expired", "batch_expired"))
-        if batch.errors:
-            ends.append((VALIDATING * self.seconds, "failed", ""))
+        ends.append((self.seconds, "completed", ""))
         return min(ends, key=lambda end: end[0])
 
     def _advance(self, batch: Batch) -> Batch:
