@@ -45,19 +45,20 @@ Rate limits (off unless given): ``ScriptedJudge(rpm=3000, tpm=...)`` enforces
 requests and tokens per minute in sliding windows, 1/60 of each in any
 second, with OpenAI's headers and 429s (``testing/judge_limits.py``).
 
-Batch mode (``testing/judge_batches.py``): OpenAI's Files and Batches
-endpoints (``POST /v1/files`` with ``purpose=batch``, ``POST /v1/batches``,
-``GET /v1/batches[/{id}]``, ``POST /v1/batches/{id}/cancel``,
-``GET /v1/files/{id}[/content]``), kept in memory. A batch moves
-validating -> in_progress -> finalizing -> completed over
-``ScriptedJudge(batch_seconds=2.0)``, its lines answered progressively by the
-same ``answer`` as the online endpoint (same verdicts, same faults; a fault is
-the line's status in the error file, never retried, never slept on); no rate
-limits apply. ``[[batch=expired]]`` / ``[[batch=failed]]`` in a line's prompt:
-that line is ``batch_expired`` / a 500; ``[[batch=invalid]]`` (or
-``batch_fail_all=True``) fails the whole batch's validation;
-``batch_expire_after_s`` expires the batch with its unfinished lines.
-``state.batch_lines`` counts the lines asked in batches.
+Batch mode (``testing/judge_batches.py``, ``judge_files.py``): OpenAI's
+Files and Batches endpoints (``POST /v1/files`` with ``purpose=batch``,
+``POST /v1/batches``, ``GET /v1/batches[/{id}]``,
+``POST /v1/batches/{id}/cancel``, ``GET /v1/files/{id}[/content]``), in
+memory. A batch goes validating -> in_progress -> finalizing -> completed
+over ``ScriptedJudge(batch_seconds=2.0)``, its lines answered progressively
+by the online endpoint's ``answer``: same verdicts; a fault is the line's
+status in the error file (no retry; timeout and drip a 500, never slept on);
+no rate limits. ``[[batch=expired]]`` / ``[[batch=failed]]`` in a line: that
+line ``batch_expired`` / a 500; ``[[batch=invalid]]`` or
+``batch_fail_all=True``: the batch fails validation; ``batch_expire_after_s``:
+it expires, unfinished lines ``batch_expired``. ``state.batch_lines`` and
+``state.online_requests`` count what was asked each way (``calls`` counts
+the answers of both).
 
 Run standalone: ``python -m testing.judge_server --port 8089 --latency 0.05``
 (``--rpm 3000 --tpm 2000000`` to limit it; ``--batch-seconds 2`` for batches).
