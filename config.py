@@ -53,8 +53,9 @@ def _prices(name: str, raw: str) -> dict:
         return parse_prices(raw)
     except (ValueError, TypeError, KeyError) as exc:
         raise ConfigError(
-            f"{name} must be model=input/output pairs (USD per million tokens) "
-            f"or their JSON, got {raw!r} ({exc})"
+            f"{name} must be model=input/output entries (USD per million tokens), "
+            f"each optionally with cached=P batch=I/O batch_cached=P, or their "
+            f"JSON, got {raw!r} ({exc})"
         ) from None
 
 

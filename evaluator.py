@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from core import usage as core_usage
 from core.status import Cancelled, LeaseLost, RowStatus
 from judge_client.config import (
     JudgeConfig,
@@ -287,11 +288,7 @@ class Judge:
             self.structured.rejected()
             self.usage.add(model, structured_rejected=1)
             return await self.ask(item, messages, sample, max_tokens, reask)
-        self.usage.add(
-            model, reasks=int(reask), prompt_tokens=reply["prompt_tokens"],
-            completion_tokens=reply["completion_tokens"],
-            reasoning_tokens=reply["reasoning_tokens"],
-        )  # fmt: skip
+        self.usage.add(model, reasks=int(reask), **core_usage.of_reply(reply))
         if schema is not None:
             honoured = strict_json(reply["text"]) is not None
             self.structured.answered(honoured)

@@ -213,6 +213,7 @@ def read_completion(content: bytes) -> dict:
         raise JudgeHTTPError(note("malformed_reply"), 502) from None
     reported = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     details = reported.get("completion_tokens_details") or {}
+    prompt_details = reported.get("prompt_tokens_details") or {}
     if not isinstance(text, str):
         text = ""  # e.g. a reasoning model that spent every token thinking
     return {
@@ -224,6 +225,12 @@ def read_completion(content: bytes) -> dict:
         "completion_tokens": _count(reported.get("completion_tokens")),
         "reasoning_tokens": _count(
             details.get("reasoning_tokens") if isinstance(details, dict) else 0
+        ),
+        # the part of the prompt served from the provider's prompt cache
+        "cached_tokens": _count(
+            prompt_details.get("cached_tokens")
+            if isinstance(prompt_details, dict)
+            else 0
         ),
     }
 

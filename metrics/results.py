@@ -116,15 +116,18 @@ def tidy_row(row: dict) -> dict:
 
 
 def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
-    """``{model: {calls, cached, prompt_tokens, completion_tokens,
-    reasoning_tokens, reasks, cost_usd, output}}``: what each judge used, the
-    cost at the prices recorded with the run (null without a price), and how
-    it answered (``core.usage.output_mode``).
+    """``{model: {calls, cached, prompt_tokens, cached_tokens,
+    completion_tokens, reasoning_tokens, reasks, ..., batch_*, cached_share,
+    cost_usd, cost_note, cached_price, batch_cost_usd, batch_cost_note,
+    output}}``: what each judge used, the cost at the prices recorded with
+    the run (null without a price, ``core.usage.priced``), and how it
+    answered (``core.usage.output_mode``).
 
     >>> class Run: judge = {"prices": {"m": {"input": 2.0, "output": 8.0}}}
-    >>> judge_usage(Run(), {"m": {"calls": 2, "prompt_tokens": 1000,
-    ...     "completion_tokens": 500, "structured": 2}})["m"]["cost_usd"]
-    0.006
+    >>> found = judge_usage(Run(), {"m": {"calls": 2, "prompt_tokens": 1000,
+    ...     "cached_tokens": 200, "completion_tokens": 500, "structured": 2}})["m"]
+    >>> found["cost_usd"], found["cached_tokens"], found["cached_share"]
+    (0.006, 200, 0.2)
     """
     prices = (run.judge or {}).get("prices") or {}
     shown = {}
@@ -132,14 +135,16 @@ def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
         fields = {name: int(counts.get(name, 0)) for name in USAGE_SHOWN}
         shown[model] = {
             **fields,
-            "cost_usd": usage.cost(fields, prices.get(model)),
+            **usage.priced(fields, prices.get(model)),
             "output": usage.output_mode(counts),
         }
     return shown
 
 
-USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "completion_tokens",
-               "reasoning_tokens", "reasks", "structured", "structured_ignored")  # fmt: skip
+USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "cached_tokens",
+               "completion_tokens", "reasoning_tokens", "reasks", "structured",
+               "structured_ignored", "batch_calls", "batch_prompt_tokens",
+               "batch_cached_tokens", "batch_completion_tokens")  # fmt: skip
 
 
 def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:

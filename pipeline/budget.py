@@ -47,17 +47,21 @@ def spend(
     suites: list[str],
     options: dict[str, Any],
     config: dict[str, Any],
+    history: dict[str, dict[str, int]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """What a run would spend before it starts, per judge: calls, prompt
     tokens (characters / 4: an estimate), completion tokens at most
     (``max_tokens`` per call: a ceiling) and the cost ceiling where the
-    model has a price (``JUDGE_PRICES``), else null.
+    model has a price (``JUDGE_PRICES``), else null; then the expected cost
+    (:func:`expected`) from ``history``, what the model used in the
+    workspace's earlier runs (``store.progress.workspace_usage``).
 
     >>> class Report:
     ...     estimates = {"alignment": [10, 40_000]}
-    >>> spend(Report(), ["alignment"], {"samples": 1, "judge_model": "m"},
+    >>> found = spend(Report(), ["alignment"], {"samples": 1, "judge_model": "m"},
     ...       {"JUDGE_MAX_TOKENS": 100, "JUDGE_PRICES": {"m": {"input": 1, "output": 2}}})
-    {'m': {'calls': 10, 'prompt_tokens': 10000, 'completion_tokens_max': 1000, 'cost_usd_max': 0.012}}
+    >>> found["m"]["cost_usd_max"], found["m"]["cost_usd"], found["m"]["cost_note"]
+    (0.012, None, 'no_earlier_run')
     >>> list(spend(Report(), ["alignment"], {"samples": 1, "judge_model": None},
     ...            {"JUDGE_MAX_TOKENS": 100, "JUDGE_PRICES": {}, "JUDGE_MODEL": "gpt-x"}))
     ['gpt-x']
@@ -80,8 +84,55 @@ def spend(
             "prompt_tokens": prompt_tokens,
             "completion_tokens_max": completion,
             "cost_usd_max": usage.cost(counts, price),
+            **expected(
+                per_judge_calls, prompt_tokens, price, (history or {}).get(str(model))
+            ),
         }
     return found
+
+
+def expected(
+    calls: int,
+    prompt_tokens: int,
+    price: dict[str, float] | None,
+    earlier: dict[str, int] | None,
+) -> dict[str, Any]:
+    """The expected cost of ``calls`` requests of ``prompt_tokens`` in all:
+    completion tokens at the judge model's mean per call in the workspace's
+    earlier runs (``earlier``: their summed ``calls``, ``prompt_tokens``,
+    ``cached_tokens``, ``completion_tokens`` and ``runs``), and the same
+    share of the prompt served from the provider's cache. Null, with the
+    reason in ``cost_note``, without a price (``no_price``) or without an
+    earlier run of that model (``no_earlier_run``): no reply length is
+    assumed.
+
+    >>> earlier = {"runs": 2, "calls": 100, "prompt_tokens": 80_000,
+    ...            "cached_tokens": 20_000, "completion_tokens": 5_000}
+    >>> expected(10, 8_000, {"input": 1, "output": 2, "cached_input": 0.5}, earlier)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'completion_tokens': 500, 'cached_tokens': 2000, 'completion_per_call': 50.0,
+     'cached_share': 0.25, 'earlier_runs': 2, 'cost_usd': 0.008, 'cost_note': None}
+    """
+    if not earlier or not earlier.get("calls"):
+        return {"completion_tokens": None, "cached_tokens": None,
+                "completion_per_call": None, "cached_share": None, "earlier_runs": 0,
+                "cost_usd": None,
+                "cost_note": "no_price" if not price else "no_earlier_run"}  # fmt: skip
+    per_call = earlier["completion_tokens"] / earlier["calls"]
+    prompt = earlier["prompt_tokens"]
+    share = earlier["cached_tokens"] / prompt if prompt else 0.0
+    counts = {
+        "completion_tokens": round(per_call * calls),
+        "cached_tokens": round(share * prompt_tokens),
+    }
+    return {
+        **counts,
+        "completion_per_call": per_call,
+        "cached_share": share,
+        "earlier_runs": earlier["runs"],
+        "cost_usd": usage.cost({"prompt_tokens": prompt_tokens, **counts}, price),
+        "cost_note": None if price else "no_price",
+    }
 
 
 def check(calls: int, limit: int) -> None:

@@ -35,7 +35,15 @@ class RunBudget:
         options = judge_options(self.config, request)
         judged = public_judge(self.config, suites, options) is not None
         estimate = budget.estimate(report, suites, options) if judged else 0
-        spend = budget.spend(report, suites, options, self.config) if judged else {}
+        spend = {}
+        if judged:  # the expected cost reads the workspace's earlier runs
+            models = options.get("judge_models") or [
+                options.get("judge_model") or self.config.get("JUDGE_MODEL")
+            ]
+            history = self.storage.progress.workspace_usage(
+                request.workspace_id, [str(m) for m in models]
+            )
+            spend = budget.spend(report, suites, options, self.config, history)
         return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
                 "judges": spend}  # fmt: skip
 

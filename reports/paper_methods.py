@@ -31,6 +31,7 @@ from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies
 from reports import paper_panel
+from reports.paper_spent import plural, spent_sentence
 
 
 @lru_cache
@@ -55,15 +56,6 @@ def prompt_sha256(version: str) -> str | None:
     if "/" in version or "\\" in version or not path.is_file():
         return None
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def plural(count: int, noun: str) -> str:
-    """A count and its noun.
-
-    >>> plural(1, "session"), plural(2000, "resample")
-    ('1 session', '2,000 resamples')
-    """
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def data_sentence(run) -> str:
@@ -145,31 +137,6 @@ def protocol_text(judge: dict) -> str:
         f"SHA-256 {protocol['sha256']}; its replies read by the verdict grammar "
         "of docs/judge-replies.md)"
     )
-
-
-def spent_sentence(used: dict | None) -> str:
-    """What the judges used: calls, tokens and cost (when priced).
-
-    >>> spent_sentence({"m": {"calls": 3, "cached": 1, "prompt_tokens": 10,
-    ...     "completion_tokens": 5, "reasks": 0, "cost_usd": 0.25}})
-    'The judge m made 3 calls (1 verdict from the cache; 10 prompt and 5 completion tokens; US$0.2500).'
-    """
-    parts = []
-    for model, counts in sorted((used or {}).items()):
-        cost = counts.get("cost_usd")
-        money = f"; US${cost:,.4f}" if cost is not None else ""
-        cached = counts.get("cached", 0)
-        reused = f"{plural(cached, 'verdict')} from the cache; " if cached else ""
-        reasks = counts.get("reasks", 0)
-        asked = f", {plural(reasks, 're-ask')}" if reasks else ""
-        reasoning = counts.get("reasoning_tokens", 0)
-        thought = f", {reasoning:,} of them reasoning" if reasoning else ""
-        parts.append(
-            f"The judge {model} made {plural(counts.get('calls', 0), 'call')}{asked} "
-            f"({reused}{counts.get('prompt_tokens', 0):,} prompt and "
-            f"{counts.get('completion_tokens', 0):,} completion tokens{thought}{money})."
-        )
-    return " ".join(parts)
 
 
 def _uses_judge(name: str) -> bool:

@@ -261,6 +261,12 @@ class JudgeUsage(Base):
     structured: Mapped[int] = mapped_column(BigInteger, default=0)
     structured_rejected: Mapped[int] = mapped_column(BigInteger, default=0)
     structured_ignored: Mapped[int] = mapped_column(BigInteger, default=0)
+    # the provider's prompt cache, and requests through batch files (0023)
+    cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    batch_calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    batch_prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    batch_cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    batch_completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class RunSession(Base):

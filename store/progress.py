@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import ColumnElement, Row, Table, select, update
+from sqlalchemy import ColumnElement, Row, Table, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -104,6 +104,30 @@ class ProgressQueries(Repository):
                 counts = {field: getattr(row, field) for field in usage.FIELDS}
                 found.setdefault(row.run_id, {})[row.model] = counts
         return found
+
+    def workspace_usage(
+        self, workspace_id: str | None, models: list[str]
+    ) -> dict[str, dict[str, int]]:
+        """What ``models`` used over the finished runs of a workspace
+        (``{model: {runs, calls, prompt_tokens, cached_tokens,
+        completion_tokens}}``, models with no finished run absent): the
+        history the estimate before a run reads (``pipeline/budget.py``)."""
+        if workspace_id is None or not models:
+            return {}
+        table = JudgeUsage.__table__
+        summed = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
+        query = (
+            select(table.c.model, func.count(), *(func.sum(table.c[f]) for f in summed))
+            .join(Run, Run.id == table.c.run_id)
+            .where(Run.workspace_id == workspace_id, table.c.model.in_(models))
+            .where(Run.status.in_(("done", "partial")), table.c.calls > 0)
+            .group_by(table.c.model)
+        )
+        with self.engine.connect() as conn:
+            return {
+                row[0]: dict(zip(("runs", *summed), map(int, row[1:]), strict=True))
+                for row in conn.execute(query)
+            }
 
     def record_progress(
         self, run_id: str, chunk: int, units_done: int, lease: int | None = None,

@@ -10,14 +10,19 @@ beyond its prompt and what a reply reports, the way real servers do it.
   allows at least ``TRUNCATE_BELOW`` tokens.
 * ``usage``: prompt tokens count every message (a re-ask is longer), and a
   model whose name holds ``reasoning`` reports reasoning tokens inside its
-  completion tokens. The server keeps what it reported per model, so tests
-  compare a run's ``judge_usage`` with it exactly.
+  completion tokens; a prompt whose first 1,024 tokens or more were seen
+  before reports them as ``prompt_tokens_details.cached_tokens``, as
+  OpenAI's prompt cache does (``testing/judge_prompt_cache.py``). The server
+  keeps what it reported per model, so tests compare a run's
+  ``judge_usage`` with it exactly.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+
+from testing.judge_prompt_cache import PromptCache
 
 TRUNCATE_BELOW = 2048
 REASONING_TOKENS = 37
@@ -72,20 +77,23 @@ class Reported:
     def __init__(self):
         self.lock = threading.Lock()
         self.by_model: dict[str, Counter] = {}
+        self.cache = PromptCache()
 
     def usage(self, body: dict, text: str) -> dict:
         model = str(body.get("model"))
         prompt = prompt_tokens(body)
         reasoning = REASONING_TOKENS if "reasoning" in model else 0
         completion = len(text) // 4 + reasoning
+        cached = min(self.cache.served(body), prompt)
         with self.lock:
             counts = self.by_model.setdefault(model, Counter())
             counts.update(
                 calls=1, prompt_tokens=prompt, completion_tokens=completion,
-                reasoning_tokens=reasoning,
+                reasoning_tokens=reasoning, cached_tokens=cached,
             )  # fmt: skip
         found = {"prompt_tokens": prompt, "completion_tokens": completion}
         found["total_tokens"] = prompt + completion
+        found["prompt_tokens_details"] = {"cached_tokens": cached}
         if reasoning:
             found["completion_tokens_details"] = {"reasoning_tokens": reasoning}
         return found

@@ -217,3 +217,46 @@ def test_daily_reservations_share_one_count_and_give_back_what_was_unused(
         reserved = dict(conn.execute(select(Run.id, Run.calls_reserved)).all())
     assert reserved == {a.id: 4, b.id: 96}  # a refused block is not kept by the run
     assert storage.budget.workspace_calls(Daily("ws", "2026-11-27", cap=100)) == 0
+
+
+def test_the_estimate_before_a_run_is_within_ten_percent_of_its_cost(
+    app_factory, judge_server, tmp_path
+):
+    """The expected cost: prompt tokens from the prompt characters, the
+    completion tokens per call and the cached share of the workspace's
+    earlier runs of the judge; against a run on the scripted judge that
+    reports usage (and its prompt cache) like OpenAI."""
+    from testing import datagen
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload as upload_into
+
+    price = {"input": 2.5, "output": 10.0, "cached_input": 1.25}
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
+                      JUDGE_PRICES={"scripted": price})  # fmt: skip
+    client = app.test_client()
+    space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
+    files = [
+        datagen.write_file(
+            tmp_path / f"{seed}.jsonl", 30_000, 16, seed=seed
+        ).read_bytes()
+        for seed in (1, 2)
+    ]
+    fields = {"suites": "alignment", "workspace": space["manage_token"]}
+
+    def estimate(data: bytes) -> dict:
+        body = {"file": (io.BytesIO(data), "s.jsonl"), **fields}
+        found = client.post("/api/v1/validate", data=body).get_json()
+        return found["judge_calls"]["judges"]["scripted"]
+
+    assert estimate(files[0])["cost_note"] == "no_earlier_run"  # nothing to go on
+    first = upload_into(client, files[0], **fields).get_json()
+    assert wait_final(client, first["token"])["status"] == "done"
+    said = estimate(files[1])
+    second = upload_into(client, files[1], **fields).get_json()
+    final = wait_final(client, second["token"])
+    used = final["results"]["judge_usage"]["scripted"]
+    # 16 rounds: a method's later prompts share more than 1,024 tokens with
+    # its earlier ones (static-first: rubric, profile, history, then reply)
+    assert used["cached_tokens"] > 0 and used["cost_usd"] > 0
+    assert said["earlier_runs"] == 1 and said["calls"] == used["calls"]
+    assert abs(said["cost_usd"] - used["cost_usd"]) <= 0.10 * used["cost_usd"]

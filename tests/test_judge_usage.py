@@ -165,3 +165,43 @@ def test_a_model_that_refuses_max_tokens_is_asked_with_max_completion_tokens(
     document = run_with(app_factory, server, tmp_path, "scripted-max-completion")
     assert document["run"]["status"] == "done"
     assert {row["status"] for row in rows(document)} == {"ok"}
+
+
+def test_cached_prompt_tokens_the_server_reported_reach_judge_usage_and_the_cost(
+    app_factory, server, tmp_path
+):
+    """Long sessions: a method's later prompts begin with more than 1,024
+    tokens of its earlier ones (static-first prompts), which the scripted
+    judge reports as cached, like OpenAI's prompt cache."""
+    import json
+
+    from reports.paper_spent import spent_sentence
+    from testing import datagen
+
+    model = "scripted"
+    price = {"input": 2.5, "output": 10.0, "cached_input": 1.25,
+             "batch_input": 1.25, "batch_output": 5.0}  # fmt: skip
+    sessions = [
+        json.loads(line)
+        for line in datagen.write_file(tmp_path / "long.jsonl", 8_000, 16)
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    document = run_with(app_factory, server, tmp_path, model, sessions,
+                        JUDGE_PRICES={model: price})  # fmt: skip
+    used = document["judge_usage"][model]
+    reported = server.state.reported.by_model[model]
+    assert used["cached_tokens"] == reported["cached_tokens"] > 0
+    assert used["cached_share"] == used["cached_tokens"] / used["prompt_tokens"]
+    uncached = used["prompt_tokens"] - used["cached_tokens"]
+    expected = (
+        Decimal("2.5") * uncached + Decimal("1.25") * used["cached_tokens"]
+        + Decimal(10) * used["completion_tokens"]
+    ) / 1_000_000  # fmt: skip
+    assert used["cost_usd"] == float(expected)
+    batch = (Decimal("1.25") * used["prompt_tokens"]
+             + Decimal(5) * used["completion_tokens"]) / 1_000_000  # fmt: skip
+    assert used["batch_cost_usd"] == float(batch)
+    said = spent_sentence(document["judge_usage"])
+    assert "served from the provider's prompt cache" in said
+    assert "in batch it would have cost" in said

@@ -47,7 +47,7 @@ def test_the_default_protocol_keeps_the_five_dimensions_and_the_sum_check():
     [
         (("system =", "sytem ="), 14, "modes.alignment.sytem"),
         (('kind = "score"', 'kind = "scores"'), 12, "modes.alignment.kind"),
-        (("$profile", "$profil"), 17, "modes.alignment.user"),
+        (("$profile", "$profil"), 21, "modes.alignment.user"),
         (('name = "aloe"', 'nmae = "aloe"'), 5, "nmae"),
     ],
 )

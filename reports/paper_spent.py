@@ -1,0 +1,81 @@
+"""What a run's judges used, said in the Methods paragraph
+(:mod:`reports.paper_methods`): calls, tokens, the share of the prompt the
+provider's prompt cache served, the cost at the prices recorded with the
+run and what the requests would have cost in batch; a figure that is not
+known (no price, no batch price) is said to be unknown, never guessed.
+The sentence is English, like the rest of the paragraph (it is pasted into
+papers); the dashboard says the same in the reader's language
+(``templates/_judge_usage.html``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["plural", "spent_sentence"]
+
+
+def plural(count: int, noun: str) -> str:
+    """A count and its noun.
+
+    >>> plural(1, "session"), plural(2000, "resample")
+    ('1 session', '2,000 resamples')
+    """
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def spent_sentence(used: dict | None) -> str:
+    """What the judges used: calls, tokens, the share of the prompt tokens
+    the provider's prompt cache served, the cost (when priced) and what the
+    requests would have cost in batch (or why that is not stated).
+
+    >>> spent_sentence({"m": {"calls": 3, "cached": 1, "prompt_tokens": 10,
+    ...     "completion_tokens": 5, "reasks": 0, "cost_usd": 0.25}})
+    'The judge m made 3 calls (1 verdict from the cache; 10 prompt and 5 completion tokens; US$0.2500).'
+    >>> print(spent_sentence({"m": {"calls": 2, "prompt_tokens": 4000,
+    ...     "cached_tokens": 1024, "cached_share": 0.256, "completion_tokens": 50,
+    ...     "cost_usd": 0.0105, "cached_price": "input", "batch_cost_usd": None,
+    ...     "batch_cost_note": "no_batch_price"}}))
+    The judge m made 2 calls (4,000 prompt and 50 completion tokens; 1,024 prompt tokens (25.6%) served from the provider's prompt cache; US$0.0105, cached tokens billed at the input price as no cached-input price was given; no batch price was given, so what batch would have cost is not stated).
+    """
+    parts = []
+    for model, counts in sorted((used or {}).items()):
+        cached = counts.get("cached", 0)
+        reused = f"{plural(cached, 'verdict')} from the cache; " if cached else ""
+        reasks = counts.get("reasks", 0)
+        asked = f", {plural(reasks, 're-ask')}" if reasks else ""
+        reasoning = counts.get("reasoning_tokens", 0)
+        thought = f", {reasoning:,} of them reasoning" if reasoning else ""
+        parts.append(
+            f"The judge {model} made {plural(counts.get('calls', 0), 'call')}{asked} "
+            f"({reused}{counts.get('prompt_tokens', 0):,} prompt and "
+            f"{counts.get('completion_tokens', 0):,} completion tokens{thought}"
+            f"{_cache_and_cost(counts)})."
+        )
+    return " ".join(parts)
+
+
+def _cache_and_cost(counts: dict) -> str:
+    """The cached share, the cost and what batch would have cost, as the
+    clauses of :func:`spent_sentence` (nothing about a cost never priced)."""
+    text = ""
+    if counts.get("cached_tokens"):
+        share = counts.get("cached_share") or 0.0
+        text += (f"; {counts['cached_tokens']:,} prompt tokens ({share:.1%}) served "
+                 "from the provider's prompt cache")  # fmt: skip
+    cost = counts.get("cost_usd")
+    if cost is None:
+        if counts.get("cost_note") == "no_batch_price":
+            text += (
+                "; cost not stated: requests went in batch and no batch price was given"
+            )
+        return text
+    text += f"; US${cost:,.4f}"
+    if counts.get("cached_tokens") and counts.get("cached_price") == "input":
+        text += ", cached tokens billed at the input price as no cached-input price was given"
+    batch = counts.get("batch_cost_usd")
+    if batch is not None:
+        text += f"; in batch it would have cost US${batch:,.4f}"
+    elif counts.get("batch_cost_note") == "no_batch_price":
+        text += (
+            "; no batch price was given, so what batch would have cost is not stated"
+        )
+    return text
