@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -53,8 +54,10 @@ def inspect_ai(url, work, messages, max_tokens, timeout) -> dict:
     named ``scripted``, whose URL and key come from ``SCRIPTED_BASE_URL`` and
     ``SCRIPTED_API_KEY``; its retries are left at their default (unlimited)."""
     logs = work / "logs"
+    # Inspect reads the task's path as a glob, which must be relative
+    shutil.copy(HERE / "inspect_task.py", work)
     command = [
-        env.VENV / "bin" / "inspect", "eval", HERE / "inspect_task.py",
+        env.VENV / "bin" / "inspect", "eval", "inspect_task.py",
         "--model", "openai-api/scripted/scripted", "-M", "responses_api=false",
         "--max-connections", 64, "--max-tokens", max_tokens,
         "--no-fail-on-error", "--display", "none",
