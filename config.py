@@ -139,6 +139,14 @@ DEFAULTS: dict = {
     # headers (its headers win): requests go out paced under them.
     "JUDGE_RPM": None,
     "JUDGE_TPM": None,
+    # Batch mode (the Files and Batches endpoints): a batch file holds at
+    # most this many requests and bytes (OpenAI's limits), and a batch is
+    # asked about after the first wait, each wait growing by half up to the
+    # longest (so one ready in seconds is read within seconds).
+    "JUDGE_BATCH_MAX_REQUESTS": 50_000,
+    "JUDGE_BATCH_MAX_MB": 200,
+    "JUDGE_BATCH_FIRST_POLL_S": 1.0,
+    "JUDGE_BATCH_MAX_POLL_S": 300.0,
     "MAX_UPLOAD_MB": 200,
     # /readyz reports not ready below this much free space where uploads
     # and the SQLite database live (an upload then gets 507 disk_full)
@@ -306,6 +314,10 @@ _PARSERS = {
     "JUDGE_CONNECT_TIMEOUT_S": lambda n, v: _float(n, v, 0.1),
     "JUDGE_BACKOFF_CAP_S": lambda n, v: _float(n, v, 0),
     "JUDGE_RPM": lambda n, v: _int(n, v, 1),
+    "JUDGE_BATCH_MAX_REQUESTS": lambda n, v: _int(n, v, 1),
+    "JUDGE_BATCH_MAX_MB": lambda n, v: _float(n, v, 0.001),
+    "JUDGE_BATCH_FIRST_POLL_S": lambda n, v: _float(n, v, 0.05),
+    "JUDGE_BATCH_MAX_POLL_S": lambda n, v: _float(n, v, 0.05),
     "JUDGE_TPM": lambda n, v: _int(n, v, 1),
     "JUDGE_TEMPERATURE": _temperature,
     "JUDGE_DEADLINE_S": lambda n, v: _float(n, v, 0.1),

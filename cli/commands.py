@@ -169,6 +169,13 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
     "--no-cache", is_flag=True, help="Ask the judge even for cached verdicts."
 )
 @click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the judge's requests through the provider's Batch API (Files + "
+    "Batches endpoints: about half the price, up to 24 h); re-asks and failed "
+    "requests go online.",
+)
+@click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Results file."
 )
 @click.option("--protocol", help=PROTOCOL_HELP)
@@ -195,6 +202,7 @@ def evaluate_command(
     concurrency,
     samples,
     no_cache,
+    batch,
     out,
     protocol,
     named_options,
@@ -218,6 +226,7 @@ def evaluate_command(
         judge_models=list(judge_models) or None,
         samples=samples,
         use_cache=not no_cache,
+        batch=batch,
         client="cli",
         options=_parse_options({**suite_options, **_named(named_options)}),
         name=(name or "").strip()[:MAX_RUN_NAME_CHARS] or None,

@@ -71,6 +71,16 @@ class ComparisonState(_Status):
     FAILED = "failed"  # the runs cannot be compared (its problem is stored)
 
 
+class BatchStage(_Status):
+    """Where a batch-mode run stands (``pipeline/batch.py``)."""
+
+    COLLECT = "collect"  # its requests are to be gathered and sent
+    WAITING = "waiting"  # its batches are at the provider
+    ANSWERED = "answered"  # its chunks run, reading the answers
+
+
+# what the provider calls a batch that will change no more
+PROVIDER_FINAL = ("completed", "failed", "expired", "cancelled")
 ACTIVE_RUN = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 FINAL_RUN = frozenset(RunStatus) - ACTIVE_RUN
 RETRYABLE_RUN = frozenset({RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED})

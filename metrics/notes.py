@@ -76,6 +76,8 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "reply_too_large": (_l("the judge's reply was longer than %(limit)s bytes: not read"), UNSCORED),
     "budget_exhausted": (_l("not asked: the run reached its judge call cap (MAX_JUDGE_CALLS_PER_RUN)"), ERROR),
     "workspace_budget_exhausted": (_l("not asked: the workspace reached its judge calls for today (WORKSPACE_DAILY_JUDGE_CALLS)"), ERROR),
+    # a gathering pass of a batch-mode run: never stored on a row
+    "batch_pending": (_l("waiting for the provider's batch"), ERROR),
     "prompt_too_large": (_l("not asked: the prompt is longer than %(limit)s characters (MAX_PROMPT_CHARS_PER_CALL)"), ERROR),
     "chunk_failed": (_l("evaluation failed after %(attempts)s attempt(s): %(reason)s"), ERROR),
     "non_finite": (_l("the computed value was not a finite number"), ERROR),

@@ -20,6 +20,7 @@ from core.problems import Problem
 from core.status import ChunkState, RunStatus
 from metrics import engine
 from pipeline.names import (
+    BATCH_STEP,
     COMPARE_RUNS,
     COMPUTE_AGREEMENT,
     EVALUATE_CHUNK,
@@ -64,8 +65,8 @@ def plan_run(
 def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
     """Send the chunks that may run now, the comparisons of finished runs
     waiting for a worker, the cancelled runs whose rows wait to be
-    summarized and the agreements whose labels changed; returns how many
-    chunks were sent."""
+    summarized, the batch-mode runs' next steps and the agreements whose
+    labels changed; returns how many chunks were sent."""
     claimed = storage.chunks.claim_chunks(
         per_run=config["RUN_INFLIGHT_CHUNKS"],
         per_client=config["CLIENT_INFLIGHT_CHUNKS"],
@@ -77,6 +78,8 @@ def dispatch(storage: StorageLike, config: dict[str, Any], send: Send) -> int:
         send(COMPARE_RUNS, key)
     for run_id in storage.runs.claim_cancelled():  # its stored rows, summarized
         send(FINALIZE_RUN, run_id)
+    for run_id in storage.batches.claim_due(sent_before=stale):  # batch mode
+        send(BATCH_STEP, run_id)
     # labels changed: their agreement (a bootstrap: seconds) off the page views
     # (imported here: light commands load this module, and no SQLAlchemy)
     from store.annotations import claim_agreements

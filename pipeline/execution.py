@@ -248,6 +248,8 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
         beat_before=now if sole else beat_before,
         held_here=LEASES.keys(), holder=LEASES.holder,
     )  # fmt: skip
+    if sole:  # the batch steps the last worker held died with it
+        storage.batches.forget_claims()
     given_up = 0
     why = "the worker stopped answering"
     for chunk in stale:

@@ -19,6 +19,7 @@ from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, RowStatus, RunStatus
 from core.telemetry import FINALIZE_REQUESTS
 from pipeline import interim
+from pipeline.batch import cancel_batches
 from pipeline.dispatch import fail_run
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def finalize(storage: StorageLike, run_id: str, config: dict[str, Any]) -> None:
     keeps its status and gets the results of the rows it stored."""
     run = storage.runs.get_run(run_id)
     if run is not None and run.status == RunStatus.CANCELLED:
+        cancel_batches(storage, config, run)  # nothing more is paid for
         interim.summarize_cancelled(storage, run, config)
         return
     if run is None or run.status not in ACTIVE_RUN:

@@ -7,3 +7,4 @@ EVALUATE_CHUNK = "personasteer.evaluate_chunk"
 FINALIZE_RUN = "personasteer.finalize_run"
 COMPARE_RUNS = "personasteer.compare_runs"
 COMPUTE_AGREEMENT = "personasteer.compute_agreement"
+BATCH_STEP = "personasteer.batch_step"  # a batch-mode run's next step

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from time import monotonic
 from typing import TYPE_CHECKING, Any, cast
 
 from core.status import LeaseLost, RunStatus
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
+from judge_client.batch_client import BatchClient, Recorder
 from judge_client.exchanges import Exchanges
+from judge_client.http import JudgeClient
 from metrics import registry
 from pipeline.allowance import CallAllowance
 from pipeline.leases import LEASES
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from store.judge_cache import JudgeCache
     from store.models import Run
 
+GATHERING_CONCURRENCY = 64  # a gathering pass sends nothing: no reason to queue
 BEAT_EVERY_S = 10.0  # a judging chunk renews its lease at least this often
 # judge_client's ``Usage()`` has no annotations (its ``__init__`` takes nothing)
 _new_usage = cast("Callable[[], Usage]", Usage)
@@ -51,21 +55,76 @@ def judge_for(
     lease_s = config["CHUNK_STALL_S"]
     stop = _stop_and_beat(storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
     usage = _new_usage()
-    # A server that refused structured output in an earlier chunk is not
-    # asked again: the text grammar reads its replies.
     used = storage.progress.judge_usage(run.id)
     cap = run.call_cap or config["MAX_JUDGE_CALLS_PER_RUN"]
     allowance = CallAllowance(storage.budget, run.id, cap, run.workspace_id,
                               config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
-    judges = [
-        Judge(replace(judge_config, model=model), cache=cache, should_stop=stop,
-              pool=pool, on_items=on_items, usage=usage, allowance=allowance,
-              fair_key=run.id, exchanges=Exchanges(model),
-              structured=StructuredOutput(
-                  refused=bool(used.get(model, {}).get("structured_rejected"))))
-        for model in spec.judge.models or [judge_config.model]
-    ]  # fmt: skip
+    judges = []
+    for model in spec.judge.models or [judge_config.model]:
+        one_config = replace(judge_config, model=model)
+        judges.append(
+            Judge(one_config, cache=cache, should_stop=stop, pool=pool,
+                  on_items=on_items, usage=usage, allowance=allowance,
+                  fair_key=run.id, exchanges=Exchanges(model),
+                  client=_batch_client(storage, run, one_config) if spec.judge.batch else None,
+                  structured=_structured(used, model))
+        )  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def gathering_judge(
+    storage: StorageLike, config: dict[str, Any], run: Run,
+    recorders: dict[str, Recorder],
+) -> Judge | JudgePanel | None:  # fmt: skip
+    """The judge of a batch-mode run's gathering pass: it reads the
+    verdicts the cache has and the answers the batches gave, records every
+    other first ask in ``recorders[model]`` and sends nothing."""
+    spec = RunSpec.of(run)
+    judge_config = JudgeConfig.from_settings(config, spec.judge_settings())
+    if judge_config is None:
+        return None
+    cache = _ReadOnly(_cache_for(storage, config, run, f"{LEASES.holder}:gather"))
+    used = storage.progress.judge_usage(run.id)
+    pool = JudgePool(GATHERING_CONCURRENCY)
+    judges = []
+    for model in spec.judge.models or [judge_config.model]:
+        one_config = replace(judge_config, model=model)
+        recorder = recorders.setdefault(model, Recorder())
+        client = _batch_client(storage, run, one_config, recorder)
+        judges.append(Judge(one_config, cache=cache, client=client, pool=pool,
+                            structured=_structured(used, model)))  # fmt: skip
+    return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def _batch_client(
+    storage: StorageLike,
+    run: Run,
+    config: JudgeConfig,
+    recorder: Recorder | None = None,
+) -> BatchClient:
+    """A batch-mode run's client: the batches' answers first (each looked
+    up by its request's ``custom_id``), then online (``batch_client.py``)."""
+    return BatchClient(
+        JudgeClient(config), partial(storage.batches.answer, run.id), recorder
+    )
+
+
+def _structured(used: dict[str, dict[str, int]], model: str) -> StructuredOutput:
+    """A server that refused structured output in an earlier chunk is not
+    asked again: the text grammar reads its replies."""
+    return StructuredOutput(
+        refused=bool(used.get(model, {}).get("structured_rejected"))
+    )
+
+
+class _ReadOnly:
+    """A cache a gathering pass reads and never claims or writes."""
+
+    def __init__(self, cache: JudgeCache):
+        self.get = cache.get
+
+    def put(self, entries: list[dict[str, Any]]) -> None:
+        pass
 
 
 def taken_exchanges(judge: Judge | JudgePanel | None) -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ class RunRequest:
     judge_models: list[str] | None = None
     samples: int = 1
     use_cache: bool = True
+    # through the provider's Batch API (about half the price, up to 24 h)
+    batch: bool = False
     options: dict[str, Any] = field(default_factory=dict)  # suite options by name
     client: str | None = (
         None  # who submits: their runs share a fair part of the workers
@@ -143,6 +145,7 @@ def judge_options(settings: dict[str, Any], request: RunRequest) -> dict[str, An
         # two or more: a panel (pipeline/execution.py: judge_for)
         "judge_models": models if len(models) > 1 else None,
         "use_cache": request.use_cache,
+        "batch": request.batch,
         # recorded at submit: a worker configured otherwise judges the run
         # as its header says (judge_client/config.py: from_settings)
         "temperature": settings["JUDGE_TEMPERATURE"],

@@ -43,6 +43,7 @@ class JudgeSpec:
     history_chars: int  # dialogue history a prompt carries
     protocol: Mapping[str, Any] | None  # the stored protocol; None: the default
     use_cache: bool  # False: the run pays for its own verdicts (kept per run)
+    batch: bool = False  # through the provider's Batch API (pipeline/batch.py)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class RunSpec:
             history_chars=history_chars(stored, run.judge),
             protocol=stored.get("protocol"),
             use_cache=stored.get("use_cache", True),
+            batch=bool(stored.get("batch", False)),
         )
         names = registry.option_names()
         options = {key: value for key, value in stored.items() if key in names}

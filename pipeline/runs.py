@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import dataset
 from core.problems import Rejected
-from core.status import ACTIVE_RUN, RETRYABLE_RUN, RunStatus
+from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage, RunStatus
 from dataset.limits import Limits
 from metrics import registry, results
 from pipeline import kept_uploads, reuse
@@ -170,6 +170,9 @@ class RunService(RunBudget):
             return cast("Run", self.storage.runs.get_run(copied))  # just stored
         run = self.storage.runs.create_run(**fields)
         try:
+            if options["batch"] and judge is not None:
+                # before its chunks exist: none may go out online first
+                self.storage.batches.begin(run.id)
             plan_run(self.storage, self.config, run, report.spans)
         except Exception as exc:  # recorded, never left queued
             log.exception("planning run %s failed", run.id)
@@ -269,8 +272,15 @@ class RunService(RunBudget):
         return upload_path(self.config["UPLOAD_FOLDER"], run.upload_id)
 
     def progress(self, run: Run) -> dict[str, Any]:
-        """Done/total units and estimates (``pipeline/progress.py``)."""
-        return run_progress(run)
+        """Done/total units and estimates (``pipeline/progress.py``), and
+        what the run waits on: a batch-mode run's batch at the provider."""
+        found = run_progress(run)
+        batch = (
+            self.storage.batches.progress(run.id) if run.status in ACTIVE_RUN else None
+        )
+        waiting = batch is not None and batch["stage"] != BatchStage.ANSWERED
+        found["waiting"] = {"on": "batch", **(batch or {})} if waiting else None
+        return found
 
     def results_head(self, run: Run) -> dict[str, Any]:
         """The results document without its rows (cheap at any run size)."""

@@ -10,8 +10,9 @@ from celery import shared_task
 from flask import current_app
 
 from core.status import ACTIVE_RUN
-from pipeline import agreement, comparison, dispatch, execution, finalizer
+from pipeline import agreement, batch, comparison, dispatch, execution, finalizer
 from pipeline.names import (
+    BATCH_STEP,
     COMPARE_RUNS,
     COMPUTE_AGREEMENT,
     EVALUATE_CHUNK,
@@ -72,3 +73,12 @@ def compute_agreement(run_id: str) -> None:
     ctx = context()
     agreement.compute_for_run(ctx.storage, run_id)
     ctx.dispatch()  # labels given meanwhile asked for the next
+
+
+@task(BATCH_STEP)
+def batch_step(run_id: str) -> None:
+    """A batch-mode run's next step: gather and send its requests, or ask
+    about its batches and read their answers; then hand out what is due."""
+    ctx = context()
+    batch.take_step(ctx.storage, ctx.config, run_id)
+    ctx.dispatch()

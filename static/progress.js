@@ -55,6 +55,17 @@
     }
   }
 
+  // What the run waits on: its batch at the provider (batch mode).
+  function showWaiting(waiting) {
+    const line = document.getElementById("run-waiting");
+    line.hidden = !waiting;
+    if (!waiting) return;
+    line.textContent = waiting.stage === "waiting"
+      ? strings.batch_waiting.replace("{done}", format.format(waiting.done))
+        .replace("{total}", format.format(waiting.total))
+      : strings.batch_collect;
+  }
+
   async function poll() {
     try {
       const response = await fetch(card.dataset.statusUrl, { headers: { Accept: "application/json" } });
@@ -73,6 +84,7 @@
       document.getElementById("run-done").textContent = format.format(body.progress.done);
       document.getElementById("run-total").textContent = format.format(body.progress.total);
       showEstimates(body.progress);
+      showWaiting(body.progress.waiting);
       document.getElementById("count-unscored").textContent = format.format(body.counts.unscored || 0);
       document.getElementById("count-error").textContent = format.format(body.counts.error || 0);
     } catch (error) { /* transient: try again */ }

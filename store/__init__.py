@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from store.budget import BudgetQueries
     from store.comparison import ComparisonQueries
+    from store.judge_batches import BatchQueries
     from store.progress import ProgressQueries
     from store.replies import ReplyQueries
     from store.result_rows import RowQueries
@@ -63,6 +64,8 @@ class StorageLike(Protocol):
     def annotations(self) -> AnnotationRepository: ...
     @property
     def workspaces(self) -> WorkspaceQueries: ...
+    @property
+    def batches(self) -> BatchQueries: ...
     @property
     def engine(self) -> Engine: ...
     @property
@@ -145,6 +148,10 @@ class LazyStorage:
     @property
     def workspaces(self) -> WorkspaceQueries:
         return self.get().workspaces
+
+    @property
+    def batches(self) -> BatchQueries:
+        return self.get().batches
 
     @property
     def engine(self) -> Engine:

@@ -21,7 +21,8 @@ from typing import cast
 from sqlalchemy import Row, func, select, text, update
 from sqlalchemy.engine import Connection
 
-from core.status import ACTIVE_RUN, ChunkState, RunStatus
+from core.status import ACTIVE_RUN, BatchStage, ChunkState, RunStatus
+from store.batch_models import BatchRun
 from store.database import Repository
 from store.models import Run, RunChunk, RunSession, utcnow
 from store.progress import add_to_run, held_by, lock_chunk
@@ -166,6 +167,13 @@ def _in_flight(conn: Connection) -> tuple[dict[str, int], dict[str | None, int]]
     return per_run, per_client
 
 
+# batch-mode runs whose answers are not all in: their chunks wait
+# (``store/judge_batches.py``)
+_waiting_for_batches = select(BatchRun.run_id).where(
+    BatchRun.stage != BatchStage.ANSWERED.value
+)
+
+
 def _candidates(conn: Connection, per_run: int) -> list[Candidate]:
     """The first ``per_run`` pending chunks of every active run, oldest run first."""
     ranked = (
@@ -178,9 +186,10 @@ def _candidates(conn: Connection, per_run: int) -> list[Candidate]:
     query = (
         select(ranked.c.run_id, ranked.c.chunk, Run.client)
         .join(Run, Run.id == ranked.c.run_id)
-        .where(ranked.c.rank <= per_run, Run.status.in_([s.value for s in ACTIVE_RUN]))
+        .where(ranked.c.rank <= per_run, Run.status.in_([s.value for s in ACTIVE_RUN]),
+               ranked.c.run_id.not_in(_waiting_for_batches))
         .order_by(Run.created_at, ranked.c.chunk)
-    )
+    )  # fmt: skip
     return list(conn.execute(query))
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from store.annotations import delete_annotations_of
+from store.batch_models import BatchAnswer, BatchRun, JudgeBatch
 from store.comparison import delete_comparisons_of
 from store.exchange_models import JudgeExchange
 from store.models import (
@@ -36,7 +37,8 @@ from store.models import (
 )
 from store.uploads import upload_path
 
-OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage, JudgeExchange)
+OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage, JudgeExchange,
+                BatchRun, JudgeBatch, BatchAnswer)  # fmt: skip
 
 
 class Deleted(Protocol):

@@ -27,6 +27,7 @@ from store.chunks import ChunkQueries
 from store.comparison import ComparisonQueries
 from store.database import Database, Repository
 from store.interim import InterimQueries
+from store.judge_batches import BatchQueries
 from store.judge_cache import CacheQueries, JudgeCache
 from store.leases import LeaseQueries
 from store.progress import ProgressQueries
@@ -71,6 +72,7 @@ class Storage:
         self.comparisons = ComparisonQueries(self.database)
         self.annotations = AnnotationRepository(self.database)
         self.workspaces = WorkspaceQueries(self.database)
+        self.batches = BatchQueries(self.database)
 
     @property
     def engine(self) -> Engine:

@@ -44,7 +44,7 @@ def test_no_storage_class_has_more_than_20_public_methods():
 
 REPOSITORIES = {
     "runs", "chunks", "rows", "replies", "progress", "judge_cache", "budget",
-    "comparisons", "annotations", "workspaces",
+    "comparisons", "annotations", "workspaces", "batches",
 }  # fmt: skip
 
 

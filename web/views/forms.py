@@ -84,6 +84,7 @@ def run_request(form, files=None) -> RunRequest:
         judge_model=models[0] if models else None,
         judge_models=models or None,
         samples=int(samples_raw),
+        batch=form.get("batch", "").strip().lower() in ("1", "on", "true", "yes"),
         options=_options_from_form(form),
         client=access.client_id(),
         workspace_id=_workspace_id(form.get("workspace", "").strip()),

@@ -3,7 +3,7 @@ and tokens sent through batch files (issue 49), for cost at the cached-input
 and batch prices. Earlier runs read 0: their servers' cache was not counted.
 
 Revision ID: 0023
-Revises: 0021 (0022, batch mode, when it lands)
+Revises: 0022 (batch mode)
 Create Date: 2026-11-28
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023"
-down_revision = "0021"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,168 @@
+"""A batch-mode run's batches (``storage.batches``, models in
+``store/batch_models.py``): its stage, each batch file at the provider, the
+answers read back, and the dispatcher's claim on the run's next step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from core.status import ACTIVE_RUN, BatchStage
+from store.batch_models import BatchAnswer, BatchRun, JudgeBatch
+from store.database import Repository
+from store.models import Run, RunChunk, utcnow
+from store.sql import claim_each
+
+COLLECT, WAITING = BatchStage.COLLECT.value, BatchStage.WAITING.value
+
+
+class BatchQueries(Repository):
+    def begin(self, run_id: str) -> None:
+        """A batch-mode run, made: its requests are to be gathered."""
+        with self.engine.begin() as conn:
+            insert = self.database.insert(BatchRun).values(
+                run_id=run_id, stage=COLLECT, round=0
+            )
+            conn.execute(insert.on_conflict_do_nothing(index_elements=["run_id"]))
+
+    def state(self, run_id: str) -> BatchRun | None:
+        with self.database.session() as db:
+            return db.get(BatchRun, run_id)
+
+    def claim_due(self, sent_before: datetime) -> list[str]:
+        """The batch-mode runs whose next step a worker is to take now:
+        requests to gather, or batches due to be asked about, and no step
+        holding the run. Each is claimed once however many dispatchers ask;
+        a claim older than ``sent_before`` (its task lost) is handed out again."""
+        now = utcnow()
+        active = select(Run.id).where(Run.status.in_([s.value for s in ACTIVE_RUN]))
+        due = (
+            BatchRun.run_id.in_(active)
+            & (BatchRun.sent_at.is_(None) | (BatchRun.sent_at < sent_before))
+            & (BatchRun.held_until.is_(None) | (BatchRun.held_until < now))
+            & BatchRun.stage.in_([COLLECT, WAITING])
+            & (BatchRun.poll_at.is_(None) | (BatchRun.poll_at <= now))
+        )
+        with self.engine.begin() as conn:
+            return claim_each(conn, BatchRun.run_id, due, sent_at=now)
+
+    def hold(self, run_id: str, seconds: float, renew: bool = False) -> bool:
+        """Hold the run for a step for ``seconds``: False when another step
+        holds it (unless ``renew``: the holder extends its own hold)."""
+        now = utcnow()
+        query = update(BatchRun).where(BatchRun.run_id == run_id)
+        if not renew:
+            query = query.where(
+                BatchRun.held_until.is_(None) | (BatchRun.held_until < now)
+            )
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                query.values(held_until=now + timedelta(seconds=seconds))
+            )
+            return changed.rowcount == 1
+
+    def let_go(self, run_id: str) -> None:
+        """The step ended: its hold and its claim with it."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(BatchRun)
+                .where(BatchRun.run_id == run_id)
+                .values(held_until=None, sent_at=None)
+            )
+
+    def chunk_spans(self, run_id: str) -> list[tuple[int, int]]:
+        """The byte ranges of the run's chunks, in order (a gathering pass
+        reads the upload a chunk at a time)."""
+        query = (
+            select(RunChunk.start, RunChunk.end)
+            .where(RunChunk.run_id == run_id)
+            .order_by(RunChunk.chunk)
+        )
+        with self.engine.connect() as conn:
+            return [(start or 0, end or 0) for start, end in conn.execute(query)]
+
+    def forget_claims(self) -> None:
+        """Every hold and claim given up: called by the only worker of the
+        database as it starts (their holders died with the last one), so a
+        restart asks about its batches at once, not when they go stale."""
+        with self.engine.begin() as conn:
+            conn.execute(update(BatchRun).values(sent_at=None, held_until=None))
+
+    def move(self, run_id: str, stage: str, **values: Any) -> None:
+        """The run's next stage (the step that moves it still holds it)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(BatchRun)
+                .where(BatchRun.run_id == run_id)
+                .values(stage=stage, **values)
+            )
+
+    def batches(self, run_id: str, round_: int | None = None) -> list[JudgeBatch]:
+        query = select(JudgeBatch).where(JudgeBatch.run_id == run_id)
+        if round_ is not None:
+            query = query.where(JudgeBatch.round == round_)
+        with self.database.session() as db:
+            return list(db.scalars(query.order_by(JudgeBatch.id)))
+
+    def save_batch(self, run_id: str, round_: int, model: str, part: int,
+                   **values: Any) -> None:  # fmt: skip
+        """Record (or update) one part's batch as the provider states it."""
+        key = {"run_id": run_id, "round": round_, "model": model, "part": part}
+        fresh = {"status": "uploading", "total": 0, "completed": 0, "failed": 0}
+        insert = self.database.insert(JudgeBatch).values(**key, **{**fresh, **values})
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert.on_conflict_do_update(
+                    index_elements=list(key), set_=values or {"status": "uploading"}
+                )
+            )
+
+    def update_batch(self, batch_id: int, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(JudgeBatch).where(JudgeBatch.id == batch_id).values(**values)
+            )
+
+    def put_answers(self, run_id: str, answers: Iterable[dict[str, Any]]) -> int:
+        """Store answers by ``custom_id`` (a line read twice is kept once)."""
+        rows = [{**answer, "run_id": run_id} for answer in answers]
+        if not rows:
+            return 0
+        insert = self.database.insert(BatchAnswer).values(rows)
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert.on_conflict_do_update(
+                    index_elements=["run_id", "custom_id"],
+                    set_={name: insert.excluded[name]
+                          for name in ("status_code", "body", "error")},
+                )
+            )  # fmt: skip
+        return len(rows)
+
+    def answer(self, run_id: str, custom_id: str) -> BatchAnswer | None:
+        with self.database.session() as db:
+            return db.get(BatchAnswer, (run_id, custom_id))
+
+    def answered(self, run_id: str) -> int:
+        """The run's requests answered with a completion."""
+        query = select(func.count()).where(
+            BatchAnswer.run_id == run_id, BatchAnswer.status_code == 200
+        )
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def progress(self, run_id: str) -> dict[str, Any] | None:
+        """The run's batch stage and, while it waits, the requests of its
+        open batches done (completed or failed) of all; None: online."""
+        state = self.state(run_id)
+        if state is None:
+            return None
+        open_ = [b for b in self.batches(run_id, state.round) if b.read_at is None]
+        return {
+            "stage": state.stage, "round": state.round, "note": state.note,
+            "done": sum(b.completed + b.failed for b in open_),
+            "total": sum(b.total for b in open_),
+        }  # fmt: skip

@@ -1,0 +1,181 @@
+"""Batch mode end to end (issue 49): a run's judge requests go through the
+scripted judge's Files and Batches endpoints over real HTTP, and its rows
+equal an online run's on the same replies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+import requests
+
+from testing.judge_server import ScriptedJudge
+from tests import crafted
+from tests.pipeline_support import FAST_JUDGE, base_config, submit, wait_for
+from tests.worker_support import create_test_app
+
+SESSIONS, ROUNDS, METHODS = 10, 5, ("Base", "Ours")  # 100 replies, 2 modes: 200 calls
+
+
+def sessions(extra: str = "") -> list[dict]:
+    """Hash-scored replies (no directive: the verdicts differ), ``extra``
+    written into the first session's replies of its first round."""
+    return [
+        crafted.session(
+            f"s{index}",
+            {
+                method: [
+                    f"{method} reply {index}.{k}" + (extra if index == k == 0 else "")
+                    for k in range(ROUNDS)
+                ]
+                for method in METHODS
+            },
+        )
+        for index in range(SESSIONS)
+    ]
+
+
+@pytest.fixture
+def server():
+    with ScriptedJudge(batch_seconds=1.0) as judge:
+        yield judge
+
+
+def scores(document) -> dict:
+    return {
+        (r["session_id"], r["round"], r["method"], r["metric"]): r["value"]
+        for r in document["rows"]
+    }
+
+
+def judge_app(app_factory, server, **config):
+    return app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
+                       JUDGE_BATCH_FIRST_POLL_S=0.2, **FAST_JUDGE, **config)  # fmt: skip
+
+
+def test_a_batch_run_gives_the_online_runs_rows_with_no_request_online(
+    app_factory, server, tmp_path
+):
+    app = judge_app(app_factory, server)
+    path = crafted.write(tmp_path / "runs.jsonl", sessions())
+    online = wait_for(
+        app, submit(app, path, server, suites=["alignment"], use_cache=False)
+    )
+    asked_online = server.state.online_requests
+    assert asked_online == 200 and server.state.batch_lines == 0
+    run_id = submit(
+        app, path, server, suites=["alignment"], use_cache=False, batch=True
+    )
+    batched = wait_for(app, run_id)
+    assert batched["run"]["status"] == "done"
+    assert server.state.batch_lines == 200
+    assert server.state.online_requests == asked_online  # none online
+    assert scores(batched) == scores(online)
+    assert batched["summary"] == online["summary"]
+    used = batched["judge_usage"]["scripted"]
+    assert used["calls"] == used["batch_calls"] == 200
+    storage = app.extensions["storage"]
+    assert [b.status for b in storage.batches.batches(run_id)] == ["completed"]
+
+
+def test_failed_and_expired_lines_go_online_and_the_run_completes(
+    app_factory, server, tmp_path
+):
+    app = judge_app(app_factory, server)
+    lines = sessions()
+    # in the last round: a reply is in the history of its method's later rounds
+    lines[1]["rounds"][-1]["responses"]["Base"] += " [[batch=expired]]"
+    lines[2]["rounds"][-1]["responses"]["Ours"] += " [[batch=failed]]"
+    path = crafted.write(tmp_path / "faults.jsonl", lines)
+    run_id = submit(app, path, server, suites=["alignment"], batch=True)
+    document = wait_for(app, run_id)
+    assert document["run"]["status"] == "done"
+    # two replies, two modes each: 4 of 200 lines failed or expired, asked online
+    assert server.state.batch_lines == 200
+    assert server.state.online_requests == 4
+    used = document["judge_usage"]["scripted"]
+    assert used["calls"] == 204 and used["batch_calls"] == 200
+
+
+def test_a_provider_without_batches_runs_online_and_says_so(app_factory, tmp_path):
+    with ScriptedJudge(batch_fail_all=True, batch_seconds=0.5) as server:
+        app = judge_app(app_factory, server)
+        path = crafted.write(tmp_path / "x.jsonl", sessions()[:2])
+        run_id = submit(app, path, server, suites=["alignment"], batch=True)
+        document = wait_for(app, run_id)
+    assert document["run"]["status"] == "done"
+    state = app.extensions["storage"].batches.state(run_id)
+    assert (state.stage, state.note) == ("answered", "failed")
+
+
+def test_cancelling_the_run_cancels_its_batch(app_factory, tmp_path):
+    with ScriptedJudge(batch_seconds=600) as server:
+        app = judge_app(app_factory, server)
+        path = crafted.write(tmp_path / "c.jsonl", sessions()[:2])
+        run_id = submit(app, path, server, suites=["alignment"], batch=True)
+        storage = app.extensions["storage"]
+        wait_until(lambda: storage.batches.state(run_id).stage == "waiting")
+        made = storage.batches.batches(run_id)
+        waiting = app.extensions["runs"].progress(storage.runs.get_run(run_id))[
+            "waiting"
+        ]
+        assert (waiting["on"], waiting["stage"], waiting["total"]) == (
+            "batch",
+            "waiting",
+            40,
+        )
+        app.extensions["runs"].cancel(storage.runs.get_run(run_id))
+        wait_for(app, run_id)
+        url = f"{server.url}/batches/{made[0].batch_id}"
+        wait_until(lambda: requests.get(url, timeout=10).json()["status"]
+                   in ("cancelling", "cancelled"))  # fmt: skip
+
+
+def test_a_restart_of_the_app_picks_up_its_batch(tmp_path):
+    """The batch is at the provider when the app (web and worker) stops; a
+    new app on the same database reads it, sending nothing twice."""
+    with ScriptedJudge(batch_seconds=4.0) as server:
+        config = {**base_config(tmp_path), "REDIS_URL": None,
+                  "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                  "EMBEDDED_WORKER": "process", "JUDGE_API_URL": server.url,
+                  "JUDGE_MODEL": "scripted", "JUDGE_BATCH_FIRST_POLL_S": 0.2}  # fmt: skip
+        first = create_test_app(config)
+        path = crafted.write(tmp_path / "r.jsonl", sessions())
+        run_id = submit(first, path, server, suites=["alignment"], batch=True)
+        storage = first.extensions["storage"]
+        wait_until(lambda: [b for b in storage.batches.batches(run_id) if b.batch_id])
+        stop_abruptly(first)
+        assert storage.runs.get_run(run_id).status == "running"
+        second = create_test_app(config)
+        try:
+            second.extensions["runs"].enqueue()
+            document = wait_for(second, run_id)
+        finally:
+            second.extensions["watchdog"].stop()
+            second.extensions["worker"].stop()
+    assert document["run"]["status"] == "done"
+    made = [(b.round, b.part, b.batch_id) for b in storage.batches.batches(run_id)]
+    assert server.state.batch_lines == 200, made  # the one batch, not sent again
+    assert server.state.online_requests == 0
+
+
+def stop_abruptly(app) -> None:
+    """The app's process ends: its worker is killed, nothing is cancelled."""
+    supervisor = app.extensions["worker"]
+    app.extensions["watchdog"].stop()
+    with supervisor._lock:  # not restarted: the app is gone with it
+        supervisor._stopping = True
+    os.kill(supervisor.pid, signal.SIGKILL)
+    supervisor.stop()
+
+
+def wait_until(found, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("not reached in time")
