@@ -52,6 +52,9 @@ FIELDS = (
     "batch_prompt_tokens",
     "batch_cached_tokens",
     "batch_completion_tokens",
+    # milliseconds requests waited for their turn under the endpoint's rate
+    # limits before they were sent (judge_client/pacing.py), summed
+    "paced_ms",
 )
 _PREFIX = "judge_usage|"
 _MILLION = Decimal(1_000_000)
@@ -90,7 +93,9 @@ def of_reply(reply: dict) -> dict[str, int]:
     }
     if reply.get("via") == "batch":  # billed at the batch prices
         tokens |= {f"batch_{name}": n for name, n in tokens.items()}
-    return tokens | {"reasoning_tokens": reply.get("reasoning_tokens", 0)}
+    paced_ms = round(reply.get("paced_s", 0.0) * 1000)
+    return tokens | {"reasoning_tokens": reply.get("reasoning_tokens", 0),
+                     "paced_ms": paced_ms}  # fmt: skip
 
 
 def _at(price: dict, name: str, fallback: str) -> Decimal:

@@ -165,7 +165,9 @@ class JudgeClient:
         pace = pace_for(self.url, self.config.model, self.config.rpm, self.config.tpm)
         estimated = prompt_chars(messages) // CHARS_PER_TOKEN
         # its turn under the endpoint's limits (pacing.py), then its call
-        await pace.admit(estimated, extra.get("max_tokens", self.config.max_tokens))
+        paced_s = await pace.admit(
+            estimated, extra.get("max_tokens", self.config.max_tokens)
+        )
         if before_attempt is not None:
             await before_attempt()  # e.g. raises Cancelled: no retry for a dead run
         transport = self._transport
@@ -199,7 +201,7 @@ class JudgeClient:
             raise error
         reply = read_completion(content)
         pace.observe(200, said, estimated, reply["prompt_tokens"])
-        return reply
+        return {**reply, "paced_s": paced_s}  # (progress shows a run held back)
 
 
 def read_completion(content: bytes) -> dict:

@@ -62,7 +62,6 @@ class Pace:
         self.next_at = 0.0  # when the next request may go
         self.held_until = 0.0  # a 429's retry-after
         self.token_scale = 1.0  # reported prompt tokens / our estimate
-        self.waited_s = 0.0  # time requests spent waiting on the limits
         self._early = 0  # requests out before any reply: the others wait
         self._heard = asyncio.Event()  # for the first reply (or failure)
         self._sent: deque[tuple[float, int]] = deque()  # the last second's
@@ -76,26 +75,26 @@ class Pace:
             gaps.append(60.0 * tokens / (self.tpm * MARGIN * self.share))
         return max(gaps)
 
-    async def admit(self, prompt_tokens: int, max_tokens: int) -> None:
+    async def admit(self, prompt_tokens: int, max_tokens: int) -> float:
         """Wait until this request may go: evenly spaced at the pace, and
         never more than the margin of a second's share in the last second
         of requests that went (a busy loop sends late, and late requests
-        must not go out bunched)."""
+        must not go out bunched). Returns the seconds it waited on the
+        limits (the wait for the first reply, which says them, is not one)."""
         tokens = int(prompt_tokens * self.token_scale) + max_tokens
         if not self.known:
             if self._early < EARLY:
                 self._early += 1
                 self._sent.append((self.clock(), tokens))  # counted once known
-                return None  # one of the first: a reply says the limits
+                return 0.0  # one of the first: a reply says the limits
             await self._heard.wait()
         started = self.clock()
         while (wait := self._wait_s(tokens)) > 0:
             await asyncio.sleep(wait)
         now = self.clock()
-        self.waited_s += now - started
         self.next_at = now + self.interval(tokens)
         self._sent.append((now, tokens))
-        return None
+        return now - started
 
     def _wait_s(self, tokens: int) -> float:
         """Seconds until a request of ``tokens`` may go (0: now)."""

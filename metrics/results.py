@@ -144,7 +144,8 @@ def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
 USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "cached_tokens",
                "completion_tokens", "reasoning_tokens", "reasks", "structured",
                "structured_ignored", "batch_calls", "batch_prompt_tokens",
-               "batch_cached_tokens", "batch_completion_tokens")  # fmt: skip
+               "batch_cached_tokens", "batch_completion_tokens",
+               "paced_ms")  # fmt: skip
 
 
 def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:

@@ -51,6 +51,9 @@ class TaskQueue(Protocol):  # pipeline.queue.Queue, never imported here
 __all__ = ["RunRequest", "RunService", "protocol_of"]
 
 log = logging.getLogger(__name__)
+# a run whose requests wait this long each, on average, for the judge's
+# rate limits says so on its progress page
+PACED_NOTICE_S = 0.1
 
 
 class RunService(RunBudget):
@@ -273,14 +276,24 @@ class RunService(RunBudget):
 
     def progress(self, run: Run) -> dict[str, Any]:
         """Done/total units and estimates (``pipeline/progress.py``), and
-        what the run waits on: a batch-mode run's batch at the provider."""
+        what the run waits on (``waiting``)."""
         found = run_progress(run)
-        batch = (
-            self.storage.batches.progress(run.id) if run.status in ACTIVE_RUN else None
-        )
-        waiting = batch is not None and batch["stage"] != BatchStage.ANSWERED
-        found["waiting"] = {"on": "batch", **(batch or {})} if waiting else None
+        found["waiting"] = self._waiting(run) if run.status in ACTIVE_RUN else None
         return found
+
+    def _waiting(self, run: Run) -> dict[str, Any] | None:
+        """A batch-mode run's batch at the provider, or the judge's rate
+        limits when its requests wait on them (``paced_ms``: on average at
+        least ``PACED_NOTICE_S`` each before they are sent)."""
+        batch = self.storage.batches.progress(run.id)
+        if batch is not None and batch["stage"] != BatchStage.ANSWERED:
+            return {"on": "batch", **batch}
+        used = self.storage.progress.judge_usage(run.id).values()
+        calls = sum(model.get("calls", 0) for model in used)
+        paced_s = sum(model.get("paced_ms", 0) for model in used) / 1000
+        if not calls or paced_s / calls < PACED_NOTICE_S:
+            return None
+        return {"on": "rate_limit", "mean_wait_s": round(paced_s / calls, 1)}
 
     def results_head(self, run: Run) -> dict[str, Any]:
         """The results document without its rows (cheap at any run size)."""

@@ -55,15 +55,21 @@
     }
   }
 
-  // What the run waits on: its batch at the provider (batch mode).
+  // What the run waits on: its batch at the provider (batch mode), or the
+  // judge's rate limits (its requests wait their turn before they are sent).
   function showWaiting(waiting) {
     const line = document.getElementById("run-waiting");
     line.hidden = !waiting;
     if (!waiting) return;
-    line.textContent = waiting.stage === "waiting"
-      ? strings.batch_waiting.replace("{done}", format.format(waiting.done))
-        .replace("{total}", format.format(waiting.total))
-      : strings.batch_collect;
+    if (waiting.on === "rate_limit") {
+      const seconds = new Intl.NumberFormat(lang, { maximumFractionDigits: 1 });
+      line.textContent = strings.rate_limit.replace("{seconds}", seconds.format(waiting.mean_wait_s));
+    } else if (waiting.stage === "waiting") {
+      line.textContent = strings.batch_waiting.replace("{done}", format.format(waiting.done))
+        .replace("{total}", format.format(waiting.total));
+    } else {
+      line.textContent = strings.batch_collect;
+    }
   }
 
   async function poll() {

@@ -267,6 +267,8 @@ class JudgeUsage(Base):
     batch_prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     batch_cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     batch_completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    # time requests waited under the endpoint's rate limits (0023)
+    paced_ms: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class RunSession(Base):

@@ -9,6 +9,8 @@ import math
 from evaluator import Judge, JudgeConfig
 from judge_client.pacing import MARGIN, Pace, retry_after_s
 from testing.judge_server import ScriptedJudge
+from tests import crafted
+from tests.pipeline_support import FAST_JUDGE, evaluate
 from tests.test_evaluator import item
 
 
@@ -82,3 +84,23 @@ def test_against_a_limited_judge_no_request_is_refused():
         # none on a quiet machine (bench pacing: 0 of 1,000); a loaded one
         # delays some sends and they arrive bunched. Unpaced, over half were.
         assert server.state.rate_limited <= 12
+
+
+def test_a_run_held_back_by_the_limits_says_so(app_factory, tmp_path):
+    """The time requests waited their turn is counted per judge model
+    (``paced_ms``), and progress names the rate limits as what the run waits
+    on: 40 calls at 16 in flight against 600 requests a minute."""
+    with ScriptedJudge(rpm=600) as server:
+        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
+                          **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 16})  # fmt: skip
+        sessions = [crafted.session(f"s{n}", {"A": [f"[[al={n}]] {k}" for k in range(2)],
+                                              "B": [f"[[al={n + 5}]] {k}" for k in range(2)]})
+                    for n in range(5)]  # fmt: skip
+        path = crafted.write(tmp_path / "paced.jsonl", sessions)
+        document = evaluate(app, path, None, suites=["alignment"])
+    used = document["judge_usage"]["scripted"]
+    assert used["calls"] >= 40 and used["paced_ms"] > 0  # (and a 429 or re-ask)
+    service = app.extensions["runs"]
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    waiting = service._waiting(run)  # what the page said while it ran
+    assert waiting["on"] == "rate_limit" and waiting["mean_wait_s"] >= 0.1

@@ -1,6 +1,8 @@
 """Judge usage gains the provider's cached prompt tokens and the requests
 and tokens sent through batch files (issue 49), for cost at the cached-input
-and batch prices. Earlier runs read 0: their servers' cache was not counted.
+and batch prices, and the time requests waited under the endpoint's rate
+limits (progress says when a run is held back by them). Earlier runs read
+0: their servers' cache and their waits were not counted.
 
 Revision ID: 0023
 Revises: 0022 (batch mode)
@@ -17,7 +19,7 @@ depends_on = None
 
 COUNTERS = (
     "cached_tokens", "batch_calls", "batch_prompt_tokens", "batch_cached_tokens",
-    "batch_completion_tokens",
+    "batch_completion_tokens", "paced_ms",
 )  # fmt: skip
 
 
