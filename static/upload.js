@@ -171,6 +171,38 @@
   const judging = JSON.parse(document.getElementById("judge-pricing").textContent);
   const money = new Intl.NumberFormat(document.documentElement.lang, { maximumFractionDigits: 4 });
 
+  // A judge's prices, online or through the Batch API (null: none given).
+  function pricesOf(model, batch) {
+    const price = judging.prices[model];
+    if (!price || !batch) return price ? { input: price.input, output: price.output, cached: price.cached_input ?? price.input } : null;
+    if (price.batch_input === undefined || price.batch_output === undefined) return null;
+    return { input: price.batch_input, output: price.batch_output, cached: price.batch_cached_input ?? price.batch_input };
+  }
+
+  // The cost sentence: the ceiling (every reply max_tokens long), and the
+  // expected cost where the server found this judge's earlier runs in the
+  // workspace (their completion tokens per call and cached share, the same
+  // figures pipeline/budget.expected uses), at batch prices for a batch run.
+  function costText(models, calls, tokens) {
+    const batch = Boolean(form.querySelector("#batch:checked"));
+    const history = (lastReport && lastReport.judge_calls && lastReport.judge_calls.judges) || {};
+    let ceiling = 0, expected = 0, runs = Infinity;
+    for (const model of models) {
+      const price = pricesOf(model, batch);
+      if (!price) return batch && judging.prices[model] ? strings.no_batch_price : strings.no_price;
+      ceiling += (tokens * price.input + calls * judging.max_tokens * price.output) / 1e6;
+      const earlier = history[model];
+      if (!earlier || earlier.completion_per_call === null || earlier.completion_per_call === undefined) { runs = 0; continue; }
+      const cached = tokens * earlier.cached_share;
+      expected += ((tokens - cached) * price.input + cached * price.cached + calls * earlier.completion_per_call * price.output) / 1e6;
+      runs = Math.min(runs, earlier.earlier_runs);
+    }
+    if (!models.length) return strings.no_price;
+    if (!runs || runs === Infinity) return strings.cost.replace("{cost}", money.format(ceiling));
+    return strings.expected_cost.replace("{cost}", money.format(expected))
+      .replace("{runs}", format.format(runs)).replace("{ceiling}", money.format(ceiling));
+  }
+
   function showEstimate() {
     if (!estimate) return;
     const costs = (lastReport && lastReport.valid && lastReport.estimate) || {};
@@ -192,16 +224,10 @@
     } else if (calls) {
       // prompt tokens: characters / 4 (an estimate); completion: max_tokens per call (a ceiling)
       const tokens = Math.round(chars / 4), completion = calls * judging.max_tokens;
-      let cost = 0, priced = models.length > 0;
-      for (const model of models) {
-        const price = judging.prices[model];
-        if (!price) { priced = false; break; }
-        cost += (tokens * price.input + completion * price.output) / 1e6;
-      }
       const text = strings.estimate.replace("{calls}", format.format(calls * judges))
         .replace("{tokens}", format.format(tokens * judges)).replace("{size}", size(chars * judges))
         .replace("{completion}", format.format(completion * judges));
-      estimate.textContent = text + " " + (priced ? strings.cost.replace("{cost}", money.format(cost)) : strings.no_price);
+      estimate.textContent = text + " " + costText(models, calls, tokens);
     } else {
       estimate.textContent = "";
     }
@@ -226,6 +252,11 @@
     const body = new FormData();
     body.append("file", file);
     body.append("keep", "1");  // kept for the run: the file is sent once
+    // the workspace and judges chosen: the expected cost reads their earlier runs
+    const workspace = document.getElementById("workspace-select");
+    if (workspace && workspace.value) body.append("workspace", workspace.value);
+    const picker = document.getElementById("judge-model");
+    for (const option of picker ? picker.selectedOptions : []) body.append("judge_model", option.value);
     try {
       const response = await fetch(form.dataset.validateUrl || "/api/v1/validate", { method: "POST", body });
       const report = await response.json();
