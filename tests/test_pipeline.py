@@ -194,7 +194,7 @@ def test_roleplay_suite_through_the_scripted_judge(
         assert (broken["status"], broken["value"]) == ("unscored", None)
     assert document["run"]["status"] == "partial"
     assert document["run"]["judge"]["prompts"] == {
-        "jera": "jera_v1", "almp_extract": "almp_extract_v1", "almp_infer": "almp_infer_v1"
+        "jera": "jera_v2", "almp_extract": "almp_extract_v2", "almp_infer": "almp_infer_v2"
     }  # fmt: skip
     assert (
         document["summary"]["Ours"]["jera_avg"] == 210.0

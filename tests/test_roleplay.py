@@ -11,7 +11,7 @@ from config import PROJECT_ROOT
 from metrics import lexicon
 from metrics.judging import load_prompt
 from metrics.suites import roleplay
-from metrics.suites.roleplay import parse_almp, parse_jera
+from metrics.suites.roleplay import JERA, parse_almp, parse_jera
 from tests import crafted
 from tests.fake_judge import FakeJudge, scripted, user_text
 
@@ -217,7 +217,7 @@ def test_prompts_carry_the_whole_scene_attributes_and_sample_dialogues():
 
 
 def test_prompt_fields_stay_literal():
-    messages = load_prompt("jera_v1").render(
+    messages = load_prompt(JERA.prompt).render(
         attributes="$HOME", sample_dialogues="${x}", scene="学生 <b>"
     )
     assert "<<<SCENE\n学生 <b>\nSCENE>>>" in messages[1]["content"]

@@ -86,7 +86,7 @@ def test_prompt_lists_every_predicted_slot_with_its_ground_truth():
     truth = {("b", "city"): ["北京"]}
     predicted = {("b", "city"): ["上海"], ("x", "pet"): ["cat"]}
     item = slot_judge.judge_item(truth, predicted)
-    assert (item.mode.name, item.prompt_version) == ("slot_judge", "slot_judge_v1")
+    assert (item.mode.name, item.prompt_version) == ("slot_judge", "slot_judge_v2")
     user = item.messages[-1]["content"]
     block = user.split("<<<SLOTS\n")[1].split("\nSLOTS>>>")[0]
     lines = [json.loads(line) for line in block.splitlines()]
@@ -105,7 +105,7 @@ def test_prompt_lists_every_predicted_slot_with_its_ground_truth():
         },
     ]
     assert "Slot extraction judging task" in user
-    assert load_prompt("slot_judge_v1").version == "slot_judge_v1"
+    assert load_prompt("slot_judge_v2").version == "slot_judge_v2"
 
 
 def test_rows_from_a_fake_judge_one_batch_one_call_per_pair():

@@ -4,13 +4,13 @@ Both are session-level, one value per (session, method); the judge reads that
 method's whole scene: every round's user message and the method's reply. The
 metric card is ``docs/metrics/roleplay.md``.
 
-* ``jera``: ``prompts/jera_v1.txt``, 30 Likert items (1..10), ten each for
+* ``jera``: ``prompts/jera_v2.txt``, 30 Likert items (1..10), ten each for
   immersivity, consistency and creativity, given the attribute list (or
   "(none)"), the sample dialogues and the scene. The strict JSON reply is
   parsed by :func:`parse_jera`. Rows ``jera`` (30..300) and
   ``jera_<scale>`` (10..100); with several samples, the mean of the scored ones.
-* ``almp``: ``almp_extract_v1`` (attributes stated in the scene) and
-  ``almp_infer_v1`` (attributes implied) each return a JSON list; R is their
+* ``almp``: ``almp_extract_v2`` (attributes stated in the scene) and
+  ``almp_infer_v2`` (attributes implied) each return a JSON list; R is their
   union. These two prompts see only the scene, never the attribute list or
   the sample dialogues, so what they report comes from the method's replies.
   ``almp = matches / |A|`` (see ``match``).

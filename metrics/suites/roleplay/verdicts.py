@@ -57,7 +57,7 @@ def parse_almp(text: str) -> Verdict | None:
     return Verdict(float(len(unique)), items=list(unique.values()))
 
 
-JERA = JudgeMode("jera", "jera_v1", parse_jera)
-ALMP_EXTRACT = JudgeMode("almp_extract", "almp_extract_v1", parse_almp)
-ALMP_INFER = JudgeMode("almp_infer", "almp_infer_v1", parse_almp)
+JERA = JudgeMode("jera", "jera_v2", parse_jera)
+ALMP_EXTRACT = JudgeMode("almp_extract", "almp_extract_v2", parse_almp)
+ALMP_INFER = JudgeMode("almp_infer", "almp_infer_v2", parse_almp)
 MODES = (JERA, ALMP_EXTRACT, ALMP_INFER)

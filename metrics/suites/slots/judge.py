@@ -1,7 +1,7 @@
 """Optional ``slot_judge`` metric of the slots suite: an LLM judge rates the
 semantic accuracy of every predicted slot against the ground truth (0..1).
 
-* One judge call per (session, method), ``prompts/slot_judge_v1.txt``: every
+* One judge call per (session, method), ``prompts/slot_judge_v2.txt``: every
   predicted (topic, field, values) with the ground-truth values of that slot,
   or "(not in ground truth)" for an extra slot, plus the whole ground truth.
 * The strict JSON reply is parsed by :func:`parse_slot_judge`; the row
@@ -28,7 +28,7 @@ from metrics.suite import JudgeMode
 from metrics.suites.slots.matching import SlotTable, memory_state, merge_writes, nested
 
 METRIC = "slot_judge"
-PROMPT = "slot_judge_v1"
+PROMPT = "slot_judge_v2"
 NOT_IN_TRUTH = "(not in ground truth)"
 NO_SLOTS = note("no_predicted_slots")
 NO_FIELD = note("missing_field", field="ground_truth_slots")

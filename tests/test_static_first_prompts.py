@@ -1,0 +1,46 @@
+"""Static-first prompt files (issue 49, prompt caching): the prompts the
+suites ask with put their fixed text (instructions, questionnaire, rubric,
+output format) before every per-request field and the text under
+evaluation last, so a provider's prompt cache can serve the prefix that the
+requests share. A ``_v2`` file holds the lines of its ``_v1`` file, reordered
+(its version number, and "above" made "below" where a line now precedes
+what it points to); ``_v1`` stays for the runs that name it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from metrics import registry
+from metrics.judging import PROMPT_DIR, mode_prompt
+from testing import judge_forms
+
+FIELD = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+REORDERED = ("jera", "almp_extract", "almp_infer", "slot_judge")
+
+
+def suite_modes():
+    return {m.name: m for suite in registry.suites() for m in suite.modes}
+
+
+@pytest.mark.parametrize("name", REORDERED)
+def test_the_suites_ask_with_version_2_the_lines_of_version_1_reordered(name):
+    mode = suite_modes()[name]
+    assert mode.prompt == f"{name}_v2"
+    old = (PROMPT_DIR / f"{name}_v1.txt").read_text(encoding="utf-8")
+    new = (PROMPT_DIR / f"{name}_v2.txt").read_text(encoding="utf-8")
+    moved = old.replace("version 1", "version 2").replace("slot above", "slot below")
+    assert sorted(moved.splitlines()) == sorted(new.splitlines())
+
+
+@pytest.mark.parametrize("name", REORDERED)
+def test_fixed_text_first_and_the_evaluated_field_last(name):
+    user = mode_prompt(suite_modes()[name]).user.template
+    fields = list(FIELD.finditer(user))
+    evaluated = [f for f in fields if (f[1] or f[2]) in judge_forms.EVALUATED]
+    assert evaluated == fields[-1:]  # one evaluated field, the last one
+    after = user[fields[-1].end() :]
+    assert re.fullmatch(r"\s*\w+>>>\s*", after)  # only its closing marker
+    fixed = user[: fields[0].start()]
+    assert "Reply with exactly one JSON" in fixed  # the output format is fixed text
