@@ -61,6 +61,8 @@
     const line = document.getElementById("run-waiting");
     line.hidden = !waiting;
     if (!waiting) return;
+    // batch lines are sent at once, not at a rate: a calls/min would mislead
+    if (waiting.on === "batch") document.getElementById("judge-rate").hidden = true;
     if (waiting.on === "rate_limit") {
       const seconds = new Intl.NumberFormat(lang, { maximumFractionDigits: 1 });
       line.textContent = strings.rate_limit.replace("{seconds}", seconds.format(waiting.mean_wait_s));
