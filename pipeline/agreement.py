@@ -7,9 +7,13 @@ no page view computes it."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from metrics.human_agreement import human_agreement
+
+log = logging.getLogger(__name__)
+FAILED = "failed"  # stored beside the figures: the error that stopped them
 
 if TYPE_CHECKING:
     from store import StorageLike
@@ -33,20 +37,35 @@ def refresh(
 
 
 def shown(storage: StorageLike, queue: AnnotationQueue) -> dict[str, Any]:
-    """What a page shows: the stored agreement, never computed here, and
-    whether labels changed since (a worker is computing it again)."""
+    """What a page shows: the stored agreement, never computed here;
+    whether labels changed since (a worker is computing it again); and
+    why the latest labels' computation failed, if it did (``failed``)."""
     key = storage.annotations.labels_key(queue.id)
     labelled = not key.startswith("0:")  # labels_key: "<count>:<latest>"
-    return {"human": queue.agreement,
+    stored = dict(queue.agreement or {})
+    failed = stored.pop(FAILED, None)
+    return {"human": stored or None, "agreement_failed": failed,
             "pending": labelled and queue.agreement_key != key}  # fmt: skip
 
 
 def compute_for_run(storage: StorageLike, run_id: str) -> None:
-    """The agreement of the run's queue (the worker's task)."""
+    """The agreement of the run's queue (the worker's task). A computation
+    that fails is stored as failed for these labels, with the figures of
+    the labels before kept: the page says so instead of "being computed"
+    for ever, and the next label asks again."""
     run = storage.runs.get_run(run_id)
     queue = storage.annotations.queue_of_run(run_id) if run else None
-    if run is not None and queue is not None:
+    if run is None or queue is None:
+        return
+    try:
         refresh(storage, run, queue)
+    except Exception as exc:
+        log.exception("the agreement of run %s failed", run_id)
+        kept = {k: v for k, v in (queue.agreement or {}).items() if k != FAILED}
+        key = storage.annotations.labels_key(queue.id)
+        storage.annotations.store_agreement(
+            queue.id, key, {**kept, FAILED: type(exc).__name__}
+        )
 
 
 def _computed(

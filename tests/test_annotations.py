@@ -354,6 +354,33 @@ def test_the_agreement_is_computed_on_a_worker_when_labels_change(judged, monkey
     assert len(computed) == done + 1
 
 
+def test_an_agreement_that_fails_is_said_not_computed_for_ever(judged, monkeypatch):
+    """A worker whose computation raises stores the failure for those
+    labels (the page said "being computed" for ever before); the figures of
+    the labels before stay, and the next label computes again."""
+    from pipeline import agreement
+
+    app, run = judged
+    client = app.test_client()
+    make_queue(client, run, size=10)
+    two_annotators(client, run, items=3)
+    assert "6 labels of" in settled_dashboard(client, run)
+    real = agreement.human_agreement
+
+    def broken(*args):
+        raise ValueError("a broken bootstrap")
+
+    monkeypatch.setattr(agreement, "human_agreement", broken)
+    label(client, run, "cat", 0, 12, 0)
+    page = settled_dashboard(client, run)
+    assert 'data-testid="agreement-failed"' in page and "ValueError" in page
+    assert "6 labels of" in page  # the figures before it, kept
+    monkeypatch.setattr(agreement, "human_agreement", real)
+    label(client, run, "cat", 1, 40, 1)
+    page = settled_dashboard(client, run)
+    assert "8 labels of" in page and 'data-testid="agreement-failed"' not in page
+
+
 def test_an_annotator_is_the_name_in_their_link(judged):
     """Anyone with the queue's link once labelled as any name they typed,
     read and overwrote others' labels (?annotator=alice) and invented

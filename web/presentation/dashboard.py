@@ -160,7 +160,7 @@ def annotations_context(storage, run) -> dict:
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
         return {"queue": None, "queue_labels": 0, "human": None, "pending": False,
-                "annotator_links": []}  # fmt: skip
+                "agreement_failed": None, "annotator_links": []}  # fmt: skip
     return {
         "queue": queue,
         "queue_labels": len(storage.annotations.labels_of(queue.id)),
