@@ -99,6 +99,28 @@ def test_failed_and_expired_lines_go_online_and_the_run_completes(
     assert used["calls"] == 204 and used["batch_calls"] == 200
 
 
+def test_a_panel_sends_a_file_per_judge_split_at_the_request_limit(
+    app_factory, server, tmp_path
+):
+    """A provider's batch holds one model's requests: two judges, two sets
+    of files; 80 requests a judge at most 30 a file: three files each."""
+    app = judge_app(app_factory, server, JUDGE_BATCH_MAX_REQUESTS=30)
+    path = crafted.write(tmp_path / "panel.jsonl", sessions()[:4])
+    run_id = submit(app, path, server, suites=["alignment"], batch=True,
+                    judge_models=["scripted", "scripted+10"])  # fmt: skip
+    document = wait_for(app, run_id)
+    assert document["run"]["status"] == "done"
+    made = app.extensions["storage"].batches.batches(run_id)
+    assert sorted((b.model, b.part, b.total) for b in made) == [
+        (model, part, total)
+        for model in ("scripted", "scripted+10")
+        for part, total in enumerate((30, 30, 20))
+    ]
+    assert server.state.batch_lines == 160 and server.state.online_requests == 0
+    used = document["judge_usage"]
+    assert used["scripted"]["batch_calls"] == used["scripted+10"]["batch_calls"] == 80
+
+
 def test_a_provider_without_batches_runs_online_and_says_so(app_factory, tmp_path):
     with ScriptedJudge(batch_fail_all=True, batch_seconds=0.5) as server:
         app = judge_app(app_factory, server)
