@@ -80,12 +80,36 @@ def wait_with_progress(run_id: str, poll_s: float = 0.05):
     with click.progressbar(
         length=max(run.total, 1), label="evaluating", file=sys.stderr
     ) as bar:
-        shown, status = 0, run.status
+        shown, status, polls = 0, run.status, 0
         while status not in FINAL_RUN:
             time.sleep(poll_s)
             status, done, total = storage.runs.run_state(run_id)
             if total:
                 bar.length = total
+            polls += 1
+            if polls % BATCH_EVERY == 1:  # a batch-mode run's batch, once a second
+                bar.label = _batch_label(storage.batches.progress(run_id))
             bar.update(done - shown)
             shown = done
     return storage.runs.get_run(run_id)
+
+
+BATCH_EVERY = 20  # polls of run_state between two looks at the batch
+
+
+def _batch_label(batch: dict | None) -> str:
+    """What the run waits on, as the bar's label.
+
+    >>> _batch_label({"stage": "waiting", "done": 3, "total": 40})
+    "waiting for the provider's batch: 3 of 40 requests done"
+    >>> _batch_label(None)
+    'evaluating'
+    """
+    if batch is None or batch["stage"] == "answered":
+        return "evaluating"
+    if batch["stage"] == "collect":
+        return "gathering the judge's requests for the provider's batch"
+    return (
+        f"waiting for the provider's batch: {batch['done']} of {batch['total']}"
+        " requests done"
+    )

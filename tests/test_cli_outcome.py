@@ -75,3 +75,22 @@ def test_without_public_url_the_links_say_they_are_a_guess(app_factory, tmp_path
     assert result.exit_code == 0, result.stderr
     assert "note: PUBLIC_URL is not set" in result.stderr
     assert "dashboard (share): http://127.0.0.1:5000/r/" in result.stderr
+
+
+def test_batch_runs_from_the_command_line(app_factory, tmp_path):
+    """``--batch``: the requests go in the provider's batch (0 online) and
+    the bar says what the run waits on."""
+    from testing.judge_server import ScriptedJudge
+
+    path = crafted.write(tmp_path / "b.jsonl", crafted.alignment_sessions())
+    with ScriptedJudge(batch_seconds=2.0) as judge:
+        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
+                          JUDGE_BATCH_FIRST_POLL_S=0.2, **FAST_JUDGE)  # fmt: skip
+        result = app.test_cli_runner().invoke(
+            args=["evaluate", str(path), "--suite", "alignment", "--batch",
+                  "--out", str(tmp_path / "r.json")]
+        )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert judge.state.online_requests == 0 and judge.state.batch_lines > 0
+    used = json.loads((tmp_path / "r.json").read_text())["judge_usage"]["scripted"]
+    assert used["batch_calls"] == judge.state.batch_lines
