@@ -24,6 +24,7 @@ from bench import (
     pacing_peers,
     paid_once_drill,
     pairwise,
+    prompt_cache,
     slow_judge_drill,
     startup,
     style,
@@ -52,6 +53,7 @@ BENCHMARKS = {
     "paid_once_drill": paid_once_drill.run,
     "slow_judge_drill": slow_judge_drill.run,
     "pacing": pacing.run,
+    "prompt_cache": prompt_cache.run,
 }
 # Run only when named (``python -m bench pacing_peers``): it installs the
 # peers' own environment (bench/peers/env.py), which the product never needs.

@@ -8,13 +8,17 @@ what it points to); ``_v1`` stays for the runs that name it."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from metrics import registry
 from metrics.judging import PROMPT_DIR, mode_prompt
-from testing import judge_forms
+from testing import judge_forms, prompt_cache_count
+from testing.judge_server import ScriptedJudge
+from tests import crafted
+from tests.pipeline_support import FAST_JUDGE, evaluate
 
 FIELD = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 REORDERED = ("jera", "almp_extract", "almp_infer", "slot_judge")
@@ -44,3 +48,27 @@ def test_fixed_text_first_and_the_evaluated_field_last(name):
     assert re.fullmatch(r"\s*\w+>>>\s*", after)  # only its closing marker
     fixed = user[: fields[0].start()]
     assert "Reply with exactly one JSON" in fixed  # the output format is fixed text
+
+
+def test_a_run_through_the_scripted_judge_caches_what_the_bench_counts(
+    app_factory, tmp_path
+):
+    """bench/prompt_cache_count.py counts without a server: a run reports the same
+    cached tokens. Sample dialogues five times as long as sample_data's
+    bring a session's JERA prefix past 1,024 tokens with v2 only."""
+    sessions = [
+        json.loads(line) for line in prompt_cache_count.SAMPLE.read_text().splitlines()
+    ]
+    for session in sessions:
+        session["sample_dialogues"] *= 5
+    path = crafted.write(tmp_path / "long_cards.jsonl", sessions)
+    counted = {v: prompt_cache_count.cached_share(
+        prompt_cache_count.suite_requests(sessions, "roleplay"), v) for v in ("v1", "v2")}  # fmt: skip
+    assert counted["v1"]["cached_tokens"] == 0 < counted["v2"]["cached_tokens"]
+    with ScriptedJudge() as server:
+        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
+                          **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 1})  # fmt: skip
+        document = evaluate(app, path, server, suites=["roleplay"])
+    used = document["judge_usage"]["scripted"]
+    assert used["prompt_tokens"] == counted["v2"]["prompt_tokens"]
+    assert used["cached_tokens"] == counted["v2"]["cached_tokens"]
