@@ -35,6 +35,9 @@ def spent_sentence(used: dict | None) -> str:
     ...     "cost_usd": 0.0105, "cached_price": "input", "batch_cost_usd": None,
     ...     "batch_cost_note": "no_batch_price"}}))
     The judge m made 2 calls (4,000 prompt and 50 completion tokens; 1,024 prompt tokens (25.6%) served from the provider's prompt cache; US$0.0105, cached tokens billed at the input price as no cached-input price was given; no batch price was given, so what batch would have cost is not stated).
+    >>> spent_sentence({"m": {"calls": 200, "batch_calls": 200, "prompt_tokens": 9,
+    ...     "completion_tokens": 1, "cost_usd": 0.5, "batch_cost_usd": 0.5}})
+    "The judge m made 200 calls, 200 of them through the provider's Batch API (9 prompt and 1 completion tokens; US$0.5000)."
     """
     parts = []
     for model, counts in sorted((used or {}).items()):
@@ -42,6 +45,9 @@ def spent_sentence(used: dict | None) -> str:
         reused = f"{plural(cached, 'verdict')} from the cache; " if cached else ""
         reasks = counts.get("reasks", 0)
         asked = f", {plural(reasks, 're-ask')}" if reasks else ""
+        batched = counts.get("batch_calls", 0)
+        if batched:
+            asked += f", {batched:,} of them through the provider's Batch API"
         reasoning = counts.get("reasoning_tokens", 0)
         thought = f", {reasoning:,} of them reasoning" if reasoning else ""
         parts.append(
@@ -72,6 +78,8 @@ def _cache_and_cost(counts: dict) -> str:
     if counts.get("cached_tokens") and counts.get("cached_price") == "input":
         text += ", cached tokens billed at the input price as no cached-input price was given"
     batch = counts.get("batch_cost_usd")
+    if counts.get("batch_calls", 0) >= counts.get("calls", 0) > 0:
+        return text  # every request went in batch: its cost is the batch cost
     if batch is not None:
         text += f"; in batch it would have cost US${batch:,.4f}"
     elif counts.get("batch_cost_note") == "no_batch_price":
