@@ -96,6 +96,12 @@ UPLOAD = {
                     "suites": {"type": "string", "description": "comma-separated"},
                     "judge_model": {"type": "string"},
                     "samples": {"type": "integer", "minimum": 1},
+                    "batch": {
+                        "type": "string",
+                        "enum": ["1", "0"],
+                        "description": "1: the judge's requests go through the "
+                        "provider's Files and Batches endpoints (docs/judge.md)",
+                    },
                     "workspace": {
                         "type": "string",
                         "description": "a workspace's manage token",
