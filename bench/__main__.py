@@ -16,6 +16,7 @@ from bench import (
     cost_drill,
     dashboard,
     dashboard_browser,
+    economics,
     floor,
     handoff,
     judge_orchestration,
@@ -54,6 +55,7 @@ BENCHMARKS = {
     "slow_judge_drill": slow_judge_drill.run,
     "pacing": pacing.run,
     "prompt_cache": prompt_cache.run,
+    "economics": economics.run,
 }
 # Run only when named (``python -m bench pacing_peers``): it installs the
 # peers' own environment (bench/peers/env.py), which the product never needs.
