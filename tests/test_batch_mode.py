@@ -205,3 +205,21 @@ def wait_until(found, timeout: float = 120.0):
             return value
         time.sleep(0.05)
     raise AssertionError("not reached in time")
+
+
+@pytest.fixture
+def deployment_env():
+    return {"JUDGE_BATCH_FIRST_POLL_S": "0.2"}
+
+
+def test_a_batch_run_in_each_deployment(deployment, tmp_path):
+    """The supervised worker on SQLite, and a Celery worker on Redis with
+    PostgreSQL (the answers' upserts, the claims): the same run, 0 online."""
+    app = deployment.app
+    path = crafted.write(tmp_path / "d.jsonl", sessions()[:3])
+    with ScriptedJudge(batch_seconds=1.0) as server:
+        run_id = submit(app, path, server, suites=["alignment"], batch=True)
+        document = wait_for(app, run_id)
+    assert document["run"]["status"] == "done"
+    assert server.state.batch_lines == 60 and server.state.online_requests == 0
+    assert len(app.extensions["storage"].batches.batches(run_id)) == 1
