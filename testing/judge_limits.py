@@ -10,8 +10,11 @@
   TPM before the reply exists.
 * Every reply states the limits as OpenAI does:
   ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``, limit per
-  minute, remaining of the sliding minute, reset until it is full again
-  (``120ms``, ``1.5s``, ``6m0s``). Like OpenAI, they do not state the sliding
+  minute, remaining of the sliding minute, reset: the time the limit's rate
+  takes to give back what the minute used (``120ms``, ``1.5s``, ``6m0s``;
+  OpenAI's example: 60 RPM with 1 used resets in "1s". Until the minute is
+  clear instead, it said ~60 s once requests flowed, and a client that
+  waits for the reset after a 429 waited a minute each time). Like OpenAI, they do not state the sliding
   second: a client learns the pace from ``limit / 60`` and each 429's wait.
 * Over a limit: 429 with OpenAI's error body (``type`` ``requests`` or
   ``tokens``, ``code`` ``rate_limit_exceeded``), ``retry-after`` (whole
@@ -101,10 +104,6 @@ class Window:
                 return at + self.span - now
         return 0.0
 
-    def reset(self, now: float) -> float:
-        """Seconds until the span holds nothing again."""
-        return self.entries[-1][0] + self.span - now if self.entries else 0.0
-
 
 @dataclass
 class Verdict:
@@ -175,7 +174,8 @@ class RateLimits:
             used = self.minute.used[kind]
             headers[f"x-ratelimit-limit-{kind}"] = str(limit)
             headers[f"x-ratelimit-remaining-{kind}"] = str(max(limit - used, 0))
-            headers[f"x-ratelimit-reset-{kind}"] = duration(self.minute.reset(now))
+            # the used part given back at the limit's rate (OpenAI's example)
+            headers[f"x-ratelimit-reset-{kind}"] = duration(used * MINUTE / limit)
         return headers
 
 

@@ -97,11 +97,12 @@ def test_headers_count_down_in_openai_units():
     assert first["x-ratelimit-limit-requests"] == "3000"
     assert first["x-ratelimit-remaining-requests"] == "2999"
     assert first["x-ratelimit-remaining-tokens"] == "599900"
-    assert first["x-ratelimit-reset-requests"] == "1m0s"  # until the minute is clear
+    # the used part given back at the limit's rate: 1 request of 3,000 a minute
+    assert first["x-ratelimit-reset-requests"] == "20ms"
     clock.now += 30
     second = limiter.admit(100).headers
     assert second["x-ratelimit-remaining-requests"] == "2998"
-    assert second["x-ratelimit-reset-tokens"] == "1m0s"
+    assert second["x-ratelimit-reset-tokens"] == "20ms"  # 200 of 600,000 a minute
     clock.now += 59.875  # the first has left the minute
     assert limiter.admit(100).headers["x-ratelimit-remaining-requests"] == "2998"
 
