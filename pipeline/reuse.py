@@ -61,7 +61,9 @@ def reuse_key(sha256: str, suites: list[str], judge: dict[str, Any] | None,
         "file": sha256,
         "suites": suites,
         "judge": judge,
-        "options": options,  # settings only: bookkeeping has columns
+        # settings only (bookkeeping has columns); not how the judge was
+        # asked: a batch run's rows equal the online run's (test_batch_mode)
+        "options": {name: value for name, value in options.items() if name != "batch"},
         # the effective endpoint and reply length (hashed: a URL may hold a secret)
         "judge_url": options.get("judge_url") or config.get("JUDGE_API_URL"),
         "max_tokens": config["JUDGE_MAX_TOKENS"],

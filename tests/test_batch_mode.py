@@ -223,3 +223,19 @@ def test_a_batch_run_in_each_deployment(deployment, tmp_path):
     assert document["run"]["status"] == "done"
     assert server.state.batch_lines == 60 and server.state.online_requests == 0
     assert len(app.extensions["storage"].batches.batches(run_id)) == 1
+
+
+def test_a_batch_run_of_a_file_judged_online_reuses_its_rows(
+    app_factory, server, tmp_path
+):
+    """The rows do not depend on how the judge was asked: a finished online
+    run of the same file and settings is reused, and nothing is sent."""
+    app = judge_app(app_factory, server)
+    path = crafted.write(tmp_path / "again.jsonl", sessions()[:2])
+    online = wait_for(app, submit(app, path, server, suites=["alignment"]))
+    asked = server.state.online_requests
+    batched = wait_for(app, submit(app, path, server, suites=["alignment"], batch=True))
+    run = app.extensions["storage"].runs.get_run(batched["run"]["id"])
+    assert run.reused_from == online["run"]["id"]
+    assert server.state.online_requests == asked and server.state.batch_lines == 0
+    assert scores(batched) == scores(online)
