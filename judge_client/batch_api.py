@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import aiohttp
 
@@ -18,6 +19,7 @@ from judge_client.transport import session_for
 
 CALL_DEADLINE_S = 600.0  # an upload of up to 200 MB, or a download
 WINDOW = "24h"  # the completion window OpenAI offers
+PIECE = 1 << 16  # bytes of a file read at a time
 
 
 class BatchAPIError(Exception):
@@ -36,7 +38,12 @@ class BatchAPI:
             {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         )
 
-    async def _call(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
+    async def _call(
+        self, method: str, path: str, what: str, sink: BinaryIO | None = None,
+        **kwargs: Any,
+    ) -> bytes:  # fmt: skip
+        """The reply's body; with ``sink``, a 200's body is written there
+        piece by piece instead (an output file may be hundreds of MB)."""
         url = f"{self.base}{path}"
         session, proxy = session_for(url)
         try:
@@ -44,7 +51,12 @@ class BatchAPI:
                 async with session.request(
                     method, url, headers=self.headers, proxy=proxy, **kwargs
                 ) as response:
-                    content = await response.read()
+                    if sink is None or response.status != 200:
+                        content = await response.read()
+                    else:
+                        async for piece in response.content.iter_chunked(PIECE):
+                            sink.write(piece)
+                        content = b""
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise BatchAPIError(what, None, type(exc).__name__) from None
         if response.status != 200:
@@ -75,17 +87,25 @@ class BatchAPI:
         path = f"/batches/{batch_id}/cancel"
         return json.loads(await self._call("POST", path, "cancel"))
 
-    async def content(self, file_id: str) -> bytes:
-        """A file's content (an output or error file: JSONL)."""
-        return bytes(await self._call("GET", f"/files/{file_id}/content", "content"))
+    async def download(self, file_id: str, sink: BinaryIO) -> None:
+        """A file's content (an output or error file: JSONL) into ``sink``."""
+        await self._call("GET", f"/files/{file_id}/content", "content", sink=sink)
 
 
-def answers_of(content: bytes) -> list[dict[str, Any]]:
-    """The answers of an output or error file, one per ``custom_id``: the
-    response's status and body, or the error that stood for it (a request
-    expired or cancelled before it ran has no response)."""
+def answers_in(
+    lines: Iterable[bytes], most: int = 1000
+) -> Iterator[list[dict[str, Any]]]:
+    """The answers of an output or error file's lines, ``most`` at a time,
+    one per ``custom_id``: the response's status and body, or the error
+    that stood for it (a request expired or cancelled before it ran has no
+    response).
+
+    >>> line = b'{"custom_id": "a", "response": null, "error": {"code": "batch_expired"}}'
+    >>> next(answers_in([line, b""]))
+    [{'custom_id': 'a', 'status_code': None, 'body': None, 'error': 'batch_expired'}]
+    """
     found = []
-    for line in content.splitlines():
+    for line in lines:
         if not line.strip():
             continue
         record = json.loads(line)
@@ -97,4 +117,8 @@ def answers_of(content: bytes) -> list[dict[str, Any]]:
             "body": response.get("body"),
             "error": str(error.get("code") or "")[:64] or None,
         })  # fmt: skip
-    return found
+        if len(found) == most:
+            yield found
+            found = []
+    if found:
+        yield found

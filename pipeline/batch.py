@@ -29,6 +29,7 @@ run's batches are cancelled (:func:`cancel_batches`).
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ import dataset
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, PROVIDER_FINAL, BatchStage, RunStatus
 from evaluator import run_on_loop
-from judge_client.batch_api import BatchAPI, BatchAPIError, answers_of
+from judge_client.batch_api import BatchAPI, BatchAPIError, answers_in
 from judge_client.batch_client import Recorder
 from metrics import engine, registry
 from pipeline import batch_files
@@ -182,10 +183,20 @@ def _refresh(
         return
     for file_id in (values["output_file_id"], values["error_file_id"]):
         if file_id:
-            storage.batches.put_answers(
-                run.id, answers_of(run_on_loop(api.content(file_id)))
-            )
+            _read_answers(storage, api, run.id, str(file_id))
     storage.batches.update_batch(batch.id, read_at=utcnow())
+
+
+def _read_answers(
+    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str
+) -> None:
+    """An output or error file's answers stored, a thousand at a time: the
+    file goes to disk first, never whole into memory."""
+    with tempfile.TemporaryFile() as sink:
+        run_on_loop(api.download(file_id, sink))
+        sink.seek(0)
+        for answers in answers_in(sink):
+            storage.batches.put_answers(run_id, answers)
 
 
 def _after_round(
