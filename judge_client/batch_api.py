@@ -80,6 +80,14 @@ class BatchAPI:
                 "completion_window": WINDOW, "metadata": metadata}  # fmt: skip
         return json.loads(await self._call("POST", "/batches", "create", json=body))
 
+    async def made_from(self, file_id: str) -> dict | None:
+        """The provider's batch of an input file, among its newest 100."""
+        listed = json.loads(await self._call("GET", "/batches?limit=100", "list"))
+        found = [
+            b for b in listed.get("data") or [] if b.get("input_file_id") == file_id
+        ]
+        return found[0] if found else None
+
     async def retrieve(self, batch_id: str) -> dict:
         return json.loads(await self._call("GET", f"/batches/{batch_id}", "retrieve"))
 

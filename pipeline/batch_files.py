@@ -75,8 +75,11 @@ def send(
             storage.batches.save_batch(
                 run.id, round_, model, part, input_file_id=file_id
             )
+        # made already, its id lost with the step that made it (a restart
+        # between the two): that batch, not a second one
         meta = {"run_id": run.id, "round": str(round_), "part": str(part)}
-        made_batch = run_on_loop(api.create(file_id, meta))
+        made_batch = run_on_loop(api.made_from(file_id)) if known else None
+        made_batch = made_batch or run_on_loop(api.create(file_id, meta))
         storage.batches.save_batch(run.id, round_, model, part,
                                    batch_id=made_batch["id"], status=made_batch["status"])  # fmt: skip
         storage.runs.add_counters(

@@ -120,10 +120,11 @@ class BatchQueries(Repository):
                 )
             )
 
-    def update_batch(self, batch_id: int, **values: Any) -> None:
+    def update_batch(self, row: int, **values: Any) -> None:
+        """One batch's row (``row``: its id here; ``batch_id`` is the provider's)."""
         with self.engine.begin() as conn:
             conn.execute(
-                update(JudgeBatch).where(JudgeBatch.id == batch_id).values(**values)
+                update(JudgeBatch).where(JudgeBatch.id == row).values(**values)
             )
 
     def put_answers(self, run_id: str, answers: Iterable[dict[str, Any]]) -> int:

@@ -11,6 +11,7 @@ import time
 import pytest
 import requests
 
+from pipeline.run_request import RunRequest
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, base_config, submit, wait_for
@@ -239,3 +240,29 @@ def test_a_batch_run_of_a_file_judged_online_reuses_its_rows(
     assert run.reused_from == online["run"]["id"]
     assert server.state.online_requests == asked and server.state.batch_lines == 0
     assert scores(batched) == scores(online)
+
+
+def test_a_batch_whose_id_was_lost_is_found_not_sent_again(
+    app_factory, server, tmp_path
+):
+    """A step that made the provider's batch and died before storing its id:
+    the next finds the batch of its uploaded file instead of making another."""
+    from pipeline import batch_files
+
+    app = judge_app(app_factory, server)
+    path = crafted.write(tmp_path / "lost.jsonl", sessions()[:1])
+    service = app.extensions["runs"]
+    with path.open("rb") as stream:  # made, never queued: no worker takes it
+        run = service.create(stream, path.name, RunRequest(
+            judge_url=server.url, judge_model="scripted", suites=["alignment"],
+            batch=True))  # fmt: skip
+    storage = app.extensions["storage"]
+    found = [(f"id{n}", {"model": "scripted", "messages": [
+        {"role": "user", "content": f"[[al={n}]]"}]}) for n in range(3)]  # fmt: skip
+    batch_files.send(storage, app.config, run, 1, "scripted", found)
+    (made,) = storage.batches.batches(run.id)
+    storage.batches.update_batch(made.id, batch_id=None)  # the id lost
+    batch_files.send(storage, app.config, run, 1, "scripted", found)
+    (again,) = storage.batches.batches(run.id)
+    assert again.batch_id == made.batch_id and len(server.batches.batches) == 1
+    assert server.state.batch_lines == 3
