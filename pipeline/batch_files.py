@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import usage
 from evaluator import JudgeConfig, run_on_loop
 from judge_client.batch_api import BatchAPI
 from judge_client.batch_client import Recorder
@@ -80,12 +79,7 @@ def send(
         meta = {"run_id": run.id, "round": str(round_), "part": str(part)}
         made_batch = run_on_loop(api.made_from(file_id)) if known else None
         made_batch = made_batch or run_on_loop(api.create(file_id, meta))
-        storage.batches.save_batch(run.id, round_, model, part,
-                                   batch_id=made_batch["id"], status=made_batch["status"])  # fmt: skip
-        storage.runs.add_counters(
-            run.id, judge_calls=len(lines), **{usage.key(model, "calls"): len(lines),
-                                               usage.key(model, "batch_calls"): len(lines)}
-        )  # fmt: skip
+        storage.batches.record_made(run.id, round_, model, part, made_batch, len(lines))
 
 
 def _parts(

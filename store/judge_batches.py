@@ -10,10 +10,12 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
+from core import usage
 from core.status import ACTIVE_RUN, BatchStage
 from store.batch_models import BatchAnswer, BatchRun, JudgeBatch
 from store.database import Repository
 from store.models import Run, RunChunk, utcnow
+from store.progress import add_to_run
 from store.sql import claim_each
 
 COLLECT, WAITING = BatchStage.COLLECT.value, BatchStage.WAITING.value
@@ -119,6 +121,22 @@ class BatchQueries(Repository):
                     index_elements=list(key), set_=values or {"status": "uploading"}
                 )
             )
+
+    def record_made(
+        self, run_id: str, round_: int, model: str, part: int,
+        made: dict[str, Any], lines: int,
+    ) -> None:  # fmt: skip
+        """A part's batch as the provider made it, and its lines counted as
+        the run's judge calls, in one transaction: a step that dies between
+        the two neither loses the count nor counts a part twice."""
+        key = (JudgeBatch.run_id == run_id, JudgeBatch.round == round_,
+               JudgeBatch.model == model, JudgeBatch.part == part)  # fmt: skip
+        values = {"batch_id": made["id"], "status": str(made.get("status", ""))}
+        with self.engine.begin() as conn:
+            conn.execute(update(JudgeBatch).where(*key).values(**values))
+            add_to_run(conn, run_id, judge_calls=lines,
+                       **{usage.key(model, "calls"): lines,
+                          usage.key(model, "batch_calls"): lines})  # fmt: skip
 
     def update_batch(self, row: int, **values: Any) -> None:
         """One batch's row (``row``: its id here; ``batch_id`` is the provider's)."""
