@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from core import usage
 from core.status import ACTIVE_RUN, BatchStage
@@ -164,14 +164,6 @@ class BatchQueries(Repository):
     def answer(self, run_id: str, custom_id: str) -> BatchAnswer | None:
         with self.database.session() as db:
             return db.get(BatchAnswer, (run_id, custom_id))
-
-    def answered(self, run_id: str) -> int:
-        """The run's requests answered with a completion."""
-        query = select(func.count()).where(
-            BatchAnswer.run_id == run_id, BatchAnswer.status_code == 200
-        )
-        with self.engine.connect() as conn:
-            return int(conn.execute(query).scalar_one())
 
     def progress(self, run_id: str) -> dict[str, Any] | None:
         """The run's batch stage and, while it waits, the requests of its
