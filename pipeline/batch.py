@@ -99,6 +99,8 @@ def _gather_and_send(
     if run.status == RunStatus.QUEUED:
         storage.runs.update_run(run.id, status=RunStatus.RUNNING, started_at=utcnow())
     recorders = _gather(storage, config, run)
+    if not _active(storage, run.id):
+        return  # cancelled while gathering: nothing is sent
     bodies = {
         model: batch_files.allowed(storage, config, run, rec)
         for model, rec in recorders.items()
@@ -109,6 +111,11 @@ def _gather_and_send(
     round_ = state.round + 1
     for model, found in bodies.items():
         batch_files.send(storage, config, run, round_, model, found)
+    if not _active(storage, run.id):
+        # cancelled while sending: the finalizer may have looked before
+        # these batches existed, so they are cancelled here
+        cancel_batches(storage, config, run)
+        return
     first = config["JUDGE_BATCH_FIRST_POLL_S"]
     # asked about from here, still held: a dispatch comes only with the
     # watchdog's next round, and a batch ready in seconds is read in seconds
@@ -117,6 +124,11 @@ def _gather_and_send(
     now = storage.batches.state(run.id)
     if now is not None:
         _poll(storage, config, run, now)
+
+
+def _active(storage: StorageLike, run_id: str) -> bool:
+    state = storage.runs.run_state(run_id)
+    return state is not None and state[0] in ACTIVE_RUN
 
 
 def _gather(
@@ -155,8 +167,7 @@ def _poll(
         if all(batch.read_at is not None for batch in batches):
             _after_round(storage, run, state, batches)
             return
-        status = storage.runs.run_state(run.id)
-        if status is None or status[0] not in ACTIVE_RUN:
+        if not _active(storage, run.id):
             return  # cancelled: the finalizer cancels the batches
         if time.monotonic() + wait > held_until:
             storage.batches.move(run.id, WAITING, poll_s=min(wait * GROWTH, longest),

@@ -266,3 +266,32 @@ def test_a_batch_whose_id_was_lost_is_found_not_sent_again(
     (again,) = storage.batches.batches(run.id)
     assert again.batch_id == made.batch_id and len(server.batches.batches) == 1
     assert server.state.batch_lines == 3
+
+
+def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
+    app_factory, tmp_path, monkeypatch
+):
+    """The finalizer cancels the batches it finds; one made after it looked
+    (the run cancelled while the step was sending) is cancelled by the step."""
+    from pipeline import batch, batch_files
+
+    with ScriptedJudge(batch_seconds=600) as server:
+        app = judge_app(app_factory, server)
+        path = crafted.write(tmp_path / "late.jsonl", sessions()[:1])
+        with path.open("rb") as stream:  # made, never queued: the step is called here
+            run = app.extensions["runs"].create(stream, path.name, RunRequest(
+                judge_url=server.url, judge_model="scripted", suites=["alignment"],
+                batch=True))  # fmt: skip
+        storage = app.extensions["storage"]
+        send = batch_files.send
+
+        def send_then_cancelled(*args, **kwargs):
+            send(*args, **kwargs)
+            storage.runs.set_status(run.id, "cancelled")
+
+        monkeypatch.setattr(batch_files, "send", send_then_cancelled)
+        batch.take_step(storage, app.config, run.id)
+        (made,) = storage.batches.batches(run.id)
+        url = f"{server.url}/batches/{made.batch_id}"
+        assert requests.get(url, timeout=10).json()["status"] in (
+            "cancelling", "cancelled")  # fmt: skip
