@@ -31,6 +31,8 @@ from typing import Any
 from judge_client.http import JudgeClient, Refused, read_completion
 from metrics.notes import note
 
+# a batch answer's usage, counted when the batch is read, not per item
+UNBILLED = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 REASK_SAMPLE = 1000  # evaluator.RETRY_SAMPLE_OFFSET: a re-ask's sample index
 
 
@@ -79,7 +81,9 @@ class BatchClient:
         answer = await asyncio.to_thread(self._answer_of, custom_id(body))
         if answer is not None and answer.status_code == 200:
             reply = read_completion(json.dumps(answer.body).encode())
-            return {**reply, "via": "batch"}
+            # its tokens were counted once when the batch was read
+            # (pipeline/batch.py): items asking the same request share a line
+            return {**reply, **dict.fromkeys(UNBILLED, 0), "via": "batch"}
         if self.recorder is not None:
             if answer is None and not self._reask(sample, extra):
                 self.recorder.add(body)

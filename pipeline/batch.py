@@ -28,18 +28,22 @@ run's batches are cancelled (:func:`cancel_batches`).
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import time
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import dataset
+from core import usage
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, PROVIDER_FINAL, BatchStage, RunStatus
 from evaluator import run_on_loop
 from judge_client.batch_api import BatchAPI, BatchAPIError, answers_in
 from judge_client.batch_client import Recorder
+from judge_client.http import JudgeHTTPError, read_completion
 from metrics import engine, registry
 from pipeline import batch_files
 from pipeline.batch_files import LEASE_S
@@ -194,20 +198,42 @@ def _refresh(
         return
     for file_id in (values["output_file_id"], values["error_file_id"]):
         if file_id:
-            _read_answers(storage, api, run.id, str(file_id))
+            _read_answers(storage, api, run.id, str(file_id), batch.model)
     storage.batches.update_batch(batch.id, read_at=utcnow())
 
 
 def _read_answers(
-    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str
+    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str, model: str
 ) -> None:
-    """An output or error file's answers stored, a thousand at a time: the
-    file goes to disk first, never whole into memory."""
+    """An output or error file's answers stored, a thousand at a time (the
+    file goes to disk first, never whole into memory), with the tokens the
+    provider billed for them: once per line, however many items of the run
+    read a line's answer (identical requests share one)."""
     with tempfile.TemporaryFile() as sink:
         run_on_loop(api.download(file_id, sink))
         sink.seek(0)
         for answers in answers_in(sink):
-            storage.batches.put_answers(run_id, answers)
+            storage.batches.put_answers(run_id, answers, partial(_billed, model))
+
+
+def _billed(model: str, answers: list[dict[str, Any]]) -> dict[str, int]:
+    """The run's token counters of the completions among ``answers``
+    (``core.usage``: the run's totals, and the model's, as batch tokens)."""
+    found: dict[str, int] = {}
+    for answer in answers:
+        if answer["status_code"] == 200 and isinstance(answer["body"], dict):
+            try:
+                reply = read_completion(json.dumps(answer["body"]).encode())
+            except JudgeHTTPError:
+                continue  # no completion in it: the item goes online
+            counts = usage.of_reply({**reply, "via": "batch"})
+            counts.pop("paced_ms")
+            for name, value in counts.items():
+                key = usage.key(model, name)
+                found[key] = found.get(key, 0) + value
+            for total in ("prompt_tokens", "completion_tokens"):
+                found[total] = found.get(total, 0) + counts[total]
+    return found
 
 
 def _after_round(

@@ -4,7 +4,7 @@ answers read back, and the dispatcher's claim on the run's next step."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -145,21 +145,28 @@ class BatchQueries(Repository):
                 update(JudgeBatch).where(JudgeBatch.id == row).values(**values)
             )
 
-    def put_answers(self, run_id: str, answers: Iterable[dict[str, Any]]) -> int:
-        """Store answers by ``custom_id`` (a line read twice is kept once)."""
+    def put_answers(
+        self, run_id: str, answers: list[dict[str, Any]],
+        counters: Callable[[list[dict[str, Any]]], dict[str, int]],
+    ) -> int:  # fmt: skip
+        """Store answers by ``custom_id``, and add to the run's counters
+        ``counters(new)`` of the answers not stored before, in the same
+        transaction: a file read twice (a step redone) is kept and counted
+        once. Returns how many were new."""
         rows = [{**answer, "run_id": run_id} for answer in answers]
         if not rows:
             return 0
-        insert = self.database.insert(BatchAnswer).values(rows)
+        insert = (
+            self.database.insert(BatchAnswer)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["run_id", "custom_id"])
+            .returning(BatchAnswer.custom_id)
+        )
         with self.engine.begin() as conn:
-            conn.execute(
-                insert.on_conflict_do_update(
-                    index_elements=["run_id", "custom_id"],
-                    set_={name: insert.excluded[name]
-                          for name in ("status_code", "body", "error")},
-                )
-            )  # fmt: skip
-        return len(rows)
+            new = set(conn.scalars(insert))
+            fresh = [answer for answer in answers if answer["custom_id"] in new]
+            add_to_run(conn, run_id, **counters(fresh))
+        return len(fresh)
 
     def answer(self, run_id: str, custom_id: str) -> BatchAnswer | None:
         with self.database.session() as db:

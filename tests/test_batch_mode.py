@@ -295,3 +295,22 @@ def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
         url = f"{server.url}/batches/{made.batch_id}"
         assert requests.get(url, timeout=10).json()["status"] in (
             "cancelling", "cancelled")  # fmt: skip
+
+
+def test_tokens_are_counted_once_per_line_the_provider_answered(
+    app_factory, server, tmp_path
+):
+    """Items that ask the same request share one line of the batch; the
+    tokens the provider billed for it are counted once (they were counted
+    per item reading the answer: 40 items' worth for 30 lines)."""
+    app = judge_app(app_factory, server)
+    path = crafted.write(tmp_path / "dup.jsonl", crafted.alignment_sessions())
+    document = wait_for(
+        app, submit(app, path, server, suites=["alignment"], batch=True)
+    )
+    used = document["judge_usage"]["scripted"]
+    billed = server.state.reported.by_model["scripted"]
+    assert used["batch_calls"] == server.state.batch_lines < 40  # duplicates share
+    for name in ("prompt_tokens", "completion_tokens"):
+        assert used[name] == used[f"batch_{name}"] == billed[name]
+    assert document["run"]["counts"]["prompt_tokens"] == billed["prompt_tokens"]
