@@ -22,6 +22,25 @@ def test_wilcoxon_of_noise_only_is_null():
     assert wilcoxon_p([1e-12, -1e-12, 0.0]) is None
 
 
+def test_differences_equal_on_paper_are_tied_not_ranked_by_float_noise():
+    """Issue 56: binary rates over three rounds; 8 sessions +1/3 (computed
+    1 - 2/3) and 5 sessions -1/3 (0 - 1/3). Ranked as distinct, the p was
+    0.0195 and the paper table starred an interval holding 0."""
+    from fractions import Fraction
+
+    from metrics.stats import compare_paired
+
+    a = {f"s{i}": 1.0 for i in range(8)} | {f"t{i}": 0.0 for i in range(5)}
+    b = {f"s{i}": 2 / 3 for i in range(8)} | {f"t{i}": 1 / 3 for i in range(5)}
+    diffs = [a[key] - b[key] for key in a]
+    assert len({abs(d) for d in diffs}) == 2  # the float noise is there
+    exact = [Fraction(1, 3)] * 8 + [Fraction(-1, 3)] * 5
+    expected = scipy_stats.wilcoxon([float(d) for d in exact]).pvalue
+    comparison = compare_paired("binary", "A", "B", a, b)
+    assert comparison["p_value"] == float(expected)
+    assert round(comparison["p_value"], 3) == 0.581
+
+
 def test_kappa_with_a_constant_rater_is_null_not_zero():
     assert cohen_kappa([1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0]) is None
     assert cohen_kappa([1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0]) is not None
