@@ -26,7 +26,7 @@ MODE_FIELDS = {
 }  # fmt: skip
 TOP_KEYS = {"name", "version", "title", "description", "language", "modes"}
 MODE_KEYS = {"kind", "system", "user", "format", "scale", "dimensions", "total",
-             "choices", "schema", "description"}  # fmt: skip
+             "choices", "schema", "verdict_fields", "description"}  # fmt: skip
 MAX_TEXT = 20_000  # characters of one template
 
 
@@ -134,6 +134,13 @@ def _check_mode(name: str, spec, bad) -> None:
         _check_choices(where, spec.get("choices"), bad)
     if "schema" in spec and not isinstance(spec["schema"], dict):
         bad(f"{where}.schema", "bad_value", detail="a JSON schema as a TOML table")
+    fields = spec.get("verdict_fields", [])
+    if not (isinstance(fields, list) and all(isinstance(f, str) and f for f in fields)):
+        bad(
+            f"{where}.verdict_fields",
+            "bad_value",
+            detail="a list of the JSON field names the verdict may be written in",
+        )
 
 
 def _check_template(where: str, text, fields: set[str], bad) -> None:

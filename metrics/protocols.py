@@ -116,9 +116,42 @@ def _template(text: str):
 
 
 def _kind(spec: dict) -> Kind:
-    """The verdict's kind, told what the prompt asks (``Kind.asking``)."""
+    """The verdict's kind, told what the prompt asks and which JSON fields
+    hold the verdict (``Kind.asking``)."""
     prompt = "\n".join(spec.get(key, "") for key in ("system", "user", "format"))
-    return _plain_kind(spec).asking(prompt)
+    return _plain_kind(spec).asking(prompt, verdict_fields(spec))
+
+
+def verdict_fields(spec: dict) -> list[str]:
+    """The JSON fields a mode's verdict is read from: those ``verdict_fields``
+    names, and the fields of its ``schema`` that can hold a verdict (a
+    number, a boolean or one of an ``enum``) and are not its dimensions. A
+    verdict under any other key is not read on this mode's scale.
+
+    >>> verdict_fields({"schema": {"properties": {"reasoning": {"type": "string"},
+    ...     "style": {"type": "integer"}, "total": {"type": "integer"}}},
+    ...     "dimensions": [{"name": "style", "max": 20}], "verdict_fields": ["score"]})
+    ['score', 'total']
+    """
+    dimensions = {
+        str(label).lower()
+        for dimension in spec.get("dimensions", [])
+        for label in (dimension["name"], *(dimension.get("labels") or []))
+    }
+    properties = (spec.get("schema") or {}).get("properties")
+    from_schema = [
+        name
+        for name, prop in (properties if isinstance(properties, dict) else {}).items()
+        if name.lower() not in dimensions and _holds_verdict(prop)
+    ]
+    return [*spec.get("verdict_fields", []), *from_schema]
+
+
+def _holds_verdict(prop) -> bool:
+    """A schema property a verdict fits: free text and objects do not."""
+    if not isinstance(prop, dict):
+        return False
+    return "enum" in prop or prop.get("type") in ("integer", "number", "boolean")
 
 
 def _plain_kind(spec: dict) -> Kind:

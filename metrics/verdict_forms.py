@@ -110,7 +110,8 @@ class Candidate:
     labelled: bool  # a verdict label or a JSON verdict key names it
     counterfactual: bool = False  # its sentence says what would have been
     # how it is written: "box" (\boxed{}), "brackets" ([[ ]]), "bare" (after
-    # a label, or the whole reply) or "json"; and the label before it
+    # a label, or the whole reply) or "json"; and the label before it (for
+    # "json", the key it was read from)
     form: str = "bare"
     label: str = ""
 
@@ -125,8 +126,11 @@ def answer_text(reply: str) -> str:
     return _MARKUP.sub("", text).strip()
 
 
-def candidates(text: str) -> list[Candidate]:
-    """Every candidate of an answer text, in the order they appear."""
+def candidates(text: str, fields: frozenset[str] = frozenset()) -> list[Candidate]:
+    """Every candidate of an answer text, in the order they appear. A JSON
+    object gives the value of its first key among ``fields`` (the ones its
+    mode declares), else of its first key among ``JSON_VERDICT_KEYS``: the
+    reader decides whether that key counts (``metrics.verdicts.read``)."""
     found: dict[int, Candidate] = {}
     labels = {
         match.end(): _label_word(match.group(0))
@@ -148,8 +152,8 @@ def candidates(text: str) -> list[Candidate]:
         if bare:
             raw = _after_arithmetic(text, end) or bare.group(1)
             found[end] = _candidate(text, raw.strip(), end, True, "bare", word)
-    for start, raw in _json_values(text):
-        found.setdefault(start, Candidate(raw, start, True, form="json"))
+    for start, raw, key in _json_values(text, fields):
+        found.setdefault(start, Candidate(raw, start, True, form="json", label=key))
     whole = text.strip()
     if whole and not found and len(whole) <= 24 and "\n" not in whole:
         found[0] = Candidate(whole.rstrip(".。!"), 0, True)  # the reply is the value
@@ -231,14 +235,20 @@ def json_objects(text: str):
         position = text.find("{", end)
 
 
-def _json_values(text: str):
+def json_key(key) -> str:
+    """A JSON key as fields are declared and looked up ("Final Score" ->
+    "final_score")."""
+    return str(key).strip().lower().replace(" ", "_")
+
+
+def _json_values(text: str, fields: frozenset[str]):
+    """``(start, value, key)`` of each JSON object's verdict: a declared
+    field first, else a key judges write verdicts under."""
     for start, value in json_objects(text):
-        keyed = {str(k).lower().replace(" ", "_"): v for k, v in value.items()}
-        for key in JSON_VERDICT_KEYS:
+        keyed = {json_key(k): v for k, v in value.items()}
+        for key in (*sorted(fields), *JSON_VERDICT_KEYS):
             if key in keyed and isinstance(keyed[key], (int, float, str, bool)):
                 found = keyed[key]
-                yield (
-                    start,
-                    (str(int(found)) if isinstance(found, bool) else str(found)),
-                )
+                written = str(int(found)) if isinstance(found, bool) else str(found)
+                yield start, written, key
                 break

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from metrics.notes import Note, note
@@ -35,6 +36,7 @@ from metrics.verdict_forms import (
     Candidate,
     answer_text,
     candidates,
+    json_key,
     json_objects,
     offered_together,
 )
@@ -75,15 +77,22 @@ class Kind:
     # and the labels it writes ("total", "rating"); None: every form
     forms: frozenset | None = None
     labels: frozenset = frozenset()
+    # the JSON fields the mode declares its verdict in ("total", "answer");
+    # a verdict under any other key is on no known scale. None: every key
+    fields: frozenset | None = None
 
-    def asking(self, prompt: str) -> Kind:
-        """This kind, told which forms and labels ``prompt`` asks for: a
-        number without its scale then counts only in those (``read``)."""
+    def asking(self, prompt: str, fields: Iterable[str] = ()) -> Kind:
+        """This kind, told which forms and labels ``prompt`` asks for and
+        which JSON ``fields`` hold the verdict: a number without its scale
+        then counts only in those (``read``)."""
         forms = {"box"} if "\\boxed" in prompt else set()
         forms |= {"brackets"} if "[[" in prompt else set()
         labels = {_words(found) for found in _ASKED_LABEL.findall(prompt)}
         return replace(
-            self, forms=frozenset(forms or {"bare"}), labels=frozenset(labels)
+            self,
+            forms=frozenset(forms or {"bare"}),
+            labels=frozenset(labels),
+            fields=frozenset(json_key(name) for name in fields),
         )
 
     @classmethod
@@ -128,7 +137,7 @@ def asked(candidate: Candidate, kind: Kind) -> bool:
     be 9 of 10, and "[[1]]" to a yes/no question asking \\boxed{1} may be
     a rating of 1. A number after a verdict label ("Final score: 72")
     counts: that is how judges write verdicts they do not wrap. JSON
-    verdicts count.
+    verdicts count where their field is declared (``declared``).
 
     >>> kind = Kind.score(0, 100).asking("Total: \\\\boxed{<sum>}")
     >>> asked(Candidate("9", 0, True, form="brackets", label="rating"), kind)
@@ -141,6 +150,23 @@ def asked(candidate: Candidate, kind: Kind) -> bool:
     if candidate.form == "bare" and candidate.label:
         return True
     return candidate.form in kind.forms
+
+
+def declared(candidate: Candidate, kind: Kind) -> bool:
+    """Whether a JSON verdict is in a field the mode declares (every other
+    candidate is). A verdict under another key is on no known scale:
+    WildBench's ``{"score": "6"}`` is 6 of 10, and ``{"score": "1"}`` to the
+    yes/no question is the worst rating, not "continue".
+
+    >>> kind = BINARY.asking("Final answer: 1 or 0", fields=["answer"])
+    >>> declared(Candidate("1", 0, True, form="json", label="score"), kind)
+    False
+    >>> declared(Candidate("1", 0, True, form="json", label="answer"), kind)
+    True
+    """
+    if candidate.form != "json" or kind.fields is None:
+        return True
+    return candidate.label in kind.fields
 
 
 def value_of(raw: str, kind: Kind):
@@ -176,11 +202,14 @@ def read(reply: str, kind: Kind):
     :class:`NoVerdict` saying why there is none."""
     text = answer_text(reply)
     valued = []
-    for candidate in candidates(text):
+    for candidate in candidates(text, kind.fields or frozenset()):
         value = value_of(candidate.raw, kind)
         numeric = _NUMBER.fullmatch(candidate.raw.strip()) is not None
         if value is not None and numeric and not _written_scale(candidate.raw):
             value = value if asked(candidate, kind) else SCALE_UNCLEAR
+        if value is not None and not declared(candidate, kind):
+            # {"score": "6"} (WildBench, 1-10) to a 0-100 question: 6 of what?
+            value = SCALE_UNCLEAR if numeric else None
         if value is not None:
             valued.append((candidate, value))
     offered = _offered_together(text, valued)

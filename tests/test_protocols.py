@@ -63,6 +63,21 @@ def test_invalid_toml_names_its_line():
     assert raised.value.problems[0][:3] == (3, "", "toml_syntax")
 
 
+def test_a_json_verdict_is_read_only_from_the_fields_a_mode_declares():
+    """Issue 56: the schema's verdict field and ``verdict_fields``; a number
+    under any other key is on no known scale."""
+    aloe = protocols.builtin("aloe").modes["alignment"]
+    assert aloe.parse('{"score": 4}').score == 4.0
+    assert aloe.parse('{"rating": 4}').note.code == "verdict_scale_unclear"
+    declaring = ALOE.replace("\nformat =", '\nverdict_fields = ["Grade"]\nformat =')
+    mine = protocols.load(declaring).modes["alignment"]
+    assert mine.parse('{"grade": 2}').score == 2.0  # declared: read
+    with pytest.raises(ProtocolError) as raised:
+        protocols.load(ALOE.replace("\nformat =", '\nverdict_fields = "x"\nformat ='))
+    problem = raised.value.problems[0]
+    assert problem[1:3] == ("modes.alignment.verdict_fields", "bad_value")
+
+
 def test_the_api_refuses_a_protocol_with_a_typo_with_a_400_naming_line_and_key(client):
     body = {
         "file": (io.BytesIO(crafted_bytes()), "f.jsonl"),

@@ -211,3 +211,62 @@ def test_a_written_scale_or_the_asked_form_is_read():
     assert read("4", aloe) == 4.0 and read("[[4]]", aloe).note.code == (
         "verdict_scale_unclear"
     )
+
+
+# -- issue 56: a JSON verdict is read only from the fields its mode declares --
+# WildBench's judge answers {"strengths", "weaknesses", "score": "1~10"}: a
+# 1-10 rating, which the 0-100 question must not store as 6 of 100.
+WILDBENCH = [
+    {
+        "strengths": "The response acknowledges the user's love of hiking and suggests a trail.",
+        "weaknesses": "It ignores that the user is an introvert and the tone is too chatty.",
+        "score": "6",
+    },
+    {
+        "strengths": "Relevant and accurate; it recalls the user's job as a nurse.",
+        "weaknesses": "The closing question is generic and the reply is a bit long.",
+        "score": "7",
+    },
+    {
+        "strengths": "Polite.",
+        "weaknesses": "It does not address the user's question at all and repeats the previous turn.",
+        "score": "3",
+    },
+    {
+        "strengths": "Warm, concise and personalized; it picks up the marathon training.",
+        "weaknesses": "It could have asked a follow-up question.",
+        "score": "8",
+    },
+    {
+        "strengths": "The information about the museum is correct.",
+        "weaknesses": "Formal and impersonal for an extroverted teenager; no follow-up.",
+        "score": "5",
+    },
+]
+
+
+@pytest.mark.parametrize("reply", WILDBENCH, ids=lambda r: r["score"])
+def test_a_json_verdict_in_a_field_the_mode_does_not_declare_is_no_number(reply):
+    """Issue 56: WildBench's {"score": "6"} (1-10) to the 0-100 question was
+    stored as 6 of 100."""
+    for text in (
+        json.dumps(reply),
+        "```json\n" + json.dumps(reply, indent=4) + "\n```",
+    ):
+        assert parse_alignment(text).note.code == "verdict_scale_unclear"
+
+
+def test_a_score_of_1_to_the_yes_no_question_is_not_continue():
+    """Issue 56: {"score": "1"} (the worst rating) was read as 'continue'."""
+    for text in ('{"score": "1"}', '{"score": 1}', '{"rating": 0}'):
+        assert parse_binary(text).note.code == "verdict_scale_unclear"
+    assert parse_pairwise('{"better": "A"}').note.code == "no_verdict"
+
+
+def test_the_fields_a_mode_declares_are_read():
+    assert parse_alignment('{"reasoning": "ok", "total": 85}').score == 85.0
+    assert parse_binary('{"reasoning": "no", "answer": 0}').score == 0.0
+    assert parse_binary('```json\n{"continue": true}\n```').score == 1.0
+    assert parse_pairwise('{"reasoning": "r", "winner": "B"}').score == 0.0
+    # a declared field wins over an undeclared one in the same object
+    assert parse_alignment('{"score": 6, "total": 60}').score == 60.0
