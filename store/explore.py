@@ -8,7 +8,7 @@ the per-session value the suites' summaries and comparisons are built from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, Join, Subquery, func, or_, select
 
 from core.status import RowStatus
 from store.models import ResultRow, RunSession
+from store.sql import method_position
 
 if TYPE_CHECKING:
     from store import StorageLike
@@ -157,10 +158,15 @@ def _detail_text(field: str) -> ColumnElement[str]:
 
 
 def iter_detail_hits(
-    storage: StorageLike, run_id: str, text: str, limit: int = 100
+    storage: StorageLike,
+    run_id: str,
+    text: str,
+    limit: int = 100,
+    methods: Sequence[str] = (),
 ) -> Iterator[DetailHit]:
     """Rows whose judge reasoning or raw reply contains ``text`` (ignoring
-    case; ``%`` and ``_`` are literal), in file order, at most ``limit``."""
+    case; ``%`` and ``_`` are literal), in file order (``methods``: the
+    run's, as the file gave them), at most ``limit``."""
     contains = [
         _detail_text(field).icontains(text, autoescape=True) for field in DETAIL_FIELDS
     ]
@@ -183,6 +189,7 @@ def iter_detail_hits(
             RunSession.position,
             ResultRow.session_id,
             ResultRow.round,
+            method_position(ResultRow.method, methods),
             ResultRow.method,
             ResultRow.metric,
             ResultRow.sample,

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from store.database import Database, Repository
 from store.exchange_models import EXCHANGE_KEY, JudgeExchange
 from store.models import ROW_DICT_FIELDS, ResultRow, RunSession
-from store.sql import batched, filtered_rows, table_of
+from store.sql import batched, filtered_rows, method_position, table_of
 
 # a reply of the grid: (session_id, round, method)
 ReplyKey = tuple[str, int, str]
@@ -28,17 +28,21 @@ class ReplyQueries(Repository):
 
     def reply_lines(
         self, run_id: str, filters: Mapping[str, Any], offset: int, limit: int,
-        by_value: bool | None = None,
+        by_value: bool | None = None, methods: Sequence[str] = (),
     ) -> list[tuple[ReplyKey, float | None]]:  # fmt: skip
         """One page of replies with the filtered metric's value (the mean
-        of a panel's judges), in the upload's order, or by that value
-        (``by_value``: True high first, False low first; missing last)."""
+        of a panel's judges), in the upload's order (sessions as in the
+        file, rounds, then ``methods``: the run's, in the file's order), or
+        by that value (``by_value``: True high first, False low first;
+        missing last)."""
         lines = self._lines(run_id, filters).subquery()
         order = select(RunSession.position).where(
             RunSession.run_id == run_id,
             RunSession.session_id == lines.c.session_id,
         ).scalar_subquery()  # fmt: skip
-        keys = [order.nulls_last(), lines.c.session_id, lines.c.round, lines.c.method]
+        in_file = method_position(lines.c.method, methods)
+        keys = [order.nulls_last(), lines.c.session_id, lines.c.round, in_file]
+        keys.append(lines.c.method)  # methods the list lacks: by name
         if by_value is not None:
             value = lines.c.value.desc() if by_value else lines.c.value.asc()
             keys.insert(0, value.nulls_last())

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, Row, Select, Table, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    Table,
+    case,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
@@ -28,6 +38,16 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while part := list(islice(iterator, size)):
         yield part
+
+
+def method_position(column: Any, methods: Sequence[str]) -> ColumnElement[int]:
+    """A method column's place in the run's methods (``Run.methods``: the
+    order the file gave them at validation), to sort replies as in the
+    file; a method the list lacks sorts after the others."""
+    if not methods:
+        return literal(0)
+    positions = {method: index for index, method in enumerate(methods)}
+    return case(positions, value=column, else_=len(methods))
 
 
 def claim_each(

@@ -199,3 +199,42 @@ def test_reply_pages_on_either_database(any_storage):
         ("al", "j1", 10.0), ("al", "j2", 30.0),
         ("al_style", "j1", 10.0), ("al_style", "j2", 30.0),
     ]  # fmt: skip
+    # "as in the file": the methods in the run's order, not by name
+    methods = ["B", "A"]
+    in_file = storage.replies.reply_lines(
+        run.id, {"metric": "al"}, 0, 10, None, methods
+    )
+    shown = [f"{session}/{method}" for (session, _r, method), _v in in_file]
+    assert shown == ["s1/B", "s1/A", "s2/B", "s2/A"]
+
+
+def test_as_in_the_file_is_the_file_s_order_of_methods(site):
+    """The sample names its methods Base, RAG, Ours: the grid keeps that
+    order (by name it would be Base, Ours, RAG)."""
+    app, _storage, run, first = site
+    in_the_file = list(first["rounds"][0]["responses"])
+    assert run.methods == in_the_file == ["Base", "RAG", "Ours"]
+    page = app.test_client().get(f"/r/{run.token}/replies?metric=al&order=reply")
+    shown = lines_of(page.get_data(True))
+    first_round = [m for s, r, m in shown if (s, r) == (first["session_id"], "1")]
+    assert first_round == run.methods
+
+
+def test_the_response_length_is_shown_once_and_is_no_judge_s_score(site):
+    app, _storage, run, first = site
+    page = app.test_client().get(f"/r/{run.token}/replies?metric=al").get_data(True)
+    cells = re.findall(
+        r'<div class="grid-score status-\w+" data-testid="grid-score" '
+        r'data-metric="response_chars" data-judge="([^"]*)">(.*?)</div>',
+        page,
+        re.S,
+    )
+    assert len(cells) == len(lines_of(page)), "one length per reply"
+    for judge, cell in cells:
+        assert judge == "" and "exchange-link" not in cell and "<a" not in cell
+    query = (f"session_id={first['session_id']}&round=1&method=Base"
+             "&judge=scripted&metric=response_chars&part=1")  # fmt: skip
+    said = app.test_client().get(f"/r/{run.token}/replies/exchange?{query}")
+    text = said.get_data(True)
+    assert 'data-testid="exchange-not-judged"' in text
+    assert "did not keep them" not in text

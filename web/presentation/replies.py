@@ -60,13 +60,16 @@ def grid_context(storage, run, args: Mapping[str, str], upload) -> dict[str, Any
     )
     by_value = {"reply": None, "high": True, "low": False}[order]
     lines = storage.replies.reply_lines(
-        run.id, filters, paging["offset"], PAGE_SIZE, by_value
+        run.id, filters, paging["offset"], PAGE_SIZE, by_value, run.methods
     )
     keys = [key for key, _ in lines]
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for row in storage.replies.rows_of_replies(run.id, keys):
         key = (row["session_id"], row["round"], row["method"])
         cells[key][row["metric"]].append(row)
+    for found in cells.values():
+        for metric, rows in found.items():
+            found[metric] = once_if_no_judge(metric, rows)
     shown = {m for found in cells.values() for m in found}
     primary = filters["metric"]
     columns = [primary] + [m for m in grid_metrics(run) if m in shown and m != primary]
@@ -89,6 +92,25 @@ def grid_context(storage, run, args: Mapping[str, str], upload) -> dict[str, Any
         "metric_ids": grid_metrics(run),
         "panel_judges": panel_judges(run),
     }
+
+
+def once_if_no_judge(metric: str, rows: list[dict]) -> list[dict]:
+    """A reply's rows of one metric as the grid shows them. A judge suite
+    stores facts no judge gives (the response's length) beside each
+    judge's scores, once per judge: shown once, under no judge, with no
+    exchange behind them.
+
+    >>> rows = [{"judge": "a", "value": 12.0}, {"judge": "b", "value": 12.0}]
+    >>> once_if_no_judge("response_chars", rows)
+    [{'judge': '', 'value': 12.0}]
+    >>> len(once_if_no_judge("al", rows))
+    2
+    """
+    metric_spec = registry.spec(metric)
+    if metric_spec is None or metric_spec.needs_judge:
+        return rows
+    shown = {(row.get("value"), row.get("status")): row for row in rows}
+    return [{**row, "judge": ""} for row in shown.values()]
 
 
 def reply_texts(storage, run, upload, keys) -> dict[tuple, dict[str, Any]]:
@@ -135,5 +157,9 @@ def exchange_context(storage, run, args: Mapping[str, str]) -> dict[str, Any] | 
         if (not judge or found["judge"] == judge)
         and (not metric or metric in found["metrics"])
     ]
+    metric_spec = registry.spec(metric) if metric else None
     return {"run": run, "key": key, "judge": judge, "metric": metric,
-            "exchanges": exchanges}  # fmt: skip
+            "exchanges": exchanges,
+            # a fact beside the judge's scores (the response's length): no
+            # judge was asked for it, so no exchange is missing
+            "judged": metric_spec is None or metric_spec.needs_judge}  # fmt: skip

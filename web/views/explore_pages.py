@@ -165,7 +165,9 @@ def search(token: str):
             part = {"start": start, "end": reached[0], "size": size,
                     "next": reached[0] + 1 if reached[0] < size else None}  # fmt: skip
         hits = list(
-            queries.iter_detail_hits(_storage(), run.id, text, explore.MAX_HITS)
+            queries.iter_detail_hits(
+                _storage(), run.id, text, explore.MAX_HITS, run.methods
+            )
         )
         more_details = len(hits) == explore.MAX_HITS
         details = explore.group_detail_hits(hits, text)
