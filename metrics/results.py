@@ -89,6 +89,25 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
     }
 
 
+def not_asked(aggregates: dict | None) -> int:
+    """Rows of what the run's judge protocol never asks (a dimension, a
+    verdict mode: note ``protocol_lacks``). They are ``not_applicable`` by
+    the protocol's design, not because a metric could not apply to an item,
+    so counts show them apart (0 for runs aggregated before ``not_scored``).
+
+    >>> not_asked({"not_scored": {"alignment": [
+    ...     {"code": "protocol_lacks", "rows": 40}, {"code": "missing_field", "rows": 3}]}})
+    40
+    """
+    causes = (aggregates or {}).get("not_scored") or {}
+    return sum(
+        cause.get("rows") or 0
+        for found in causes.values()
+        for cause in found
+        if cause.get("code") == "protocol_lacks"
+    )
+
+
 def missing_replies(status_counts: dict, suites) -> int:
     """Replies missing in the file, from their rows: one per suite each.
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from config import PROJECT_ROOT
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
-from metrics.results import missing_replies
+from metrics.results import missing_replies, not_asked
 from reports import paper_panel
 from reports.paper_spent import plural, spent_sentence
 
@@ -220,6 +220,13 @@ def outcome_sentence(run) -> str:
     total = sum(counts.values())
     configured = counts.get("not_configured", 0)
     missing = f", {configured:,} not configured (no judge)" if configured else ""
+    asked = not_asked(run.aggregates)  # counted apart from "not applicable"
+    applicable = counts.get("not_applicable", 0) - asked
+    if asked:
+        missing += (
+            f", {asked:,} not asked by the judge protocol (scores it has no "
+            "question for)"
+        )
     if counts.get("missing"):
         replies = missing_replies(counts, run.suites)
         missing += (
@@ -230,7 +237,7 @@ def outcome_sentence(run) -> str:
     return (
         f"Of {plural(total, 'result row')}, {counts.get('ok', 0):,} were scored; "
         f"{counts.get('unscored', 0):,} unscored (the judge or the metric could "
-        f"not score the item), {counts.get('not_applicable', 0):,} not applicable (the metric "
+        f"not score the item), {applicable:,} not applicable (the metric "
         f"does not apply to the item){missing} and {counts.get('error', 0):,} "
         "failed with an error are excluded from every aggregate (no value is "
         "imputed)."

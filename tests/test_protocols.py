@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,30 @@ def test_mt_bench_and_aloe_single_answer_grading_run_end_to_end(
     }
     assert document["summary"]["Ours"]["al_avg"] is not None
     assert document["run"]["status"] == "done"  # not_applicable never makes partial
+
+
+def test_what_the_protocol_never_asks_is_counted_apart_from_not_applicable(
+    app_factory, server, tmp_path
+):
+    """ALOE asks for no dimension and no binary verdict: those rows are
+    ``not_applicable`` by the protocol's design, so the run header and the
+    Methods paragraph show them apart instead of as metrics that could not
+    apply (the header said "Not applicable 4,872" for such a run)."""
+    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
+    path = crafted.write(tmp_path / "f.jsonl", crafted.alignment_sessions())
+    document = evaluate(app, path, None, suites=["alignment"], protocol="aloe")
+    lacking = [r for r in document["rows"] if r["note_code"] == "protocol_lacks"]
+    assert len(lacking) == 20 * 6  # five dimensions and the binary verdict, per item
+    assert document["run"]["counts"]["not_applicable"] == len(lacking)
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    page = app.test_client().get(f"/r/{run.token}").get_data(True)
+    shown = re.search(r'data-testid="count-not-applicable">([^<]*)<', page)[1]
+    assert shown == "0"
+    asked = re.search(r'data-testid="count-not-asked">([^<]*)<', page)[1]
+    assert asked.strip() == "120"
+    paragraph = re.search(r'data-testid="methods-paragraph">([^<]*)<', page)[1]
+    assert "0 not applicable" in paragraph
+    assert "120 not asked by the judge protocol" in paragraph
 
 
 def test_mt_bench_pairwise_runs_end_to_end_with_c_as_a_tie(

@@ -7,7 +7,7 @@ import math
 from types import SimpleNamespace
 
 from metrics import registry
-from metrics.results import judge_models, judge_usage, missing_replies
+from metrics.results import judge_models, judge_usage, missing_replies, not_asked
 from reports import tables
 from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
@@ -197,6 +197,8 @@ def context(storage, run, args) -> dict:
         **results_context(run, args),
         "counts": (counts := storage.rows.run_status_counts(run)),
         "missing_replies": missing_replies(counts, run.suites),
+        # what the protocol never asks: shown apart from "not applicable"
+        "not_asked": not_asked(run.aggregates),
         "judge_usage": used,
         "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),
