@@ -20,6 +20,7 @@ from core.problems import Problem
 from dataset.limits import Limits
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+WARNING_LINES = 5  # line numbers a grouped warning names
 
 
 def type_name(value) -> str:
@@ -75,6 +76,13 @@ class FieldChecks:
         self.methods: dict[str, None] = {}  # ordered set of the file's methods
         self.replies: dict[str, int] = {}  # method -> rounds it replied to
         self.reply_slots = 0  # rounds with a responses object
+        # the lines (sessions) lacking a reply of a method, for its warning:
+        # method -> [how many, the first WARNING_LINES]; and the lines with
+        # rounds so far, for a method first seen later (it lacks all of them)
+        self.lacking: dict[str, list] = {}
+        self.round_lines: list = [0, []]
+        self.line_replies: dict[str, int] = {}  # this line: method -> replies
+        self.line_slots = 0  # this line: rounds with a responses object
         self.to_evaluate = 0  # replies of non-blank text (a file with none is refused)
         self.reference_line: int | None = None  # where too many methods were seen
         self.warned_unknown: set[str] = set()  # its first UNKNOWN_KEYS names

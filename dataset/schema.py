@@ -19,7 +19,7 @@ import math
 
 from core.problems import Problem
 from dataset.blocks import BlockChecks
-from dataset.fields import format_path, is_int, is_number, type_name
+from dataset.fields import WARNING_LINES, format_path, is_int, is_number, type_name
 from dataset.replies import reply_text
 
 __all__ = ["SESSION_FIELDS", "SessionChecker", "format_path", "type_name"]
@@ -49,6 +49,7 @@ class SessionChecker(BlockChecks):
         if session.get("user_personality") == "":
             self.warn(("user_personality",), "empty_personality")
         self._check_rounds(session)
+        self._count_lacking_replies()
         self._check_optional_blocks(session)
         for key in session.keys() - SESSION_FIELDS:
             # every line that has it is counted (the warning is grouped);
@@ -184,23 +185,48 @@ class SessionChecker(BlockChecks):
         Replies are counted per method, so the report can say how many
         each one lacks (``missing_reply_warnings``)."""
         self.reply_slots += 1
+        self.line_slots += 1
         for method, response in responses.items():
             if method not in self.methods:
                 self.methods[method] = None
+                # first seen here: every earlier line with rounds lacks it
+                count, lines = self.round_lines
+                self.lacking[method] = [count, list(lines)]
             if response is not None:
                 self.replies[method] = self.replies.get(method, 0) + 1
+                self.line_replies[method] = self.line_replies.get(method, 0) + 1
                 self.to_evaluate += bool(reply_text(response).strip())
         if len(self.methods) > self.limits.max_methods and not self.reference_line:
             self.reference_line = self.line  # said once, where it happened
             self.error(path, "too_many_methods", count=len(self.methods),
                        limit=self.limits.max_methods)  # fmt: skip
 
+    def _count_lacking_replies(self) -> None:
+        """The methods this line (with rounds) lacks a reply of, counted
+        with the first lines, as a grouped warning counts its lines."""
+        if not self.line_slots:
+            return
+        for method in self.methods:
+            if self.line_replies.get(method, 0) < self.line_slots:
+                _count_line(self.lacking.setdefault(method, [0, []]), self.line)
+        _count_line(self.round_lines, self.line)
+        self.line_replies, self.line_slots = {}, 0
+
     def missing_reply_warnings(self) -> None:
         """One warning per method that lacks replies: how many of the
-        file's rounds it has none in."""
+        file's rounds it has none in, on the first line lacking one, with
+        the lines (sessions) lacking one counted."""
         for method in self.methods:
             missing = self.reply_slots - self.replies.get(method, 0)
             if missing:  # the path is the method: one warning (group) each
-                problem = Problem.make(None, method, "replies_missing",
+                count, lines = self.lacking[method]
+                problem = Problem.make(lines[0], method, "replies_missing",
                                        missing=missing, total=self.reply_slots)  # fmt: skip
-                self.sink.warning(problem)
+                self.sink.counted_warning(problem, count, lines)
+
+
+def _count_line(counted: list, line: int) -> None:
+    """One more line in ``[count, first lines]``."""
+    counted[0] += 1
+    if len(counted[1]) < WARNING_LINES:
+        counted[1].append(line)

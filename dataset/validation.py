@@ -34,6 +34,7 @@ from typing import BinaryIO, Protocol
 from config import DEFAULTS
 from core.problems import Problem
 from dataset import replies
+from dataset.fields import WARNING_LINES
 from dataset.limits import Limits
 from dataset.reader import (
     DEFAULT_MAX_LINE_BYTES,
@@ -45,7 +46,6 @@ from dataset.schema import SessionChecker, format_path, type_name
 
 ALLOWED_EXTENSIONS = (".jsonl",)
 DEFAULT_MAX_ERRORS = DEFAULTS["MAX_VALIDATION_ERRORS"]
-WARNING_LINES = 5  # line numbers a grouped warning names
 _BOM = b"\xef\xbb\xbf"
 # A JSON escape of a UTF-16 surrogate; only then can a string hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
@@ -147,6 +147,12 @@ class _Collector:
         counted[0] += 1
         if len(counted[1]) < WARNING_LINES and problem.line not in counted[1]:
             counted[1].append(problem.line)
+
+    def counted_warning(self, problem: Problem, count: int, lines: list) -> None:
+        """A warning the checker counted over the file itself (a method's
+        missing replies: known only once every line is read)."""
+        self.report.warning_counts[(problem.code, problem.path)] = [count, lines]
+        self.report.warnings.append(problem)
 
 
 def has_allowed_extension(filename: str) -> bool:

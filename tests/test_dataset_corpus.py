@@ -243,7 +243,11 @@ def test_a_missing_reply_is_valid_and_counted_per_method(name, methods, warned):
     assert {
         w["path"]: (w["params"]["missing"], w["params"]["total"]) for w in found
     } == (warned)
-    assert all(w["code"] == "replies_missing" and w["line"] is None for w in found)
+    # on the one line lacking a reply of the method (issue 56: it was null)
+    assert all(w["code"] == "replies_missing" for w in found)
+    assert {w["path"]: (w["line"], w["lines"]) for w in found} == {
+        method: (3, [3]) if method == "Ours" else (1, [1]) for method in warned
+    }
 
 
 def test_other_spellings_of_our_layout_name_the_converter(tmp_path):

@@ -40,6 +40,24 @@ def test_an_unknown_field_is_counted_on_every_line_that_has_it():
     assert (warning["count"], warning["lines"]) == (7, [1, 2, 3, 4, 5])
 
 
+def test_a_missing_reply_warning_names_the_lines_that_lack_one():
+    """Issue 56: ``replies_missing`` said ``lines: [null]``. Its count and
+    lines are those of the sessions (lines) lacking a reply of the method,
+    as for every grouped warning; a method first seen on line 5 is lacking
+    on the four lines before it."""
+    base = {"A": "x", "B": "y"}
+    sessions = [_session("1", base), _session("2", {"A": "x", "B": None}),
+                _session("3", {"A": "x"}), _session("4", base),
+                _session("5", {**base, "C": "z"})]  # fmt: skip
+    warned = {
+        w["path"]: w for w in _validate(sessions).to_dict()["warnings"]
+        if w["code"] == "replies_missing"
+    }  # fmt: skip
+    shown = {path: (w["line"], w["count"], w["lines"], w["params"]["missing"])
+             for path, w in warned.items()}  # fmt: skip
+    assert shown == {"B": (2, 2, [2, 3], 2), "C": (1, 4, [1, 2, 3, 4], 4)}
+
+
 def test_a_number_is_a_slot_value_read_as_its_text():
     session = _session("s", {"A": {"text": "ok", "slots": {"me": {"age": 22}}}},
                        ground_truth_slots={"me": {"age": "22", "h": [1.5, "x"]}})  # fmt: skip
