@@ -143,6 +143,7 @@ def _incomplete_panel(summary: dict, wanted, judges, methods) -> dict:
             values = summary.get(method, {})
             if values.get(metric_id) is not None:
                 values[metric_id] = None  # one judge's value is no panel mean
+                values[counts.count_key(metric_id)] = 0  # no session behind it
                 params = {"judges": ", ".join(silent)}
                 note = {"code": "panel_judge_missing", "params": params}
                 found.setdefault(method, {})[metric_id] = note
@@ -266,7 +267,8 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     suite_summary = result.get("summary", {})
     counts.add_counts(suite_summary, suite, pooled)
     del pooled
-    noted = _fewer_notes(suite, fewer, methods)
+    noted = _fewer_notes(suite, fewer, suite_summary, methods)
+    _say_why_charts_are_empty(suite, result, fewer)
     for method, nulled in add_per_judge(suite_summary, suite, rows, methods).items():
         noted.setdefault(method, {}).update(nulled)  # a null's reason wins
     return result, suite_summary, noted
@@ -312,17 +314,46 @@ def _panel_rows(suite: Suite, rows: Rows):
     return panel_items.common_items(rows, suite.summary_details)
 
 
-def _fewer_notes(suite: Suite, fewer: dict, methods: list[str]) -> dict:
-    """``{method: {panel metric: note}}`` where the panel left items out."""
+def _say_why_charts_are_empty(suite: Suite, result: dict, fewer: dict) -> None:
+    """A panel whose items no judge pair scored in common draws nothing:
+    its charts say so (else the suite's "needs a configured judge")."""
+    if not fewer or any(
+        points
+        for curve in result.get("curves", {}).values()
+        for points in curve.values()
+    ):
+        return
+    judges = sorted({judge for left in fewer.values() for judge in left["judges"]})
+    reason = {"code": "panel_no_common_items", "params": {"judges": ", ".join(judges)}}
+    reasons = result.setdefault("panel", {}).setdefault("reasons", {})
+    for chart in suite.panel.charts:
+        reasons.setdefault(chart.id, reason)
+
+
+def _fewer_notes(suite: Suite, fewer: dict, summary: dict, methods: list[str]) -> dict:
+    """``{method: {panel metric: note}}`` where the panel left rows out
+    (``metrics/panel_items.py``): a value null because no item was scored by
+    every judge (``panel_no_common_items``: a judge failed every call, and
+    what is left would be the other judges' value under the panel's name),
+    and the panel's own values (``per_judge``) kept to the items every judge
+    scored (``panel_common_items``). Both name the judges that scored fewer."""
     found: dict[str, dict] = {}
     for metric in suite.summary_metrics():
-        if not metric.per_judge:
-            continue
+        source = suite.source_of(metric)
         for method in methods:
-            left_out = fewer.get((method, metric.compare))
-            if left_out:
-                params = {"judges": ", ".join(left_out["judges"]),
-                          "items": left_out["items"]}  # fmt: skip
+            left_out = fewer.get((method, source))
+            if not left_out:
+                continue
+            judges = ", ".join(left_out["judges"])
+            values = summary.get(method, {})
+            if values.get(metric.id) is None and not values.get(
+                counts.count_key(metric.id)
+            ):  # no session left: null because of the panel, not the data
+                note = {"code": "panel_no_common_items", "params": {"judges": judges}}
+            elif metric.per_judge:  # the panel's headline values say it once
+                params = {"judges": judges, "items": left_out["items"]}
                 note = {"code": "panel_common_items", "params": params}
-                found.setdefault(method, {})[metric.id] = note
+            else:
+                continue
+            found.setdefault(method, {})[metric.id] = note
     return found

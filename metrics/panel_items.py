@@ -6,9 +6,9 @@ is that judge's alone. So before a panel suite is summarized, the rows
 of an item (session, round, method, metric) that some judge of the panel
 scored and another did not are left out; each method's pooled values
 then carry a note naming the judges that scored fewer items. A judge that
-scored none of a method's items of a metric is not asked for (its absence nulls the
-panel value instead, ``metrics/engine.py``). Each judge's own values
-(``<id>@<judge>``) still read all of that judge's rows.
+was asked and scored none of a method's items (every call failed) leaves no
+common item: every panel value of that method is null, with the note. Each
+judge's own values (``<id>@<judge>``) still read all of that judge's rows.
 
 >>> rows = [{"session_id": "s", "round": k, "method": "M", "metric": "al",
 ...          "value": v, "status": "ok" if v is not None else "unscored",
@@ -21,11 +21,13 @@ panel value instead, ``metrics/engine.py``). Each judge's own values
 
 from __future__ import annotations
 
+from core.status import RowStatus
 from metrics import columns, row_source
 from metrics.column_parts import _numpy
 from metrics.columns import RowColumns
 
 ITEM = ("session", "round", "method", "metric")
+ATTEMPTED = (RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR)
 
 
 def common_items(
@@ -45,7 +47,11 @@ def common_items(
     items, item_of = np.unique(keys, axis=0, return_inverse=True)
     item_of = item_of.reshape(-1)
     judges_per_item = np.bincount(item_of, minlength=len(items))
-    answering = _answering(items[item_of, 2:], table.col("judge")[scored])
+    asked = np.flatnonzero(judged & _attempted(table))
+    method_metric = np.stack(
+        [table.col(f)[asked].astype(np.int64) for f in ITEM[2:]], axis=1
+    )
+    answering = _answering(method_metric, table.col("judge")[asked])
     needed = np.array([len(answering[tuple(mm)]) for mm in items[:, 2:].tolist()])
     incomplete = judges_per_item < needed
     if not incomplete.any():
@@ -56,10 +62,23 @@ def common_items(
     return table.subset(np.flatnonzero(~drop)), fewer
 
 
+def _attempted(table: RowColumns):
+    """Rows of an item a judge was asked about: scored, unscored or failed
+    (not ``not_applicable``, ``missing`` or ``not_configured``)."""
+    codes = table.names["status"].codes
+    mask = _numpy().zeros(len(table), dtype=bool)
+    for status in ATTEMPTED:
+        mask |= table.col("status") == codes.get(status, -1)
+    return mask
+
+
 def _answering(method_metric, judges) -> dict[tuple[int, int], set]:
-    """(method, metric) codes -> the judges that scored any of its items:
-    a judge that scored none of a method's items is not in that method's
-    panel (runs judged by different models are compared as one)."""
+    """(method, metric) codes -> the judges that were asked about any of its
+    items, whether they answered or not: a judge that failed every call is
+    still in the panel (its absence must null the panel value, not leave the
+    other judges' value under the panel's name). A judge with no row of a
+    method is not in that method's panel (runs judged by different models
+    are compared as one)."""
     found: dict[tuple[int, int], set] = {}
     for key, judge in zip(
         map(tuple, method_metric.tolist()), judges.tolist(), strict=True

@@ -82,3 +82,75 @@ def test_human_labels_belong_to_no_judge_and_stand_beside_each(
     human = document["judge_validity"]["human"]
     assert set(human) == set(JUDGES)
     assert all(human[judge]["n_al"] == 18 for judge in JUDGES)
+
+
+def _panel_rows(failing: set[tuple[str, int]]) -> list[dict]:
+    """Two sessions x two rounds of method M judged by "a" and "b"; "b"
+    answers HTTP 500 (an ``error`` row on every metric it was asked) for
+    the (session, round) items in ``failing``."""
+    rows = []
+    for session, start in (("s1", 50.0), ("s2", 70.0)):
+        for k in (1, 2):
+            for judge in ("a", "b"):
+                failed = judge == "b" and (session, k) in failing
+                value = None if failed else start + 10 * k + (judge == "b")
+                for metric in ("al", "al_style", "binary"):
+                    scored = (
+                        value
+                        if metric == "al"
+                        else (5.0 if metric == "al_style" else 1.0)
+                    )
+                    rows.append(
+                        {
+                            "session_id": session,
+                            "round": k,
+                            "method": "M",
+                            "metric": metric,
+                            "judge": judge,
+                            "value": None if failed else scored,
+                            "status": "error" if failed else "ok",
+                        }
+                    )
+            chars = {"metric": "response_chars", "judge": "", "value": 10.0 * k}
+            rows.append(
+                {"session_id": session, "round": k, "method": "M", "status": "ok"}
+                | chars
+            )
+    return rows
+
+
+def test_a_judge_that_failed_every_call_leaves_no_panel_value():
+    """Issue 56: judge b answered HTTP 500 to every call; al_avg was null
+    but the slope, intercept, R², al_lc, the dimensions and the AL(k) curve
+    carried judge a's values as the panel's, and al_avg_n said 2."""
+    from metrics import engine
+
+    every = {(s, k) for s in ("s1", "s2") for k in (1, 2)}
+    found = engine.aggregate(lambda suite: _panel_rows(every), ["alignment"], ["M"])
+    summary = found["summary"]["M"]
+    nulled = ("al_avg", "al_slope", "al_intercept", "al_r2", "al_lc")
+    for metric in (*nulled, "al_style_avg", "binary_rate", "al_session_slope"):
+        assert summary[metric] is None, metric
+        assert summary[f"{metric}_n"] == 0, metric
+    assert summary["al_avg@a"] == 75.0 and summary["al_avg@b"] is None
+    assert found["curves"]["al"]["M"] == []
+    note = found["summary_notes"]["M"]["al_slope"]
+    assert note == {"code": "panel_no_common_items", "params": {"judges": "b"}}
+    reasons = found["panels"]["alignment"]["reasons"]
+    assert reasons["al_curve"]["code"] == "panel_no_common_items"
+
+
+def test_a_judge_that_failed_some_calls_keeps_the_panel_to_common_items():
+    from metrics import engine
+
+    found = engine.aggregate(
+        lambda suite: _panel_rows({("s1", 2)}), ["alignment"], ["M"]
+    )
+    summary = found["summary"]["M"]
+    # items scored by both: s1 k1 (60, 61), s2 k1 (80, 81), s2 k2 (90, 91)
+    assert summary["al_avg"] == ((60.5 + 80.5) / 2 + 90.5) / 2
+    assert [p["n"] for p in found["curves"]["al"]["M"]] == [2, 1]
+    assert summary["al_avg_n"] == 2
+    note = found["summary_notes"]["M"]["al_avg"]
+    params = {"judges": "b", "items": 1}
+    assert note == {"code": "panel_common_items", "params": params}

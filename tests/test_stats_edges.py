@@ -155,7 +155,8 @@ def test_a_panel_judge_that_scored_nothing_nulls_the_panel_value_with_a_note():
     assert summary["al_avg@good"] == 61.5 and summary["al_avg@down"] is None
     assert summary["al_avg"] is None  # not the panel's: one judge's
     note = found["summary_notes"]["M"]["al_avg"]
-    assert note == {"code": "panel_judge_missing", "params": {"judges": "down"}}
+    assert note == {"code": "panel_no_common_items", "params": {"judges": "down"}}
+    assert summary["al_avg_n"] == 0  # no session behind a value there is not
 
 
 def test_a_null_panel_value_shows_its_reason_in_the_table(app):
