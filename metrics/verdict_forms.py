@@ -7,8 +7,9 @@ Chinese or Korean. This module turns a reply into its *answer text* (drafts
 removed, wrappers such as ``**85**`` and ``\\text{85}`` unwrapped) and lists
 the *candidates* in it: every place a verdict could be read from, with the
 raw value, whether a verdict label names it, and whether the sentence around
-it is counterfactual ("had it used the name, \\boxed{35} would ..."). Which
-candidate wins is :mod:`metrics.verdicts`' decision.
+it is counterfactual ("had it used the name, \\boxed{35} would ...") or an
+example of the format ("the format is \\boxed{1}"). Which candidate wins is
+:mod:`metrics.verdicts`' decision.
 
 >>> answer_text("<think>maybe 60</think>**Total:** \\\\boxed{\\\\text{85}}")
 'Total: \\\\boxed{85}'
@@ -90,10 +91,22 @@ _COUNTERFACTUAL = re.compile(
     r"|如果|假如|要是|本可|本应|若是|만약|더라면|였다면|했다면|았다면|었다면",
     re.I,
 )
+# Sentences that quote or illustrate the asked format: a verdict in them is
+# an example of the format, not the judge's ("in the format "Rating: [[5]]",
+# for example", "The format is \\boxed{1} (continue)").
+_EXAMPLE = re.compile(
+    r"\bfor\s+(?:example|instance)\b|\be\.\s?g\.|\bsuch\s+as\b|\bexample\s*:"
+    r"|\bin\s+the\s+format\b|\bformat\s+(?:is|was|should\s+be|would\s+be|like)\b"
+    r"|例如|比如|譬如|举例|格式|예를\s*들어|예시|형식",
+    re.I,
+)
+_QUOTES = {'"': '"', "“": "”", "„": "“", "「": "」", "『": "』", "«": "»"}
 _ALTERNATIVE = re.compile(
     r"\s(?:or|and)\s|\s/\s|,\s|、|或者|或|还是|또는|혹은|이나", re.I
 )
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？\n]")
+# "e.g." and "i.e." end no sentence: "e.g. \\boxed{A}" is in the sentence
+# that says it is an example.
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?:\s|$)|[。！？\n]")
 JSON_VERDICT_KEYS = (
     "score", "total", "total_score", "overall", "overall_score", "rating", "final_score",
     "final_rating", "verdict", "final_verdict", "winner", "better", "answer",
@@ -114,6 +127,9 @@ class Candidate:
     # "json", the key it was read from)
     form: str = "bare"
     label: str = ""
+    # its sentence quotes or illustrates the format ("for example",
+    # "the format is \\boxed{1}", a verdict in quotation marks): not given
+    example: bool = False
 
 
 @functools.lru_cache(maxsize=8)  # a reply's verdict and its parts read it both
@@ -132,28 +148,29 @@ def candidates(text: str, fields: frozenset[str] = frozenset()) -> list[Candidat
     mode declares), else of its first key among ``JSON_VERDICT_KEYS``: the
     reader decides whether that key counts (``metrics.verdicts.read``)."""
     found: dict[int, Candidate] = {}
-    labels = {
-        match.end(): _label_word(match.group(0))
+    labels = {  # where each label ends -> (its words, where it starts)
+        match.end(): (_label_word(match.group(0)), match.start())
         for match in _LABEL.finditer(text)
         if not _REPORTED.search(text, max(match.start() - 16, 0), match.start())
     }
     for match in _BOX.finditer(text):
         raw = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
-        label = next((word for end, word in labels.items()
-                      if _same_phrase(text, end, match.start())), None)  # fmt: skip
+        label, phrase = _label_of(text, labels, match.start())
         form = "box" if match.group(1) is not None else "brackets"
         found[match.start()] = _candidate(
-            text, raw, match.start(), label is not None, form, label or ""
+            text, raw, (match.start(), phrase), bool(label), form, label
         )
-    for end, word in labels.items():
+    for end, (word, phrase) in labels.items():
         if end in found or _BOX.match(text, end):
             continue
         bare = _BARE.match(text, end)
         if bare:
             raw = _after_arithmetic(text, end) or bare.group(1)
-            found[end] = _candidate(text, raw.strip(), end, True, "bare", word)
+            where = (end, phrase)
+            found[end] = _candidate(text, raw.strip(), where, True, "bare", word)
     for start, raw, key in _json_values(text, fields):
-        found.setdefault(start, Candidate(raw, start, True, form="json", label=key))
+        json_found = _candidate(text, raw, (start, start), True, "json", key)
+        found.setdefault(start, json_found)
     whole = text.strip()
     if whole and not found and len(whole) <= 24 and "\n" not in whole:
         found[0] = Candidate(whole.rstrip(".。!"), 0, True)  # the reply is the value
@@ -161,6 +178,15 @@ def candidates(text: str, fields: frozenset[str] = frozenset()) -> list[Candidat
     if first and 0 not in found:  # "4\n\nThe reply is generic." (a bare answer first)
         found[0] = Candidate(first.group(1), 0, True)
     return sorted(found.values(), key=lambda c: c.start)
+
+
+def _label_of(text: str, labels: dict, start: int) -> tuple[str, int]:
+    """The label of a box at ``start`` and where its phrase starts (no
+    label: "" and the box's start)."""
+    for end, (word, label_start) in labels.items():
+        if _same_phrase(text, end, start):
+            return word, label_start
+    return "", start
 
 
 def _same_phrase(text: str, label_end: int, start: int) -> bool:
@@ -181,11 +207,38 @@ def _after_arithmetic(text: str, start: int) -> str | None:
 
 
 def _candidate(
-    text: str, raw: str, start: int, labelled: bool, form: str, label: str
+    text: str,
+    raw: str,
+    where: tuple[int, int],
+    labelled: bool,
+    form: str,
+    label: str,
 ) -> Candidate:
-    sentence = _sentence(text, start)
+    """``where``: the value's start, and where its phrase (its label, or
+    the value itself) starts."""
+    start, phrase = where
+    if form == "json":  # its own text (the reasoning) says not how it is meant
+        sentence = text[_sentence_start(text, start) : start]
+    else:
+        sentence = _sentence(text, start)
     counterfactual = bool(_COUNTERFACTUAL.search(sentence))
-    return Candidate(raw, start, labelled, counterfactual, form, label)
+    example = bool(_EXAMPLE.search(sentence)) or _quoted(text, phrase)
+    return Candidate(raw, start, labelled, counterfactual, form, label, example)
+
+
+def _quoted(text: str, phrase: int) -> bool:
+    """A verdict inside quotation marks that open before its label (or
+    before the value, without one): it is quoted, not given ("the format
+    "Rating: [[5]]""). ``Final answer: "Yes"`` quotes only the value."""
+    # a label's match may begin at the newline before it: phrase + 1
+    line = text[text.rfind("\n", 0, phrase + 1) + 1 : phrase]
+    closing = None
+    for char in line:
+        if closing is None and char in _QUOTES:
+            closing = _QUOTES[char]
+        elif char == closing:
+            closing = None
+    return closing is not None
 
 
 def _label_word(label: str) -> str:
@@ -201,9 +254,13 @@ _REPORTED = re.compile(
 
 
 def _sentence(text: str, position: int) -> str:
-    begin = max((m.end() for m in _SENTENCE_END.finditer(text, 0, position)), default=0)
     end_match = _SENTENCE_END.search(text, position)
-    return text[begin : end_match.start() if end_match else len(text)]
+    end = end_match.start() if end_match else len(text)
+    return text[_sentence_start(text, position) : end]
+
+
+def _sentence_start(text: str, position: int) -> int:
+    return max((m.end() for m in _SENTENCE_END.finditer(text, 0, position)), default=0)
 
 
 def offered_together(text: str, left: Candidate, right: Candidate) -> bool:

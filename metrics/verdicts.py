@@ -4,8 +4,9 @@ A reply's candidates (:mod:`metrics.verdict_forms`) are read as values of
 the protocol's kind of verdict: a score on a scale, a binary answer, or a
 choice between replies. Then:
 
-1. values in a counterfactual sentence, and values offered together as a
-   choice ("\\boxed{1} or \\boxed{0}"), are set aside;
+1. values in a counterfactual sentence, values offered together as a
+   choice ("\\boxed{1} or \\boxed{0}") and values quoting or illustrating
+   the format ("in the format "Rating: [[5]]", for example") are set aside;
 2. the **last labelled** value wins ("Total:", "Rating: [[7]]", "Final
    answer:", JSON keys, a reply that is only the value): judges correct
    themselves, and a label is what makes a number a verdict;
@@ -216,7 +217,9 @@ def read(reply: str, kind: Kind):
     kept = [
         (candidate, value)
         for index, (candidate, value) in enumerate(valued)
-        if index not in offered and not candidate.counterfactual
+        if index not in offered
+        and not candidate.counterfactual
+        and not candidate.example  # "the format is \\boxed{1}": not given
     ]
     labelled = [pair for pair in kept if pair[0].labelled]
     if labelled:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metrics import protocols
 from metrics.suites.alignment import parse_alignment, parse_binary
 from metrics.suites.pairwise import parse_pairwise
 from metrics.verdicts import BINARY, CHOICE, Kind, NoVerdict, read
@@ -270,3 +271,39 @@ def test_the_fields_a_mode_declares_are_read():
     assert parse_pairwise('{"reasoning": "r", "winner": "B"}').score == 0.0
     # a declared field wins over an undeclared one in the same object
     assert parse_alignment('{"score": 6, "total": 60}').score == 60.0
+
+
+# -- issue 56: a reply that only repeats the prompt's format example ----------
+MT_BENCH = protocols.builtin("mt-bench").modes
+
+
+@pytest.mark.parametrize(
+    ("parse", "reply"),
+    [
+        (
+            MT_BENCH["alignment"].parse,
+            "I need to rate the response on a scale of 1 to 10 in the format "
+            '"Rating: [[5]]", for example.',
+        ),
+        (parse_binary, "The format is \\boxed{1} (continue). Let me think…"),
+        (parse_pairwise, 'For example, "\\boxed{A}" if A is better…'),
+        (MT_BENCH["pairwise"].parse, "e.g. [[A]] if assistant A is better."),
+        (parse_alignment, "Output such as Total: \\boxed{85} is expected."),
+        (parse_pairwise, "例如，\\boxed{A} 表示 A 更好。"),
+        (parse_binary, "格式是 \\boxed{1}（继续）。我先想一想。"),
+        (parse_pairwise, "예를 들어 \\boxed{A}는 A가 더 낫다는 뜻입니다."),
+        (parse_binary, "답변 형식은 \\boxed{1}입니다. 생각해 보겠습니다."),
+    ],
+)
+def test_a_reply_that_only_repeats_the_format_example_has_no_verdict(parse, reply):
+    """Issue 56: these were read as 5, 1 and A."""
+    assert parse(reply).note.code == "no_verdict"
+
+
+def test_a_real_verdict_after_a_format_example_wins():
+    example = 'The format is "Rating: [[5]]", for example. The reply is fine.\n'
+    assert MT_BENCH["alignment"].parse(example + "Rating: [[7]]").score == 7.0
+    thought = "The format is \\boxed{1} (continue). The reply ignores my job.\n"
+    assert parse_binary(thought + "Final answer: \\boxed{0}").score == 0.0
+    assert parse_binary('Final answer: "Yes"').score == 1.0  # a quoted value only
+    assert parse_pairwise('My final verdict: "[[B]]"').score == 0.0
