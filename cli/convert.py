@@ -7,6 +7,7 @@ Exit codes: 0 converted (every record, or some with the others reported),
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -63,8 +64,8 @@ def convert_command(layout, file, out, method, profile, personality) -> None:
         fail(f"{source}: {exc}", INVALID)
     for number, reason in report.reasons:
         click.echo(f"skipped record {number}: {reason}", err=True)
-    if report.skipped > len(report.reasons):
-        click.echo(f"… and {report.skipped - len(report.reasons)} more", err=True)
+    _more(report.skipped, report.reasons)
+    _print_made_ids(report)
     if not report.converted:
         fail(f"no record of {source} could be converted from {layout}", INVALID)
     checked = current_app.extensions["runs"].validate_file(out).to_dict()
@@ -73,6 +74,32 @@ def convert_command(layout, file, out, method, profile, personality) -> None:
     state = "valid" if checked["valid"] else "INVALID"
     click.echo(f"{out}: {report.converted} sessions converted, "
                f"{report.skipped} records skipped; {state}")  # fmt: skip
+
+
+def _more(count: int, shown: list) -> None:
+    if count > len(shown):
+        click.echo(f"… and {count - len(shown)} more", err=True)
+
+
+def _print_made_ids(report) -> None:
+    """The session ids the converter made (``docs/importers.md``): for
+    records whose own id an earlier record took, and for those without."""
+    for number, own, first, made in report.renamed:
+        taken = json.dumps(own, ensure_ascii=False)
+        click.echo(
+            f"record {number}: session id {taken} is already used by record "
+            f"{first}; written as {made}",
+            err=True,
+        )
+    _more(report.renamed_count, report.renamed)
+    if report.generated_count:
+        made = ", ".join(made for _, made in report.generated[:3])
+        more = ", …" if report.generated_count > 3 else ""
+        click.echo(
+            f"{report.generated_count} record(s) carry no session id: ids made "
+            f"from the record number ({made}{more})",
+            err=True,
+        )
 
 
 def _detected(source: Path) -> str:

@@ -3,11 +3,25 @@ JSONL (pure): the records are read from JSON Lines, a JSON array (ShareGPT
 exports are one) or CSV (Synthetic-Persona-Chat ships CSV), converted one by
 one, and written out; a record that cannot be converted is reported with
 its number and the reason, and the others are kept.
+
+Session ids stay the records' own. A record without one, or whose id an
+earlier record took, gets ``<layout prefix>-<record number>``
+(``importers.generated_id``), and the report says which:
+
+>>> ids, report = SessionIds("aloe"), ConvertReport()
+>>> sessions = [{"session_id": own} for own in ["u1", None, "u1"]]
+>>> for number, session in enumerate(sessions, start=1):
+...     ids.assign(session, number, report)
+>>> [session["session_id"] for session in sessions]
+['u1', 'aloe-2', 'aloe-3']
+>>> report.generated, report.renamed
+([(2, 'aloe-2')], [(3, 'u1', 1, 'aloe-3')])
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -16,7 +30,13 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from dataset import user_json
-from dataset.importers import Options, Skipped, convert_record, detect
+from dataset.importers import (
+    Options,
+    Skipped,
+    convert_record,
+    detect,
+    generated_id,
+)
 from dataset.reader import is_blank
 from dataset.records import one_document, splits, stream_records
 from dataset.user_json import Unreadable
@@ -29,11 +49,66 @@ class ConvertReport:
     converted: int = 0
     skipped: int = 0
     reasons: list[tuple[int, str]] = field(default_factory=list)
+    # sessions whose id was made: (record, id) for a record that has none;
+    # (record, its own id, the record that took it first, id) for the others
+    generated_count: int = 0
+    generated: list[tuple[int, str]] = field(default_factory=list)
+    renamed_count: int = 0
+    renamed: list[tuple[int, str, int, str]] = field(default_factory=list)
 
     def skip(self, number: int, reason: str) -> None:
         self.skipped += 1
         if len(self.reasons) < SKIPS_KEPT:
             self.reasons.append((number, reason))
+
+    def made_id(self, number: int, made: str) -> None:
+        self.generated_count += 1
+        if len(self.generated) < SKIPS_KEPT:
+            self.generated.append((number, made))
+
+    def renamed_id(self, number: int, own: str, first: int, made: str) -> None:
+        self.renamed_count += 1
+        if len(self.renamed) < SKIPS_KEPT:
+            self.renamed.append((number, own, first, made))
+
+
+class SessionIds:
+    """Unique session ids over one converted file: a record's own id, else
+    one made from its number (reported either way). Ids are kept as
+    16-byte digests with the record that took them, so a file of long ids
+    costs no more memory than one of short ids."""
+
+    def __init__(self, layout: str):
+        self.layout = layout
+        self.taken: dict[bytes, int] = {}  # digest of an id -> its record
+
+    def assign(self, session: dict, number: int, report: ConvertReport) -> None:
+        own = session.get("session_id")
+        if own is None:
+            made = self._unused(generated_id(self.layout, number))
+            report.made_id(number, made)
+        elif not isinstance(own, str):  # lenient keeps it: validation says why
+            return
+        elif (first := self.taken.get(_digest(own))) is not None:
+            made = self._unused(generated_id(self.layout, number))
+            report.renamed_id(number, own, first, made)
+        else:
+            made = own
+        self.taken[_digest(made)] = number
+        session["session_id"] = made
+
+    def _unused(self, made: str) -> str:
+        """``made``, or ``made-2``, ``made-3``… when a record's own id is it."""
+        candidate, k = made, 1
+        while _digest(candidate) in self.taken:
+            k += 1
+            candidate = f"{made}-{k}"
+        return candidate
+
+
+def _digest(session_id: str) -> bytes:
+    text = session_id.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 def convert_stream(
@@ -41,7 +116,7 @@ def convert_stream(
 ) -> ConvertReport:
     """Convert the records of ``stream`` (``dataset/records.py``: one at a
     time) and write the sessions to ``sink`` as JSONL."""
-    report = ConvertReport()
+    report, ids = ConvertReport(), SessionIds(layout)
     for number, record in stream_records(stream, suffix):
         try:
             if isinstance(record, Skipped):
@@ -50,6 +125,7 @@ def convert_stream(
         except Skipped as reason:
             report.skip(number, str(reason))
             continue
+        ids.assign(session, number, report)
         sink.write(json.dumps(session, ensure_ascii=False) + "\n")
         report.converted += 1
     return report

@@ -15,11 +15,19 @@ skipped.
 >>> session = convert_record("sharegpt", record, 1, Options(method="M"))
 >>> session["user_profile"], [(r["round"], r["responses"]) for r in session["rounds"]]
 ('Ana, 30, nurse', [(1, {'M': 'Hello Ana'}), (2, {'M': None})])
+>>> session["session_id"], generated_id("sharegpt", 1)
+('c1', 'record-1')
+
+A session keeps its record's own id; a record without one gives ``None``,
+and the converter (``dataset/convert.py``) makes ``generated_id`` from the
+record's number, as it does for an id an earlier record took, and reports
+both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from dataset.layouts import (
     aloe,
@@ -31,22 +39,43 @@ from dataset.layouts import (
 )
 from dataset.turns import Options, Skipped
 
-__all__ = ["IMPORTERS", "Options", "Skipped", "convert_record", "detect"]
+__all__ = [
+    "IMPORTERS",
+    "Options",
+    "Skipped",
+    "convert_record",
+    "detect",
+    "generated_id",
+]
 
-IMPORTERS: dict[str, Callable[[dict, int, Options], dict]] = {
-    "lenient": lenient,
-    "sharegpt": sharegpt,
-    "openai-messages": openai_messages,
-    "personachat": personachat,
-    "personachat-original": personachat_original,
-    "aloe": aloe,
+
+class Importer(NamedTuple):
+    convert: Callable[[dict, int, Options], dict]
+    id_prefix: str  # of the session id made for a record: <prefix>-<number>
+
+
+IMPORTERS: dict[str, Importer] = {
+    "lenient": Importer(lenient, "record"),
+    "sharegpt": Importer(sharegpt, "record"),
+    "openai-messages": Importer(openai_messages, "record"),
+    "personachat": Importer(personachat, "persona-chat"),
+    "personachat-original": Importer(personachat_original, "personachat"),
+    "aloe": Importer(aloe, "aloe"),
 }
 
 
 def convert_record(name: str, record, number: int, options: Options) -> dict:
+    """One record as a session; its ``session_id`` is None when the record
+    carries none."""
     if not isinstance(record, dict):
         raise Skipped("the record is not an object")
-    return IMPORTERS[name](record, number, options)
+    return IMPORTERS[name].convert(record, number, options)
+
+
+def generated_id(name: str, number: int) -> str:
+    """The session id made for record ``number`` of a file in layout
+    ``name`` (stable for the same file)."""
+    return f"{IMPORTERS[name].id_prefix}-{number}"
 
 
 def detect(record) -> str | None:

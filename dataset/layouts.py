@@ -16,6 +16,7 @@ from dataset.turns import (
     make_session,
     message_text,
     opening,
+    own_id,
     turns_to_rounds,
 )
 
@@ -41,7 +42,7 @@ def _chat(record, number, options, messages, role_key, text_key) -> dict:
         else:
             turns.append(("assistant", text))
     profile = record.get("user_profile") or record.get("system") or "\n".join(system)
-    session_id = record.get("session_id") or record.get("id") or f"record-{number}"
+    session_id = own_id(record.get("session_id"), record.get("id"))
     rounds = turns_to_rounds(turns, options.method)
     personality = record.get("user_personality")
     session = make_session(session_id, profile, options, rounds, personality)
@@ -73,8 +74,8 @@ def personachat(record: dict, number: int, options: Options) -> dict:
     if not isinstance(lines, list):
         raise Skipped("no 'Best Generated Conversation'")
     turns = _speaker_lines(lines)
-    session = make_session(record.get("id") or f"persona-chat-{number}", user, options,
-                       turns_to_rounds(turns, options.method))  # fmt: skip
+    rounds = turns_to_rounds(turns, options.method)
+    session = make_session(own_id(record.get("id")), user, options, rounds)
     if replier:
         session["meta"] = {"replier_persona": replier}
     return session
@@ -126,15 +127,22 @@ def aloe(record: dict, number: int, options: Options) -> dict:
     ``rejected`` answer the same message in the same history, so they are
     two methods of one session; ``chosen`` (the reply the conversation went
     on with) and the inferred profile and personality, model outputs, are
-    kept in ``meta``. The profile and personality are raw quoted lines.
+    kept in ``meta``. The profile and personality are raw quoted lines. A
+    record's own ``session_id`` is kept; ALOE's writer gives none, and then
+    the converter makes ``aloe-<record number>`` (``dataset/convert.py``).
 
     >>> s = aloe({"profile": '"Ana, a nurse."\\n', "personality": '"calm"\\n',
     ...     "conversations": [{"user": "hi", "assistant": {"preferred": "Hi Ana!",
     ...     "rejected": "Hello."}, "chosen": "rejected"}]}, 4, Options())
     >>> s["session_id"], s["user_profile"], s["rounds"][0]["responses"]
-    ('aloe-4', 'Ana, a nurse.', {'preferred': 'Hi Ana!', 'rejected': 'Hello.'})
+    (None, 'Ana, a nurse.', {'preferred': 'Hi Ana!', 'rejected': 'Hello.'})
     >>> s["meta"]["chosen"]
     ['rejected']
+    >>> own = {"session_id": "user_001_session_001", "profile": "Ana",
+    ...     "conversations": [{"user": "hi", "assistant": {"preferred": "Hi!",
+    ...     "rejected": "Hey"}}]}
+    >>> aloe(own, 1, Options())["session_id"]
+    'user_001_session_001'
     """
     turns = record.get("conversations")
     if not isinstance(turns, list) or not turns:
@@ -152,8 +160,9 @@ def aloe(record: dict, number: int, options: Options) -> dict:
         for key in kept:
             meta[key].append(turn.get(key))
     personality = _raw_line(record.get("personality")) or None
-    session = make_session(f"aloe-{number}", _raw_line(record.get("profile")), options,
-                       rounds, personality)  # fmt: skip
+    profile = _raw_line(record.get("profile"))
+    own = own_id(record.get("session_id"))
+    session = make_session(own, profile, options, rounds, personality)
     session["meta"] = meta
     return session
 
@@ -198,7 +207,7 @@ def personachat_original(record: dict, number: int, options: Options) -> dict:
              for i, text in enumerate(texts)
              if not (i % 2 == 0 and text.strip() == SILENCE)]  # fmt: skip
     rounds = turns_to_rounds(turns, options.method)
-    session = make_session(f"personachat-{number}", "", options, rounds)
+    session = make_session(None, "", options, rounds)  # the converter numbers it
     session["meta"] = {"replier_persona": _persona(record.get("personality"))}
     if greeting := opening(turns):
         session["meta"]["opening"] = greeting

@@ -71,9 +71,26 @@ def _round(number: int, message: str, method: str, reply: str | None) -> dict:
     return {"round": number, "user_message": message, "responses": {method: reply}}
 
 
+def own_id(*values) -> str | None:
+    """A record's own session id: the first of ``values`` that is a
+    non-blank string or an integer, as text; None when it has none (the
+    converter then makes one from the record number and says so).
+
+    >>> own_id(None, "  ", 7), own_id("user_001_session_001"), own_id({}, True)
+    ('7', 'user_001_session_001', None)
+    """
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
 def make_session(
-    session_id, profile, options: Options, rounds, personality=None
+    session_id: str | None, profile, options: Options, rounds, personality=None
 ) -> dict:
+    """A session of the record's own id (None: the converter makes one)."""
     profile = (profile or "").strip() or options.profile
     if not profile:
         raise Skipped(
@@ -82,7 +99,7 @@ def make_session(
     check_rounds(rounds)
     personality = personality if personality is not None else options.personality
     return {
-        "session_id": str(session_id),
+        "session_id": session_id,
         "user_profile": profile,
         "user_personality": personality,
         "rounds": rounds,

@@ -168,7 +168,8 @@ def test_aloe_keeps_both_replies_and_the_path_the_conversation_took(
     result, sessions = convert(app, "aloe", tmp_path / "o.jsonl")
     assert result.exit_code == 0 and "3 sessions converted" in result.stdout
     first = sessions[0]
-    assert first["session_id"] == "aloe-1"
+    assert first["session_id"] == "aloe-1"  # ALOE's writer gives no id
+    assert "3 record(s) carry no session id" in result.stderr
     assert first["user_profile"].startswith("She is a 34-year-old")
     assert not first["user_profile"].endswith(('"', "\n"))
     for turn in (turn for session in sessions for turn in session["rounds"]):
@@ -182,6 +183,29 @@ def test_aloe_keeps_both_replies_and_the_path_the_conversation_took(
                         suites=["alignment"])  # fmt: skip
     assert document["run"]["status"] == "done"
     assert document["run"]["counts"]["judge_calls"] > 0
+
+
+def test_aloe_keeps_a_records_own_session_id_and_reports_the_ids_it_makes(
+    app_factory, tmp_path
+):
+    """Issue 56: a record's own ``session_id`` was replaced by ``aloe-<n>``.
+    It is kept; a record without one, or whose id an earlier record took,
+    gets ``aloe-<record number>``, and stderr says which."""
+    lines = (SAMPLES / FILES["aloe"]).read_text("utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    records[0]["session_id"] = records[2]["session_id"] = "user_001_session_001"
+    source = tmp_path / "aloe_ids.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    out = tmp_path / "o.jsonl"
+    result, sessions = convert(app_factory(), "aloe", out, source=source)
+    assert result.exit_code == 0, result.stderr
+    ids = [session["session_id"] for session in sessions]
+    assert ids == ["user_001_session_001", "aloe-2", "aloe-3"]
+    taken = 'record 3: session id "user_001_session_001" is already used by record 1'
+    assert f"{taken}; written as aloe-3" in result.stderr
+    made = "1 record(s) carry no session id: ids made from the record number"
+    assert f"{made} (aloe-2)" in result.stderr
+    assert result.stdout.rstrip().endswith("; valid")
 
 
 def test_personachat_original_takes_the_profile_from_the_user(app_factory, tmp_path):
