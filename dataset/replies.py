@@ -90,13 +90,16 @@ def empty_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
     ]
 
 
-def estimate(suite, session: dict, methods: list[str], window: int | None):
-    """``suite.estimate`` over the replies there are: ``(calls, chars)``."""
+def estimate(
+    suite, session: dict, methods: list[str], window: int | None, options: dict
+):
+    """``suite.estimate`` over the replies there are: ``(calls, chars)``
+    for a run with ``options`` (its protocol says which modes are asked)."""
     if getattr(suite, "reads_missing", False):
-        return suite.estimate(session, methods, window)
+        return suite.estimate(session, methods, window, options)
     calls = chars = 0
     for part, group in groups(session, methods):
-        more_calls, more_chars = suite.estimate(part, group, window)
+        more_calls, more_chars = suite.estimate(part, group, window, options)
         calls, chars = calls + more_calls, chars + more_chars
     return calls, chars
 

@@ -71,7 +71,8 @@ class ValidationReport:
     # suite name -> sessions that carry its fields, in the order suites were given
     suite_sessions: dict[str, int] = field(default_factory=dict)
     # suite name -> (judge calls, prompt characters) per sample: the cost of
-    # the run before it starts (suites that ask the judge say how to estimate)
+    # the run before it starts (suites that ask the judge say how to estimate),
+    # for the protocol validation was given (validate_stream's run_options)
     estimates: dict[str, list[int]] = field(default_factory=dict)
     # (session id, byte start, byte end, rounds) per session, when asked for:
     # the index a run plans its chunks from, without reading the file again
@@ -177,7 +178,10 @@ def validate_stream(
     limits: Limits | None = None,
     collect_spans: bool = False,
     history_chars: int | None = None,
+    run_options: dict | None = None,
 ) -> ValidationReport:
+    """``run_options``: what the estimates read of the run (its protocol
+    says which judge modes are asked; none: the default protocol's)."""
     report = ValidationReport(suite_sessions={suite.name: 0 for suite in suites})
     sink = _Collector(report, max_errors)
     if not has_allowed_extension(filename):
@@ -198,7 +202,9 @@ def validate_stream(
                 limit = limits.max_sessions
                 sink.error(Problem.make(lineno, "", "too_many_sessions", limit=limit))
             if checker.check(lineno, session):
-                _count_valid_session(report, session, suites, history_chars)
+                _count_valid_session(
+                    report, session, suites, history_chars, run_options or {}
+                )
                 if collect_spans:
                     rounds = len(session["rounds"])
                     report.spans.append(
@@ -213,7 +219,9 @@ def validate_stream(
     return report
 
 
-def _count_valid_session(report, session: dict, suites, history_chars) -> None:
+def _count_valid_session(
+    report, session: dict, suites, history_chars, run_options: dict
+) -> None:
     report.rounds += len(session["rounds"])
     normalize_session(session)
     for suite in suites:
@@ -221,7 +229,9 @@ def _count_valid_session(report, session: dict, suites, history_chars) -> None:
             report.suite_sessions[suite.name] += 1
             if getattr(suite, "estimate", None) is not None:
                 methods = replies.session_methods(session)
-                calls, chars = replies.estimate(suite, session, methods, history_chars)
+                calls, chars = replies.estimate(
+                    suite, session, methods, history_chars, run_options
+                )
                 totals = report.estimates.setdefault(suite.name, [0, 0])
                 totals[0] += calls
                 totals[1] += chars

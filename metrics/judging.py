@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -146,6 +147,25 @@ def template_chars(mode: JudgeMode) -> int:
     """Characters of a mode's prompt before its fields are filled in."""
     prompt = mode_prompt(mode)
     return len(prompt.system.template) + len(prompt.user.template)
+
+
+def prompt_sizes(modes: Iterable[JudgeMode]) -> tuple[int, Counter[str]]:
+    """The characters of ``modes``' templates together, and how many of
+    them name each field: a request is its template and the fields it names
+    (a protocol may leave some out: MT-Bench's prompts have no profile), so
+    one request of each mode has ``fixed + sum(uses[f] * len(f))`` of them.
+
+    >>> from metrics import protocols
+    >>> fixed, uses = prompt_sizes(protocols.builtin("mt-bench").modes.values())
+    >>> uses["history"], uses["profile"]
+    (2, 0)
+    """
+    fixed, uses = 0, Counter[str]()
+    for mode in modes:
+        prompt = mode_prompt(mode)
+        fixed += template_chars(mode)
+        uses.update({*prompt.system.get_identifiers(), *prompt.user.get_identifiers()})
+    return fixed, uses
 
 
 def judge_items(mode: JudgeMode, samples: int, **fields: str) -> list[JudgeItem]:

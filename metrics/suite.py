@@ -190,9 +190,10 @@ class SuiteSummary(TypedDict, total=False):
 
 
 Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
-# (session, methods, history window in characters) -> (judge calls, prompt characters)
+# (session, methods, history window in characters, the run's options: its
+# protocol says which modes are asked) -> (judge calls, prompt characters)
 SUMMARY_SUFFIXES = ("_avg", "_rate", "_ci_low", "_ci_high")
-Estimator = Callable[[dict, list[str], int | None], tuple[int, int]]
+Estimator = Callable[[dict, list[str], int | None, dict], tuple[int, int]]
 # this suite's rows (finalize passes a RowSource that reads them a part at a
 # time; tests and the interim summary pass columns; both iterate as dict
 # rows), methods

@@ -151,7 +151,7 @@ def expected_items(suite: Suite, sessions: list[dict[str, Any]], methods: list[s
     window = options.get("history_chars")
     try:
         calls: int = sum(
-            replies.estimate(suite, s, methods, window)[0] for s in sessions
+            replies.estimate(suite, s, methods, window, options)[0] for s in sessions
         )
     except Exception:  # an estimate is advisory: never fail the scoring on it
         log.warning("estimating suite %s failed", suite.name, exc_info=True)

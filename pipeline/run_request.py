@@ -53,6 +53,19 @@ def protocol_of(request: RunRequest) -> protocols.Protocol:
         raise Rejected(protocol_problems(error)) from None
 
 
+def estimate_options(request: RunRequest | None) -> dict[str, Any]:
+    """What a file's judge estimate reads of the run asked for: its protocol
+    (which modes are asked). Without a request, or with a protocol that has
+    problems, the default protocol's: such a run is refused naming them
+    (``judge_options``) once the file itself is valid."""
+    if request is None:
+        return {}
+    try:
+        return {"protocol": protocol_of(request).stored()}
+    except Rejected:
+        return {}
+
+
 def protocol_problems(error: protocols.ProtocolError) -> list[Problem]:
     names = ", ".join(protocols.builtins())
     return [

@@ -28,6 +28,7 @@ from pipeline.run_request import (
     check_file_name,
     checked_suite_options,
     choose_suites,
+    estimate_options,
     judge_options,
     protocol_of,
     public_judge,
@@ -70,22 +71,32 @@ class RunService(RunBudget):
         self.start_worker: Callable[[], None] | None = None
 
     # -- validation ----------------------------------------------------------
-    def validation_options(self) -> dict[str, Any]:
+    def validation_options(self, request: RunRequest | None = None) -> dict[str, Any]:
+        """``request``: the run asked for, whose protocol the estimates
+        count the judge modes of (none: the default protocol's)."""
         return {
             "max_line_bytes": self.config["MAX_LINE_MB"] * 1024 * 1024,
             "max_errors": self.config["MAX_VALIDATION_ERRORS"],
             "suites": registry.suites(),
             "limits": Limits.from_config(self.config),
             "history_chars": self.config["JUDGE_HISTORY_CHARS"],
+            "run_options": estimate_options(request),
         }
 
-    def validate(self, stream: BinaryIO, filename: str) -> dataset.ValidationReport:
-        return dataset.validate_stream(stream, filename, **self.validation_options())
+    def validate(
+        self, stream: BinaryIO, filename: str, request: RunRequest | None = None
+    ) -> dataset.ValidationReport:
+        options = self.validation_options(request)
+        return dataset.validate_stream(stream, filename, **options)
 
     def validate_file(
-        self, path: str | Path, filename: str | None = None, collect_spans: bool = False
+        self,
+        path: str | Path,
+        filename: str | None = None,
+        collect_spans: bool = False,
+        request: RunRequest | None = None,
     ) -> dataset.ValidationReport:
-        options = self.validation_options()
+        options = self.validation_options(request)
         return dataset.validate_file(
             path, filename, collect_spans=collect_spans, **options
         )
@@ -134,7 +145,7 @@ class RunService(RunBudget):
 
     def _record(self, path: Path, upload_id: str, sha256: str, filename: str,
                 request: RunRequest, on_valid: OnValid | None = None) -> Run:  # fmt: skip
-        report = self.validate_file(path, filename, collect_spans=True)
+        report = self.validate_file(path, filename, collect_spans=True, request=request)
         if not report.valid:
             raise Rejected(report.errors)
         if on_valid is not None:

@@ -260,3 +260,45 @@ def test_the_estimate_before_a_run_is_within_ten_percent_of_its_cost(
     assert used["cached_tokens"] > 0 and used["cost_usd"] > 0
     assert said["earlier_runs"] == 1 and said["calls"] == used["calls"]
     assert abs(said["cost_usd"] - used["cost_usd"]) <= 0.10 * used["cost_usd"]
+
+
+# -- the estimate is of the run's protocol ------------------------------------------
+@pytest.mark.parametrize("protocol", ["aloe", "mt-bench", "personasteer"])
+def test_the_estimate_counts_the_modes_the_runs_protocol_asks(
+    judged, judge_server, tmp_path, protocol
+):
+    """ALOE and MT-Bench ask no binary verdict: one request per item, not
+    two. The calls shown before the run and checked against the limit are
+    the calls the run makes (none re-asked), and the prompt characters are
+    within 5% of what the judge was sent."""
+    import json
+
+    from tests.test_api import wait_final
+
+    app, client = judged()
+    fields = {"suites": "alignment", "protocol": protocol}
+    checked = validate(client, **fields)
+    said = checked["judge_calls"]["estimate"]
+    chars = checked["estimate"]["alignment"]["prompt_chars"]
+    before = judge_server.state.calls
+    with (tmp_path / "bodies").open("wb") as bodies:
+        judge_server.state.record_to = bodies
+        try:
+            created = upload(client, sample_bytes(), **fields).get_json()
+            final = wait_final(client, created["token"])
+        finally:
+            judge_server.state.record_to = None
+    assert final["status"] == "done"
+    assert final["results"]["run"]["judge"]["protocol"]["name"] == protocol
+    used = final["results"]["judge_usage"]["scripted"]
+    assert used["reasks"] == 0
+    assert said == judge_server.state.calls - before == used["calls"]
+    requests = (tmp_path / "bodies").read_bytes().splitlines()
+    sent = [m for body in requests for m in json.loads(body)["messages"]]
+    sent_chars = sum(len(message["content"]) for message in sent)
+    assert abs(chars - sent_chars) <= 0.05 * sent_chars
+    # the limit is checked against the same figure
+    app.config["MAX_JUDGE_CALLS_PER_RUN"] = said - 1
+    refused = upload(client, sample_bytes(), **fields)
+    assert refused.status_code == 400
+    assert refused.get_json()["errors"][0]["params"]["estimate"] == said

@@ -9,6 +9,7 @@ from flask import Blueprint, abort, current_app, jsonify, request
 from core.problems import Rejected
 from core.status import RunStatus
 from dataset import convert
+from pipeline.run_request import RunRequest
 from translations import translate_problems
 from web.extensions import link
 from web.extensions import runs as _service
@@ -53,7 +54,9 @@ def validate():
         upload = forms.uploaded_file(request.files)
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
-    report = _service().validate(upload.stream, upload.filename)
+    asked = _asked_run()
+    run = None if isinstance(asked, Rejected) else asked
+    report = _service().validate(upload.stream, upload.filename, run)
     body = report.to_dict()
     body["errors"] = _errors(body["errors"])
     body["warnings"] = _errors(body["warnings"])
@@ -64,9 +67,9 @@ def validate():
         )
     if report.valid:  # for the suites, samples and judges sent (as for a run)
         try:
-            estimate = _service().judge_calls(
-                report, forms.run_request(request.form, request.files)
-            )
+            if isinstance(asked, Rejected):  # said once the file itself is valid
+                raise asked
+            estimate = _service().judge_calls(report, asked)
         except Rejected as rejected:
             return jsonify(errors=_errors(rejected.errors)), rejected.status
         body["judge_calls"] = estimate
@@ -74,6 +77,15 @@ def validate():
             upload.stream.seek(0)
             body["upload_ref"] = _service().keep(upload.stream, upload.filename)
     return jsonify(body), 200
+
+
+def _asked_run() -> RunRequest | Rejected:
+    """The run the fields sent would be (its protocol says which judge
+    modes the estimate counts), or why it would be refused."""
+    try:
+        return forms.run_request(request.form, request.files)
+    except Rejected as rejected:
+        return rejected
 
 
 def _started(start):

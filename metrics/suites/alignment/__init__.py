@@ -12,7 +12,7 @@ from typing import Any
 from core.status import RowStatus
 from metrics import protocols
 from metrics.dialogue import History, history, user_message
-from metrics.judging import Batch, judge_items, template_chars
+from metrics.judging import Batch, judge_items, prompt_sizes
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
@@ -196,29 +196,38 @@ def _lacking(sessions, methods, options: dict, modes: dict):
                              note=note("protocol_lacks", protocol=name, part=part))  # fmt: skip
 
 
-def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
-    """Judge calls and prompt characters of one session, per sample: two
-    requests per (round, method), each carrying the method's history so far
-    within the window.
+def estimate(
+    session: dict, methods: list[str], window: int | None, options: dict
+) -> tuple[int, int]:
+    """Judge calls and prompt characters of one session, per sample: a
+    request per (round, method) and mode the run's protocol asks (two by
+    default; ALOE and MT-Bench ask no binary verdict), each carrying the
+    method's history so far within the window.
 
     >>> s = {"user_profile": "p", "user_personality": "q", "rounds": [
     ...     {"round": k, "user_message": "hi", "responses": {"M": {"text": "ok"}}}
     ...     for k in (1, 2)]}
-    >>> estimate(s, ["M"], None)[0]
-    4
+    >>> aloe = {"protocol": protocols.builtin("aloe").stored()}
+    >>> estimate(s, ["M"], None, {})[0], estimate(s, ["M"], None, aloe)[0]
+    (4, 2)
     """
-    fixed = sum(template_chars(mode) for mode in MODES)
-    base = len(session["user_profile"]) + len(session["user_personality"])
+    modes = modes_of(options).values()
+    fixed, uses = prompt_sizes(modes)
+    profile, personality = session["user_profile"], session["user_personality"]
+    base = uses["profile"] * len(profile) + uses["personality"] * len(personality)
     calls = chars = 0
     for method in methods:
         history_chars = 0
         for round_ in session["rounds"]:
             response = round_["responses"][method]
-            turn = len(user_message(round_, response)) + len(response["text"])
+            asked = len(user_message(round_, response))
             shown = history_chars if window is None else min(history_chars, window)
-            calls += len(MODES)
-            chars += fixed + len(MODES) * (base + shown + turn)
-            history_chars += turn + 24  # "User: ...\nAssistant: ..." and a blank line
+            calls += len(modes)
+            chars += fixed + base + uses["history"] * shown
+            chars += uses["user_message"] * asked
+            chars += uses["response"] * len(response["text"])
+            # "User: ...\nAssistant: ..." and a blank line
+            history_chars += asked + len(response["text"]) + 24
     return calls, chars
 
 

@@ -40,7 +40,7 @@ from core.status import RowStatus
 from dataset.replies import replied
 from metrics import protocols, stats
 from metrics.dialogue import FIRST_MESSAGE
-from metrics.judging import Batch, judge_items, template_chars
+from metrics.judging import Batch, judge_items, prompt_sizes
 from metrics.notes import note
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
@@ -190,31 +190,34 @@ def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
     return _both(key, value, None, {**detail, "consistent": consistent})
 
 
-def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
-    """Two calls (both orders) per (round, pair of methods).
+def estimate(
+    session: dict, methods: list[str], window: int | None, options: dict
+) -> tuple[int, int]:
+    """Two calls (both orders) per (round, pair of methods); none when the
+    run's protocol has no pairwise mode (ALOE).
 
     >>> s = {"user_profile": "p", "user_personality": "q", "rounds": [
     ...     {"round": 1, "user_message": "hi", "responses": {m: {"text": "ok"} for m in "ABC"}}]}
-    >>> estimate(s, ["A", "B", "C"], None)[0]
-    6
+    >>> aloe = {"protocol": protocols.builtin("aloe").stored()}
+    >>> estimate(s, ["A", "B", "C"], None, {})[0], estimate(s, ["A", "B", "C"], None, aloe)[0]
+    (6, 0)
     """
+    mode = mode_of(options)
+    if mode is None:
+        return 0, 0
     compared = pairs(methods, {})
-    fixed = (
-        template_chars(PAIRWISE)
-        + len(session["user_profile"])
-        + len(session["user_personality"])
-    )
+    fixed, uses = prompt_sizes([mode])
+    fixed += uses["profile"] * len(session["user_profile"])
+    fixed += uses["personality"] * len(session["user_personality"])
     calls = chars = 0
     for index, round_ in enumerate(session["rounds"]):
-        shared = len(shared_history(session, index, window)) + len(
-            round_["user_message"]
-        )
+        shared = uses["history"] * len(shared_history(session, index, window))
+        shared += uses["user_message"] * len(round_["user_message"])
         for a, b in compared:
             if not (replied(round_, a) and replied(round_, b)):
                 continue
-            replies = len(round_["responses"][a]["text"]) + len(
-                round_["responses"][b]["text"]
-            )
+            replies = uses["response_a"] * len(round_["responses"][a]["text"])
+            replies += uses["response_b"] * len(round_["responses"][b]["text"])
             calls += 2
             chars += 2 * (fixed + shared + replies)
     return calls, chars

@@ -131,9 +131,12 @@ def run(
     return rows + batch.flush()
 
 
-def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+def estimate(
+    session: dict, methods: list[str], window: int | None, options: dict
+) -> tuple[int, int]:
     """Judge calls and prompt characters of one session, per sample: JERA,
-    and the two ALMP requests when the session lists attributes."""
+    and the two ALMP requests when the session lists attributes (whatever
+    the run's protocol: these prompts are the suite's own)."""
     modes = MODES if attributes_of(session) else (JERA,)
     context = len(sample_text(session) or "") + sum(map(len, attributes_of(session)))
     calls = chars = 0

@@ -204,9 +204,12 @@ def summary(
     }
 
 
-def estimate(session: dict, methods: list[str], window: int | None) -> tuple[int, int]:
+def estimate(
+    session: dict, methods: list[str], window: int | None, options: dict
+) -> tuple[int, int]:
     """Judge calls and prompt characters of one session, per sample: one
-    request per method that wrote slots, when the session has ground truth."""
+    request per method that wrote slots, when the session has ground truth
+    (whatever the run's protocol: the prompt is the suite's own)."""
     truth = merge_writes([session.get("ground_truth_slots")])
     if not truth:
         return 0, 0
