@@ -89,6 +89,28 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
     }
 
 
+def summary_notes(aggregates: dict | None) -> dict[str, dict[str, dict]]:
+    """``{method: {summary id: {code, params}}}``: why a summary value is
+    null, or what it rests on. The engine's notes (a panel's items) and each
+    suite's own, which travel in its panel's ``notes`` (AL R² through two
+    rounds, a Bradley–Terry separation) and win: they say why the suite
+    left the value null.
+
+    >>> summary_notes({"summary_notes": {"M": {"a": {"code": "x"}}},
+    ...                "panels": {"s": {"notes": {"M": {"b": {"code": "y"}}}}}})
+    {'M': {'a': {'code': 'x'}, 'b': {'code': 'y'}}}
+    """
+    aggregates = aggregates or {}
+    found = {
+        method: dict(said)
+        for method, said in (aggregates.get("summary_notes") or {}).items()
+    }
+    for panel in (aggregates.get("panels") or {}).values():
+        for method, said in ((panel or {}).get("notes") or {}).items():
+            found.setdefault(method, {}).update(said)
+    return found
+
+
 def not_asked(aggregates: dict | None) -> int:
     """Rows of what the run's judge protocol never asks (a dimension, a
     verdict mode: note ``protocol_lacks``). They are ``not_applicable`` by
@@ -184,7 +206,7 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
         "judge_usage": spent,
         "summary": aggregates.get("summary", {}),
         # {method: {metric: {code, params}}}: why a summary value is null
-        "summary_notes": aggregates.get("summary_notes", {}),
+        "summary_notes": summary_notes(aggregates),
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
         "judge_validity": judge_validity(

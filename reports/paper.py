@@ -142,13 +142,26 @@ def _noted(run, table: dict) -> str:
     """The summary notes of the table's values (why one is null, or what a
     panel mean rests on), in English."""
     aggregates = run.aggregates or {}
+    methods: dict[tuple[str, str], list[str]] = {}  # (column, note) -> methods
+    for column in table["columns"]:
+        for row in table["rows"]:
+            said = paper_summary.english_note(aggregates, row["method"], column.id)
+            if said:
+                methods.setdefault((column.label.msgid, said), []).append(row["method"])
     found = [
-        f"{row['method']}, {column.label.msgid}: {said}"
-        for row in table["rows"]
-        for column in table["columns"]
-        if (said := paper_summary.english_note(aggregates, row["method"], column.id))
+        f"{_named(noted, len(table['rows']))}, {label}: {said}"
+        for (label, said), noted in methods.items()
     ]
     return f" Notes: {'; '.join(found)}." if found else ""
+
+
+def _named(methods: list[str], of: int) -> str:
+    """The methods a note is about ("every method" when it is all of them).
+
+    >>> _named(["A", "B"], 2), _named(["A"], 2)
+    ('every method', 'A')
+    """
+    return "every method" if len(methods) == of > 1 else ", ".join(methods)
 
 
 def legend(columns) -> list[str]:

@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 from metrics import notes, registry
 from metrics.counts import count_key, is_count
+from metrics.results import summary_notes
 from metrics.rows import finite_json
 from reports import paper_panel
 from reports.exports import safe_cell
@@ -167,7 +168,7 @@ def english_note(aggregates: dict, method: str, metric_id: str) -> str | None:
     ...     "params": {"judges": "x"}}}}}, "M", "al_avg")
     'no panel value: the judge(s) x scored none of these items'
     """
-    found = ((aggregates.get("summary_notes") or {}).get(method) or {}).get(metric_id)
+    found = (summary_notes(aggregates).get(method) or {}).get(metric_id)
     if not found or found.get("code") not in notes.NOTES:
         return None
     return notes.Note(found["code"], dict(found.get("params") or {})).english

@@ -10,6 +10,7 @@ from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.notes import translate
 from metrics.registry import spec
+from metrics.results import summary_notes
 from reports.formatting import display_key, p_value
 from translations import _, metric_label
 
@@ -109,7 +110,7 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
     with the baseline (the family this table shows, the same on every page)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
-    said = aggregates.get("summary_notes") or {}  # why a value is null
+    said = summary_notes(aggregates)  # why a value is null
     comparisons = aggregates.get("comparisons", [])
     columns = [m for m in registry.get(suite).summary_metrics() if m.in_table]
     best = {m.id: best_methods(summary, run.methods, m.id, percent) for m in columns}

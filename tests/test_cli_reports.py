@@ -82,3 +82,33 @@ def test_unknown_runs_and_single_runs_exit_2_in_one_line(two_runs):
     alone = runner.invoke(args=["compare", run.token])
     assert alone.exit_code == 2 and "Traceback" not in alone.output
     assert "2 and 8 runs" in alone.stderr
+
+
+def test_compare_says_why_bradley_terry_has_no_strength(
+    app_factory, tmp_path, judge_server
+):
+    """Two runs' methods never met each other: the merged comparison has
+    no Bradley–Terry scale, and the report says so instead of a bare —."""
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    path = crafted.write(tmp_path / "p.jsonl", crafted.alignment_sessions())
+    storage = app.extensions["storage"]
+    tokens = []
+    for _ in range(2):
+        document = evaluate(app, path, judge_server, suites=["pairwise"])
+        tokens.append(storage.runs.get_run(document["run"]["id"]).token)
+    result = app.test_cli_runner().invoke(args=["compare", *tokens, "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "| — |" in result.stdout
+    assert (
+        "every method, Bradley–Terry strength: no Bradley–Terry strengths on one "
+        "scale: these groups of methods were not compared with each other"
+    ) in result.stdout
+    csv_text = app.test_cli_runner().invoke(
+        args=["compare", *tokens, "--format", "csv"]
+    )
+    [row] = [
+        line
+        for line in csv_text.stdout.splitlines()
+        if ",bt_score," in line and "/Base" in line
+    ][:1]
+    assert "not compared with each other" in row

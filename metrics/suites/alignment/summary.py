@@ -65,6 +65,15 @@ def normalized(points: list[dict]) -> list[dict] | None:
 
 
 def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
+    """The mean of the curve and its least-squares line. R² is left
+    undefined through two rounds: a line always fits two points, so it
+    would be 1 whatever AL did (:func:`curve_notes` says so).
+
+    >>> two = [{"k": 1, "mean": 40.0}, {"k": 2, "mean": 55.0}]
+    >>> found = _curve_summary(two, "al")
+    >>> found["al_slope"], found["al_r2"]
+    (15.0, None)
+    """
     ks = [p["k"] for p in points]
     means = [p["mean"] for p in points]
     slope, intercept, r2 = stats.ols(ks, means)
@@ -72,8 +81,29 @@ def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
         f"{prefix}_avg": fmean(means) if means else None,
         f"{prefix}_slope": slope,
         f"{prefix}_intercept": intercept,
-        f"{prefix}_r2": r2,
+        f"{prefix}_r2": None if len(points) == 2 else r2,
     }
+
+
+def curve_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]:
+    """Why the line's values of a curve are null (summary notes): one round
+    has no line, two rounds have no meaningful R², a flat curve has no
+    variance for R² to explain. A curve with no point says nothing: its
+    ``_n`` (0) does.
+
+    >>> curve_notes([{"k": 1, "mean": 40.0}, {"k": 2, "mean": 55.0}],
+    ...             {"al_r2": None}, "al")
+    {'al_r2': {'code': 'r2_two_rounds'}}
+    """
+    if len(points) == 1:
+        code = {"code": "curve_one_round"}
+        return {f"{prefix}_{part}": code for part in ("slope", "intercept", "r2")}
+    if len(points) == 2:
+        return {f"{prefix}_r2": {"code": "r2_two_rounds"}}
+    flat = len({p["mean"] for p in points}) == 1
+    if points and flat and found.get(f"{prefix}_r2") is None:
+        return {f"{prefix}_r2": {"code": "r2_flat_curve"}}
+    return {}
 
 
 def _session_slopes(rows: Rows, methods: list[str]) -> dict[str, list[float]]:
@@ -88,18 +118,22 @@ def _session_slopes(rows: Rows, methods: list[str]) -> dict[str, list[float]]:
     return slopes
 
 
-def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict]:
-    """Per method: the AL(k) curve and its statistics, the session slopes."""
-    points, found = curves(rows, "al", methods), {}
+def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
+    """Per method: the AL(k) curve and its statistics, the session slopes,
+    and why a statistic of the curve is null (summary notes)."""
+    points, found, said = curves(rows, "al", methods), {}, {}
     for method, slopes in _session_slopes(rows, methods).items():
         ci = stats.mean_ci(slopes)
+        line = _curve_summary(points[method], "al")
         found[method] = {
-            **_curve_summary(points[method], "al"),
+            **line,
             "al_session_slope": ci["mean"],
             "al_session_slope_ci_low": ci["ci_low"],
             "al_session_slope_ci_high": ci["ci_high"],
         }
-    return found, points
+        if noted := curve_notes(points[method], line, "al"):
+            said[method] = noted
+    return found, points, said
 
 
 def _binary_rates(rows: Rows, methods: list[str]) -> dict:
@@ -144,7 +178,7 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     a source, curves and session values stream group by group and the
     judge checks read database ranks and sums: nothing holds every item."""
     rows = row_source.readable(rows)
-    al, points = _al_summary(rows, methods)
+    al, points, said = _al_summary(rows, methods)
     per_session = {"al": session_means(rows, "al", methods)}
     rates = _binary_rates(rows, methods)
     per_session["binary"] = session_means(rows, "binary", methods)
@@ -168,7 +202,16 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     return {"summary": summary, "curves": charted, "session_values": per_session,
             "value_parts": _value_parts(rows, methods),
             "validity": judge_checks.validity(rows),
-            "panel": {"reasons": _chart_reasons(points, dimensions)}}  # fmt: skip
+            "panel": _panel(points, dimensions, said)}  # fmt: skip
+
+
+def _panel(points: dict, dimensions: dict, said: dict) -> dict:
+    """The panel's data: why a chart is empty, and (when some is) why a
+    summary value is null (``metrics.results.summary_notes``)."""
+    panel: dict = {"reasons": _chart_reasons(points, dimensions)}
+    if said:
+        panel["notes"] = said
+    return panel
 
 
 def _chart_reasons(points: dict, dimensions: dict) -> dict:

@@ -67,6 +67,35 @@ def _separation_code(split: dict) -> str:
     return "bt_disconnected" if "groups" in split else "bt_separation"
 
 
+def bt_notes(
+    strengths: dict, split: dict | None, outcomes: list, methods: list[str]
+) -> dict[str, dict]:
+    """``{method: {"bt_score": note, ...}}`` (its interval's ends too) for
+    each method without a strength: why (summary notes,
+    ``metrics.results.summary_notes``).
+
+    >>> bt_notes({}, None, [("s", "A", "B", 1.0)], ["A", "B", "C"])["C"]["bt_score"]
+    {'code': 'bt_not_compared', 'params': {'methods': 'C'}}
+    >>> bt_notes({}, None, [], ["A", "B"])["A"]["bt_score"]["code"]
+    'validity_no_comparisons'
+    """
+    present = [m for m in methods if any(m in (a, b) for _s, a, b, _v in outcomes)]
+    if split:
+        reason = {"code": _separation_code(split), "params": split}
+    elif not outcomes:
+        reason = {"code": "validity_no_comparisons"}
+    elif len(present) < 2:
+        reason = {"code": "bt_too_few_methods"}
+    else:
+        absent = ", ".join(m for m in methods if m not in present)
+        reason = {"code": "bt_not_compared", "params": {"methods": absent}}
+    return {
+        method: {key: dict(reason) for key in ("bt_score", "bt_ci_low", "bt_ci_high")}
+        for method in methods
+        if strengths.get(method, {}).get("mean") is None
+    }
+
+
 def validity(details: Iterable[dict | None]) -> dict:
     """Position bias of the judge over the scored comparisons (each once),
     from the details of the scored rows.
@@ -83,6 +112,10 @@ def validity(details: Iterable[dict | None]) -> dict:
         "first_position_rate": fmean(firsts) if firsts else None,
         "pairwise_comparisons": len(consistent),
     }
+
+
+def _notes(said: dict) -> dict:
+    return {"notes": said} if said else {}
 
 
 def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
@@ -136,6 +169,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "reasons": {"bt_forest": {"code": _separation_code(split), "params": split}}
             if split
             else {},
+            # why a method has no strength (metrics.results.summary_notes)
+            **_notes(bt_notes(strengths, split, outcomes, methods)),
         },
         "validity": validity(details),
     }

@@ -1,0 +1,75 @@
+"""No untrue number (issue 56): a value that cannot mean anything is null
+with its reason, and the reason reaches every reader (dashboard tables,
+summary.csv, the paper exports, the results document)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from types import SimpleNamespace
+
+from metrics import engine
+from metrics.results import summary_notes
+from reports import paper, paper_summary
+
+
+def al_rows(rounds: dict[str, list[float]]) -> list[dict]:
+    """Two sessions per method, AL per round as given (+10 in the second)."""
+    return [
+        {
+            "session_id": session,
+            "round": k,
+            "method": method,
+            "metric": "al",
+            "value": value + shift,
+            "status": "ok",
+            "judge": "",
+        }
+        for method, values in rounds.items()
+        for session, shift in (("a", 0.0), ("b", 10.0))
+        for k, value in enumerate(values, start=1)
+    ]
+
+
+def run_of(aggregates: dict, methods: list[str], suites: list[str]):
+    return SimpleNamespace(
+        id="0123456789abcdef",
+        token="t",
+        methods=methods,
+        suites=suites,
+        aggregates=aggregates,
+        sessions=2,
+        rounds=4,
+        judge=None,
+        options={},
+        file_sha256="ab" * 32,
+        finished_at=None,
+    )
+
+
+def test_r2_through_two_rounds_is_undefined_with_its_reason():
+    """A line always fits two points: R² 1.00 said nothing about AL."""
+    rows = al_rows({"Two": [40.0, 55.0], "Five": [40.0, 50.0, 70.0, 60.0, 80.0]})
+    found = engine.aggregate(lambda suite: rows, ["alignment"], ["Two", "Five"])
+    two, five = found["summary"]["Two"], found["summary"]["Five"]
+    assert two["al_slope"] == 15.0 and two["al_r2"] is None
+    assert 0 < five["al_r2"] < 1
+    said = summary_notes(found)
+    assert said["Two"]["al_r2"] == {"code": "r2_two_rounds"}
+    assert "al_r2" not in said.get("Five", {})
+    run = run_of(found, ["Two", "Five"], ["alignment"])
+    rows_csv = list(csv.DictReader(io.StringIO(paper_summary.summary_csv(run))))
+    [r2] = [r for r in rows_csv if (r["method"], r["metric"]) == ("Two", "al_r2")]
+    assert r2["value"] == "" and r2["note"].startswith("undefined with two rounds")
+    assert "a line always fits two points" in paper.to_markdown(run, "Two")
+
+
+def test_a_flat_curve_and_a_single_round_say_why_their_line_is_null():
+    rows = al_rows({"Flat": [50.0, 50.0, 50.0], "One": [70.0]})
+    found = engine.aggregate(lambda suite: rows, ["alignment"], ["Flat", "One"])
+    said = summary_notes(found)
+    assert found["summary"]["Flat"]["al_r2"] is None
+    assert said["Flat"]["al_r2"]["code"] == "r2_flat_curve"
+    assert {said["One"][k]["code"] for k in ("al_slope", "al_intercept", "al_r2")} == {
+        "curve_one_round"
+    }
