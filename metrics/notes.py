@@ -97,9 +97,6 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
     "r2_two_rounds": (_l("undefined with two rounds: a line always fits two points, so R² would be 1 whatever AL did"), None),
     "r2_flat_curve": (_l("undefined: AL(k) is the same at every round, so there is no variance for the line to explain"), None),
-    "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
-    "r2_two_rounds": (_l("undefined with two rounds: a line always fits two points, so R² would be 1 whatever AL did"), None),
-    "r2_flat_curve": (_l("undefined: AL(k) is the same at every round, so there is no variance for the line to explain"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),
     # why a judge agreement statistic is missing (metrics/agreement.py)
