@@ -7,6 +7,7 @@ database that cannot be reached), 2 invalid input (the file, an option).
 from __future__ import annotations
 
 import json
+import shlex
 from functools import partial
 from pathlib import Path
 from typing import NoReturn
@@ -19,6 +20,8 @@ from cli.judge import FAILED, INVALID, PROTOCOL_HELP, print_estimate, protocol_f
 from cli.outcome import print_failures, print_links, wait_with_progress
 from core.problems import Rejected
 from core.status import RunStatus
+from dataset.convert import detect_file
+from dataset.importers import IMPORTERS
 from metrics import registry
 from pipeline.run_request import MAX_RUN_NAME_CHARS
 from pipeline.runs import RunRequest
@@ -84,6 +87,8 @@ def validate_command(file: Path, as_json: bool) -> None:
     """Check FILE against the input format; exit 0 when valid, 1 when not."""
     report = _service().validate_file(_readable(file))
     summary = report.to_dict()
+    if not report.valid:  # another tool's layout: say which, and how to convert
+        summary["looks_like"], summary["convert_command"] = _convert_hint(file)
     if as_json:
         click.echo(json.dumps(summary, ensure_ascii=False, indent=2))
     else:
@@ -96,7 +101,29 @@ def validate_command(file: Path, as_json: bool) -> None:
             )
         else:
             click.echo(f"invalid: {report.errors_total} error(s)")
+        if summary.get("looks_like"):
+            title = IMPORTERS[summary["looks_like"]].title
+            click.echo(
+                f"This file looks like {title}; convert it with: "
+                f"{summary['convert_command']}"
+            )
     raise SystemExit(0 if report.valid else 1)
+
+
+def _convert_hint(path: Path) -> tuple[str | None, str | None]:
+    """The layout of another tool ``path`` is in, detected as the upload
+    page detects it, and the command that converts it (None, None: ours,
+    or no layout we know)."""
+    try:
+        layout = detect_file(path)
+    except OSError:
+        return None, None
+    if layout is None:
+        return None, None
+    out = path.with_name(f"{path.stem}.converted.jsonl")
+    words = ["flask", "--app", "app", "convert", "--from", layout]
+    command = shlex.join([*words, str(path), "--out", str(out)])
+    return layout, command
 
 
 def _option_flag(name: str) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from core.i18n import LazyText, _l
 from dataset.layouts import (
     aloe,
     lenient,
@@ -52,15 +53,25 @@ __all__ = [
 class Importer(NamedTuple):
     convert: Callable[[dict, int, Options], dict]
     id_prefix: str  # of the session id made for a record: <prefix>-<number>
+    title: str | LazyText  # what the upload page and validate call the layout
 
 
 IMPORTERS: dict[str, Importer] = {
-    "lenient": Importer(lenient, "record"),
-    "sharegpt": Importer(sharegpt, "record"),
-    "openai-messages": Importer(openai_messages, "record"),
-    "personachat": Importer(personachat, "persona-chat"),
-    "personachat-original": Importer(personachat_original, "personachat"),
-    "aloe": Importer(aloe, "aloe"),
+    "lenient": Importer(
+        lenient,
+        "record",
+        _l(
+            "our format with other spellings (0-based or string round numbers, "
+            "personas as lists)"
+        ),
+    ),
+    "sharegpt": Importer(sharegpt, "record", "ShareGPT"),
+    "openai-messages": Importer(openai_messages, "record", _l("OpenAI chat messages")),
+    "personachat": Importer(personachat, "persona-chat", "Synthetic-Persona-Chat"),
+    "personachat-original": Importer(
+        personachat_original, "personachat", _l("PersonaChat (original release)")
+    ),
+    "aloe": Importer(aloe, "aloe", "ALOE"),
 }
 
 

@@ -167,6 +167,30 @@ def test_validate_says_a_repeated_warning_once_with_its_count(runner, tmp_path):
     assert warnings[0].endswith("(10 times; lines 1, 2, 3, 4, 5, …)")
 
 
+@pytest.mark.parametrize(
+    ("name", "layout", "title"),
+    [("aloe.jsonl", "aloe", "ALOE"), ("sharegpt.json", "sharegpt", "ShareGPT")],
+)
+def test_validate_names_another_tools_layout_and_the_convert_command(
+    runner, name, layout, title
+):
+    """Issue 56: a file in ALOE's or ShareGPT's layout got only 'required
+    field is missing'; the upload page's detection names its layout, and
+    validate says it too, with the command that converts it."""
+    path = ROOT / "tests" / "data" / "importers" / name
+    stem = str(path.with_suffix(""))
+    command = (
+        f"flask --app app convert --from {layout} {path} --out {stem}.converted.jsonl"
+    )
+    plain = runner.invoke(args=["validate", str(path)])
+    assert plain.exit_code == 1
+    assert f"This file looks like {title}; convert it with: {command}" in plain.output
+    report = json.loads(runner.invoke(args=["validate", str(path), "--json"]).output)
+    assert (report["looks_like"], report["convert_command"]) == (layout, command)
+    ours = runner.invoke(args=["validate", str(ROOT / "sample_data.jsonl"), "--json"])
+    assert "looks_like" not in json.loads(ours.output)
+
+
 HEAVY = ("sqlalchemy", "alembic", "celery", "kombu", "redis", "aiohttp", "numpy",
          "scipy")  # fmt: skip
 

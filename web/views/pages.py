@@ -25,6 +25,7 @@ import dataset
 from config import PROJECT_ROOT
 from core.problems import Rejected
 from core.status import FINAL_RUN
+from dataset.importers import IMPORTERS
 from metrics import protocols, registry
 from metrics.results import tidy_row
 from pipeline.judge_check import check_judge
@@ -63,6 +64,8 @@ def _upload_context(**extra) -> dict:
         "default_protocol": protocols.DEFAULT,
         "judge_prices": config["JUDGE_PRICES"],
         "judge_max_tokens": config["JUDGE_MAX_TOKENS"],
+        # "This looks like …" names another tool's layout as validate does
+        "layout_titles": {name: str(found.title) for name, found in IMPORTERS.items()},
         **extra,
     }
 
