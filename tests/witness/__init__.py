@@ -1,0 +1,1 @@
+"""The witness: a second, plain implementation of every published aggregate."""

@@ -1,0 +1,1806 @@
+"""The witness's reference implementation of every published aggregate (issue 56).
+
+A second, deliberately plain implementation of the numbers a results document
+publishes, written from the documentation alone: ``docs/metrics/README.md``,
+``docs/metrics/alignment.md``, ``docs/metrics/pairwise.md``, the other metric
+cards and ``docs/results-format.md``. It imports nothing from the product
+(``metrics/``, ``reports/``, ``pipeline/``, ``web/``, ``store/``) and none of
+the libraries the product uses for statistics (scipy, sklearn, krippendorff,
+numpy): every quantity is computed here from the document's tidy ``rows``.
+
+Arithmetic is exact: each row value becomes ``Fraction(value).limit_denominator(
+10**6)`` (row values are judge scores, small-denominator means, 0/1 votes), and
+means, differences, ranks and ties are taken on fractions, so two values equal
+on paper are equal here. Floats appear only where the docs ask for an
+irrational quantity (square roots, t and normal tails, logarithms, the
+Bradley–Terry fit) and at the end.
+
+Entry points (each returns the shape of the matching block of the document, so
+a caller can compare key by key):
+
+* ``summary(doc)``: ``{method: {id: value, id_n: int, ...}}``;
+* ``curves(doc)``: ``{"al": {method: [points]}, "nal": {...}}``;
+* ``comparisons(doc)``: a list of comparisons, without the bootstrap bounds;
+* ``interval_checks(doc)``: every bootstrap interval of the document checked
+  against the exact bootstrap distribution (``bootstrap_bounds_ok``);
+* ``counts(doc)``: ``{status: number of rows}``;
+* ``judge_validity(doc)``: the quantities the docs define from rows.
+
+Questions the docs leave open. Each is answered by the most natural reading,
+named by a constant or a function below; none was settled by reading the code.
+
+1. Which judges form a method's panel for a metric (README "Judge panels": "a
+   judge is in a method's panel when it was asked about any of that method's
+   items")? Read: the judges with an ``ok``/``unscored``/``error`` row of the
+   method on any judged metric of the same suite (``panel_judges``): the
+   alignment suite's ``al``, ``binary`` and dimensions together, the pairwise
+   suite's ``pairwise@*`` together, any other metric alone. Fact rows
+   (``response_chars``, ``human_*``, ``al_sample@k``) are not judged items,
+   and a row no judge made (``judge`` ``""``, e.g. a failed chunk's ``error``
+   row) joins no panel of named judges.
+2. ``<id>@<judge>`` keys: written only when the run has two or more judge
+   models (``PER_JUDGE_KEYS_ONLY_FOR_PANELS``), for every model of
+   ``run.judge.models``.
+3. ``al_session_slope_n`` (and its CI ends): sessions with a scored ``al`` (the
+   ``_n`` rule of results-format), not the sessions with two scored rounds that
+   the slope mean rests on.
+4. ``al_lc`` is not defined for a panel or with items lacking
+   ``response_chars``: read as the regression over the panel's item values
+   that have a length; ``ln(1 + chars)`` is ``math.log1p``.
+5. N-AL(k) point ``n``: the ``n`` of AL(k). Its CI ends are always null.
+6. Welch's t "null when a side has fewer than 2 values or both variances are
+   0"; Cohen's d has no null rule: null here when the pooled SD is 0 or
+   undefined (``cohens_d``).
+7. ``judge_validity.human.n`` ("the labelled responses it scored"): responses
+   with a human label of either kind that the judge scored in that mode
+   (``human_agreement``).
+8. Spearman ρ and Kendall τ are null with fewer than 2 pairs or a constant
+   side; a combined ``length_spearman`` weighs the methods whose ρ exists by
+   their item counts; a ``{judge: ...}`` block is null when every judge's value
+   is null (the documents do this; results-format does not say it).
+9. Krippendorff's α is null when the pairable values do not vary (expected
+   disagreement 0) or fewer than two are pairable.
+10. ``pairwise_comparisons`` is not defined in the docs: read as the number of
+    (judge, session, round, pair of methods) with a scored ``pairwise@`` row.
+11. The simulation suite's "``<id>_ci_low``": read as the row metric's id
+    (``pas_ci_low``), as results-format's ``_n`` rule strips ``_ci_low`` to a
+    row metric.
+12. The value-basis interval (``delta_ci_*``): a bootstrap resample in which a
+    method's value has no stratum is left out; an interval over fewer than two
+    sessions is not checked.
+13. ``counts.missing`` is the number of ``missing`` rows (results-format's
+    status table); the header's ``missing_rows`` is not documented.
+14. The win-rate interval with one session: README's "null when n < 2" is
+    said of comparisons; pairwise.md says nothing, so null or [share, share]
+    are both accepted.
+
+Not covered, and why:
+
+* ``position_consistency`` and ``first_position_rate``: they need each
+  order's verdict; rows hold only the combined value (1, ½, 0).
+* the ``slots`` suite (micro averages need TP/FP/FN, which rows do not carry)
+  and ``summary_notes``.
+* the product's random streams: bootstrap bounds are checked against the exact
+  bootstrap distribution, never recomputed (``bootstrap_bounds_ok``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations, combinations_with_replacement
+from typing import Any
+
+Item = tuple[str, int | None]
+Values = dict[Item, Fraction]
+Number = Fraction | float
+
+# README "Comparisons": a difference with |d| <= 1e-9 is a zero.
+ZERO_DIFFERENCE = Fraction(1, 10**9)
+# README "Comparisons": the exact distribution for up to 50 nonzero differences
+# without ties, every sign flip for up to 13 with ties, else the normal one.
+EXACT_WITHOUT_TIES_MAX_N = 50
+SIGN_FLIPS_WITH_TIES_MAX_N = 13
+# pairwise.md "Bradley–Terry": the L2 term 1e-4/2 * sum(beta^2).
+BT_PENALTY = 1e-4
+# Statuses that mean a judge was asked about an item (README "Judge panels").
+ASKED = frozenset({"ok", "unscored", "error"})
+DEFAULT_DIMENSIONS = (
+    "style",
+    "content",
+    "naturalness",
+    "personalization",
+    "conversation",
+)
+# Session- or row-level metrics whose summary is ``<id>_avg``, the mean over
+# sessions of per-session means (quality.md, style.md, roleplay.md,
+# simulation.md); each is also compared between methods (README table).
+MEAN_OVER_SESSIONS = {
+    "quality": (
+        "coherence",
+        "completeness",
+        "length",
+        "structure",
+        "vocabulary",
+        "quality",
+    ),
+    "style": ("nvcs", "ertd"),
+    "roleplay": (
+        "jera",
+        "jera_immersivity",
+        "jera_consistency",
+        "jera_creativity",
+        "almp",
+    ),
+    "simulation": ("pas", "bvs", "ora", "dei", "crrs"),
+}
+COMPARED = {
+    "alignment": ("al", "binary"),
+    "quality": MEAN_OVER_SESSIONS["quality"],
+    "style": ("nvcs", "ertd"),
+    "roleplay": ("jera", "almp"),
+    "simulation": MEAN_OVER_SESSIONS["simulation"],
+}
+# Question 2.
+PER_JUDGE_KEYS_ONLY_FOR_PANELS = True
+# The exact bootstrap distribution is enumerated up to this many units.
+EXACT_BOOTSTRAP_MAX_N = 7
+
+
+# --------------------------------------------------------------------------
+# Rows
+
+
+def exact(value: float | int) -> Fraction:
+    """A row value as the fraction it stands for.
+
+    >>> exact(1 - 2 / 3) == exact(1 / 3) == Fraction(1, 3)
+    True
+    """
+    return Fraction(value).limit_denominator(10**6)
+
+
+def published(value: Number | None) -> float | None:
+    """A value as the document prints it (``None`` stays ``None``)."""
+    return None if value is None else float(value)
+
+
+@dataclass
+class Index:
+    """The scored rows of a document, by (method, metric, judge) and item."""
+
+    methods: list[str]
+    suites: list[str]
+    models: list[str]
+    options: dict[str, Any]
+    scored: dict[tuple[str, str, str], Values] = field(default_factory=dict)
+    asked: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    metrics: set[str] = field(default_factory=set)
+
+
+def build_index(doc: dict[str, Any]) -> Index:
+    """Read ``doc["rows"]``: "scored" means status ``ok`` with a non-null value
+    (README "Conventions"); aggregates exclude every other row."""
+    run = doc["run"]
+    judge = run.get("judge") or {}
+    index = Index(
+        methods=list(run["file"]["methods"]),
+        suites=list(run["suites"]),
+        models=list(judge.get("models") or []),
+        options=dict(run.get("options") or {}),
+    )
+    for row in doc["rows"]:
+        method, metric, judge_name = row["method"], row["metric"], row["judge"]
+        index.metrics.add(metric)
+        if row["status"] in ASKED:
+            index.asked.setdefault((method, metric), set()).add(judge_name)
+        if row["status"] == "ok" and row["value"] is not None:
+            table = index.scored.setdefault((method, metric, judge_name), {})
+            table[(row["session_id"], row["round"])] = exact(row["value"])
+    return index
+
+
+def judge_values(index: Index, method: str, metric: str, judge: str) -> Values:
+    """One judge's scored items of a method's metric (all of its rows)."""
+    return index.scored.get((method, metric, judge), {})
+
+
+def dimensions(index: Index) -> list[str]:
+    """The alignment dimensions: the protocol's five and any other
+    ``al_<name>`` row metric (alignment.md "Output values")."""
+    extra = {
+        metric[3:]
+        for metric in index.metrics
+        if metric.startswith("al_") and "@" not in metric
+    }
+    return list(DEFAULT_DIMENSIONS) + sorted(extra - set(DEFAULT_DIMENSIONS))
+
+
+def judged_group(index: Index, metric: str) -> set[str]:
+    """The judged metrics asked together with ``metric`` (question 1)."""
+    alignment = {"al", "binary"} | {f"al_{name}" for name in dimensions(index)}
+    if metric in alignment:
+        return alignment
+    if metric.startswith("pairwise@"):
+        return {m for m in index.metrics if m.startswith("pairwise@")}
+    return {metric}
+
+
+def panel_judges(index: Index, method: str, metric: str) -> list[str]:
+    """The judges asked about any of the method's items of the metric's
+    suite (README "Judge panels"; question 1)."""
+    judges: set[str] = set()
+    for member in judged_group(index, metric):
+        judges |= index.asked.get((method, member), set())
+    named = judges - {""}
+    return sorted(named or judges)
+
+
+def panel_values(index: Index, method: str, metric: str) -> Values:
+    """The items every judge of the panel scored, each the judges' mean
+    (README "Judge panels": per item first, then over sessions).
+
+    With one judge these are its scored items; a judge of the panel that
+    scored none leaves no item.
+    """
+    tables = [
+        judge_values(index, method, metric, judge)
+        for judge in panel_judges(index, method, metric)
+    ]
+    if not tables:
+        return {}
+    common = set(tables[0]).intersection(*tables[1:])
+    return {item: mean([table[item] for table in tables]) for item in common}
+
+
+def by_round(values: Values) -> dict[int, list[Fraction]]:
+    """Scored values grouped by round (row-level items only)."""
+    groups: dict[int, list[Fraction]] = {}
+    for (_, round_k), value in values.items():
+        if round_k is not None:
+            groups.setdefault(round_k, []).append(value)
+    return groups
+
+
+def by_session(values: Values) -> dict[str, list[Fraction]]:
+    """Scored values grouped by session."""
+    groups: dict[str, list[Fraction]] = {}
+    for (session, _), value in values.items():
+        groups.setdefault(session, []).append(value)
+    return groups
+
+
+def session_means(values: Values) -> dict[str, Fraction]:
+    """Per-session means of the scored rows (README "Comparisons" table)."""
+    return {session: mean(vs) for session, vs in by_session(values).items()}
+
+
+def sessions_behind(values: Values) -> int:
+    """``<id>_n``: sessions with a scored value behind it (results-format)."""
+    return len(by_session(values))
+
+
+# --------------------------------------------------------------------------
+# Special functions: normal and Student-t tails
+
+
+def normal_sf(z: float) -> float:
+    """Upper tail of the standard normal.
+
+    >>> round(normal_sf(1.959963984540054), 12)
+    0.025
+    """
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def normal_quantile(p: float) -> float:
+    """Inverse of the standard normal CDF, by bisection on ``normal_sf``.
+
+    >>> round(normal_quantile(0.975), 10)
+    1.9599639845
+    """
+    low, high = -40.0, 40.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if 1.0 - normal_sf(middle) < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta (Numerical Recipes, betacf)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 100_000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return result
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function.
+
+    >>> round(regularized_beta(2.0, 3.0, 0.4), 12)  # 1 - 0.6**4 - 4*0.4*0.6**3
+    0.5248
+    """
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b)
+        - math.lgamma(a)
+        - math.lgamma(b)
+        + a * math.log(x)
+        + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom.
+
+    >>> round(t_two_sided_p(2.570581835636314, 5), 12)
+    0.05
+    >>> t_two_sided_p(0.0, 3.5)
+    1.0
+    """
+    return regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile (p > 0.5) of Student's t, by bisection on the CDF.
+
+    >>> t_quantile(0.975, 1)  # 12.706204736174707
+    12.70620473617...
+    >>> t_quantile(0.975, 5)  # 2.570581835636314
+    2.57058183563...
+    >>> t_quantile(0.975, 2)  # 4.302652729749464
+    4.30265272974...
+    """
+    tail = 2.0 * (1.0 - p)
+    low, high = 0.0, 1.0
+    while t_two_sided_p(high, df) > tail:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_two_sided_p(middle, df) > tail:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-15 * high:
+            break
+    return (low + high) / 2.0
+
+
+# --------------------------------------------------------------------------
+# Descriptive statistics on fractions
+
+
+def mean(values: Iterable[Fraction]) -> Fraction:
+    """The arithmetic mean of a non-empty collection."""
+    values = list(values)
+    return sum(values, Fraction(0)) / len(values)
+
+
+def mean_or_none(values: Iterable[Fraction]) -> Fraction | None:
+    """The mean, or ``None`` when nothing was scored."""
+    values = list(values)
+    return mean(values) if values else None
+
+
+def sample_variance(values: Sequence[Fraction]) -> Fraction:
+    """The sample variance (n - 1) of at least two values."""
+    centre = mean(values)
+    return sum(((v - centre) ** 2 for v in values), Fraction(0)) / (len(values) - 1)
+
+
+def mean_ci(values: Sequence[Fraction]) -> tuple[float, float] | None:
+    """Student-t 95% interval mean ± t(0.975, n−1)·s/√n, ``None`` for n < 2
+    (README "Comparisons", last paragraph: ``mean_ci``).
+
+    >>> low, high = mean_ci([Fraction(10), Fraction(10), Fraction(5)])
+    >>> round(low, 2), round(high, 2)
+    (1.16, 15.5)
+    """
+    n = len(values)
+    if n < 2:
+        return None
+    centre = float(mean(values))
+    half = t_quantile(0.975, n - 1) * math.sqrt(float(sample_variance(values) / n))
+    return centre - half, centre + half
+
+
+def ols(points: Sequence[tuple[Fraction, Fraction]]) -> dict[str, Fraction] | None:
+    """Least squares of y on x: slope, intercept and the sums behind R².
+
+    ``None`` with fewer than two distinct x (alignment.md "Formulas").
+
+    >>> fit = ols([(Fraction(k), Fraction(y)) for k, y in [(1, 40), (2, 50), (3, 65), (4, 90)]])
+    >>> fit["slope"], fit["intercept"]
+    (Fraction(33, 2), Fraction(20, 1))
+    """
+    if len({x for x, _ in points}) < 2:
+        return None
+    mean_x = mean(x for x, _ in points)
+    mean_y = mean(y for _, y in points)
+    sxx = sum(((x - mean_x) ** 2 for x, _ in points), Fraction(0))
+    sxy = sum(((x - mean_x) * (y - mean_y) for x, y in points), Fraction(0))
+    syy = sum(((y - mean_y) ** 2 for _, y in points), Fraction(0))
+    slope = sxy / sxx
+    return {
+        "slope": slope,
+        "intercept": mean_y - slope * mean_x,
+        "sxx": sxx,
+        "sxy": sxy,
+        "syy": syy,
+    }
+
+
+def average_ranks(values: Sequence[Fraction]) -> list[Fraction]:
+    """Ranks 1..n, ties sharing the mean of their positions (exact).
+
+    >>> average_ranks([Fraction(5), Fraction(1), Fraction(5), Fraction(3)])
+    [Fraction(7, 2), Fraction(1, 1), Fraction(7, 2), Fraction(2, 1)]
+    """
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [Fraction(0)] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = Fraction(start + end + 2, 2)
+        start = end + 1
+    return ranks
+
+
+def pearson(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
+    """Pearson's r, ``None`` with fewer than 2 pairs or a constant side."""
+    if len(xs) < 2:
+        return None
+    mean_x, mean_y = mean(xs), mean(ys)
+    sxx = sum(((x - mean_x) ** 2 for x in xs), Fraction(0))
+    syy = sum(((y - mean_y) ** 2 for y in ys), Fraction(0))
+    if sxx == 0 or syy == 0:
+        return None
+    sxy = sum(
+        ((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)), Fraction(0)
+    )
+    return float(sxy) / math.sqrt(float(sxx * syy))
+
+
+def spearman(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
+    """Spearman's ρ: Pearson's r of the average ranks (question 8).
+
+    >>> spearman([Fraction(v) for v in (1, 2, 3)], [Fraction(v) for v in (10, 30, 20)])
+    0.5
+    """
+    if len(xs) < 2:
+        return None
+    return pearson(average_ranks(xs), average_ranks(ys))
+
+
+def kendall_tau_b(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
+    """Kendall's τ-b = (C − D) / √((n0 − n1)(n0 − n2)), ``None`` with a
+    constant side (question 8).
+
+    >>> kendall_tau_b([Fraction(v) for v in (1, 2, 3)], [Fraction(v) for v in (1, 3, 2)])
+    0.333...
+    """
+    balance, untied_x, untied_y = 0, 0, 0
+    for i, j in combinations(range(len(xs)), 2):
+        dx = (xs[i] > xs[j]) - (xs[i] < xs[j])
+        dy = (ys[i] > ys[j]) - (ys[i] < ys[j])
+        balance += dx * dy
+        untied_x += dx != 0
+        untied_y += dy != 0
+    if untied_x == 0 or untied_y == 0:
+        return None
+    return balance / math.sqrt(untied_x * untied_y)
+
+
+def cohen_kappa(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
+    """Cohen's κ = (p_o − p_e) / (1 − p_e); ``None`` when a rater is constant
+    (alignment.md "Judge checks").
+
+    >>> cohen_kappa([Fraction(v) for v in (1, 1, 0, 0)], [Fraction(v) for v in (1, 0, 0, 0)])
+    0.5
+    """
+    if len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    n = len(xs)
+    observed = Fraction(sum(x == y for x, y in zip(xs, ys, strict=True)), n)
+    labels = set(xs) | set(ys)
+    expected = sum(
+        (Fraction(list(xs).count(label), n) * Fraction(list(ys).count(label), n))
+        for label in labels
+    )
+    return float((observed - expected) / (1 - expected))
+
+
+def _spread(values: Sequence[Fraction]) -> Fraction:
+    """Σ over ordered pairs i ≠ j of (v_i − v_j)², in O(n)."""
+    total = sum(values, Fraction(0))
+    squares = sum((v * v for v in values), Fraction(0))
+    return 2 * (len(values) * squares - total * total)
+
+
+def krippendorff_alpha_interval(units: Iterable[Sequence[Fraction]]) -> float | None:
+    """Krippendorff's α with the interval metric: 1 − D_o / D_e over the
+    pairable values (units with at least two values); question 9.
+
+    >>> krippendorff_alpha_interval([[Fraction(1), Fraction(1)], [Fraction(3), Fraction(3)]])
+    1.0
+    >>> krippendorff_alpha_interval([[Fraction(1), Fraction(2)], [Fraction(3), Fraction(4)]])
+    0.7
+    """
+    pairable = [list(unit) for unit in units if len(unit) >= 2]
+    everything = [value for unit in pairable for value in unit]
+    n = len(everything)
+    if n < 2:
+        return None
+    observed = (
+        sum((_spread(unit) / (len(unit) - 1) for unit in pairable), Fraction(0)) / n
+    )
+    expected = _spread(everything) / (n * (n - 1))
+    if expected == 0:
+        return None
+    return float(1 - observed / expected)
+
+
+# --------------------------------------------------------------------------
+# Tests between methods (README "Comparisons")
+
+
+def sign_flip_counts(ranks: Sequence[Fraction]) -> dict[Fraction, int]:
+    """How many of the 2**n sign flips give each rank sum T+ (every sign
+    flip, counted by subset sums on exact ranks).
+
+    >>> sorted(sign_flip_counts([Fraction(1), Fraction(2)]).items())
+    [(Fraction(0, 1), 1), (Fraction(1, 1), 1), (Fraction(2, 1), 1), (Fraction(3, 1), 1)]
+    """
+    counts: dict[Fraction, int] = {Fraction(0): 1}
+    for rank in ranks:
+        grown = dict(counts)
+        for total, ways in counts.items():
+            grown[total + rank] = grown.get(total + rank, 0) + ways
+        counts = grown
+    return counts
+
+
+def wilcoxon_p(diffs: Sequence[Fraction]) -> Number | None:
+    """Two-sided Wilcoxon signed-rank p of paired differences.
+
+    README "Comparisons": zeros (|d| <= 1e-9) are dropped first; ties are exact
+    (fractions); the exact distribution (every sign flip) for up to 50 nonzero
+    differences without ties or up to 13 with ties, else the normal
+    approximation with the tie correction and no continuity correction;
+    ``None`` when n < 2 or every difference is 0.
+
+    >>> third = Fraction(1, 3)
+    >>> round(float(wilcoxon_p([third] * 8 + [-third] * 5)), 3)
+    0.581
+    >>> wilcoxon_p([Fraction(v) for v in (4, 9, -2, 9, 6)])
+    Fraction(1, 8)
+    >>> wilcoxon_p([Fraction(0), Fraction(0)]) is None
+    True
+    """
+    if len(diffs) < 2:
+        return None
+    nonzero = [d for d in diffs if abs(d) > ZERO_DIFFERENCE]
+    if not nonzero:
+        return None
+    magnitudes = [abs(d) for d in nonzero]
+    ranks = average_ranks(magnitudes)
+    t_plus = sum((r for r, d in zip(ranks, nonzero, strict=True) if d > 0), Fraction(0))
+    tied = len(set(magnitudes)) < len(magnitudes)
+    limit = SIGN_FLIPS_WITH_TIES_MAX_N if tied else EXACT_WITHOUT_TIES_MAX_N
+    if len(nonzero) <= limit:
+        return _sign_flip_p(ranks, t_plus)
+    return _normal_p(magnitudes, t_plus)
+
+
+def _sign_flip_p(ranks: Sequence[Fraction], t_plus: Fraction) -> Fraction:
+    """p = 2·min(P(T+ <= t), P(T+ >= t)), capped at 1."""
+    counts = sign_flip_counts(ranks)
+    below = sum(ways for total, ways in counts.items() if total <= t_plus)
+    above = sum(ways for total, ways in counts.items() if total >= t_plus)
+    return min(Fraction(1), Fraction(2 * min(below, above), 2 ** len(ranks)))
+
+
+def _normal_p(magnitudes: Sequence[Fraction], t_plus: Fraction) -> float:
+    """Normal approximation with the tie correction, no continuity correction."""
+    n = len(magnitudes)
+    ties = Counter(magnitudes).values()
+    variance = Fraction(n * (n + 1) * (2 * n + 1), 24) - Fraction(
+        sum(t**3 - t for t in ties), 48
+    )
+    z = float(t_plus - Fraction(n * (n + 1), 4)) / math.sqrt(float(variance))
+    return 2.0 * normal_sf(abs(z))
+
+
+def holm(p_values: Sequence[Number | None]) -> list[Number | None]:
+    """Holm step-down within one family: the m present p-values sorted
+    ascending, the i-th (from 0) times m − i, running maximum, capped at 1;
+    ``None`` stays ``None`` and is left out of m (README "Comparisons").
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    >>> holm([Fraction(1, 4), None, Fraction(1, 2)])
+    [Fraction(1, 2), None, Fraction(1, 2)]
+    """
+    present = sorted(
+        (i for i, p in enumerate(p_values) if p is not None),
+        key=lambda i: p_values[i],  # type: ignore[arg-type,return-value]
+    )
+    adjusted: list[Number | None] = [None] * len(p_values)
+    running: Number = 0
+    for rank, i in enumerate(present):
+        p = p_values[i]
+        assert p is not None
+        running = max(running, min(p * (len(present) - rank), 1))
+        adjusted[i] = running
+    return adjusted
+
+
+def paired_effect_size(diffs: Sequence[Fraction]) -> float | None:
+    """dz = mean(d) / sd(d) (sample SD); ``None`` when n < 2 or sd = 0.
+
+    >>> round(paired_effect_size([Fraction(v) for v in (4, 9, -2, 9, 6)]), 4)
+    1.1429
+    """
+    if len(diffs) < 2:
+        return None
+    variance = sample_variance(diffs)
+    if variance == 0:
+        return None
+    return float(mean(diffs)) / math.sqrt(float(variance))
+
+
+def welch(
+    xs: Sequence[Fraction], ys: Sequence[Fraction]
+) -> tuple[float | None, float | None]:
+    """Welch's t and its two-sided p on the Welch–Satterthwaite df; both
+    ``None`` when a side has fewer than 2 values or both variances are 0.
+
+    >>> t, p = welch([Fraction(v) for v in (62, 70, 55, 80, 66)],
+    ...              [Fraction(v) for v in (58, 61, 57, 71, 60)])
+    >>> round(t, 4), round(p, 4)
+    (1.0699, 0.3225)
+    """
+    if len(xs) < 2 or len(ys) < 2:
+        return None, None
+    share_x = sample_variance(xs) / len(xs)
+    share_y = sample_variance(ys) / len(ys)
+    if share_x == 0 and share_y == 0:
+        return None, None
+    spread = share_x + share_y
+    t = float(mean(xs) - mean(ys)) / math.sqrt(float(spread))
+    df = spread**2 / (share_x**2 / (len(xs) - 1) + share_y**2 / (len(ys) - 1))
+    return t, t_two_sided_p(t, float(df))
+
+
+def cohens_d(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
+    """Signed Cohen's d on the pooled SD; ``None`` when it is 0 or
+    undefined (question 6).
+
+    >>> round(cohens_d([Fraction(v) for v in (62, 70, 55, 80, 66)],
+    ...                [Fraction(v) for v in (58, 61, 57, 71, 60)]), 4)
+    0.6767
+    """
+    if len(xs) < 2 or len(ys) < 2:
+        return None
+    pooled = (
+        (len(xs) - 1) * sample_variance(xs) + (len(ys) - 1) * sample_variance(ys)
+    ) / (len(xs) + len(ys) - 2)
+    if pooled == 0:
+        return None
+    return float(mean(xs) - mean(ys)) / math.sqrt(float(pooled))
+
+
+# --------------------------------------------------------------------------
+# Bootstrap intervals, checked without the product's random stream
+
+
+def exact_bootstrap(
+    n: int, statistic: Callable[[tuple[int, ...]], Number | None]
+) -> tuple[list[tuple[Number, Fraction]], Fraction]:
+    """The exact bootstrap distribution of ``statistic`` over resamples of
+    ``n`` units: every multiset of n indices, weighted n!/(Πc!)/nⁿ.
+
+    Returns the (value, probability) atoms of the resamples the statistic
+    keeps, and the probability of those it leaves out (``None``).
+    """
+    atoms: list[tuple[Number, Fraction]] = []
+    left_out = Fraction(0)
+    for draw in combinations_with_replacement(range(n), n):
+        weight = Fraction(math.factorial(n), n**n)
+        for count in Counter(draw).values():
+            weight /= math.factorial(count)
+        value = statistic(draw)
+        if value is None:
+            left_out += weight
+        else:
+            atoms.append((value, weight))
+    return atoms, left_out
+
+
+def quantile(atoms: Sequence[tuple[Number, Fraction]], level: float) -> Number:
+    """The smallest value whose cumulative probability reaches ``level``."""
+    total = sum((weight for _, weight in atoms), Fraction(0))
+    cumulative = Fraction(0)
+    ordered = sorted(atoms, key=lambda atom: atom[0])
+    for value, weight in ordered:
+        cumulative += weight
+        if cumulative >= Fraction(level) * total:
+            return value
+    return ordered[-1][0]
+
+
+def within(bound: float, low: Number, high: Number) -> bool:
+    """``low <= bound <= high`` up to float noise in the bound."""
+    slack = 1e-9 * max(1.0, abs(bound))
+    return float(low) - slack <= bound <= float(high) + slack
+
+
+def bounds_in_distribution(
+    atoms: Sequence[tuple[Number, Fraction]],
+    low: float,
+    high: float,
+    tolerance: float,
+) -> bool:
+    """Each bound lies between the distribution's quantiles at 0.025 ±
+    ``tolerance`` (resp. 0.975 ± ``tolerance``)."""
+    return within(
+        low, quantile(atoms, 0.025 - tolerance), quantile(atoms, 0.025 + tolerance)
+    ) and within(
+        high, quantile(atoms, 0.975 - tolerance), quantile(atoms, 0.975 + tolerance)
+    )
+
+
+def bootstrap_bounds_ok(
+    values: Sequence[Fraction],
+    low: float | None,
+    high: float | None,
+    tolerance: float = 0.015,
+) -> bool:
+    """Whether ``[low, high]`` can be a 95% percentile bootstrap interval of
+    the mean of ``values`` (README "Comparisons": 2,000 resamples, ``null``
+    when n < 2; pairwise.md: the win-rate interval).
+
+    For n <= 7 the bounds must lie between the exact bootstrap distribution's
+    quantiles at 0.025 ± 0.015 and 0.975 ± 0.015 (with 2,000 resamples the
+    empirical 2.5% level has an SD of 0.0035, so the band is 4.3 SD wide on
+    each side). For larger n the distribution of the resampled mean is taken
+    as normal, N(mean, σ²/n) with the population σ, and each bound must lie
+    within the same quantile levels widened by 0.25 standard errors on each
+    side for the skew a few sessions can leave.
+
+    >>> diffs = [Fraction(v) for v in (4, 9, -2, 9, 6)]
+    >>> bootstrap_bounds_ok(diffs, 1.4, 8.4)
+    True
+    >>> bootstrap_bounds_ok(diffs, -2.0, 8.4)
+    False
+    >>> bootstrap_bounds_ok([Fraction(1)], None, None)
+    True
+    """
+    n = len(values)
+    if n < 2 or low is None or high is None:
+        return n < 2 and low is None and high is None
+    if n <= EXACT_BOOTSTRAP_MAX_N:
+        atoms, _ = exact_bootstrap(n, lambda draw: mean(values[i] for i in draw))
+        return bounds_in_distribution(atoms, low, high, tolerance)
+    centre = float(mean(values))
+    error = math.sqrt(float(sum((v - mean(values)) ** 2 for v in values) / n) / n)
+    inner, outer = (
+        normal_quantile(0.025 + tolerance),
+        normal_quantile(0.025 - tolerance),
+    )
+    band = (outer - 0.25, inner + 0.25)
+    return within(low, centre + band[0] * error, centre + band[1] * error) and within(
+        high, centre - band[1] * error, centre - band[0] * error
+    )
+
+
+def sampled_bootstrap(
+    n: int, statistic: Callable[[tuple[int, ...]], Number | None], draws: int = 4000
+) -> tuple[list[tuple[Number, Fraction]], Fraction]:
+    """A Monte Carlo stand-in for ``exact_bootstrap`` when n > 7 (own seed,
+    ``draws`` resamples); callers widen their tolerance by its error."""
+    generator = random.Random(56)
+    atoms: list[tuple[Number, Fraction]] = []
+    left_out = Fraction(0)
+    for _ in range(draws):
+        draw = tuple(sorted(generator.randrange(n) for _ in range(n)))
+        value = statistic(draw)
+        if value is None:
+            left_out += Fraction(1, draws)
+        else:
+            atoms.append((value, Fraction(1, draws)))
+    return atoms, left_out
+
+
+def bootstrap_distribution(
+    n: int, statistic: Callable[[tuple[int, ...]], Number | None]
+) -> tuple[list[tuple[Number, Fraction]], Fraction, float]:
+    """Exact up to 7 units, sampled beyond; the third value is the extra
+    tolerance the sampling calls for (3 SD of a 2.5% quantile level)."""
+    if n <= EXACT_BOOTSTRAP_MAX_N:
+        return (*exact_bootstrap(n, statistic), 0.0)
+    return (*sampled_bootstrap(n, statistic), 3 * math.sqrt(0.025 * 0.975 / 4000))
+
+
+# --------------------------------------------------------------------------
+# Bradley–Terry (pairwise.md)
+
+Wins = dict[tuple[str, str], float]
+
+
+def reachable(
+    start: str, methods: Sequence[str], edge: Callable[[str, str], bool]
+) -> set[str]:
+    """The methods reachable from ``start`` along ``edge``."""
+    seen, frontier = {start}, [start]
+    while frontier:
+        here = frontier.pop()
+        for there in methods:
+            if there not in seen and edge(here, there):
+                seen.add(there)
+                frontier.append(there)
+    return seen
+
+
+def bt_obstacle(methods: Sequence[str], wins: Wins) -> str | None:
+    """Why no finite strength exists: ``bt_too_few_methods``,
+    ``bt_disconnected`` (groups never compared) or ``bt_separation`` (the
+    graph "i won at least part of a comparison with j" is not strongly
+    connected: Ford 1957); ``None`` when a maximum exists."""
+    if len(methods) < 2:
+        return "bt_too_few_methods"
+    start = methods[0]
+
+    def compared(i: str, j: str) -> bool:
+        return wins.get((i, j), 0) + wins.get((j, i), 0) > 0
+
+    if len(reachable(start, methods, compared)) < len(methods):
+        return "bt_disconnected"
+    forward = reachable(start, methods, lambda i, j: wins.get((i, j), 0) > 0)
+    backward = reachable(start, methods, lambda i, j: wins.get((j, i), 0) > 0)
+    if len(forward) < len(methods) or len(backward) < len(methods):
+        return "bt_separation"
+    return None
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _bt_objective_part(method: str, beta: dict[str, float], wins: Wins) -> float:
+    """The terms of the penalized log-likelihood that involve ``method``."""
+    total = -BT_PENALTY / 2 * beta[method] ** 2
+    for other in beta:
+        if other != method:
+            gap = beta[method] - beta[other]
+            total += wins.get((method, other), 0) * math.log(_sigmoid(gap))
+            total += wins.get((other, method), 0) * math.log(_sigmoid(-gap))
+    return total
+
+
+def _bt_coordinate_step(method: str, beta: dict[str, float], wins: Wins) -> float:
+    """One damped Newton step on ``method``'s strength, the others fixed."""
+    gradient, curvature = -BT_PENALTY * beta[method], BT_PENALTY
+    for other in beta:
+        if other != method:
+            games = wins.get((method, other), 0) + wins.get((other, method), 0)
+            chance = _sigmoid(beta[method] - beta[other])
+            gradient += wins.get((method, other), 0) - games * chance
+            curvature += games * chance * (1 - chance)
+    step, before, start = (
+        gradient / curvature,
+        _bt_objective_part(method, beta, wins),
+        beta[method],
+    )
+    while abs(step) > 1e-300:
+        beta[method] = start + step
+        if _bt_objective_part(method, beta, wins) >= before:
+            return step
+        step /= 2
+    beta[method] = start
+    return 0.0
+
+
+def bradley_terry(
+    methods: Sequence[str], wins: Wins, baseline: str
+) -> dict[str, float] | None:
+    """Strengths maximizing Σ W_ij log σ(β_i − β_j) − 10⁻⁴/2 Σ β² with
+    β_baseline = 0 (pairwise.md "Bradley–Terry"), by cyclic coordinate-wise
+    Newton steps (not the product's joint Newton); ``None`` when
+    ``bt_obstacle`` finds no finite maximum.
+
+    >>> fit = bradley_terry(["A", "B"], {("A", "B"): 5.0, ("B", "A"): 1.0}, "A")
+    >>> round(fit["B"], 3)  # about -ln 5 = -1.609, the penalty pulls it in
+    -1.609
+    """
+    if bt_obstacle(methods, wins) is not None:
+        return None
+    beta = dict.fromkeys(methods, 0.0)
+    for _ in range(100_000):
+        largest = 0.0
+        for method in methods:
+            if method != baseline:
+                largest = max(largest, abs(_bt_coordinate_step(method, beta, wins)))
+        if largest < 1e-14:
+            break
+    return beta
+
+
+# --------------------------------------------------------------------------
+# Summary (docs/metrics/*.md "Output values"; results-format "summary")
+
+
+def mean_over_rounds(values: Values) -> Fraction | None:
+    """Mean over rounds k of the per-round mean: ``al_avg`` and the
+    dimension averages (alignment.md "Formulas")."""
+    return mean_or_none(mean(vs) for vs in by_round(values).values())
+
+
+def round_means(values: Values) -> list[tuple[int, Fraction, int]]:
+    """AL(k) with its n, rounds ascending (alignment.md "Formulas")."""
+    groups = by_round(values)
+    return [(k, mean(groups[k]), len(groups[k])) for k in sorted(groups)]
+
+
+def al_line(values: Values) -> dict[str, Fraction | None]:
+    """``al_slope``, ``al_intercept``, ``al_r2``: OLS on the points (k, AL(k)),
+    R² = Sxy²/(Sxx·Syy), null with exactly two rounds or a flat curve."""
+    points = [(Fraction(k), al) for k, al, _ in round_means(values)]
+    fit = ols(points)
+    if fit is None:
+        return {"al_slope": None, "al_intercept": None, "al_r2": None}
+    r2 = None
+    if len(points) != 2 and fit["syy"] != 0:
+        r2 = fit["sxy"] ** 2 / (fit["sxx"] * fit["syy"])
+    return {"al_slope": fit["slope"], "al_intercept": fit["intercept"], "al_r2": r2}
+
+
+def session_slopes(values: Values) -> list[Fraction]:
+    """The OLS slope of s(i, k) on k of each session with two scored rounds."""
+    slopes = []
+    for session, _ in sorted(by_session(values).items()):
+        points = [
+            (Fraction(k), v)
+            for (s, k), v in values.items()
+            if s == session and k is not None
+        ]
+        fit = ols(points)
+        if fit is not None:
+            slopes.append(fit["slope"])
+    return slopes
+
+
+def session_slope_summary(values: Values) -> dict[str, Number | None]:
+    """``al_session_slope`` and its Student-t 95% CI."""
+    slopes = session_slopes(values)
+    interval = mean_ci(slopes)
+    return {
+        "al_session_slope": mean_or_none(slopes),
+        "al_session_slope_ci_low": interval[0] if interval else None,
+        "al_session_slope_ci_high": interval[1] if interval else None,
+    }
+
+
+def alignment_summary(
+    index: Index, method: str
+) -> tuple[dict[str, Any], dict[str, Values]]:
+    """The alignment suite's summary values of a method, and the values each
+    rests on (for ``_n``). Panel values come from common items only."""
+    al = panel_values(index, method, "al")
+    binary = panel_values(index, method, "binary")
+    out: dict[str, Any] = {"al_avg": mean_over_rounds(al), **al_line(al)}
+    out.update(session_slope_summary(al))
+    sources = dict.fromkeys(out, al)
+    out["binary_rate"] = mean_or_none(binary.values())
+    sources["binary_rate"] = binary
+    for name in dimensions(index):
+        dimension = panel_values(index, method, f"al_{name}")
+        out[f"al_{name}_avg"] = mean_over_rounds(dimension)
+        sources[f"al_{name}_avg"] = dimension
+    return out, sources
+
+
+def per_judge_summary(index: Index, method: str) -> dict[str, Any]:
+    """``al_avg@<judge>`` and ``binary_rate@<judge>`` with their ``_n``: each
+    judge's own rows (README "Judge panels"; question 2)."""
+    out: dict[str, Any] = {}
+    if PER_JUDGE_KEYS_ONLY_FOR_PANELS and len(index.models) < 2:
+        return out
+    for judge in index.models:
+        al = judge_values(index, method, "al", judge)
+        binary = judge_values(index, method, "binary", judge)
+        out[f"al_avg@{judge}"] = mean_over_rounds(al)
+        out[f"al_avg_n@{judge}"] = sessions_behind(al)
+        out[f"binary_rate@{judge}"] = mean_or_none(binary.values())
+        out[f"binary_rate_n@{judge}"] = sessions_behind(binary)
+    return out
+
+
+def fact_items(index: Index, method: str, metric: str) -> dict[Item, Fraction]:
+    """A fact no judge gives (``response_chars``, ``human_al``,
+    ``human_binary``) of a method's items, whichever judge's row holds it."""
+    facts: dict[Item, Fraction] = {}
+    for (row_method, row_metric, _), values in index.scored.items():
+        if row_method == method and row_metric == metric:
+            facts.update(values)
+    return facts
+
+
+def length_items(index: Index, method: str) -> dict[Item, Fraction]:
+    """``response_chars`` of a method's items."""
+    return fact_items(index, method, "response_chars")
+
+
+def fact_table(index: Index, metric: str) -> dict[tuple[str, Item], Fraction]:
+    """A fact of every method's items."""
+    return {
+        (method, item): value
+        for method in index.methods
+        for item, value in fact_items(index, method, metric).items()
+    }
+
+
+def solve_exact(
+    matrix: list[list[Fraction]], rhs: list[Fraction]
+) -> list[Fraction] | None:
+    """Gaussian elimination on fractions; ``None`` when singular."""
+    size = len(rhs)
+    rows = [[*row, value] for row, value in zip(matrix, rhs, strict=True)]
+    for col in range(size):
+        pivot = next((r for r in range(col, size) if rows[r][col] != 0), None)
+        if pivot is None:
+            return None
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [
+                    a - factor * b for a, b in zip(rows[r], rows[col], strict=True)
+                ]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
+def length_controlled(index: Index) -> dict[str, Fraction | None]:
+    """``al_lc``: OLS over every scored item of al = b0 + Σ b_m·[method = m] +
+    c·ln(1 + chars), the first method the reference, evaluated per method at
+    the mean ln(1 + chars); null when the design is singular (alignment.md
+    "Judge checks and length control"; question 4)."""
+    data: list[tuple[str, Fraction, Fraction]] = []
+    for method in index.methods:
+        chars = length_items(index, method)
+        for item, value in panel_values(index, method, "al").items():
+            if item in chars:
+                data.append((method, Fraction(math.log1p(float(chars[item]))), value))
+    present = [m for m in index.methods if any(m == d[0] for d in data)]
+    if not data:
+        return dict.fromkeys(index.methods)
+    design = [
+        [Fraction(1)] + [Fraction(m == d[0]) for m in present[1:]] + [d[1]]
+        for d in data
+    ]
+    normal = [
+        [sum((r[i] * r[j] for r in design), Fraction(0)) for j in range(len(design[0]))]
+        for i in range(len(design[0]))
+    ]
+    moment = [
+        sum((r[i] * d[2] for r, d in zip(design, data, strict=True)), Fraction(0))
+        for i in range(len(design[0]))
+    ]
+    beta = solve_exact(normal, moment)
+    result: dict[str, Fraction | None] = dict.fromkeys(index.methods)
+    if beta is None:
+        return result
+    centre = mean(d[1] for d in data)
+    for position, method in enumerate(present):
+        shift = beta[position] if position else Fraction(0)
+        result[method] = beta[0] + shift + beta[-1] * centre
+    return result
+
+
+def pairwise_items(index: Index, method: str) -> dict[str, list[Fraction]]:
+    """Per session, the method's scored comparisons (1, ½, 0), every opponent."""
+    shares: dict[str, list[Fraction]] = {}
+    for opponent in index.methods:
+        if opponent != method:
+            values = panel_values(index, method, f"pairwise@{opponent}")
+            for session, vs in by_session(values).items():
+                shares.setdefault(session, []).extend(vs)
+    return shares
+
+
+def pairwise_wins(index: Index, sessions: Sequence[str] | None = None) -> Wins:
+    """W_ij: i's scored results against j (a tie is half a win for each
+    side), summed over the given sessions with their multiplicity."""
+    wins: Wins = {}
+    for i in index.methods:
+        for j in index.methods:
+            values = panel_values(index, i, f"pairwise@{j}") if i != j else {}
+            per_session = by_session(values)
+            chosen = sessions if sessions is not None else list(per_session)
+            total = sum(
+                (sum(per_session.get(s, []), Fraction(0)) for s in chosen), Fraction(0)
+            )
+            if total:
+                wins[(i, j)] = float(total)
+    return wins
+
+
+def bt_methods(index: Index) -> list[str]:
+    """The methods with a pairwise row (run order)."""
+    return [
+        m
+        for m in index.methods
+        if any(k[0] == m and k[1].startswith("pairwise@") for k in index.asked)
+    ]
+
+
+def bt_baseline(index: Index) -> str:
+    """``pairwise_baseline`` when set, else the first method (pairwise.md)."""
+    return index.options.get("pairwise_baseline") or index.methods[0]
+
+
+def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
+    """``pairwise_winrate`` (mean over sessions of the per-session share won)
+    and ``bt_score``, with ``_n`` = sessions with a scored comparison. The
+    interval ends are random (checked by ``interval_checks``), not given."""
+    methods = bt_methods(index)
+    strengths = bradley_terry(methods, pairwise_wins(index), bt_baseline(index))
+    out: dict[str, dict[str, Any]] = {}
+    for method in index.methods:
+        shares = pairwise_items(index, method)
+        n = len(shares)
+        out[method] = {
+            "pairwise_winrate": mean_or_none(mean(vs) for vs in shares.values()),
+            "bt_score": strengths.get(method) if strengths else None,
+        }
+        for key in (
+            "pairwise_winrate",
+            "pairwise_winrate_ci_low",
+            "pairwise_winrate_ci_high",
+            "bt_score",
+            "bt_ci_low",
+            "bt_ci_high",
+        ):
+            out[method][f"{key}_n"] = n
+    return out
+
+
+def mean_over_sessions_summary(index: Index, suite: str, method: str) -> dict[str, Any]:
+    """``<id>_avg`` = mean over sessions of the per-session means of the
+    scored rows, ``<id>_avg_n`` the sessions (quality.md, style.md,
+    roleplay.md); the simulation suite adds mean ± 1.96·s/√n (README, the
+    simulation seed's statistics; question 11)."""
+    out: dict[str, Any] = {}
+    for metric in MEAN_OVER_SESSIONS[suite]:
+        means = list(session_means(panel_values(index, method, metric)).values())
+        out[f"{metric}_avg"] = mean_or_none(means)
+        out[f"{metric}_avg_n"] = len(means)
+        if suite == "simulation":
+            half = (
+                1.96 * math.sqrt(float(sample_variance(means) / len(means)))
+                if len(means) > 1
+                else None
+            )
+            centre = published(mean_or_none(means))
+            out[f"{metric}_ci_low"] = (
+                None if half is None or centre is None else centre - half
+            )
+            out[f"{metric}_ci_high"] = (
+                None if half is None or centre is None else centre + half
+            )
+            out[f"{metric}_ci_low_n"] = out[f"{metric}_ci_high_n"] = len(means)
+    return out
+
+
+def summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
+    """The ``summary`` block: ``{method: {id: value, id_n: sessions}}``.
+
+    Alignment (alignment.md), pairwise winrate and Bradley–Terry strength
+    (pairwise.md), and every ``<id>_avg`` of the suites in
+    ``MEAN_OVER_SESSIONS``. Worked example of alignment.md ("Summary of one
+    method over three sessions"):
+
+    >>> table = {"a": [60, 70, 80, 90], "b": [20, 30], "c": [40, 50, 50, None]}
+    >>> rows = [row(s, k + 1, "M", "al", v) for s, vs in table.items() for k, v in enumerate(vs)]
+    >>> votes = {"a": [1, 1, 0, 1], "b": [0, 1], "c": [1, 0, 1]}
+    >>> rows += [row(s, k + 1, "M", "binary", v) for s, vs in votes.items() for k, v in enumerate(vs)]
+    >>> values = summary(tiny_doc(rows, ["M"]))["M"]
+    >>> values["al_avg"], values["al_slope"], values["al_intercept"], round(values["al_r2"], 4)
+    (61.25, 16.5, 20.0, 0.9595)
+    >>> round(values["al_session_slope"], 2), round(values["al_session_slope_ci_low"], 2)
+    (8.33, 1.16)
+    >>> round(values["binary_rate"], 3), values["al_avg_n"], values["al_style_avg"]
+    (0.667, 3, None)
+    """
+    index = build_index(doc)
+    out: dict[str, dict[str, Any]] = {method: {} for method in index.methods}
+    if "alignment" in index.suites:
+        lengths = length_controlled(index)
+        for method in index.methods:
+            values, sources = alignment_summary(index, method)
+            values["al_lc"], sources["al_lc"] = lengths[method], sources["al_avg"]
+            out[method].update(values)
+            out[method].update(
+                {f"{key}_n": sessions_behind(v) for key, v in sources.items()}
+            )
+            out[method].update(per_judge_summary(index, method))
+    if "pairwise" in index.suites:
+        for method, values in pairwise_summary(index).items():
+            out[method].update(values)
+    for suite in MEAN_OVER_SESSIONS:
+        if suite in index.suites:
+            for method in index.methods:
+                out[method].update(mean_over_sessions_summary(index, suite, method))
+    return {
+        method: {
+            key: v if isinstance(v, int) and not isinstance(v, bool) else published(v)
+            for key, v in values.items()
+        }
+        for method, values in out.items()
+    }
+
+
+# --------------------------------------------------------------------------
+# Curves (alignment.md "Output values": AL(k) and N-AL(k))
+
+
+def curves(doc: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """``{"al": {method: [{k, mean, n, ci_low, ci_high}]}, "nal": {...}}``.
+
+    AL(k) with a Student-t 95% CI (null for n < 2); N-AL(k) = (AL(k) − min) /
+    (max − min), CI ends null, the whole curve empty when max = min.
+
+    >>> rows = [row("a", 1, "M", "al", 60), row("a", 2, "M", "al", 70),
+    ...         row("b", 1, "M", "al", 20), row("b", 2, "M", "al", 30)]
+    >>> drawn = curves(tiny_doc(rows, ["M"]))
+    >>> [(p["k"], p["mean"], p["n"]) for p in drawn["al"]["M"]]
+    [(1, 40.0, 2), (2, 50.0, 2)]
+    >>> round(drawn["al"]["M"][0]["ci_low"], 4)  # 40 - t(0.975, 1) * (20 * sqrt(2)) / sqrt(2)
+    -214.1241
+    >>> [(p["k"], p["mean"], p["ci_low"]) for p in drawn["nal"]["M"]]
+    [(1, 0.0, None), (2, 1.0, None)]
+    """
+    index = build_index(doc)
+    if "alignment" not in index.suites:
+        return {}
+    al_curves, nal_curves = {}, {}
+    for method in index.methods:
+        values = panel_values(index, method, "al")
+        groups = by_round(values)
+        points = round_means(values)
+        al_curves[method] = [
+            {"k": k, "mean": float(al), "n": n, **interval_of(groups[k])}
+            for k, al, n in points
+        ]
+        nal_curves[method] = normalized(points)
+    return {"al": al_curves, "nal": nal_curves}
+
+
+def interval_of(values: Sequence[Fraction]) -> dict[str, float | None]:
+    """``ci_low``/``ci_high`` of ``mean_ci``."""
+    interval = mean_ci(values)
+    return {
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+    }
+
+
+def normalized(points: Sequence[tuple[int, Fraction, int]]) -> list[dict[str, Any]]:
+    """N-AL(k) points (question 5); empty when max AL = min AL."""
+    if not points:
+        return []
+    low = min(al for _, al, _ in points)
+    high = max(al for _, al, _ in points)
+    if high == low:
+        return []
+    return [
+        {
+            "k": k,
+            "mean": float((al - low) / (high - low)),
+            "n": n,
+            "ci_low": None,
+            "ci_high": None,
+        }
+        for k, al, n in points
+    ]
+
+
+# --------------------------------------------------------------------------
+# Comparisons (README "Comparisons")
+
+
+def value_metric(metric: str) -> str:
+    """The summary value a session metric's comparison stands beside."""
+    return {"al": "al_avg", "binary": "binary_rate"}.get(metric, f"{metric}_avg")
+
+
+def compared_metrics(index: Index) -> list[str]:
+    """The session metrics compared, in the order of the run's suites."""
+    return [metric for suite in index.suites for metric in COMPARED.get(suite, ())]
+
+
+def compare_pair(
+    a_means: dict[str, Fraction], b_means: dict[str, Fraction]
+) -> dict[str, Any]:
+    """One comparison over the sessions both methods scored."""
+    paired = sorted(set(a_means) & set(b_means))
+    diffs = [a_means[s] - b_means[s] for s in paired]
+    xs, ys = [a_means[s] for s in paired], [b_means[s] for s in paired]
+    welch_t, welch_p = welch(xs, ys)
+    return {
+        "n": len(paired),
+        "diff": mean_or_none(diffs),
+        "p_value": wilcoxon_p(diffs),
+        "effect_size": paired_effect_size(diffs),
+        "welch_t": welch_t,
+        "welch_p": welch_p,
+        "cohens_d": cohens_d(xs, ys),
+        "test": "wilcoxon",
+    }
+
+
+def method_pairs(index: Index) -> list[tuple[str, str]]:
+    """Every pair of methods, a before b in the run's method order."""
+    return list(combinations(index.methods, 2))
+
+
+def comparisons(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pair of methods on every compared session metric: ``n``,
+    ``diff`` (mean of a − b), Wilcoxon ``p_value``, ``p_holm`` within the
+    metric's family, ``effect_size`` dz, ``welch_t``/``welch_p``,
+    ``cohens_d``, and ``value_metric``/``delta`` (the difference of the two
+    summary values: README "One basis per table"). The bootstrap bounds are
+    checked by ``interval_checks``.
+
+    >>> rows = [row(s, 1, "Ours", "al", v) for s, v in zip("12345", (62, 70, 55, 80, 66), strict=True)]
+    >>> rows += [row(s, 1, "Base", "al", v) for s, v in zip("123456", (58, 61, 57, 71, 60, 90), strict=True)]
+    >>> [found] = [c for c in comparisons(tiny_doc(rows, ["Ours", "Base"])) if c["metric"] == "al"]
+    >>> found["n"], round(found["diff"], 4), found["p_value"], round(found["effect_size"], 4)
+    (5, 5.2, 0.125, 1.1429)
+    """
+    index = build_index(doc)
+    values = summary(doc)
+    found: list[dict[str, Any]] = []
+    for metric in compared_metrics(index):
+        family = []
+        for a, b in method_pairs(index):
+            result = compare_pair(
+                session_means(panel_values(index, a, metric)),
+                session_means(panel_values(index, b, metric)),
+            )
+            family.append(
+                {"metric": metric, "family": metric, "a": a, "b": b, **result}
+            )
+        for comparison, adjusted in zip(
+            family, holm([c["p_value"] for c in family]), strict=True
+        ):
+            comparison["p_holm"] = adjusted
+            comparison.update(
+                value_delta(values, metric, comparison["a"], comparison["b"])
+            )
+        found.extend(family)
+    return [
+        {key: published(v) if isinstance(v, Fraction) else v for key, v in c.items()}
+        for c in found
+    ]
+
+
+def value_delta(
+    values: dict[str, dict[str, Any]], metric: str, a: str, b: str
+) -> dict[str, Any]:
+    """``value_metric`` and ``delta`` = a's value − b's value."""
+    name = value_metric(metric)
+    value_a, value_b = values[a].get(name), values[b].get(name)
+    delta = None
+    if value_a is not None and value_b is not None:
+        delta = value_a - value_b
+    return {"value_metric": name, "delta": delta}
+
+
+# --------------------------------------------------------------------------
+# Bootstrap intervals of a document
+
+
+def paired_diffs(index: Index, metric: str, a: str, b: str) -> list[Fraction]:
+    """a − b of the per-session means over the sessions both scored."""
+    a_means = session_means(panel_values(index, a, metric))
+    b_means = session_means(panel_values(index, b, metric))
+    return [a_means[s] - b_means[s] for s in sorted(set(a_means) & set(b_means))]
+
+
+Parts = dict[Any, tuple[Fraction, Fraction]]
+
+
+def value_parts(index: Index, metric: str, method: str) -> dict[str, Parts]:
+    """Per session and stratum (numerator, denominator) of a table value
+    (README "One basis per table"): ``al_avg`` by round k, ``binary_rate``
+    (yes votes, verdicts), a mean over sessions (session value, 1)."""
+    values = panel_values(index, method, metric)
+    parts: dict[str, Parts] = {}
+    for (session, k), value in values.items():
+        stratum: Any = k if metric == "al" else None
+        numerator, denominator = parts.setdefault(session, {}).get(
+            stratum, (Fraction(0), Fraction(0))
+        )
+        parts[session][stratum] = (numerator + value, denominator + 1)
+    if metric not in ("al", "binary"):
+        means = session_means(values)
+        parts = {s: {None: (means[s], Fraction(1))} for s in means}
+    return parts
+
+
+def value_from_parts(parts: Sequence[Parts]) -> Fraction | None:
+    """The mean over strata of Σ numerator / Σ denominator (question 12)."""
+    totals: dict[Any, tuple[Fraction, Fraction]] = {}
+    for session in parts:
+        for stratum, (numerator, denominator) in session.items():
+            before = totals.get(stratum, (Fraction(0), Fraction(0)))
+            totals[stratum] = (before[0] + numerator, before[1] + denominator)
+    ratios = [n / d for n, d in totals.values() if d]
+    return mean_or_none(ratios)
+
+
+def delta_bounds_ok(
+    index: Index, metric: str, a: str, b: str, low: float | None, high: float | None
+) -> bool:
+    """The value-basis interval: sessions (the union of both methods') are
+    resampled together and both values recomputed from their parts."""
+    parts_a, parts_b = value_parts(index, metric, a), value_parts(index, metric, b)
+    sessions = sorted(set(parts_a) | set(parts_b))
+    if len(sessions) < 2 or low is None or high is None:
+        return True
+
+    def delta(draw: tuple[int, ...]) -> Fraction | None:
+        value_a = value_from_parts([parts_a.get(sessions[i], {}) for i in draw])
+        value_b = value_from_parts([parts_b.get(sessions[i], {}) for i in draw])
+        return None if value_a is None or value_b is None else value_a - value_b
+
+    atoms, _, extra = bootstrap_distribution(len(sessions), delta)
+    return bounds_in_distribution(atoms, low, high, 0.015 + extra)
+
+
+def bt_bounds_ok(
+    index: Index, method: str, low: float | None, high: float | None
+) -> bool:
+    """Bradley–Terry interval (pairwise.md): 500 resamples of sessions, the
+    separated ones left out, null when more than 5% are. The exact
+    probability q of a separated resample decides: q <= 0.02 needs an
+    interval, q >= 0.09 needs null (a Binomial(500, q) count beyond 25 is then
+    3 SD away); in between either. Bounds: quantile levels 0.025 ± 0.025
+    (3.6 SD of the empirical 2.5% level with 500 resamples)."""
+    baseline, methods = bt_baseline(index), bt_methods(index)
+    if method == baseline:
+        return low == 0.0 and high == 0.0
+    sessions = sorted({s for m in methods for s in pairwise_items(index, m)})
+    per_session = {s: pairwise_wins(index, [s]) for s in sessions}
+
+    def strength(draw: tuple[int, ...]) -> float | None:
+        wins: Wins = {}
+        for i in draw:
+            for key, value in per_session[sessions[i]].items():
+                wins[key] = wins.get(key, 0.0) + value
+        fit = bradley_terry(methods, wins, baseline)
+        return None if fit is None else fit[method]
+
+    atoms, separated, extra = bootstrap_distribution(len(sessions), strength)
+    if low is None or high is None:
+        return separated >= Fraction(2, 100) or not atoms
+    return separated <= Fraction(9, 100) and bounds_in_distribution(
+        atoms, low, high, 0.025 + extra
+    )
+
+
+def winrate_bounds_ok(
+    shares: Sequence[Fraction], low: float | None, high: float | None
+) -> bool:
+    """The win-rate interval (pairwise.md): a bootstrap of the per-session
+    shares. With one session the docs do not say null (question 14): null or
+    the one share at both ends."""
+    if len(shares) == 1 and low is not None:
+        return low == high == float(shares[0])
+    return bootstrap_bounds_ok(shares, low, high)
+
+
+def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every bootstrap interval of the document checked against the exact
+    bootstrap distribution: each comparison's ``ci_low``/``ci_high`` and
+    ``delta_ci_low``/``delta_ci_high``, each method's
+    ``pairwise_winrate_ci_*`` and ``bt_ci_*``. Each entry: ``what``,
+    ``where``, ``low``, ``high``, ``ok``."""
+    index = build_index(doc)
+    checks = []
+    for c in doc.get("comparisons", []):
+        where = f"{c['metric']} {c['a']} vs {c['b']}"
+        diffs = paired_diffs(index, c["metric"], c["a"], c["b"])
+        checks.append(
+            {
+                "what": "ci",
+                "where": where,
+                "low": c["ci_low"],
+                "high": c["ci_high"],
+                "ok": bootstrap_bounds_ok(diffs, c["ci_low"], c["ci_high"]),
+            }
+        )
+        if "delta_ci_low" in c:
+            ok = delta_bounds_ok(
+                index,
+                c["metric"],
+                c["a"],
+                c["b"],
+                c["delta_ci_low"],
+                c["delta_ci_high"],
+            )
+            checks.append(
+                {
+                    "what": "delta_ci",
+                    "where": where,
+                    "low": c["delta_ci_low"],
+                    "high": c["delta_ci_high"],
+                    "ok": ok,
+                }
+            )
+    if "pairwise" in index.suites:
+        for method in index.methods:
+            published_values = doc["summary"][method]
+            shares = [
+                mean(vs) for _, vs in sorted(pairwise_items(index, method).items())
+            ]
+            low, high = (
+                published_values.get("pairwise_winrate_ci_low"),
+                published_values.get("pairwise_winrate_ci_high"),
+            )
+            checks.append(
+                {
+                    "what": "pairwise_winrate_ci",
+                    "where": method,
+                    "low": low,
+                    "high": high,
+                    "ok": winrate_bounds_ok(shares, low, high),
+                }
+            )
+            low, high = (
+                published_values.get("bt_ci_low"),
+                published_values.get("bt_ci_high"),
+            )
+            checks.append(
+                {
+                    "what": "bt_ci",
+                    "where": method,
+                    "low": low,
+                    "high": high,
+                    "ok": bt_bounds_ok(index, method, low, high),
+                }
+            )
+    return checks
+
+
+# --------------------------------------------------------------------------
+# Counts and judge validity
+
+
+def counts(doc: dict[str, Any]) -> dict[str, int]:
+    """``{status: number of rows}`` (results-format "Row statuses")."""
+    return dict(Counter(row["status"] for row in doc["rows"]))
+
+
+def item_table(
+    index: Index, metric: str, judge: str
+) -> dict[tuple[str, Item], Fraction]:
+    """A judge's scored items of a metric over every method."""
+    return {
+        (method, item): value
+        for method in index.methods
+        for item, value in judge_values(index, method, metric, judge).items()
+    }
+
+
+def human_agreement(index: Index, judge: str) -> dict[str, Any]:
+    """Spearman ρ and Kendall τ-b of the judge's ``al`` against ``human_al``,
+    Cohen κ of its ``binary`` against ``human_binary``, ``n`` the labelled
+    responses it scored (question 7), ``n_al``, ``n_binary``."""
+    al, binary = item_table(index, "al", judge), item_table(index, "binary", judge)
+    human_al = fact_table(index, "human_al")
+    human_binary = fact_table(index, "human_binary")
+    al_keys = sorted(set(al) & set(human_al), key=str)
+    binary_keys = sorted(set(binary) & set(human_binary), key=str)
+    judged_al, labels_al = [al[k] for k in al_keys], [human_al[k] for k in al_keys]
+    return {
+        "al_spearman": spearman(judged_al, labels_al),
+        "al_kendall": kendall_tau_b(judged_al, labels_al) if len(al_keys) > 1 else None,
+        "binary_kappa": cohen_kappa(
+            [binary[k] for k in binary_keys], [human_binary[k] for k in binary_keys]
+        ),
+        "n": len(set(al_keys) | set(binary_keys)),
+        "n_al": len(al_keys),
+        "n_binary": len(binary_keys),
+    }
+
+
+def length_spearman(
+    index: Index, judge: str
+) -> tuple[float | None, dict[str, float | None]]:
+    """ρ(length, al) within each method, combined as the mean weighted by
+    the methods' scored items (alignment.md "Judge checks"; question 8)."""
+    by_method: dict[str, float | None] = {}
+    weighted, weight = 0.0, 0
+    for method in index.methods:
+        chars = length_items(index, method)
+        al = judge_values(index, method, "al", judge)
+        keys = sorted(set(al) & set(chars), key=str)
+        rho = spearman([chars[k] for k in keys], [al[k] for k in keys])
+        by_method[method] = rho
+        if rho is not None:
+            weighted, weight = weighted + rho * len(keys), weight + len(keys)
+    return (weighted / weight if weight else None), by_method
+
+
+def cross_mode_auc(index: Index, judge: str) -> float | None:
+    """ROC AUC of the judge's ``al`` separating its own ``binary`` 1 from 0
+    on the same items (ties count half); null with one class.
+
+    >>> rows = [row("s", k, "M", "al", a) for k, a in ((1, 80), (2, 40), (3, 60))]
+    >>> rows += [row("s", k, "M", "binary", b) for k, b in ((1, 1), (2, 0), (3, 0))]
+    >>> cross_mode_auc(build_index(tiny_doc(rows, ["M"])), "j")
+    1.0
+    """
+    al, binary = item_table(index, "al", judge), item_table(index, "binary", judge)
+    keys = set(al) & set(binary)
+    yes = [al[k] for k in keys if binary[k] == 1]
+    no = [al[k] for k in keys if binary[k] == 0]
+    if not yes or not no:
+        return None
+    wins = sum(
+        (Fraction(int(y > n)) + Fraction(int(y == n), 2) for y in yes for n in no),
+        Fraction(0),
+    )
+    return float(wins / (len(yes) * len(no)))
+
+
+def samples_alpha(index: Index, judge: str) -> float | None:
+    """Krippendorff's α (interval) of the ``al_sample@k`` rows: items as
+    units, samples as coders (alignment.md "Judge checks")."""
+    units: dict[tuple[str, Item], list[Fraction]] = {}
+    for metric in sorted(index.metrics):
+        if metric.startswith("al_sample@"):
+            for key, value in item_table(index, metric, judge).items():
+                units.setdefault(key, []).append(value)
+    return krippendorff_alpha_interval(units.values()) if units else None
+
+
+def inter_judge_alpha(index: Index) -> float | None:
+    """Krippendorff's α (interval) of the judges' ``al``, items as units and
+    judges as coders (results-format "Judge panels"); null with one judge."""
+    if len(index.models) < 2:
+        return None
+    units: dict[tuple[str, Item], list[Fraction]] = {}
+    for judge in index.models:
+        for key, value in item_table(index, "al", judge).items():
+            units.setdefault(key, []).append(value)
+    return krippendorff_alpha_interval(units.values())
+
+
+def pairwise_comparisons(index: Index) -> int | None:
+    """Scored (judge, session, round, pair) comparisons (question 10)."""
+    if "pairwise" not in index.suites:
+        return None
+    seen: set[tuple[str, Item, tuple[str, ...]]] = set()
+    for (method, metric, judge), values in index.scored.items():
+        if metric.startswith("pairwise@"):
+            pair = tuple(sorted((method, metric.split("@", 1)[1])))
+            seen.update((judge, item, pair) for item in values)
+    return len(seen)
+
+
+def per_judge(
+    index: Index, compute: Callable[[Index, str], Any]
+) -> dict[str, Any] | None:
+    """``{judge: value}``, or ``None`` when every judge's value is null."""
+    values = {judge: compute(index, judge) for judge in index.models}
+    return values if any(v is not None for v in values.values()) else None
+
+
+def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
+    """The ``judge_validity`` quantities defined from rows (alignment.md
+    "Judge checks"; results-format): ``human``, ``length_spearman`` (and
+    ``_by_method``), ``cross_mode_auc``, ``samples_alpha``,
+    ``inter_judge_alpha``, ``pairwise_comparisons``. Not
+    ``position_consistency``/``first_position_rate`` (see the module
+    docstring)."""
+    index = build_index(doc)
+    if "alignment" not in index.suites:
+        return dict.fromkeys(
+            (
+                "length_spearman",
+                "length_spearman_by_method",
+                "cross_mode_auc",
+                "human",
+                "samples_alpha",
+                "inter_judge_alpha",
+            ),
+        ) | {"pairwise_comparisons": pairwise_comparisons(index)}
+    has_labels = any(m in index.metrics for m in ("human_al", "human_binary"))
+    return {
+        "length_spearman": per_judge(index, lambda i, j: length_spearman(i, j)[0]),
+        "length_spearman_by_method": {
+            j: length_spearman(index, j)[1] for j in index.models
+        },
+        "cross_mode_auc": per_judge(index, cross_mode_auc),
+        "human": {j: human_agreement(index, j) for j in index.models}
+        if has_labels
+        else None,
+        "samples_alpha": per_judge(index, samples_alpha),
+        "inter_judge_alpha": inter_judge_alpha(index),
+        "pairwise_comparisons": pairwise_comparisons(index),
+    }
+
+
+# --------------------------------------------------------------------------
+# Building small documents (doctests and tests)
+
+
+def row(
+    session: str,
+    round_k: int | None,
+    method: str,
+    metric: str,
+    value: float | None,
+    judge: str = "j",
+) -> dict[str, Any]:
+    """A tidy row: ``ok`` with a value, ``unscored`` without."""
+    return {
+        "session_id": session,
+        "round": round_k,
+        "method": method,
+        "metric": metric,
+        "value": value,
+        "status": "ok" if value is not None else "unscored",
+        "note_code": None if value is not None else "unparseable",
+        "judge": judge,
+    }
+
+
+def tiny_doc(
+    rows: list[dict[str, Any]],
+    methods: list[str],
+    suites: Sequence[str] = ("alignment",),
+    models: Sequence[str] = ("j",),
+) -> dict[str, Any]:
+    """A minimal results document around ``rows``."""
+    return {
+        "run": {
+            "file": {"methods": list(methods)},
+            "suites": list(suites),
+            "options": {},
+            "judge": {"models": list(models)},
+        },
+        "rows": rows,
+    }

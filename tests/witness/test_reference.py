@@ -1,0 +1,432 @@
+"""The witness's reference implementation (issue 56): hand-computed cases, and
+the six example results documents the product wrote, checked number by number.
+
+A number of a document that the reference does not reproduce, where the docs
+are clear, is a product bug: it goes into ``DISAGREEMENTS`` with the doc
+sentence and becomes a strict xfail of its own, so the rest of the document
+stays checked and the day the product is fixed the xfail fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.witness import reference as ref
+from tests.witness.reference import row, tiny_doc
+
+EXAMPLES = Path(__file__).parent / "examples"
+NAMES = sorted(path.stem for path in EXAMPLES.glob("*.json"))
+# Summary keys whose values come from the product's random stream: checked by
+# ``interval_checks`` against the exact bootstrap distribution instead.
+RANDOM_SUMMARY_KEYS = {
+    "pairwise_winrate_ci_low",
+    "pairwise_winrate_ci_high",
+    "bt_ci_low",
+    "bt_ci_high",
+}
+COMPARED_FIELDS = (
+    "n",
+    "diff",
+    "p_value",
+    "p_holm",
+    "effect_size",
+    "welch_t",
+    "welch_p",
+    "cohens_d",
+    "test",
+    "family",
+    "value_metric",
+    "delta",
+)
+# (example, block, key) -> why the document is wrong, with the doc sentence.
+# Empty: on these six documents the product and the docs agree.
+DISAGREEMENTS: dict[tuple[str, str, str], str] = {}
+
+
+def fractions(*values: float) -> list[Fraction]:
+    return [Fraction(v) for v in values]
+
+
+def number(value: object) -> float:
+    """A value the reference must have computed (not null)."""
+    assert isinstance(value, int | float | Fraction), value
+    return float(value)
+
+
+# --------------------------------------------------------------------------
+# Hand-computed cases
+
+
+def test_holm_adjusts_within_the_family():
+    assert ref.holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
+    # README worked example: a second pair on al with p = 0.5
+    assert ref.holm([Fraction(1, 8), Fraction(1, 2)]) == [
+        Fraction(1, 4),
+        Fraction(1, 2),
+    ]
+    assert ref.holm([None, 0.2]) == [None, 0.2]
+
+
+def test_wilcoxon_ties_are_ties():
+    """Eight +1/3 and five −1/3 as the rows' floats give them: 0.581, not
+    0.0195 (README "Comparisons")."""
+    diffs = [ref.exact(1 - 2 / 3) - 0] * 8 + [ref.exact(0) - ref.exact(1 / 3)] * 5
+    p = ref.wilcoxon_p(diffs)
+    assert p == Fraction(2380 * 2, 2**13)
+    assert round(float(p), 3) == 0.581
+
+
+def test_wilcoxon_drops_the_zeros_first():
+    """Five wins in 14 sessions, nine ties: the exact p is 0.0625."""
+    assert ref.wilcoxon_p(fractions(1, 1, 1, 1, 1) + [Fraction(0)] * 9) == Fraction(
+        1, 16
+    )
+    assert ref.wilcoxon_p([Fraction(1, 10**10), Fraction(1)]) == 1
+
+
+def test_wilcoxon_exact_without_ties_up_to_fifty():
+    diffs = [Fraction(k) for k in range(1, 21)]
+    assert ref.wilcoxon_p(diffs) == Fraction(2, 2**20)
+
+
+def test_wilcoxon_normal_approximation_with_ties_beyond_thirteen():
+    """14 differences, ties: normal, tie-corrected, no continuity correction."""
+    diffs = fractions(1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, -7)
+    # |d| ranks: pairs share 1.5, 3.5, ..., 13.5; T+ = 105 − 13.5 = 91.5
+    variance = 14 * 15 * 29 / 24 - 7 * (2**3 - 2) / 48
+    z = (91.5 - 14 * 15 / 4) / math.sqrt(variance)
+    expected = math.erfc(z / math.sqrt(2))
+    assert math.isclose(number(ref.wilcoxon_p(diffs)), expected, rel_tol=1e-12)
+
+
+def test_wilcoxon_null_rules():
+    assert ref.wilcoxon_p([Fraction(3)]) is None
+    assert ref.wilcoxon_p([Fraction(0), Fraction(0), Fraction(0)]) is None
+
+
+def test_t_quantiles_match_closed_forms():
+    for p in (0.9, 0.975, 0.995):
+        cauchy = math.tan(math.pi * (p - 0.5))
+        assert math.isclose(ref.t_quantile(p, 1), cauchy, rel_tol=1e-10)
+        two = (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+        assert math.isclose(ref.t_quantile(p, 2), two, rel_tol=1e-10)
+        alpha = 4 * p * (1 - p)
+        q = math.cos(math.acos(math.sqrt(alpha)) / 3) / math.sqrt(alpha)
+        assert math.isclose(ref.t_quantile(p, 4), 2 * math.sqrt(q - 1), rel_tol=1e-10)
+
+
+def test_regularized_beta_matches_the_binomial_sum():
+    for a, b, x in ((1, 1, 0.3), (2, 5, 0.2), (7, 3, 0.8), (12, 9, 0.55)):
+        n = a + b - 1
+        expected = sum(
+            math.comb(n, j) * x**j * (1 - x) ** (n - j) for j in range(a, n + 1)
+        )
+        assert math.isclose(ref.regularized_beta(a, b, x), expected, rel_tol=1e-12)
+
+
+def test_alignment_worked_example():
+    """alignment.md "Worked examples": three sessions of one method."""
+    table: dict[str, list[int | None]] = {
+        "a": [60, 70, 80, 90],
+        "b": [20, 30],
+        "c": [40, 50, 50, None],
+    }
+    votes: dict[str, list[int | None]] = {
+        "a": [1, 1, 0, 1],
+        "b": [0, 1],
+        "c": [1, 0, 1],
+    }
+    rows = [
+        row(s, k + 1, "M", "al", v) for s, vs in table.items() for k, v in enumerate(vs)
+    ]
+    rows += [
+        row(s, k + 1, "M", "binary", v)
+        for s, vs in votes.items()
+        for k, v in enumerate(vs)
+    ]
+    doc = tiny_doc(rows, ["M"])
+    values = ref.summary(doc)["M"]
+    assert (values["al_avg"], values["al_slope"], values["al_intercept"]) == (
+        61.25,
+        16.5,
+        20.0,
+    )
+    assert round(number(values["al_r2"]), 4) == 0.9595
+    assert round(number(values["al_session_slope"]), 2) == 8.33
+    assert round(number(values["al_session_slope_ci_low"]), 2) == 1.16
+    assert round(number(values["al_session_slope_ci_high"]), 2) == 15.50
+    assert values["binary_rate"] == 6 / 9
+    assert values["al_avg_n"] == values["binary_rate_n"] == 3
+    drawn = ref.curves(doc)
+    assert [(p["k"], p["mean"], p["n"]) for p in drawn["al"]["M"]] == [
+        (1, 40.0, 3),
+        (2, 50.0, 3),
+        (3, 65.0, 2),
+        (4, 90.0, 1),
+    ]
+    assert drawn["al"]["M"][3]["ci_low"] is None
+    assert [p["mean"] for p in drawn["nal"]["M"]] == [0.0, 0.2, 0.5, 1.0]
+    al_means = ref.session_means(ref.panel_values(ref.build_index(doc), "M", "al"))
+    assert al_means == {"a": 75, "b": 25, "c": Fraction(140, 3)}
+
+
+def test_r2_is_null_through_two_rounds_and_on_a_flat_curve():
+    two = [row(s, k, "M", "al", 10 * k + i) for i, s in enumerate("ab") for k in (1, 2)]
+    assert ref.summary(tiny_doc(two, ["M"]))["M"]["al_r2"] is None
+    flat = [row("a", k, "M", "al", 50) for k in (1, 2, 3)]
+    values = ref.summary(tiny_doc(flat, ["M"]))["M"]
+    assert (values["al_slope"], values["al_r2"]) == (0.0, None)
+    assert ref.curves(tiny_doc(flat, ["M"]))["nal"]["M"] == []
+
+
+def test_curve_of_two_sessions():
+    rows = [row("a", 1, "M", "al", 60), row("b", 1, "M", "al", 20)]
+    rows += [row("a", 2, "M", "al", 70), row("b", 2, "M", "al", 30)]
+    [first, second] = ref.curves(tiny_doc(rows, ["M"]))["al"]["M"]
+    half = 12.706204736174707 * 20  # t(0.975, 1) · s / √n, s = 20√2
+    assert first["mean"] == 40.0 and first["n"] == 2
+    assert math.isclose(first["ci_low"], 40 - half, rel_tol=1e-10)
+    assert math.isclose(second["ci_high"], 50 + half, rel_tol=1e-10)
+
+
+def test_comparison_worked_example():
+    """README "Comparisons": Ours vs Base, s6 unpaired."""
+    rows = [
+        row(s, 1, "Ours", "al", v)
+        for s, v in zip("12345", (62, 70, 55, 80, 66), strict=True)
+    ]
+    rows += [
+        row(s, 1, "Base", "al", v)
+        for s, v in zip("123456", (58, 61, 57, 71, 60, 90), strict=True)
+    ]
+    doc = tiny_doc(rows, ["Ours", "Base"])
+    [found] = [c for c in ref.comparisons(doc) if c["metric"] == "al"]
+    assert found["n"] == 5 and math.isclose(found["diff"], 5.2)
+    assert found["p_value"] == 0.125 == found["p_holm"]
+    assert round(found["effect_size"], 4) == 1.1429
+    assert (round(found["welch_t"], 4), round(found["welch_p"], 4)) == (1.0699, 0.3225)
+    assert round(found["cohens_d"], 4) == 0.6767
+    diffs = ref.paired_diffs(ref.build_index(doc), "al", "Ours", "Base")
+    assert ref.bootstrap_bounds_ok(diffs, 1.4, 8.4)
+
+
+def test_panel_values_rest_on_items_every_judge_scored():
+    rows = [row("s", 1, "M", "al", 50, "a"), row("s", 1, "M", "al", 70, "b")]
+    rows += [row("s", 2, "M", "al", 90, "a"), row("s", 2, "M", "al", None, "b")]
+    values = ref.summary(tiny_doc(rows, ["M"], models=("a", "b")))["M"]
+    assert values["al_avg"] == 60.0 and values["al_avg_n"] == 1
+    assert values["al_avg@a"] == 70.0 and values["al_avg@b"] == 70.0
+
+
+def test_a_judge_that_failed_every_call_empties_the_panel():
+    rows = [row("s", k, "M", "al", 50, "a") for k in (1, 2)]
+    rows += [row("s", k, "M", "al", None, "b") for k in (1, 2)]
+    doc = tiny_doc(rows, ["M"], models=("a", "b"))
+    values = ref.summary(doc)["M"]
+    assert (values["al_avg"], values["al_avg_n"], values["al_slope"]) == (None, 0, None)
+    assert values["al_avg@a"] == 50.0 and values["al_avg_n@b"] == 0
+    assert ref.curves(doc)["al"]["M"] == []
+
+
+def test_a_judge_without_rows_of_a_method_is_not_in_its_panel():
+    rows = [row("s", 1, "M", "al", 50, "a"), row("s", 1, "N", "al", 40, "b")]
+    values = ref.summary(tiny_doc(rows, ["M", "N"], models=("a", "b")))
+    assert values["M"]["al_avg"] == 50.0 and values["N"]["al_avg"] == 40.0
+
+
+def test_agreement_statistics_by_hand():
+    assert ref.spearman(fractions(1, 2, 3, 4), fractions(1, 3, 2, 4)) == 0.8
+    tau = ref.kendall_tau_b(fractions(1, 2, 3, 4), fractions(1, 3, 2, 4))
+    assert math.isclose(number(tau), 4 / 6)
+    # τ-b with a tie in x: C − D = 5, n0 = 6, n1 = 1 → 5 / √(5 · 6)
+    tau = ref.kendall_tau_b(fractions(1, 1, 2, 3), fractions(1, 2, 3, 4))
+    assert math.isclose(number(tau), 5 / math.sqrt(30))
+    assert ref.cohen_kappa(fractions(1, 1, 1), fractions(1, 0, 1)) is None
+    assert ref.spearman(fractions(1, 1), fractions(1, 2)) is None
+    alpha = ref.krippendorff_alpha_interval(
+        [fractions(1, 2), fractions(3, 4), fractions(5)]
+    )
+    assert math.isclose(number(alpha), 0.7)
+
+
+def test_bradley_terry_gradient_vanishes_at_the_fit():
+    wins = {("A", "B"): 3.5, ("B", "A"): 2.5, ("B", "C"): 4.0, ("C", "B"): 1.0}
+    wins |= {("A", "C"): 2.0, ("C", "A"): 3.0}
+    beta = ref.bradley_terry(["A", "B", "C"], wins, "A")
+    assert beta is not None and beta["A"] == 0.0
+    for m in ("B", "C"):
+        gradient = -ref.BT_PENALTY * beta[m]
+        for o in ("A", "B", "C"):
+            if o != m:
+                chance = 1 / (1 + math.exp(-(beta[m] - beta[o])))
+                games = wins.get((m, o), 0) + wins.get((o, m), 0)
+                gradient += wins.get((m, o), 0) - games * chance
+        assert abs(gradient) < 1e-12
+
+
+def test_bradley_terry_refuses_separation_and_disconnection():
+    sweep = {("A", "B"): 3.0, ("B", "C"): 1.0, ("C", "B"): 1.0}
+    assert ref.bt_obstacle(["A", "B", "C"], sweep) == "bt_separation"
+    apart = {("A", "B"): 1.0, ("B", "A"): 1.0, ("C", "D"): 1.0, ("D", "C"): 1.0}
+    assert ref.bt_obstacle(["A", "B", "C", "D"], apart) == "bt_disconnected"
+    assert ref.bradley_terry(["A", "B", "C"], sweep, "A") is None
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 7, 9, 15, 40])
+def test_bootstrap_bounds_accept_a_real_bootstrap(n):
+    """A percentile bootstrap as README "Comparisons" describes it (numpy,
+    2,000 resamples, seeded) is accepted; bounds moved by two standard errors
+    are not."""
+    rng = np.random.default_rng(n)
+    values = [ref.exact(round(float(v), 3)) for v in rng.gamma(2.0, 3.0, n)]
+    floats = np.array([float(v) for v in values])
+    for seed in (20240521, 1, 2):
+        draws = np.random.default_rng(seed).choice(floats, size=(2000, n))
+        low, high = np.percentile(draws.mean(axis=1), [2.5, 97.5])
+        assert ref.bootstrap_bounds_ok(values, float(low), float(high))
+    error = float(floats.std()) / math.sqrt(n)
+    assert not ref.bootstrap_bounds_ok(values, float(low) - 2 * error, float(high))
+    assert not ref.bootstrap_bounds_ok(values, float(low), float(high) + 2 * error)
+
+
+def test_bootstrap_bounds_are_null_below_two():
+    assert ref.bootstrap_bounds_ok([Fraction(1)], None, None)
+    assert not ref.bootstrap_bounds_ok([Fraction(1)], 1.0, 1.0)
+    assert not ref.bootstrap_bounds_ok(fractions(1, 2), None, None)
+
+
+# --------------------------------------------------------------------------
+# The product's example documents
+
+
+@functools.cache
+def load(name: str) -> dict[str, Any]:
+    return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def close(mine: Any, theirs: Any) -> bool:
+    if mine is None or theirs is None or isinstance(mine, str | bool):
+        return mine == theirs
+    return math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]:
+    """(path, mine, theirs) wherever ``mine`` and the document differ,
+    recursing into dicts (``mine``'s keys) and lists."""
+    if isinstance(mine, dict):
+        if not isinstance(theirs, dict):
+            return [(path, mine, theirs)]
+        found = []
+        for key, value in mine.items():
+            if key not in theirs:
+                found.append((f"{path}.{key}", value, "<absent>"))
+            else:
+                found += differences(value, theirs[key], f"{path}.{key}")
+        return found
+    if isinstance(mine, list):
+        if not isinstance(theirs, list) or len(mine) != len(theirs):
+            return [(path, mine, theirs)]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(mine, theirs, strict=True))
+            for d in differences(a, b, f"{path}[{i}]")
+        ]
+    return [] if close(mine, theirs) else [(path, mine, theirs)]
+
+
+def summary_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    mine = ref.summary(doc)
+    found = differences(mine, doc["summary"], "summary")
+    for method, values in doc["summary"].items():
+        for key in set(values) - set(mine.get(method, {})) - RANDOM_SUMMARY_KEYS:
+            found.append((f"summary.{method}.{key}", "<not computed>", values[key]))
+    return found
+
+
+def comparison_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    mine = {(c["metric"], c["a"], c["b"]): c for c in ref.comparisons(doc)}
+    theirs = {(c["metric"], c["a"], c["b"]): c for c in doc["comparisons"]}
+    found = [(f"comparisons.{k}", "<absent>", "") for k in set(theirs) ^ set(mine)]
+    for key in set(mine) & set(theirs):
+        for field in COMPARED_FIELDS:
+            path = f"comparisons.{key}.{field}"
+            found += differences(mine[key][field], theirs[key].get(field), path)
+    return found
+
+
+def count_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The header's documented counts against the rows' statuses
+    (results-format "Row statuses")."""
+    by_status = ref.counts(doc)
+    header = doc["run"]["counts"]
+    pairs = {
+        "unscored": "unscored",
+        "errors": "error",
+        "not_configured": "not_configured",
+        "not_applicable": "not_applicable",
+        "missing": "missing",
+    }
+    return [
+        (f"counts.{key}", by_status.get(status, 0), header[key])
+        for key, status in pairs.items()
+        if by_status.get(status, 0) != header[key]
+    ]
+
+
+def interval_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    return [
+        (f"{c['what']}.{c['where']}", "outside the exact bootstrap band", c)
+        for c in ref.interval_checks(doc)
+        if not c["ok"]
+    ]
+
+
+BLOCKS = {
+    "summary": summary_differences,
+    "curves": lambda doc: differences(ref.curves(doc), doc["curves"], "curves"),
+    "comparisons": comparison_differences,
+    "intervals": interval_differences,
+    "counts": count_differences,
+    "judge_validity": lambda doc: differences(
+        ref.judge_validity(doc), doc["judge_validity"], "judge_validity"
+    ),
+}
+
+
+@functools.cache
+def found_differences(name: str, block: str) -> tuple[tuple[str, Any, Any], ...]:
+    return tuple(BLOCKS[block](load(name)))
+
+
+def test_the_examples_are_here():
+    assert len(NAMES) == 6
+
+
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+@pytest.mark.parametrize("name", NAMES)
+def test_example_agrees_with_the_reference(name, block):
+    known = {key for (n, b, key) in DISAGREEMENTS if (n, b) == (name, block)}
+    unexpected = [d for d in found_differences(name, block) if d[0] not in known]
+    assert not unexpected, "\n".join(
+        f"{path}: reference {mine!r}, document {theirs!r}"
+        for path, mine, theirs in unexpected
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "block", "key"),
+    [
+        pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for case, reason in DISAGREEMENTS.items()
+    ],
+)
+def test_known_disagreement(name, block, key):
+    assert key not in {d[0] for d in found_differences(name, block)}
