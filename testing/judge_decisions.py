@@ -13,7 +13,8 @@ import time
 from testing import judge_forms, judge_natives, judge_styles
 from testing.judge_state import JudgeState
 
-_DIRECTIVE = re.compile(r"\[\[(\w+)=([\w.]+)\]\]")
+# ``[[al=80]]``, or for one judge of a panel only ``[[al@judge-b=80]]``
+_DIRECTIVE = re.compile(r"\[\[(\w+(?:@[\w.+-]+)?)=([\w.]+)\]\]")
 DIMENSIONS = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
 
 
@@ -71,11 +72,14 @@ def decide(
         state.count(hashlib.sha256(prompt.encode()).hexdigest())  # calls served
         return 200, _pairwise(form, *pair, model, prompt), {}
     response = form.evaluated(prompt) if form else prompt
-    directives = dict(_DIRECTIVE.findall(response))
+    directives = of_model(dict(_DIRECTIVE.findall(response)), model)
     attempt = state.count(hashlib.sha256(prompt.encode()).hexdigest())
     fault = directives.get("fault", "")
     if state.outage_status:
         return state.outage_status, "outage", {"Retry-After": "1"}
+    if "reply" in directives:  # a real judge's reply with no usable verdict
+        kind = form.mode.verdict.kind if form and form.mode else "score"
+        return 200, unusable_reply(directives["reply"], kind), {}
     if fault == "429" and attempt == 1:
         return 429, "slow down", {"Retry-After": "1"}
     if fault.startswith("500x") and attempt <= int(fault[4:]):
@@ -92,6 +96,48 @@ def decide(
         return 200, alignment_reply(50), {DRIP: "1"}
     digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
     return 200, _verdict(form, response, directives, digest, model, prompt), {}
+
+
+def of_model(directives: dict[str, str], model: str) -> dict[str, str]:
+    """The directives that apply to ``model``: ``key@<model>=v`` overrides
+    ``key=v`` for that judge of a panel and is ignored by the others (the
+    model may carry a prefix the server added, "style-structured judge-b").
+
+    >>> of_model({"al": "50", "al@judge-b": "70", "fault@judge-c": "500x9"}, "x judge-b")
+    {'al': '70'}
+    """
+    name = model.split()[-1] if model.split() else ""
+    plain = {key: value for key, value in directives.items() if "@" not in key}
+    for key, value in directives.items():
+        base, _, judge = key.partition("@")
+        if judge and judge == name:
+            plain[base] = value
+    return plain
+
+
+# Replies real judges wrote that carry no verdict on the mode's scale
+# (issue 56): a JSON object whose score is under a key the mode does not
+# declare (WildBench's, on 1-10), the prompt's format example repeated, a
+# number without a scale. ``[[reply=<name>]]`` answers one of them.
+UNUSABLE_REPLIES = {
+    "undeclared_json": {
+        "score": '{"strengths": "Warm and specific.", "weaknesses": "A little long.", '
+        '"score": "6"}',
+        "binary": '{"score": "1"}',
+    },
+    "format_example": {
+        "score": 'I will answer in the format "Rating: [[5]]", for example.',
+        "binary": "The format is \\boxed{1} (continue). Let me think about it.",
+        "pairwise": 'For example, "\\boxed{A}" if A is better. Let me compare them.',
+    },
+    "scaleless": {"score": "I would give this reply a 7.", "binary": "Mostly yes."},
+}
+
+
+def unusable_reply(name: str, kind: str) -> str:
+    """The canned reply ``name`` in the form of a verdict of ``kind``."""
+    found = UNUSABLE_REPLIES[name]
+    return found.get(kind) or found["score"]
 
 
 def _pair(form: judge_forms.Form | None) -> tuple[str, str] | None:
@@ -144,5 +190,8 @@ def _verdict(form, response: str, directives: dict, digest: int, model: str,
         return judge_natives.aloe(total, model)
     if protocol not in STYLED:
         return judge_forms.generic_reply(form, digest, "style-structured" in model)
-    style = judge_styles.pick(judge_styles.ALIGNMENT_STYLES, model, prompt)
+    styles = judge_styles.ALIGNMENT_STYLES
+    if protocol == "personasteer-zh":  # asked in Chinese: never answers in Korean
+        styles = tuple(style for style in styles if style != "korean")
+    style = judge_styles.pick(styles, model, prompt)
     return alignment_reply(total, directives.get("fault") == "mismatch", style)

@@ -1,0 +1,89 @@
+"""The witness's checks: what a run's results must say, from its plan alone
+(rows, statuses, run status, calls, tokens, cost), and, through
+``tests/witness/reference.py``, every aggregate."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from tests.witness import plans
+from tests.witness.harness import PRICES, Outcome
+
+ROW_KEY = ("session_id", "round", "method", "metric", "judge")
+WITNESSED = {"al", "binary", "response_chars", *(f"al_{d}" for d in plans.DIMENSIONS)}
+
+
+def _key(row: dict) -> tuple:
+    return tuple(
+        row.get(field) or ("" if field == "judge" else row.get(field))
+        for field in ROW_KEY
+    )
+
+
+def rows_agree(plan: plans.Plan, document: dict) -> None:
+    """Every row the plan implies is in the document with its status and
+    value, and the document has no other row of those metrics."""
+    expected = {_key(row): row for row in plans.expected_rows(plan)}
+    found = {_key(row): row for row in document["rows"] if row["metric"] in WITNESSED}
+    assert set(found) == set(expected), (
+        f"rows only in the results: {sorted(set(found) - set(expected))[:5]}; "
+        f"rows the plan implies but missing: {sorted(set(expected) - set(found))[:5]}"
+    )
+    for key, row in expected.items():
+        got = found[key]
+        assert (got["status"], got["value"]) == (row["status"], row["value"]), (
+            f"{key}: results say {got['status']} {got['value']}, the plan {row['status']} {row['value']}"
+            f" (note {got.get('note_code')})"
+        )
+
+
+def expected_status(plan: plans.Plan) -> str:
+    """done, partial, or failed when no judge reply could be read."""
+    rows = plans.expected_rows(plan)
+    statuses = Counter(
+        row["status"] for row in rows if row["metric"] != "response_chars"
+    )
+    if not statuses["ok"]:
+        return "failed"
+    return "partial" if statuses["unscored"] or statuses["error"] else "done"
+
+
+def status_agrees(plan: plans.Plan, document: dict) -> None:
+    assert document["run"]["status"] == expected_status(plan)
+
+
+def usage_agrees(plan: plans.Plan, outcome: Outcome) -> None:
+    """Requests and re-asks per judge as the plan implies; tokens as the
+    scripted judge reported them; cost at the run's prices."""
+    usage = outcome.document["judge_usage"]
+    calls = plans.expected_calls(plan)
+    assert set(usage) == set(plan.judges)
+    for judge, want in calls.items():
+        got = usage[judge]
+        reported = outcome.reported.get(judge, Counter())
+        assert (got["calls"], got["reasks"], got["cached"]) == (
+            want["calls"],
+            want["reasks"],
+            0,
+        ), judge
+        assert got["prompt_tokens"] == reported["prompt_tokens"], judge
+        assert got["completion_tokens"] == reported["completion_tokens"], judge
+        price_in, price_out = PRICES[judge]
+        cost = (
+            reported["prompt_tokens"] * price_in
+            + reported["completion_tokens"] * price_out
+        ) / 1e6
+        assert math.isclose(got["cost_usd"], cost, rel_tol=1e-9, abs_tol=1e-12), judge
+    counts = outcome.document["run"]["counts"]
+    assert counts["judge_calls"] == sum(want["calls"] for want in calls.values())
+
+
+def counts_agree(plan: plans.Plan, document: dict) -> None:
+    """The header's counts of unscored, error and missing rows."""
+    rows = plans.expected_rows(plan)
+    statuses = Counter(row["status"] for row in rows)
+    counts = document["run"]["counts"]
+    assert counts["unscored"] == statuses["unscored"]
+    assert counts["errors"] == statuses["error"]
+    assert counts["missing"] == statuses["missing"]

@@ -1,0 +1,143 @@
+"""Runs a plan through the product: the code a worker runs (the in-process
+Celery worker on the local broker, SQLite) or the whole served app over
+HTTP, against the scripted judge on loopback; and collects what a user
+reads: the results document, the exports and the CLI report."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.pipeline_support import GENEROUS_RATE_LIMITS, submit, wait_for
+from tests.witness.plans import JUDGES, Plan
+from tests.worker_support import create_test_app
+
+# USD per million tokens, input/output: each judge its own, so a cost
+# counted under the wrong judge shows
+PRICES = {"judge-a": (1.0, 2.0), "judge-b": (3.0, 5.0)}
+
+
+def settings(folder: Path) -> dict:
+    prices = {m: {"input": i, "output": o} for m, (i, o) in PRICES.items()}
+    return {
+        "TESTING": True,
+        "SECRET_KEY": "witness",
+        "INSTANCE_PATH": str(folder / "instance"),
+        "DATABASE_URL": f"sqlite:///{folder / 'witness.sqlite3'}",
+        "UPLOAD_FOLDER": str(folder / "uploads"),
+        "RESULTS_FOLDER": str(folder / "results"),
+        "REDIS_URL": None,
+        "JUDGE_API_URL": None,
+        "JUDGE_MODEL": None,
+        "JUDGE_MODELS": ",".join(JUDGES),
+        "JUDGE_PRICES": prices,
+        # a 500 is an error row at once: the plan counts one request for it
+        "JUDGE_MAX_RETRIES": 0,
+        "JUDGE_TIMEOUT_S": 30.0,
+        "JUDGE_CONCURRENCY": 4,
+        "EMBEDDED_WORKER": "none",
+        **GENEROUS_RATE_LIMITS,
+    }
+
+
+def make_app(folder: Path):
+    return create_test_app(settings(folder))
+
+
+@dataclass
+class Outcome:
+    """What one run gave: the results document and what the judge saw."""
+
+    document: dict
+    token: str = ""
+    manage: str = ""
+    reported: dict[str, Counter] = field(default_factory=dict)  # per judge model
+
+
+def _reported(judge) -> dict[str, Counter]:
+    with judge.state.reported.lock:
+        return {m: Counter(c) for m, c in judge.state.reported.by_model.items()}
+
+
+def _since(before: dict[str, Counter], after: dict[str, Counter]) -> dict[str, Counter]:
+    return {m: after[m] - before.get(m, Counter()) for m in after}
+
+
+def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
+    """The plan's file submitted through the run service and evaluated by
+    the worker (evaluation, finalize), as ``flask evaluate`` does."""
+    plan.nonce = uuid.uuid4().hex[:12]
+    path = plan.write(folder / f"{plan.nonce}.jsonl")
+    before = _reported(judge)
+    run_id = submit(
+        app,
+        path,
+        judge,
+        suites=["alignment"],
+        judge_models=list(plan.judges),
+        protocol=plan.protocol,
+    )
+    document = wait_for(app, run_id, timeout=600.0)
+    run = app.extensions["storage"].runs.get_run(run_id)
+    return Outcome(
+        document, run.token, run.manage_token, _since(before, _reported(judge))
+    )
+
+
+def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Outcome:
+    """The plan's file uploaded to the served app (``POST /api/v1/runs``),
+    polled until final, and its results read back over HTTP."""
+    plan.nonce = uuid.uuid4().hex[:12]
+    path = plan.write(folder / f"{plan.nonce}.jsonl")
+    before = _reported(judge)
+    with path.open("rb") as stream:
+        answer = session.post(
+            f"{base_url}/api/v1/runs",
+            files={"file": (path.name, stream, "application/jsonl")},
+            data={
+                "suites": "alignment",
+                "judge_model": ",".join(plan.judges),
+                "protocol": plan.protocol,
+            },
+            timeout=60,
+        )
+    assert answer.status_code == 202, answer.text
+    created = answer.json()
+    token = created["token"]
+    deadline = time.monotonic() + 600
+    while True:
+        status = session.get(f"{base_url}/api/v1/runs/{token}", timeout=60).json()
+        if status["status"] in ("done", "partial", "failed", "cancelled"):
+            break
+        assert time.monotonic() < deadline, f"run {token} still {status['status']}"
+        time.sleep(0.1)
+    document = session.get(f"{base_url}/api/v1/runs/{token}/results", timeout=60).json()
+    return Outcome(
+        document,
+        token,
+        created.get("manage_token", ""),
+        _since(before, _reported(judge)),
+    )
+
+
+def exports(client, token: str) -> dict[str, str]:
+    """What a reader downloads: the rows, the summary and the paper tables."""
+    found = {}
+    for name in ("export.csv", "summary.csv", "export.md", "export.tex"):
+        response = client.get(f"/r/{token}/{name}")
+        assert response.status_code == 200, (name, response.status_code)
+        found[name] = response.get_data(as_text=True)
+    return found
+
+
+def cli_report(app, run_id: str, form: str = "md") -> str:
+    result = app.test_cli_runner().invoke(args=["report", run_id, "--format", form])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def wait(app, run_id: str) -> dict:
+    return wait_for(app, run_id)

@@ -1,0 +1,249 @@
+"""Generated runs for the witness: what each judge answers to each reply,
+the input file that scripts it, and the rows the results must hold.
+
+A plan fixes, for every (session, round, method) of a small file, whether
+the reply is missing and, per judge of the panel, what that judge does
+with it: a verdict (an AL total and a keep-chatting vote), a reply with no
+usable verdict (garbage, a JSON score under a key the mode does not
+declare, the prompt's format example repeated, a number without a scale)
+or HTTP 500. The scripted judge (``testing/judge_server.py``) reads those
+choices from directives in the reply text, ``[[al@judge-b=70]]``, so the
+expected rows follow from the plan alone: nothing here reads the product's
+numbers.
+
+Values are drawn from small sets (AL totals in steps of 10, votes over one
+to three rounds) so that means tie, differences come out in thirds and
+panels disagree by whole points: the edges where float noise and pooling
+rules show.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from testing.judge_decisions import split_total
+from testing.judge_natives import scaled
+
+JUDGES = ("judge-a", "judge-b")
+METHODS = ("Base", "Ours", "RAG")
+PROTOCOLS = ("personasteer", "personasteer-zh", "mt-bench", "aloe")
+DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
+# what the product must make of each reply with no usable verdict: asked
+# again once (a re-ask), then unscored
+UNREADABLE = ("garbage", "undeclared_json", "format_example", "scaleless")
+FAILED = "http_500"  # every request of it answered 500: an error row
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one judge does with one reply: ``kind`` "verdict" (with the AL
+    total, 0-100 in steps of 10, and the vote), one of ``UNREADABLE`` or
+    ``FAILED``."""
+
+    kind: str
+    total: int = 0
+    vote: int = 0
+
+    def directives(self, judge: str) -> str:
+        if self.kind == "verdict":
+            return f"[[al@{judge}={self.total}]] [[binary@{judge}={self.vote}]]"
+        if self.kind == FAILED:
+            return f"[[fault@{judge}=500x99]]"
+        if self.kind == "garbage":
+            return f"[[fault@{judge}=garbage]]"
+        return f"[[reply@{judge}={self.kind}]]"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One (session, round, method): ``answers`` per judge, or None when the
+    file has no reply there."""
+
+    session: str
+    round: int
+    method: str
+    answers: tuple[Answer, ...] | None
+
+
+@dataclass
+class Plan:
+    protocol: str
+    judges: tuple[str, ...]
+    methods: tuple[str, ...]  # in the file's order
+    sessions: int
+    rounds: int
+    items: list[Item]
+    # set when the plan is run: each run's text is its own (an identical
+    # file would reuse an earlier run's rows and send nothing)
+    nonce: str = ""
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The judge modes the protocol asks (MT-Bench and ALOE: no vote)."""
+        return (
+            ("alignment", "binary")
+            if self.protocol.startswith("personasteer")
+            else ("alignment",)
+        )
+
+    def text(self, item: Item) -> str | None:
+        if item.answers is None:
+            return None
+        said = " ".join(
+            a.directives(j) for j, a in zip(self.judges, item.answers, strict=True)
+        )
+        return f"Reply {self.nonce} {item.session} {item.round} {item.method}. {said}"
+
+    def sessions_jsonl(self) -> list[dict]:
+        found = []
+        for s in range(self.sessions):
+            session = f"s{s + 1}"
+            rounds = []
+            for k in range(1, self.rounds + 1):
+                responses = {}
+                for item in self.items:
+                    if (item.session, item.round) == (session, k):
+                        responses[item.method] = self.text(item)
+                rounds.append(
+                    {
+                        "round": k,
+                        "user_message": f"Message {k} of {session}.",
+                        "responses": responses,
+                    }
+                )
+            found.append(
+                {
+                    "session_id": session,
+                    "user_profile": "A 22-year-old nursing student in Seoul who hikes.",
+                    "user_personality": "curious, introverted",
+                    "rounds": rounds,
+                }
+            )
+        return found
+
+    def write(self, path: Path) -> Path:
+        lines = (json.dumps(s, ensure_ascii=False) for s in self.sessions_jsonl())
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return path
+
+
+def answers(kinds: st.SearchStrategy[str]) -> st.SearchStrategy[Answer]:
+    verdict = st.builds(
+        Answer,
+        kind=st.just("verdict"),
+        total=st.sampled_from((30, 40, 50, 60, 70, 80, 90)),
+        vote=st.sampled_from((0, 1)),
+    )
+    other = kinds.map(lambda kind: Answer(kind))
+    return st.one_of(verdict, verdict, verdict, other)
+
+
+@st.composite
+def plans(draw, protocols=PROTOCOLS) -> Plan:
+    """A run of 1-3 sessions, 1-3 rounds, 2-3 methods in any order, one or
+    two judges; a judge may fail some or all of its items; replies may be
+    missing (never all of them)."""
+    protocol = draw(st.sampled_from(protocols))
+    judges = JUDGES[: draw(st.integers(1, 2))]
+    methods = tuple(draw(st.permutations(METHODS))[: draw(st.integers(2, 3))])
+    sessions, rounds = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    failing = (
+        draw(st.sampled_from(("some", "some", "every"))) if len(judges) == 2 else "some"
+    )
+    kinds = st.sampled_from((*UNREADABLE, FAILED))
+    items = []
+    for s in range(1, sessions + 1):
+        for k in range(1, rounds + 1):
+            for method in methods:
+                if draw(st.integers(0, 9)) == 0:
+                    items.append(Item(f"s{s}", k, method, None))
+                    continue
+                found = [draw(answers(kinds)) for _ in judges]
+                if failing == "every":
+                    found[-1] = Answer(FAILED)
+                items.append(Item(f"s{s}", k, method, tuple(found)))
+    if all(item.answers is None for item in items):  # a file needs a reply
+        first = items[0]
+        items[0] = Item(
+            first.session,
+            first.round,
+            first.method,
+            tuple(Answer("verdict", 50, 1) for _ in judges),
+        )
+    return Plan(protocol, judges, methods, sessions, rounds, items)
+
+
+# --- what the results must hold -------------------------------------------
+
+
+def on_scale(plan: Plan, total: int) -> float:
+    """The AL the protocol's verdict stands for: PersonaSteer's 0-100
+    total; MT-Bench's 1-10 and ALOE's 1-5 ratings on their own scale."""
+    if plan.protocol == "mt-bench":
+        return float(scaled(total, 10))
+    if plan.protocol == "aloe":
+        return float(scaled(total, 5))
+    return float(total)
+
+
+def expected_rows(plan: Plan) -> list[dict]:
+    """Every row the plan's run must store, as ``{session_id, round, method,
+    metric, judge, status, value}``; the alignment suite's rows only."""
+    rows = []
+    for item in plan.items:
+        key = {"session_id": item.session, "round": item.round, "method": item.method}
+        if item.answers is None:
+            rows.append(
+                {**key, "metric": "al", "judge": "", "status": "missing", "value": None}
+            )
+            continue
+        for judge, answer in zip(plan.judges, item.answers, strict=True):
+            rows += _judged(plan, key, judge, answer, len(plan.text(item)))
+    return rows
+
+
+def _judged(
+    plan: Plan, key: dict, judge: str, answer: Answer, chars: int
+) -> list[dict]:
+    def row(metric, status, value=None):
+        return {
+            **key,
+            "metric": metric,
+            "judge": judge,
+            "status": status,
+            "value": value,
+        }
+
+    found = [row("response_chars", "ok", float(chars))]
+    dims = [f"al_{d}" for d in DIMENSIONS]
+    status = {"verdict": "ok", FAILED: "error"}.get(answer.kind, "unscored")
+    al = on_scale(plan, answer.total) if status == "ok" else None
+    found.append(row("al", status, al))
+    if "binary" not in plan.modes:
+        found += [row(m, "not_applicable") for m in (*dims, "binary")]
+        return found
+    parts = split_total(answer.total)
+    found += [
+        row(m, status, float(p) if status == "ok" else None)
+        for m, p in zip(dims, parts, strict=True)
+    ]
+    found.append(row("binary", status, float(answer.vote) if status == "ok" else None))
+    return found
+
+
+def expected_calls(plan: Plan) -> dict[str, dict[str, int]]:
+    """Per judge: requests sent (a reply with no usable verdict is asked
+    once more; a 500 is not retried: the witness runs with no retries) and
+    re-asks."""
+    found = {judge: {"calls": 0, "reasks": 0} for judge in plan.judges}
+    for item in plan.items:
+        for judge, answer in zip(plan.judges, item.answers or (), strict=False):
+            for _mode in plan.modes:
+                again = answer.kind in UNREADABLE
+                found[judge]["calls"] += 2 if again else 1
+                found[judge]["reasks"] += int(again)
+    return found
