@@ -52,9 +52,10 @@ def spend(
     """What a run would spend before it starts, per judge: calls, prompt
     tokens (characters / 4: an estimate), completion tokens at most
     (``max_tokens`` per call: a ceiling) and the cost ceiling where the
-    model has a price (``JUDGE_PRICES``), else null; then the expected cost
-    (:func:`expected`) from ``history``, what the model used in the
-    workspace's earlier runs (``store.progress.workspace_usage``).
+    model has a price (``JUDGE_PRICES``), else null, online and in batch;
+    then the expected cost (:func:`expected`) from ``history``, what the
+    model used in the workspace's earlier runs of the run's protocol
+    (``store.progress.workspace_usage``).
 
     >>> class Report:
     ...     estimates = {"alignment": [10, 40_000]}
@@ -84,6 +85,7 @@ def spend(
             "prompt_tokens": prompt_tokens,
             "completion_tokens_max": completion,
             "cost_usd_max": usage.cost(counts, price),
+            "batch_cost_usd_max": usage.batch_cost(counts, price),
             **expected(
                 per_judge_calls, prompt_tokens, price, (history or {}).get(str(model))
             ),
@@ -97,42 +99,91 @@ def expected(
     price: dict[str, float] | None,
     earlier: dict[str, int] | None,
 ) -> dict[str, Any]:
-    """The expected cost of ``calls`` requests of ``prompt_tokens`` in all:
-    completion tokens at the judge model's mean per call in the workspace's
-    earlier runs (``earlier``: their summed ``calls``, ``prompt_tokens``,
-    ``cached_tokens``, ``completion_tokens`` and ``runs``), and the same
-    share of the prompt served from the provider's cache. Null, with the
-    reason in ``cost_note``, without a price (``no_price``) or without an
-    earlier run of that model (``no_earlier_run``): no reply length is
-    assumed.
+    """The expected cost of ``calls`` requests of ``prompt_tokens`` in all,
+    online and in batch, from ``earlier``: what the judge model used in the
+    workspace's earlier runs of the same protocol
+    (``store.progress.workspace_usage``). Completion tokens at their mean
+    per call; the share of the prompt served from the provider's cache as
+    the earlier runs sent the same way got it (an online run's cache says
+    nothing of a batch's: one run got 88% online and 34% in batch), or none
+    where no earlier run was sent that way (``cached_runs``, ``batch_runs``:
+    0), an upper bound for the prompt's cost. Null, with the reason
+    in ``cost_note`` / ``batch_cost_note``, without a price (``no_price``),
+    a batch price (``no_batch_price``) or an earlier run of that model and
+    protocol (``no_earlier_run``): no reply length is assumed.
 
-    >>> earlier = {"runs": 2, "calls": 100, "prompt_tokens": 80_000,
-    ...            "cached_tokens": 20_000, "completion_tokens": 5_000}
-    >>> expected(10, 8_000, {"input": 1, "output": 2, "cached_input": 0.5}, earlier)
-    ... # doctest: +NORMALIZE_WHITESPACE
-    {'completion_tokens': 500, 'cached_tokens': 2000, 'completion_per_call': 50.0,
-     'cached_share': 0.25, 'earlier_runs': 2, 'cost_usd': 0.008, 'cost_note': None}
+    >>> earlier = {"runs": 2, "calls": 100, "completion_tokens": 5_000,
+    ...            "online_runs": 2, "prompt_tokens": 80_000, "cached_tokens": 20_000,
+    ...            "batch_runs": 0, "batch_prompt_tokens": 0, "batch_cached_tokens": 0}
+    >>> price = {"input": 1, "output": 2, "cached_input": 0.5,
+    ...          "batch_input": 0.5, "batch_output": 1}
+    >>> found = expected(10, 8_000, price, earlier)
+    >>> found["cached_share"], found["cost_usd"], found["batch_cached_share"]
+    (0.25, 0.008, 0.0)
+    >>> found["batch_cost_usd"]  # no earlier batch run: no cache savings assumed
+    0.0045
     """
     if not earlier or not earlier.get("calls"):
-        return {"completion_tokens": None, "cached_tokens": None,
-                "completion_per_call": None, "cached_share": None, "earlier_runs": 0,
-                "cost_usd": None,
-                "cost_note": "no_price" if not price else "no_earlier_run"}  # fmt: skip
+        unknown = "no_earlier_run" if price else "no_price"
+        return {
+            **dict.fromkeys(_EXPECTED),
+            "earlier_runs": 0,
+            "cost_note": unknown,
+            "batch_cost_note": _batch_note(price) or unknown,
+        }
     per_call = earlier["completion_tokens"] / earlier["calls"]
-    prompt = earlier["prompt_tokens"]
-    share = earlier["cached_tokens"] / prompt if prompt else 0.0
-    counts = {
-        "completion_tokens": round(per_call * calls),
-        "cached_tokens": round(share * prompt_tokens),
+    completion = round(per_call * calls)
+    online_share = _share(earlier, "")
+    batch_share = _share(earlier, "batch_")
+    online = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion,
+        "cached_tokens": round(online_share * prompt_tokens),
     }
+    batched = {**online, "cached_tokens": round(batch_share * prompt_tokens)}
     return {
-        **counts,
+        "completion_tokens": completion,
         "completion_per_call": per_call,
-        "cached_share": share,
         "earlier_runs": earlier["runs"],
-        "cost_usd": usage.cost({"prompt_tokens": prompt_tokens, **counts}, price),
+        "cached_tokens": online["cached_tokens"],
+        "cached_share": online_share,
+        "cached_runs": earlier.get("online_runs", 0),
+        "cost_usd": usage.cost(online, price),
         "cost_note": None if price else "no_price",
+        "batch_cached_tokens": batched["cached_tokens"],
+        "batch_cached_share": batch_share,
+        "batch_runs": earlier.get("batch_runs", 0),
+        "batch_cost_usd": usage.batch_cost(batched, price),
+        "batch_cost_note": _batch_note(price),
     }
+
+
+# what :func:`expected` says only from earlier runs
+_EXPECTED = (
+    "completion_tokens",
+    "completion_per_call",
+    "cached_tokens",
+    "cached_share",
+    "cached_runs",
+    "cost_usd",
+    "batch_cached_tokens",
+    "batch_cached_share",
+    "batch_runs",
+    "batch_cost_usd",
+)
+
+
+def _share(earlier: dict[str, int], prefix: str) -> float:
+    """The cached share of the prompt of the earlier runs sent one way
+    (``prefix``: "" online, "batch_" in batch files); 0 without any."""
+    prompt = earlier.get(f"{prefix}prompt_tokens", 0)
+    return earlier.get(f"{prefix}cached_tokens", 0) / prompt if prompt else 0.0
+
+
+def _batch_note(price: dict[str, float] | None) -> str | None:
+    if not price:
+        return "no_price"
+    return None if usage.has_batch(price) else "no_batch_price"
 
 
 def check(calls: int, limit: int) -> None:

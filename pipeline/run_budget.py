@@ -40,8 +40,10 @@ class RunBudget:
             models = options.get("judge_models") or [
                 options.get("judge_model") or self.config.get("JUDGE_MODEL")
             ]
-            history = self.storage.progress.workspace_usage(
-                request.workspace_id, [str(m) for m in models]
+            history = self.storage.progress.workspace_usage(  # of this protocol
+                request.workspace_id,
+                [str(m) for m in models],
+                options["protocol"]["sha256"],
             )
             spend = budget.spend(report, suites, options, self.config, history)
         return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],

@@ -180,27 +180,38 @@
   }
 
   // The cost sentence: the ceiling (every reply max_tokens long), and the
-  // expected cost where the server found this judge's earlier runs in the
-  // workspace (their completion tokens per call and cached share, the same
+  // expected cost where the server found this judge's earlier runs of the
+  // protocol in the workspace (their completion tokens per call, the same
   // figures pipeline/budget.expected uses), at batch prices for a batch run.
+  // The prompt cache's share comes from earlier runs sent the same way (an
+  // online run's cache says nothing of a batch's); without one, none is
+  // assumed, and the sentence says so.
   function costText(models, calls, tokens) {
     const batch = Boolean(form.querySelector("#batch:checked"));
     const history = (lastReport && lastReport.judge_calls && lastReport.judge_calls.judges) || {};
-    let ceiling = 0, expected = 0, runs = Infinity;
+    const prices = [];
     for (const model of models) {
       const price = pricesOf(model, batch);
       if (!price) return batch && judging.prices[model] ? strings.no_batch_price : strings.no_price;
-      ceiling += (tokens * price.input + calls * judging.max_tokens * price.output) / 1e6;
-      const earlier = history[model];
-      if (!earlier || earlier.completion_per_call === null || earlier.completion_per_call === undefined) { runs = 0; continue; }
-      const cached = tokens * earlier.cached_share;
-      expected += ((tokens - cached) * price.input + cached * price.cached + calls * earlier.completion_per_call * price.output) / 1e6;
-      runs = Math.min(runs, earlier.earlier_runs);
+      prices.push(price);
     }
     if (!models.length) return strings.no_price;
-    if (!runs || runs === Infinity) return strings.cost.replace("{cost}", money.format(ceiling));
-    return strings.expected_cost.replace("{cost}", money.format(expected))
-      .replace("{runs}", format.format(runs)).replace("{ceiling}", money.format(ceiling));
+    const earlier = models.map((model) => history[model]);
+    const known = earlier.every((found) => found && typeof found.completion_per_call === "number");
+    const least = (field) => (known ? Math.min(...earlier.map((found) => found[field])) : 0);
+    const runs = least("earlier_runs"), cachedRuns = least(batch ? "batch_runs" : "cached_runs");
+    let ceiling = 0, expected = 0;
+    prices.forEach((price, index) => {
+      ceiling += (tokens * price.input + calls * judging.max_tokens * price.output) / 1e6;
+      if (!runs) return;
+      const found = earlier[index];
+      const cached = cachedRuns ? tokens * (batch ? found.batch_cached_share : found.cached_share) : 0;
+      expected += ((tokens - cached) * price.input + cached * price.cached + calls * found.completion_per_call * price.output) / 1e6;
+    });
+    const key = !runs ? "no_earlier_run" : cachedRuns ? "expected_cost" : "expected_cost_uncached";
+    return strings[(batch ? "batch_" : "") + key].replace("{cost}", money.format(expected))
+      .replace("{runs}", format.format(runs)).replace("{cached_runs}", format.format(cachedRuns))
+      .replace("{ceiling}", money.format(ceiling));
   }
 
   function showEstimate() {
@@ -257,6 +268,11 @@
     if (workspace && workspace.value) body.append("workspace", workspace.value);
     const picker = document.getElementById("judge-model");
     for (const option of picker ? picker.selectedOptions : []) body.append("judge_model", option.value);
+    // and the protocol: its modes are the calls a run makes
+    const protocol = document.getElementById("protocol");
+    if (protocol) body.append("protocol", protocol.value);
+    const protocolFile = document.getElementById("protocol-file");
+    if (protocolFile && protocolFile.files.length) body.append("protocol_file", protocolFile.files[0]);
     try {
       const response = await fetch(form.dataset.validateUrl || "/api/v1/validate", { method: "POST", body });
       const report = await response.json();
@@ -271,6 +287,12 @@
   }
 
   input.addEventListener("change", () => check(input.files[0]));
+  // another protocol asks other modes (ALOE no binary verdict): the server
+  // estimates the file again for it
+  for (const id of ["protocol", "protocol-file"]) {
+    const field = document.getElementById(id);
+    if (field) field.addEventListener("change", () => { if (input.files[0]) check(input.files[0]); });
+  }
   // The checked file is on the server already: the run takes it by its
   // reference, and the file part is left out (a disabled field is not sent).
   form.addEventListener("submit", () => {

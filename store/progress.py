@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import ColumnElement, Row, Table, func, select, update
+from sqlalchemy import ColumnElement, Row, Table, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -106,26 +106,50 @@ class ProgressQueries(Repository):
         return found
 
     def workspace_usage(
-        self, workspace_id: str | None, models: list[str]
+        self, workspace_id: str | None, models: list[str], protocol: str
     ) -> dict[str, dict[str, int]]:
-        """What ``models`` used over the finished runs of a workspace
-        (``{model: {runs, calls, prompt_tokens, cached_tokens,
-        completion_tokens}}``, models with no finished run absent): the
-        history the estimate before a run reads (``pipeline/budget.py``)."""
+        """What ``models`` used over the finished runs of a workspace judged
+        with the protocol of SHA-256 ``protocol`` (another protocol asks
+        other modes with other prompts: its replies and cache say nothing of
+        this one's), the history the estimate before a run reads
+        (``pipeline/budget.py``); models with no such run absent. Per model:
+        ``runs``, their ``calls`` and ``completion_tokens``; the runs sent
+        online (``online_runs``: no request in a batch file) with their
+        ``prompt_tokens`` and ``cached_tokens``; and the runs that sent
+        batch files (``batch_runs``) with the ``batch_prompt_tokens`` and
+        ``batch_cached_tokens`` of those files: a batch's prompt cache is
+        not an online run's."""
         if workspace_id is None or not models:
             return {}
         table = JudgeUsage.__table__
-        summed = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
+        online = table.c.batch_calls == 0
+
+        def online_sum(value: ColumnElement[int] | int) -> ColumnElement[int]:
+            """The sum over the runs that sent no batch file."""
+            return func.sum(case((online, value), else_=0))
+
+        sums = {
+            "runs": func.count(),
+            "calls": func.sum(table.c.calls),
+            "completion_tokens": func.sum(table.c.completion_tokens),
+            "online_runs": online_sum(1),
+            "prompt_tokens": online_sum(table.c.prompt_tokens),
+            "cached_tokens": online_sum(table.c.cached_tokens),
+            "batch_runs": func.count() - online_sum(1),
+            "batch_prompt_tokens": func.sum(table.c.batch_prompt_tokens),
+            "batch_cached_tokens": func.sum(table.c.batch_cached_tokens),
+        }
         query = (
-            select(table.c.model, func.count(), *(func.sum(table.c[f]) for f in summed))
+            select(table.c.model, *sums.values())
             .join(Run, Run.id == table.c.run_id)
             .where(Run.workspace_id == workspace_id, table.c.model.in_(models))
             .where(Run.status.in_(("done", "partial")), table.c.calls > 0)
+            .where(Run.judge[("protocol", "sha256")].as_string() == protocol)
             .group_by(table.c.model)
         )
         with self.engine.connect() as conn:
             return {
-                row[0]: dict(zip(("runs", *summed), map(int, row[1:]), strict=True))
+                row[0]: dict(zip(sums, map(int, row[1:]), strict=True))
                 for row in conn.execute(query)
             }
 

@@ -302,3 +302,88 @@ def test_the_estimate_counts_the_modes_the_runs_protocol_asks(
     refused = upload(client, sample_bytes(), **fields)
     assert refused.status_code == 400
     assert refused.get_json()["errors"][0]["params"]["estimate"] == said
+
+
+# -- the expected cost reads earlier runs of the same protocol, sent the same way ----
+BATCH_PRICE = {
+    "input": 2.5,
+    "output": 10.0,
+    "cached_input": 1.25,
+    "batch_input": 1.25,
+    "batch_output": 5.0,
+    "batch_cached_input": 0.625,
+}
+
+
+@pytest.fixture
+def priced_workspace(app_factory, judge_server, tmp_path):
+    """An app with online and batch prices, a workspace, and files of 16
+    rounds (a method's later prompts share their first 1,024 tokens: the
+    scripted judge serves them from its prompt cache, as OpenAI does)."""
+    from testing import datagen
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload as upload_into
+
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_PRICES={"scripted": BATCH_PRICE},
+        JUDGE_BATCH_FIRST_POLL_S=0.2,
+    )
+    client = app.test_client()
+    space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
+    files = [
+        datagen.write_file(tmp_path / f"{seed}.jsonl", 30_000, 16, seed=seed)
+        for seed in (1, 2, 3)
+    ]
+    base = {"suites": "alignment", "workspace": space["manage_token"]}
+
+    def said(data: bytes, **fields) -> dict:
+        body = {"file": (io.BytesIO(data), "s.jsonl"), **base, **fields}
+        found = client.post("/api/v1/validate", data=body).get_json()
+        return found["judge_calls"]["judges"]["scripted"]
+
+    def run(data: bytes, **fields) -> dict:
+        created = upload_into(client, data, **base, **fields).get_json()
+        final = wait_final(client, created["token"])
+        assert final["status"] == "done"
+        return final["results"]["judge_usage"]["scripted"]
+
+    return [path.read_bytes() for path in files], said, run
+
+
+def test_the_expected_cost_ignores_earlier_runs_of_another_protocol(priced_workspace):
+    files, said, run = priced_workspace
+    run(files[0], protocol="aloe")
+    other = said(files[1])  # the default protocol: two modes, other prompts
+    assert other["earlier_runs"] == 0 and other["cost_note"] == "no_earlier_run"
+    assert other["cost_usd"] is None and other["batch_cost_usd"] is None
+    same = said(files[1], protocol="aloe")
+    assert same["earlier_runs"] == 1 and same["cost_usd"] is not None
+
+
+def test_a_batch_forecast_counts_no_cache_savings_until_a_batch_run_measured_them(
+    priced_workspace,
+):
+    """An online run's prompt-cache share says nothing of a batch's: with no
+    earlier batch run the batch forecast counts none (an upper bound); after
+    one, the share its batch files got."""
+    from core import usage
+
+    files, said, run = priced_workspace
+    online = run(files[0])
+    assert online["cached_share"] > 0.3  # the online cache served a good part
+    first = said(files[1], batch="1")
+    assert first["earlier_runs"] == 1 and first["cached_runs"] == 1
+    assert first["cached_share"] == pytest.approx(online["cached_share"])
+    assert first["batch_runs"] == 0 and first["batch_cached_share"] == 0
+    tokens = ("prompt_tokens", "completion_tokens")
+    uncached = {name: first[name] for name in tokens}
+    assert first["batch_cost_usd"] == usage.batch_cost(uncached, BATCH_PRICE)
+    batched = run(files[1], batch="1")
+    assert batched["batch_calls"] == batched["calls"]
+    second = said(files[2], batch="1")
+    assert second["batch_runs"] == 1 and second["cached_runs"] == 1
+    share = batched["batch_cached_tokens"] / batched["batch_prompt_tokens"]
+    assert second["batch_cached_share"] == pytest.approx(share)
+    assert second["cached_share"] == pytest.approx(online["cached_share"])
