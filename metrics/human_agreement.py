@@ -37,6 +37,7 @@ from statistics import fmean
 from typing import Literal
 
 from metrics.agreement import cohen_kappa, kendall, spearman
+from metrics.notes import note
 
 RESAMPLES, SEED = 1000, 20261126
 Key = tuple
@@ -78,7 +79,7 @@ def _majority(found: dict) -> int | None:
 
 
 def _judge(by_item, annotators, values: dict) -> dict:
-    pairs_al, pairs_binary = [], []
+    pairs_al, pairs_binary, tied = [], [], 0
     for key, found in by_item.items():
         judge_al, judge_binary = values.get(key, (None, None))
         human_al, majority = _mean_al(found), _majority(found)
@@ -86,12 +87,17 @@ def _judge(by_item, annotators, values: dict) -> dict:
             pairs_al.append((judge_al, human_al))
         if judge_binary is not None and majority is not None:
             pairs_binary.append((judge_binary, majority))
+        elif judge_binary is not None and any(b is not None for _, b in found.values()):
+            tied += 1  # the annotators' votes tied: no majority to compare
     with_judge = {key: {**found, "\x00judge": values[key]}
                   for key, found in by_item.items() if key in values}  # fmt: skip
+    kappa = _with_ci(pairs_binary, cohen_kappa, "kappa_one_class")
+    if kappa["value"] is None and tied and len(pairs_binary) < 2:
+        kappa = _missing(kappa, "agreement_majority_tied", tied=tied)
     return {
         "al_spearman": _with_ci(pairs_al, spearman),
         "al_kendall": _with_ci(pairs_al, kendall),
-        "binary_kappa": _with_ci(pairs_binary, cohen_kappa),
+        "binary_kappa": kappa,
         "n": len({key for key in by_item if key in values}),
         "n_al": len(pairs_al),
         "n_binary": len(pairs_binary),
@@ -101,14 +107,19 @@ def _judge(by_item, annotators, values: dict) -> dict:
     }
 
 
-def _with_ci(pairs: list[tuple], statistic) -> dict:
-    """The statistic of the pairs with a 95% percentile bootstrap interval."""
+def _with_ci(
+    pairs: list[tuple], statistic, undefined: str = "agreement_one_side_constant"
+) -> dict:
+    """The statistic of the pairs with a 95% percentile bootstrap interval;
+    when it has no value, why (``reason_code``: fewer than two items, or
+    ``undefined``: the statistic is undefined on these items)."""
     if len(pairs) < 2:
-        return {"value": None, "ci": None, "n": len(pairs)}
+        found = {"value": None, "ci": None, "n": len(pairs)}
+        return _missing(found, "agreement_too_few")
     a, b = (list(side) for side in zip(*pairs, strict=True))
     value = statistic(a, b)
     if value is None:
-        return {"value": None, "ci": None, "n": len(pairs)}
+        return _missing({"value": None, "ci": None, "n": len(pairs)}, undefined)
     import numpy as np
 
     draw = np.random.default_rng(SEED)
@@ -126,14 +137,25 @@ def _with_ci(pairs: list[tuple], statistic) -> dict:
     return {"value": value, "ci": ci, "n": len(pairs)}
 
 
+def _missing(found: dict, code: str, **params) -> dict:
+    """A statistic without a value, with why (a ``metrics/notes.py`` code)."""
+    reason = note(code, **params)
+    said = {"reason": reason.english, "reason_code": code, "reason_params": params}
+    return {**found, **said}
+
+
 def _alpha(
     by_item, coders: list[str], part: int, level: Literal["interval", "nominal"]
 ) -> dict:
-    """Krippendorff's α over the items two or more coders labelled."""
+    """Krippendorff's α over the items two or more coders labelled; without
+    a value, why: one annotator (α compares annotators), no item labelled
+    twice, or every label the same."""
     shared = [found for found in by_item.values()
               if sum(found.get(c, (None, None))[part] is not None for c in coders) >= 2]  # fmt: skip
+    if len(coders) < 2:
+        return _missing({"value": None, "n": 0}, "agreement_one_annotator")
     if not shared:
-        return {"value": None, "n": 0}
+        return _missing({"value": None, "n": 0}, "agreement_none_labelled_twice")
     import krippendorff
     import numpy as np
 
@@ -142,7 +164,7 @@ def _alpha(
         dtype=float,
     )
     if len({v for v in data.flatten() if not math.isnan(v)}) < 2:
-        return {"value": None, "n": len(shared)}
+        return _missing({"value": None, "n": len(shared)}, "agreement_labels_constant")
     value = float(krippendorff.alpha(data, level_of_measurement=level))
     return {"value": value if math.isfinite(value) else None, "n": len(shared)}
 

@@ -111,6 +111,13 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "validity_one_judge": (_l("one judge model: pick several for a judge panel"), None),
     "validity_one_sample": (_l("one judge sample per item: run with samples ≥ 2"), None),
     "agreement_too_few": (_l("fewer than 2 shared items"), None),
+    # why an agreement with human labels is missing (metrics/human_agreement.py)
+    "agreement_one_annotator": (_l("needs two annotators: one person labelled these items"), None),
+    "agreement_none_labelled_twice": (_l("no item was labelled by two annotators yet"), None),
+    "agreement_labels_constant": (_l("every label is the same: there is no variation to agree on"), None),
+    "agreement_majority_tied": (_l("the annotators' votes tied on %(tied)s item(s), which have no majority; fewer than 2 items are left"), None),
+    "kappa_one_class": (_l("one side gave one class only (all yes or all no): κ is undefined"), None),
+    "agreement_one_side_constant": (_l("one side gave the same value to every item: there is no order to compare"), None),
     "agreement_no_variance": (_l("a judge gave the same value to every item"), None),
     "agreement_no_same_responses": (
         _l("no shared item has the same response in both runs"), None),

@@ -409,3 +409,25 @@ def test_an_annotator_is_the_name_in_their_link(judged):
         app.extensions["storage"].annotations.queue_by_token(queue_token).id, "bob"
     )
     assert client.get(f"/a/{bob}/item").status_code == 404
+
+
+def test_one_annotator_s_alpha_says_it_needs_two_and_a_tied_vote_says_so(judged):
+    """α compares annotators: with one it is no number "— n=0" but the
+    reason; κ left without a majority (every vote tied) says that."""
+    import re
+
+    app, run = judged
+    client = app.test_client()
+    make_queue(client, run, size=10)
+    for item in range(4):
+        assert (
+            label(client, run, "ann", item, 20 + 20 * item, item % 2).status_code == 200
+        )
+    page = settled_dashboard(client, run)
+    alpha = re.search(r'data-testid="alpha-al">(.*?)</dd>', page, re.S)[1]
+    assert "needs two annotators" in alpha and "n=0" not in alpha and "—" not in alpha
+    for item in range(4):  # bob votes the other way: every majority ties
+        assert label(client, run, "bob", item, 30, 1 - item % 2).status_code == 200
+    page = settled_dashboard(client, run)
+    kappa = re.search(r'data-testid="human-kappa">(.*?)</td>', page, re.S)[1]
+    assert "votes tied on 4 item(s)" in kappa and "—" not in kappa

@@ -83,7 +83,9 @@ def row_note(row: dict) -> str:
 
 def agreement_reason(entry: dict) -> str:
     """Why a judge agreement statistic is missing, in the reader's language."""
-    return notes.translate(entry.get("reason_code"), None, entry.get("reason"))
+    return notes.translate(
+        entry.get("reason_code"), entry.get("reason_params"), entry.get("reason")
+    )
 
 
 def pretty_json(value) -> str:
