@@ -114,8 +114,8 @@ def _with_ci(
     when it has no value, why (``reason_code``: fewer than two items, or
     ``undefined``: the statistic is undefined on these items)."""
     if len(pairs) < 2:
-        found = {"value": None, "ci": None, "n": len(pairs)}
-        return _missing(found, "agreement_too_few")
+        empty = {"value": None, "ci": None, "n": len(pairs)}
+        return _missing(empty, "agreement_too_few")
     a, b = (list(side) for side in zip(*pairs, strict=True))
     value = statistic(a, b)
     if value is None:
