@@ -16,8 +16,12 @@ from flask.cli import with_appcontext
 
 from cli.commands import _print_problems, _readable, fail
 from cli.judge import INVALID
+from core.problem_words import NO_PROFILE
 from dataset.convert import convert_file, detect_file
 from dataset.importers import IMPORTERS, Options
+
+# the option that stands in for what a skipped record lacks
+OPTION_HINTS = {NO_PROFILE: " (give --profile)"}
 
 
 @click.command("convert")
@@ -63,7 +67,8 @@ def convert_command(layout, file, out, method, profile, personality) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"{source}: {exc}", INVALID)
     for number, reason in report.reasons:
-        click.echo(f"skipped record {number}: {reason}", err=True)
+        hint = OPTION_HINTS.get(reason, "")
+        click.echo(f"skipped record {number}: {reason}{hint}", err=True)
     _more(report.skipped, report.reasons)
     _print_made_ids(report)
     if not report.converted:

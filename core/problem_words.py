@@ -48,7 +48,24 @@ DECODER_MESSAGES = {
     "-Infinity is not valid JSON": _l("-Infinity is not valid JSON"),
 }
 
-WORDS = {"expected": TYPE_NAMES, "found": TYPE_NAMES, "detail": DECODER_MESSAGES}
+# Why an importer skipped a record (``reason`` of ``nothing_converted`` and
+# the upload page's skipped records). The English reason names no option:
+# the command line adds its flag (cli/convert.py), and the page, here, the
+# form field the upload page's "Convert" offers (templates/index.html).
+NO_PROFILE = "no system message or persona to use as user_profile"
+SKIP_REASONS = {
+    NO_PROFILE: _l(
+        "no system message or persona to use as the user profile: write one in "
+        "“User profile, for records that carry none” above and convert again"
+    ),
+}
+
+WORDS = {
+    "expected": TYPE_NAMES,
+    "found": TYPE_NAMES,
+    "detail": DECODER_MESSAGES,
+    "reason": SKIP_REASONS,
+}
 
 
 def in_reader_language(params: dict) -> dict:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from core.problem_words import NO_PROFILE
+
 USER_ROLES = {"human", "user"}
 SYSTEM_ROLES = {"system"}
 
@@ -92,10 +94,8 @@ def make_session(
 ) -> dict:
     """A session of the record's own id (None: the converter makes one)."""
     profile = (profile or "").strip() or options.profile
-    if not profile:
-        raise Skipped(
-            "no system message or persona to use as user_profile (give --profile)"
-        )
+    if not profile:  # the CLI names --profile, the upload page its field
+        raise Skipped(NO_PROFILE)
     check_rounds(rounds)
     personality = personality if personality is not None else options.personality
     return {

@@ -39,6 +39,9 @@
     } else {
       const box = element("section", undefined, "problems");
       box.appendChild(element("h2", strings.invalid));
+      // another tool's layout: converting is the way on, so it comes first
+      // (its errors, every field of ours missing, follow)
+      if (report.looks_like) box.appendChild(convertOffer(report.looks_like));
       const list = element("ul");
       for (const problem of report.errors || []) {
         const item = element("li");
@@ -50,10 +53,18 @@
         list.appendChild(item);
       }
       box.appendChild(list);
-      if (report.looks_like) box.appendChild(convertOffer(report.looks_like));
+      // a rejected file's warnings belong with its errors: never under
+      // "Warnings (the file is accepted)"
+      if ((report.warnings || []).length) {
+        const also = element("div", undefined, "rejected-warnings");
+        also.dataset.testid = "rejected-warnings";
+        also.appendChild(element("h3", strings.rejected_warnings));
+        also.appendChild(warningItems(report.warnings));
+        box.appendChild(also);
+      }
       result.appendChild(box);
     }
-    if ((report.warnings || []).length) result.appendChild(warningList(report.warnings));
+    if (report.valid && (report.warnings || []).length) result.appendChild(warningList(report.warnings));
     for (const box of form.querySelectorAll("input[data-suite]")) {
       const usable = !report.valid || report.suites.includes(box.dataset.suite);
       box.disabled = !usable;
@@ -72,6 +83,11 @@
     const box = element("section", undefined, "warnings");
     box.dataset.testid = "validation-warnings";
     box.appendChild(element("h3", strings.warnings));
+    box.appendChild(warningItems(warnings));
+    return box;
+  }
+
+  function warningItems(warnings) {
     const list = element("ul");
     for (const warning of warnings) {
       const item = element("li");
@@ -83,8 +99,7 @@
       }
       list.appendChild(item);
     }
-    box.appendChild(list);
-    return box;
+    return list;
   }
 
   // Another tool's layout: convert it on the server and check the result
@@ -143,6 +158,12 @@
     note.appendChild(element("p", strings.converted
       .replace("{sessions}", response.headers.get("X-Sessions-Converted"))
       .replace("{skipped}", response.headers.get("X-Records-Skipped"))));
+    // session ids the converter made: for records without one, or whose
+    // id an earlier record took (docs/importers.md)
+    for (const [header, key] of [["X-Ids-Made", "ids_made"], ["X-Ids-Renamed", "ids_renamed"]]) {
+      const count = Number(response.headers.get(header) || 0);
+      if (count) note.appendChild(element("p", strings[key].replace("{count}", count)));
+    }
     const skipped = JSON.parse(response.headers.get("X-Skipped") || "[]");
     if (skipped.length) {
       const list = element("ul");

@@ -240,12 +240,44 @@ def test_the_upload_page_converts_with_a_profile_and_says_why_not(site, page):
     page.wait_for_selector("[data-testid=convert-offer]")
     page.click("[data-testid=convert-file]")
     page.wait_for_selector("[data-testid=convert-failed]")
-    assert "give --profile" in page.inner_text("[data-testid=convert-failed]")
+    failed = page.inner_text("[data-testid=convert-failed]")
+    # the field above, not the command line's flag (issue 56)
+    assert "“User profile, for records that carry none” above" in failed
+    assert "--profile" not in failed
     page.fill("[data-testid=convert-profile]", "A reader who keeps pets.")
     page.fill("[data-testid=convert-method]", "Ours")
     page.click("[data-testid=convert-file]")
     page.wait_for_selector("#check-result p.ok")
     assert "methods: Ours" in page.inner_text("#check-result")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_a_rejected_file_is_never_shown_as_accepted(site, page, lang):
+    """Issue 56: an ALOE file's warnings (unknown fields) were listed under
+    "Warnings (the file is accepted)" beside its errors. A rejected file's
+    warnings are shown with its errors, under "The file was not accepted";
+    converted, the page says which session ids were made."""
+    page.goto(site + f"/?lang={lang}")
+    page.set_input_files("#file", str(ROOT / "tests/data/importers/aloe.jsonl"))
+    page.wait_for_selector("[data-testid=convert-offer]")
+    rejected = page.locator("#check-result .problems")
+    heading = rejected.locator("h2").inner_text()
+    assert heading == translated(lang, "The file was not accepted")
+    noted = rejected.locator("[data-testid=rejected-warnings]").inner_text()
+    assert "conversations" in noted and "profile" in noted
+    assert page.locator("[data-testid=validation-warnings]").count() == 0
+    accepted = translated(lang, "Warnings (the file is accepted):")
+    assert accepted not in page.inner_text("#check-result")
+    page.click("[data-testid=convert-file]")
+    page.wait_for_selector("#check-result p.ok")
+    made = translated(lang, IDS_MADE) % {"count": 3}
+    assert made in page.inner_text("[data-testid=converted-note]")
+
+
+IDS_MADE = (
+    "%(count)s record(s) carry no session id: theirs were made from the record "
+    "number (see docs/importers.md)."
+)
 
 
 def test_another_layout_is_converted_on_the_upload_page(site, page):

@@ -265,8 +265,9 @@ def test_the_upload_page_converts_with_the_cli_options(app_factory):
 
     plain = post()
     assert json.loads(plain.headers["X-Skipped"]) == [
-        {"record": 3, "reason": "no system message or persona to use as "
-         "user_profile (give --profile)"}
+        {"record": 3, "reason": "no system message or persona to use as the user "
+         "profile: write one in “User profile, for records that carry none” above "
+         "and convert again"}
     ]  # fmt: skip
     given = post(profile="A visitor", method="Ours")
     assert given.headers["X-Sessions-Converted"] == "3"
@@ -280,4 +281,33 @@ def test_the_upload_page_converts_with_the_cli_options(app_factory):
                                     "from": "personachat-original"})  # fmt: skip
     [problem] = refused.get_json()["errors"]
     assert problem["code"] == "nothing_converted"
-    assert "give --profile" in problem["message"] and "record 1" in problem["message"]
+    assert "User profile" in problem["message"] and "record 1" in problem["message"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "field"),
+    [
+        ("en", "“User profile, for records that carry none”"),
+        ("zh", "“用户画像”"),
+        ("ko", "“사용자 프로필”"),
+    ],
+)
+def test_a_conversion_on_the_page_names_the_profile_field_not_a_flag(
+    app_factory, lang, field
+):
+    """Issue 56: the upload page's conversion said '(give --profile)', a
+    command-line flag; it names the page's field, in the reader's language
+    (the command line still names its flag)."""
+    client = app_factory().test_client()
+
+    def post(layout: str):
+        source = SAMPLES / FILES[layout]
+        with source.open("rb") as stream:
+            data = {"file": (stream, source.name), "from": layout}
+            url = f"/api/v1/convert?lang={lang}"
+            return client.post(url, data=data, content_type="multipart/form-data")
+
+    [problem] = post("personachat-original").get_json()["errors"]
+    assert field in problem["message"] and "--profile" not in problem["message"]
+    [skipped] = json.loads(post("sharegpt").headers["X-Skipped"])
+    assert field in skipped["reason"] and "--profile" not in skipped["reason"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.utils import secure_filename
 
+from core.problem_words import in_reader_language
 from core.problems import Rejected
 from dataset import convert
 from dataset.importers import IMPORTERS, Options
@@ -73,9 +74,20 @@ def convert_upload():
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     response.headers["X-Sessions-Converted"] = str(report.converted)
     response.headers["X-Records-Skipped"] = str(report.skipped)
-    skipped = [{"record": n, "reason": why[:200]} for n, why in report.reasons[:10]]
+    # session ids made: for records without one, or whose id was taken
+    response.headers["X-Ids-Made"] = str(report.generated_count)
+    response.headers["X-Ids-Renamed"] = str(report.renamed_count)
+    first = report.reasons[:10]
+    skipped = [{"record": n, "reason": _reason(why)[:200]} for n, why in first]
     response.headers["X-Skipped"] = json.dumps(skipped)  # ASCII: \u escapes
     return response
+
+
+def _reason(why: str) -> str:
+    """Why a record was skipped, in the reader's language where the reason
+    is one the page words for itself (the form field to fill in, not a
+    command-line flag: core/problem_words.SKIP_REASONS)."""
+    return in_reader_language({"reason": why})["reason"]
 
 
 def _chunks(sink, size: int = 1 << 16):

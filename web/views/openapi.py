@@ -138,7 +138,10 @@ PATHS = {
                            "properties": {"file": {"type": "string", "format": "binary"},
                                           "from": {"type": "string"}}}}}},
             "responses": {"200": {"description": "The converted JSONL; counts in "
-                                  "X-Sessions-Converted and X-Records-Skipped.",
+                                  "X-Sessions-Converted and X-Records-Skipped, "
+                                  "the session ids made (records without one, or "
+                                  "whose id an earlier record took) in X-Ids-Made "
+                                  "and X-Ids-Renamed.",
                                   "content": {"application/jsonl": {}}},
                           **_errors(400, 413, 429, 503)},
         }
