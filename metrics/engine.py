@@ -26,7 +26,7 @@ from metrics import (
 )
 from metrics.items import HUMAN
 from metrics.rows import ResultRow, result_row
-from metrics.suite import Suite
+from metrics.suite import Suite, SuiteSummary
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +264,12 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     rows = row_source.readable(rows_of(suite), suite.summary_details)
     pooled, fewer = _panel_rows(suite, rows)
     result = suite.summarize(pooled, methods)
+    own_validity = suite.summarize(rows, methods).get("validity") if fewer else None
+    if own_validity is not None:
+        # the judge audit is each judge's own (its AUC, length bias, human
+        # agreement), like <id>@<judge>: from all of its rows, not only the
+        # items the other judges scored too
+        result["validity"] = own_validity
     suite_summary = result.get("summary", {})
     counts.add_counts(suite_summary, suite, pooled)
     del pooled
@@ -314,7 +320,7 @@ def _panel_rows(suite: Suite, rows: Rows):
     return panel_items.common_items(rows, suite.summary_details)
 
 
-def _say_why_charts_are_empty(suite: Suite, result: dict, fewer: dict) -> None:
+def _say_why_charts_are_empty(suite: Suite, result: SuiteSummary, fewer: dict) -> None:
     """A panel whose items no judge pair scored in common draws nothing:
     its charts say so (else the suite's "needs a configured judge")."""
     if not fewer or any(

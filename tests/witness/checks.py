@@ -8,6 +8,7 @@ import math
 from collections import Counter
 
 from tests.witness import plans
+from tests.witness.differences import BLOCKS
 from tests.witness.harness import PRICES, Outcome
 
 ROW_KEY = ("session_id", "round", "method", "metric", "judge")
@@ -87,3 +88,25 @@ def counts_agree(plan: plans.Plan, document: dict) -> None:
     assert counts["unscored"] == statuses["unscored"]
     assert counts["errors"] == statuses["error"]
     assert counts["missing"] == statuses["missing"]
+
+
+def witness_document(plan: plans.Plan) -> dict:
+    """The run as the witness knows it: the plan's file and judges, and the
+    rows the plan implies (never the product's)."""
+    judges = list(plan.judges)
+    run = {
+        "file": {"methods": list(plan.methods)},
+        "suites": ["alignment"],
+        "judge": {"model": judges[0], "models": judges},
+    }
+    return {"run": run, "rows": plans.expected_rows(plan)}
+
+
+def aggregates_agree(plan: plans.Plan, document: dict) -> None:
+    """Every block of the results document equals the reference
+    implementation's, computed from the plan's rows."""
+    witness = witness_document(plan)
+    found = [d for block in BLOCKS.values() for d in block(document, witness)]
+    assert not found, "\n".join(
+        f"{path}: witness {mine!r}, results {theirs!r}" for path, mine, theirs in found
+    )

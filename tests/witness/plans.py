@@ -197,9 +197,8 @@ def expected_rows(plan: Plan) -> list[dict]:
     for item in plan.items:
         key = {"session_id": item.session, "round": item.round, "method": item.method}
         if item.answers is None:
-            rows.append(
-                {**key, "metric": "al", "judge": "", "status": "missing", "value": None}
-            )
+            missing = {"status": "missing", "value": None, "note_code": "reply_missing"}
+            rows.append({**key, "metric": "al", "judge": "", **missing})
             continue
         for judge, answer in zip(plan.judges, item.answers, strict=True):
             rows += _judged(plan, key, judge, answer, len(plan.text(item)))
@@ -210,13 +209,9 @@ def _judged(
     plan: Plan, key: dict, judge: str, answer: Answer, chars: int
 ) -> list[dict]:
     def row(metric, status, value=None):
-        return {
-            **key,
-            "metric": metric,
-            "judge": judge,
-            "status": status,
-            "value": value,
-        }
+        note = "protocol_lacks" if status == "not_applicable" else None
+        found = {"metric": metric, "judge": judge, "status": status, "value": value}
+        return {**key, **found, "note_code": note}
 
     found = [row("response_chars", "ok", float(chars))]
     dims = [f"al_{d}" for d in DIMENSIONS]

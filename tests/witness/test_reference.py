@@ -20,32 +20,11 @@ import numpy as np
 import pytest
 
 from tests.witness import reference as ref
+from tests.witness.differences import BLOCKS
 from tests.witness.reference import row, tiny_doc
 
 EXAMPLES = Path(__file__).parent / "examples"
 NAMES = sorted(path.stem for path in EXAMPLES.glob("*.json"))
-# Summary keys whose values come from the product's random stream: checked by
-# ``interval_checks`` against the exact bootstrap distribution instead.
-RANDOM_SUMMARY_KEYS = {
-    "pairwise_winrate_ci_low",
-    "pairwise_winrate_ci_high",
-    "bt_ci_low",
-    "bt_ci_high",
-}
-COMPARED_FIELDS = (
-    "n",
-    "diff",
-    "p_value",
-    "p_holm",
-    "effect_size",
-    "welch_t",
-    "welch_p",
-    "cohens_d",
-    "test",
-    "family",
-    "value_metric",
-    "delta",
-)
 # (example, block, key) -> why the document is wrong, with the doc sentence.
 # Empty: on these six documents the product and the docs agree.
 DISAGREEMENTS: dict[tuple[str, str, str], str] = {}
@@ -312,95 +291,6 @@ def load(name: str) -> dict[str, Any]:
     return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def close(mine: Any, theirs: Any) -> bool:
-    if mine is None or theirs is None or isinstance(mine, str | bool):
-        return mine == theirs
-    return math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
-
-
-def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]:
-    """(path, mine, theirs) wherever ``mine`` and the document differ,
-    recursing into dicts (``mine``'s keys) and lists."""
-    if isinstance(mine, dict):
-        if not isinstance(theirs, dict):
-            return [(path, mine, theirs)]
-        found = []
-        for key, value in mine.items():
-            if key not in theirs:
-                found.append((f"{path}.{key}", value, "<absent>"))
-            else:
-                found += differences(value, theirs[key], f"{path}.{key}")
-        return found
-    if isinstance(mine, list):
-        if not isinstance(theirs, list) or len(mine) != len(theirs):
-            return [(path, mine, theirs)]
-        return [
-            d
-            for i, (a, b) in enumerate(zip(mine, theirs, strict=True))
-            for d in differences(a, b, f"{path}[{i}]")
-        ]
-    return [] if close(mine, theirs) else [(path, mine, theirs)]
-
-
-def summary_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    mine = ref.summary(doc)
-    found = differences(mine, doc["summary"], "summary")
-    for method, values in doc["summary"].items():
-        for key in set(values) - set(mine.get(method, {})) - RANDOM_SUMMARY_KEYS:
-            found.append((f"summary.{method}.{key}", "<not computed>", values[key]))
-    return found
-
-
-def comparison_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    mine = {(c["metric"], c["a"], c["b"]): c for c in ref.comparisons(doc)}
-    theirs = {(c["metric"], c["a"], c["b"]): c for c in doc["comparisons"]}
-    found = [(f"comparisons.{k}", "<absent>", "") for k in set(theirs) ^ set(mine)]
-    for key in set(mine) & set(theirs):
-        for field in COMPARED_FIELDS:
-            path = f"comparisons.{key}.{field}"
-            found += differences(mine[key][field], theirs[key].get(field), path)
-    return found
-
-
-def count_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    """The header's documented counts against the rows' statuses
-    (results-format "Row statuses")."""
-    by_status = ref.counts(doc)
-    header = doc["run"]["counts"]
-    pairs = {
-        "unscored": "unscored",
-        "errors": "error",
-        "not_configured": "not_configured",
-        "not_applicable": "not_applicable",
-        "missing": "missing",
-    }
-    return [
-        (f"counts.{key}", by_status.get(status, 0), header[key])
-        for key, status in pairs.items()
-        if by_status.get(status, 0) != header[key]
-    ]
-
-
-def interval_differences(doc: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    return [
-        (f"{c['what']}.{c['where']}", "outside the exact bootstrap band", c)
-        for c in ref.interval_checks(doc)
-        if not c["ok"]
-    ]
-
-
-BLOCKS = {
-    "summary": summary_differences,
-    "curves": lambda doc: differences(ref.curves(doc), doc["curves"], "curves"),
-    "comparisons": comparison_differences,
-    "intervals": interval_differences,
-    "counts": count_differences,
-    "judge_validity": lambda doc: differences(
-        ref.judge_validity(doc), doc["judge_validity"], "judge_validity"
-    ),
-}
-
-
 @functools.cache
 def found_differences(name: str, block: str) -> tuple[tuple[str, Any, Any], ...]:
     return tuple(BLOCKS[block](load(name)))
@@ -421,12 +311,12 @@ def test_example_agrees_with_the_reference(name, block):
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "block", "key"),
-    [
-        pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=reason))
-        for case, reason in DISAGREEMENTS.items()
-    ],
-)
-def test_known_disagreement(name, block, key):
-    assert key not in {d[0] for d in found_differences(name, block)}
+def test_every_known_disagreement_still_disagrees():
+    """A disagreement listed in ``DISAGREEMENTS`` is a product bug with its
+    reason; once the product is fixed this fails, and the entry goes."""
+    fixed = [
+        case
+        for case in DISAGREEMENTS
+        if case[2] not in {d[0] for d in found_differences(case[0], case[1])}
+    ]
+    assert not fixed, f"fixed, remove from DISAGREEMENTS: {fixed}"

@@ -22,7 +22,7 @@ def witness_app(tmp_path_factory):
 
 
 @settings(
-    max_examples=200,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -34,3 +34,4 @@ def test_a_generated_run_says_what_the_plan_implies(witness_app, plan):
     checks.status_agrees(plan, outcome.document)
     checks.counts_agree(plan, outcome.document)
     checks.usage_agrees(plan, outcome)
+    checks.aggregates_agree(plan, outcome.document)

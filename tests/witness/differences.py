@@ -1,0 +1,159 @@
+"""Where a results document and the witness differ: every block of the
+document (summary, curves, comparisons, bootstrap intervals, counts, judge
+validity) against ``tests/witness/reference.py`` computed from a document's
+rows, as ``(path, witness, document)`` triples. ``reference_doc`` is the
+document whose rows the witness reads (the product's own, or the rows a plan
+implies); ``doc`` is what the product published."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tests.witness import reference as ref
+
+# Summary keys whose values come from the product's random stream: checked by
+# ``interval_checks`` against the exact bootstrap distribution instead.
+RANDOM_SUMMARY_KEYS = {
+    "pairwise_winrate_ci_low",
+    "pairwise_winrate_ci_high",
+    "bt_ci_low",
+    "bt_ci_high",
+}
+COMPARED_FIELDS = (
+    "n",
+    "diff",
+    "p_value",
+    "p_holm",
+    "effect_size",
+    "welch_t",
+    "welch_p",
+    "cohens_d",
+    "test",
+    "family",
+    "value_metric",
+    "delta",
+)
+
+
+def close(mine: Any, theirs: Any) -> bool:
+    if mine is None or theirs is None or isinstance(mine, str | bool):
+        return mine == theirs
+    return math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def publishes_nothing(value: Any) -> bool:
+    """None, or a dict or list holding nothing but such values."""
+    if isinstance(value, dict):
+        return all(publishes_nothing(v) for v in value.values())
+    if isinstance(value, list):
+        return all(publishes_nothing(v) for v in value)
+    return value is None
+
+
+def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]:
+    """(path, mine, theirs) wherever ``mine`` and the document differ,
+    recursing into dicts (``mine``'s keys) and lists."""
+    if theirs is None and publishes_nothing(mine):
+        return []  # {"judge-a": {"M": null}} and null say the same
+    if isinstance(mine, dict):
+        if not isinstance(theirs, dict):
+            return [(path, mine, theirs)]
+        found = []
+        for key, value in mine.items():
+            if key not in theirs:
+                if not publishes_nothing(value):  # absent: no number either
+                    found.append((f"{path}.{key}", value, "<absent>"))
+            else:
+                found += differences(value, theirs[key], f"{path}.{key}")
+        return found
+    if isinstance(mine, list):
+        if not isinstance(theirs, list) or len(mine) != len(theirs):
+            return [(path, mine, theirs)]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(mine, theirs, strict=True))
+            for d in differences(a, b, f"{path}[{i}]")
+        ]
+    return [] if close(mine, theirs) else [(path, mine, theirs)]
+
+
+def summary_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    mine = ref.summary(reference_doc or doc)
+    found = differences(mine, doc["summary"], "summary")
+    for method, values in doc["summary"].items():
+        for key in set(values) - set(mine.get(method, {})) - RANDOM_SUMMARY_KEYS:
+            found.append((f"summary.{method}.{key}", "<not computed>", values[key]))
+    return found
+
+
+def comparison_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    found_by_witness = ref.comparisons(reference_doc or doc)
+    mine = {(c["metric"], c["a"], c["b"]): c for c in found_by_witness}
+    theirs = {(c["metric"], c["a"], c["b"]): c for c in doc["comparisons"]}
+    found = [(f"comparisons.{k}", "<absent>", "") for k in set(theirs) ^ set(mine)]
+    for key in set(mine) & set(theirs):
+        for field in COMPARED_FIELDS:
+            path = f"comparisons.{key}.{field}"
+            found += differences(mine[key][field], theirs[key].get(field), path)
+    return found
+
+
+def count_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    """The header's documented counts against the rows' statuses
+    (results-format "Row statuses")."""
+    by_status = ref.counts(reference_doc or doc)
+    header = doc["run"]["counts"]
+    pairs = {
+        "unscored": "unscored",
+        "errors": "error",
+        "not_configured": "not_configured",
+        "not_applicable": "not_applicable",
+        "missing": "missing",
+    }
+    return [
+        (f"counts.{key}", by_status.get(status, 0), header[key])
+        for key, status in pairs.items()
+        if by_status.get(status, 0) != header[key]
+    ]
+
+
+def interval_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    """The document's intervals, checked on the witness's rows."""
+    checked = ref.interval_checks({**doc, "rows": (reference_doc or doc)["rows"]})
+    return [
+        (f"{c['what']}.{c['where']}", "outside the exact bootstrap band", c)
+        for c in checked
+        if not c["ok"]
+    ]
+
+
+def curve_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    return differences(ref.curves(reference_doc or doc), doc["curves"], "curves")
+
+
+def validity_differences(
+    doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
+) -> list[tuple[str, Any, Any]]:
+    mine = ref.judge_validity(reference_doc or doc)
+    return differences(mine, doc["judge_validity"], "judge_validity")
+
+
+BLOCKS = {
+    "summary": summary_differences,
+    "curves": curve_differences,
+    "comparisons": comparison_differences,
+    "intervals": interval_differences,
+    "counts": count_differences,
+    "judge_validity": validity_differences,
+}
