@@ -20,10 +20,39 @@ from metrics import registry
 from metrics.notes import note
 
 # reported beside the quantities: counts, and per-method details
-COUNTS = ("pairwise_comparisons", "length_spearman_by_method")
+COUNTS = (
+    "pairwise_comparisons",
+    "length_spearman_by_method",
+    "first_position_rate_n",
+    "length_spearman_n",
+    "length_spearman_by_method_n",
+    "cross_mode_auc_n",
+    "samples_alpha_n",
+    "inter_judge_alpha_n",
+)
 # {judge model: value}: a panel's judges are measured each on its own
-PER_JUDGE = ("length_spearman", "length_spearman_by_method", "cross_mode_auc",
-             "human", "samples_alpha")  # fmt: skip
+PER_JUDGE = (
+    "length_spearman",
+    "length_spearman_by_method",
+    "cross_mode_auc",
+    "human",
+    "samples_alpha",
+    "length_spearman_n",
+    "length_spearman_by_method_n",
+    "cross_mode_auc_n",
+    "samples_alpha_n",
+)
+# what each quantity's n counts: its key in the results (None: in the
+# value, as the human agreement's n), and what it is in the reader's words
+N_OF = {
+    "position_consistency": "pairwise_comparisons",
+    "first_position_rate": "first_position_rate_n",
+    "length_spearman": "length_spearman_n",
+    "cross_mode_auc": "cross_mode_auc_n",
+    "samples_alpha": "samples_alpha_n",
+    "inter_judge_alpha": "inter_judge_alpha_n",
+    "human": None,
+}
 
 
 def quantities() -> dict[str, tuple[str, str]]:

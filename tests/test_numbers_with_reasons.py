@@ -73,3 +73,50 @@ def test_a_flat_curve_and_a_single_round_say_why_their_line_is_null():
     assert {said["One"][k]["code"] for k in ("al_slope", "al_intercept", "al_r2")} == {
         "curve_one_round"
     }
+
+
+def test_each_judge_check_carries_the_n_it_rests_on():
+    from metrics.suites.alignment import judge_checks
+
+    def row(session, k, metric, value, judge=""):
+        return {
+            "session_id": session,
+            "round": k,
+            "method": "M",
+            "judge": judge,
+            "metric": metric,
+            "value": value,
+            "status": "ok",
+        }
+
+    panel = [
+        row("s", k, "al", v + shift, judge)
+        for k, v in ((1, 40.0), (2, 70.0), (3, 55.0))
+        for judge, shift in (("a", 0.0), ("b", 5.0))
+    ]
+    panel.append(row("t", 1, "al", 60.0, "a"))  # scored by one judge only
+    assert judge_checks.inter_judge_alpha_n(panel)[1] == 3
+    samples = [
+        row("s", k, f"al_sample@{sample}", v + sample)
+        for k, v in ((1, 40.0), (2, 70.0), (3, 55.0))
+        for sample in (1, 2)
+    ]
+    samples.append(row("t", 1, "al_sample@1", 60.0))  # one sample: no pair
+    alpha, n = judge_checks.samples_alpha_n(samples)
+    assert alpha[""] is not None and n == {"": 3}
+    checks = judge_checks.validity(
+        [
+            row("s", k, metric, value)
+            for k, (al, chars, vote) in enumerate(
+                [(40, 10, 0), (50, 25, 0), (60, 30, 1)]
+            )
+            for metric, value in (
+                ("al", al),
+                ("response_chars", chars),
+                ("binary", vote),
+            )
+        ]
+    )
+    assert checks["length_spearman_n"] == {"": 3}
+    assert checks["length_spearman_by_method_n"] == {"": {"M": 3}}
+    assert checks["cross_mode_auc_n"] == {"": 3}

@@ -275,3 +275,36 @@ def test_the_workspace_manage_token_is_handed_over_once_after_the_upload(app):
     for opener in (client, app.test_client()):  # later, or the link sent on
         page = opener.get(location).get_data(as_text=True)
         assert space.manage_token not in page and 'id="workspace-memo"' not in page
+
+
+def test_the_judge_audit_gives_every_value_its_n_and_every_gap_its_reason(
+    judged_app, tmp_path
+):
+    """Issue 56: position consistency, first position, length bias and AUC
+    each with the n it rests on (pairs compared, verdicts, responses); a
+    quantity that cannot be computed says why in its value's place."""
+    from tests.pipeline_support import evaluate
+
+    sessions = crafted.alignment_sessions()
+    for session in sessions:  # Ours grows longer round by round, Base does not
+        for k, round_ in enumerate(session["rounds"]):
+            round_["responses"]["Ours"] += " longer" * k
+    path = crafted.write(tmp_path / "a.jsonl", sessions)
+    document = evaluate(judged_app, path, None, suites=["alignment", "pairwise"])
+    run = judged_app.extensions["storage"].runs.get_run(document["run"]["id"])
+    page = judged_app.test_client().get(f"/r/{run.token}?lang=en").get_data(True)
+
+    def value(key: str) -> str:
+        item = re.search(rf'data-testid="audit-{key}">(.*?)</div>', page, re.S)[1]
+        return re.sub(r"\s+", " ", re.search(r'audit-value">(.*?)</dd>', item, re.S)[1])
+
+    # 2 sessions x 5 rounds, Base against Ours once each
+    assert value("position_consistency").endswith("(n=10)")
+    assert re.search(r"\(n=\d+\)$", value("first_position_rate"))
+    # Base's AL is 40 throughout: no ρ, so the combined ρ rests on Ours' 10
+    length = value("length_spearman")
+    assert length.startswith("scripted: ") and "(n=10) [" in length
+    assert "Base — (n=10)" in length
+    assert value("cross_mode_auc").endswith("(n=20)")
+    assert "one judge sample per item" in value("samples_alpha")
+    assert "—" in value("samples_alpha") and "n=" not in value("samples_alpha")

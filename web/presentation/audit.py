@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from core.i18n import _l
 from metrics import notes
-from metrics.validity import judge_validity, measuring, run_context
+from metrics.validity import (
+    N_OF,
+    judge_validity,
+    measuring,
+    quantities,
+    run_context,
+    true_reason,
+)
 from reports.formatting import count, number
 
 EXPLAINED = {
@@ -60,11 +67,44 @@ EXPLAINED = {
 }  # fmt: skip
 
 
-def shown(key: str, value) -> str:
-    """A quantity as the audit table shows it.
+# what each quantity's n counts, said under it
+COUNTED = {
+    "position_consistency": _l(
+        "n: the pairwise comparisons scored, each pair of replies once."
+    ),
+    "first_position_rate": _l("n: the single-order verdicts that named a winner."),
+    "length_spearman": _l(
+        "n: the responses with a length and an AL, of the methods that have a ρ."
+    ),
+    "cross_mode_auc": _l(
+        "n: the responses with both an AL and a keep-chatting verdict."
+    ),
+    "samples_alpha": _l("n: the items the judge scored in two samples or more."),
+    "inter_judge_alpha": _l("n: the items two judges or more scored."),
+    "human": _l(
+        "n: the labelled items the judge scored (ρ and τ over those with an AL label, κ over those with a keep-chatting label, when fewer)."
+    ),
+}
 
-    >>> shown("length_spearman", {"gpt-x": 0.91234})
-    'gpt-x: 0.912'
+
+def with_n(value: str, n) -> str:
+    """A shown value and the n it rests on.
+
+    >>> with_n("0.912", 48), with_n("0.912", None)
+    ('0.912 (n=48)', '0.912')
+    """
+    return value if n is None else f"{value} (n={count(n)})"
+
+
+def shown(key: str, value, n=None, missing: str = "") -> str:
+    """A quantity as the audit table shows it, each value with its n
+    (``n``: a number, or ``{judge: n}`` beside ``{judge: value}``); a
+    judge's missing value says why (``missing``).
+
+    >>> shown("length_spearman", {"gpt-x": 0.91234}, {"gpt-x": 48})
+    'gpt-x: 0.912 (n=48)'
+    >>> shown("cross_mode_auc", {"a": 0.8, "b": None}, {"a": 9, "b": 9}, "one class")
+    'a: 0.800 (n=9); b: — (one class)'
     """
     if value is None:
         return "—"
@@ -74,29 +114,64 @@ def shown(key: str, value) -> str:
             for judge, found in value.items()
         )
     if isinstance(value, dict):
-        return "; ".join(f"{judge}: {number(v, 3)}" for judge, v in value.items())
-    return number(value, 3)
+        counts = n if isinstance(n, dict) else {}
+        return "; ".join(
+            f"{judge}: {_one(v, counts.get(judge), missing)}"
+            for judge, v in value.items()
+        )
+    return _one(value, n, missing)
+
+
+def _one(value, n, missing: str) -> str:
+    if value is None:
+        return f"— ({missing})" if missing else "—"
+    return with_n(number(value, 3), n)
+
+
+HUMAN_PARTS = (
+    ("ρ", "al_spearman", "n_al"),
+    ("τ", "al_kendall", "n_al"),
+    ("κ", "binary_kappa", "n_binary"),
+)
 
 
 def _agreement(value: dict) -> str:
-    parts = [
-        f"{label} {number(value[name], 3)}"
-        for label, name in (("ρ", "al_spearman"), ("τ", "al_kendall"),
-                            ("κ", "binary_kappa"))
-        if value.get(name) is not None
-    ]  # fmt: skip
-    return " · ".join([*parts, f"n={count(value.get('n'))}"])
+    """ρ, τ and κ with the labelled items; a missing one says why, and one
+    resting on fewer items than the rest says how many."""
+    n = value.get("n")
+    parts = []
+    for label, name, rested in HUMAN_PARTS:
+        items = value.get(rested)
+        if value.get(name) is not None:
+            shown_ = number(value[name], 3)
+            parts.append(f"{label} {with_n(shown_, items) if items != n else shown_}")
+        elif items is not None or name in value:
+            parts.append(f"{label} — ({_why_not(name, items)})")
+    return " · ".join([*parts, f"n={count(n)}"])
 
 
-def per_method(found: dict) -> str:
-    """Each method's ρ, per judge.
+def _why_not(name: str, items) -> str:
+    """Why an agreement with the file's human labels has no value."""
+    if items is not None and items < 2:
+        return notes.translate("agreement_too_few", None, None)
+    code = (
+        "kappa_one_class" if name == "binary_kappa" else "agreement_one_side_constant"
+    )
+    return notes.translate(code, None, None)
 
-    >>> per_method({"j": {"A": -1.0, "B": None}})
-    '[j: A −1.000, B —]'
+
+def per_method(found: dict, counted: dict | None = None) -> str:
+    """Each method's ρ with its n, per judge.
+
+    >>> per_method({"j": {"A": -1.0, "B": None}}, {"j": {"A": 9, "B": 1}})
+    '[j: A −1.000 (n=9), B — (n=1)]'
     """
     parts = []
     for judge, methods in found.items():
-        shown_ = ", ".join(f"{m} {signed_number(v)}" for m, v in methods.items())
+        counts = (counted or {}).get(judge) or {}
+        shown_ = ", ".join(
+            f"{m} {with_n(signed_number(v), counts.get(m))}" for m, v in methods.items()
+        )
         parts.append(f"{judge}: {shown_}" if judge else shown_)
     return "[" + "; ".join(parts) + "]"
 
@@ -106,20 +181,37 @@ def signed_number(value) -> str:
 
 
 def audit_rows(run) -> list[dict] | None:
-    """One row per quantity, or None when the run had no judge at all."""
+    """One row per quantity, or None when the run had no judge at all. Each
+    value carries its n (what it counts is said under it); a missing one
+    says why, in the reader's language."""
     if not run.judge:
         return None
     measured = (run.aggregates or {}).get("judge_validity") or {}
-    found = judge_validity(
-        measured, list(run.suites), run.judge.get("model"), run_context(run)
-    )
+    context = run_context(run)
+    found = judge_validity(measured, list(run.suites), run.judge.get("model"), context)
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
         reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
-        value = shown(key, found[key])
+        n_key = N_OF[key]
+        n = found.get(n_key) if n_key else None
+        value = shown(key, found[key], n, _missing_for_one(key, context))
         if key == "length_spearman" and found.get("length_spearman_by_method"):
-            value += " " + per_method(found["length_spearman_by_method"])
-        rows.append({"key": key, "label": str(label), "value": value,
-                     "explained": str(explained), "reason": reason})  # fmt: skip
+            by_method = found["length_spearman_by_method"]
+            value += " " + per_method(
+                by_method, found.get("length_spearman_by_method_n")
+            )
+        recorded = n_key is None or n is not None or found[key] is None
+        counted = COUNTED[key] if recorded else NOT_RECORDED
+        row = {"key": key, "label": str(label), "value": value, "reason": reason}
+        rows.append({**row, "explained": str(explained), "counted": str(counted)})
     return rows
+
+
+NOT_RECORDED = _l("n was not recorded: the run was aggregated before this release.")
+
+
+def _missing_for_one(key: str, context: dict) -> str:
+    """Why one judge of a panel has no value of a quantity the others have."""
+    code = true_reason(key, quantities()[key][1], context)
+    return notes.translate(code, {"suite": measuring(key)}, None)

@@ -53,15 +53,40 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
 
 
 def validity(rows: Rows) -> dict:
-    """Each check reads only its own metrics' rows (one part at a time)."""
-    combined, by_method = rank_checks.length_spearman(rows)
+    """Each check reads only its own metrics' rows (one part at a time);
+    beside each quantity ``<quantity>_n``, what it rests on (responses or
+    items; the human agreement carries its own n)."""
+    combined, by_method, counted = rank_checks.length_spearman(rows)
+    auc, auc_n = rank_checks.cross_mode_auc(rows)
+    samples, samples_n = samples_alpha_n(rows)
+    judges, judges_n = inter_judge_alpha_n(rows)
     return {
         "length_spearman": combined,
+        "length_spearman_n": _weights(by_method, counted),
         "length_spearman_by_method": by_method,
-        "cross_mode_auc": rank_checks.cross_mode_auc(rows),
+        "length_spearman_by_method_n": counted,
+        "cross_mode_auc": auc,
+        "cross_mode_auc_n": auc_n,
         "human": _human(rows),
-        "samples_alpha": samples_alpha(rows),
-        "inter_judge_alpha": inter_judge_alpha(rows),
+        "samples_alpha": samples,
+        "samples_alpha_n": samples_n,
+        "inter_judge_alpha": judges,
+        "inter_judge_alpha_n": judges_n,
+    }
+
+
+def _weights(by_method: dict | None, counted: dict | None) -> dict | None:
+    """``{judge: n}``: the responses behind a judge's combined ρ (those of
+    the methods that have a ρ, as it weighs them).
+
+    >>> _weights({"j": {"A": 0.5, "B": None}}, {"j": {"A": 12, "B": 1}})
+    {'j': 12}
+    """
+    if not by_method or not counted:
+        return None
+    return {
+        judge: sum(counted[judge][m] for m, rho in per.items() if rho is not None)
+        for judge, per in by_method.items()
     }
 
 
@@ -76,20 +101,27 @@ def inter_judge_alpha(rows: Rows) -> float | None:
     >>> round(inter_judge_alpha(rows), 4)
     0.85
     """
+    return inter_judge_alpha_n(rows)[0]
+
+
+def inter_judge_alpha_n(rows: Rows) -> tuple[float | None, int | None]:
+    """:func:`inter_judge_alpha` and its n: the items two judges or more
+    scored (None with fewer than two judges)."""
     if len(set(row_source.judge_names(rows)) - {""}) < 2:
-        return None  # (from a source: no judge's rows are read)
+        return None, None  # (from a source: no judge's rows are read)
     items = Items(row_source.part(rows, ["al"]))
     return _inter_judge_alpha(items, items.scored("al"))
 
 
-def _inter_judge_alpha(items: Items, al: Scored) -> float | None:
+def _inter_judge_alpha(items: Items, al: Scored) -> tuple[float | None, int]:
     np = columns._numpy()
     judges = np.unique(items.judge(al.keys)).tolist()
     units, raters = np.unique(al.keys // items.size["judge"], return_counts=True)
     units = units[raters >= 2]
     if len(judges) < 2 or not len(units):
-        return None
-    return _alpha([lookup(al, units * items.size["judge"] + j) for j in judges])
+        return None, len(units)
+    alpha = _alpha([lookup(al, units * items.size["judge"] + j) for j in judges])
+    return alpha, len(units)
 
 
 def _alpha(rows: list[list[float]]) -> float | None:
@@ -119,14 +151,23 @@ def samples_alpha(rows: Rows) -> dict[str, float | None] | None:
     >>> {judge: round(alpha, 4) for judge, alpha in samples_alpha(rows).items()}
     {'': 0.85}
     """
+    return samples_alpha_n(rows)[0]
+
+
+def samples_alpha_n(rows: Rows) -> tuple[dict | None, dict | None]:
+    """:func:`samples_alpha` and ``{judge: n}``, the items sampled twice or
+    more (None with one sample)."""
     items = Items(row_source.part(rows, (), (SAMPLES,)))
-    values = {
+    found = {
         judge: _samples_alpha(items, index) for index, judge in enumerate(items.judges)
     }
-    return values if any(v is not None for v in values.values()) else None
+    values = {judge: alpha for judge, (alpha, _n) in found.items()}
+    if not any(v is not None for v in values.values()):
+        return None, None
+    return values, {judge: n for judge, (_alpha, n) in found.items()}
 
 
-def _samples_alpha(items: Items, judge: int) -> float | None:
+def _samples_alpha(items: Items, judge: int) -> tuple[float | None, int]:
     np = columns._numpy()
     table = items.table
     by_sample: dict[int, list[str]] = defaultdict(list)
@@ -134,15 +175,17 @@ def _samples_alpha(items: Items, judge: int) -> float | None:
         if metric.startswith(SAMPLES) and len(table.where(metric)):
             by_sample[int(metric.partition("@")[2])].append(metric)
     if len(by_sample) < 2:
-        return None
+        return None, 0
     scored = {
         k: _of_judge(items, items.scored(index=_rows_of(table, names)), judge)
         for k, names in by_sample.items()
     }
     keys = np.unique(np.concatenate([found.keys for found in scored.values()]))
     if not len(keys):
-        return None
-    return _alpha([lookup(scored[k], keys) for k in sorted(scored)])
+        return None, 0
+    coded = [lookup(scored[k], keys) for k in sorted(scored)]
+    twice = int((np.sum(~np.isnan(np.array(coded, dtype=float)), axis=0) >= 2).sum())
+    return _alpha(coded), twice
 
 
 def _rows_of(table: RowColumns, metrics: list[str]):

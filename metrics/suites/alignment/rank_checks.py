@@ -19,7 +19,7 @@ mean rank is one), so both give the same bits, reproducibly:
 ...                                                (60, 30, 1), (55, 40, 1)])
 ...         for metric, v in (("al", al), ("response_chars", chars), ("binary", vote))]
 >>> length_spearman(rows), cross_mode_auc(rows)
-(({'': 0.8}, {'': {'M': 0.8}}), {'': 1.0})
+(({'': 0.8}, {'': {'M': 0.8}}, {'': {'M': 4}}), ({'': 1.0}, {'': 4}))
 """
 
 from __future__ import annotations
@@ -58,11 +58,12 @@ class RankSums:
         return math.copysign(root / (1 << 106), common)  # within 2**-106 of r
 
 
-def length_spearman(rows: Rows) -> tuple[dict | None, dict | None]:
-    """``({judge: ρ}, {judge: {method: ρ}})`` ("" for a run whose rows name
-    no judge). ρ is computed *within* each method — pooling methods would
-    read a better method's longer replies as a length bias — and combined
-    per judge as the mean of the methods' ρ weighted by their items (methods
+def length_spearman(rows: Rows) -> tuple[dict | None, dict | None, dict | None]:
+    """``({judge: ρ}, {judge: {method: ρ}}, {judge: {method: n}})`` ("" for
+    a run whose rows name no judge; n: the responses with both a length and
+    an AL). ρ is computed *within* each method — pooling methods would read
+    a better method's longer replies as a length bias — and combined per
+    judge as the mean of the methods' ρ weighted by their items (methods
     without a ρ left out)."""
     found: dict[tuple[str, str], RankSums] = defaultdict(RankSums)
     for judges, rx, _, ry, methods in _ranked(
@@ -75,12 +76,14 @@ def length_spearman(rows: Rows) -> tuple[dict | None, dict | None]:
             mine = (named == judge) & (owned == method)
             found[(judge, method)].add(rx[mine], ry[mine])
     by_method: dict[str, dict[str, float | None]] = defaultdict(dict)
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
     for judge, method in sorted(found):
         by_method[judge][method] = found[(judge, method)].pearson()
+        counts[judge][method] = found[(judge, method)].n
     combined = {judge: _weighted(per, found, judge) for judge, per in by_method.items()}
     if not any(v is not None for v in combined.values()):
-        return None, dict(by_method) or None
-    return combined, dict(by_method)
+        return None, dict(by_method) or None, dict(counts) or None
+    return combined, dict(by_method), dict(counts)
 
 
 def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
@@ -91,10 +94,10 @@ def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
     return math.fsum(n * rho for n, rho in scored) / total if total else None
 
 
-def cross_mode_auc(rows: Rows) -> dict[str, float | None] | None:
-    """``{judge: AUC}`` of the judge's AL for its own verdict 1 against 0,
-    each judge on its own (a panel's judges differ in scale); None for a
-    judge with one class."""
+def cross_mode_auc(rows: Rows) -> tuple[dict | None, dict | None]:
+    """``({judge: AUC}, {judge: n})`` of the judge's AL for its own verdict
+    1 against 0, each judge on its own (a panel's judges differ in scale);
+    None for a judge with one class. n: the responses with both."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # ones, zeros, R1
     np = columns._numpy()
     for judges, rx, verdicts, _, _ in _ranked(rows, MODES, per_judge=True):
@@ -109,7 +112,10 @@ def cross_mode_auc(rows: Rows) -> dict[str, float | None] | None:
         judge: (r1 - ones * (ones + 1)) / (2 * ones * zeros) if ones and zeros else None
         for judge, (ones, zeros, r1) in sorted(counts.items())
     }
-    return values if any(v is not None for v in values.values()) else None
+    items = {judge: ones + zeros for judge, (ones, zeros, _) in sorted(counts.items())}
+    if not any(v is not None for v in values.values()):
+        return None, items or None
+    return values, items
 
 
 def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,

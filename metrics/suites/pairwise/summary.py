@@ -101,8 +101,9 @@ def validity(details: Iterable[dict | None]) -> dict:
     from the details of the scored rows.
 
     >>> validity([{"primary": True, "consistent": True, "first_wins": [1.0, 0.0]},
-    ...           {"primary": False, "consistent": True}])
-    {'position_consistency': 1.0, 'first_position_rate': 0.5, 'pairwise_comparisons': 1}
+    ...           {"primary": False, "consistent": True}])  # doctest: +NORMALIZE_WHITESPACE
+    {'position_consistency': 1.0, 'first_position_rate': 0.5,
+     'pairwise_comparisons': 1, 'first_position_rate_n': 2}
     """
     primary = [d for d in (detail or {} for detail in details) if d.get("primary")]
     consistent = [d["consistent"] for d in primary if "consistent" in d]
@@ -111,6 +112,8 @@ def validity(details: Iterable[dict | None]) -> dict:
         "position_consistency": fmean(consistent) if consistent else None,
         "first_position_rate": fmean(firsts) if firsts else None,
         "pairwise_comparisons": len(consistent),
+        # the single-order verdicts that named a winner: what the rate is of
+        "first_position_rate_n": len(firsts),
     }
 
 
