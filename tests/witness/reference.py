@@ -9,9 +9,14 @@ the libraries the product uses for statistics (scipy, sklearn, krippendorff,
 numpy): every quantity is computed here from the document's tidy ``rows``.
 
 Arithmetic is exact: each row value becomes ``Fraction(value).limit_denominator(
-10**6)`` (row values are judge scores, small-denominator means, 0/1 votes), and
-means, differences, ranks and ties are taken on fractions, so two values equal
-on paper are equal here. Floats appear only where the docs ask for an
+10**6)`` when that fraction is the float up to rounding noise (judge scores,
+small-denominator means, 0/1 votes: 1 − 2/3 is 1/3 here), else the float's own
+exact value (the quality heuristics take logarithms: 0.41221333509788094 is no
+quotient of small integers, and snapping it to one would move it by 1e-12).
+Means, differences, ranks and ties are taken on fractions, so two values equal
+on paper are equal here; where values are not small quotients, the Wilcoxon
+ranks compare differences at 12 significant digits, as README "Comparisons"
+states (``at_resolution``). Floats appear only where the docs ask for an
 irrational quantity (square roots, t and normal tails, logarithms, the
 Bradley–Terry fit) and at the end.
 
@@ -101,6 +106,8 @@ Number = Fraction | float
 
 # README "Comparisons": a difference with |d| <= 1e-9 is a zero.
 ZERO_DIFFERENCE = Fraction(1, 10**9)
+# README "Comparisons": other differences are compared at 12 significant digits.
+RESOLUTION_DIGITS = 12
 # README "Comparisons": the exact distribution for up to 50 nonzero differences
 # without ties, every sign flip for up to 13 with ties, else the normal one.
 EXACT_WITHOUT_TIES_MAX_N = 50
@@ -147,6 +154,9 @@ COMPARED = {
 }
 # Question 2.
 PER_JUDGE_KEYS_ONLY_FOR_PANELS = True
+# pairwise.md: 500 resamples, null when more than 5% are separated, so the
+# percentiles of a published interval rest on at least 475.
+BT_RESAMPLES_KEPT = 475
 # The exact bootstrap distribution is enumerated up to this many units.
 EXACT_BOOTSTRAP_MAX_N = 7
 
@@ -160,8 +170,36 @@ def exact(value: float | int) -> Fraction:
 
     >>> exact(1 - 2 / 3) == exact(1 / 3) == Fraction(1, 3)
     True
+    >>> exact(0.41221333509788094) == Fraction(0.41221333509788094)
+    True
     """
-    return Fraction(value).limit_denominator(10**6)
+    as_is = Fraction(value)
+    snapped = as_is.limit_denominator(10**6)
+    noise = Fraction(1, 2**50) * max(
+        Fraction(1), abs(as_is)
+    )  # a few units in the last place
+    return snapped if abs(snapped - as_is) <= noise else as_is
+
+
+def at_resolution(value: Fraction) -> Fraction:
+    """``value`` rounded to ``RESOLUTION_DIGITS`` significant digits (README
+    "Comparisons": every nonzero difference is compared at 12 significant
+    digits before it is ranked).
+
+    >>> at_resolution(Fraction(1, 3)) == at_resolution(Fraction(0.33333333333333337))
+    True
+    >>> at_resolution(Fraction(123456789012345, 10**15))
+    Fraction(30864197253, 250000000000)
+    """
+    if value == 0:
+        return value
+    exponent = math.floor(math.log10(abs(float(value))))
+    while abs(value) >= Fraction(10) ** (exponent + 1):
+        exponent += 1
+    while abs(value) < Fraction(10) ** exponent:
+        exponent -= 1
+    scale = Fraction(10) ** (RESOLUTION_DIGITS - 1 - exponent)
+    return Fraction(round(value * scale)) / scale
 
 
 def published(value: Number | None) -> float | None:
@@ -611,7 +649,7 @@ def wilcoxon_p(diffs: Sequence[Fraction]) -> Number | None:
     nonzero = [d for d in diffs if abs(d) > ZERO_DIFFERENCE]
     if not nonzero:
         return None
-    magnitudes = [abs(d) for d in nonzero]
+    magnitudes = [at_resolution(abs(d)) for d in nonzero]
     ranks = average_ranks(magnitudes)
     t_plus = sum((r for r, d in zip(ranks, nonzero, strict=True) if d > 0), Fraction(0))
     tied = len(set(magnitudes)) < len(magnitudes)
@@ -764,19 +802,72 @@ def within(bound: float, low: Number, high: Number) -> bool:
     return float(low) - slack <= bound <= float(high) + slack
 
 
+Levels = tuple[float, float]
+
+
+def around(level: float, tolerance: float) -> Levels:
+    """The quantile levels ``level`` ± ``tolerance``."""
+    return level - tolerance, level + tolerance
+
+
 def bounds_in_distribution(
     atoms: Sequence[tuple[Number, Fraction]],
     low: float,
     high: float,
-    tolerance: float,
+    low_levels: Levels,
+    high_levels: Levels,
 ) -> bool:
-    """Each bound lies between the distribution's quantiles at 0.025 ±
-    ``tolerance`` (resp. 0.975 ± ``tolerance``)."""
+    """Each bound lies between the distribution's quantiles at the levels
+    given for it (a level at or below 0 is the minimum, at or above 1 the
+    maximum)."""
     return within(
-        low, quantile(atoms, 0.025 - tolerance), quantile(atoms, 0.025 + tolerance)
-    ) and within(
-        high, quantile(atoms, 0.975 - tolerance), quantile(atoms, 0.975 + tolerance)
+        low, quantile(atoms, low_levels[0]), quantile(atoms, low_levels[1])
+    ) and within(high, quantile(atoms, high_levels[0]), quantile(atoms, high_levels[1]))
+
+
+def _log_binomial(resamples: int, k: int, q: float) -> float:
+    """ln P(Binomial(resamples, q) = k)."""
+    return (
+        math.lgamma(resamples + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(resamples - k + 1)
+        + k * math.log(q)
+        + (resamples - k) * math.log1p(-q)
     )
+
+
+def _binomial_at_least(resamples: int, k: int, q: float) -> float:
+    """P(Binomial(resamples, q) >= k)."""
+    return math.fsum(
+        math.exp(_log_binomial(resamples, i, q)) for i in range(k, resamples + 1)
+    )
+
+
+def order_statistic_levels(resamples: int, level: float, risk: float = 1e-4) -> Levels:
+    """The quantile levels a percentile bound of ``resamples`` draws lies
+    between, but with probability ``risk`` on each side.
+
+    numpy's linear percentile at ``level`` lies between the order statistics
+    j + 1 and j + 2, j = floor(level·(resamples − 1)). The first is below the
+    q-quantile only when j + 1 draws or more are, the second above it only
+    when at most j + 1 are: the levels are the q where those binomial
+    probabilities reach ``risk``.
+
+    >>> [round(q, 4) for q in order_statistic_levels(500, 0.025)]
+    [0.0073, 0.0634]
+    """
+    k = math.floor(level * (resamples - 1)) + 1
+
+    def bisect(too_high: Callable[[float], bool]) -> float:
+        low, high = 1e-12, 1 - 1e-12
+        for _ in range(100):
+            middle = (low + high) / 2
+            low, high = (low, middle) if too_high(middle) else (middle, high)
+        return (low + high) / 2
+
+    lower = bisect(lambda q: _binomial_at_least(resamples, k, q) > risk)
+    upper = bisect(lambda q: 1 - _binomial_at_least(resamples, k + 1, q) <= risk)
+    return lower, upper
 
 
 def bootstrap_bounds_ok(
@@ -810,7 +901,9 @@ def bootstrap_bounds_ok(
         return n < 2 and low is None and high is None
     if n <= EXACT_BOOTSTRAP_MAX_N:
         atoms, _ = exact_bootstrap(n, lambda draw: mean(values[i] for i in draw))
-        return bounds_in_distribution(atoms, low, high, tolerance)
+        return bounds_in_distribution(
+            atoms, low, high, around(0.025, tolerance), around(0.975, tolerance)
+        )
     centre = float(mean(values))
     error = math.sqrt(float(sum((v - mean(values)) ** 2 for v in values) / n) / n)
     inner, outer = (
@@ -921,6 +1014,11 @@ def _bt_coordinate_step(method: str, beta: dict[str, float], wins: Wins) -> floa
         _bt_objective_part(method, beta, wins),
         beta[method],
     )
+    if (
+        abs(step) < 1e-3
+    ):  # Newton is safe this close; the objective no longer resolves it
+        beta[method] = start + step
+        return step
     while abs(step) > 1e-300:
         beta[method] = start + step
         if _bt_objective_part(method, beta, wins) >= before:
@@ -931,12 +1029,15 @@ def _bt_coordinate_step(method: str, beta: dict[str, float], wins: Wins) -> floa
 
 
 def bradley_terry(
-    methods: Sequence[str], wins: Wins, baseline: str
+    methods: Sequence[str],
+    wins: Wins,
+    baseline: str,
+    start: dict[str, float] | None = None,
 ) -> dict[str, float] | None:
     """Strengths maximizing Σ W_ij log σ(β_i − β_j) − 10⁻⁴/2 Σ β² with
     β_baseline = 0 (pairwise.md "Bradley–Terry"), by cyclic coordinate-wise
     Newton steps (not the product's joint Newton); ``None`` when
-    ``bt_obstacle`` finds no finite maximum.
+    ``bt_obstacle`` finds no finite maximum. ``start`` only speeds it up.
 
     >>> fit = bradley_terry(["A", "B"], {("A", "B"): 5.0, ("B", "A"): 1.0}, "A")
     >>> round(fit["B"], 3)  # about -ln 5 = -1.609, the penalty pulls it in
@@ -945,6 +1046,8 @@ def bradley_terry(
     if bt_obstacle(methods, wins) is not None:
         return None
     beta = dict.fromkeys(methods, 0.0)
+    if start:
+        beta.update({m: start[m] for m in methods if m != baseline and m in start})
     for _ in range(100_000):
         largest = 0.0
         for method in methods:
@@ -1458,15 +1561,17 @@ def value_parts(index: Index, metric: str, method: str) -> dict[str, Parts]:
     return parts
 
 
-def value_from_parts(parts: Sequence[Parts]) -> Fraction | None:
-    """The mean over strata of Σ numerator / Σ denominator (question 12)."""
-    totals: dict[Any, tuple[Fraction, Fraction]] = {}
+def value_from_parts(parts: Sequence[Parts]) -> float | None:
+    """The mean over strata of Σ numerator / Σ denominator (question 12), in
+    floats: it only places a bootstrap bound, within a band."""
+    totals: dict[Any, list[float]] = {}
     for session in parts:
         for stratum, (numerator, denominator) in session.items():
-            before = totals.get(stratum, (Fraction(0), Fraction(0)))
-            totals[stratum] = (before[0] + numerator, before[1] + denominator)
+            total = totals.setdefault(stratum, [0.0, 0.0])
+            total[0] += float(numerator)
+            total[1] += float(denominator)
     ratios = [n / d for n, d in totals.values() if d]
-    return mean_or_none(ratios)
+    return sum(ratios) / len(ratios) if ratios else None
 
 
 def delta_bounds_ok(
@@ -1479,43 +1584,71 @@ def delta_bounds_ok(
     if len(sessions) < 2 or low is None or high is None:
         return True
 
-    def delta(draw: tuple[int, ...]) -> Fraction | None:
+    def delta(draw: tuple[int, ...]) -> float | None:
         value_a = value_from_parts([parts_a.get(sessions[i], {}) for i in draw])
         value_b = value_from_parts([parts_b.get(sessions[i], {}) for i in draw])
         return None if value_a is None or value_b is None else value_a - value_b
 
     atoms, _, extra = bootstrap_distribution(len(sessions), delta)
-    return bounds_in_distribution(atoms, low, high, 0.015 + extra)
+    return bounds_in_distribution(
+        atoms, low, high, around(0.025, 0.015 + extra), around(0.975, 0.015 + extra)
+    )
+
+
+Resampler = tuple[int, Callable[[tuple[int, ...]], dict[str, float] | None]]
+
+
+def bt_resampler(index: Index) -> Resampler:
+    """The number of sessions and the Bradley–Terry fit of a resample of
+    them (their win counts summed with multiplicity; ``None`` when the
+    resample is separated), memoized across methods."""
+    baseline, methods = bt_baseline(index), bt_methods(index)
+    sessions = sorted({s for m in methods for s in pairwise_items(index, m)})
+    per_session = {s: pairwise_wins(index, [s]) for s in sessions}
+    whole = bradley_terry(methods, pairwise_wins(index), baseline)
+    fits: dict[tuple[int, ...], dict[str, float] | None] = {}
+
+    def fit(draw: tuple[int, ...]) -> dict[str, float] | None:
+        if draw not in fits:
+            wins: Wins = {}
+            for i in draw:
+                for key, value in per_session[sessions[i]].items():
+                    wins[key] = wins.get(key, 0.0) + value
+            fits[draw] = bradley_terry(methods, wins, baseline, whole)
+        return fits[draw]
+
+    return len(sessions), fit
 
 
 def bt_bounds_ok(
-    index: Index, method: str, low: float | None, high: float | None
+    resampler: Resampler, method: str, low: float | None, high: float | None
 ) -> bool:
     """Bradley–Terry interval (pairwise.md): 500 resamples of sessions, the
     separated ones left out, null when more than 5% are. The exact
     probability q of a separated resample decides: q <= 0.02 needs an
     interval, q >= 0.09 needs null (a Binomial(500, q) count beyond 25 is then
-    3 SD away); in between either. Bounds: quantile levels 0.025 ± 0.025
-    (3.6 SD of the empirical 2.5% level with 500 resamples)."""
-    baseline, methods = bt_baseline(index), bt_methods(index)
-    if method == baseline:
-        return low == 0.0 and high == 0.0
-    sessions = sorted({s for m in methods for s in pairwise_items(index, m)})
-    per_session = {s: pairwise_wins(index, [s]) for s in sessions}
+    3 SD away); in between either. Bounds: between the quantile levels
+    ``order_statistic_levels`` gives for the percentiles of the at least 475
+    resamples kept ([0.0073, 0.0634] for 0.025 with 500), widened by the
+    sampling error when the distribution is sampled. The baseline's strength
+    is 0 in every resample kept, so its ends are 0 or null."""
+    n, fit = resampler
 
     def strength(draw: tuple[int, ...]) -> float | None:
-        wins: Wins = {}
-        for i in draw:
-            for key, value in per_session[sessions[i]].items():
-                wins[key] = wins.get(key, 0.0) + value
-        fit = bradley_terry(methods, wins, baseline)
-        return None if fit is None else fit[method]
+        fitted = fit(draw)
+        return None if fitted is None else fitted.get(method)
 
-    atoms, separated, extra = bootstrap_distribution(len(sessions), strength)
+    atoms, separated, extra = bootstrap_distribution(n, strength)
     if low is None or high is None:
         return separated >= Fraction(2, 100) or not atoms
+    low_levels = order_statistic_levels(BT_RESAMPLES_KEPT, 0.025)
+    high_levels = order_statistic_levels(BT_RESAMPLES_KEPT, 0.975)
     return separated <= Fraction(9, 100) and bounds_in_distribution(
-        atoms, low, high, 0.025 + extra
+        atoms,
+        low,
+        high,
+        (low_levels[0] - extra, low_levels[1] + extra),
+        (high_levels[0] - extra, high_levels[1] + extra),
     )
 
 
@@ -1569,6 +1702,7 @@ def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     if "pairwise" in index.suites:
+        resampler = bt_resampler(index)
         for method in index.methods:
             published_values = doc["summary"][method]
             shares = [
@@ -1597,7 +1731,7 @@ def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     "where": method,
                     "low": low,
                     "high": high,
-                    "ok": bt_bounds_ok(index, method, low, high),
+                    "ok": bt_bounds_ok(resampler, method, low, high),
                 }
             )
     return checks
