@@ -17,8 +17,9 @@ thirds (``thirds``), the normal approximation and varying lengths
 (``normal16``), a panel with samples, human labels and a missing reply
 (``human_panel``), prompts without words, Chinese and empty replies
 (``qstyle``), simulation, roleplay, Bradley–Terry separation (``sweep``),
-separated resamples (``onetie``) and a pairwise panel with a position-biased
-judge (``pairwise9_panel``).
+separated resamples (``onetie``), a pairwise panel with a position-biased
+judge (``pairwise9_panel``) and a pairwise baseline (``pairwise_baseline``,
+input ``pairwise9``).
 """
 
 from __future__ import annotations
