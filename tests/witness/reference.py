@@ -1779,22 +1779,41 @@ def human_agreement(index: Index, judge: str) -> dict[str, Any]:
     }
 
 
-def length_spearman(
-    index: Index, judge: str
-) -> tuple[float | None, dict[str, float | None]]:
+@dataclass
+class LengthBias:
+    """``length_spearman`` of one judge: combined ρ, ρ by method, and their n."""
+
+    combined: float | None
+    by_method: dict[str, float | None]
+    n: int
+    n_by_method: dict[str, int]
+
+
+def length_spearman(index: Index, judge: str) -> LengthBias:
     """ρ(length, al) within each method, combined as the mean weighted by
-    the methods' scored items (alignment.md "Judge checks"; question 8)."""
-    by_method: dict[str, float | None] = {}
-    weighted, weight = 0.0, 0
+    the methods' scored items; n = responses with a length and an AL, of the
+    methods with a ρ (alignment.md "Judge checks"; results-format; question
+    8)."""
+    found = LengthBias(None, {}, 0, {})
+    weighted = 0.0
     for method in index.methods:
         chars = length_items(index, method)
         al = judge_values(index, method, "al", judge)
         keys = sorted(set(al) & set(chars), key=str)
         rho = spearman([chars[k] for k in keys], [al[k] for k in keys])
-        by_method[method] = rho
+        found.by_method[method], found.n_by_method[method] = rho, len(keys)
         if rho is not None:
-            weighted, weight = weighted + rho * len(keys), weight + len(keys)
-    return (weighted / weight if weight else None), by_method
+            weighted, found.n = weighted + rho * len(keys), found.n + len(keys)
+    found.combined = weighted / found.n if found.n else None
+    return found
+
+
+def cross_mode_items(
+    index: Index, judge: str
+) -> dict[tuple[str, Item], tuple[Fraction, Fraction]]:
+    """The judge's (al, binary) of the responses it gave both."""
+    al, binary = item_table(index, "al", judge), item_table(index, "binary", judge)
+    return {key: (al[key], binary[key]) for key in set(al) & set(binary)}
 
 
 def cross_mode_auc(index: Index, judge: str) -> float | None:
@@ -1806,10 +1825,9 @@ def cross_mode_auc(index: Index, judge: str) -> float | None:
     >>> cross_mode_auc(build_index(tiny_doc(rows, ["M"])), "j")
     1.0
     """
-    al, binary = item_table(index, "al", judge), item_table(index, "binary", judge)
-    keys = set(al) & set(binary)
-    yes = [al[k] for k in keys if binary[k] == 1]
-    no = [al[k] for k in keys if binary[k] == 0]
+    pairs = cross_mode_items(index, judge).values()
+    yes = [al for al, vote in pairs if vote == 1]
+    no = [al for al, vote in pairs if vote == 0]
     if not yes or not no:
         return None
     wins = sum(
@@ -1819,15 +1837,30 @@ def cross_mode_auc(index: Index, judge: str) -> float | None:
     return float(wins / (len(yes) * len(no)))
 
 
-def samples_alpha(index: Index, judge: str) -> float | None:
-    """Krippendorff's α (interval) of the ``al_sample@k`` rows: items as
-    units, samples as coders (alignment.md "Judge checks")."""
+def sample_units(index: Index, judge: str) -> list[list[Fraction]]:
+    """The judge's ``al_sample@k`` values of each item."""
     units: dict[tuple[str, Item], list[Fraction]] = {}
     for metric in sorted(index.metrics):
         if metric.startswith("al_sample@"):
             for key, value in item_table(index, metric, judge).items():
                 units.setdefault(key, []).append(value)
-    return krippendorff_alpha_interval(units.values()) if units else None
+    return list(units.values())
+
+
+def samples_alpha(index: Index, judge: str) -> float | None:
+    """Krippendorff's α (interval) of the ``al_sample@k`` rows: items as
+    units, samples as coders (alignment.md "Judge checks")."""
+    units = sample_units(index, judge)
+    return krippendorff_alpha_interval(units) if units else None
+
+
+def judge_units(index: Index) -> list[list[Fraction]]:
+    """Every judge's ``al`` of each item."""
+    units: dict[tuple[str, Item], list[Fraction]] = {}
+    for judge in index.models:
+        for key, value in item_table(index, "al", judge).items():
+            units.setdefault(key, []).append(value)
+    return list(units.values())
 
 
 def inter_judge_alpha(index: Index) -> float | None:
@@ -1835,11 +1868,13 @@ def inter_judge_alpha(index: Index) -> float | None:
     judges as coders (results-format "Judge panels"); null with one judge."""
     if len(index.models) < 2:
         return None
-    units: dict[tuple[str, Item], list[Fraction]] = {}
-    for judge in index.models:
-        for key, value in item_table(index, "al", judge).items():
-            units.setdefault(key, []).append(value)
-    return krippendorff_alpha_interval(units.values())
+    return krippendorff_alpha_interval(judge_units(index))
+
+
+def pairable(units: Sequence[Sequence[Fraction]]) -> int:
+    """Units with two values or more (results-format: "items sampled twice
+    or more", "items two judges scored")."""
+    return sum(len(unit) >= 2 for unit in units)
 
 
 def pairwise_comparisons(index: Index) -> int | None:
@@ -1857,44 +1892,60 @@ def pairwise_comparisons(index: Index) -> int | None:
 def per_judge(
     index: Index, compute: Callable[[Index, str], Any]
 ) -> dict[str, Any] | None:
-    """``{judge: value}``, or ``None`` when every judge's value is null."""
+    """``{judge: value}``, or ``None`` when every judge's value is null, or
+    every count 0 (question 8)."""
     values = {judge: compute(index, judge) for judge in index.models}
-    return values if any(v is not None for v in values.values()) else None
+    return values if any(v not in (None, 0) for v in values.values()) else None
+
+
+VALIDITY = (
+    "length_spearman",
+    "length_spearman_by_method",
+    "cross_mode_auc",
+    "human",
+    "samples_alpha",
+    "inter_judge_alpha",
+    "length_spearman_n",
+    "length_spearman_by_method_n",
+    "cross_mode_auc_n",
+    "samples_alpha_n",
+    "inter_judge_alpha_n",
+)
 
 
 def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
     """The ``judge_validity`` quantities defined from rows (alignment.md
     "Judge checks"; results-format): ``human``, ``length_spearman`` (and
     ``_by_method``), ``cross_mode_auc``, ``samples_alpha``,
-    ``inter_judge_alpha``, ``pairwise_comparisons``. Not
-    ``position_consistency``/``first_position_rate`` (see the module
-    docstring)."""
+    ``inter_judge_alpha``, ``pairwise_comparisons``, and the n each rests on.
+    Not ``position_consistency``, ``first_position_rate`` and its n (see the
+    module docstring). ``length_spearman_n`` is ``{judge: n}`` even when n is
+    0, as ``length_spearman_by_method`` is given for every judge."""
     index = build_index(doc)
+    found: dict[str, Any] = dict.fromkeys(VALIDITY)
+    found["pairwise_comparisons"] = pairwise_comparisons(index)
     if "alignment" not in index.suites:
-        return dict.fromkeys(
-            (
-                "length_spearman",
-                "length_spearman_by_method",
-                "cross_mode_auc",
-                "human",
-                "samples_alpha",
-                "inter_judge_alpha",
-            ),
-        ) | {"pairwise_comparisons": pairwise_comparisons(index)}
+        return found
+    bias = {judge: length_spearman(index, judge) for judge in index.models}
     has_labels = any(m in index.metrics for m in ("human_al", "human_binary"))
-    return {
-        "length_spearman": per_judge(index, lambda i, j: length_spearman(i, j)[0]),
-        "length_spearman_by_method": {
-            j: length_spearman(index, j)[1] for j in index.models
-        },
+    found |= {
+        "length_spearman": per_judge(index, lambda i, j: bias[j].combined),
+        "length_spearman_by_method": {j: b.by_method for j, b in bias.items()},
+        "length_spearman_n": {j: b.n for j, b in bias.items()},
+        "length_spearman_by_method_n": {j: b.n_by_method for j, b in bias.items()},
         "cross_mode_auc": per_judge(index, cross_mode_auc),
+        "cross_mode_auc_n": per_judge(index, lambda i, j: len(cross_mode_items(i, j))),
         "human": {j: human_agreement(index, j) for j in index.models}
         if has_labels
         else None,
         "samples_alpha": per_judge(index, samples_alpha),
+        "samples_alpha_n": per_judge(index, lambda i, j: pairable(sample_units(i, j))),
         "inter_judge_alpha": inter_judge_alpha(index),
-        "pairwise_comparisons": pairwise_comparisons(index),
+        "inter_judge_alpha_n": pairable(judge_units(index))
+        if len(index.models) > 1
+        else None,
     }
+    return found
 
 
 # --------------------------------------------------------------------------

@@ -327,9 +327,17 @@ def load(name: str) -> dict[str, Any]:
     return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
 
 
+def predates(path: str, theirs: Any) -> bool:
+    """The n of a judge_validity quantity, absent from a document aggregated
+    before it existed (results-format: "Runs aggregated before these existed
+    lack them"): the six original examples."""
+    top = path.split(".")[1] if path.startswith("judge_validity.") else ""
+    return theirs == "<absent>" and top.endswith("_n")
+
+
 @functools.cache
 def found_differences(name: str, block: str) -> tuple[tuple[str, Any, Any], ...]:
-    return tuple(BLOCKS[block](load(name)))
+    return tuple(d for d in BLOCKS[block](load(name)) if not predates(d[0], d[2]))
 
 
 def test_the_examples_are_here():
