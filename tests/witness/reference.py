@@ -78,6 +78,14 @@ named by a constant or a function below; none was settled by reading the code.
 14. The win-rate interval with one session: README's "null when n < 2" is
     said of comparisons; pairwise.md says nothing, so null or [share, share]
     are both accepted.
+15. Bradley–Terry with a judge panel: pairwise.md says "over the win counts
+    W"; read with README's panel rule (per item first, the judges' mean), so
+    W holds the panel's mean verdicts. The product sums the judges' verdicts;
+    the two differ only through the 1e-4 penalty (7e-6 relative on the
+    generated pairwise panel example).
+16. The n of ``judge_validity``: ``length_spearman_n`` is ``{judge: n}`` (0
+    too); ``cross_mode_auc_n`` and ``samples_alpha_n`` are null when every
+    judge's n is 0, ``inter_judge_alpha_n`` with one judge.
 
 Not covered, and why:
 
