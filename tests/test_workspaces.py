@@ -265,3 +265,35 @@ def test_saves_deletes_and_renames_confirm_and_runs_of_one_file_are_told_apart(
         follow_redirects=True,
     ).get_data(as_text=True)
     assert 'data-testid="run-deleted-notice"' in deleted
+
+
+def test_each_lead_value_shows_its_n_and_each_gap_says_why(app_factory):
+    """Issue 56: a run's lead metric cell gives every value the sessions
+    behind it, and a value, or a cell, without one says why."""
+    app = app_factory()
+    client, storage = app.test_client(), app.extensions["storage"]
+    client.get("/")
+    space = storage.workspaces.create_workspace("lab")
+    fields = {**RUN_FIELDS, "upload_id": "u", "workspace_id": space.id}
+    both = storage.runs.create_run(**{**fields, "suites": ["quality", "style"]})
+    no_nvcs = {"nvcs_avg": None, "nvcs_avg_n": 0}
+    summary = {
+        "Base": {"quality_avg": 0.5, "quality_avg_n": 7, **no_nvcs},
+        "Ours": {"quality_avg": 0.75, "quality_avg_n": 6, **no_nvcs},
+    }
+    storage.runs.update_run(both.id, status="done", aggregates={"summary": summary})
+    storage.runs.create_run(**fields, name="running")  # quality only, queued
+    page = client.get(f"/w/{space.token}?lang=en").get_data(as_text=True)
+    cells = re.findall(
+        r'data-testid="lead-cell" data-metric="(\w+)">(.*?)</td>', page, re.S
+    )
+
+    def text(html: str) -> str:
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+    shown = [(metric, text(html)) for metric, html in cells]
+    # the queued run is listed first (newest), then the finished one
+    assert shown[0] == ("quality_avg", "no result until the run finishes")
+    assert shown[1][0] == "nvcs_avg" and "did not evaluate" in shown[1][1]
+    assert shown[2] == ("quality_avg", "Base 0.50 n=7 Ours 0.75 n=6")
+    assert shown[3] == ("nvcs_avg", "no scored value (n = 0)")

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics import registry
+from core.status import FINAL_RUN
+from metrics import notes, registry
+from metrics.counts import count_key
+from metrics.results import summary_notes
 from metrics.suite import Metric
+from translations import _, suite_label
 
 SHOWN_METHODS = 4  # per cell; the rest are counted
 
@@ -23,30 +27,59 @@ def lead_columns(runs) -> list[tuple[str, Metric]]:
 
 def lead_cell(run, metric: Metric) -> dict[str, Any]:
     """The run's values of ``metric`` by method (finished runs only: an
-    interim value is no result), the best first-class.
+    interim value is no result), the best first-class, each with the
+    sessions behind it (``n``); a method without a value says why
+    (``reason``), and so does a cell without any.
 
     >>> from types import SimpleNamespace as NS
-    >>> run = NS(methods=["A", "B"], aggregates={"summary": {
-    ...     "A": {"x": 0.5}, "B": {"x": 0.75}}})
-    >>> cell = lead_cell(run, Metric("x", "X", "summary"))
-    >>> cell["sort"], [(line["method"], line["best"]) for line in cell["lines"]]
-    (0.75, [('A', False), ('B', True)])
-    >>> lead_cell(NS(methods=["A"], aggregates=None), Metric("x", "X", "summary"))
-    {'lines': [], 'more': 0, 'sort': None}
+    >>> run = NS(methods=["A", "B"], status="done", suites=["s"], aggregates={
+    ...     "summary": {"A": {"x": 0.5, "x_n": 4}, "B": {"x": 0.75, "x_n": 5}}})
+    >>> cell = lead_cell(run, Metric("x", "X", "summary", suite="s"))
+    >>> cell["sort"], [(line["method"], line["best"], line["n"]) for line in cell["lines"]]
+    (0.75, [('A', False, 4), ('B', True, 5)])
     """
-    summary = (run.aggregates or {}).get("summary") or {}
-    found = [
-        (method, value)
-        for method in run.methods
-        if isinstance(value := summary.get(method, {}).get(metric.id), int | float)
-    ]
-    if not found:
-        return {"lines": [], "more": 0, "sort": None}
-    values = [value for _method, value in found]
-    best = max(values) if metric.higher_is_better else min(values)
+    if metric.suite not in run.suites:
+        return _empty(
+            _("this run did not evaluate %(suite)s", suite=suite_label(metric.suite))
+        )
+    if run.status not in FINAL_RUN:
+        return _empty(_("no result until the run finishes"))
+    aggregates = run.aggregates or {}
+    summary, said = aggregates.get("summary") or {}, summary_notes(aggregates)
+    if not summary:
+        return _empty(_("no result was stored for this run"))
     lines = [
-        {"method": method, "value": value, "best": value == best and len(found) > 1}
-        for method, value in found
+        _line(summary.get(method) or {}, said.get(method) or {}, method, metric)
+        for method in run.methods
     ]
-    return {"lines": lines[:SHOWN_METHODS], "more": max(0, len(lines) - SHOWN_METHODS),
-            "sort": best}  # fmt: skip
+    values = [line["value"] for line in lines if line["value"] is not None]
+    if not values:  # no method has one: the cell says why, once per reason
+        return _empty("; ".join(dict.fromkeys(line["reason"] for line in lines)))
+    best = max(values) if metric.higher_is_better else min(values)
+    for line in lines:
+        line["best"] = line["value"] == best and len(values) > 1
+    return {
+        "lines": lines[:SHOWN_METHODS],
+        "more": max(0, len(lines) - SHOWN_METHODS),
+        "sort": best,
+        "reason": "",
+    }
+
+
+def _line(values: dict, said: dict, method: str, metric: Metric) -> dict[str, Any]:
+    """One method's value and its n, or why it has none."""
+    value = values.get(metric.id)
+    value = value if isinstance(value, int | float) else None
+    n = values.get(count_key(metric.id))
+    reason = ""
+    if value is None:
+        noted = said.get(metric.id)
+        if noted:
+            reason = notes.translate(noted.get("code"), noted.get("params"), None)
+        else:
+            reason = _("no scored value (n = %(n)s)", n=n or 0)
+    return {"method": method, "value": value, "n": n, "best": False, "reason": reason}
+
+
+def _empty(reason: str) -> dict[str, Any]:
+    return {"lines": [], "more": 0, "sort": None, "reason": str(reason)}
