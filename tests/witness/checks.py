@@ -50,34 +50,70 @@ def expected_status(plan: plans.Plan) -> str:
     return "partial" if statuses["unscored"] or statuses["error"] else "done"
 
 
+def as_stored(plan: plans.Plan, document: dict) -> plans.Plan:
+    """The plan of what the run stored: all of it, or for a cancelled run
+    (only a plan that asked to cancel may be) the sessions it kept."""
+    if document["run"]["status"] != "cancelled":
+        return plan
+    assert plan.cancel_after is not None, "a run nobody cancelled says cancelled"
+    return plans.kept(plan, {row["session_id"] for row in document["rows"]})
+
+
 def status_agrees(plan: plans.Plan, document: dict) -> None:
-    assert document["run"]["status"] == expected_status(plan)
+    if document["run"]["status"] != "cancelled":
+        assert document["run"]["status"] == expected_status(plan)
 
 
-def usage_agrees(plan: plans.Plan, outcome: Outcome) -> None:
-    """Requests and re-asks per judge as the plan implies; tokens as the
-    scripted judge reported them; cost at the run's prices."""
+NO_USAGE = {"calls": 0, "cached": 0, "reasks": 0, "prompt_tokens": 0}
+NO_USAGE |= {"completion_tokens": 0, "cost_usd": 0.0}
+
+
+def usage_agrees(plan: plans.Plan, outcome: Outcome, cancelled: bool) -> None:
+    """Requests per judge as the judge counted them and, for a run that ran
+    to its end, as the plan implies (with re-asks); tokens as the scripted
+    judge reported them; cost at the run's prices. A judge never asked may
+    be absent from ``judge_usage``."""
     usage = outcome.document["judge_usage"]
     calls = plans.expected_calls(plan)
-    assert set(usage) == set(plan.judges)
-    for judge, want in calls.items():
-        got = usage[judge]
+    assert set(usage) <= set(plan.judges)
+    for judge in plan.judges:
+        got = usage.get(judge, NO_USAGE)
+        assert (got["calls"], got["cached"]) == (outcome.asked[judge], 0), (
+            f"{judge}: judge_usage says {got['calls']} requests ({got['cached']} cached), "
+            f"the judge took {outcome.asked[judge]}"
+        )
+        if not cancelled:
+            want = calls[judge]
+            assert (got["calls"], got["reasks"]) == (want["calls"], want["reasks"]), (
+                judge
+            )
         reported = outcome.reported.get(judge, Counter())
-        assert (got["calls"], got["reasks"], got["cached"]) == (
-            want["calls"],
-            want["reasks"],
-            0,
-        ), judge
         assert got["prompt_tokens"] == reported["prompt_tokens"], judge
         assert got["completion_tokens"] == reported["completion_tokens"], judge
         price_in, price_out = PRICES[judge]
-        cost = (
+        tokens = (
             reported["prompt_tokens"] * price_in
             + reported["completion_tokens"] * price_out
-        ) / 1e6
-        assert math.isclose(got["cost_usd"], cost, rel_tol=1e-9, abs_tol=1e-12), judge
+        )
+        assert math.isclose(
+            got["cost_usd"], tokens / 1e6, rel_tol=1e-9, abs_tol=1e-12
+        ), judge
     counts = outcome.document["run"]["counts"]
-    assert counts["judge_calls"] == sum(want["calls"] for want in calls.values())
+    taken = sum(outcome.asked.values())
+    assert counts["judge_calls"] == taken, (
+        f"header: {counts['judge_calls']} judge calls, the judge took {taken}"
+    )
+
+
+def everything_agrees(plan: plans.Plan, outcome: Outcome) -> None:
+    """Rows, status, counts, calls and cost, every aggregate."""
+    document = outcome.document
+    stored = as_stored(plan, document)
+    rows_agree(stored, document)
+    status_agrees(stored, document)
+    counts_agree(stored, document)
+    usage_agrees(stored, outcome, cancelled=stored is not plan)
+    aggregates_agree(stored, document)
 
 
 def counts_agree(plan: plans.Plan, document: dict) -> None:

@@ -42,27 +42,37 @@ def close(mine: Any, theirs: Any) -> bool:
     return math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def publishes_nothing(value: Any) -> bool:
-    """None, or a dict or list holding nothing but such values."""
+def _is_count(key: str) -> bool:
+    return key.partition("@")[0].endswith("_n")
+
+
+def publishes_nothing(value: Any, counted: bool = False) -> bool:
+    """None, or a dict or list holding nothing but such values; a count
+    (``counted``: a key ending in ``_n``) of 0 beside them says nothing
+    either: {"judge-a": {"M": null}}, {"judge-a": 0} under ``…_n`` and null
+    publish the same nothing."""
     if isinstance(value, dict):
-        return all(publishes_nothing(v) for v in value.values())
+        return all(
+            publishes_nothing(v, counted or _is_count(k)) for k, v in value.items()
+        )
     if isinstance(value, list):
-        return all(publishes_nothing(v) for v in value)
-    return value is None
+        return all(publishes_nothing(v, counted) for v in value)
+    return value is None or (counted and value == 0)
 
 
 def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]:
     """(path, mine, theirs) wherever ``mine`` and the document differ,
     recursing into dicts (``mine``'s keys) and lists."""
-    if theirs is None and publishes_nothing(mine):
-        return []  # {"judge-a": {"M": null}} and null say the same
+    counted = any(_is_count(part) for part in path.split("."))  # under a count
+    if theirs is None and publishes_nothing(mine, counted):
+        return []
     if isinstance(mine, dict):
         if not isinstance(theirs, dict):
             return [(path, mine, theirs)]
         found = []
         for key, value in mine.items():
             if key not in theirs:
-                if not publishes_nothing(value):  # absent: no number either
+                if not publishes_nothing(value, counted or _is_count(key)):
                     found.append((f"{path}.{key}", value, "<absent>"))
             else:
                 found += differences(value, theirs[key], f"{path}.{key}")
@@ -89,13 +99,24 @@ def summary_differences(
     return found
 
 
+def _numbers(comparison: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in comparison.items() if k != "n" and not isinstance(v, str)}
+
+
 def comparison_differences(
     doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
 ) -> list[tuple[str, Any, Any]]:
     found_by_witness = ref.comparisons(reference_doc or doc)
     mine = {(c["metric"], c["a"], c["b"]): c for c in found_by_witness}
     theirs = {(c["metric"], c["a"], c["b"]): c for c in doc["comparisons"]}
-    found = [(f"comparisons.{k}", "<absent>", "") for k in set(theirs) ^ set(mine)]
+    found = [
+        (f"comparisons.{k}", "<absent>", theirs[k]) for k in set(theirs) - set(mine)
+    ]
+    found += [
+        (f"comparisons.{k}", mine[k], "<absent>")
+        for k in set(mine) - set(theirs)
+        if mine[k]["n"] or not publishes_nothing(_numbers(mine[k]))
+    ]  # a comparison of no pair publishes nothing
     for key in set(mine) & set(theirs):
         for field in COMPARED_FIELDS:
             path = f"comparisons.{key}.{field}"

@@ -5,12 +5,14 @@ reads: the results document, the exports and the CLI report."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.leases import LEASES
 from tests.pipeline_support import GENEROUS_RATE_LIMITS, submit, wait_for
 from tests.witness.plans import JUDGES, Plan
 from tests.worker_support import create_test_app
@@ -55,6 +57,7 @@ class Outcome:
     token: str = ""
     manage: str = ""
     reported: dict[str, Counter] = field(default_factory=dict)  # per judge model
+    asked: Counter = field(default_factory=Counter)  # requests taken, per model
 
 
 def _reported(judge) -> dict[str, Counter]:
@@ -68,10 +71,11 @@ def _since(before: dict[str, Counter], after: dict[str, Counter]) -> dict[str, C
 
 def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
     """The plan's file submitted through the run service and evaluated by
-    the worker (evaluation, finalize), as ``flask evaluate`` does."""
+    the worker (evaluation, finalize), as ``flask evaluate`` does; cancelled
+    on the way when the plan says so."""
     plan.nonce = uuid.uuid4().hex[:12]
     path = plan.write(folder / f"{plan.nonce}.jsonl")
-    before = _reported(judge)
+    before, asked = _reported(judge), Counter(judge.state.models)
     run_id = submit(
         app,
         path,
@@ -80,11 +84,53 @@ def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
         judge_models=list(plan.judges),
         protocol=plan.protocol,
     )
+    canceller = _cancel_later(app, run_id, judge, plan.cancel_after)
     document = wait_for(app, run_id, timeout=600.0)
+    if canceller is not None:
+        canceller.join(timeout=120)
     run = app.extensions["storage"].runs.get_run(run_id)
-    return Outcome(
-        document, run.token, run.manage_token, _since(before, _reported(judge))
-    )
+    if run.status == "cancelled":  # what a chunk was doing when it was cancelled
+        _settle(run_id)
+        run = app.extensions["storage"].runs.get_run(run_id)
+        document = app.extensions["runs"].results_document(run)
+    return _outcome(document, run.token, run.manage_token, judge, before, asked)
+
+
+def _outcome(document, token, manage, judge, before, asked) -> Outcome:
+    outcome = Outcome(document, token, manage)
+    outcome.reported = _since(before, _reported(judge))
+    outcome.asked = Counter(judge.state.models) - asked
+    return outcome
+
+
+def _settle(run_id: str) -> None:
+    """Wait until no chunk of the run is being worked on: its requests in
+    flight when it was cancelled are paid, and counted, as they end."""
+    deadline = time.monotonic() + 120
+    while run_id in {run for run, _chunk in LEASES.keys()}:  # noqa: SIM118
+        assert time.monotonic() < deadline, f"run {run_id} still worked on"
+        time.sleep(0.01)
+
+
+def _cancel_later(app, run_id: str, judge, after: int | None):
+    """Cancel the run once the judge has taken ``after`` more requests (not
+    when the run ended first)."""
+    if after is None:
+        return None
+    start = judge.state.calls
+    storage, service = app.extensions["storage"], app.extensions["runs"]
+
+    def cancel() -> None:
+        deadline = time.monotonic() + 120
+        while judge.state.calls - start < after and time.monotonic() < deadline:
+            if storage.runs.get_run(run_id).status not in ("queued", "running"):
+                return
+            time.sleep(0.001)
+        service.cancel(storage.runs.get_run(run_id))
+
+    thread = threading.Thread(target=cancel, name="witness-cancel", daemon=True)
+    thread.start()
+    return thread
 
 
 def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Outcome:
@@ -92,7 +138,7 @@ def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Ou
     polled until final, and its results read back over HTTP."""
     plan.nonce = uuid.uuid4().hex[:12]
     path = plan.write(folder / f"{plan.nonce}.jsonl")
-    before = _reported(judge)
+    before, asked = _reported(judge), Counter(judge.state.models)
     with path.open("rb") as stream:
         answer = session.post(
             f"{base_url}/api/v1/runs",
@@ -115,12 +161,8 @@ def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Ou
         assert time.monotonic() < deadline, f"run {token} still {status['status']}"
         time.sleep(0.1)
     document = session.get(f"{base_url}/api/v1/runs/{token}/results", timeout=60).json()
-    return Outcome(
-        document,
-        token,
-        created.get("manage_token", ""),
-        _since(before, _reported(judge)),
-    )
+    manage = created.get("manage_token", "")
+    return _outcome(document, token, manage, judge, before, asked)
 
 
 def exports(client, token: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ rules show.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -77,6 +77,9 @@ class Plan:
     sessions: int
     rounds: int
     items: list[Item]
+    # cancelled once the judge has answered this many requests of the run
+    # (None: never); the run keeps the sessions whose chunks were stored
+    cancel_after: int | None = None
     # set when the plan is run: each run's text is its own (an identical
     # file would reuse an earlier run's rows and send nothing)
     nonce: str = ""
@@ -174,7 +177,15 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
             first.method,
             tuple(Answer("verdict", 50, 1) for _ in judges),
         )
-    return Plan(protocol, judges, methods, sessions, rounds, items)
+    cancel_after = draw(st.one_of(st.none(), st.none(), st.none(), st.integers(0, 12)))
+    return Plan(protocol, judges, methods, sessions, rounds, items, cancel_after)
+
+
+def kept(plan: Plan, sessions: set[str]) -> Plan:
+    """The plan of what a cancelled run stored: the sessions of its stored
+    chunks (a chunk holds whole sessions)."""
+    items = [item for item in plan.items if item.session in sessions]
+    return replace(plan, items=items)
 
 
 # --- what the results must hold -------------------------------------------
