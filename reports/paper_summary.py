@@ -108,15 +108,24 @@ def panel_statistic(panel, method: str, metric_id: str, value) -> dict | None:
 
 
 def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> dict:
-    """One row of ``summary.csv`` (None where unknown)."""
+    """One row of ``summary.csv`` (None where unknown). Its CI is the
+    value's own: ``<id>_ci_low``, ``pas_avg`` -> ``pas_ci_low``, ``bt_score``
+    -> ``bt_ci_low`` (pairwise.md: Bradley–Terry strength with its CI).
+
+    >>> values = {"bt_score": 0.3, "bt_score_n": 4, "bt_ci_low": -0.1, "bt_ci_high": 0.7}
+    >>> row = summary_row({"summary": {"M": values}}, "pairwise", "M", "bt_score")
+    >>> row["n"], row["ci_low"], row["ci_high"]
+    (4, -0.1, 0.7)
+    """
     values = (aggregates.get("summary") or {}).get(method) or {}
     value = values.get(metric_id)
     panel = (aggregates.get("panels") or {}).get(suite)
     statistic = panel_statistic(panel, method, metric_id, value) or {}
     n = values.get(count_key(metric_id), statistic.get("n"))
-    base = metric_id.removesuffix("_avg")
-    low = _first(values, (f"{metric_id}_ci_low", f"{base}_ci_low"))
-    high = _first(values, (f"{metric_id}_ci_high", f"{base}_ci_high"))
+    # the value's id, without "_avg", without its last word (bt_score -> bt)
+    stems = (metric_id, metric_id.removesuffix("_avg"), metric_id.rpartition("_")[0])
+    low = _first(values, tuple(f"{stem}_ci_low" for stem in stems))
+    high = _first(values, tuple(f"{stem}_ci_high" for stem in stems))
     if value is None or low is None or high is None:
         low, high = statistic.get("ci_low"), statistic.get("ci_high")
     return {
