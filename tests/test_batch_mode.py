@@ -81,7 +81,7 @@ def test_a_batch_run_gives_the_online_runs_rows_with_no_request_online(
     assert [b.status for b in storage.batches.batches(run_id)] == ["completed"]
     token = storage.runs.get_run(run_id).token
     page = app.test_client().get(f"/r/{token}?lang=en").get_data(as_text=True)
-    assert 'data-testid="judge-batch-calls">200 through' in page
+    assert 'data-testid="judge-batch-calls">200 of them through' in page
     assert 'data-testid="judge-batch-cost"' not in page  # it was the batch
 
 

@@ -92,6 +92,58 @@ def test_without_a_price_cost_is_null_and_a_rerun_counts_cached_verdicts(
     assert used.get("calls", 0) == 0 or again["run"]["reused"]
 
 
+def test_requests_sent_and_verdicts_from_the_cache_are_said_apart(
+    app_factory, server, tmp_path, monkeypatch
+):
+    """Issue 56: "294 calls, 294 from the cache" read as every call cached,
+    and a run served from the cache showed a bare "0" in its workspace.
+    ``calls`` are requests sent (paid); ``cached`` verdicts were taken from
+    the cache without one (docs/results-format.md)."""
+    from pipeline import reuse
+
+    app = app_factory(
+        JUDGE_API_URL=server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_PRICES={"scripted": PRICE},
+        **FAST_JUDGE,
+    )
+    space = app.extensions["storage"].workspaces.create_workspace("lab")
+    path = crafted.write(tmp_path / "f.jsonl", crafted.alignment_sessions())
+    first = evaluate(app, path, None, suites=["alignment"], workspace_id=space.id)
+    monkeypatch.setattr(reuse, "code_fingerprint", lambda: "another release")
+    again = evaluate(app, path, None, suites=["alignment"], workspace_id=space.id)
+    assert again["run"]["reused"] is False
+    assert again["judge_usage"]["scripted"]["calls"] == 0
+    assert again["judge_usage"]["scripted"]["cached"] == 40 == server.state.calls
+
+    client, runs = app.test_client(), app.extensions["storage"].runs
+    first_run, again_run = (runs.get_run(doc["run"]["id"]) for doc in (first, again))
+    page = client.get(f"/r/{first_run.token}?lang=en").get_data(as_text=True)
+    assert (
+        'data-testid="judge-requests">40 requests sent · 0 verdicts from the '
+        "cache (no request, no cost)<"
+    ) in page
+    page = client.get(f"/r/{again_run.token}?lang=en").get_data(as_text=True)
+    assert (
+        'data-testid="judge-requests">0 requests sent · 40 verdicts from the '
+        "cache (no request, no cost)<"
+    ) in page
+    spent = page.split('data-testid="judge-spent-1">')[1].split("·")[:2]
+    assert "0 requests sent" in spent[0] and "40 verdicts from the cache" in spent[1]
+    assert (
+        "The judge scripted was sent no request: all 40 verdicts were taken "
+        "from the cache."
+    ) in page
+    assert " calls" not in page.split('class="facts"')[1].split("</dl>")[0]
+    listed = client.get(f"/w/{space.token}?lang=en").get_data(as_text=True)
+    cells = re.findall(r'data-testid="run-spent">(.*?)</td>', listed, re.S)
+    newest, oldest = (" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in cells)
+    assert newest.startswith(
+        "served from the cache 40 verdicts from the cache · 0 requests sent"
+    )
+    assert oldest.startswith("40 requests sent")
+
+
 @pytest.mark.parametrize(
     ("model", "output"),
     [("scripted-json-ok", "json_schema"), ("scripted-json-reject", "text"),

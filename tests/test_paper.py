@@ -236,7 +236,7 @@ def test_methods_paragraph_names_judge_prompts_and_their_hashes():
     assert f"prompts/jera_v1.txt (SHA-256 {digest})" in text
     assert f"protocols/personasteer.toml, version 2, SHA-256 {protocol.sha256}" in text
     assert f"alignment: personasteer/alignment@{protocol.sha256[:12]}" in text
-    assert "The judge judge-x made 12 calls, 1 re-ask (3,400 prompt and 900" in text
+    assert "The judge judge-x was sent 12 requests, 1 re-ask (3,400 prompt" in text
     assert "judge-x (temperature 0.0, 3 samples per item" in text
     assert "last 12,000 characters" in text
     assert f"seed {stats.BOOTSTRAP_SEED}" in text and "2,000 resamples" in text
