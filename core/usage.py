@@ -29,6 +29,7 @@ __all__ = [
     "of_reply",
     "parse_prices",
     "split",
+    "totals",
 ]
 
 FIELDS = (
@@ -242,3 +243,31 @@ def priced(counts: dict, price: dict | None) -> dict:
         "batch_cost_note": None if has_batch(price) else
         ("no_batch_price" if price else "no_price"),
     }  # fmt: skip
+
+
+def totals(used: dict) -> dict:
+    """A run's ``judge_usage`` summed over its judges: ``requests`` sent
+    (``calls``: re-asks and failed requests included), ``cached`` verdicts
+    (taken from the cache: no request, no cost), ``tokens`` and
+    ``cost_usd``, null when any judge has no price (a partial sum would
+    understate it).
+
+    >>> totals({"a": {"calls": 2, "cached": 1, "prompt_tokens": 3,
+    ...               "completion_tokens": 1, "cost_usd": 0.5},
+    ...         "b": {"calls": 0, "cached": 4, "prompt_tokens": 2,
+    ...               "completion_tokens": 2, "cost_usd": 0.25}})
+    {'requests': 2, 'cached': 5, 'tokens': 8, 'cost_usd': 0.75}
+    >>> totals({})["cost_usd"] is None
+    True
+    """
+    costs = [counts.get("cost_usd") for counts in used.values()]
+    known = bool(costs) and all(cost is not None for cost in costs)
+    return {
+        "requests": sum(c.get("calls", 0) for c in used.values()),
+        "cached": sum(c.get("cached", 0) for c in used.values()),
+        "tokens": sum(
+            c.get("prompt_tokens", 0) + c.get("completion_tokens", 0)
+            for c in used.values()
+        ),
+        "cost_usd": sum(costs) if known else None,
+    }

@@ -25,7 +25,6 @@ from core.status import (
     ACTIVE_RUN,
     Cancelled,
     ChunkState,
-    LeaseLost,
 )
 from evaluator import Judge, JudgePanel, JudgePool
 from metrics import engine, notes, registry
@@ -214,8 +213,8 @@ def give_up(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
     try:
         storage.rows.upsert_rows(({**row, "run_id": run.id, "round": 0} for row in rows),
                             fence=fence)  # fmt: skip
-    except LeaseLost:
-        return  # another worker holds it now
+    except Cancelled:  # LeaseLost too
+        return  # another worker holds it now, or the run was cancelled
     failed = ChunkState.FAILED
     if storage.chunks.finish_chunk(
         run.id, chunk.chunk, chunk.units, failed, chunk.lease

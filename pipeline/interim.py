@@ -8,11 +8,14 @@ them marked provisional, with the sessions they cover. A chunk stores its
 sessions whole, so these are the aggregates of whole sessions, computed as
 the final ones are; they change as sessions are added.
 
-*A cancelled run* keeps every row its finished chunks stored (a chunk
-cancelled midway stores nothing). The cancel clears ``interim_at``; the
+*A cancelled run* keeps every row its chunks stored before the cancel
+(a suite's rows of a chunk at a time; a chunk under way stores nothing
+after it: ``store/leases.fenced``). The cancel clears ``interim_at``; the
 dispatcher then hands the run to a worker once (``claim_cancelled``), which
-aggregates those rows into ``runs.aggregates``. The status stays
-``cancelled`` and the dashboard says what the results cover.
+aggregates those rows into ``runs.aggregates`` with what they cover
+(``cancel_cover``: responses, sessions complete or partly evaluated, per
+suite). The status stays ``cancelled`` and its pages say what the results
+cover and what the judge was paid for (``web/presentation/cancelled.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, RowStatus
-from metrics import engine
+from metrics import engine, registry
 from metrics.rows import finite_json
 
 if TYPE_CHECKING:
@@ -136,5 +139,35 @@ def summary_steps(storage: StorageLike, run: Run) -> Callable[[int, int], None]:
 
 
 def summarize_cancelled(storage: StorageLike, run: Run, config: dict[str, Any]) -> None:
-    """The results of what a cancelled run evaluated before the cancel."""
-    storage.runs.update_run(run.id, aggregates=aggregate_stored(storage, run, config))
+    """The results of what a cancelled run evaluated before the cancel, and
+    what its stored rows cover (``cancel_cover``: its page, the workspace
+    and the Methods paragraph say it)."""
+    aggregates = aggregate_stored(storage, run, config)
+    aggregates["cancel_cover"] = cancel_cover(storage, run)
+    storage.runs.update_run(run.id, aggregates=aggregates)
+
+
+def cancel_cover(storage: StorageLike, run: Run) -> dict[str, Any]:
+    """``storage.runs.stored_cover`` of the run's suites, with the totals it
+    is out of: ``of_responses`` (the run's units: one per session, round and
+    method) and ``of_sessions``. ``responses`` is null when no suite of the
+    run scores single responses (its rows are per session: a count of
+    responses would say 0 of what it evaluated)."""
+    suites = [registry.get(name) for name in run.suites if name in registry.names()]
+    if not suites:  # suites removed since: nothing to count them by
+        return {
+            "responses": None,
+            "of_responses": run.total,
+            "complete": 0,
+            "partial": 0,
+            "of_sessions": run.sessions,
+            "by_suite": {},
+        }
+    cover = storage.runs.stored_cover(run.id, suites)
+    per_response = any(m.level == "row" for suite in suites for m in suite.metrics)
+    return {
+        **cover,
+        "responses": cover["responses"] if per_response else None,
+        "of_responses": run.total,
+        "of_sessions": run.sessions,
+    }

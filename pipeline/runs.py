@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import dataset
 from core.problems import Rejected
-from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage, RunStatus
+from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage
 from dataset.limits import Limits
 from metrics import registry, results
 from pipeline import kept_uploads, reuse
@@ -242,11 +242,8 @@ class RunService(RunBudget):
     def cancel(self, run: Run) -> bool:
         """Queued chunks see the status and skip; every row stored so far is
         kept and summarized (``pipeline/interim.py``). False if final."""
-        current = self.storage.runs.get_run(run.id)
-        if current is None or current.status not in ACTIVE_RUN:
+        if not self.storage.runs.cancel_run(run.id):
             return False
-        # interim_at cleared: a worker summarizes the rows stored so far
-        self.storage.runs.set_status(run.id, RunStatus.CANCELLED, interim_at=None)
         self.wake()
         return True
 

@@ -27,6 +27,7 @@ from datetime import UTC
 from functools import lru_cache
 
 from config import PROJECT_ROOT
+from core.status import RunStatus
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies, not_asked
@@ -60,11 +61,53 @@ def prompt_sha256(version: str) -> str | None:
 
 def data_sentence(run) -> str:
     methods = ", ".join(run.methods)
+    # a cancelled run evaluated part of the file (cancelled_sentence)
+    verb = "We began to evaluate" if run_cancelled(run) else "We evaluated"
     return (
-        f"We evaluated {plural(len(run.methods), 'method')} ({methods}) on "
+        f"{verb} {plural(len(run.methods), 'method')} ({methods}) on "
         f"{plural(run.sessions, 'session')} with {plural(run.rounds, 'round')} in "
         f"total (data file SHA-256 {run.file_sha256}) using PersonaSteer Benchmark "
         f"{platform_version()} with the suites {suites_text(run)}."
+    )
+
+
+def run_cancelled(run) -> bool:
+    return getattr(run, "status", None) == RunStatus.CANCELLED
+
+
+def cancelled_sentence(run) -> str:
+    """What a cancelled run's results cover, from its stored rows
+    (``pipeline/interim.cancel_cover``): the numbers below are of these.
+
+    >>> from types import SimpleNamespace
+    >>> cover = {"responses": 90, "of_responses": 492, "complete": 6,
+    ...          "partial": 2, "of_sessions": 30}
+    >>> print(cancelled_sentence(SimpleNamespace(status="cancelled",
+    ...     aggregates={"cancel_cover": cover})))
+    The run was cancelled before it finished: results were stored for 90 of the 492 responses, in 6 of the 30 sessions for every suite and 2 more for some suites only; every number below is of these alone.
+    """
+    if not run_cancelled(run):
+        return ""
+    cover = (run.aggregates or {}).get("cancel_cover")
+    if cover is None:  # not summarized yet, or by an earlier release
+        return "The run was cancelled before it finished."
+    if not cover["complete"] + cover["partial"]:
+        return "The run was cancelled before it finished, before any result was stored."
+    responses = ""
+    if cover.get("responses") is not None:
+        responses = (
+            f" for {cover['responses']:,} of the "
+            f"{plural(cover['of_responses'], 'response')},"
+        )
+    partly = (
+        f" and {cover['partial']:,} more for some suites only"
+        if cover["partial"]
+        else ""
+    )
+    return (
+        f"The run was cancelled before it finished: results were stored{responses} "
+        f"in {cover['complete']:,} of the {plural(cover['of_sessions'], 'session')} "
+        f"for every suite{partly}; every number below is of these alone."
     )
 
 
@@ -248,9 +291,11 @@ def methods_paragraph(run, used: dict | None = None) -> str:
     """The paragraph, one line of plain text; ``used`` is the run's
     ``judge_usage`` (metrics/results.py), said when given."""
     finished = iso_utc(run.finished_at)
-    when = f"The run ({run.id[:12]}) finished at {finished}." if finished else ""
+    ended = "was cancelled" if run_cancelled(run) else "finished"
+    when = f"The run ({run.id[:12]}) {ended} at {finished}." if finished else ""
     parts = [
         data_sentence(run),
+        cancelled_sentence(run),
         judge_sentence(run),
         spent_sentence(used),
         outcome_sentence(run),

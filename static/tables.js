@@ -21,9 +21,11 @@
     return head ? head.cells.length : 1;
   }
 
-  // One message row spanning the table ("no rows", "nothing matches").
+  // One message row spanning the table ("no rows", "nothing matches"). A
+  // row the server wrote says why the table is empty: it stays as it is.
   function notice(table, message) {
-    let row = table.querySelector("tr.empty-row");
+    if (table.querySelector("tr.empty-row:not([data-notice])")) return;
+    let row = table.querySelector("tr.empty-row[data-notice]");
     if (!message) {
       if (row) row.remove();
       return;
@@ -31,6 +33,7 @@
     if (!row) {
       row = document.createElement("tr");
       row.className = "empty-row";
+      row.dataset.notice = "";
       const cell = document.createElement("td");
       cell.colSpan = columnCount(table);
       row.appendChild(cell);

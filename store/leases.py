@@ -25,13 +25,14 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.clock import aware
 from core.holders import gone
-from core.status import ACTIVE_RUN, ChunkState, LeaseLost
+from core.status import ACTIVE_RUN, Cancelled, ChunkState, LeaseLost
 from store.chunks import FINISHED, IN_FLIGHT, Chunk
 from store.database import Repository
 from store.models import Run, RunChunk, utcnow
 from store.progress import held_by, lock_chunk
 from store.sql import AnyRow
 
+_ACTIVE = {status.value for status in ACTIVE_RUN}
 ORPHAN_GRACE_S = 10.0  # a claim of this process not held for this long: orphaned
 
 
@@ -172,10 +173,30 @@ class LeaseQueries(Repository):
 
 @contextmanager
 def fenced(engine: Engine, run_id: str, chunk: int, lease: int) -> Iterator[Connection]:
-    """A transaction in which the chunk's lease is ``lease``: its row is
-    locked first, so no claim or release comes between; raises
-    :class:`LeaseLost` otherwise (nothing written)."""
+    """A transaction in which the chunk's lease is ``lease`` and its run is
+    still active: the chunk's row is locked first, so no claim or release
+    comes between; raises :class:`LeaseLost` otherwise, or
+    :class:`Cancelled` for a run cancelled meanwhile (nothing written: the
+    summary of a cancelled run counts the rows stored before the cancel,
+    and a chunk under way must not add to them after it; the cancel waits
+    for the chunks' locks, ``lock_in_flight``)."""
     with engine.begin() as conn:
         if lock_chunk(conn, run_id, chunk, *held_by(lease)) is None:
             raise LeaseLost(f"chunk {chunk} of run {run_id}")
+        status = conn.execute(select(Run.status).where(Run.id == run_id)).scalar()
+        if status not in _ACTIVE:
+            raise Cancelled(f"run {run_id} is {status}")
         yield conn
+
+
+def lock_in_flight(conn: Connection, run_id: str) -> None:
+    """Lock the run's chunks in flight (in chunk order), so a cancel in the
+    same transaction waits for their fenced writes under way, and those
+    after it see the run cancelled (``fenced``)."""
+    query = (
+        select(RunChunk.id)
+        .where(RunChunk.run_id == run_id, RunChunk.state.in_(IN_FLIGHT))
+        .order_by(RunChunk.chunk)
+        .with_for_update()
+    )
+    conn.execute(query).all()

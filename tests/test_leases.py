@@ -266,3 +266,44 @@ def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
                        claim_s=60)  # fmt: skip
     assert cache.claimed(["k1", "k2", "k3"]) == {"k2", "k3"}
     assert cache.claim(["k1", "k2", "k3"]) == {"k1"}
+
+
+def test_a_cancelled_run_takes_no_row_and_its_stored_rows_are_counted(any_storage):
+    """Issue 56: a chunk under way at the cancel stored its rows after the
+    cancelled run was summarized (5,262 rows counted, 5,682 stored). The
+    cancel waits for the chunks' fenced writes (``lock_in_flight``); a
+    write after it is refused. ``stored_cover``: a suite stores a session
+    whole, so sessions with rows of every suite are complete."""
+    from metrics import registry
+
+    run = planned_run(any_storage)
+    chunk = any_storage.chunks.start_chunk(run.id, 0, holder="a")
+    rows = [
+        {
+            **ROW,
+            "run_id": run.id,
+            "session_id": session,
+            "round": k,
+            "method": m,
+            "metric": metric,
+        }
+        for session, metrics in (("s1", ("al", "quality")), ("s2", ("al",)))
+        for metric in metrics
+        for k in (1, 2)
+        for m in ("Base", "Ours")
+    ]
+    any_storage.rows.upsert_rows(rows, fence=(run.id, 0, chunk.lease))
+    assert any_storage.runs.cancel_run(run.id)
+    assert not any_storage.runs.cancel_run(run.id)  # final already
+    with pytest.raises(Cancelled):
+        any_storage.rows.upsert_rows(
+            [{**ROW, "run_id": run.id, "session_id": "s3"}],
+            fence=(run.id, 0, chunk.lease),
+        )
+    suites = [registry.get("alignment"), registry.get("quality")]
+    assert any_storage.runs.stored_cover(run.id, suites) == {
+        "responses": 8,
+        "complete": 1,
+        "partial": 1,
+        "by_suite": {"alignment": 2, "quality": 1},
+    }

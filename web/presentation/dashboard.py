@@ -6,13 +6,15 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+from core import usage
 from metrics import registry
 from metrics.results import judge_models, judge_usage, missing_replies, not_asked
+from pipeline.run_spec import RunSpec
 from reports import tables
 from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
 from web import extensions
-from web.presentation import panels
+from web.presentation import cancelled, panels
 from web.presentation.audit import audit_rows
 from web.presentation.judge_tables import judge_tables
 from web.presentation.paging import page_number, paged
@@ -70,6 +72,8 @@ def rows_section(storage, run, args) -> dict:
     rows = storage.rows.rows_page(run.id, filters, paging["offset"], PAGE_SIZE, order)
     return {
         "rows": rows,
+        # why the table is empty (a cancelled run: before which rows)
+        "empty": None if paging["total"] else cancelled.rows_empty(run, filters),
         "filters": filters,
         "sort": sort,
         "descending": descending,
@@ -200,6 +204,10 @@ def context(storage, run, args) -> dict:
         # what the protocol never asks: shown apart from "not applicable"
         "not_asked": not_asked(run.aggregates),
         "judge_usage": used,
+        "spent": usage.totals(used),
+        # what a cancelled run's stored rows cover (None: any other run)
+        "cover": cancelled.stored_cover(run),
+        "kept_in_cache": RunSpec.of(run).judge.use_cache,
         "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),
         **annotations_context(storage, run),

@@ -17,7 +17,7 @@ from metrics.notes import translate
 from metrics.suite import Chart, Column, Suite, Table
 from reports.formatting import count, number, p_value
 from translations import _, metric_label
-from web.presentation import charts
+from web.presentation import cancelled, charts
 from web.presentation.single_flight import SingleFlight
 
 
@@ -141,10 +141,12 @@ def section(suite: Suite, run) -> dict:
     tables = [table(spec, data, run.methods) for spec in suite.panel.tables]
     tables = [found for found in tables if found["rows"]]
     empty = not figures and not tables
-    fallback = text(suite.panel.empty or NOTHING_TO_DRAW)
+    # a cancelled run: the suite's results cover the sessions it stored
+    said = cancelled.suite_note(run, suite.name)
+    fallback = said["empty"] or cause or text(suite.panel.empty or NOTHING_TO_DRAW)
     return {"suite": suite.name, "figures": figures, "tables": tables,
             "missing": [] if empty else missing,
-            "empty": (cause or fallback) if empty else None,
+            "empty": fallback if empty else None, "covers": said["covers"],
             "causes": [] if empty else causes_shown(data.aggregates, suite.name)}  # fmt: skip
 
 
@@ -195,7 +197,9 @@ def build(run) -> list[dict]:
     if getattr(run, "status", None) not in FINAL_RUN or not getattr(run, "id", None):
         return _build(run)  # in progress, or a comparison across runs
     family = (run.id, str(get_locale()))
-    return BUILT.get(family, str(run.finished_at), lambda: _build(run))
+    # a cancelled run's results come after its status (its summary)
+    version = f"{run.finished_at}|{bool(run.aggregates)}"
+    return BUILT.get(family, version, lambda: _build(run))
 
 
 def _build(run) -> list[dict]:

@@ -17,10 +17,11 @@ from flask import (
     url_for,
 )
 
+from core import usage
 from core.problems import Rejected
 from metrics.results import judge_usage
 from web.extensions import storage as _storage
-from web.presentation import run_list
+from web.presentation import cancelled, run_list
 from web.security.access import memo_of
 from web.views import forms
 from web.views.pages import error_page
@@ -50,28 +51,15 @@ def workspace_page(token: str):
         run_deleted=bool(request.args.get("run_deleted")),
         renamed=bool(request.args.get("renamed")),
         spent={
-            run.id: spent_total(judge_usage(run, used.get(run.id, {}))) for run in runs
+            run.id: usage.totals(judge_usage(run, used.get(run.id, {}))) for run in runs
         },
         leads=run_list.lead_columns(runs),
         lead_cell=run_list.lead_cell,
+        run_progress=cancelled.progress_cell,
         can_manage=found.can_manage,
         token=token,
         workspace_memo=memo_of(found.item, manage=found.can_manage),
     )
-
-
-def spent_total(used: dict) -> dict:
-    """A run's judge usage summed over its judges; cost null when any judge
-    has no price (a partial sum would understate it).
-
-    >>> spent_total({"a": {"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": 0.5},
-    ...              "b": {"prompt_tokens": 2, "completion_tokens": 2, "cost_usd": 0.25}})
-    {'tokens': 8, 'cost_usd': 0.75}
-    """
-    costs = [counts["cost_usd"] for counts in used.values()]
-    tokens = sum(c["prompt_tokens"] + c["completion_tokens"] for c in used.values())
-    known = bool(costs) and all(cost is not None for cost in costs)
-    return {"tokens": tokens, "cost_usd": sum(costs) if known else None}
 
 
 def _run_of(found, run_token: str):
