@@ -10,6 +10,7 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
+from pipeline import execution
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.browser_support import VIEWPORTS
@@ -118,3 +119,39 @@ def test_workspace_list_rename_compare_delete_and_remembered_home(
         assert "judge A" in page.inner_text("[data-testid=workspace-runs]")
     finally:
         context.close()
+
+
+def test_a_cancelled_runs_reasons_stay_in_the_browser(
+    app_factory, browser, tmp_path, judge_server, monkeypatch
+):
+    """Issue 56: the rows table of a run cancelled before any row was stored
+    said "Nothing to show." (static/tables.js wrote it over every empty
+    table, the server's reason too; the empty workspace's as well)."""
+    from tests.browser_support import open_fold, translated
+    from tests.test_interim import cancel_after, judged_run, summarized
+
+    app, _space, run, ctx, chunks = judged_run(app_factory, tmp_path, judge_server)
+    cancel_after(monkeypatch, app, run, "alignment")
+    execution.evaluate_chunk(ctx, run.id, chunks[0])
+    summarized(ctx, run)
+    empty = app.extensions["storage"].workspaces.create_workspace("empty")
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    width, height = VIEWPORTS["phone"]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        for lang in ("en", "zh", "ko"):
+            page.goto(f"{base}/r/{run.token}?lang={lang}")
+            rows = open_fold(page, "rows").locator("tr.empty-row")
+            said = "The run was cancelled before any result row was stored."
+            assert rows.inner_text() == translated(lang, said)
+            page.goto(f"{base}/w/{empty.token}?lang={lang}")
+            nothing = page.locator("[data-testid=workspace-runs] tr.empty-row")
+            assert nothing.inner_text() == translated(
+                lang, "No runs in this workspace yet."
+            )
+    finally:
+        context.close()
+        server.shutdown()
