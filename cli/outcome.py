@@ -21,7 +21,7 @@ from typing import Any
 import click
 from flask import current_app
 
-from core.status import FINAL_RUN
+from core.status import FINAL_RUN, RunStatus
 from metrics.notes import NOTES, Note
 
 LOCAL_SERVER = "http://127.0.0.1:5000"  # where the README's start command serves
@@ -68,6 +68,8 @@ def print_links(run: Any, public_url: str | None) -> None:
             err=True,
         )
     click.echo(f"status: {run.status}", err=True)
+    if run.status == RunStatus.FAILED and run.error:  # why, as the run page says
+        click.echo(f"failed: {run.error}", err=True)
     click.echo(f"dashboard (share): {base}/r/{run.token}", err=True)
     if run.manage_token:
         click.echo(f"manage (keep private): {base}/r/{run.manage_token}", err=True)

@@ -31,6 +31,12 @@ MESSAGES: dict[str, LazyText] = {
         "in the file, %(not_applicable)s are metrics that do not apply to it and "
         "%(not_configured)s need a judge that is not configured."
     ),
+    "no_readable_verdict": _l(
+        "No judge reply could be read: the judge was asked, and of the judge "
+        "metrics' rows %(unscored)s are unscored (no verdict in a form we read, "
+        "asked twice) and %(errors)s are errors. The metrics that need no judge "
+        "keep their rows."
+    ),
     "no_replies": _l(
         "No replies to evaluate: every reply in the file is missing (null or "
         "absent) or empty."

@@ -1,6 +1,8 @@
 """Finalize a run once its chunks are all finished: one worker claims it,
 aggregates the stored rows (``pipeline/interim.py``) and sets the final
-status; a run with nothing evaluated fails with the counts of why.
+status; a run with nothing evaluated fails with the counts of why, and so
+does one whose judge was asked without a single reply read
+(``no_readable_verdict``: the other suites' rows stay).
 
 Finalizing twice computes the same aggregates, so a redelivered FINALIZE or
 the watchdog's is harmless: the claim only saves the work.
@@ -18,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, RowStatus, RunStatus
 from core.telemetry import FINALIZE_REQUESTS
+from metrics import registry
 from pipeline import interim
 from pipeline.batch import cancel_batches
 from pipeline.dispatch import fail_run
 
 if TYPE_CHECKING:
     from store import StorageLike
+    from store.models import Run
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +98,41 @@ def finalize(storage: StorageLike, run_id: str, config: dict[str, Any]) -> None:
         # a judge; "done" would claim results there are not
         fail_run(storage, run_id, "nothing_to_evaluate", **_why_nothing(counts))
         return
+    unread = _judge_unread(storage, run)
+    if unread:
+        # the judge was asked and not one reply was read: "partial" with
+        # every judge value null would hide that the judging failed
+        fail_run(storage, run_id, "no_readable_verdict", **unread)
+        return
     storage.runs.set_status(run_id, RunStatus.PARTIAL if failed else RunStatus.DONE)
 
 
 EVALUATED_ROWS = (RowStatus.OK, *FAILED_ROWS)  # an outcome of an attempt
+
+
+def _judge_unread(storage: StorageLike, run: Run) -> dict[str, int] | None:
+    """``{"unscored", "errors"}`` of the judge metrics' rows when the judge
+    was asked (some of them unscored or error) and none is ``ok``; else
+    None. The judge metrics are the registry's: those that need a judge,
+    of suites that use one. A run without a judge, or whose judge was never
+    called (a chunk that failed before asking), is not one of these."""
+    if not run.judge or not run.judge_calls:
+        return None
+    judged = [
+        metric
+        for name in run.suites
+        if name in registry.names() and registry.get(name).uses_judge
+        for metric in registry.get(name).metrics
+        if metric.needs_judge and metric.level != "summary"
+    ]
+    if not judged:
+        return None
+    counts = storage.rows.status_counts(run.id, judged)
+    unscored = counts.get(RowStatus.UNSCORED, 0)
+    errors = counts.get(RowStatus.ERROR, 0)
+    if counts.get(RowStatus.OK, 0) or not (unscored or errors):
+        return None
+    return {"unscored": unscored, "errors": errors}
 
 
 def _why_nothing(counts: dict[str, int]) -> dict[str, int]:

@@ -20,7 +20,7 @@ from store.models import (
 )
 from store.replies import write_exchanges
 from store.sql import batched, count_of_run, filtered_rows, table_of
-from store.suite_rows import key_ordered
+from store.suite_rows import key_ordered, metric_filter
 
 if TYPE_CHECKING:
     from metrics.suite import Metric
@@ -103,12 +103,18 @@ class RowQueries(Repository):
             return [(m, s, code or "", n, json.loads(params) if params else {})
                     for m, s, code, n, params in conn.execute(query)]  # fmt: skip
 
-    def status_counts(self, run_id: str) -> dict[str, int]:
+    def status_counts(
+        self, run_id: str, metrics: Sequence[Metric] | None = None
+    ) -> dict[str, int]:
+        """Rows by status; with ``metrics`` (objects with ``id`` and
+        ``keyed``), only theirs (the judge's: ``pipeline/finalizer.py``)."""
         query = (
             select(ResultRow.status, func.count())
             .where(ResultRow.run_id == run_id)
             .group_by(ResultRow.status)
         )
+        if metrics is not None:
+            query = query.where(metric_filter(metrics))
         with self.session() as db:
             return dict(db.execute(query).all())
 
