@@ -96,6 +96,8 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
     "r2_two_rounds": (_l("undefined with two rounds: a line always fits two points, so R² would be 1 whatever AL did"), None),
+    "lc_too_few_items": (_l("no length-controlled value: the regression of AL on method and length needs more scored items than %(n)s"), None),
+    "lc_lengths_constant": (_l("no length-controlled value: the response lengths do not vary within any method, so length's effect cannot be told apart from the method's"), None),
     "r2_flat_curve": (_l("undefined: AL(k) is the same at every round, so there is no variance for the line to explain"), None),
     "no_slots_written": (_l("no response of this method carries slots: scored as empty"), None),
     "no_wordnet": (_l("synonym matching unavailable (WordNet data missing)"), None),

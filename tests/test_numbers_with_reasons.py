@@ -120,3 +120,19 @@ def test_each_judge_check_carries_the_n_it_rests_on():
     assert checks["length_spearman_n"] == {"": 3}
     assert checks["length_spearman_by_method_n"] == {"": {"M": 3}}
     assert checks["cross_mode_auc_n"] == {"": 3}
+
+
+def test_a_length_controlled_gap_says_why():
+    rows = al_rows({"A": [40.0, 60.0, 50.0], "B": [70.0, 65.0, 80.0]})
+    same_length = [{**row, "metric": "response_chars", "value": 120.0} for row in rows]
+    found = engine.aggregate(
+        lambda suite: rows + same_length, ["alignment"], ["A", "B"]
+    )
+    assert found["summary"]["A"]["al_lc"] is None
+    assert summary_notes(found)["A"]["al_lc"]["code"] == "lc_lengths_constant"
+    few = [r for r in rows + same_length if (r["round"], r["session_id"]) == (1, "a")]
+    found = engine.aggregate(lambda suite: few, ["alignment"], ["A", "B"])
+    assert summary_notes(found)["B"]["al_lc"] == {
+        "code": "lc_too_few_items",
+        "params": {"n": 2},
+    }

@@ -308,3 +308,23 @@ def test_the_judge_audit_gives_every_value_its_n_and_every_gap_its_reason(
     assert value("cross_mode_auc").endswith("(n=20)")
     assert "one judge sample per item" in value("samples_alpha")
     assert "—" in value("samples_alpha") and "n=" not in value("samples_alpha")
+
+
+def test_a_two_round_run_shows_r2_undefined_and_says_why(judged_app, tmp_path):
+    """Two points always fit a line: the dashboard showed AL R² 1.00; it
+    now shows no value, and the reason in the cell, not only on hover."""
+    from tests.pipeline_support import evaluate
+
+    two = {
+        "Ours": ["a [[al=50]]", "b [[al=70]]"],
+        "Base": ["c [[al=40]]", "d [[al=45]]"],
+    }
+    sessions = [crafted.session(name, two) for name in ("x", "y")]
+    path = crafted.write(tmp_path / "two.jsonl", sessions)
+    document = evaluate(judged_app, path, None, suites=["alignment"])
+    assert document["summary"]["Ours"]["al_r2"] is None
+    assert document["summary_notes"]["Ours"]["al_r2"]["code"] == "r2_two_rounds"
+    run = judged_app.extensions["storage"].runs.get_run(document["run"]["id"])
+    page = judged_app.test_client().get(f"/r/{run.token}?lang=en").get_data(True)
+    notes = re.findall(r'value-note">— <span class="muted value-reason">([^<]+)<', page)
+    assert "undefined with two rounds: a line always fits two points" in " ".join(notes)

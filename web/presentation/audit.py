@@ -82,7 +82,7 @@ COUNTED = {
     "samples_alpha": _l("n: the items the judge scored in two samples or more."),
     "inter_judge_alpha": _l("n: the items two judges or more scored."),
     "human": _l(
-        "n: the labelled items the judge scored (ρ and τ over those with an AL label, κ over those with a keep-chatting label, when fewer)."
+        "ρ and τ rest on the items with an AL label, κ on those with a keep-chatting label: their own n is given where fewer."
     ),
 }
 

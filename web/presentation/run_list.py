@@ -13,7 +13,7 @@ from metrics import notes, registry
 from metrics.counts import count_key
 from metrics.results import summary_notes
 from metrics.suite import Metric
-from translations import _, suite_label
+from translations import _
 
 SHOWN_METHODS = 4  # per cell; the rest are counted
 
@@ -39,9 +39,7 @@ def lead_cell(run, metric: Metric) -> dict[str, Any]:
     (0.75, [('A', False, 4), ('B', True, 5)])
     """
     if metric.suite not in run.suites:
-        return _empty(
-            _("this run did not evaluate %(suite)s", suite=suite_label(metric.suite))
-        )
+        return _empty(_("not evaluated in this run"))
     if run.status not in FINAL_RUN:
         return _empty(_("no result until the run finishes"))
     aggregates = run.aggregates or {}

@@ -37,6 +37,13 @@ def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]
     """``al_lc`` per method (the model is in the module docstring), from two
     passes over the items that have both values: batches from the database,
     or one batch from a table."""
+    return fit(rows, methods)[0]
+
+
+def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
+    """``al_lc`` per method and, for the methods without one, why (summary
+    notes: too few items for the regression, lengths that never vary within
+    a method, or a method with no scored item)."""
     np = columns._numpy()
     first = _Pass(methods)
     for names, _al, chars in _items(rows):
@@ -44,16 +51,20 @@ def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]
     present = [m for m in methods if first.counts.get(m)]
     n = sum(first.counts.values())
     if n < len(present) + 2 or not first.lengths_vary():
-        return dict.fromkeys(methods)
+        enough = n >= len(present) + 2
+        code = "lc_lengths_constant" if enough else "lc_too_few_items"
+        reason = {"code": code, "params": {} if enough else {"n": n}}
+        return dict.fromkeys(methods), {m: reason for m in present}
     mean_log = first.logs.value() / n
     sums = _Sums(present)
     for names, al, chars in _items(rows):
         sums.add(names, al, np.log1p(chars) - mean_log, methods)
     coef = _solve(*sums.normal_equations(n, first.counts))
     effects = dict(zip(present[1:], coef[1:-1], strict=True))
-    return {
+    values = {
         m: float(coef[0] + effects.get(m, 0)) if m in present else None for m in methods
     }
+    return values, {}
 
 
 def _items(rows: Rows):

@@ -183,7 +183,7 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     rates = _binary_rates(rows, methods)
     per_session["binary"] = session_means(rows, "binary", methods)
     dimensions = {d: _dimension_means(rows, methods, d) for d in DIMENSIONS}
-    length_controlled = length_control.length_controlled(rows, methods)
+    length_controlled, lc_noted = length_control.fit(rows, methods)
     summary: dict[str, dict[str, float | None]] = {}
     charted: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
     for method in methods:
@@ -199,6 +199,8 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
             summary[method][f"al_{dimension}_avg"] = means[method]
     for method, value in length_controlled.items():
         summary[method]["al_lc"] = value
+    for method, reason in lc_noted.items():  # why al_lc is null
+        said.setdefault(method, {})["al_lc"] = reason
     return {"summary": summary, "curves": charted, "session_values": per_session,
             "value_parts": _value_parts(rows, methods),
             "validity": judge_checks.validity(rows),
