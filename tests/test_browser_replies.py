@@ -121,3 +121,26 @@ def test_the_grid_fits_a_phone_and_a_desktop(served, browser, lang):
             assert table <= inner[1], "each reply is a card on a phone"
         page.screenshot(path=str(ARTIFACTS / f"replies-{lang}-{viewport[0]}.png"))
         page.context.close()
+
+
+def test_a_panel_s_grid_shows_the_length_once_and_the_file_s_order(served, browser):
+    """Issue 56: the response length is no judge's score (once per reply,
+    no judge, no link), and "as in the file" keeps Base, RAG, Ours."""
+    run, session_id, base = served
+    page = open_grid(
+        browser, f"{base}/r/{run.token}/replies?lang=en", VIEWPORTS["desktop"]
+    )
+    lines = page.locator("[data-testid=grid-line]")
+    lengths = page.locator("[data-testid=grid-score][data-metric=response_chars]")
+    assert lengths.count() == lines.count() > 0
+    assert lengths.locator("a").count() == 0
+    assert set(
+        lengths.evaluate_all("(cells) => cells.map((c) => c.dataset.judge)")
+    ) == {""}
+    first = lines.evaluate_all(
+        "(rows) => rows.filter((r) => r.dataset.round === '1')"
+        ".map((r) => [r.dataset.session, r.dataset.method])"
+    )
+    in_the_file = ["Base", "RAG", "Ours"]  # by name: Base, Ours, RAG
+    assert [m for s, m in first if s == session_id] == run.methods == in_the_file
+    page.context.close()
