@@ -137,7 +137,26 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
         rows.append(
             {"method": method, "cells": cells, "is_baseline": method == baseline}
         )
-    return {"suite": suite, "columns": columns, "rows": rows}
+    shared = shared_notes(columns, rows)
+    return {"suite": suite, "columns": columns, "rows": rows, "shared_notes": shared}
+
+
+def shared_notes(columns, rows: list[dict]) -> list[dict]:
+    """A column where no method has a value, for one reason: the reason is
+    said once under the table, and its cells say only that the value is
+    missing (``shared_note``)."""
+    found = []
+    for index, metric in enumerate(columns):
+        cells = [row["cells"][index] for row in rows]
+        said = {cell["note"] for cell in cells}
+        if len(cells) < 2 or len(said) != 1 or None in said:
+            continue
+        if any(cell["value"] is not None for cell in cells):
+            continue
+        for cell in cells:
+            cell["shared_note"] = True
+        found.append({"metric": metric, "note": cells[0]["note"]})
+    return found
 
 
 def _column_versus(

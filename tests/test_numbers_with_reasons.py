@@ -136,3 +136,26 @@ def test_a_length_controlled_gap_says_why():
         "code": "lc_too_few_items",
         "params": {"n": 2},
     }
+
+
+def test_a_missing_value_s_reason_is_said_in_its_cell_or_once_for_a_column(app):
+    from reports import tables
+
+    rows = al_rows({"Two": [40.0, 55.0], "Five": [40.0, 50.0, 70.0, 60.0, 80.0]})
+    found = engine.aggregate(lambda suite: rows, ["alignment"], ["Two", "Five"])
+    run = run_of(found, ["Two", "Five"], ["alignment"])
+    with app.test_request_context("/?lang=en"):
+        table = tables.comparison_table(run, "Two", "alignment")
+        page = app.jinja_env.get_template("_comparison_tables.html").render(
+            tables=[table], baseline="Two", run=run, percent=False
+        )
+    assert table["shared_notes"] == []  # Five has an R²: the reason is Two's own
+    assert 'value-reason">undefined with two rounds' in page
+    both = al_rows({"A": [40.0, 55.0], "B": [60.0, 50.0]})
+    found = engine.aggregate(lambda suite: both, ["alignment"], ["A", "B"])
+    with app.test_request_context("/?lang=en"):
+        table = tables.comparison_table(
+            run_of(found, ["A", "B"], ["alignment"]), "A", "alignment"
+        )
+    [shared] = [s for s in table["shared_notes"] if s["metric"].id == "al_r2"]
+    assert shared["note"].startswith("undefined with two rounds")
