@@ -1,0 +1,558 @@
+"""What a reader downloads, against the witness (issue 56): every number of
+``export.csv``, ``summary.csv``, ``export.md``, ``export.tex`` and the CLI
+``report`` (Markdown or LaTeX) must be the witness's.
+
+Every expected number comes from the plan's rows (``witness_doc``) through
+``tests/witness/reference.py``. Read from the product's results ``document``
+instead, as numbers ``differences.interval_differences`` checks against the
+exact bootstrap distribution: the bootstrap ends (each Δ's interval, the win
+rate's and Bradley–Terry's). And a panel's Bradley–Terry strength when it is
+within ``PANEL_BT_TOLERANCE`` of the witness's (reference.py question 15).
+The files' layouts (columns, how a table prints a value, a Δ, its interval
+and marks, the caption's n) were learnt from docs/metrics/README.md "One
+basis per table", docs/cli.md and ``reports/``; nothing here calls the product.
+
+Not checked: the words of notes (why a value is null, what a panel mean
+rests on) in summary.csv and the captions, whose numbers the reference does
+not compute; labels, bases and the ``judge`` column of summary.csv.
+
+Returns ``(where, witness, file)`` triples, like ``differences.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from tests.witness import reference as ref
+from tests.witness.differences import RANDOM_SUMMARY_KEYS, close
+
+Difference = tuple[str, Any, Any]
+NO_VALUE = "—"  # Markdown; LaTeX prints "---" (reports/paper_text.latex_number)
+# The suites' table columns by English heading, arrow removed (layout:
+# reports/paper_text.heading); a per-judge table names its metric so too.
+COLUMNS = {
+    "Length-controlled AL": "al_lc",
+    "AL average": "al_avg",
+    "AL slope": "al_slope",
+    "AL intercept": "al_intercept",
+    "AL R²": "al_r2",
+    "Keep-chatting rate": "binary_rate",
+    "Mean per-session slope": "al_session_slope",
+    "Pairwise win rate": "pairwise_winrate",
+    "Bradley–Terry strength": "bt_score",
+}
+# A value's own interval when it is not <id>_ci_low/high (pairwise.md: bt_ci_*
+# is bt_score's bootstrap CI).
+OWN_INTERVAL = {"bt_score": "bt"}
+# reference.py question 15: with a judge panel the product fits Bradley–Terry
+# on the judges' verdicts summed, the reference on their mean; the two differ
+# through the 1e-4 penalty only, so the exports are held to the document's
+# strength when it is this close to the witness's (relative).
+PANEL_BT_TOLERANCE = 1e-3
+PANEL_MEAN = "panel mean"
+# summary.csv's columns of the Δ against the baseline (reports/paper_summary.py)
+DELTA_COLUMNS = ("delta", "delta_ci_low", "delta_ci_high", "p", "p_holm")
+MARKS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))  # the caption's legend
+
+
+@dataclass
+class Witness:
+    methods: list[str]
+    judges: list[str]
+    suites: list[str]
+    # the reference's summary, with the document's bootstrap ends (random)
+    summary: dict[str, dict[str, Any]]
+    # (summary value id, method) -> that method's comparison with the baseline
+    versus: dict[tuple[str, str], dict[str, Any]]
+    lacks_replies: bool  # a missing row: comparisons count unpaired sessions
+
+    @property
+    def baseline(self) -> str:
+        return self.methods[0]  # the exports' default baseline
+
+
+def witness_of(witness_doc: dict, document: dict) -> Witness:
+    summary = ref.summary(witness_doc)
+    run = witness_doc["run"]
+    judges = list(run["judge"]["models"])
+    for method, values in summary.items():
+        published = (document.get("summary") or {}).get(method) or {}
+        for key in RANDOM_SUMMARY_KEYS:
+            if _count_key(key) in values:  # checked by interval_differences
+                values[key] = published.get(key)
+        if "bt_score" in values and len(judges) > 1:
+            values["bt_score"] = strength(values["bt_score"], published.get("bt_score"))
+    lacks = any(row["status"] == "missing" for row in witness_doc["rows"])
+    methods = list(run["file"]["methods"])
+    versus = versus_baseline(witness_doc, document, summary, methods[0])
+    return Witness(methods, judges, list(run["suites"]), summary, versus, lacks)
+
+
+def strength(mine: float | None, theirs: float | None) -> float | None:
+    """A panel's Bradley–Terry strength: the document's when within
+    ``PANEL_BT_TOLERANCE`` of the witness's (reference.py question 15)."""
+    if mine is None or theirs is None:
+        return mine
+    return theirs if math.isclose(mine, theirs, rel_tol=PANEL_BT_TOLERANCE) else mine
+
+
+def versus_baseline(
+    witness_doc: dict, document: dict, summary: dict, baseline: str
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each method against the baseline, oriented method − baseline, p
+    Holm-adjusted within the column over its comparisons with the baseline
+    (README "One basis per table"); the Δ interval is the document's."""
+    index = ref.build_index(witness_doc)
+    published = {
+        (c["metric"], c["a"], c["b"]): c for c in document.get("comparisons") or []
+    }
+    comparisons = ref.comparisons(witness_doc)
+    found = {}
+    for metric in dict.fromkeys(c["metric"] for c in comparisons):
+        family = {
+            (c["b"] if c["a"] == baseline else c["a"]): c
+            for c in comparisons
+            if c["metric"] == metric and baseline in (c["a"], c["b"])
+        }
+        adjusted = ref.holm([c["p_value"] for c in family.values()])
+        for (method, c), p_holm in zip(family.items(), adjusted, strict=True):
+            sign = 1 if c["a"] == method else -1
+            ends = published.get((metric, c["a"], c["b"]), {})
+            low, high = ends.get("delta_ci_low"), ends.get("delta_ci_high")
+            if sign < 0:
+                low, high = (None if v is None else -v for v in (high, low))
+            sessions = [
+                set(ref.session_means(ref.panel_values(index, m, metric)))
+                for m in (method, baseline)
+            ]
+            delta = c["delta"]
+            found[(c["value_metric"], method)] = {
+                "delta": None if delta is None else sign * delta,
+                "delta_ci_low": low,
+                "delta_ci_high": high,
+                "p": c["p_value"],
+                "p_holm": p_holm,
+                "n": c["n"],
+                "unpaired": len(sessions[0] ^ sessions[1]),
+            }
+    return found
+
+
+def export_differences(
+    witness_doc: dict, document: dict, files: dict[str, str], report: str
+) -> list[Difference]:
+    """Every number of the four downloads and of a CLI report (Markdown, or
+    LaTeX when it starts with a ``%`` comment) against the witness."""
+    witness = witness_of(witness_doc, document)
+    form = "tex" if report.lstrip().startswith("%") else "md"
+    return [
+        *rows_differences(witness_doc["rows"], files["export.csv"]),
+        *summary_differences(witness, files["summary.csv"]),
+        *tables_differences(witness, "export.md", markdown_tables(files["export.md"])),
+        *tables_differences(witness, "export.tex", latex_tables(files["export.tex"])),
+        *tables_differences(
+            witness,
+            f"report --format {form}",
+            latex_tables(report) if form == "tex" else markdown_tables(report),
+        ),
+    ]
+
+
+# --- export.csv ------------------------------------------------------------
+
+
+def _row_key(row: dict) -> tuple:
+    round_k = row["round"]
+    round_k = int(round_k) if round_k not in (None, "") else None
+    fields = (row["session_id"], round_k, row["method"], row["metric"])
+    return (*fields, row["judge"] or "")
+
+
+def _number(text: str) -> float | None:
+    return None if text == "" else float(text)
+
+
+def rows_differences(witness_rows: list[dict], text: str) -> list[Difference]:
+    """Each row of the witness's metrics once, with its status, and a value
+    that parses back to the witness's float exactly."""
+    expected = {_row_key(row): row for row in witness_rows}
+    metrics = {row["metric"] for row in witness_rows}
+    found: dict[tuple, list[dict]] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        if row["metric"] in metrics:
+            found.setdefault(_row_key(row), []).append(row)
+    out: list[Difference] = []
+    for key in expected.keys() | found.keys():
+        where = f"export.csv {key}"
+        if len(found.get(key, [])) != 1 or key not in expected:
+            count = len(found.get(key, []))
+            out.append((where, int(key in expected), f"{count} row(s)"))
+            continue
+        want, got = expected[key], found[key][0]
+        if (got["status"], _number(got["value"])) != (want["status"], want["value"]):
+            shown = (want["status"], want["value"])
+            out.append((where, shown, (got["status"], got["value"])))
+    return out
+
+
+# --- summary.csv -----------------------------------------------------------
+
+
+def _is_count(key: str) -> bool:
+    return key.partition("@")[0].endswith("_n")
+
+
+def _count_key(key: str) -> str:
+    base, at, judge = key.partition("@")
+    return f"{base}_n{at}{judge}"
+
+
+def expected_summary_row(witness: Witness, method: str, metric: str) -> dict:
+    """The numbers of one summary.csv row (results-format, paper_summary's
+    header comment: the value's own CI; Δ columns on table columns only)."""
+    values = witness.summary[method]
+    value = values.get(metric)
+    names = (metric, metric.removesuffix("_avg"), OWN_INTERVAL.get(metric))
+    low = next((values[f"{n}_ci_low"] for n in names if f"{n}_ci_low" in values), None)
+    high = next(
+        (values[f"{n}_ci_high"] for n in names if f"{n}_ci_high" in values), None
+    )
+    row = {"value": value, "n": values.get(_count_key(metric))}
+    row["ci_low"], row["ci_high"] = (low, high) if value is not None else (None, None)
+    versus = witness.versus.get((metric, method)) or {}
+    shown = versus.get("delta") is not None
+    for name in DELTA_COLUMNS:
+        row[name] = versus[name] if shown else None
+    return row
+
+
+def summary_differences(witness: Witness, text: str) -> list[Difference]:
+    expected = {
+        (method, key)
+        for method, values in witness.summary.items()
+        for key in values
+        if not _is_count(key)
+    }
+    out: list[Difference] = []
+    seen = set()
+    for row in csv.DictReader(io.StringIO(text)):
+        key = (row["method"], row["metric"])
+        seen.add(key)
+        if key not in expected:
+            out.append((f"summary.csv {key}", "<no such value>", row["value"]))
+            continue
+        if row["baseline"] not in ("", witness.baseline):
+            out.append(
+                (f"summary.csv {key}.baseline", witness.baseline, row["baseline"])
+            )
+        for name, want in expected_summary_row(witness, *key).items():
+            got = _number(row[name])
+            if not close(want, got):
+                out.append((f"summary.csv {key}.{name}", want, row[name]))
+    for method, metric in expected - seen:
+        want = expected_summary_row(witness, method, metric)
+        if want["value"] is not None or want["n"]:  # absent: no value, no n
+            out.append((f"summary.csv {(method, metric)}", want, "<absent>"))
+    return out
+
+
+# --- the paper tables: export.md, export.tex, the CLI report ---------------
+
+
+@dataclass
+class Table:
+    caption: str
+    header: list[str]
+    rows: list[list[str]]  # the method, then each cell written as Markdown's
+
+
+def _pipe_cells(line: str) -> list[str]:
+    """A Markdown table row's cells (an escaped ``\\|`` stays in its cell)."""
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def markdown_tables(text: str) -> list[Table]:
+    """Each pipe table, with the paragraph under it as its caption."""
+    blocks = [block for block in re.split(r"\n\s*\n", text) if block.strip()]
+    tables = []
+    for position, block in enumerate(blocks):
+        if not block.startswith("|"):
+            continue
+        lines = block.splitlines()
+        after = blocks[position + 1 : position + 2]
+        caption = after[0] if after and not after[0].startswith("|") else ""
+        rows = [_pipe_cells(line) for line in lines[2:]]  # [1]: the alignment
+        tables.append(Table(caption, _pipe_cells(lines[0]), rows))
+    return tables
+
+
+# LaTeX as the Markdown export writes it (reports/paper_text.py: latex_number,
+# LATEX_SYMBOLS); "---" before "--"
+FROM_LATEX = {
+    "$-$": "-",
+    r"$\Delta$": "Δ",
+    r"$\uparrow$": "↑",
+    r"$\downarrow$": "↓",
+    r"\textsuperscript{2}": "²",
+    "---": NO_VALUE,
+    "--": "–",
+}
+FLOAT = re.compile(r"\\begin\{table\}.*?\\end\{table\}", re.S)
+CAPTION = re.compile(r"^\\caption\{(.*)\}\s*$", re.M)
+STACKED = re.compile(r"\\begin\{tabular\}\[[tb]\]\{@\{\}r@\{\}\}(.*?)\\end\{tabular\}")
+TABULAR = re.compile(r"\\begin\{tabular\}\{lr*\}(.*?)\\end\{tabular\}", re.S)
+RULE = re.compile(r"\\(?:top|mid|bottom)rule")
+
+
+def _from_latex(text: str) -> str:
+    for latex, plain in FROM_LATEX.items():
+        text = text.replace(latex, plain)
+    return text.strip()
+
+
+def _latex_cell(text: str) -> str:
+    r"""A cell as Markdown writes it: ``\textbf{v}`` then ``{\footnotesize Δ
+    d$^{*}$}`` and ``{\footnotesize [l, h]}`` on lines of their own, to
+    ``**v** (Δ d [l, h] \*)``."""
+    first, *lines = [line.strip() for line in text.split("\n")]
+    value = re.sub(r"^\\textbf\{(.*)\}$", r"**\1**", first)
+    rest = " ".join(re.sub(r"^\{\\footnotesize (.*)\}$", r"\1", x) for x in lines)
+    stars = re.search(r"\$\^\{(\*+)\}\$", rest)
+    if stars:
+        rest = rest.replace(stars.group(0), "") + " " + stars.group(1)
+    return f"{value} ({rest.replace('*', chr(92) + '*')})" if rest else value
+
+
+def latex_tables(text: str) -> list[Table]:
+    """Each table float: its caption, and its tabular blocks side by side
+    (a wide suite is split into blocks of columns, each with the methods)."""
+    tables = []
+    for found in FLOAT.finditer(text):
+        body = found.group(0)
+        caption = CAPTION.search(body)
+        # a stacked cell or heading: its lines, one per "\n"
+        body = STACKED.sub(lambda m: m.group(1).replace("\\\\", "\n"), body)
+        header: list[str] = []
+        rows: list[list[str]] = []
+        for block in TABULAR.finditer(body):
+            lines = [RULE.sub("", line) for line in block.group(1).split("\\\\")]
+            cells = [
+                [_from_latex(cell) for cell in re.split(r"(?<!\\)&", line)]
+                for line in lines
+                if line.strip()
+            ]
+            head, *body_rows = cells
+            header += [" ".join(h.split()) for h in head[len(header) > 0 :]]
+            for index, row in enumerate(body_rows):
+                if index == len(rows):
+                    rows.append(row[:1])
+                rows[index] += [_latex_cell(cell) for cell in row[1:]]
+        said = _from_latex(caption.group(1)) if caption else ""
+        tables.append(Table(said, header, rows))
+    return tables
+
+
+def shown(value: float | None) -> str:
+    """Two decimals, never "-0.00"; no value: the dash (paper_text.number)."""
+    if value is None:
+        return NO_VALUE
+    text = f"{value:.2f}"
+    return "0.00" if float(text) == 0 else text
+
+
+def signed(difference: Decimal) -> str:
+    return "0.00" if difference == 0 else f"{difference:+.2f}"
+
+
+def marks(p_holm: float | None) -> str:
+    if p_holm is None:
+        return ""
+    return next((mark for below, mark in MARKS if p_holm < below), "")
+
+
+def span(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def best_methods(witness: Witness, metric: str, arrow: str) -> set[str]:
+    """Bold: the best value as shown of a ranked column (an arrow in its
+    heading); none when every method shows the same value."""
+    values = {
+        method: Decimal(shown(witness.summary[method].get(metric)))
+        for method in witness.methods
+        if witness.summary[method].get(metric) is not None
+    }
+    if not arrow or len(set(values.values())) < 2:
+        return set()
+    best = max(values.values()) if arrow == "↑" else min(values.values())
+    return {method for method, value in values.items() if value == best}
+
+
+def expected_cell(witness: Witness, metric: str, method: str, bold: bool) -> str:
+    """The value; beside a compared column's non-baseline value, Δ (the
+    difference of the two values as shown), its interval and its marks."""
+    value = witness.summary[method].get(metric)
+    text = f"**{shown(value)}**" if bold else shown(value)
+    versus = witness.versus.get((metric, method))
+    if versus is None or versus["delta"] is None:
+        return text
+    base = witness.summary[witness.baseline][metric]
+    parts = ["Δ " + signed(Decimal(shown(value)) - Decimal(shown(base)))]
+    low, high = versus["delta_ci_low"], versus["delta_ci_high"]
+    if low is not None and high is not None:
+        parts.append(f"[{shown(low)}, {shown(high)}]")
+    if marks(versus["p_holm"]):
+        parts.append(marks(versus["p_holm"]).replace("*", "\\*"))
+    return f"{text} ({' '.join(parts)})"
+
+
+def tables_differences(
+    witness: Witness, name: str, tables: list[Table]
+) -> list[Difference]:
+    """The suite's table, and with a panel one table per pooled metric."""
+    suite = [t for t in tables if t.header[-1:] != [PANEL_MEAN]]
+    panels = [t for t in tables if t.header[-1:] == [PANEL_MEAN]]
+    out: list[Difference] = []
+    if len(suite) != len(witness.suites):
+        out.append((f"{name}: tables of suites", len(witness.suites), len(suite)))
+    for table in suite:
+        out += suite_table_differences(witness, name, table)
+    per_judge = [key for key in witness.summary[witness.baseline] if "@" in key]
+    pooled = {key.partition("@")[0] for key in per_judge if not _is_count(key)}
+    named = [
+        COLUMNS.get(t.caption.partition(" per judge of the panel")[0]) for t in panels
+    ]
+    if sorted(pooled) != sorted(str(metric) for metric in named):
+        out.append((f"{name}: per-judge tables", sorted(pooled), named))
+    for table, metric in zip(panels, named, strict=True):
+        if metric in pooled:
+            out += panel_table_differences(
+                witness, f"{name} {metric} per judge", table, metric
+            )
+    return out
+
+
+def _methods_differences(
+    witness: Witness, where: str, table: Table
+) -> list[Difference]:
+    methods = [row[0] for row in table.rows]
+    return (
+        []
+        if methods == witness.methods
+        else [(f"{where}: methods", witness.methods, methods)]
+    )
+
+
+def halfway(value: float) -> bool:
+    """Whether two decimals of ``value`` are a tie (28.125), up to float noise."""
+    hundredths = value * 100
+    return abs(hundredths - math.floor(hundredths) - 0.5) < 1e-6
+
+
+def settle_halves(witness: Witness, table: Table, keys: list) -> Witness:
+    """The docs name no rounding rule for a value exactly halfway between two
+    printed numbers: either neighbour is the witness's (28.125 is 28.12 or
+    28.13; the product's float noise picks one), and the one the file prints
+    stands for the value in the rest of the table (its Δ and bold)."""
+    summary = {method: dict(values) for method, values in witness.summary.items()}
+    for row in table.rows:
+        for cell, key in zip(row[1:], keys, strict=False):
+            mine = summary.get(row[0], {}).get(key)
+            printed = re.match(r"\**(-?\d+\.\d\d)\b", cell)
+            if mine is None or printed is None or not halfway(mine):
+                continue
+            if abs(float(printed.group(1)) - mine) < 0.0051:  # a neighbour
+                summary[row[0]][key] = float(printed.group(1))
+    return replace(witness, summary=summary)
+
+
+def suite_table_differences(
+    witness: Witness, name: str, table: Table
+) -> list[Difference]:
+    out = _methods_differences(witness, name, table)
+    columns = []
+    for heading in table.header[1:]:
+        label, arrow = (
+            (heading[:-2], heading[-1]) if heading[-1:] in ("↑", "↓") else (heading, "")
+        )
+        if label not in COLUMNS:
+            out.append((f"{name}: column", "a column the witness knows", heading))
+        columns.append((COLUMNS.get(label), arrow))
+    witness = settle_halves(witness, table, [metric for metric, _ in columns])
+    for position, (metric, arrow) in enumerate(columns, start=1):
+        if metric is None:
+            continue
+        bold = best_methods(witness, metric, arrow)
+        for row in table.rows:
+            if row[0] in witness.methods:
+                want = expected_cell(witness, metric, row[0], row[0] in bold)
+                got = row[position] if position < len(row) else "<absent>"
+                if got != want:
+                    out.append((f"{name} {row[0]} {metric}", want, got))
+    shown_metrics = [metric for metric, _ in columns if metric is not None]
+    return out + caption_differences(witness, name, table.caption, shown_metrics)
+
+
+CAPTION_NUMBERS = {
+    "n per value": r"\(n = ([^ ;)]+) per value",
+    "n of the tests": r"both methods scored \(n = ([^)]+)\)",
+    "sessions left out": r"Up to ([\d,]+) sessions",
+    "no value": r"(No value could be computed)",
+}
+
+
+def caption_differences(
+    witness: Witness, name: str, caption: str, metrics: list[str]
+) -> list[Difference]:
+    """The caption's n of the values (``<id>_n`` of every value shown), n of
+    the tests behind the Δ shown, and the sessions the pairing left out."""
+    summary = witness.summary
+    counts = [
+        summary[method][_count_key(metric)]
+        for method in witness.methods
+        for metric in metrics
+        if summary[method].get(metric) is not None
+    ]
+    tests = [
+        versus
+        for (metric, _), versus in witness.versus.items()
+        if metric in metrics and versus["delta"] is not None
+    ]
+    left = max((versus["unpaired"] for versus in tests), default=0)
+    expected = {
+        "n per value": span(counts) if counts else None,
+        "n of the tests": span([versus["n"] for versus in tests]) if tests else None,
+        "sessions left out": f"{left:,}" if witness.lacks_replies and left else None,
+        "no value": None if counts else "No value could be computed",
+    }
+    out = []
+    for what, pattern in CAPTION_NUMBERS.items():
+        found = re.search(pattern, caption)
+        said = found.group(1) if found else None
+        if said != expected[what]:
+            out.append((f"{name} caption: {what}", expected[what], said))
+    return out
+
+
+def panel_table_differences(
+    witness: Witness, where: str, table: Table, metric: str
+) -> list[Difference]:
+    """Each judge's own value, then the panel mean (the summary value)."""
+    out = _methods_differences(witness, where, table)
+    if table.header[1:-1] != witness.judges:
+        out.append((f"{where}: judges", witness.judges, table.header[1:-1]))
+    keys = [f"{metric}@{judge}" for judge in witness.judges] + [metric]
+    witness = settle_halves(witness, table, keys)
+    for row in table.rows:
+        if row[0] in witness.methods:
+            want = [shown(witness.summary[row[0]].get(key)) for key in keys]
+            if row[1:] != want:
+                out.append((f"{where} {row[0]}", want, row[1:]))
+    return out
