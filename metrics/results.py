@@ -78,8 +78,8 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
             "not_configured": status_counts.get(RowStatus.NOT_CONFIGURED, 0),
             "not_applicable": status_counts.get(RowStatus.NOT_APPLICABLE, 0),
             # replies the file does not have (null or absent): each has one
-            # missing row per suite (metrics/replies.py), so rows / suites
-            "missing": missing_replies(status_counts, run.suites),
+            # missing row per suite (metrics/replies.py)
+            "missing": _missing(run, status_counts),
             "missing_rows": status_counts.get(RowStatus.MISSING, 0),
             # judged rows whose prompt left out the oldest turns (history window)
             "history_truncated": run.history_truncated or 0,
@@ -130,8 +130,17 @@ def not_asked(aggregates: dict | None) -> int:
     )
 
 
+def _missing(run, status_counts: dict) -> int:
+    """Counted when the run was summarized, else its rows / suites."""
+    counted = (getattr(run, "aggregates", None) or {}).get("missing_replies")
+    return (
+        counted if counted is not None else missing_replies(status_counts, run.suites)
+    )
+
+
 def missing_replies(status_counts: dict, suites) -> int:
-    """Replies missing in the file, from their rows: one per suite each.
+    """Replies missing in the file, from their rows: one per suite each (a
+    run in progress; a final one counts them, ``aggregates.missing_replies``).
 
     >>> missing_replies({"missing": 76}, ["alignment", "quality", "style", "slots"])
     19

@@ -69,6 +69,7 @@ def aggregate_stored(
     return _finite_dict({
         **aggregates,
         "status_counts": counts,
+        "missing_replies": storage.rows.missing_replies(run.id),
         "not_scored": engine.not_scored(storage.rows.unscored_causes(run.id), run.suites),
         "sessions_scored": storage.runs.count_scored_sessions(run.id),
     })  # fmt: skip

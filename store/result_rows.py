@@ -118,6 +118,21 @@ class RowQueries(Repository):
         with self.session() as db:
             return dict(db.execute(query).all())
 
+    def missing_replies(self, run_id: str) -> int:
+        """Replies the file lacks, among the stored rows: each gives a
+        ``missing`` row in every suite, but a cancelled run may have stored
+        one suite's rows of a session and not the next one's."""
+        replies = (
+            select(ResultRow.session_id, ResultRow.round, ResultRow.method)
+            .where(ResultRow.run_id == run_id, ResultRow.status == "missing")
+            .distinct()
+            .subquery()
+        )
+        with self.session() as db:
+            return int(
+                db.execute(select(func.count()).select_from(replies)).scalar_one()
+            )
+
     def _row_query(
         self, run_id: str, filters: Mapping[str, Any]
     ) -> Select[*tuple[Any, ...]]:

@@ -76,3 +76,20 @@ def test_lengths_that_do_not_vary_within_methods_identify_nothing():
 
 def test_too_few_items_give_none():
     assert length_controlled(rows(items=4), METHODS) == dict.fromkeys(METHODS)
+
+
+def test_a_panel_counts_items_not_its_judges_rows():
+    """Two judges' rows of two items are two points: a line with a method
+    term and a length term fits them exactly, so no al_lc (the witness,
+    issue 56: it was 30.0, from four "items")."""
+    item = {"session_id": "s", "method": "M", "status": "ok"}
+    found = [
+        {**item, "round": k, "metric": metric, "value": value, "judge": judge}
+        for judge in ("a", "b")
+        for k, chars in ((1, 20.0), (2, 40.0))
+        for metric, value in (("al", 30.0), ("response_chars", chars))
+    ]
+    assert length_controlled(found, ["M"]) == {"M": None}
+    assert length_controlled(found[:4], ["M"]) == {"M": None}  # one judge: 2 items
+    three = found + [dict(row, round=3) for row in found if row["round"] == 1]
+    assert length_controlled(three, ["M"])["M"] is not None  # 3 items, 2 parameters

@@ -50,10 +50,11 @@ def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
         first.count(names, np.log1p(chars))
     present = [m for m in methods if first.counts.get(m)]
     n = sum(first.counts.values())
-    if n < len(present) + 2 or not first.lengths_vary():
-        enough = n >= len(present) + 2
+    items = n // _judges(rows)
+    if items < len(present) + 2 or not first.lengths_vary():
+        enough = items >= len(present) + 2
         code = "lc_lengths_constant" if enough else "lc_too_few_items"
-        reason = {"code": code, "params": {} if enough else {"n": n}}
+        reason = {"code": code, "params": {} if enough else {"n": items}}
         return dict.fromkeys(methods), {m: reason for m in present}
     mean_log = first.logs.value() / n
     sums = _Sums(present)
@@ -65,6 +66,16 @@ def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
         m: float(coef[0] + effects.get(m, 0)) if m in present else None for m in methods
     }
     return values, {}
+
+
+def _judges(rows: Rows) -> int:
+    """The judges behind each item: a panel's rows hold one row per judge
+    of every item they kept (``metrics/panel_items.py``), so the items the
+    regression rests on are the rows over the judges (two judges' rows of
+    two items are two points, not four: a line through them fits exactly)."""
+    if getattr(rows, "judge", None):  # one judge's rows of a panel
+        return 1
+    return max(len(set(row_source.judge_names(rows)) - {""}), 1)
 
 
 def _items(rows: Rows):

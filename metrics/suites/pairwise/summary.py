@@ -123,15 +123,27 @@ def _notes(said: dict) -> dict:
 
 def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
     """(session, method, opponent, value) of each comparison, once (its
-    primary row), in the order the rows arrived."""
+    primary row), in the order the rows arrived. With a judge panel, per
+    item first (docs/metrics/README.md): the judges' mean value of each
+    (session, round, pair), so W counts comparisons, not the verdicts of
+    every judge (which only weighed the penalty less)."""
+    by_item: dict[tuple, list[float]] = {}
+    for session, k, method, metric, value, detail in zip(
+        rows.strings("session", found),
+        rows.rounds(found),
+        rows.strings("method", found),
+        rows.strings("metric", found),
+        rows.values(found),
+        details,
+        strict=True,
+    ):
+        if (detail or {}).get("primary"):
+            item = (session, k, method, metric.partition("@")[2])
+            by_item.setdefault(item, []).append(value)
     return [
-        (session, method, metric.partition("@")[2], value)
-        for session, method, metric, value, detail in zip(
-            rows.strings("session", found), rows.strings("method", found),
-            rows.strings("metric", found), rows.values(found), details, strict=True,
-        )
-        if (detail or {}).get("primary")
-    ]  # fmt: skip
+        (session, method, opponent, fmean(values))
+        for (session, _k, method, opponent), values in by_item.items()
+    ]
 
 
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
