@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from tests.witness import plans
+from tests.witness import plans, published
 from tests.witness.differences import BLOCKS
 from tests.witness.harness import PRICES, Outcome
 
 ROW_KEY = ("session_id", "round", "method", "metric", "judge")
 WITNESSED = {"al", "binary", "response_chars", *(f"al_{d}" for d in plans.DIMENSIONS)}
+
+
+def witnessed(metric: str) -> bool:
+    return metric in WITNESSED or metric.partition("@")[0] == "pairwise"
 
 
 def _key(row: dict) -> tuple:
@@ -26,7 +30,7 @@ def rows_agree(plan: plans.Plan, document: dict) -> None:
     """Every row the plan implies is in the document with its status and
     value, and the document has no other row of those metrics."""
     expected = {_key(row): row for row in plans.expected_rows(plan)}
-    found = {_key(row): row for row in document["rows"] if row["metric"] in WITNESSED}
+    found = {_key(row): row for row in document["rows"] if witnessed(row["metric"])}
     assert set(found) == set(expected), (
         f"rows only in the results: {sorted(set(found) - set(expected))[:5]}; "
         f"rows the plan implies but missing: {sorted(set(expected) - set(found))[:5]}"
@@ -56,7 +60,8 @@ def as_stored(plan: plans.Plan, document: dict) -> plans.Plan:
     if document["run"]["status"] != "cancelled":
         return plan
     assert plan.cancel_after is not None, "a run nobody cancelled says cancelled"
-    return plans.kept(plan, {row["session_id"] for row in document["rows"]})
+    stored = {(r["session_id"], plans.suite_of(r["metric"])) for r in document["rows"]}
+    return plans.kept(plan, stored)
 
 
 def status_agrees(plan: plans.Plan, document: dict) -> None:
@@ -123,7 +128,14 @@ def counts_agree(plan: plans.Plan, document: dict) -> None:
     counts = document["run"]["counts"]
     assert counts["unscored"] == statuses["unscored"]
     assert counts["errors"] == statuses["error"]
-    assert counts["missing"] == statuses["missing"]
+    assert counts["missing_rows"] == statuses["missing"]
+    # the replies missing in the file (each gives a row in every suite)
+    missing = {
+        (r["session_id"], r["round"], r["method"])
+        for r in rows
+        if r["status"] == "missing"
+    }
+    assert counts["missing"] == len(missing)
 
 
 def witness_document(plan: plans.Plan) -> dict:
@@ -132,7 +144,7 @@ def witness_document(plan: plans.Plan) -> dict:
     judges = list(plan.judges)
     run = {
         "file": {"methods": list(plan.methods)},
-        "suites": ["alignment"],
+        "suites": list(plan.suites),
         "judge": {"model": judges[0], "models": judges},
     }
     return {"run": run, "rows": plans.expected_rows(plan)}
@@ -146,3 +158,16 @@ def aggregates_agree(plan: plans.Plan, document: dict) -> None:
     assert not found, "\n".join(
         f"{path}: witness {mine!r}, results {theirs!r}" for path, mine, theirs in found
     )
+
+
+def downloads_agree(
+    plan: plans.Plan, outcome: Outcome, files: dict[str, str], reports: list[str]
+) -> None:
+    """Every number of the exports and the CLI reports is the witness's."""
+    witness = witness_document(as_stored(plan, outcome.document))
+    for report in reports:
+        found = published.export_differences(witness, outcome.document, files, report)
+        assert not found, "\n".join(
+            f"{where}: witness {mine!r}, file {theirs!r}"
+            for where, mine, theirs in found
+        )

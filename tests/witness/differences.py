@@ -43,7 +43,8 @@ def close(mine: Any, theirs: Any) -> bool:
 
 
 def _is_count(key: str) -> bool:
-    return key.partition("@")[0].endswith("_n")
+    base = key.partition("@")[0]
+    return base.endswith("_n") or base == "pairwise_comparisons"
 
 
 def publishes_nothing(value: Any, counted: bool = False) -> bool:
@@ -85,6 +86,8 @@ def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]
             for i, (a, b) in enumerate(zip(mine, theirs, strict=True))
             for d in differences(a, b, f"{path}[{i}]")
         ]
+    if counted and {mine, theirs} <= {None, 0}:
+        return []  # a count of nothing, given as 0 or null
     return [] if close(mine, theirs) else [(path, mine, theirs)]
 
 
@@ -136,7 +139,7 @@ def count_differences(
         "errors": "error",
         "not_configured": "not_configured",
         "not_applicable": "not_applicable",
-        "missing": "missing",
+        "missing_rows": "missing",
     }
     return [
         (f"counts.{key}", by_status.get(status, 0), header[key])

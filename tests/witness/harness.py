@@ -40,6 +40,8 @@ def settings(folder: Path) -> dict:
         "JUDGE_MAX_RETRIES": 0,
         "JUDGE_TIMEOUT_S": 30.0,
         "JUDGE_CONCURRENCY": 4,
+        # about a session a chunk: a cancelled run keeps some of them
+        "CHUNK_UNITS": 4,
         "EMBEDDED_WORKER": "none",
         **GENEROUS_RATE_LIMITS,
     }
@@ -80,7 +82,7 @@ def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
         app,
         path,
         judge,
-        suites=["alignment"],
+        suites=list(plan.suites),
         judge_models=list(plan.judges),
         protocol=plan.protocol,
     )
@@ -90,8 +92,7 @@ def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
         canceller.join(timeout=120)
     run = app.extensions["storage"].runs.get_run(run_id)
     if run.status == "cancelled":  # what a chunk was doing when it was cancelled
-        _settle(run_id)
-        run = app.extensions["storage"].runs.get_run(run_id)
+        run = _settle(app, run_id)
         document = app.extensions["runs"].results_document(run)
     return _outcome(document, run.token, run.manage_token, judge, before, asked)
 
@@ -103,12 +104,18 @@ def _outcome(document, token, manage, judge, before, asked) -> Outcome:
     return outcome
 
 
-def _settle(run_id: str) -> None:
-    """Wait until no chunk of the run is being worked on: its requests in
-    flight when it was cancelled are paid, and counted, as they end."""
+def _settle(app, run_id: str):
+    """The cancelled run once no chunk of it is worked on (its requests in
+    flight when it was cancelled are paid, and counted, as they end) and
+    what it stored is summarized."""
+    storage = app.extensions["storage"]
     deadline = time.monotonic() + 120
-    while run_id in {run for run, _chunk in LEASES.keys()}:  # noqa: SIM118
-        assert time.monotonic() < deadline, f"run {run_id} still worked on"
+    while True:
+        run = storage.runs.get_run(run_id)
+        working = run_id in {run for run, _chunk in LEASES.keys()}  # noqa: SIM118
+        if not working and run.aggregates is not None:
+            return run
+        assert time.monotonic() < deadline, f"cancelled run {run_id} never settled"
         time.sleep(0.01)
 
 
@@ -144,7 +151,7 @@ def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Ou
             f"{base_url}/api/v1/runs",
             files={"file": (path.name, stream, "application/jsonl")},
             data={
-                "suites": "alignment",
+                "suites": ",".join(plan.suites),
                 "judge_model": ",".join(plan.judges),
                 "protocol": plan.protocol,
             },
@@ -183,3 +190,16 @@ def cli_report(app, run_id: str, form: str = "md") -> str:
 
 def wait(app, run_id: str) -> dict:
     return wait_for(app, run_id)
+
+
+def downloads(app, outcome: Outcome) -> tuple[dict[str, str], list[str]]:
+    """What a reader takes away: the four downloads and the CLI report in
+    Markdown and LaTeX; none for a run cancelled before it stored a result
+    (it has no paper tables: 404)."""
+    client = app.test_client()
+    cancelled = outcome.document["run"]["status"] == "cancelled"
+    if cancelled and client.get(f"/r/{outcome.token}/export.md").status_code == 404:
+        return {}, []
+    run_id = outcome.document["run"]["id"]
+    reports = [cli_report(app, run_id, form) for form in ("md", "tex")]
+    return exports(client, outcome.token), reports

@@ -36,6 +36,7 @@ DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversatio
 # again once (a re-ask), then unscored
 UNREADABLE = ("garbage", "undeclared_json", "format_example", "scaleless")
 FAILED = "http_500"  # every request of it answered 500: an error row
+STRENGTHS = (0, 20, 40)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class Item:
     round: int
     method: str
     answers: tuple[Answer, ...] | None
+    # in a pair, the stronger reply wins (strengths 20 apart: an upset has
+    # probability 2e-9), equal ones tie (testing/judge_decisions.py)
+    strength: int = 0
 
 
 @dataclass
@@ -80,6 +84,10 @@ class Plan:
     # cancelled once the judge has answered this many requests of the run
     # (None: never); the run keeps the sessions whose chunks were stored
     cancel_after: int | None = None
+    suites: tuple[str, ...] = ("alignment",)
+    # of a cancelled run: the (session, suite) whose rows it stored (a chunk
+    # stores each suite's rows of its sessions in turn); None: everything
+    stored: frozenset[tuple[str, str]] | None = None
     # set when the plan is run: each run's text is its own (an identical
     # file would reuse an earlier run's rows and send nothing)
     nonce: str = ""
@@ -99,7 +107,9 @@ class Plan:
         said = " ".join(
             a.directives(j) for j, a in zip(self.judges, item.answers, strict=True)
         )
-        return f"Reply {self.nonce} {item.session} {item.round} {item.method}. {said}"
+        strength = f"[[strength={item.strength}]]"
+        head = f"Reply {self.nonce} {item.session} {item.round} {item.method}."
+        return f"{head} {said} {strength}"
 
     def sessions_jsonl(self) -> list[dict]:
         found = []
@@ -168,7 +178,8 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
                 found = [draw(answers(kinds)) for _ in judges]
                 if failing == "every":
                     found[-1] = Answer(FAILED)
-                items.append(Item(f"s{s}", k, method, tuple(found)))
+                strength = draw(st.sampled_from(STRENGTHS))
+                items.append(Item(f"s{s}", k, method, tuple(found), strength))
     if all(item.answers is None for item in items):  # a file needs a reply
         first = items[0]
         items[0] = Item(
@@ -178,14 +189,20 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
             tuple(Answer("verdict", 50, 1) for _ in judges),
         )
     cancel_after = draw(st.one_of(st.none(), st.none(), st.none(), st.integers(0, 12)))
-    return Plan(protocol, judges, methods, sessions, rounds, items, cancel_after)
+    suites = draw(st.sampled_from((("alignment",), ("alignment", "pairwise"))))
+    return Plan(
+        protocol, judges, methods, sessions, rounds, items, cancel_after, suites
+    )
 
 
-def kept(plan: Plan, sessions: set[str]) -> Plan:
-    """The plan of what a cancelled run stored: the sessions of its stored
-    chunks (a chunk holds whole sessions)."""
-    items = [item for item in plan.items if item.session in sessions]
-    return replace(plan, items=items)
+def kept(plan: Plan, stored: set[tuple[str, str]]) -> Plan:
+    """The plan of what a cancelled run stored: each suite's rows of the
+    sessions whose chunk stored them."""
+    return replace(plan, stored=frozenset(stored))
+
+
+def suite_of(metric: str) -> str:
+    return "pairwise" if metric.partition("@")[0] == "pairwise" else "alignment"
 
 
 # --- what the results must hold -------------------------------------------
@@ -212,7 +229,46 @@ def expected_rows(plan: Plan) -> list[dict]:
             rows.append({**key, "metric": "al", "judge": "", **missing})
             continue
         for judge, answer in zip(plan.judges, item.answers, strict=True):
-            rows += _judged(plan, key, judge, answer, len(plan.text(item)))
+            rows += _judged(plan, key, judge, answer, len(plan.text(item) or ""))
+    if "pairwise" in plan.suites:
+        rows += _paired(plan)
+    if plan.stored is None:
+        return rows
+    return [r for r in rows if (r["session_id"], suite_of(r["metric"])) in plan.stored]
+
+
+def _pairs(plan: Plan):
+    """Every ordered pair of replies of one (session, round), both present."""
+    present = [item for item in plan.items if item.answers is not None]
+    for item in present:
+        for other in present:
+            same = (other.session, other.round) == (item.session, item.round)
+            if same and other.method != item.method:
+                yield item, other
+
+
+def _paired(plan: Plan) -> list[dict]:
+    """The pairwise suite's rows: ``pairwise@<opponent>`` of each method
+    against each other one present in the round, per judge (1 won, ½ tie,
+    0 lost: asked in both orders, which agree), and a ``missing`` row of a
+    missing reply."""
+    rows = []
+    asked = plan.protocol != "aloe"  # ALOE has no pairwise mode
+    for item, other in _pairs(plan):
+        won = (item.strength > other.strength) + (item.strength >= other.strength)
+        key = {"session_id": item.session, "round": item.round, "method": item.method}
+        for judge in plan.judges:
+            found = {"metric": f"pairwise@{other.method}", "judge": judge}
+            if asked:
+                rows.append({**key, **found, "status": "ok", "value": won / 2})
+            else:
+                lacks = {"status": "not_applicable", "note_code": "protocol_lacks"}
+                rows.append({**key, **found, **lacks, "value": None})
+    for item in plan.items:
+        if item.answers is None:
+            key = {"session_id": item.session, "round": item.round}
+            missing = {"method": item.method, "metric": "pairwise", "judge": ""}
+            rows.append({**key, **missing, "status": "missing", "value": None})
     return rows
 
 
@@ -243,8 +299,8 @@ def _judged(
 
 def expected_calls(plan: Plan) -> dict[str, dict[str, int]]:
     """Per judge: requests sent (a reply with no usable verdict is asked
-    once more; a 500 is not retried: the witness runs with no retries) and
-    re-asks."""
+    once more; a 500 is not retried: the witness runs with no retries),
+    re-asks, and two requests per pair of replies in the pairwise suite."""
     found = {judge: {"calls": 0, "reasks": 0} for judge in plan.judges}
     for item in plan.items:
         for judge, answer in zip(plan.judges, item.answers or (), strict=False):
@@ -252,4 +308,7 @@ def expected_calls(plan: Plan) -> dict[str, dict[str, int]]:
                 again = answer.kind in UNREADABLE
                 found[judge]["calls"] += 2 if again else 1
                 found[judge]["reasks"] += int(again)
+    if "pairwise" in plan.suites and plan.protocol != "aloe":
+        for judge in plan.judges:  # each ordered pair is one of the two orders
+            found[judge]["calls"] += sum(1 for _ in _pairs(plan))
     return found

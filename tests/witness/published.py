@@ -6,8 +6,7 @@ Every expected number comes from the plan's rows (``witness_doc``) through
 ``tests/witness/reference.py``. Read from the product's results ``document``
 instead, as numbers ``differences.interval_differences`` checks against the
 exact bootstrap distribution: the bootstrap ends (each Δ's interval, the win
-rate's and Bradley–Terry's). And a panel's Bradley–Terry strength when it is
-within ``PANEL_BT_TOLERANCE`` of the witness's (reference.py question 15).
+rate's and Bradley–Terry's).
 The files' layouts (columns, how a table prints a value, a Δ, its interval
 and marks, the caption's n) were learnt from docs/metrics/README.md "One
 basis per table", docs/cli.md and ``reports/``; nothing here calls the product.
@@ -50,11 +49,6 @@ COLUMNS = {
 # A value's own interval when it is not <id>_ci_low/high (pairwise.md: bt_ci_*
 # is bt_score's bootstrap CI).
 OWN_INTERVAL = {"bt_score": "bt"}
-# reference.py question 15: with a judge panel the product fits Bradley–Terry
-# on the judges' verdicts summed, the reference on their mean; the two differ
-# through the 1e-4 penalty only, so the exports are held to the document's
-# strength when it is this close to the witness's (relative).
-PANEL_BT_TOLERANCE = 1e-3
 PANEL_MEAN = "panel mean"
 # summary.csv's columns of the Δ against the baseline (reports/paper_summary.py)
 DELTA_COLUMNS = ("delta", "delta_ci_low", "delta_ci_high", "p", "p_holm")
@@ -86,20 +80,10 @@ def witness_of(witness_doc: dict, document: dict) -> Witness:
         for key in RANDOM_SUMMARY_KEYS:
             if _count_key(key) in values:  # checked by interval_differences
                 values[key] = published.get(key)
-        if "bt_score" in values and len(judges) > 1:
-            values["bt_score"] = strength(values["bt_score"], published.get("bt_score"))
     lacks = any(row["status"] == "missing" for row in witness_doc["rows"])
     methods = list(run["file"]["methods"])
     versus = versus_baseline(witness_doc, document, summary, methods[0])
     return Witness(methods, judges, list(run["suites"]), summary, versus, lacks)
-
-
-def strength(mine: float | None, theirs: float | None) -> float | None:
-    """A panel's Bradley–Terry strength: the document's when within
-    ``PANEL_BT_TOLERANCE`` of the witness's (reference.py question 15)."""
-    if mine is None or theirs is None:
-        return mine
-    return theirs if math.isclose(mine, theirs, rel_tol=PANEL_BT_TOLERANCE) else mine
 
 
 def versus_baseline(

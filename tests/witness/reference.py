@@ -73,16 +73,14 @@ named by a constant or a function below; none was settled by reading the code.
 12. The value-basis interval (``delta_ci_*``): a bootstrap resample in which a
     method's value has no stratum is left out; an interval over fewer than two
     sessions is not checked.
-13. ``counts.missing`` is the number of ``missing`` rows (results-format's
-    status table); the header's ``missing_rows`` is not documented.
-14. The win-rate interval with one session: README's "null when n < 2" is
-    said of comparisons; pairwise.md says nothing, so null or [share, share]
-    are both accepted.
-15. Bradley–Terry with a judge panel: pairwise.md says "over the win counts
-    W"; read with README's panel rule (per item first, the judges' mean), so
-    W holds the panel's mean verdicts. The product sums the judges' verdicts;
-    the two differ only through the 1e-4 penalty (7e-6 relative on the
-    generated pairwise panel example).
+13. ``counts.missing`` is the number of replies missing in the file and
+    ``missing_rows`` the number of ``missing`` rows (results-format).
+14. The win-rate and Bradley–Terry intervals with one session: null
+    (pairwise.md says so of both).
+15. Bradley–Terry with a judge panel: W holds the panel's mean verdict of
+    each comparison (README's panel rule, per item first; pairwise.md says
+    so). The product summed the judges' verdicts until the witness found it
+    (7e-6 relative through the 1e-4 penalty).
 16. The n of ``judge_validity``: ``length_spearman_n`` is ``{judge: n}`` (0
     too); ``cross_mode_auc_n`` and ``samples_alpha_n`` are null when every
     judge's n is 0, ``inter_judge_alpha_n`` with one judge.
@@ -1212,7 +1210,7 @@ def length_controlled(index: Index) -> dict[str, Fraction | None]:
             if item in chars:
                 data.append((method, Fraction(math.log1p(float(chars[item]))), value))
     present = [m for m in index.methods if any(m == d[0] for d in data)]
-    if not data:
+    if len(data) < len(present) + 2:  # alignment.md: a residual degree of freedom
         return dict.fromkeys(index.methods)
     design = [
         [Fraction(1)] + [Fraction(m == d[0]) for m in present[1:]] + [d[1]]
@@ -1274,6 +1272,18 @@ def bt_methods(index: Index) -> list[str]:
     ]
 
 
+def every_method_compared(index: Index) -> bool:
+    """Whether each method of the run took part in a scored comparison
+    (pairwise.md: else no method has a strength on the baseline's scale)."""
+    scored = {
+        name
+        for (method, metric, _), values in index.scored.items()
+        if metric.startswith("pairwise@") and values
+        for name in (method, metric.partition("@")[2])
+    }
+    return len(index.methods) >= 2 and set(index.methods) <= scored
+
+
 def bt_baseline(index: Index) -> str:
     """``pairwise_baseline`` when set, else the first method (pairwise.md)."""
     return index.options.get("pairwise_baseline") or index.methods[0]
@@ -1285,6 +1295,8 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
     interval ends are random (checked by ``interval_checks``), not given."""
     methods = bt_methods(index)
     strengths = bradley_terry(methods, pairwise_wins(index), bt_baseline(index))
+    if not every_method_compared(index):  # pairwise.md: no strength on one scale
+        strengths = None
     out: dict[str, dict[str, Any]] = {}
     for method in index.methods:
         shares = pairwise_items(index, method)
@@ -1615,6 +1627,8 @@ def bt_resampler(index: Index) -> Resampler:
     per_session = {s: pairwise_wins(index, [s]) for s in sessions}
     whole = bradley_terry(methods, pairwise_wins(index), baseline)
     fits: dict[tuple[int, ...], dict[str, float] | None] = {}
+    if whole is None or not every_method_compared(index):
+        return len(sessions), lambda draw: None  # no strength, no interval
 
     def fit(draw: tuple[int, ...]) -> dict[str, float] | None:
         if draw not in fits:
@@ -1641,6 +1655,8 @@ def bt_bounds_ok(
     sampling error when the distribution is sampled. The baseline's strength
     is 0 in every resample kept, so its ends are 0 or null."""
     n, fit = resampler
+    if n < 2:  # pairwise.md: no interval from fewer than two sessions
+        return low is None and high is None
 
     def strength(draw: tuple[int, ...]) -> float | None:
         fitted = fit(draw)
@@ -1664,10 +1680,9 @@ def winrate_bounds_ok(
     shares: Sequence[Fraction], low: float | None, high: float | None
 ) -> bool:
     """The win-rate interval (pairwise.md): a bootstrap of the per-session
-    shares. With one session the docs do not say null (question 14): null or
-    the one share at both ends."""
-    if len(shares) == 1 and low is not None:
-        return low == high == float(shares[0])
+    shares; null from fewer than two sessions (pairwise.md)."""
+    if len(shares) < 2:  # pairwise.md: no interval from fewer than two sessions
+        return low is None and high is None
     return bootstrap_bounds_ok(shares, low, high)
 
 
@@ -1712,7 +1727,7 @@ def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     if "pairwise" in index.suites:
         resampler = bt_resampler(index)
         for method in index.methods:
-            published_values = doc["summary"][method]
+            published_values = doc["summary"].get(method, {})
             shares = [
                 mean(vs) for _, vs in sorted(pairwise_items(index, method).items())
             ]
@@ -1898,12 +1913,14 @@ def pairwise_comparisons(index: Index) -> int | None:
 
 
 def per_judge(
-    index: Index, compute: Callable[[Index, str], Any]
+    index: Index, compute: Callable[[Index, str], Any], counted: bool = False
 ) -> dict[str, Any] | None:
     """``{judge: value}``, or ``None`` when every judge's value is null, or
-    every count 0 (question 8)."""
+    (``counted``: the values are counts) every count 0 (question 8). An AUC
+    of 0.0 is a value."""
     values = {judge: compute(index, judge) for judge in index.models}
-    return values if any(v not in (None, 0) for v in values.values()) else None
+    nothing = (None, 0) if counted else (None,)
+    return values if any(v not in nothing for v in values.values()) else None
 
 
 VALIDITY = (
@@ -1942,12 +1959,16 @@ def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
         "length_spearman_n": {j: b.n for j, b in bias.items()},
         "length_spearman_by_method_n": {j: b.n_by_method for j, b in bias.items()},
         "cross_mode_auc": per_judge(index, cross_mode_auc),
-        "cross_mode_auc_n": per_judge(index, lambda i, j: len(cross_mode_items(i, j))),
+        "cross_mode_auc_n": per_judge(
+            index, lambda i, j: len(cross_mode_items(i, j)), counted=True
+        ),
         "human": {j: human_agreement(index, j) for j in index.models}
         if has_labels
         else None,
         "samples_alpha": per_judge(index, samples_alpha),
-        "samples_alpha_n": per_judge(index, lambda i, j: pairable(sample_units(i, j))),
+        "samples_alpha_n": per_judge(
+            index, lambda i, j: pairable(sample_units(i, j)), counted=True
+        ),
         "inter_judge_alpha": inter_judge_alpha(index),
         "inter_judge_alpha_n": pairable(judge_units(index))
         if len(index.models) > 1
