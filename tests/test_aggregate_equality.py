@@ -116,6 +116,7 @@ def test_finalize_stores_the_frozen_reference(sqlite_storage):
     stored = dict(storage.runs.get_run(run.id).aggregates)
     assert stored.pop("status_counts") == storage.rows.status_counts(run.id)
     assert stored.pop("sessions_scored") == len(data.SESSIONS)
+    assert stored.pop("missing_replies") == storage.rows.missing_replies(run.id)
     causes = engine.not_scored(storage.rows.unscored_causes(run.id), list(run.suites))
     assert stored.pop("not_scored") == causes
     expected = finite_json(decode(reference()["panel/key"]))
@@ -141,6 +142,7 @@ def test_finalize_on_postgres_equals_the_aggregate_of_its_streamed_rows(
     stored.pop("status_counts")
     stored.pop("sessions_scored")
     stored.pop("not_scored")
+    stored.pop("missing_replies")
     # JSONB keeps no key order: compare the values only
     assert unordered(data.canonical(stored)) == unordered(data.canonical(expected))
 
