@@ -51,6 +51,7 @@ __all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeHTTPError", "JudgeOutcome"
 
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
 CANCEL_POLL_S = 0.5  # how often a chunk waiting on calls asks if it was cancelled
+CANCEL_GRACE_S = 10.0  # how long calls under way at a cancel may take to end
 CLAIM_POLL_S = 0.5  # how often it looks for a verdict another worker is getting
 
 
@@ -176,8 +177,12 @@ class Judge:
             settled(futures)
             raise
         except Cancelled:
-            for future in futures.values():
-                future.cancel()  # under way or waiting: ends now, not at its deadline
+            # No further call goes out either; the calls under way get
+            # CANCEL_GRACE_S to end, so the tokens the provider bills for
+            # them are counted (cut at once, a cancelled run's cost left
+            # them out); one still under way then (a reply dripping in) is
+            # cut, not waited on to its deadline.
+            settled(futures, within=CANCEL_GRACE_S)
             raise
         for index, (outcome, _entry) in results.items():
             outcomes[index] = outcome

@@ -148,13 +148,18 @@ class StopCheck:
         self._raise()
 
 
-def settled(futures: dict) -> dict[int, tuple]:
+def settled(futures: dict, within: float | None = None) -> dict[int, tuple]:
     """The outcomes of calls that end (each waits for its reply or its
-    deadline; a call not yet sent stops at its check and is left out)."""
+    deadline; a call not yet sent stops at its check and is left out). With
+    ``within`` seconds, the calls still under way after them are cut."""
     outcomes = {}
+    until = None if within is None else monotonic() + within
     for index, future in futures.items():
+        left = None if until is None else max(until - monotonic(), 0.0)
         try:
-            outcomes[index] = future.result()
+            outcomes[index] = future.result(timeout=left)
+        except TimeoutError:  # (concurrent.futures.TimeoutError since 3.11)
+            future.cancel()  # past the grace: cut, its tokens never known
         except Exception:  # Cancelled (never sent), or a call that broke
             continue
     return outcomes

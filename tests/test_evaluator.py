@@ -242,3 +242,27 @@ def test_the_pool_takes_runs_in_turn():
     pool.shutdown()
     assert pool.submit(call, "again").result(30) == "again"  # usable after
     pool.shutdown()
+
+
+def test_a_cancel_counts_the_tokens_of_the_calls_under_way():
+    """Issue 56, found by the witness: cut at the cancel, a call the server
+    had answered was paid for and its tokens never counted (judge_usage
+    below what the provider reported)."""
+    import time
+
+    from core.status import Cancelled
+
+    with ScriptedJudge(latency=0.5) as server:
+        config = JudgeConfig(
+            base_url=server.url, model="scripted", max_retries=0, concurrency=4
+        )
+        started = time.monotonic()
+        judge = Judge(config, should_stop=lambda: time.monotonic() - started > 0.2)
+        POOLS.append(judge.pool)
+        with pytest.raises(Cancelled):
+            judge.evaluate([item(f"r{n} [[al=50]]") for n in range(8)])
+        reported = server.state.reported.by_model["scripted"]
+        counted = judge.usage.by_model()["scripted"]
+    assert reported["calls"] >= 1  # some were under way at the cancel
+    for field in ("prompt_tokens", "completion_tokens"):
+        assert counted[field] == reported[field], field

@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import evaluate
 
@@ -154,3 +155,30 @@ def test_a_judge_that_failed_some_calls_keeps_the_panel_to_common_items():
     note = found["summary_notes"]["M"]["al_avg"]
     params = {"judges": "b", "items": 1}
     assert note == {"code": "panel_common_items", "params": params}
+
+
+def test_a_panel_with_no_common_item_says_so_on_its_card(app_factory, tmp_path):
+    """Judge b answers HTTP 500 to every call: the alignment card says the
+    panel has no value and why (it said "18 values not scored: judge
+    answered HTTP 500", as if nothing had been scored), the causes below."""
+    with ScriptedJudge() as judge:
+        sessions = [
+            crafted.session(
+                f"s{n}",
+                {
+                    m: [f"{m} {k} [[al=60]] [[fault@judge-b=500x9]]" for k in range(2)]
+                    for m in ("Base", "Ours")
+                },
+            )
+            for n in range(2)
+        ]
+        app = app_factory(JUDGE_MODELS=",".join(JUDGES), JUDGE_MAX_RETRIES=0)
+        path = crafted.write(tmp_path / "down.jsonl", sessions)
+        document = evaluate(app, path, judge, suites=["alignment"], judge_models=JUDGES)
+    assert document["summary"]["Base"]["al_avg@judge-a"] == 60.0
+    assert document["summary"]["Base"]["al_avg"] is None
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    page = app.test_client().get(f"/r/{run.token}?lang=en").get_data(as_text=True)
+    said = "No panel value: no item was scored by every judge of the panel; judge-b"
+    assert said in page
+    assert "judge answered HTTP 500" in page  # the cause, under it

@@ -143,11 +143,27 @@ def section(suite: Suite, run) -> dict:
     empty = not figures and not tables
     # a cancelled run: the suite's results cover the sessions it stored
     said = cancelled.suite_note(run, suite.name)
-    fallback = said["empty"] or cause or text(suite.panel.empty or NOTHING_TO_DRAW)
+    panel = _said_of_every_chart(data.panel.get("reasons") or {}, suite)
+    fallback = (
+        said["empty"] or panel or cause or text(suite.panel.empty or NOTHING_TO_DRAW)
+    )
+    # under the panel's reason, the rows' causes that led to it
+    causes = causes_shown(data.aggregates, suite.name) if not empty or panel else []
     return {"suite": suite.name, "figures": figures, "tables": tables,
             "missing": [] if empty else missing,
             "empty": fallback if empty else None, "covers": said["covers"],
-            "causes": [] if empty else causes_shown(data.aggregates, suite.name)}  # fmt: skip
+            "causes": causes}  # fmt: skip
+
+
+def _said_of_every_chart(reasons: dict, suite: Suite) -> str | None:
+    """The one reason every chart of the suite gives, when they all give the
+    same (a panel whose judges scored no item in common): the suite's true
+    reason, before the rows' causes (a judge's HTTP 500s) that led to it."""
+    said = [reasons[chart.id] for chart in suite.panel.charts if chart.id in reasons]
+    if len(said) < len(suite.panel.charts) or len({r["code"] for r in said}) != 1:
+        return None
+    shown = str(translate(said[0]["code"], said[0].get("params"), None))
+    return shown[:1].upper() + shown[1:]  # a note read as a sentence
 
 
 # a cause the suite's own empty text already names: a judge not configured
