@@ -156,11 +156,35 @@ def answers(kinds: st.SearchStrategy[str]) -> st.SearchStrategy[Answer]:
 
 
 @st.composite
+def thirds(draw, protocol: str) -> Plan:
+    """Six to thirteen sessions of three rounds whose session values differ
+    by thirds: each session one method has one more "keep chatting" vote
+    (and one more 10-point AL step) than the other, either way, so the
+    differences are ±1/3 (votes) and ±10/3 (AL), equal on paper and unequal
+    in the last bit once averaged (1 − 2/3 against 1/3)."""
+    sessions = draw(st.integers(6, 13))
+    methods = tuple(draw(st.permutations(METHODS[:2])))
+    items = []
+    for s in range(1, sessions + 1):
+        ahead = draw(st.sampled_from(methods))
+        base = draw(st.integers(0, 2))  # the other's votes, of three
+        for method in methods:
+            votes = base + (method == ahead)
+            for k in range(1, 4):
+                vote = int(k <= votes)
+                answer = Answer("verdict", 50 + 10 * vote, vote)
+                items.append(Item(f"s{s}", k, method, (answer,)))
+    return Plan(protocol, JUDGES[:1], methods, sessions, 3, items)
+
+
+@st.composite
 def plans(draw, protocols=PROTOCOLS) -> Plan:
     """A run of 1-3 sessions, 1-3 rounds, 2-3 methods in any order, one or
     two judges; a judge may fail some or all of its items; replies may be
     missing (never all of them)."""
     protocol = draw(st.sampled_from(protocols))
+    if draw(st.integers(0, 7)) == 0:  # one run in eight: ties of thirds
+        return draw(thirds(protocol))
     judges = JUDGES[: draw(st.integers(1, 2))]
     methods = tuple(draw(st.permutations(METHODS))[: draw(st.integers(2, 3))])
     sessions, rounds = draw(st.integers(1, 3)), draw(st.integers(1, 3))

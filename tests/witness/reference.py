@@ -790,6 +790,34 @@ def exact_bootstrap(
     return atoms, left_out
 
 
+def exact_mean_bootstrap(
+    values: Sequence[Fraction], most: int = 200_000
+) -> list[tuple[Number, Fraction]] | None:
+    """The exact bootstrap distribution of the mean of ``values``: a
+    resample's mean depends only on how many times it draws each distinct
+    value, so the resamples are the compositions of n over the distinct
+    values, with multinomial weights (thirteen sessions of two values are
+    14 atoms). None when there are more than ``most`` compositions.
+
+    >>> atoms = exact_mean_bootstrap([Fraction(1), Fraction(-1)])
+    >>> sorted((float(v), w) for v, w in atoms)
+    [(-1.0, Fraction(1, 4)), (0.0, Fraction(1, 2)), (1.0, Fraction(1, 4))]
+    """
+    n, counts = len(values), Counter(values)
+    distinct = sorted(counts)
+    if math.comb(n + len(distinct) - 1, n) > most:
+        return None
+    atoms = []
+    for draw in combinations_with_replacement(range(len(distinct)), n):
+        taken = Counter(draw)
+        weight = Fraction(math.factorial(n))
+        for index, times in taken.items():
+            share = Fraction(counts[distinct[index]], n)
+            weight *= share**times / math.factorial(times)
+        atoms.append((mean(distinct[index] for index in draw), weight))
+    return atoms
+
+
 def quantile(atoms: Sequence[tuple[Number, Fraction]], level: float) -> Number:
     """The smallest value whose cumulative probability reaches ``level``."""
     total = sum((weight for _, weight in atoms), Fraction(0))
@@ -886,10 +914,12 @@ def bootstrap_bounds_ok(
     the mean of ``values`` (README "Comparisons": 2,000 resamples, ``null``
     when n < 2; pairwise.md: the win-rate interval).
 
-    For n <= 7 the bounds must lie between the exact bootstrap distribution's
+    The bounds must lie between the exact bootstrap distribution's
     quantiles at 0.025 ± 0.015 and 0.975 ± 0.015 (with 2,000 resamples the
     empirical 2.5% level has an SD of 0.0035, so the band is 4.3 SD wide on
-    each side). For larger n the distribution of the resampled mean is taken
+    each side), the distribution enumerated over the compositions of n
+    (``exact_mean_bootstrap``). Where they are too many (many sessions of
+    many distinct values) the distribution of the resampled mean is taken
     as normal, N(mean, σ²/n) with the population σ, and each bound must lie
     within the same quantile levels widened by 0.25 standard errors on each
     side for the skew a few sessions can leave.
@@ -905,8 +935,8 @@ def bootstrap_bounds_ok(
     n = len(values)
     if n < 2 or low is None or high is None:
         return n < 2 and low is None and high is None
-    if n <= EXACT_BOOTSTRAP_MAX_N:
-        atoms, _ = exact_bootstrap(n, lambda draw: mean(values[i] for i in draw))
+    atoms = exact_mean_bootstrap(values)
+    if atoms is not None:
         return bounds_in_distribution(
             atoms, low, high, around(0.025, tolerance), around(0.975, tolerance)
         )

@@ -20,6 +20,7 @@ resampled with replacement (fixed seed) and the model refitted.
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 
 from metrics.stats import BOOTSTRAP_SEED
@@ -107,7 +108,11 @@ def fit(wins, baseline: int):
             for index, i in enumerate(free):
                 trial[i] = beta[i] + scale * step[index]
             found = _objective(won, trial)
-            if found >= value:
+            # near the optimum the objective moves by less than its own
+            # rounding (a step of 1e-8 changes it by ~1e-16): a step within
+            # that noise is taken, else Newton stopped 1e-8 short of the
+            # optimum (the witness, issue 56: -2.56439714530 for -2.56439715647)
+            if found >= value - FLAT * max(1.0, abs(value)):
                 break
             scale /= 2
         else:
@@ -120,6 +125,7 @@ def fit(wins, baseline: int):
 
 
 NEWTON_STEPS, NEWTON_TOLERANCE = 200, 1e-12
+FLAT = 4 * sys.float_info.epsilon  # an objective change below its rounding
 
 
 def _sigmoid(x: float) -> float:
