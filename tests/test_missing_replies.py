@@ -275,3 +275,35 @@ def test_aggregates_equal_a_hand_computation_on_the_present_replies(
         assert al[(a, b)].get("unpaired_a", 0) == len(first) - len(both)
     missing = sum(1 for r in document["rows"] if r["status"] == "missing")
     assert missing == 20 * 4 * 3 - present  # one per missing reply (one suite)
+
+
+def test_a_run_that_stored_one_suites_rows_counts_its_missing_replies(any_storage):
+    """A cancelled run stored the alignment rows of a session and not the
+    pairwise ones: one reply is missing, and counts.missing said 0 (its
+    missing rows over its suites: 1 // 2). Found by the witness, issue 56."""
+    from config import DEFAULTS
+    from metrics.results import run_header
+    from pipeline import interim
+
+    storage = any_storage
+    run = storage.runs.create_run(
+        file_name="f.jsonl",
+        file_sha256="0" * 64,
+        upload_id="none",
+        sessions=1,
+        rounds=1,
+        methods=["A", "B"],
+        suites=["alignment", "pairwise"],
+        status="cancelled",
+    )
+    key = {"run_id": run.id, "session_id": "s", "round": 1, "judge": ""}
+    rows = [
+        {**key, "method": "B", "metric": "al", "value": None, "status": "missing"},
+        {**key, "method": "A", "metric": "al", "value": 50.0, "status": "ok"},
+    ]
+    storage.rows.upsert_rows(rows)
+    interim.summarize_cancelled(storage, storage.runs.get_run(run.id), dict(DEFAULTS))
+    run = storage.runs.get_run(run.id)
+    assert storage.rows.missing_replies(run.id) == 1
+    counts = run_header(run, storage.rows.run_status_counts(run))["counts"]
+    assert (counts["missing"], counts["missing_rows"]) == (1, 1)
