@@ -168,8 +168,15 @@ def wilcoxon_p(diffs: list[float]) -> float | None:
 
 
 def cohens_dz(diffs: list[float]) -> float | None:
-    """Paired effect size: mean difference over the SD of the differences."""
-    if len(diffs) < 2 or stdev(diffs) == 0:
+    """Paired effect size: mean difference over the SD of the differences;
+    None when they do not vary at :func:`at_resolution` (differences equal
+    on paper have no spread: their float noise gave an SD of 3e-17 and
+    dz = 1.0e16).
+
+    >>> cohens_dz([1 - 2 / 3, 1 / 3 - 0, 1 - 2 / 3]) is None
+    True
+    """
+    if len(diffs) < 2 or stdev([at_resolution(d) for d in diffs]) == 0:
         return None
     return fmean(diffs) / stdev(diffs)
 

@@ -31,7 +31,9 @@ IN_WORKER, OVER_HTTP = 200, 20  # runs a CI run generates
 def witness_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("witness")
     app = harness.make_app(folder)
-    with ScriptedJudge() as judge:
+    # 20 ms a reply: a cancel lands while calls are under way (their tokens
+    # must still be counted), not only between chunks
+    with ScriptedJudge(latency=0.02) as judge:
         yield app, judge, folder
     stop_worker(app)
 
