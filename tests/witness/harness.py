@@ -111,8 +111,10 @@ def _settle(app, run_id: str):
     storage = app.extensions["storage"]
     deadline = time.monotonic() + 120
     while True:
+        # the leases first: a run read before its last chunk wrote its
+        # counters and let go would be stale
+        working = run_id in {held for held, _chunk in LEASES.keys()}  # noqa: SIM118
         run = storage.runs.get_run(run_id)
-        working = run_id in {run for run, _chunk in LEASES.keys()}  # noqa: SIM118
         if not working and run.aggregates is not None:
             return run
         assert time.monotonic() < deadline, f"cancelled run {run_id} never settled"
