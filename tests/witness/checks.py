@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from dataset import validate_file
 from tests.witness import plans, published
 from tests.witness.differences import BLOCKS
 from tests.witness.harness import PRICES, Outcome
@@ -171,3 +172,40 @@ def downloads_agree(
             f"{where}: witness {mine!r}, file {theirs!r}"
             for where, mine, theirs in found
         )
+
+
+def expected_missing_warnings(plan: plans.Plan) -> dict[str, tuple]:
+    """Per method lacking replies, what ``replies_missing`` must say: its
+    first line lacking one, the lines (sessions) lacking one (count and the
+    first five), and the rounds lacking one of the file's rounds."""
+    lacking: dict[str, list[int]] = {}
+    missing: Counter = Counter()
+    for item in plan.items:
+        if item.answers is None:
+            line = int(item.session[1:])  # session sN is line N
+            lines = lacking.setdefault(item.method, [])
+            if line not in lines:
+                lines.append(line)
+            missing[item.method] += 1
+    slots = plan.sessions * plan.rounds
+    return {
+        method: (min(lines), len(lines), sorted(lines)[:5], missing[method], slots)
+        for method, lines in lacking.items()
+    }
+
+
+def file_warnings_agree(plan: plans.Plan, path) -> None:
+    """The file's validation warns of each method's missing replies with the
+    lines that lack one (it once said ``lines: [null]``)."""
+    warned = {
+        w["path"]: (
+            w["line"],
+            w["count"],
+            w["lines"],
+            w["params"]["missing"],
+            w["params"]["total"],
+        )
+        for w in validate_file(path).to_dict()["warnings"]
+        if w["code"] == "replies_missing"
+    }
+    assert warned == expected_missing_warnings(plan)

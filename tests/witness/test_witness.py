@@ -49,6 +49,7 @@ def test_a_generated_run_says_what_the_plan_implies(witness_app, protocol, data)
     outcome = harness.run_in_worker(app, judge, plan, folder)
     checks.everything_agrees(plan, outcome)
     checks.downloads_agree(plan, outcome, *harness.downloads(app, outcome))
+    checks.file_warnings_agree(plan, folder / f"{plan.nonce}.jsonl")
 
 
 @pytest.fixture(scope="module")
