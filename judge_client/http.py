@@ -166,13 +166,19 @@ class JudgeClient:
         estimated = prompt_chars(messages) // CHARS_PER_TOKEN
         # its turn under the endpoint's limits (pacing.py), then its call
         paced_s = await pace.admit(
-            estimated, extra.get("max_tokens", self.config.max_tokens)
+            estimated,
+            extra.get("max_tokens", self.config.max_tokens),
+            first_reply_s=self.config.deadline_s,
         )
-        if before_attempt is not None:
-            await before_attempt()  # e.g. raises Cancelled: no retry for a dead run
+        try:
+            if before_attempt is not None:
+                await before_attempt()  # e.g. Cancelled: no retry for a dead run
+            body = self.request_body(messages, sample, **extra)
+            payload = json.dumps(body, ensure_ascii=False).encode()
+        except BaseException:
+            pace.unsent()  # its turn goes to another (none waits on its reply)
+            raise
         transport = self._transport
-        body = self.request_body(messages, sample, **extra)
-        payload = json.dumps(body, ensure_ascii=False).encode()
         limit = self.config.max_reply_bytes
         started = monotonic()
         try:

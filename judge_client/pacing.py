@@ -25,19 +25,30 @@ Everything here runs on the process's one judge loop (``loop.py``): one
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from time import monotonic
+
+log = logging.getLogger(__name__)
 
 MAX_HOLD_S = 120.0  # the longest retry-after obeyed (a day would stall the run)
 # requests sent before a reply states the limits: few enough for any
 # limit's second (a stampede of JUDGE_CONCURRENCY was 14 of 50 refused),
 # enough that a slow judge's first reply holds up nothing else
 EARLY = 8
+# the longest a request waits for the first reply before going unpaced (the
+# early requests end by the judge's deadline; this is its default)
+FIRST_REPLY_S = 240.0
 MARGIN = 0.95  # of a limit used: network jitter bunches requests on arrival
 DECREASE, INCREASE, FLOOR = 0.75, 0.05, 0.05  # of the pace, per 429 / success
-HEADERS = ("x-ratelimit-limit-requests", "x-ratelimit-limit-tokens",
-           "retry-after", "retry-after-ms")  # fmt: skip
+HEADERS = (
+    "x-ratelimit-limit-requests",
+    "x-ratelimit-limit-tokens",
+    "retry-after",
+    "retry-after-ms",
+)
 _PACES: dict[tuple[str, str], Pace] = {}
 
 
@@ -51,9 +62,11 @@ def pace_for(url: str, model: str, rpm: int | None, tpm: int | None) -> Pace:
 
 class Pace:
     def __init__(
-        self, rpm: int | None = None, tpm: int | None = None,
+        self,
+        rpm: int | None = None,
+        tpm: int | None = None,
         clock: Callable[[], float] = monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.rpm, self.tpm = rpm, tpm  # per minute; None: not known (yet)
         self.configured = (rpm, tpm)  # JUDGE_RPM/TPM: for replies without headers
         self.known = rpm is not None or tpm is not None
@@ -63,7 +76,9 @@ class Pace:
         self.held_until = 0.0  # a 429's retry-after
         self.token_scale = 1.0  # reported prompt tokens / our estimate
         self._early = 0  # requests out before any reply: the others wait
-        self._heard = asyncio.Event()  # for the first reply (or failure)
+        # set by the first reply (or failure) and by an early request that
+        # ended unsent: a waiter looks again
+        self._turn = asyncio.Event()
         self._sent: deque[tuple[float, int]] = deque()  # the last second's
 
     def interval(self, tokens: int) -> float:
@@ -75,19 +90,19 @@ class Pace:
             gaps.append(60.0 * tokens / (self.tpm * MARGIN * self.share))
         return max(gaps)
 
-    async def admit(self, prompt_tokens: int, max_tokens: int) -> float:
+    async def admit(
+        self, prompt_tokens: int, max_tokens: int, first_reply_s: float = FIRST_REPLY_S
+    ) -> float:
         """Wait until this request may go: evenly spaced at the pace, and
         never more than the margin of a second's share in the last second
         of requests that went (a busy loop sends late, and late requests
         must not go out bunched). Returns the seconds it waited on the
-        limits (the wait for the first reply, which says them, is not one)."""
+        limits (the wait for the first reply, which says them, is not one,
+        and ends after ``first_reply_s`` whatever happened to those)."""
         tokens = int(prompt_tokens * self.token_scale) + max_tokens
-        if not self.known:
-            if self._early < EARLY:
-                self._early += 1
-                self._sent.append((self.clock(), tokens))  # counted once known
-                return 0.0  # one of the first: a reply says the limits
-            await self._heard.wait()
+        if not self.known and await self._early_turn(first_reply_s):
+            self._sent.append((self.clock(), tokens))  # counted once known
+            return 0.0  # one of the first: a reply says the limits
         started = self.clock()
         while (wait := self._wait_s(tokens)) > 0:
             await asyncio.sleep(wait)
@@ -95,6 +110,33 @@ class Pace:
         self.next_at = now + self.interval(tokens)
         self._sent.append((now, tokens))
         return now - started
+
+    async def _early_turn(self, first_reply_s: float) -> bool:
+        """Before a reply said the limits: True when this request is one of
+        the first ``EARLY``, False once a reply came (or the wait for one
+        ran out: then nothing is known to be limited)."""
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + first_reply_s
+        while not self.known:
+            if self._early < EARLY:
+                self._early += 1
+                return True
+            self._turn.clear()
+            try:
+                await asyncio.wait_for(self._turn.wait(), ends - loop.time())
+            except TimeoutError:
+                log.warning("no first reply from the judge in %.0f s", first_reply_s)
+                return False
+        return False
+
+    def unsent(self) -> None:
+        """An admitted request ended before it was sent (its run cancelled,
+        its budget refused, a database error): before the limits are known
+        its early slot goes to a waiting request, which would otherwise wait
+        for a reply that will never come."""
+        if not self.known and self._early:
+            self._early -= 1
+            self._turn.set()
 
     def _wait_s(self, tokens: int) -> float:
         """Seconds until a request of ``tokens`` may go (0: now)."""
@@ -113,15 +155,22 @@ class Pace:
             waits.append(self._sent[0][0] + 1.0 - now)
         return max(0.0, *waits)
 
-    def observe(self, status: int | None, headers: Mapping[str, str],
-                estimated: int = 0, reported: int = 0) -> None:  # fmt: skip
+    def observe(
+        self,
+        status: int | None,
+        headers: Mapping[str, str],
+        estimated: int = 0,
+        reported: int = 0,
+    ) -> None:
         """What a reply says: the limits, a 429's wait, the usage. A
         request that got no reply (``status`` None) ends the wait for the
         first reply too: then nothing is known to be limited."""
-        if status is not None:
-            self._learn(headers)
-        self.known = True  # a reply came (or none will): the others may go
-        self._heard.set()
+        try:
+            if status is not None:
+                self._learn(headers)
+        finally:  # whatever a reply said, nobody waits on it any longer
+            self.known = True  # a reply came (or none will): the others may go
+            self._turn.set()
         if status == 429:
             self.share = max(FLOOR, self.share * DECREASE)
             wait = retry_after_s(headers)
@@ -135,7 +184,7 @@ class Pace:
     def _learn(self, headers: Mapping[str, str]) -> None:
         """Each reply says the limits as they are now; a reply without a
         header leaves that limit to the configured one (or none)."""
-        said = [_number(headers.get(name)) for name in HEADERS[:2]]
+        said = [_number(headers.get(name), name) for name in HEADERS[:2]]
         self.rpm, self.tpm = (
             int(value) if value else default
             for value, default in zip(said, self.configured, strict=True)
@@ -150,16 +199,30 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     >>> retry_after_s({"retry-after": "2"}), retry_after_s({})
     (2.0, None)
     """
-    exact = _number(headers.get("retry-after-ms"))
+    exact = _number(headers.get("retry-after-ms"), "retry-after-ms")
     seconds = (
-        exact / 1000.0 if exact is not None else _number(headers.get("retry-after"))
+        exact / 1000.0
+        if exact is not None
+        else _number(headers.get("retry-after"), "retry-after")
     )
     return None if seconds is None else min(seconds, MAX_HOLD_S)
 
 
-def _number(value: str | None) -> float | None:
-    try:
-        found = float(value) if value is not None else None
-    except ValueError:
+def _number(value: str | None, name: str = "") -> float | None:
+    """A provider's number as sent: None when absent, and, with a log line,
+    when it is not a finite non-negative number (``inf`` once stopped a
+    worker's judge: its int() raised before anybody waiting was told).
+
+    >>> _number("90000"), _number(None), _number("inf"), _number("-5")
+    (90000.0, None, None, None)
+    """
+    if value is None:
         return None
-    return found if found is not None and found >= 0 else None
+    try:
+        found = float(value)
+    except (TypeError, ValueError):
+        found = math.nan
+    if not math.isfinite(found) or found < 0:
+        log.warning("ignored the judge's %s header: %.40r", name or "limit", value)
+        return None
+    return found

@@ -104,3 +104,43 @@ def test_a_run_held_back_by_the_limits_says_so(app_factory, tmp_path):
     run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     waiting = service._waiting(run)  # what the page said while it ran
     assert waiting["on"] == "rate_limit" and waiting["mean_wait_s"] >= 0.1
+
+
+def test_absurd_limit_headers_are_ignored_and_never_park_the_waiters():
+    """Issue 57: ``x-ratelimit-limit-requests: inf`` (or tokens ``1e400``)
+    raised OverflowError in ``observe`` before the first-reply wait ended,
+    and every later request of the process waited on it for ever. A value
+    that is not a finite count is ignored (the configured limit stands)."""
+    for said in ("inf", "1e400", "nan", "-5", "abc", "1e30"):
+        pace = Pace(rpm=600)
+        pace.observe(200, {"x-ratelimit-limit-requests": said,
+                           "x-ratelimit-limit-tokens": said})  # fmt: skip
+        assert pace.known and pace._turn.is_set()
+        assert pace.rpm in (600, int(1e30)) and pace.tpm in (None, int(1e30))
+        assert math.isfinite(pace.interval(tokens=100))
+
+
+def test_early_requests_that_end_unsent_let_the_others_go():
+    """Issue 57: when the first EARLY requests of a fresh pace all end before
+    sending (the run cancelled, its budget refused, a database error), no
+    reply ever ends the wait for the first reply: a waiter's turn comes
+    when an early slot is given back, and the wait has a deadline."""
+    import asyncio
+
+    from judge_client.pacing import EARLY
+
+    async def scenario() -> list[float]:
+        pace = Pace()
+        for _ in range(EARLY):
+            assert await pace.admit(10, 10) == 0.0
+        waiter = asyncio.ensure_future(pace.admit(10, 10))
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        pace.unsent()  # an early request ended without being sent
+        first = await asyncio.wait_for(waiter, timeout=60)
+        # with every early slot still out, a wait ends at its deadline
+        late = await asyncio.wait_for(pace.admit(10, 10, first_reply_s=0.05), 60)
+        return [first, late]
+
+    first, late = asyncio.run(scenario())
+    assert first == 0.0 and late < 1.0  # went, unpaced: no limit is known
