@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HOST_CHARS = 60
+_UNDER_WAY: set[str] = set()  # this process's attempts now under way
 
 
 def this_host() -> str:
@@ -28,18 +31,32 @@ def new_holder(pid: int | None = None) -> str:
 
 
 def gone(holder: str) -> bool:
-    """True only for a holder of this host whose process has ended.
+    """True only for a holder of this host whose process has ended, or an
+    attempt of this process that has ended.
 
-    >>> gone(new_holder())
-    False
+    >>> gone(new_holder()), gone(new_holder() + ":0.1")
+    (False, True)
     >>> gone("elsewhere:1:abcd")
     False
     """
-    host, _, rest = holder.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != this_host() or not pid_text.isdigit():
+    parts = holder.split(":", 3)
+    pid_text = parts[1] if len(parts) > 1 else ""
+    if parts[0] != this_host() or not pid_text.isdigit():
         return False
+    if int(pid_text) == os.getpid():  # ours: only an attempt that ended
+        return len(parts) == 4 and holder not in _UNDER_WAY
     return not _alive(int(pid_text))
+
+
+@contextmanager
+def attempt(holder: str) -> Iterator[str]:
+    """An attempt of this process under ``holder`` (``process:attempt``):
+    under way until the block ends, gone after."""
+    _UNDER_WAY.add(holder)
+    try:
+        yield holder
+    finally:
+        _UNDER_WAY.discard(holder)
 
 
 def _alive(pid: int) -> bool:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import dataset
 from core.clock import utcnow
+from core.holders import attempt
 from core.status import (
     ACTIVE_RUN,
     Cancelled,
@@ -38,7 +39,7 @@ from pipeline.dispatch import (
 )
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
-from pipeline.run_judge import judge_for, taken_exchanges
+from pipeline.run_judge import attempt_holder, judge_for, taken_exchanges
 from pipeline.run_spec import RunSpec
 from store.uploads import upload_path
 
@@ -85,7 +86,10 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
         return  # cancelled, final, counted, or under a live lease
     LEASES.hold(run_id, chunk_index, chunk.lease)
     try:
-        _score(ctx, run, chunk)
+        # its judge requests' claims end with it, released or not (a retry
+        # here must not wait for the claims a storage error left behind)
+        with attempt(attempt_holder(chunk)):
+            _score(ctx, run, chunk)
     except Cancelled:
         return  # a cancelled run, or a lease taken: nothing more is stored
     except Exception as exc:  # the chunk goes back, or is given up: never lost

@@ -49,9 +49,7 @@ def judge_for(
     judge_config = JudgeConfig.from_settings(config, spec.judge_settings())
     if judge_config is None:
         return None
-    cache = _cache_for(
-        storage, config, run, f"{LEASES.holder}:{chunk.chunk}.{chunk.lease}"
-    )
+    cache = _cache_for(storage, config, run, attempt_holder(chunk))
     lease_s = config["CHUNK_STALL_S"]
     stop = _stop_and_beat(storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
     usage = _new_usage()
@@ -70,6 +68,12 @@ def judge_for(
                   structured=_structured(used, model))
         )  # fmt: skip
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
+
+
+def attempt_holder(chunk: Chunk) -> str:
+    """Who holds the judge requests of this claim of the chunk: this
+    process, then the attempt (``core.holders.attempt``)."""
+    return f"{LEASES.holder}:{chunk.chunk}.{chunk.lease}"
 
 
 def gathering_judge(

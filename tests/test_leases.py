@@ -268,6 +268,29 @@ def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
     assert cache.claim(["k1", "k2", "k3"]) == {"k1"}
 
 
+def test_a_retry_in_the_same_process_does_not_wait_on_a_failed_attempts_claims(
+    any_storage,
+):
+    """Issue 57: a chunk that failed on a storage error could not release
+    its claims (the release failed too), and its retry in the same live
+    process waited for them to expire: 16 minutes at the defaults. A claim
+    names its attempt; once the attempt has ended, its claims are void."""
+    from core.holders import attempt, this_host
+    from store.judge_cache import JudgeCache
+
+    process = f"{this_host()}:{os.getpid()}:abcd"
+    first, retry = f"{process}:0.1", f"{process}:0.2"
+    with attempt(first):
+        failed = JudgeCache(any_storage.judge_cache, holder=first, claim_s=960)
+        assert failed.claim(["k1", "k2"]) == {"k1", "k2"}
+        again = JudgeCache(any_storage.judge_cache, holder=retry, claim_s=960)
+        assert again.claimed(["k1"]) == {"k1"}  # under way: awaited
+    # the first attempt ended without releasing them (its storage failed)
+    with attempt(retry):
+        assert again.claimed(["k1", "k2"]) == set()
+        assert again.claim(["k1", "k2"]) == {"k1", "k2"}
+
+
 def test_a_cancelled_run_takes_no_row_and_its_stored_rows_are_counted(any_storage):
     """Issue 56: a chunk under way at the cancel stored its rows after the
     cancelled run was summarized (5,262 rows counted, 5,682 stored). The
