@@ -94,6 +94,7 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
         return  # a cancelled run, or a lease taken: nothing more is stored
     except Exception as exc:  # the chunk goes back, or is given up: never lost
         log.exception("chunk %s of run %s failed", chunk_index, run_id)
+        _release_claims(ctx.storage, attempt_holder(chunk))
         _failed_attempt(ctx, run, chunk, f"{type(exc).__name__}: {exc}")
     else:
         if storage.chunks.finish_chunk(
@@ -192,6 +193,24 @@ def _failed_attempt(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
         ctx.dispatch()
 
 
+# attempts of this process that failed with their judge requests' claims
+# still stored (the release failed too: the database was down or full)
+CLAIMS_LEFT: set[str] = set()
+
+
+def _release_claims(storage: StorageLike, holder: str) -> None:
+    """End a failed attempt's claims, so that another worker's retry does
+    not wait out their deadline; when that fails too, the watchdog's sweeps
+    try again (``sweep``)."""
+    try:
+        storage.judge_cache.release_holder(holder)
+    except Exception:
+        log.warning("claims of %s left for the next sweep", holder, exc_info=True)
+        CLAIMS_LEFT.add(holder)
+    else:
+        CLAIMS_LEFT.discard(holder)
+
+
 def _exhausted(chunk: Chunk, config: dict[str, Any]) -> bool:
     """Given up after ``MAX_CHUNK_ATTEMPTS`` claims (a worker failed on it or
     died holding it). Sends are not counted: a task that waited long in a
@@ -243,6 +262,8 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
     worker starting, under the queue's lock), so no lease it does not hold
     is alive and none is waited for."""
     storage, config = ctx.storage, ctx.config
+    for holder in list(CLAIMS_LEFT):
+        _release_claims(storage, holder)
     now = utcnow()
     sent_before = now - timedelta(seconds=config["QUEUE_TIMEOUT_S"])
     beat_before = now - timedelta(seconds=config["CHUNK_STALL_S"])

@@ -66,3 +66,9 @@ class ClaimQueries(Repository):
             stmt = delete(table).where(table.c.key.in_(keys), table.c.holder == holder)
             with self.engine.begin() as conn:
                 conn.execute(stmt)
+
+    def release_holder(self, holder: str) -> int:
+        """End every claim of ``holder`` (an attempt that failed): how many."""
+        table = table_of(JudgeCallClaim)
+        with self.engine.begin() as conn:
+            return conn.execute(delete(table).where(table.c.holder == holder)).rowcount

@@ -72,3 +72,38 @@ def test_a_chunk_this_process_could_not_hand_back_is_released_at_the_next_sweep(
     ctx = execution.Context(storage, app.config, lambda *task: None)
     assert execution.sweep(ctx)["stale"] == 1  # not after CHUNK_STALL_S (300 s)
     assert storage.chunks.chunk_states(run.id) in ({"pending": 1}, {"sent": 1})
+
+
+def test_a_failed_attempts_claims_are_ended_for_the_other_workers(
+    app_factory, monkeypatch
+):
+    """Issue 57: a chunk that failed on a storage error kept its judge
+    requests' claims, and another worker's retry waited out their deadline
+    (16 minutes at the defaults). The failed attempt ends them; when that
+    fails too (the database still down), the next sweep does."""
+    from pipeline import run_judge
+    from store.call_claims import ClaimQueries
+
+    app = app_factory()
+    storage = app.extensions["storage"]
+    ctx = execution.Context(storage, app.config, lambda *task: None)
+    held = []
+
+    def failing_score(ctx, run, chunk):
+        holder = run_judge.attempt_holder(chunk)
+        until = utcnow() + timedelta(minutes=16)
+        storage.judge_cache.claim_requests([f"k{len(held)}"], holder, until)
+        held.append(holder)
+        raise RuntimeError("database or disk is full")
+
+    monkeypatch.setattr(execution, "_score", failing_score)
+    execution.evaluate_chunk(ctx, planned_run(storage).id, 0)
+    assert storage.judge_cache.requests_claimed(["k0"]) == {}
+
+    release = ClaimQueries.release_holder
+    monkeypatch.setattr(ClaimQueries, "release_holder", lambda *a: 1 / 0)
+    execution.evaluate_chunk(ctx, planned_run(storage).id, 0)
+    assert storage.judge_cache.requests_claimed(["k1"]) == {"k1": held[1]}
+    monkeypatch.setattr(ClaimQueries, "release_holder", release)  # back
+    execution.sweep(ctx)
+    assert storage.judge_cache.requests_claimed(["k1"]) == {}
