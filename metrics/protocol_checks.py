@@ -7,6 +7,10 @@ names the line and the key (``protocol_problem`` codes in
 Traceback (most recent call last):
 ...
 metrics.protocol_checks.ProtocolError: line 3: modez: unknown key
+>>> check('name = "x"\\nversion = ' + "9" * 5001)
+Traceback (most recent call last):
+...
+metrics.protocol_checks.ProtocolError: line 2: : not valid TOML: an integer of more than 4,300 digits
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ def check(text: str) -> dict:
                 )
             ]
         ) from None
+    except ValueError:  # int(): "Exceeds the limit (4300 digits) ..."
+        long = re.search(r"[0-9_]{4301,}", text)
+        at = text.count("\n", 0, long.start()) + 1 if long else None
+        detail = "an integer of more than 4,300 digits"
+        raise ProtocolError([(at, "", "toml_syntax", {"detail": detail})]) from None
     problems: list[tuple[int | None, str, str, dict]] = []
 
     def bad(key: str, code: str, needle: str | None = None, **params) -> None:

@@ -5,8 +5,10 @@ superscript digits (``"²".isdigit()``), beside real tokens."""
 
 from __future__ import annotations
 
+import io
 import json
 from itertools import product
+from urllib.parse import urlencode
 
 import pytest
 
@@ -105,3 +107,53 @@ def _send(client, method, path, query, kind=None, body=None) -> list[str]:
                 f"{method} {url} {kind} {json.dumps(body)}: {answer.status_code} {text}"
             ]
     return []
+
+
+# Integers past every integer type (issue 57): Python refuses to read more
+# than 4,300 digits (ValueError), SQLite binds at most 64 bits
+# (OverflowError) and PostgreSQL's INTEGER 32 (2147483648 is out of range).
+HUGE = ["9" * 5001, str(2**70), str(-(2**64)), "2147483648", "-2147483649"]
+INTEGER_NAMES = ["round", "page", "spage", "sessions_page", "item", "from"]
+INTEGER_NAMES += ["cursor", "limit", "samples"]
+
+
+def test_integers_past_every_integer_type_are_refused_not_500(fuzzed_app, tmp_path):
+    app = fuzzed_app
+    client = app.test_client()
+    rows = crafted.alignment_sessions()
+    data = crafted.write(tmp_path / "a.jsonl", rows).read_bytes()
+    created = upload(client, data, suites="quality").get_json()
+    wait_final(client, created["token"])
+    token = created["token"]
+    real = {"token": token, "run_token": token, "extension": "csv"}
+    reply = {
+        "session_id": rows[0]["session_id"],
+        "method": next(iter(rows[0]["rounds"][0]["responses"])),
+    }
+    failures = []
+    for (verb, path), name, huge in product(paths(app, real), INTEGER_NAMES, HUGE):
+        if verb == "GET":
+            query = urlencode({name: huge, **reply})
+            failures += _send(client, verb, path, query)
+    assert failures == [], "\n".join(failures)
+    for huge in HUGE:  # a round no file can hold: as unknown as any other
+        query = {"round": huge, **reply}
+        answer = client.get(f"/r/{token}/replies/exchange", query_string=query)
+        assert answer.status_code == 404, (huge, answer.status_code)
+
+
+def test_huge_integers_in_a_run_form_are_refused_with_the_reason(fuzzed_app, tmp_path):
+    client = fuzzed_app.test_client()
+    data = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    protocol = f'name = "huge"\nversion = {HUGE[0]}\n'.encode()
+    sent = [
+        (lambda: {"samples": HUGE[0]}, "samples"),
+        (lambda: {"samples": HUGE[1]}, "samples"),
+        (lambda: {"protocol_file": (io.BytesIO(protocol), "p.toml")}, "4,300 digits"),
+    ]
+    for path in ("/api/v1/validate", "/api/v1/runs", "/runs"):
+        for fields, reason in sent:
+            body = {"file": (io.BytesIO(data.read_bytes()), "a.jsonl"), **fields()}
+            answer = client.post(path, data=body, content_type="multipart/form-data")
+            assert 400 <= answer.status_code < 500, (path, reason, answer.status_code)
+            assert reason in answer.get_data(as_text=True), (path, reason)

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import dataset
+from dataset.limits import INT32_MAX
 from metrics import registry
 from web.presentation.dashboard import finite_number, panel_judges
-from web.presentation.paging import page_number, paged
+from web.presentation.paging import decimal, page_number, paged
 
 PAGE_SIZE = 25
 SHOWN_CHARS = 1_500  # of a reply in the grid (the session page has it whole)
@@ -145,9 +146,9 @@ def cut(text: str | None) -> tuple[str, int]:
 def exchange_context(storage, run, args: Mapping[str, str]) -> dict[str, Any] | None:
     """What the judge was asked and answered for one reply, by one judge,
     for one metric (None when the query names no reply of the run)."""
-    try:
-        round_ = int(args.get("round", ""))
-    except ValueError:
+    # a round no file can hold (dataset/limits.py) is as unknown as any other
+    round_ = decimal(args.get("round", "").strip(), INT32_MAX)
+    if not round_:
         return None
     key = (args.get("session_id") or "", round_, args.get("method") or "")
     judge, metric = args.get("judge") or "", args.get("metric") or ""

@@ -12,6 +12,7 @@ from metrics import registry
 from pipeline.run_request import MAX_RUN_NAME_CHARS
 from pipeline.runs import RunRequest
 from web import extensions
+from web.presentation.paging import decimal
 from web.security import access
 
 MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
@@ -66,10 +67,8 @@ def run_request(form, files=None) -> RunRequest:
     ]
     maximum = config["MAX_SAMPLES"]
     samples_raw = form.get("samples", "1").strip() or "1"
-    # isdecimal + ASCII: "²".isdigit() is True, and int("²") raises
-    if not (samples_raw.isascii() and samples_raw.isdecimal()) or not (
-        1 <= int(samples_raw) <= maximum
-    ):
+    samples = decimal(samples_raw, maximum)  # "²", 5,001 digits: refused
+    if not samples:
         raise Rejected.one("samples_out_of_range", path="samples", maximum=maximum)
     models = [
         m.strip()[:200]
@@ -83,7 +82,7 @@ def run_request(form, files=None) -> RunRequest:
         suites=suites or None,
         judge_model=models[0] if models else None,
         judge_models=models or None,
-        samples=int(samples_raw),
+        samples=samples,
         batch=form.get("batch", "").strip().lower() in ("1", "on", "true", "yes"),
         options=_options_from_form(form),
         client=access.client_id(),
