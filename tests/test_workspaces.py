@@ -297,3 +297,29 @@ def test_each_lead_value_shows_its_n_and_each_gap_says_why(app_factory):
     assert shown[1] == ("nvcs_avg", "not evaluated in this run")
     assert shown[2] == ("quality_avg", "Base 0.50 n=7 Ours 0.75 n=6")
     assert shown[3] == ("nvcs_avg", "no scored value (n = 0)")
+
+
+def test_a_workspace_body_that_is_no_json_object_is_refused(app):
+    """Issue 57: 100,000 "[" (or an array, or text) made a workspace (201)."""
+    client, storage = app.test_client(), app.extensions["storage"]
+    refused = [
+        ("application/json", "[" * 100_000),
+        ("application/json", "[1]"),
+        ("application/json", '"lab"'),
+        ("application/json", "null"),
+        ("text/plain", '{"name": "lab"}'),
+        ("application/x-www-form-urlencoded", "[" * 1000),
+    ]
+    for kind, body in refused:
+        answer = client.post("/api/v1/workspaces", data=body, content_type=kind)
+        assert answer.status_code == 400, (kind, body[:20], answer.status_code)
+        [error] = answer.get_json()["errors"]
+        assert error["code"] == "json_only" and "JSON object" in error["message"]
+    with storage.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Workspace)).scalar() == 0
+    named = [
+        client.post("/api/v1/workspaces", json={"name": "lab"}),
+        client.post("/api/v1/workspaces", data={"name": "lab"}),
+        client.post("/api/v1/workspaces"),  # no body: an unnamed workspace
+    ]
+    assert [answer.status_code for answer in named] == [201, 201, 201]

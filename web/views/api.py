@@ -181,7 +181,7 @@ def openapi_document():
 @bp.post("/workspaces")
 def create_workspace():
     try:
-        name = forms.workspace_name(request.get_json(silent=True), request.form)
+        name = _new_workspace_name()
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
     workspace = _storage().workspaces.create_workspace(name)
@@ -191,6 +191,25 @@ def create_workspace():
         url=link("workspaces.workspace_page", token=workspace.token),
         manage_url=link("workspaces.workspace_page", token=workspace.manage_token),
     ), 201
+
+
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _new_workspace_name() -> str:
+    """The name from a JSON object's or a form's ``name`` (no body: none);
+    a body that is neither is a 400, not an unnamed workspace."""
+    refused = Rejected.one("json_only", path="body")
+    if request.mimetype in FORMS:
+        if request.form and "name" not in request.form:
+            raise refused
+        return forms.workspace_name(None, request.form)
+    if not request.get_data(cache=True).strip():
+        return forms.workspace_name(None, {})
+    body = request.get_json(silent=True) if request.is_json else None
+    if not isinstance(body, dict):
+        raise refused
+    return forms.workspace_name(body, {})
 
 
 @bp.get("/workspaces/<token>")

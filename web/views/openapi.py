@@ -253,10 +253,12 @@ PATHS = {
     },
     "/api/v1/workspaces": {
         "post": {
-            "summary": "Create a workspace.",
+            "summary": "Create a workspace: no body, a JSON object or a form "
+                       "(name optional); any other body is a 400.",
             "requestBody": {"content": {"application/json": {"schema": {
                 "type": "object", "properties": {"name": {"type": "string"}}}}}},
-            "responses": {"201": _json("WorkspaceCreated", "Created."), **_errors(429)},
+            "responses": {"201": _json("WorkspaceCreated", "Created."),
+                          **_errors(400, 429)},
         }
     },
     "/api/v1/workspaces/{token}": {
