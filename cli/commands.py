@@ -6,8 +6,10 @@ database that cannot be reached), 2 invalid input (the file, an option).
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import NoReturn
@@ -42,6 +44,31 @@ def fail(message: str, code: int) -> NoReturn:
     """One line on stderr, then exit: never a traceback."""
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)
+
+
+def out_folder(out: str | Path | None) -> None:
+    """Before any work: exit 2 when ``--out`` names a file in a folder that
+    does not exist (it was said after the run, as a traceback)."""
+    folder = Path(out).parent if out is not None else None
+    if folder is not None and not folder.is_dir():
+        fail(f"{out}: the folder {folder} does not exist", INVALID)
+
+
+def write_out(
+    out: str | Path, chunks: Iterable[str], newline: str | None = None
+) -> str | None:
+    """Write ``chunks`` to the file ``out``; None, or why it could not be
+    written (a full disk, no permission), a partly written file removed."""
+    opened = False  # a file already there is kept when open() fails
+    try:
+        with open(out, "w", encoding="utf-8", newline=newline) as stream:
+            opened = True
+            stream.writelines(chunks)
+    except OSError as exc:
+        if opened and Path(out).is_file():  # never /dev/full or a pipe
+            Path(out).unlink(missing_ok=True)
+        return exc.strerror or str(exc)
+    return None
 
 
 def _where(problem: dict) -> str:
@@ -241,6 +268,7 @@ def evaluate_command(
 
     Exit 0 done, 3 partial, 1 failed, 2 invalid input.
     """
+    out_folder(out)
     if samples > current_app.config["MAX_SAMPLES"]:
         fail(
             f"--samples must be at most {current_app.config['MAX_SAMPLES']} (MAX_SAMPLES)",
@@ -272,10 +300,9 @@ def evaluate_command(
     run = wait_with_progress(run.id)
     # rows streamed from the database: a run of any size in constant memory
     document = _service().results_chunks(run, indent=2)
+    unwritten = None
     if out:
-        with out.open("w", encoding="utf-8") as sink:
-            sink.writelines(document)
-            sink.write("\n")
+        unwritten = write_out(out, itertools.chain(document, ["\n"]))
     else:
         for chunk in document:
             click.echo(chunk, nl=False)
@@ -283,6 +310,9 @@ def evaluate_command(
     if run.status != RunStatus.DONE:  # what failed, counted by reason
         print_failures(current_app.extensions["storage"].rows.unscored_causes(run.id))
     print_links(run, current_app.config.get("PUBLIC_URL"))
+    if unwritten is not None:  # the run is stored: its results can be had
+        again = f"flask --app app report {run.id} --format json --out FILE"
+        fail(f"{out}: {unwritten}; the run is stored, `{again}` writes it", FAILED)
     raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
 
 

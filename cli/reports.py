@@ -5,7 +5,8 @@ the command line, in English like the downloads.
 RUN is a run's view or manage token (the links ``evaluate`` prints) or
 its id (in the results file). Exit codes: 0 written, 1 nothing to report
 (the run has no results yet, or failed before any), 2 invalid input (an
-unknown run, runs that cannot be compared).
+unknown run, runs that cannot be compared, an ``--out`` that cannot be
+written).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from cli.commands import fail
+from cli.commands import fail, out_folder, write_out
 from cli.judge import FAILED, INVALID, show_problems
 from core.problems import Rejected
 
@@ -34,12 +35,14 @@ def _run(storage, key: str):
 
 
 def _write(text: str, out) -> None:
-    """The report as the download's bytes (a CSV keeps its CRLF)."""
+    """The report as the download's bytes (a CSV keeps its CRLF); exit 2
+    in one line when ``--out`` cannot be written."""
     if out is None:
         click.echo(text.encode("utf-8"), nl=False)  # bytes: written as they are
         return
-    with open(out, "w", encoding="utf-8", newline="") as stream:
-        stream.write(text)
+    unwritten = write_out(out, [text], newline="")
+    if unwritten is not None:
+        fail(f"{out}: {unwritten}", INVALID)
     click.echo(f"written to {out}", err=True)
 
 
@@ -90,6 +93,7 @@ def report_command(run_key, fmt, baseline, cjk, out) -> None:
     results document or the Methods paragraph (English)."""
     from reports import paper  # the numeric libraries, on use (cli/__init__.py)
 
+    out_folder(out)
     run = _run(current_app.extensions["storage"], run_key)
     if fmt != "json" and (not run.aggregates or not run.methods):
         fail(f"run {run.id} is {run.status}: it has no results to report", FAILED)
@@ -110,6 +114,7 @@ def compare_command(run_keys, fmt, baseline, cjk, out) -> None:
     from pipeline.comparison import compare_now
     from reports import paper, paper_summary
 
+    out_folder(out)
     storage = current_app.extensions["storage"]
     runs = [_run(storage, key) for key in dict.fromkeys(run_keys)]
     try:

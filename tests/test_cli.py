@@ -212,3 +212,22 @@ def test_light_commands_load_no_database_queue_or_numeric_library(tmp_path, args
               if line.startswith("import time:")}  # fmt: skip
     assert "flask" in loaded  # the profile was taken
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_evaluate_into_a_missing_folder_fails_before_the_run(tmp_path):
+    """Issue 57: the run was evaluated, then writing its results raised a
+    traceback; a folder that does not exist is said before any work."""
+    out = tmp_path / "missing" / "results.json"
+    args = [str(ROOT / "sample_data.jsonl"), "--suite", "quality", "--out", str(out)]
+    done = flask_command("evaluate", *args, env=clean_env(tmp_path))
+    assert done.returncode == 2
+    assert one_line_error(done).startswith(f"error: {out}: ")
+    assert list(tmp_path.glob("*.jsonl")) == []  # no upload stored: no run began
+
+
+def test_evaluate_into_a_full_disk_says_so_and_keeps_the_run(tmp_path):
+    args = [str(ROOT / "sample_data.jsonl"), "--suite", "quality", "--out", "/dev/full"]
+    done = flask_command("evaluate", *args, env=clean_env(tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error: /dev/full: No space left on device" in done.stderr
+    assert "report" in done.stderr  # how to write the stored run's results

@@ -112,3 +112,21 @@ def test_compare_says_why_bradley_terry_has_no_strength(
         if ",bt_score," in line and "/Base" in line
     ][:1]
     assert "not compared with each other" in row
+
+
+@pytest.mark.parametrize("target", ["/dev/full", "missing/folder/report.md"])
+def test_an_out_file_that_cannot_be_written_is_one_line_and_exit_2(
+    two_runs, tmp_path, target
+):
+    """Issue 57: ``--out /dev/full`` or into a missing folder ended in a
+    traceback (exit 1)."""
+    app, runs = two_runs
+    out = target if target.startswith("/") else str(tmp_path / target)
+    runner = app.test_cli_runner()
+    for args in (["report", runs[0].token], ["compare", *(r.token for r in runs)]):
+        result = runner.invoke(args=[*args, "--format", "md", "--out", out])
+        assert result.exit_code == 2, (args[0], result.exit_code, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: {out}: "), lines
+    assert not (tmp_path / "missing").exists()
