@@ -219,6 +219,10 @@ DEFAULTS: dict = {
     "MAX_CHUNK_ATTEMPTS": 3,
     # Abuse limits per client address (web/security/limits.py), in Flask-Limiter's
     # notation; an upload is a run started from the page or the API.
+    # A running run that moved for RUN_STALL_S (no unit done, no judge call
+    # counted, no row stored) is marked stalled with its cause on its page
+    # and status, and its chunks are handed out again (pipeline/stalls.py).
+    "RUN_STALL_S": 600.0,
     "RATE_LIMITS_ENABLED": True,
     "RATE_LIMIT_UPLOADS": "30 per hour",
     "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
@@ -362,6 +366,7 @@ _PARSERS = {
     "CONVERT_SLOTS": lambda n, v: _int(n, v, 1),
     "RATE_LIMITS_ENABLED": _bool,
     "RATE_LIMIT_UPLOADS": _rate_limit,
+    "RUN_STALL_S": lambda n, v: _float(n, v, 1.0),
     "RATE_LIMIT_VALIDATIONS": _rate_limit,
     "RATE_LIMIT_RETRIES": _rate_limit,
     "RATE_LIMIT_WORKSPACES": _rate_limit,

@@ -80,6 +80,8 @@ class Pace:
         # ended unsent: a waiter looks again
         self._turn = asyncio.Event()
         self._sent: deque[tuple[float, int]] = deque()  # the last second's
+        self._waiters: dict[object, float] = {}  # requests waiting: since when
+        self.refused_at: float | None = None  # the last 429
 
     def interval(self, tokens: int) -> float:
         """Seconds between requests of ``tokens`` reserved, at the pace."""
@@ -100,12 +102,17 @@ class Pace:
         limits (the wait for the first reply, which says them, is not one,
         and ends after ``first_reply_s`` whatever happened to those)."""
         tokens = int(prompt_tokens * self.token_scale) + max_tokens
-        if not self.known and await self._early_turn(first_reply_s):
-            self._sent.append((self.clock(), tokens))  # counted once known
-            return 0.0  # one of the first: a reply says the limits
-        started = self.clock()
-        while (wait := self._wait_s(tokens)) > 0:
-            await asyncio.sleep(wait)
+        waiter = object()
+        self._waiters[waiter] = started = self.clock()
+        try:
+            if not self.known and await self._early_turn(first_reply_s):
+                self._sent.append((self.clock(), tokens))  # counted once known
+                return 0.0  # one of the first: a reply says the limits
+            started = self.clock()
+            while (wait := self._wait_s(tokens)) > 0:
+                await asyncio.sleep(wait)
+        finally:
+            del self._waiters[waiter]
         now = self.clock()
         self.next_at = now + self.interval(tokens)
         self._sent.append((now, tokens))
@@ -137,6 +144,24 @@ class Pace:
         if not self.known and self._early:
             self._early -= 1
             self._turn.set()
+
+    def holding(self) -> dict | None:
+        """The requests waiting for their turn now, for a run that stopped
+        moving (``pipeline/stalls.py``): how many, the longest wait, the
+        limits, and whether the judge refused one as over its limit (429)
+        within that wait. None when none waits."""
+        if not self._waiters:
+            return None
+        now = self.clock()
+        oldest = now - min(tuple(self._waiters.values()))
+        refused = self.refused_at is not None and now - self.refused_at <= oldest
+        return {
+            "waiting": len(self._waiters),
+            "wait_s": oldest,
+            "rpm": self.rpm,
+            "tpm": self.tpm,
+            "refused": refused,
+        }
 
     def _wait_s(self, tokens: int) -> float:
         """Seconds until a request of ``tokens`` may go (0: now)."""
@@ -172,6 +197,7 @@ class Pace:
             self.known = True  # a reply came (or none will): the others may go
             self._turn.set()
         if status == 429:
+            self.refused_at = self.clock()
             self.share = max(FLOOR, self.share * DECREASE)
             wait = retry_after_s(headers)
             if wait is not None:
@@ -189,6 +215,13 @@ class Pace:
             int(value) if value else default
             for value, default in zip(said, self.configured, strict=True)
         )
+
+
+def holding() -> dict[tuple[str, str], dict]:
+    """Per endpoint and model of this process, the requests its pace holds
+    back now (``Pace.holding``)."""
+    found = {key: pace.holding() for key, pace in list(_PACES.items())}
+    return {key: held for key, held in found.items() if held is not None}
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:

@@ -30,7 +30,7 @@ from core.status import (
 from evaluator import Judge, JudgePanel, JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
-from pipeline import interim
+from pipeline import interim, stalls
 from pipeline.dispatch import (
     Send,
     dispatch,
@@ -298,4 +298,30 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
         ):  # never planned: plan it, or fail it
             plan_missing(storage, config, run)
         finalize_when_complete(storage, run.id, ctx.send)
-    return {"stale": len(stale), "given_up": given_up, "sent": ctx.dispatch()}
+    found = {"stale": len(stale), "given_up": given_up, "stalled": check_stalls(ctx)}
+    return {**found, "sent": ctx.dispatch()}
+
+
+def check_stalls(ctx: Context) -> int:
+    """Each running run that stopped moving for ``RUN_STALL_S`` gets its
+    cause recorded (``pipeline/stalls.py``) and, where waiting would not
+    help, its chunks handed out again: their holders' leases void, their
+    judge requests' claims ended, or given up past their attempts (their
+    rows errors naming the stall). Returns the runs found stalled."""
+    storage = ctx.storage
+    found = 0
+    for run, chunks, due in stalls.stalled(storage, ctx.config):
+        found += 1
+        if not due:
+            continue
+        why = stalls.reason(storage.runs.get_run(run.id) or run)
+        for chunk in chunks:
+            if chunk.holder:
+                storage.judge_cache.release_holder(attempt_holder(chunk))
+            if not storage.chunks.release_chunk(run.id, chunk.chunk, why, chunk.lease):
+                continue
+            if _exhausted(chunk, ctx.config):
+                claimed = storage.chunks.start_chunk(run.id, chunk.chunk, LEASES.holder)
+                if claimed is not None:
+                    give_up(ctx, run, claimed, why)
+    return found

@@ -71,9 +71,10 @@ def judge_for(
 
 
 def attempt_holder(chunk: Chunk) -> str:
-    """Who holds the judge requests of this claim of the chunk: this
-    process, then the attempt (``core.holders.attempt``)."""
-    return f"{LEASES.holder}:{chunk.chunk}.{chunk.lease}"
+    """Who holds the judge requests of this claim of the chunk: its holder
+    (this process, for a claim it made), then the attempt
+    (``core.holders.attempt``)."""
+    return f"{chunk.holder or LEASES.holder}:{chunk.chunk}.{chunk.lease}"
 
 
 def gathering_judge(

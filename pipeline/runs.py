@@ -19,7 +19,7 @@ from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage
 from dataset.limits import Limits
 from metrics import registry, results
-from pipeline import kept_uploads, reuse
+from pipeline import kept_uploads, reuse, stalls
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
 from pipeline.run_budget import RunBudget
@@ -287,6 +287,7 @@ class RunService(RunBudget):
         what the run waits on (``waiting``)."""
         found = run_progress(run)
         found["waiting"] = self._waiting(run) if run.status in ACTIVE_RUN else None
+        found["stalled"] = stalls.describe(run, self.config)
         return found
 
     def _waiting(self, run: Run) -> dict[str, Any] | None:

@@ -74,6 +74,14 @@
     }
   }
 
+  // A run that stopped moving: why, in the reader's language (the server
+  // words it), until it moves again.
+  function showStalled(stalled) {
+    const line = document.getElementById("run-stalled");
+    line.hidden = !stalled;
+    line.textContent = stalled ? stalled.message : "";
+  }
+
   async function poll() {
     try {
       const response = await fetch(card.dataset.statusUrl, { headers: { Accept: "application/json" } });
@@ -93,6 +101,7 @@
       document.getElementById("run-total").textContent = format.format(body.progress.total);
       showEstimates(body.progress);
       showWaiting(body.progress.waiting);
+      showStalled(body.progress.stalled);
       document.getElementById("count-unscored").textContent = format.format(body.counts.unscored || 0);
       document.getElementById("count-error").textContent = format.format(body.counts.error || 0);
     } catch (error) { /* transient: try again */ }

@@ -116,6 +116,45 @@ class LeaseQueries(Repository):
         with self.engine.begin() as conn:
             return conn.execute(stmt).rowcount > 0
 
+    def held_chunks(self, run_id: str) -> list[Chunk]:
+        """The run's chunks in work (``running``), with their holders."""
+        query = select(
+            RunChunk.chunk,
+            RunChunk.start,
+            RunChunk.end,
+            RunChunk.units,
+            RunChunk.attempts,
+            RunChunk.lease,
+            RunChunk.claims,
+            RunChunk.holder,
+        ).where(RunChunk.run_id == run_id, RunChunk.state == ChunkState.RUNNING.value)
+        with self.engine.connect() as conn:
+            return [
+                Chunk(
+                    run_id,
+                    row.chunk,
+                    row.start or 0,
+                    row.end or 0,
+                    row.units,
+                    row.attempts,
+                    row.lease,
+                    row.claims,
+                    row.holder,
+                )
+                for row in conn.execute(query)
+            ]
+
+    def last_error(self, run_id: str) -> str | None:
+        """Why a chunk of the run waiting for a worker was handed back, if
+        one was (its error)."""
+        query = select(RunChunk.error).where(
+            RunChunk.run_id == run_id,
+            RunChunk.state.not_in(FINISHED),
+            RunChunk.error.is_not(None),
+        )
+        with self.engine.connect() as conn:
+            return conn.scalars(query.limit(1)).first()
+
     def fenced(
         self, run_id: str, chunk: int, lease: int
     ) -> AbstractContextManager[Connection]:

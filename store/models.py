@@ -117,6 +117,11 @@ class Run(Base):
     # others that ask for it leave it alone (claimed again only if stale)
     finalizing_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error: Mapped[str | None] = mapped_column(Text)  # English, for logs and the API
+    # when a unit, judge counter or row last moved (pipeline/stalls.py), and
+    # a running run's stall while it does not: {"cause", "params", "since",
+    # "handed_at"}
+    moved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    stall: Mapped[dict[str, Any] | None] = mapped_column()
     failure: Mapped[dict[str, Any] | None] = (
         mapped_column()
     )  # {"code", "params"}: translated

@@ -22,7 +22,7 @@ as in ``claim_chunks``, so these transactions cannot deadlock.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Row, Table, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -59,8 +59,12 @@ def add_to_run(conn: Connection, run_id: str, **increments: int) -> None:
     """``SET x = x + n`` on the run for every nonzero increment; the judge
     counters per model (``core.usage.key``) go to ``judge_usage``."""
     own, models = usage.split(increments)
-    values = {name: getattr(Run, name) + n for name, n in own.items() if n}
-    if values:
+    values: dict[str, Any] = {
+        name: getattr(Run, name) + n for name, n in own.items() if n
+    }
+    moved = values or any(any(counts.values()) for counts in models.values())
+    if moved:  # no longer stalled (pipeline/stalls.py)
+        values.update(moved_at=utcnow(), stall=None)
         conn.execute(update(Run).where(Run.id == run_id).values(**values))
     for model, counts in models.items():
         add_judge_usage(conn, run_id, model, counts)

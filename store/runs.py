@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from core.status import ACTIVE_RUN
+from core.status import ACTIVE_RUN, RunStatus
 from store.database import Repository
 from store.deletion import Deleted, delete_run
 from store.models import Run, utcnow
@@ -65,6 +65,13 @@ class RunQueries(Repository):
             query = query.where(Run.created_at < created_before)
         with self.session() as db:
             return list(db.scalars(query.order_by(Run.created_at)))
+
+    def set_stall(self, run_id: str, stall: dict[str, Any]) -> None:
+        """Record why a running run stopped moving (``pipeline/stalls.py``);
+        its next move clears it (``store.progress.add_to_run``)."""
+        running = (Run.id == run_id) & (Run.status == RunStatus.RUNNING.value)
+        with self.session.begin() as db:
+            db.execute(update(Run).where(running).values(stall=stall))
 
     def set_status(self, run_id: str, status: str, **fields: Any) -> None:
         if status not in UNFINISHED:

@@ -28,6 +28,7 @@ from core.status import FINAL_RUN
 from dataset.importers import IMPORTERS
 from metrics import protocols, registry
 from metrics.results import tidy_row
+from pipeline import stalls
 from pipeline.judge_check import check_judge
 from pipeline.runs import protocol_of
 from reports import exports
@@ -129,6 +130,7 @@ def run_page(token: str):
         counts = _storage().rows.status_counts(run.id)
         return render_template(
             "progress.html", run=run, counts=counts, workspace_memo=memo,
+            stalled=stalls.describe(run, current_app.config),
             provisional=dashboard.provisional_summary(run),
             provisional_part=_provisional_part(run),
         )  # fmt: skip
