@@ -116,7 +116,7 @@ def compare_command(run_keys, fmt, baseline, cjk, out) -> None:
 
     out_folder(out)
     storage = current_app.extensions["storage"]
-    runs = [_run(storage, key) for key in dict.fromkeys(run_keys)]
+    runs = [_run(storage, key) for key in run_keys]
     try:
         comparison = compare_now(storage, runs, current_app.config)
     except Rejected as rejected:

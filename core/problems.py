@@ -213,6 +213,10 @@ MESSAGES: dict[str, LazyText] = {
         "Pick between %(low)s and %(high)s runs to compare; %(count)s given."
     ),
     "compare_unknown_run": _l("No run has the link %(token)s."),
+    "compare_same_run": _l(
+        "The run %(name)s is named twice (a run's view and manage links, and its "
+        "id, name the same run): a comparison needs different runs."
+    ),
     "compare_not_final": _l(
         "The run %(name)s is %(status)s; only finished runs can be compared."
     ),

@@ -130,6 +130,12 @@ def _check(storage: StorageLike, runs: list[Run], config: dict[str, Any]) -> Non
     low, high = 2, config["MAX_COMPARED_RUNS"]
     if not low <= len(runs) <= high:
         raise Rejected.one("compare_count", low=low, high=high, count=len(runs))
+    seen: set[str] = set()
+    for run in runs:  # not compared with itself: every delta 0, every p 1
+        if run.id in seen:
+            name = run.name or run.file_name
+            raise Rejected.one("compare_same_run", name=name)
+        seen.add(run.id)
     for run in runs:
         if run.status not in FINAL_RUN:
             name = run.name or run.file_name

@@ -84,6 +84,18 @@ def test_unknown_runs_and_single_runs_exit_2_in_one_line(two_runs):
     assert "2 and 8 runs" in alone.stderr
 
 
+def test_compare_refuses_a_run_named_twice(two_runs):
+    """Issue 57: a run's view and manage tokens (or its id) compared it
+    with itself."""
+    app, (run, other) = two_runs
+    runner = app.test_cli_runner()
+    for keys in ([run.token, run.manage_token], [run.id, other.token, run.token]):
+        result = runner.invoke(args=["compare", *keys, "--format", "md"])
+        assert result.exit_code == 2, result.output
+        assert "named twice" in result.stderr and "Traceback" not in result.output
+        assert result.stdout == ""
+
+
 def test_compare_says_why_bradley_terry_has_no_strength(
     app_factory, tmp_path, judge_server
 ):

@@ -258,6 +258,32 @@ def test_a_manage_token_compares_but_is_never_echoed(app_factory, tmp_path):
     ]  # fmt: skip
 
 
+def test_a_run_named_by_its_view_and_manage_tokens_is_not_compared_with_itself(
+    app_factory, tmp_path
+):
+    """Issue 57: the run was compared with itself (every delta 0, p = 1)."""
+    app = app_factory()
+    client = app.test_client()
+    client.get("/")
+    data = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    made = [upload(client, data.read_bytes(), name="ours").get_json()]
+    made.append(upload(client, data.read_bytes()).get_json())
+    for run in made:
+        wait_final(client, run["token"])
+    same = (made[0]["token"], made[0]["manage_token"])
+    for tokens in (same, (*same, made[1]["token"])):
+        reply = compare(client, *tokens)
+        assert reply.status_code == 400, reply.get_json()
+        [error] = reply.get_json()["errors"]
+        assert error["code"] == "compare_same_run"
+        assert (
+            "ours" in error["message"]
+            and made[0]["manage_token"] not in error["message"]
+        )
+    page = settled(client, f"/compare?runs={','.join(same)}&lang=zh")
+    assert page.status_code == 400 and "ours" in page.get_data(as_text=True)
+
+
 def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_path):
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     client = app.test_client()
