@@ -73,6 +73,10 @@ MESSAGES: dict[str, LazyText] = {
         "The server's disk is full: the file was not stored. Try again later; "
         "nothing of this upload was kept."
     ),
+    "storage_full": _l(
+        "The server's disk is full: this request could not be completed. Try "
+        "again later."
+    ),
     "storage_unavailable": _l(
         "The server could not store the file: nothing of this upload was kept. "
         "Try again later."

@@ -9,6 +9,8 @@ import errno
 import io
 from datetime import timedelta
 
+from sqlalchemy import event
+
 from core.clock import utcnow
 from pipeline import execution
 from pipeline.leases import LEASES
@@ -107,3 +109,27 @@ def test_a_failed_attempts_claims_are_ended_for_the_other_workers(
     monkeypatch.setattr(ClaimQueries, "release_holder", release)  # back
     execution.sweep(ctx)
     assert storage.judge_cache.requests_claimed(["k1"]) == {}
+
+
+def test_a_workspace_made_on_a_full_database_disk_is_a_507_not_a_500(app_factory):
+    """Issue 57: POST /api/v1/workspaces on a full disk answered 500. SQLite
+    is made full on its connections (PRAGMA max_page_count, as a full disk
+    makes it: "database or disk is full"); the first refused one says so."""
+    app = app_factory(PROPAGATE_EXCEPTIONS=False)  # the 500 path, as served
+    client, storage = app.test_client(), app.extensions["storage"]
+    assert client.post("/api/v1/workspaces", json={"name": "x"}).status_code == 201
+
+    def full(connection, _record):
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+
+    event.listen(storage.engine, "connect", full)
+    storage.engine.dispose()  # the pooled connections had no limit
+    name = "a long name that fills the pages quickly " * 5
+    for _ in range(2000):  # a page holds a few rows: the limit comes soon
+        answer = client.post("/api/v1/workspaces", json={"name": name})
+        if answer.status_code != 201:
+            break
+    assert answer.status_code == 507, answer.get_data(as_text=True)[:300]
+    [error] = answer.get_json()["errors"]
+    assert error["code"] == "storage_full" and "disk is full" in error["message"]

@@ -16,6 +16,7 @@ from dataset import user_json
 from metrics import notes
 from metrics.results import judge_models
 from reports import formatting, tables
+from store.faults import disk_full
 from translations import problem_message
 from web.security import access, limits
 from web.security import headers as security
@@ -180,6 +181,10 @@ def init_app(app) -> None:
         return error_response(400, "csrf")
 
     @app.errorhandler(500)
-    def server_error(_error):
+    def server_error(error):
+        # a write the database's full disk refused (creating a workspace,
+        # renaming a run): said as an upload on a full disk says it
+        if disk_full(getattr(error, "original_exception", None)):
+            return error_response(507, "storage_full")
         HTTP_ERRORS.inc()
         return error_response(500, "internal")
