@@ -148,6 +148,11 @@ DEFAULTS: dict = {
     "JUDGE_BATCH_FIRST_POLL_S": 1.0,
     "JUDGE_BATCH_MAX_POLL_S": 300.0,
     "MAX_UPLOAD_MB": 200,
+    # Files the upload page checked, kept for the run they may become
+    # (pipeline/kept_uploads.py): a client keeps its newest few, and all of
+    # them together at most this much; over it the file is sent with the run.
+    "KEPT_UPLOADS_MB": 1024,
+    "KEPT_UPLOADS_PER_CLIENT": 2,
     # /readyz reports not ready below this much free space where uploads
     # and the SQLite database live (an upload then gets 507 disk_full)
     "MIN_FREE_MB": 100,
@@ -328,6 +333,8 @@ _PARSERS = {
     "JUDGE_MAX_REPLY_BYTES": lambda n, v: _int(n, v, 1024),
     "JUDGE_MAX_RETRIES": lambda n, v: _int(n, v, 0),
     "MAX_UPLOAD_MB": lambda n, v: _int(n, v, 1),
+    "KEPT_UPLOADS_MB": lambda n, v: _float(n, v, 0),
+    "KEPT_UPLOADS_PER_CLIENT": lambda n, v: _int(n, v, 1),
     "MIN_FREE_MB": lambda n, v: _int(n, v, 0),
     "MAX_LINE_MB": lambda n, v: _int(n, v, 1),
     "MAX_SAMPLES": lambda n, v: _int(n, v, 1),

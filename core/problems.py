@@ -138,7 +138,13 @@ MESSAGES: dict[str, LazyText] = {
     # the request
     "missing_file": _l("Choose a .jsonl file to upload."),
     "upload_expired": _l(
-        "The checked file is no longer kept (after an hour, or it was used already): choose it again."
+        "The checked file is no longer kept (after an hour, once used, or replaced "
+        "by newer checks from your address): choose it again."
+    ),
+    "keep_refused": _l(
+        "The file is valid but was not kept for the run: the space for checked "
+        "files (%(limit)s MB) is full. Send the file with the run (the upload page "
+        "does so by itself)."
     ),
     "too_large": _l("The file is larger than the %(limit)s MB limit."),
     "samples_out_of_range": _l("%(path)s: must be an integer from 1 to %(maximum)s."),

@@ -126,9 +126,10 @@ class RunService(RunBudget):
             path.unlink(missing_ok=True)
             raise
 
-    def keep(self, stream: BinaryIO, filename: str) -> str | None:
-        """Keep a checked upload for the run it may become (its reference)."""
-        return kept_uploads.keep(self.config, stream, filename)
+    def keep(self, stream: BinaryIO, filename: str, client: str) -> str:
+        """Keep a checked upload of ``client`` for the run it may become (its
+        reference); Rejected over the kept uploads' budget or on a full disk."""
+        return kept_uploads.keep(self.config, stream, filename, client)
 
     def submit_kept(self, ref: str, request: RunRequest) -> Run:
         """Create and enqueue a run of a kept upload (:meth:`keep`)."""

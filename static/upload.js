@@ -302,6 +302,13 @@
         keptFile = file;
       }
       renderReport(report);
+      // valid, but the server kept no copy (its space for checked files is
+      // full): nothing is disabled on submit, so the file goes with the run
+      if (!response.ok && report.valid) {
+        const note = element("p", (report.errors || []).map((e) => e.message).join(" "), "muted small");
+        note.dataset.testid = "keep-refused";
+        result.appendChild(note);
+      }
     } catch (error) {
       result.replaceChildren();  // the server checks again on submit
     }

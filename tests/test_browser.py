@@ -301,3 +301,36 @@ def test_another_layout_is_converted_on_the_upload_page(site, page):
     page.click("#submit")
     wait_for_dashboard(page)
     assert page.dialogs == []
+
+
+def test_a_check_the_server_could_not_keep_sends_the_file_with_the_run(
+    app_factory, page
+):
+    """Issue 57: over the kept uploads' budget the check answers 429
+    keep_refused; the page says why and the run still starts, with the
+    file sent again (no upload_ref)."""
+    app = app_factory(KEPT_UPLOADS_MB=0)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_port}"
+    try:
+        path = ROOT / "sample_data.jsonl"
+        page.goto(site + "/?lang=zh")
+        page.set_input_files("#file", str(path))
+        page.wait_for_selector("#check-result p.ok")
+        note = page.inner_text("[data-testid=keep-refused]")
+        assert note == translated("zh", KEEP_REFUSED).replace("%(limit)s", "0")
+        assert page.input_value("#upload-ref") == ""  # nothing to refer to
+        page.click("#submit")  # the file itself, once more (kept: none)
+        page.wait_for_url(lambda url: "/r/" in url)
+        page.wait_for_selector("#progress, [data-testid=run-status]")
+        assert page.dialogs == []
+    finally:
+        server.shutdown()
+
+
+KEEP_REFUSED = (
+    "The file is valid but was not kept for the run: the space for checked files "
+    "(%(limit)s MB) is full. Send the file with the run (the upload page does so "
+    "by itself)."
+)

@@ -14,7 +14,7 @@ from translations import translate_problems
 from web.extensions import link
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
-from web.security import cross_site
+from web.security import access, cross_site
 from web.views import forms, openapi, run_reads
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -74,8 +74,13 @@ def validate():
             return jsonify(errors=_errors(rejected.errors)), rejected.status
         body["judge_calls"] = estimate
         if request.form.get("keep") == "1":  # the page: the run takes it as is
-            upload.stream.seek(0)
-            body["upload_ref"] = _service().keep(upload.stream, upload.filename)
+            try:
+                body["upload_ref"] = _service().keep(
+                    upload.stream, upload.filename, access.client_id()
+                )
+            except Rejected as refused:  # valid, not kept: sent with the run
+                body.update(upload_ref=None, errors=_errors(refused.errors))
+                return jsonify(body), refused.status
     return jsonify(body), 200
 
 

@@ -120,7 +120,10 @@ PATHS = {
                        " judge calls it would make and the limit. Nothing is stored"
                        " unless keep=1: a valid file is then kept for an hour and"
                        " the reply's upload_ref starts a run of it without sending"
-                       " it again.",
+                       " it again. Over the kept files' budget (KEPT_UPLOADS_MB,"
+                       " KEPT_UPLOADS_PER_CLIENT) the report comes with 429, errors"
+                       " [keep_refused] and upload_ref null: send the file with the"
+                       " run.",
             "requestBody": UPLOAD,
             "responses": {"200": _json("Validation", "The validation report."),
                           **_errors(400, 413, 429)},
@@ -329,6 +332,12 @@ SCHEMAS = {
                            "sessions": {"type": "integer"},
                            "of_sessions": {"type": "integer"},
                            "computed_at": STRING, "summary": {"type": "object"}}},
+                       "batch": {"type": ["object", "null"], "description":
+                                 "a batch-mode run's batch part (docs/judge.md): stage,"
+                                 " note and reason (why it went online), failures and"
+                                 " error (steps failed in a row), skipped (output lines"
+                                 " by kind), missing (requests no line answered), notes;"
+                                 " null for an online run"},
                        "links": {"type": "object", "properties": {
                            k: STRING for k in ("status", "dashboard", "results", "rows",
                                                "export_csv", "export_json")}},
