@@ -80,7 +80,7 @@ def decide(
     if "reply" in directives:  # a real judge's reply with no usable verdict
         kind = form.mode.verdict.kind if form and form.mode else "score"
         return 200, unusable_reply(directives["reply"], kind), {}
-    if fault == "429" and attempt == 1:
+    if (fault == "429" and attempt == 1) or fault == "429_always":
         return 429, "slow down", {"Retry-After": "1"}
     if fault.startswith("500x") and attempt <= int(fault[4:]):
         return 500, "boom", {}
@@ -95,7 +95,17 @@ def decide(
     if fault == "drip":  # a slow server: the body one byte at a time
         return 200, alignment_reply(50), {DRIP: "1"}
     digest = int(hashlib.md5(response.encode()).hexdigest(), 16)
-    return 200, _verdict(form, response, directives, digest, model, prompt), {}
+    verdict = _verdict(form, response, directives, digest, model, prompt)
+    return 200, verdict, _stated_limits(directives)
+
+
+def _stated_limits(directives: dict[str, str]) -> dict[str, str]:
+    """``[[limits=inf]]``: the reply states that value as both rate limits,
+    as a provider's headers would (a hostile or broken one: issue 57)."""
+    said = directives.get("limits")
+    if said is None:
+        return {}
+    return {"x-ratelimit-limit-requests": said, "x-ratelimit-limit-tokens": said}
 
 
 def of_model(directives: dict[str, str], model: str) -> dict[str, str]:

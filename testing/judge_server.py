@@ -17,7 +17,9 @@ independent of call order or concurrency:
 * ``[[al=80]]`` the alignment total (split over the five dimensions);
   ``[[binary=1]]`` the binary verdict. Without them the scores derive from a
   hash of the text (deterministic).
-* ``[[fault=429]]`` first attempt 429 with ``Retry-After: 1``;
+* ``[[fault=429]]`` first attempt 429 with ``Retry-After: 1``
+  (``[[fault=429_always]]``: every attempt); ``[[limits=inf]]`` the reply
+  states that value as both rate limits (``x-ratelimit-limit-*``);
   ``[[fault=500x2]]`` two 500s then success; ``[[fault=garbage]]`` always an
   unparseable reply; ``[[fault=garbage_once]]`` unparseable, then fine;
   ``[[fault=timeout]]`` sleeps past the client's timeout; ``[[fault=401]]``;
@@ -56,7 +58,11 @@ status in the error file (no retry; timeout and drip a 500, never slept on);
 no rate limits. ``[[batch=expired]]`` / ``[[batch=failed]]`` in a line: that
 line ``batch_expired`` / a 500; ``[[batch=invalid]]`` or
 ``batch_fail_all=True``: the batch fails validation; ``batch_expire_after_s``:
-it expires, unfinished lines ``batch_expired``. ``state.batch_lines`` and
+it expires, unfinished lines ``batch_expired``; ``[[batch=line:KIND]]``:
+that line's output record comes back malformed (not JSON, an array, no
+``custom_id``, not UTF-8, another request's id: ``judge_batches.MALFORMED``)
+and ``batches.look_fault = (status, body)`` answers every look at a batch
+with it. ``state.batch_lines`` and
 ``state.online_requests`` count what was asked each way (``calls`` counts
 the answers of both).
 
