@@ -14,7 +14,7 @@ from tests.pipeline_support import FAST_JUDGE, evaluate, submit, wait_for
 BOUND_S = 120.0  # each run's end (or its stated stall), generous on a loaded machine
 
 
-def _sessions(tag: str, directive: str, count: int = 6) -> list[dict]:
+def sessions(tag: str, directive: str, count: int = 6) -> list[dict]:
     """``count`` sessions of two methods, two rounds: 24 judge items."""
     return [
         crafted.session(
@@ -38,7 +38,7 @@ def test_absurd_limit_headers_never_stop_the_judge(app_factory, tmp_path):
                           **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 4})  # fmt: skip
         for said in ("inf", "1e400", "nan", "healthy"):
             directive = "" if said == "healthy" else f"[[limits={said}]]"
-            path = crafted.write(tmp_path / f"{said}.jsonl", _sessions(said, directive))
+            path = crafted.write(tmp_path / f"{said}.jsonl", sessions(said, directive))
             started = time.monotonic()
             document = wait_for(
                 app, submit(app, path, server, suites=["alignment"]), timeout=BOUND_S
@@ -58,7 +58,7 @@ def test_a_judge_that_refuses_every_request_ends_the_run_with_the_reason(
             JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE
         )
         path = crafted.write(
-            tmp_path / "refused.jsonl", _sessions("r", "[[fault=429_always]]", 2)
+            tmp_path / "refused.jsonl", sessions("r", "[[fault=429_always]]", 2)
         )
         document = evaluate(app, path, server, suites=["alignment"])
     assert document["run"]["status"] == "failed"
@@ -80,7 +80,7 @@ def test_a_stated_limit_of_hours_a_request_is_said_on_the_run(app_factory, tmp_p
         app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
                           RUN_STALL_S=2.0, WATCHDOG_INTERVAL_S=0.5,
                           **FAST_JUDGE)  # fmt: skip
-        path = crafted.write(tmp_path / "slow.jsonl", _sessions("s", "[[limits=10]]"))
+        path = crafted.write(tmp_path / "slow.jsonl", sessions("s", "[[limits=10]]"))
         run_id = submit(app, path, server, suites=["alignment"])
         service, storage = app.extensions["runs"], app.extensions["storage"]
         deadline = time.monotonic() + BOUND_S
