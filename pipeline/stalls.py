@@ -190,7 +190,9 @@ def describe(run: Run, config: dict[str, Any]) -> dict[str, Any] | None:
     stall = run.stall
     if stall is None:
         still_s = (utcnow() - still_since(run)).total_seconds()
-        overdue = config["RUN_STALL_S"] + 2 * config["WATCHDOG_INTERVAL_S"]
+        # a live worker's sweep records a cause by then (it sweeps every
+        # interval): the page never stays silent longer
+        overdue = config["RUN_STALL_S"] + config["WATCHDOG_INTERVAL_S"]
         if still_s < overdue:
             return None
         stall = {"cause": "no_worker", "params": {"minutes": round(still_s / 60)},
