@@ -5,6 +5,7 @@ reads: the results document, the exports and the CLI report."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -12,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dataset.convert import convert_file
+from dataset.importers import Options
 from pipeline.leases import LEASES
 from tests.pipeline_support import GENEROUS_RATE_LIMITS, submit, wait_for
 from tests.witness.plans import JUDGES, Plan
@@ -76,7 +79,7 @@ def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
     the worker (evaluation, finalize), as ``flask evaluate`` does; cancelled
     on the way when the plan says so."""
     plan.nonce = uuid.uuid4().hex[:12]
-    path = plan.write(folder / f"{plan.nonce}.jsonl")
+    path = written(plan, folder, app)
     before, asked = _reported(judge), Counter(judge.state.models)
     run_id = submit(
         app,
@@ -95,6 +98,31 @@ def run_in_worker(app, judge, plan: Plan, folder: Path) -> Outcome:
         run = _settle(app, run_id)
         document = app.extensions["runs"].results_document(run)
     return _outcome(document, run.token, run.manage_token, judge, before, asked)
+
+
+def written(plan: Plan, folder: Path, app=None) -> Path:
+    """The plan's file in our format, ``<nonce>.jsonl``. A plan in ALOE's
+    layout is written as ALOE's file and converted as a user does: with
+    ``app``, through the CLI, after ``validate`` named the layout and the
+    command (an ALOE file once got only "required field is missing");
+    without, through the converter the upload page calls."""
+    path = folder / f"{plan.nonce}.jsonl"
+    if plan.layout == "ours":
+        return plan.write(path)
+    source = plan.write_aloe(folder / f"{plan.nonce}.aloe.jsonl")
+    if app is None:
+        assert convert_file(source, "aloe", path, Options()).converted == plan.sessions
+        return path
+    cli = app.test_cli_runner()
+    checked = cli.invoke(args=["validate", "--json", str(source)])
+    assert checked.exit_code == 1, checked.output
+    hint = json.loads(checked.output)
+    assert hint["looks_like"] == "aloe" and "--from aloe" in hint["convert_command"]
+    done = cli.invoke(
+        args=["convert", "--from", "aloe", str(source), "--out", str(path)]
+    )
+    assert done.exit_code == 0, done.output
+    return path
 
 
 def _outcome(document, token, manage, judge, before, asked) -> Outcome:
@@ -146,7 +174,7 @@ def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Ou
     """The plan's file uploaded to the served app (``POST /api/v1/runs``),
     polled until final, and its results read back over HTTP."""
     plan.nonce = uuid.uuid4().hex[:12]
-    path = plan.write(folder / f"{plan.nonce}.jsonl")
+    path = written(plan, folder)
     before, asked = _reported(judge), Counter(judge.state.models)
     with path.open("rb") as stream:
         answer = session.post(

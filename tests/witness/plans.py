@@ -30,6 +30,9 @@ from testing.judge_natives import scaled
 
 JUDGES = ("judge-a", "judge-b")
 METHODS = ("Base", "Ours", "RAG")
+# an ALOE-protocol run may come as ALOE's own file (its two replies per
+# message), converted as a user converts it: its session ids must be kept
+ALOE_METHODS = ("preferred", "rejected")
 PROTOCOLS = ("personasteer", "personasteer-zh", "mt-bench", "aloe")
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
 # what the product must make of each reply with no usable verdict: asked
@@ -91,6 +94,7 @@ class Plan:
     # set when the plan is run: each run's text is its own (an identical
     # file would reuse an earlier run's rows and send nothing)
     nonce: str = ""
+    layout: str = "ours"  # or "aloe": ALOE's conversations file, converted
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -143,6 +147,31 @@ class Plan:
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         return path
 
+    def write_aloe(self, path: Path) -> Path:
+        """The sessions as ALOE's conversations file (its profile and
+        personality JSON-quoted lines, a record's own ``session_id``)."""
+        records = []
+        for session in self.sessions_jsonl():
+            turns = [
+                {
+                    "user": r["user_message"],
+                    "assistant": {m: r["responses"].get(m) for m in ALOE_METHODS},
+                    "chosen": "preferred",
+                }
+                for r in session["rounds"]
+            ]
+            records.append(
+                {
+                    "session_id": session["session_id"],
+                    "profile": json.dumps(session["user_profile"]) + "\n",
+                    "personality": json.dumps(session["user_personality"]) + "\n",
+                    "conversations": turns,
+                }
+            )
+        lines = (json.dumps(record, ensure_ascii=False) for record in records)
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return path
+
 
 def answers(kinds: st.SearchStrategy[str]) -> st.SearchStrategy[Answer]:
     verdict = st.builds(
@@ -187,6 +216,9 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
         return draw(thirds(protocol))
     judges = JUDGES[: draw(st.integers(1, 2))]
     methods = tuple(draw(st.permutations(METHODS))[: draw(st.integers(2, 3))])
+    layout = "ours"
+    if protocol == "aloe" and draw(st.integers(0, 2)) == 0:  # ALOE's own file
+        methods, layout = ALOE_METHODS, "aloe"
     sessions, rounds = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     failing = (
         draw(st.sampled_from(("some", "some", "every"))) if len(judges) == 2 else "some"
@@ -204,9 +236,9 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
                     found[-1] = Answer(FAILED)
                 strength = draw(st.sampled_from(STRENGTHS))
                 items.append(Item(f"s{s}", k, method, tuple(found), strength))
-    if all(item.answers is None for item in items):  # a file needs a reply
-        first = items[0]
-        items[0] = Item(
+    # a file needs a reply; a record of ALOE's file is converted only with one
+    for first in _needing_a_reply(items, layout):
+        items[items.index(first)] = Item(
             first.session,
             first.round,
             first.method,
@@ -214,9 +246,23 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
         )
     cancel_after = draw(st.one_of(st.none(), st.none(), st.none(), st.integers(0, 12)))
     suites = draw(st.sampled_from((("alignment",), ("alignment", "pairwise"))))
-    return Plan(
-        protocol, judges, methods, sessions, rounds, items, cancel_after, suites
+    return replace(
+        Plan(protocol, judges, methods, sessions, rounds, items, cancel_after, suites),
+        layout=layout,
     )
+
+
+def _needing_a_reply(items: list[Item], layout: str) -> list[Item]:
+    """The first item of the file (of each session, in ALOE's layout) when
+    every reply there is missing."""
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.session if layout == "aloe" else "", []).append(item)
+    return [
+        group[0]
+        for group in groups.values()
+        if all(item.answers is None for item in group)
+    ]
 
 
 def kept(plan: Plan, stored: set[tuple[str, str]]) -> Plan:
