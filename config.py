@@ -147,6 +147,10 @@ DEFAULTS: dict = {
     "JUDGE_BATCH_MAX_MB": 200,
     "JUDGE_BATCH_FIRST_POLL_S": 1.0,
     "JUDGE_BATCH_MAX_POLL_S": 300.0,
+    # A batch's output or error file is downloaded up to this size; a larger
+    # one is not read, and the batch part fails with the reason (its requests
+    # go online). 50,000 answers of a few KB each are far below it.
+    "JUDGE_BATCH_OUTPUT_MAX_MB": 1024,
     "MAX_UPLOAD_MB": 200,
     # Files the upload page checked, kept for the run they may become
     # (pipeline/kept_uploads.py): a client keeps its newest few, and all of
@@ -220,14 +224,14 @@ DEFAULTS: dict = {
     # are aggregated at most this often (pipeline/interim.py).
     "INTERIM_EVERY_S": 15.0,
     "CHUNK_STALL_S": 60.0,
-    "QUEUE_TIMEOUT_S": 300.0,
-    "MAX_CHUNK_ATTEMPTS": 3,
-    # Abuse limits per client address (web/security/limits.py), in Flask-Limiter's
-    # notation; an upload is a run started from the page or the API.
     # A running run that moved for RUN_STALL_S (no unit done, no judge call
     # counted, no row stored) is marked stalled with its cause on its page
     # and status, and its chunks are handed out again (pipeline/stalls.py).
     "RUN_STALL_S": 600.0,
+    "QUEUE_TIMEOUT_S": 300.0,
+    "MAX_CHUNK_ATTEMPTS": 3,
+    # Abuse limits per client address (web/security/limits.py), in Flask-Limiter's
+    # notation; an upload is a run started from the page or the API.
     "RATE_LIMITS_ENABLED": True,
     "RATE_LIMIT_UPLOADS": "30 per hour",
     "RATE_LIMIT_VALIDATIONS": "120 per hour",  # the upload page's dry-run check
@@ -327,6 +331,7 @@ _PARSERS = {
     "JUDGE_BATCH_MAX_MB": lambda n, v: _float(n, v, 0.001),
     "JUDGE_BATCH_FIRST_POLL_S": lambda n, v: _float(n, v, 0.05),
     "JUDGE_BATCH_MAX_POLL_S": lambda n, v: _float(n, v, 0.05),
+    "JUDGE_BATCH_OUTPUT_MAX_MB": lambda n, v: _float(n, v, 0.001),
     "JUDGE_TPM": lambda n, v: _int(n, v, 1),
     "JUDGE_TEMPERATURE": _temperature,
     "JUDGE_DEADLINE_S": lambda n, v: _float(n, v, 0.1),
@@ -368,12 +373,12 @@ _PARSERS = {
     "WATCHDOG_INTERVAL_S": lambda n, v: _float(n, v, 0.1),
     "INTERIM_EVERY_S": lambda n, v: _float(n, v, 0),
     "CHUNK_STALL_S": lambda n, v: _float(n, v, 1.0),
+    "RUN_STALL_S": lambda n, v: _float(n, v, 1.0),
     "QUEUE_TIMEOUT_S": lambda n, v: _float(n, v, 1.0),
     "MAX_CHUNK_ATTEMPTS": lambda n, v: _int(n, v, 1),
     "CONVERT_SLOTS": lambda n, v: _int(n, v, 1),
     "RATE_LIMITS_ENABLED": _bool,
     "RATE_LIMIT_UPLOADS": _rate_limit,
-    "RUN_STALL_S": lambda n, v: _float(n, v, 1.0),
     "RATE_LIMIT_VALIDATIONS": _rate_limit,
     "RATE_LIMIT_RETRIES": _rate_limit,
     "RATE_LIMIT_WORKSPACES": _rate_limit,

@@ -257,6 +257,34 @@ MESSAGES: dict[str, LazyText] = {
         "The form expired or came from another site. Reload the page and try again."
     ),
     "internal": _l("Something went wrong on our side."),
+    # a batch-mode run's batch part (pipeline/batch.py, docs/judge.md)
+    "batch_failed": _l(
+        "The provider failed a batch: the requests without an answer were sent online."
+    ),
+    "batch_refused": _l(
+        "The provider refused its Batch API (HTTP %(status)s): the run's requests "
+        "were sent online."
+    ),
+    "batch_rounds": _l(
+        "Requests that needed the answers of three batches in a row were sent "
+        "online, not in a fourth batch."
+    ),
+    "batch_step_failed": _l(
+        "The batch part failed: %(failures)s steps in a row failed, the last with "
+        "%(error)s. The requests without an answer were sent online."
+    ),
+    "batch_output_too_large": _l(
+        "The batch part failed: %(error)s (JUDGE_BATCH_OUTPUT_MAX_MB), so it was not "
+        "read. The requests without an answer were sent online."
+    ),
+    "batch_lines_skipped": _l(
+        "%(count)s lines of the provider's batch output were skipped: no answer to a "
+        "request this run sent (%(kinds)s)."
+    ),
+    "batch_requests_missing": _l(
+        "%(count)s requests had no answer in the provider's batch output and were "
+        "sent online."
+    ),
     "rate_limited": _l(
         "Too many requests from your address. Try again in %(seconds)s seconds."
     ),

@@ -22,6 +22,18 @@ step a task the dispatcher hands out once (:func:`take_step`):
    from its answer; re-asks, lines that failed or expired, and the
    requests of a batch the provider failed go online (said in ``note``).
 
+Output files are read defensively: each is downloaded up to
+``JUDGE_BATCH_OUTPUT_MAX_MB`` (a larger one fails the batch part:
+``output_too_large``) and read line by line; a line that is not a JSON
+object, has no ``custom_id``, is not UTF-8 or names a request the run did
+not send is skipped and counted (``JudgeBatch.skipped``), and a request no
+line answered is stored as missing (it goes online). A step that fails
+:data:`MAX_FAILURES` times in a row, whatever the error, fails the batch
+part (``step_failed``, with the last error); before that it is taken again
+after :data:`RETRY_S`, four times as long after each failure. A failed
+batch part cancels the batches still open at the provider, and the
+requests without an answer go online.
+
 A restart finds the stage and the batch ids in the database; a cancelled
 run's batches are cancelled (:func:`cancel_batches`).
 """
@@ -32,6 +44,7 @@ import json
 import logging
 import tempfile
 import time
+from collections import Counter
 from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -41,7 +54,7 @@ from core import usage
 from core.clock import utcnow
 from core.status import ACTIVE_RUN, PROVIDER_FINAL, BatchStage, RunStatus
 from evaluator import run_on_loop
-from judge_client.batch_api import BatchAPI, BatchAPIError, answers_in
+from judge_client.batch_api import BatchAPI, BatchAPIError, OutputTooLarge, answers_in
 from judge_client.batch_client import Recorder
 from judge_client.http import JudgeHTTPError, read_completion
 from metrics import engine, registry
@@ -59,7 +72,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 COLLECT, WAITING, ANSWERED = BatchStage
 HOLD_S = 60.0  # a task asks about its batches this long, then lets go
-RETRY_S = 30.0  # a provider down or busy is asked again after this long
+RETRY_S = 30.0  # a failed step is taken again after this long (x4 each time)
+MAX_FAILURES = 3  # steps failed in a row that fail the batch part
 MAX_ROUNDS = 3  # batches sent one after another; later requests go online
 GROWTH = 1.5  # each wait between two questions, half as long again
 
@@ -74,27 +88,63 @@ def take_step(storage: StorageLike, config: dict[str, Any], run_id: str) -> None
         return
     try:
         state = storage.batches.state(run_id)  # as the hold found it
-        if state is not None and state.stage == COLLECT:
-            _gather_and_send(storage, config, run, state)
-        elif state is not None and state.stage == WAITING:
-            _poll(storage, config, run, state)
-    except BatchAPIError as error:
-        log.warning("batch step of run %s: %s", run_id, error)
-        _after_error(storage, run_id, error)
+        if state is None or state.stage not in (COLLECT, WAITING):
+            return
+        try:
+            if state.stage == COLLECT:
+                _gather_and_send(storage, config, run, state)
+            else:
+                _poll(storage, config, run, state)
+        except OutputTooLarge as error:
+            log.warning("batch step of run %s: %s", run_id, error)
+            _fail_part(storage, config, run, "output_too_large", str(error))
+        except BatchAPIError as error:
+            log.warning("batch step of run %s: %s", run_id, error)
+            _after_error(storage, config, run, error)
+        except Exception as error:  # a fault of ours or of what the provider sent
+            log.exception("batch step of run %s failed", run_id)
+            _after_error(storage, config, run, error)
+        else:
+            storage.batches.step_ended(run_id)  # the failures in a row: none
     finally:
         storage.batches.let_go(run_id)
 
 
-def _after_error(storage: StorageLike, run_id: str, error: BatchAPIError) -> None:
+def _after_error(
+    storage: StorageLike, config: dict[str, Any], run: Run, error: Exception
+) -> None:
     """An endpoint without the batch API (or refusing this run's files):
-    the run goes online rather than asking again and again; one down or
-    busy is asked again after :data:`RETRY_S`."""
-    if error.status is not None and 400 <= error.status < 500 and error.status != 429:
-        storage.batches.move(run_id, ANSWERED, note=f"refused:{error.status}")
-    else:
-        again = utcnow() + timedelta(seconds=RETRY_S)
-        state = storage.batches.state(run_id)
-        storage.batches.move(run_id, state.stage if state else COLLECT, poll_at=again)
+    the run goes online rather than asking again and again. Any other
+    failure: the step is taken again after :data:`RETRY_S` (four times as
+    long after each failure in a row), and the :data:`MAX_FAILURES`-th in
+    a row fails the batch part with its error."""
+    status = error.status if isinstance(error, BatchAPIError) else None
+    if status is not None and 400 <= status < 500 and status != 429:
+        storage.batches.move(run.id, ANSWERED, note=f"refused:{status}")
+        return
+    said = str(error) if isinstance(error, BatchAPIError) else ""
+    said = said or f"{type(error).__name__}: {error}"
+    failures = storage.batches.step_ended(run.id, error=said)
+    if failures >= MAX_FAILURES:
+        _fail_part(storage, config, run, "step_failed", said)
+        return
+    wait = RETRY_S * 4 ** (failures - 1)
+    again = utcnow() + timedelta(seconds=wait)
+    state = storage.batches.state(run.id)
+    storage.batches.move(run.id, state.stage if state else COLLECT, poll_at=again)
+
+
+def _fail_part(
+    storage: StorageLike, config: dict[str, Any], run: Run, note: str, error: str
+) -> None:
+    """The batch part ends: the run's chunks run, its requests without an
+    answer online (as for a batch the provider failed), and its batches
+    still open at the provider are cancelled (else they would be paid as
+    well). ``note`` and ``error`` say why on the run's page and status."""
+    log.warning("batch part of run %s failed (%s): %s", run.id, note, error)
+    storage.batches.move(run.id, ANSWERED, note=note, error=error[:2000],
+                         poll_at=None)  # fmt: skip
+    cancel_batches(storage, config, run)
 
 
 def _gather_and_send(
@@ -187,32 +237,69 @@ def _refresh(
     """One batch as the provider states it; once final, its files read."""
     api = BatchAPI(batch_files.judge_config(config, run, batch.model))
     found = run_on_loop(api.retrieve(str(batch.batch_id)))
-    counts = found.get("request_counts") or {}
-    values = {"status": str(found.get("status", "")),
-              "completed": int(counts.get("completed") or 0),
-              "failed": int(counts.get("failed") or 0),
-              "output_file_id": found.get("output_file_id"),
-              "error_file_id": found.get("error_file_id")}  # fmt: skip
+    counts = found.get("request_counts")
+    counts = counts if isinstance(counts, dict) else {}
+    values = {"status": str(found.get("status", ""))[:32],
+              "completed": _count(counts.get("completed")),
+              "failed": _count(counts.get("failed")),
+              "output_file_id": _text(found.get("output_file_id")),
+              "error_file_id": _text(found.get("error_file_id"))}  # fmt: skip
     storage.batches.update_batch(batch.id, **values)
     if values["status"] not in PROVIDER_FINAL:
         return
+    limit = int(config["JUDGE_BATCH_OUTPUT_MAX_MB"] * 1024 * 1024)
+    listed = batch.listed
+    skipped: Counter[str] = Counter()
     for file_id in (values["output_file_id"], values["error_file_id"]):
         if file_id:
-            _read_answers(storage, api, run.id, str(file_id), batch.model)
-    storage.batches.update_batch(batch.id, read_at=utcnow())
+            _read_answers(storage, api, run.id, str(file_id), batch.model,
+                          limit, skipped if listed else None)  # fmt: skip
+    # a failed batch has no files: its requests go online with the note
+    missing = 0
+    if listed and values["status"] != "failed":
+        missing = storage.batches.mark_missing(run.id, batch.id)
+    if skipped or missing:
+        log.warning("batch %s of run %s: output lines skipped %s, requests "
+                    "missing %d", batch.batch_id, run.id, dict(skipped), missing)  # fmt: skip
+    storage.batches.update_batch(batch.id, read_at=utcnow(), skipped=dict(skipped),
+                                 missing=missing)  # fmt: skip
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)[:200]
+
+
+def _count(value: Any) -> int:
+    """A count the provider states (0 when it is not a whole number)."""
+    return value if type(value) is int and 0 <= value < 2**31 else 0
 
 
 def _read_answers(
-    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str, model: str
-) -> None:
+    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str, model: str,
+    limit: int, skipped: Counter[str] | None,
+) -> None:  # fmt: skip
     """An output or error file's answers stored, a thousand at a time (the
-    file goes to disk first, never whole into memory), with the tokens the
-    provider billed for them: once per line, however many items of the run
-    read a line's answer (identical requests share one)."""
+    file goes to disk first, at most ``limit`` bytes, never whole into
+    memory), with the tokens the provider billed for them: once per line,
+    however many items of the run read a line's answer (identical requests
+    share one). A line that is no answer, or answers a request the run did
+    not send, is counted in ``skipped`` by kind and not stored (``skipped``
+    None: a batch whose requests were not listed, every answer is kept)."""
+    counted: Counter[str] = Counter() if skipped is None else skipped
     with tempfile.TemporaryFile() as sink:
-        run_on_loop(api.download(file_id, sink))
+        run_on_loop(api.download(file_id, sink, limit))
         sink.seek(0)
-        for answers in answers_in(sink):
+        for answers in answers_in(sink, skipped=counted):
+            storage.batches.hold(run_id, LEASE_S, renew=True)
+            if skipped is not None:
+                sent = storage.batches.sent_among(
+                    run_id, [answer["custom_id"] for answer in answers]
+                )
+            else:
+                sent = {a["custom_id"] for a in answers if len(a["custom_id"]) <= 64}
+            if len(sent) < len(answers):
+                counted["foreign"] += sum(a["custom_id"] not in sent for a in answers)
+                answers = [answer for answer in answers if answer["custom_id"] in sent]
             storage.batches.put_answers(run_id, answers, partial(_billed, model))
 
 

@@ -68,9 +68,13 @@ def send(
         if known is not None and known.batch_id:
             continue
         storage.batches.save_batch(run.id, round_, model, part, total=len(lines))
+        # listed before the upload: its output is read against them
+        ids = (custom_id for custom_id, _ in lines)
+        storage.batches.list_requests(run.id, round_, model, part, ids)
         file_id = known.input_file_id if known is not None else None
         if not file_id:
-            file_id = _upload(api, lines, f"{run.id}-{round_}-{part}.jsonl")
+            file_id = _upload(api, [line for _, line in lines],
+                              f"{run.id}-{round_}-{part}.jsonl")  # fmt: skip
             storage.batches.save_batch(
                 run.id, round_, model, part, input_file_id=file_id
             )
@@ -84,13 +88,14 @@ def send(
 
 def _parts(
     found: list[tuple[str, dict[str, Any]]], most: int, limit: int
-) -> Iterator[list[bytes]]:
-    """The batch files' lines: at most ``most`` lines and ``limit`` bytes each.
+) -> Iterator[list[tuple[str, bytes]]]:
+    """The batch files' lines with their ``custom_id``: at most ``most``
+    lines and ``limit`` bytes each.
 
     >>> [len(p) for p in _parts([(str(i), {}) for i in range(5)], 2, 10**6)]
     [2, 2, 1]
     """
-    lines: list[bytes] = []
+    lines: list[tuple[str, bytes]] = []
     size = 0
     for custom_id, body in found:
         record = {"custom_id": custom_id, "method": "POST",
@@ -99,7 +104,7 @@ def _parts(
         if lines and (len(lines) >= most or size + len(line) > limit):
             yield lines
             lines, size = [], 0
-        lines.append(line)
+        lines.append((custom_id, line))
         size += len(line)
     if lines:
         yield lines

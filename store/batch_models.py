@@ -10,13 +10,16 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -47,6 +50,11 @@ class BatchRun(Base):
     poll_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     poll_s: Mapped[float | None] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text)  # why the run went online
+    # steps that failed in a row (reset by one that ends well), and the last
+    # one's error (English): at ``pipeline.batch.MAX_FAILURES`` the batch
+    # part fails with it (``note`` ``step_failed``)
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    error: Mapped[str | None] = mapped_column(Text)
 
 
 class JudgeBatch(Base):
@@ -72,6 +80,30 @@ class JudgeBatch(Base):
     output_file_id: Mapped[str | None] = mapped_column(String(200))
     error_file_id: Mapped[str | None] = mapped_column(String(200))
     read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # lines of its output and error files that were no answer, by kind
+    # (``judge_client.batch_api.answers_in``, and ``foreign``: a request
+    # the run did not send), and its requests neither file answered
+    skipped: Mapped[dict[str, int] | None] = mapped_column(JSONType)
+    missing: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # its requests are listed (``BatchRequest``); a batch an older release
+    # sent is not: every line of its files is read as before
+    listed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class BatchRequest(Base):
+    """A request the run sent in a batch file (``batch``: the
+    ``JudgeBatch`` row's id), listed before the file is uploaded: an output
+    line naming another ``custom_id`` is not stored, and a request no line
+    answered is known to be missing (it goes online)."""
+
+    __tablename__ = "batch_requests"
+    __table_args__ = (Index("ix_batch_requests_batch", "batch"),)
+
+    run_id: Mapped[str] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    custom_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    batch: Mapped[int] = mapped_column(AUTO_ID)
 
 
 class BatchAnswer(Base):

@@ -4,21 +4,25 @@ answers read back, and the dispatcher's claim on the run's next step."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, exists, func, literal, select, update
 
 from core import usage
+from core.problems import Problem
 from core.status import ACTIVE_RUN, BatchStage
-from store.batch_models import BatchAnswer, BatchRun, JudgeBatch
+from store.batch_models import BatchAnswer, BatchRequest, BatchRun, JudgeBatch
 from store.database import Repository
 from store.models import Run, RunChunk, utcnow
 from store.progress import add_to_run
-from store.sql import claim_each
+from store.sql import batched, claim_each
 
 COLLECT, WAITING = BatchStage.COLLECT.value, BatchStage.WAITING.value
+PIECE = 1000  # request ids written or looked up at a time
+MISSING = "missing_from_output"  # a sent request no output line answered
 
 
 class BatchQueries(Repository):
@@ -168,6 +172,80 @@ class BatchQueries(Repository):
             add_to_run(conn, run_id, **counters(fresh))
         return len(fresh)
 
+    def list_requests(
+        self, run_id: str, round_: int, model: str, part: int, ids: Iterable[str]
+    ) -> None:
+        """The requests a part's batch file holds, listed before it is
+        uploaded (listed again, e.g. by a step run after a restart: kept once)."""
+        key = (JudgeBatch.run_id == run_id, JudgeBatch.round == round_,
+               JudgeBatch.model == model, JudgeBatch.part == part)  # fmt: skip
+        with self.engine.begin() as conn:
+            row = conn.execute(select(JudgeBatch.id).where(*key)).scalar_one()
+            conn.execute(
+                update(JudgeBatch).where(JudgeBatch.id == row).values(listed=True)
+            )
+            for piece in batched(ids, PIECE):
+                rows = [{"run_id": run_id, "custom_id": c, "batch": row} for c in piece]
+                conn.execute(
+                    self.database.insert(BatchRequest)
+                    .values(rows)
+                    .on_conflict_do_nothing(index_elements=["run_id", "custom_id"])
+                )
+
+    def sent_among(self, run_id: str, ids: list[str]) -> set[str]:
+        """Those of ``ids`` that name a request the run sent in a batch."""
+        found: set[str] = set()
+        with self.engine.connect() as conn:
+            for piece in batched(ids, PIECE):
+                query = select(BatchRequest.custom_id).where(
+                    BatchRequest.run_id == run_id, BatchRequest.custom_id.in_(piece)
+                )
+                found.update(conn.scalars(query))
+        return found
+
+    def mark_missing(self, run_id: str, row: int) -> int:
+        """The batch's requests that no line of its files answered, stored
+        as answers without a response (:data:`MISSING`: they go online, and
+        no later batch sends them again); how many."""
+        answered = exists().where(
+            BatchAnswer.run_id == run_id,
+            BatchAnswer.custom_id == BatchRequest.custom_id,
+        )
+        missing = select(
+            literal(run_id), BatchRequest.custom_id, literal(MISSING)
+        ).where(BatchRequest.batch == row, BatchRequest.run_id == run_id, ~answered)
+        insert = (
+            self.database.insert(BatchAnswer)
+            .from_select(["run_id", "custom_id", "error"], missing)
+            .on_conflict_do_nothing(index_elements=["run_id", "custom_id"])
+        )
+        with self.engine.begin() as conn:
+            conn.execute(insert)
+            count = (
+                select(func.count())
+                .select_from(BatchRequest)
+                .join(BatchAnswer, and_(BatchAnswer.run_id == BatchRequest.run_id,
+                                        BatchAnswer.custom_id == BatchRequest.custom_id))
+                .where(BatchRequest.batch == row, BatchAnswer.error == MISSING)
+            )  # fmt: skip
+            return int(conn.execute(count).scalar_one())
+
+    def step_ended(self, run_id: str, error: str | None = None) -> int:
+        """A step of the run ended: failed with ``error`` (one more in a
+        row), or well (None: the count starts again; a batch part that failed
+        keeps its reason). The steps failed in a row now."""
+        query = update(BatchRun).where(BatchRun.run_id == run_id)
+        if error is None:
+            kept = BatchRun.note.is_(None) | (BatchRun.note != "step_failed")
+            query = query.where(BatchRun.failures > 0, kept)
+            values: dict[str, Any] = {"failures": 0, "error": None}
+        else:
+            values = {"failures": BatchRun.failures + 1, "error": error[:2000]}
+        with self.engine.begin() as conn:
+            conn.execute(query.values(**values))
+            found = select(BatchRun.failures).where(BatchRun.run_id == run_id)
+            return int(conn.execute(found).scalar_one_or_none() or 0)
+
     def answer(self, run_id: str, custom_id: str) -> BatchAnswer | None:
         with self.database.session() as db:
             return db.get(BatchAnswer, (run_id, custom_id))
@@ -183,4 +261,56 @@ class BatchQueries(Repository):
             "stage": state.stage, "round": state.round, "note": state.note,
             "done": sum(b.completed + b.failed for b in open_),
             "total": sum(b.total for b in open_),
+            # steps failed in a row and the last one's error (a step that
+            # keeps failing: the third fails the batch part)
+            "failures": state.failures, "error": state.error,
         }  # fmt: skip
+
+    def outcome(self, run_id: str) -> dict[str, Any] | None:
+        """How the run's batch part went (None: an online run): its stage,
+        why it went online (``note``, ``reason`` in English, and ``notes``:
+        problems the pages translate), the steps failed in a row, the lines
+        of its output files skipped by kind and the requests they missed."""
+        state = self.state(run_id)
+        if state is None:
+            return None
+        skipped: Counter[str] = Counter()
+        missing = 0
+        for made in self.batches(run_id):
+            skipped.update(made.skipped or {})
+            missing += made.missing
+        notes = [_note(state)] if state.note else []
+        if skipped:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()))
+            notes.append(Problem.make(None, "", "batch_lines_skipped",
+                                      count=sum(skipped.values()), kinds=kinds))  # fmt: skip
+        if missing:
+            notes.append(
+                Problem.make(None, "", "batch_requests_missing", count=missing)
+            )
+        return {
+            "stage": state.stage, "round": state.round, "note": state.note,
+            "reason": notes[0].message if state.note else None,
+            "failures": state.failures, "error": state.error,
+            "skipped": dict(skipped), "missing": missing,
+            "notes": [problem.to_dict() for problem in notes],
+        }  # fmt: skip
+
+
+def _note(state: BatchRun) -> Problem:
+    """Why the run's batch part ended before its requests were answered
+    (``note``: ``failed``, ``refused:<status>``, ``rounds``,
+    ``step_failed``, ``output_too_large``), as a problem."""
+    code, _, status = str(state.note).partition(":")
+    error = state.error or ""
+    match code:
+        case "refused":
+            return Problem.make(None, "", "batch_refused", status=status)
+        case "rounds":
+            return Problem.make(None, "", "batch_rounds")
+        case "step_failed":
+            return Problem.make(None, "", "batch_step_failed",
+                                failures=state.failures, error=error)  # fmt: skip
+        case "output_too_large":
+            return Problem.make(None, "", "batch_output_too_large", error=error)
+    return Problem.make(None, "", "batch_failed")

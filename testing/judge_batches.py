@@ -10,6 +10,12 @@ grow), finalizing, completed. A line is answered by the online endpoint's
 Scripted, in a line's messages: ``[[batch=expired]]`` the line is not run
 (``batch_expired`` in the error file); ``[[batch=failed]]`` a 500;
 ``[[batch=invalid]]`` (or ``fail_all``) fails the batch's validation.
+``[[batch=line:KIND]]``: the line's output record is malformed, as a
+provider or a proxy might write it (:data:`MALFORMED`: ``not_json``,
+``array``, ``no_custom_id``, ``not_utf8``, ``foreign``: another request's
+``custom_id``); the line is counted completed and its request has no
+readable answer. ``look_fault = (status, body)``: every
+``GET /v1/batches/{id}`` answers that instead (a proxy's error page).
 ``expire_after_s`` expires a batch not completed by then, its unfinished
 lines ``batch_expired``. A cancel stops answering at once; ``CANCELLING``
 later the batch is cancelled, its unanswered lines ``batch_cancelled`` in
@@ -19,6 +25,7 @@ the error file (what was answered stays in the output file, as at OpenAI).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -43,6 +50,29 @@ NOT_RUN = {
     "batch_cancelled": "The batch was cancelled before this request was executed.",
 }
 Answer = Callable[[JudgeState, dict, bool], tuple[int, dict, dict]]
+FOREIGN_ID = "f" * 64  # a custom_id no client sent (``[[batch=line:foreign]]``)
+
+
+def _malformed(kind: str, record: dict) -> bytes:
+    """``record`` (a line's output record) written as ``kind`` of
+    :data:`MALFORMED` says."""
+    match kind:
+        case "not_json":
+            return b"<html><body>502 Bad Gateway</body></html>"
+        case "array":
+            return json.dumps([record["custom_id"], record["response"]]).encode()
+        case "no_custom_id":
+            return json.dumps(
+                {k: v for k, v in record.items() if k != "custom_id"}
+            ).encode()
+        case "not_utf8":  # the right custom_id, one byte that is not UTF-8
+            return json.dumps(record).encode().replace(b'"id"', b'"\xff": 1, "id"', 1)
+        case "foreign":
+            return json.dumps({**record, "custom_id": FOREIGN_ID}).encode()
+    raise ValueError(f"unknown malformed line kind {kind!r}")
+
+
+MALFORMED = ("not_json", "array", "no_custom_id", "not_utf8", "foreign")
 
 
 class BatchState(JudgeState):
@@ -115,6 +145,7 @@ class BatchStore:
         self.files, self.clock = judge_files.Files(max_lines, max_bytes), clock
         self.lock = threading.Lock()
         self.batches: dict[str, Batch] = {}
+        self.look_fault: tuple[int, bytes] | None = None  # GET /batches/{id}
 
     def route(
         self, method: str, path: str, headers: Any, raw: bytes
@@ -125,6 +156,8 @@ class BatchStore:
         try:
             with self.lock:  # a look answers due lines: one look at a time
                 found = self._dispatch(method, parts, parse_qs(url.query), headers, raw)
+        except LookFault as fault:
+            return fault.status, fault.body, "text/html"
         except (
             ApiError,
             ValueError,
@@ -152,6 +185,8 @@ class BatchStore:
             case "GET", ["batches"]:
                 return self.listing(int(query.get("limit", ["20"])[0]))
             case "GET", ["batches", batch_id]:
+                if self.look_fault is not None:
+                    raise LookFault(*self.look_fault)
                 return self._advance(self._batch(batch_id)).object()
             case "POST", ["batches", batch_id, "cancel"]:
                 return self.cancel(self._batch(batch_id)).object()
@@ -254,12 +289,16 @@ class BatchStore:
         else:
             status, payload, _ = self.answer(self.state, line["body"], True)
         response = {"status_code": status, "request_id": uuid.uuid4().hex}
-        return {
+        record = {
             "id": f"batch_req_{uuid.uuid4().hex}",
             "custom_id": line["custom_id"],
             "response": {**response, "body": payload},
             "error": None,
         }
+        kind = re.search(r"\[\[batch=line:(\w+)\]\]", text)
+        if kind is not None:  # written as it is, counted as answered
+            return {**record, "raw": _malformed(kind.group(1), record) + b"\n"}
+        return record
 
     def _finish(self, batch: Batch, status: str, at: float, code: str) -> None:
         """End ``batch``: completed answers every line first; otherwise the
@@ -278,11 +317,24 @@ class BatchStore:
 
     def _output(self, batch: Batch, kind: str, ok: bool) -> str | None:
         """The id of ``batch``'s output (``ok``) or error file; None if empty."""
-        rows = [json.dumps(r) + "\n" for r in batch.records if _ok(r) == ok]
+        rows = [_written(r) for r in batch.records if _ok(r) == ok]
         if not rows:
             return None
-        data = "".join(rows).encode()
+        data = b"".join(rows)
         return self.files.add(f"{batch.id}_{kind}.jsonl", f"batch_{kind}", data).id
+
+
+class LookFault(Exception):
+    """``look_fault``: what a look at a batch answers instead."""
+
+    def __init__(self, status: int, body: bytes):
+        super().__init__(status)
+        self.status, self.body = status, body
+
+
+def _written(record: dict) -> bytes:
+    """One line of an output or error file."""
+    return record.get("raw") or json.dumps(record).encode() + b"\n"
 
 
 def _ok(record: dict) -> bool:

@@ -383,3 +383,32 @@ def test_the_list_is_newest_first_and_pages_by_limit(clocked):
     assert page["has_more"] and page["first_id"] == made[2]
     everything = requests.get(f"{judge.url}/batches").json()
     assert len(everything["data"]) == 3 and not everything["has_more"]
+
+
+# -- malformed output, as a provider or a proxy might write it (issue 57) -----------
+
+
+def test_a_line_can_come_back_malformed_and_a_look_can_fail():
+    from testing.judge_batches import FOREIGN_ID, MALFORMED
+
+    lines = [line("ok", "[[al=50]]")] + [
+        line(kind, f"[[batch=line:{kind}]]") for kind in MALFORMED
+    ]
+    with ScriptedJudge(batch_seconds=0.0) as judge:
+        batch = look(judge, create(judge, lines)["id"])
+        url = f"{judge.url}/files/{batch['output_file_id']}/content"
+        written = requests.get(url, timeout=10).content.splitlines()
+        judge.batches.look_fault = (200, b"<html>proxy</html>")
+        faulted = requests.get(f"{judge.url}/batches/{batch['id']}", timeout=10)
+    assert batch["request_counts"] == {"total": 6, "completed": 6, "failed": 0}
+    assert len(written) == 6 and json.loads(written[0])["custom_id"] == "ok"
+    not_json, array, no_id, not_utf8, foreign = written[1:]
+    with pytest.raises(ValueError):
+        json.loads(not_json)
+    assert isinstance(json.loads(array), list)
+    assert "custom_id" not in json.loads(no_id)
+    with pytest.raises(UnicodeDecodeError):
+        not_utf8.decode()
+    assert b'"custom_id": "not_utf8"' in not_utf8
+    assert json.loads(foreign)["custom_id"] == FOREIGN_ID
+    assert (faulted.status_code, faulted.content) == (200, b"<html>proxy</html>")

@@ -116,6 +116,7 @@ def init_app(app) -> None:
             status.value: str(status.label) for status in RunStatus
         },
         failure_message=failure_message,
+        problem_message=problem_message,
         row_note=row_note,
         agreement_reason=agreement_reason,
         value_title=tables.value_title,

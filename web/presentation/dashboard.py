@@ -215,6 +215,8 @@ def context(storage, run, args) -> dict:
         "sessions": sessions_section(storage, run, args),
         "panel_judges": panel_judges(run),
         "retried": _retried(storage, run),
+        # a batch-mode run's batch part: why it went online, lines skipped
+        "batch_part": storage.batches.outcome(run.id),
         "judge_tables": judge_tables(run),
         "suites": [registry.get(name) for name in suites],
         "metric_ids": sorted(

@@ -133,6 +133,7 @@ def run_page(token: str):
             stalled=stalls.describe(run, current_app.config),
             provisional=dashboard.provisional_summary(run),
             provisional_part=_provisional_part(run),
+            batch_part=_storage().batches.outcome(run.id),
         )  # fmt: skip
     if g.get("manage_token"):  # the owner's: its forms carry their CSRF token
         return render_template(

@@ -47,6 +47,9 @@ def status_body(run, link) -> dict:
         "counts": service.storage.rows.run_status_counts(run),
         "summary": head["summary"] if head else None,
         "provisional": provisional(run),
+        # a batch-mode run's batch part: why it went online, the output
+        # lines skipped and requests missing (null: an online run)
+        "batch": service.storage.batches.outcome(run.id),
         "links": links(run, link),
         "results": head,
     }
