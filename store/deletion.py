@@ -3,9 +3,10 @@
 A run takes with it its rows, chunks and session index (``ON DELETE
 CASCADE``, and explicitly, so a SQLite connection without foreign keys
 loses nothing either), the judge cache entries no other run wrote or read
-(``run_cache_keys``), the stored comparisons that read it, and its upload
-file unless another run (a retry, a second upload of the same bytes) still
-reads it. A workspace takes its runs.
+(``run_cache_keys``), the judge exchanges' texts no other run's exchange
+names (``store/replies.py``), the stored comparisons that read it, and its
+upload file unless another run (a retry, a second upload of the same bytes)
+still reads it. A workspace takes its runs.
 
 The rows go in one transaction; the file goes after it commits, so a
 failed deletion never leaves a run whose file is gone.
@@ -20,7 +21,7 @@ from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from store.annotations import delete_annotations_of
-from store.batch_models import BatchAnswer, BatchRun, JudgeBatch
+from store.batch_models import BatchAnswer, BatchRequest, BatchRun, JudgeBatch
 from store.comparison import delete_comparisons_of
 from store.exchange_models import JudgeExchange
 from store.models import (
@@ -35,10 +36,11 @@ from store.models import (
     Workspace,
     WorkspaceCalls,
 )
+from store.replies import delete_exchanges_of
 from store.uploads import upload_path
 
 OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage, JudgeExchange,
-                BatchRun, JudgeBatch, BatchAnswer)  # fmt: skip
+                BatchRun, JudgeBatch, BatchAnswer, BatchRequest)  # fmt: skip
 
 
 class Deleted(Protocol):
@@ -107,6 +109,7 @@ def _delete_run_records(conn: Connection, run_id: str) -> None:
     )
     delete_comparisons_of(conn, run_id)
     delete_annotations_of(conn, run_id)
+    delete_exchanges_of(conn, run_id)
     for model in (RunCacheKey, *OWNED_BY_RUN):
         conn.execute(delete(model).where(model.run_id == run_id))
     conn.execute(delete(Run).where(Run.id == run_id))

@@ -2,7 +2,14 @@
 the replies grid shows the exact prompt sent beside the raw reply of each
 score. Written with the chunk's rows, in the same fenced transaction
 (``store/result_rows.py``); deleting the run deletes them
-(``store/deletion.py``); reusing a run copies them (``store/reuse.py``)."""
+(``store/deletion.py``); reusing a run copies them (``store/reuse.py``).
+
+The prompt and the reply are stored once per distinct pair (issue 57):
+an ``ExchangeText`` keyed by their hash, which each ``JudgeExchange`` row
+names (``text_key``), so a run whose verdicts come from the cache stores
+only those rows. A text goes with the last row naming it
+(``store/replies.py``). Rows written before that keep their own text
+(``text_key`` null, ``messages`` and ``reply`` in the row)."""
 
 from __future__ import annotations
 
@@ -35,8 +42,25 @@ class JudgeExchange(Base):
     mode: Mapped[str] = mapped_column(String(64))
     prompt_version: Mapped[str] = mapped_column(String(64))
     sample: Mapped[int] = mapped_column(Integer)
+    # the prompt and reply (ExchangeText); null in rows stored before 0026
+    text_key: Mapped[str | None] = mapped_column(
+        String(64), ForeignKey("judge_exchange_texts.key"), index=True
+    )
+    # rows stored before 0026 only (else null): their prompt and reply
+    messages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    reply: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))  # the outcome's RowStatus
+    cached: Mapped[bool] = mapped_column(default=False)
+
+
+class ExchangeText(Base):
+    """A prompt as sent and the raw reply, once however many exchanges of
+    however many runs had them (a cached verdict's exchange names the text
+    its first exchange stored)."""
+
+    __tablename__ = "judge_exchange_texts"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
     # role/content dicts as sent, each content bounded (judge_client/exchanges.py)
     messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
     reply: Mapped[str | None] = mapped_column(Text)  # None: no reply came
-    status: Mapped[str] = mapped_column(String(16))  # the outcome's RowStatus
-    cached: Mapped[bool] = mapped_column(default=False)

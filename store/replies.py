@@ -1,18 +1,22 @@
 """The replies grid's reads (``web/views/replies.py``): a page of replies,
 each a (session, round, method) scored for one metric, sorted and filtered
 on the server; every row of those replies; and what the judge was asked
-and answered for one of them (``store/exchange_models.py``)."""
+and answered for one of them (``store/exchange_models.py``), with the
+writes of those exchanges: each prompt and reply stored once, and gone
+with the last exchange naming it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import Select, delete, exists, func, select, tuple_
 from sqlalchemy.engine import Connection
 
 from store.database import Database, Repository
-from store.exchange_models import EXCHANGE_KEY, JudgeExchange
+from store.exchange_models import EXCHANGE_KEY, ExchangeText, JudgeExchange
 from store.models import ROW_DICT_FIELDS, ResultRow, RunSession
 from store.sql import batched, filtered_rows, method_position, table_of
 
@@ -20,6 +24,7 @@ from store.sql import batched, filtered_rows, method_position, table_of
 ReplyKey = tuple[str, int, str]
 EXCHANGE_FIELDS = ("judge", "metric", "seq", "metrics", "mode", "prompt_version",
                    "sample", "messages", "reply", "status", "cached")  # fmt: skip
+TEXT_FIELDS = ("messages", "reply")  # an ExchangeText's, named by a row
 ROW_FIELDS = tuple(name for name in ROW_DICT_FIELDS if name != "detail")
 
 
@@ -81,10 +86,16 @@ class ReplyQueries(Repository):
 
     def exchanges_of(self, run_id: str, reply: ReplyKey) -> list[dict[str, Any]]:
         """What the judges were asked and answered for one reply, by judge,
-        then in the order the suite asked."""
+        then in the order the suite asked (the prompt and reply from the
+        text the row names; a row stored before 0026 holds its own)."""
         session_id, round_, method = reply
+        shared = [
+            getattr(ExchangeText, name).label(f"t_{name}") for name in TEXT_FIELDS
+        ]
         query = (
-            select(*(getattr(JudgeExchange, name) for name in EXCHANGE_FIELDS))
+            select(*(getattr(JudgeExchange, name) for name in EXCHANGE_FIELDS),
+                   JudgeExchange.text_key, *shared)
+            .outerjoin(ExchangeText, ExchangeText.key == JudgeExchange.text_key)
             .where(
                 JudgeExchange.run_id == run_id,
                 JudgeExchange.session_id == session_id,
@@ -92,25 +103,139 @@ class ReplyQueries(Repository):
                 JudgeExchange.method == method,
             )
             .order_by(JudgeExchange.judge, JudgeExchange.metric, JudgeExchange.seq)
-        )
+        )  # fmt: skip
+        found = []
         with self.engine.connect() as conn:
-            return [
-                dict(zip(EXCHANGE_FIELDS, found, strict=True))
-                for found in conn.execute(query)
-            ]
+            for row in conn.execute(query).mappings():
+                exchange = {name: row[name] for name in EXCHANGE_FIELDS}
+                if row["text_key"] is not None:
+                    exchange.update({name: row[f"t_{name}"] for name in TEXT_FIELDS})
+                found.append(exchange)
+        return found
+
+
+def text_key(messages: Any, reply: str | None) -> str:
+    """The key of an exchange's text: SHA-256 of the prompt and the reply
+    as canonical JSON.
+
+    >>> key = text_key([{"role": "user", "content": "x"}], "y")
+    >>> key == text_key([{"content": "x", "role": "user"}], "y"), len(key)
+    (True, 64)
+    >>> key == text_key([{"role": "user", "content": "x"}], None)
+    False
+    """
+    canonical = json.dumps([messages, reply], sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"))  # fmt: skip
+    # a lone surrogate (a reply's "\\ud800") hashes as it is
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def write_exchanges(
     conn: Connection, database: Database, run_id: str,
     exchanges: Iterable[dict[str, Any]], batch: int = 500,
 ) -> None:  # fmt: skip
-    """Store a chunk's exchanges with its rows (in their transaction); a
-    chunk tried again replaces what it wrote before."""
+    """Store a chunk's exchanges with its rows (in their transaction): each
+    row names its prompt and reply, stored unless already there. A chunk
+    tried again replaces what it wrote before; a text only the replaced
+    rows named goes."""
     stmt = database.insert(table_of(JudgeExchange))
-    changing = [name for name in EXCHANGE_FIELDS if name not in EXCHANGE_KEY]
+    # messages and reply are left out: SQL NULL (a JSON column would store
+    # None as JSON null), also over a row stored before 0026
+    changing = [name for name in (*EXCHANGE_FIELDS, "text_key")
+                if name not in EXCHANGE_KEY]  # fmt: skip
     stmt = stmt.on_conflict_do_update(
         index_elements=list(EXCHANGE_KEY),
         set_={name: stmt.excluded[name] for name in changing},
     )
-    for part in batched(exchanges, batch):
-        conn.execute(stmt, [{**found, "run_id": run_id} for found in part])
+    texts: dict[str, dict[str, Any]] = {}
+    rows = []
+    for found in exchanges:
+        row = {**found, "run_id": run_id}
+        messages, reply = row.pop("messages"), row.pop("reply")
+        row["text_key"] = key = text_key(messages, reply)
+        texts.setdefault(key, {"key": key, "messages": messages, "reply": reply})
+        rows.append(row)
+    # the texts first, all in key order, as a deletion locks them (no
+    # deadlock between the two)
+    for keys in batched(sorted(texts), batch):
+        _keep_texts(conn, database, [texts[key] for key in keys])
+    replaced: set[str] = set()
+    for part in batched(rows, batch):
+        replaced |= _text_keys_of(conn, run_id, part)
+        conn.execute(stmt, part)
+    drop_unused_texts(conn, replaced - texts.keys(), wait=False)
+
+
+def _text_keys_of(
+    conn: Connection, run_id: str, rows: Sequence[dict[str, Any]]
+) -> set[str]:
+    """The texts the run's stored exchanges with these rows' keys name."""
+    key = tuple_(*(getattr(JudgeExchange, name) for name in EXCHANGE_KEY[1:]))
+    query = select(JudgeExchange.text_key).where(
+        JudgeExchange.run_id == run_id,
+        JudgeExchange.text_key.is_not(None),
+        key.in_([tuple(row[name] for name in EXCHANGE_KEY[1:]) for row in rows]),
+    )
+    return {found for found in conn.execute(query).scalars() if found is not None}
+
+
+def _keep_texts(
+    conn: Connection, database: Database, texts: Sequence[dict[str, Any]]
+) -> None:
+    """Store the texts not stored yet; on PostgreSQL the stored ones are
+    locked (FOR KEY SHARE, in key order) until the transaction ends, so a
+    deletion (``drop_unused_texts``) cannot take one this transaction is
+    about to name. One a deletion took meanwhile is stored again."""
+    have: set[str] = set()
+    if conn.dialect.name == "postgresql":
+        table = table_of(ExchangeText)
+        query = (
+            select(table.c.key)
+            .where(table.c.key.in_([found["key"] for found in texts]))
+            .order_by(table.c.key)
+            .with_for_update(key_share=True)
+        )
+        have = set(conn.execute(query).scalars())
+    missing = [found for found in texts if found["key"] not in have]
+    if missing:
+        stmt = database.insert(table_of(ExchangeText)).on_conflict_do_nothing(
+            index_elements=["key"]
+        )
+        conn.execute(stmt, missing)
+
+
+def delete_exchanges_of(conn: Connection, run_id: str) -> None:
+    """Delete a run's exchanges and the texts no other exchange names
+    (``store/deletion.py``, in its transaction)."""
+    query = (
+        select(JudgeExchange.text_key)
+        .where(JudgeExchange.run_id == run_id, JudgeExchange.text_key.is_not(None))
+        .distinct()
+    )
+    named = {key for key in conn.execute(query).scalars() if key is not None}
+    conn.execute(delete(JudgeExchange).where(JudgeExchange.run_id == run_id))
+    drop_unused_texts(conn, named)
+
+
+def drop_unused_texts(
+    conn: Connection, keys: Collection[str], wait: bool = True, batch: int = 500
+) -> None:
+    """Delete the texts among ``keys`` that no exchange names. On
+    PostgreSQL each is locked first (FOR UPDATE, in key order), which waits
+    for a transaction naming it (``_keep_texts``) to end, so the check that
+    follows sees its rows. ``wait=False`` skips a text locked by another
+    transaction instead (it is in use, or being deleted by it)."""
+    table = table_of(ExchangeText)
+    named = exists().where(JudgeExchange.text_key == table.c.key)
+    for part in batched(sorted(keys), batch):
+        candidates = part
+        if conn.dialect.name == "postgresql":
+            query = (
+                select(table.c.key)
+                .where(table.c.key.in_(part))
+                .order_by(table.c.key)
+                .with_for_update(skip_locked=not wait)
+            )
+            candidates = list(conn.execute(query).scalars())
+        if candidates:
+            conn.execute(delete(table).where(table.c.key.in_(candidates), ~named))

@@ -59,6 +59,7 @@ def test_an_identical_upload_reuses_the_rows_and_asks_no_judge(judged):
     assert client.delete(f"/api/v1/runs/{first['manage_token']}").status_code == 204
     again = client.get(f"/api/v1/runs/{second['token']}/results").get_json()
     assert without_run(again) == without_run(second["results"])
+    assert storage.replies.exchanges_of(copy.id, key) == kept  # their text too
 
 
 @pytest.mark.parametrize(
