@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 from dataset import validate_file
@@ -209,3 +210,34 @@ def file_warnings_agree(plan: plans.Plan, path) -> None:
         if w["code"] == "replies_missing"
     }
     assert warned == expected_missing_warnings(plan)
+
+
+def _shown(html: str, testid: str) -> str | None:
+    """The text of the element ``data-testid`` names (tags dropped)."""
+    found = re.search(rf'data-testid="{testid}"[^>]*>(.*?)</(?:dd|span|p)>', html, re.S)
+    return None if found is None else re.sub(r"<[^>]+>|\s+", " ", found[1]).strip()
+
+
+def page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None:
+    """The run page's header says what the witness knows: the requests the
+    judges took apart from verdicts from the cache (none: each run is new),
+    and not-applicable rows apart from the scores its protocol never asks
+    (it once read "Judge calls 40 (cache hits 0)", and counted ALOE's
+    dimensions as not applicable)."""
+    taken = sum(outcome.asked.values())
+    sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
+    assert _shown(html, "judge-requests") == (
+        f"{sent} · 0 verdicts from the cache (no request, no cost)"
+    )
+    rows = plans.expected_rows(as_stored(plan, outcome.document))
+    lacks = sum(1 for row in rows if row.get("note_code") == "protocol_lacks")
+    others = [r for r in outcome.document["rows"] if not witnessed(r["metric"])]
+    inapplicable = sum(
+        1
+        for row in [*rows, *others]
+        if row["status"] == "not_applicable"
+        and row.get("note_code") != "protocol_lacks"
+    )
+    assert _shown(html, "count-not-applicable") == f"{inapplicable:,}"
+    asked = _shown(html, "count-not-asked")
+    assert (asked or "").startswith(f"{lacks:,} ") if lacks else asked is None

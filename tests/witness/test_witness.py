@@ -81,3 +81,7 @@ def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, pla
     base_url, session, judge, folder = served
     outcome = harness.run_over_http(base_url, session, judge, plan, folder)
     checks.everything_agrees(plan, outcome)
+    page = session.get(
+        f"{base_url}/r/{outcome.token}", headers={"Accept-Language": "en"}, timeout=60
+    )
+    checks.page_agrees(plan, outcome, page.text)
