@@ -7,7 +7,9 @@ web app; ``celery -A app:celery_app worker`` runs a worker against
 
 from __future__ import annotations
 
+import logging
 import sys
+import threading
 from functools import partial
 from pathlib import Path
 
@@ -21,11 +23,13 @@ import web
 from core import logs
 from evaluator import JudgePool, warm_up_judge
 from metrics import lexicon
-from pipeline import interim, queue, worker_process
+from pipeline import execution, interim, queue, worker_process
 from pipeline.execution import Context
 from pipeline.runs import RunService
 from pipeline.watchdog import Watchdog
 from pipeline.worker_process import WorkerProcess
+
+log = logging.getLogger(__name__)
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -62,7 +66,7 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
         app.config["WATCHDOG_INTERVAL_S"],
         lease_s=app.config["CHUNK_STALL_S"],
     )
-    supervisor = None
+    supervisor, on_reconnect = None, None
     if queue.is_embedded(app.config):
         # a worker on the local broker takes its work back before it consumes
         on_init = partial(worker_process.begin, app)
@@ -74,8 +78,9 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     else:
         service.broker_check = partial(queue.ping, app.config["REDIS_URL"])
         on_init, on_ready = None, partial(_ready_on_redis, watchdog)
+        on_reconnect = partial(_resend_after_reconnect, app)
     app.extensions["worker"] = supervisor
-    service.queue = queue.init_app(app, on_init, on_ready)
+    service.queue = queue.init_app(app, on_init, on_ready, on_reconnect)
 
 
 def _ready_embedded(watchdog: Watchdog) -> None:
@@ -86,6 +91,26 @@ def _ready_embedded(watchdog: Watchdog) -> None:
 def _ready_on_redis(watchdog: Watchdog) -> None:
     watchdog.start()
     worker_process.warm_up(interim.preload(), warm_up_judge())
+
+
+def _resend_after_reconnect(app: Flask) -> None:
+    """A worker consumes again after losing Redis, which may have restarted
+    empty: every chunk sent and not yet taken is sent again now, not after
+    ``QUEUE_TIMEOUT_S`` (a sweep for which every task in the queue is
+    overdue; a copy is harmless, the first to come claims the chunk). In a
+    thread of its own: the consumer goes on consuming meanwhile."""
+    ctx = Context.of(app)
+    ctx.config = {**ctx.config, "QUEUE_TIMEOUT_S": 0.0}
+
+    def resend() -> None:
+        try:
+            found = execution.sweep(ctx)
+        except Exception:  # the watchdog's next sweep tries again
+            log.exception("resending the queue after a reconnection failed")
+            return
+        log.warning("broker reconnected: %s chunk(s) sent again", found["stale"])
+
+    threading.Thread(target=resend, name="resend-after-reconnect", daemon=True).start()
 
 
 app = create_app()

@@ -12,12 +12,16 @@ commands that queue nothing do not import Celery.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core import logs
 from pipeline.names import TASKS_MODULE
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from celery import Celery  # Celery has no type information: Any
@@ -45,9 +49,17 @@ def celery_settings(config: dict[str, Any]) -> dict[str, Any]:
         from pipeline import local_broker
 
         return {**common, **local_broker.settings(config["QUEUE_FOLDER"])}
+    from pipeline import redis_broker
+
     return {
         **common,
         "broker_url": config["REDIS_URL"],
+        # kombu's Redis transport, made to survive a Redis restart (issue 57)
+        "broker_transport": redis_broker.TRANSPORT,
+        # A chunk under way when Redis goes away goes on: its rows and its
+        # lease live in the database, not in the broker (the default becomes
+        # True in Celery 6, and the threads pool cannot cancel a task anyway).
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
         # Above the longest task, so Redis does not redeliver a running chunk.
         "broker_transport_options": {
             "visibility_timeout": visibility,
@@ -99,10 +111,12 @@ def make_celery(
     app: Flask,
     on_worker_init: Callable[[], None] | None = None,
     on_worker_ready: Callable[[], None] | None = None,
+    on_reconnect: Callable[[], None] | None = None,
 ) -> Celery:
     """The Celery app: tasks run inside the Flask app's context.
     ``on_worker_init`` runs when a worker of it is built, before it consumes;
-    ``on_worker_ready`` once it consumes."""
+    ``on_worker_ready`` once it consumes; ``on_reconnect`` (team mode) each
+    time it consumes again after losing Redis."""
     from celery import Celery, Task
     from celery.signals import worker_init, worker_ready
 
@@ -123,6 +137,10 @@ def make_celery(
                              (worker_ready, on_worker_ready)):  # fmt: skip
         if receiver is not None:
             signal.connect(_for_app(celery_app, receiver), weak=False)
+    if not is_embedded(app.config):
+        celery_app.steps["consumer"].add(
+            _consumer_step(app.config["REDIS_URL"], on_reconnect)
+        )
     if app.config["LOG_FORMAT"] == "json":
         # A worker would replace the root handlers with its own text format;
         # with a receiver connected it leaves logging as the app set it.
@@ -140,11 +158,63 @@ def _for_app(celery_app: Celery, receiver: Callable[[], None]) -> Callable[..., 
     return receive
 
 
+def _consumer_step(redis_url: str, on_reconnect: Callable[[], None] | None) -> type:
+    """A step of a team-mode worker's consumer, which Celery starts each
+    time the consumer connects to Redis (and stops when it loses it): while
+    it consumes, it beats (``pipeline/worker_beats.py``, read by
+    ``/readyz``); each start after the first calls ``on_reconnect``; a
+    clean shutdown says at once that this worker is gone."""
+    import redis
+    from celery import bootsteps
+
+    from pipeline import worker_beats
+    from pipeline.leases import LEASES
+
+    class Liveness(bootsteps.StartStopStep):  # type: ignore[misc]  # no types
+        requires = ("celery.worker.consumer.tasks:Tasks",)
+
+        def __init__(self, parent: Any, **kwargs: Any) -> None:
+            super().__init__(parent, **kwargs)
+            self.starts = 0
+            self.entry: Any = None
+            self.client = redis.Redis.from_url(
+                redis_url, socket_connect_timeout=2, socket_timeout=2
+            )
+
+        def start(self, parent: Any) -> None:
+            self.starts += 1
+            self._beat()
+            self.entry = parent.timer.call_repeatedly(worker_beats.BEAT_S, self._beat)
+            if self.starts > 1 and on_reconnect is not None:
+                on_reconnect()
+
+        def stop(self, parent: Any) -> None:
+            if self.entry is not None:
+                self.entry.cancel()
+                self.entry = None
+
+        def shutdown(self, parent: Any) -> None:
+            self.stop(parent)
+            with contextlib.suppress(redis.RedisError):  # its key expires anyway
+                worker_beats.forget(self.client, LEASES.holder)
+
+        def _beat(self) -> None:
+            try:
+                worker_beats.beat(self.client, LEASES.holder)
+            except redis.RedisError as exc:  # the consumer reconnects on its own
+                log.info("worker beat not written: %s", type(exc).__name__)
+
+    return Liveness
+
+
 def init_app(
     app: Flask,
     on_worker_init: Callable[[], None] | None = None,
     on_worker_ready: Callable[[], None] | None = None,
+    on_reconnect: Callable[[], None] | None = None,
 ) -> Queue:
-    queue = Queue(lambda: make_celery(app, on_worker_init, on_worker_ready))
+    queue = Queue(
+        lambda: make_celery(app, on_worker_init, on_worker_ready, on_reconnect)
+    )
     app.extensions["queue"] = queue
     return queue

@@ -15,6 +15,7 @@ def test_healthz_and_readyz_in_embedded_mode(client):
     assert checks == {
         "database": {"ok": True, "detail": "reachable"},
         "broker": {"ok": True, "detail": "embedded"},
+        "workers": {"ok": True, "detail": "embedded"},
     }
 
 
@@ -27,6 +28,10 @@ def test_readyz_names_an_unreachable_broker(app_factory):
     assert body["checks"]["broker"] == {
         "ok": False,
         "detail": "unreachable: ConnectionError",
+    }
+    assert body["checks"]["workers"] == {
+        "ok": False,
+        "detail": "unknown: the broker is unreachable",
     }
     assert body["checks"]["database"]["ok"] is True
 

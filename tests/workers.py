@@ -40,3 +40,23 @@ def stop(process: subprocess.Popen) -> None:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             kill(process)
+
+
+# as docs/team.md writes it (tests/faults/test_broker_restart.py checks it is)
+DOCUMENTED_COMMAND = (
+    "-A app:celery_app worker --pool threads --concurrency 20 --loglevel INFO".split()
+)
+
+
+def start_documented_worker(env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """The worker command of docs/team.md, word for word (heartbeat, gossip
+    and mingle on, as a user runs it)."""
+    celery = Path(sys.executable).with_name("celery")
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [str(celery), *DOCUMENTED_COMMAND],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )

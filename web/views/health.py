@@ -1,7 +1,8 @@
 """Operator probes. ``GET /healthz``: the process answers (liveness).
 ``GET /readyz``: what serving needs is reachable — the database, in team
-mode the Redis broker, and free disk above ``MIN_FREE_MB`` — else 503 naming
-the failing part (readiness).
+mode the Redis broker and at least one live Celery worker (its beat in
+Redis: ``pipeline/worker_beats.py``), and free disk above ``MIN_FREE_MB`` —
+else 503 naming the failing part (readiness).
 Neither is rate-limited, and neither says more than "reachable" or the kind
 of failure (no URL, no credentials)."""
 
@@ -24,7 +25,9 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    checks = {"database": _database(), "broker": _broker(), "disk": _disk()}
+    broker, workers = _broker_and_workers()
+    checks = {"database": _database(), "broker": broker, "workers": workers}
+    checks["disk"] = _disk()
     ready = all(check["ok"] for check in checks.values())
     status = "ready" if ready else "unavailable"
     return jsonify(status=status, checks=checks), 200 if ready else 503
@@ -56,17 +59,26 @@ def _database() -> dict:
     return {"ok": True, "detail": "reachable"}
 
 
-def _broker() -> dict:
+def _broker_and_workers() -> tuple[dict, dict]:
+    """Redis answers, and some worker beat within ``ALIVE_S`` (one
+    connection, three commands: cheap enough for every probe)."""
     url = current_app.config.get("REDIS_URL")
-    if not url:  # embedded mode: the queue lives in this process
-        return {"ok": True, "detail": "embedded"}
+    if not url:  # embedded mode: the queue and its worker live in this app
+        return {"ok": True, "detail": "embedded"}, {"ok": True, "detail": "embedded"}
     import redis
+
+    from pipeline import worker_beats
 
     try:
         with redis.Redis.from_url(
             url, socket_connect_timeout=PROBE_TIMEOUT_S, socket_timeout=PROBE_TIMEOUT_S
         ) as client:
             client.ping()
+            alive = worker_beats.alive(client)
     except redis.RedisError as exc:
-        return {"ok": False, "detail": f"unreachable: {type(exc).__name__}"}
-    return {"ok": True, "detail": "reachable"}
+        unknown = {"ok": False, "detail": "unknown: the broker is unreachable"}
+        return {"ok": False, "detail": f"unreachable: {type(exc).__name__}"}, unknown
+    if not alive:
+        silent = f"no worker alive (none heard from in {worker_beats.ALIVE_S} s)"
+        return {"ok": True, "detail": "reachable"}, {"ok": False, "detail": silent}
+    return {"ok": True, "detail": "reachable"}, {"ok": True, "detail": f"{alive} alive"}
