@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import groupby
 
 from dataset import validate_file
 from tests.witness import plans, published
@@ -241,3 +242,26 @@ def page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None:
     assert _shown(html, "count-not-applicable") == f"{inapplicable:,}"
     asked = _shown(html, "count-not-asked")
     assert (asked or "").startswith(f"{lacks:,} ") if lacks else asked is None
+
+
+def grid_agrees(plan: plans.Plan, html: str) -> None:
+    """The replies grid, in its default order ("as in the file"), lists each
+    session's rounds with the methods in the file's order (they once came
+    out alphabetical), and shows each reply's length once, under no judge
+    and with no link to a judge's exchange (a panel showed it under each
+    judge, linked to a page that said no exchange was kept)."""
+    lines = re.findall(
+        r'data-testid="grid-line" data-session="([^"]*)" data-round="(\d+)"'
+        r' data-method="([^"]*)"',
+        html,
+    )
+    assert lines, "the grid lists no reply"
+    order = {method: place for place, method in enumerate(plan.methods)}
+    for (session, round_), group in groupby(lines, key=lambda line: line[:2]):
+        methods = [line[2] for line in group]
+        assert methods == sorted(methods, key=order.__getitem__), (session, round_)
+    lengths = re.findall(
+        r'data-metric="response_chars" data-judge="([^"]*)">(.*?)</div>', html, re.S
+    )
+    assert len(lengths) == len(lines)
+    assert all(judge == "" and "exchange-link" not in cell for judge, cell in lengths)
