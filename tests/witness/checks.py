@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from html import unescape
 from itertools import groupby
 
 from dataset import validate_file
@@ -265,3 +266,38 @@ def grid_agrees(plan: plans.Plan, html: str) -> None:
     )
     assert len(lengths) == len(lines)
     assert all(judge == "" and "exchange-link" not in cell for judge, cell in lengths)
+
+
+def reasons_shown(html: str) -> int:
+    """Every value a comparison table shows as "—" for a reason says the
+    reason where a phone shows it (it was a hovered title and a hidden
+    span): in its cell, or, when every method's value of the column is
+    missing for one reason, once under the table; and no n beside the
+    dash. Returns how many dashes it saw."""
+    seen = 0
+    for table, after in re.findall(
+        r'data-testid="comparison-table"(.*?)</table>(.*?)(?=<table|$)', html, re.S
+    ):
+        columns = [
+            _text(h) for h in re.findall(r'<th scope="col"[^>]*>(.*?)</th>', table)
+        ]
+        shared = {
+            _text(note).partition(" — for every method:")[0]
+            for note in re.findall(r'data-testid="column-note">(.*?)</p>', after, re.S)
+        }
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]:
+            for place, cell in enumerate(re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)):
+                if 'data-testid="value-note">—' not in cell:
+                    continue
+                seen += 1
+                assert 'class="n"' not in cell, f"an n beside a dash: {cell[:200]}"
+                reason = re.search(r'class="muted value-reason">([^<]+)<', cell)
+                column = re.sub("[↑↓]", "", columns[place + 1]).strip()
+                assert (reason and reason[1].strip()) or column in shared, (
+                    f"a dash in {column!r} without its reason: {cell[:200]}"
+                )
+    return seen
+
+
+def _text(fragment: str) -> str:
+    return re.sub(r"<[^>]+>|\s+", " ", unescape(fragment)).strip()

@@ -85,6 +85,7 @@ def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, pla
         f"{base_url}/r/{outcome.token}", headers={"Accept-Language": "en"}, timeout=60
     )
     checks.page_agrees(plan, outcome, page.text)
+    checks.reasons_shown(page.text)
     grid = session.get(
         f"{base_url}/r/{outcome.token}/replies?metric=response_chars", timeout=60
     )
