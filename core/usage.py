@@ -249,25 +249,33 @@ def totals(used: dict) -> dict:
     """A run's ``judge_usage`` summed over its judges: ``requests`` sent
     (``calls``: re-asks and failed requests included), ``cached`` verdicts
     (taken from the cache: no request, no cost), ``tokens`` and
-    ``cost_usd``, null when any judge has no price (a partial sum would
-    understate it).
+    ``cost_usd``, null when a judge that used tokens has no price (a
+    partial sum would understate it). A judge that used none cost nothing,
+    priced or not: a run cancelled before its first request cost US$ 0, not
+    an unknown sum "because no price is set" (found by the witness).
 
     >>> totals({"a": {"calls": 2, "cached": 1, "prompt_tokens": 3,
     ...               "completion_tokens": 1, "cost_usd": 0.5},
     ...         "b": {"calls": 0, "cached": 4, "prompt_tokens": 2,
     ...               "completion_tokens": 2, "cost_usd": 0.25}})
     {'requests': 2, 'cached': 5, 'tokens': 8, 'cost_usd': 0.75}
-    >>> totals({})["cost_usd"] is None
+    >>> totals({})["cost_usd"], totals({"c": {"cached": 3, "cost_usd": None}})["cost_usd"]
+    (0.0, 0.0)
+    >>> totals({"c": {"prompt_tokens": 3, "cost_usd": None}})["cost_usd"] is None
     True
     """
-    costs = [counts.get("cost_usd") for counts in used.values()]
-    known = bool(costs) and all(cost is not None for cost in costs)
+    costs = [
+        counts.get("cost_usd") if _used_tokens(counts) else 0.0
+        for counts in used.values()
+    ]
+    known = all(cost is not None for cost in costs)
     return {
         "requests": sum(c.get("calls", 0) for c in used.values()),
         "cached": sum(c.get("cached", 0) for c in used.values()),
-        "tokens": sum(
-            c.get("prompt_tokens", 0) + c.get("completion_tokens", 0)
-            for c in used.values()
-        ),
-        "cost_usd": sum(costs) if known else None,
+        "tokens": sum(_used_tokens(c) for c in used.values()),
+        "cost_usd": float(sum(costs)) if known else None,
     }
+
+
+def _used_tokens(counts: dict) -> int:
+    return counts.get("prompt_tokens", 0) + counts.get("completion_tokens", 0)

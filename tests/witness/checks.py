@@ -301,3 +301,39 @@ def reasons_shown(html: str) -> int:
 
 def _text(fragment: str) -> str:
     return re.sub(r"<[^>]+>|\s+", " ", unescape(fragment)).strip()
+
+
+def cancelled_page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None:
+    """A cancelled run's page says what it stored (sessions with rows of
+    every suite, of some only) and what the requests before the cancel
+    cost (it once read "0 of 30 sessions evaluated" after 60 paid
+    requests)."""
+    stored = as_stored(plan, outcome.document).stored or frozenset()
+    suites_of: dict[str, set] = {}
+    for session, suite in stored:
+        suites_of.setdefault(session, set()).add(suite)
+    complete = sum(1 for found in suites_of.values() if found >= set(plan.suites))
+    partial, total = len(suites_of) - complete, plan.sessions
+    cover = _shown(html, "cancelled-cover") or ""
+    if not suites_of:
+        assert f"(0 of {total} sessions)" in cover, cover
+    elif partial:
+        assert f"{complete} of {total} sessions complete, {partial} partly" in cover, (
+            cover
+        )
+    else:
+        assert f"in {complete} of {total} sessions." in cover, cover
+    taken = sum(outcome.asked.values())
+    sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
+    cost = sum(
+        (
+            outcome.reported.get(judge, Counter())["prompt_tokens"] * PRICES[judge][0]
+            + outcome.reported.get(judge, Counter())["completion_tokens"]
+            * PRICES[judge][1]
+        )
+        / 1e6
+        for judge in plan.judges
+    )
+    spent = _shown(html, "cancelled-spent") or ""
+    want = f"Before the cancel: {sent}, which cost US$ {cost:,.4f};"
+    assert spent.startswith(want), f"page: {spent!r}; witness: {want!r}"

@@ -50,6 +50,11 @@ def test_a_generated_run_says_what_the_plan_implies(witness_app, protocol, data)
     checks.everything_agrees(plan, outcome)
     checks.downloads_agree(plan, outcome, *harness.downloads(app, outcome))
     checks.file_warnings_agree(plan, folder / f"{plan.nonce}.jsonl")
+    if outcome.document["run"]["status"] == "cancelled":
+        page = app.test_client().get(
+            f"/r/{outcome.token}", headers={"Accept-Language": "en"}
+        )
+        checks.cancelled_page_agrees(plan, outcome, page.get_data(as_text=True))
 
 
 @pytest.fixture(scope="module")
