@@ -55,6 +55,12 @@ CANCEL_GRACE_S = 10.0  # how long calls under way at a cancel may take to end
 CLAIM_POLL_S = 0.5  # how often it looks for a verdict another worker is getting
 
 
+class Halted(Exception):
+    """A call not sent: an earlier call of its judge failed in a way that
+    fails the chunk (its verdict could not be stored), so the chunk's other
+    calls do not go out (its retry asks them)."""
+
+
 class Judge:
     """What metrics receive: ``judge.evaluate(items) -> outcomes`` in order.
     Each item with its outcome (a cache hit, a verdict, a failure) is
@@ -76,7 +82,11 @@ class Judge:
         self.structured = structured or StructuredOutput()
         self.pool = pool or JudgePool(config.concurrency)
         self.cache = cache
-        self._keeper = VerdictKeeper(cache.put) if cache else None
+        # a verdict the storage refuses waits for it as long as a call may
+        # take, holding its slot (judge_client/keeper.py)
+        self._keeper = VerdictKeeper(cache.put, config.deadline_s) if cache else None
+        # what failed the chunk's calls: none goes out after it (``_halt``)
+        self._failure: BaseException | None = None
         self.client = client or JudgeClient(config)
         self.usage = usage or Usage()  # a panel's judges count together
         self._stop = StopCheck(should_stop)
@@ -184,6 +194,16 @@ class Judge:
             # cut, not waited on to its deadline.
             settled(futures, within=CANCEL_GRACE_S)
             raise
+        except Exception as exc:
+            # The chunk fails (a verdict the storage would not take, the
+            # database gone): no further call goes out (those waiting for a
+            # slot are withdrawn), and the calls under way end (their
+            # verdicts kept if the storage takes them) before its claims
+            # end, so its retry pays none of them twice.
+            self._halt(exc)
+            self.pool.withdraw(futures.values())
+            settled(futures)
+            raise self._failure or exc from None
         for index, (outcome, _entry) in results.items():
             outcomes[index] = outcome
 
@@ -195,8 +215,18 @@ class Judge:
         answered verdicts of 240; bench/paid_once_drill.py)."""
         outcome, entry = await self._judge_one(item)
         if entry and key and self._keeper is not None:
-            await self._keeper.keep({**entry, "key": key})
+            try:
+                await self._keeper.keep({**entry, "key": key})
+            except Exception as exc:
+                self._halt(exc)  # before its slot is given back to a next call
+                raise
         return outcome, entry
+
+    def _halt(self, failure: BaseException) -> None:
+        """No call of this judge goes out after ``failure`` (the first one
+        is what its ``evaluate`` raises)."""
+        if self._failure is None:
+            self._failure = failure
 
     def _result(self, future):
         """A call's outcome; while waiting, whether the run was cancelled
@@ -257,6 +287,8 @@ class Judge:
         cap; then it is counted: ``calls`` is every request sent, retries of
         a 500 or a timeout included (what the provider bills and the budget
         counts)."""
+        if self._failure is not None:
+            raise Halted(f"not sent: {type(self._failure).__name__}")
         await self._stop.acheck()
         allowance = self._allowance
         held = allowance is None or getattr(allowance, "take_held", bool)()

@@ -117,6 +117,23 @@ class Cancelled(Exception):
     interrupted work is stored."""
 
 
+class StorageUnavailable(Exception):
+    """A read or write of a run's state failed while its chunk was judged
+    (the database down, its disk full): the chunk's attempt fails and is
+    tried again; it never becomes a row's status, as a bug in a suite does
+    (``metrics/engine.py`` lets it through). Its text is the driver's error,
+    without the statement.
+
+    >>> str(StorageUnavailable.of(OSError(28, "No space left on device")))
+    'OSError: [Errno 28] No space left on device'
+    """
+
+    @classmethod
+    def of(cls, error: BaseException) -> StorageUnavailable:
+        cause = getattr(error, "orig", None) or error  # SQLAlchemy's: the driver's
+        return cls(f"{type(cause).__name__}: {cause}")
+
+
 class LeaseLost(Cancelled):
     """The chunk's lease was taken (its worker was stopped or starved past
     it, and another claimed it): this worker makes no further call and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import Iterable
 from concurrent.futures import Future, InvalidStateError
 from contextlib import suppress
 from functools import partial
@@ -74,6 +75,17 @@ class JudgePool:
         finally:
             lane.running.discard(asyncio.current_task())
             self._start_more()
+
+    def withdraw(self, futures: Iterable[Future]) -> None:
+        """Cancel those of ``futures`` still waiting for a slot (they were
+        never sent); the calls under way go on."""
+        wanted = set(futures)
+        with self._lock:  # what waits here is started under this lock only
+            for lane in self._lanes.values():
+                for queue in lane.queues.values():
+                    for future, _function, _args in queue:
+                        if future in wanted:
+                            future.cancel()  # skipped when its turn comes
 
     def shutdown(self) -> None:
         """Cancel what waits and let the calls under way end; the pool

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 
 from config import DEFAULTS
-from core.status import Cancelled, RowStatus
+from core.status import Cancelled, RowStatus, StorageUnavailable
 from metrics import (
     basis,
     columns,
@@ -84,8 +84,8 @@ def _run_suite(suite: Suite, sessions, methods, judge, options) -> list[ResultRo
     """The suite's rows; a bug in it turns them into ``error`` rows."""
     try:
         return suite.run(sessions, methods, judge, options)
-    except Cancelled:
-        raise
+    except (Cancelled, StorageUnavailable):
+        raise  # not the suite's: the chunk's attempt fails (and is tried again)
     except Exception as exc:  # a bug in one suite must not lose the others
         log.exception("suite %s failed on a chunk", suite.name)
         reason = notes.note("internal_error", kind=type(exc).__name__)

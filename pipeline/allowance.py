@@ -34,6 +34,7 @@ import threading
 from typing import Protocol
 
 from core.caps import RUN_CAP, Daily
+from core.status import StorageUnavailable
 
 BLOCK = 64
 
@@ -87,9 +88,12 @@ class CallAllowance:
 
     def _reserve(self) -> None:
         day = Daily.today(self.workspace_id, self.daily_cap)
-        granted, left, refusal = self.ledger.reserve_calls(
-            self.run_id, self.cap, self.next_block, day
-        )
+        try:
+            granted, left, refusal = self.ledger.reserve_calls(
+                self.run_id, self.cap, self.next_block, day
+            )
+        except Exception as exc:  # the database's failure, not the suite's
+            raise StorageUnavailable.of(exc) from exc
         self.held, self.held_day = granted, day
         self.refusal = refusal or self.refusal
         self.next_block = max(1, min(BLOCK, left // 64))

@@ -80,8 +80,12 @@ def evaluate_chunk(ctx: Context, run_id: str, chunk_index: int) -> None:
     """Score one chunk and store its rows; then hand out the next chunks.
     Whichever of the chunk's tasks comes first takes it (``_claim``)."""
     storage = ctx.storage
-    run = _active(storage, run_id)
-    chunk = _claim(ctx, run_id, chunk_index) if run else None
+    try:
+        run = _active(storage, run_id)
+        chunk = _claim(ctx, run_id, chunk_index) if run else None
+    except Exception:  # the database refused the claim: this task is gone
+        UNCLAIMED.add((run_id, chunk_index))
+        raise
     if run is None or chunk is None:
         return  # cancelled, final, counted, or under a live lease
     LEASES.hold(run_id, chunk_index, chunk.lease)
@@ -193,6 +197,11 @@ def _failed_attempt(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
         ctx.dispatch()
 
 
+# chunks whose task this process took and could not claim (the database
+# was down or full): the chunk stays ``sent`` with no task left for it, so
+# the next sweep sends it again (not after QUEUE_TIMEOUT_S)
+UNCLAIMED: set[tuple[str, int]] = set()
+
 # attempts of this process that failed with their judge requests' claims
 # still stored (the release failed too: the database was down or full)
 CLAIMS_LEFT: set[str] = set()
@@ -267,11 +276,15 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
     now = utcnow()
     sent_before = now - timedelta(seconds=config["QUEUE_TIMEOUT_S"])
     beat_before = now - timedelta(seconds=config["CHUNK_STALL_S"])
+    unclaimed = set(UNCLAIMED)
     stale = storage.chunks.stale_chunks(
         sent_before=now if sole else sent_before,
         beat_before=now if sole else beat_before,
-        held_here=LEASES.keys(), holder=LEASES.holder,
-    )  # fmt: skip
+        held_here=LEASES.keys(),
+        holder=LEASES.holder,
+        unclaimed=unclaimed,
+    )
+    UNCLAIMED.difference_update(unclaimed)  # sent again below, or taken meanwhile
     if sole:  # the batch steps the last worker held died with it
         storage.batches.forget_claims()
     given_up = 0

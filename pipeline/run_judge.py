@@ -10,7 +10,7 @@ from functools import partial
 from time import monotonic
 from typing import TYPE_CHECKING, Any, cast
 
-from core.status import LeaseLost, RunStatus
+from core.status import LeaseLost, RunStatus, StorageUnavailable
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from judge_client.batch_client import BatchClient, Recorder
 from judge_client.exchanges import Exchanges
@@ -178,11 +178,17 @@ def _stop_and_beat(
     last_beat = [monotonic()]
 
     def should_stop() -> bool:
-        if monotonic() - last_beat[0] >= every_s:
-            if not storage.chunks.beat(run_id, chunk.chunk, chunk.lease):
-                raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
-            last_beat[0] = monotonic()
-        state = storage.runs.run_state(run_id)  # one small query, twice a second
+        try:
+            if monotonic() - last_beat[0] >= every_s:
+                beaten = storage.chunks.beat(run_id, chunk.chunk, chunk.lease)
+                if not beaten:
+                    raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
+                last_beat[0] = monotonic()
+            state = storage.runs.run_state(run_id)  # one small query, twice a second
+        except LeaseLost:
+            raise
+        except Exception as exc:  # the database's failure, not the suite's
+            raise StorageUnavailable.of(exc) from exc
         return state is None or state[0] == RunStatus.CANCELLED
 
     return should_stop

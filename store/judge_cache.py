@@ -5,7 +5,8 @@ used)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -13,6 +14,7 @@ from sqlalchemy import Row, select, update
 from sqlalchemy.engine import Connection
 
 from core.holders import gone
+from core.status import StorageUnavailable
 from store.database import Repository
 from store.models import (
     JudgeCacheEntry,
@@ -134,14 +136,16 @@ class JudgeCache:
 
     def get(self, keys: Iterable[str]) -> dict[str, CachedRow]:
         scoped = {self._scoped(key): key for key in keys}
-        found = self.store.cache_get(scoped)
-        if self.run_id and found:
-            self.store.record_cache_keys(self.run_id, found)
+        with _storage():
+            found = self.store.cache_get(scoped)
+            if self.run_id and found:
+                self.store.record_cache_keys(self.run_id, found)
         return {scoped[key]: entry for key, entry in found.items()}
 
     def put(self, entries: Iterable[dict[str, Any]]) -> None:
         scoped = [{**entry, "key": self._scoped(entry["key"])} for entry in entries]
-        self.store.cache_put(scoped, self.run_id)
+        with _storage():
+            self.store.cache_put(scoped, self.run_id)
 
     def claim(self, keys: Iterable[str]) -> set[str]:
         """The keys whose requests this worker is to make: unclaimed, past
@@ -151,9 +155,10 @@ class JudgeCache:
             return set(keys)
         scoped = {self._scoped(key): key for key in keys}
         until = utcnow() + timedelta(seconds=self.claim_s)
-        holders = set(self.store.requests_claimed(scoped).values())
-        dead = [holder for holder in holders if holder != self.holder and gone(holder)]
-        got = self.store.claim_requests(scoped, self.holder, until, dead)
+        with _storage():
+            holders = set(self.store.requests_claimed(scoped).values())
+            dead = [h for h in holders if h != self.holder and gone(h)]
+            got = self.store.claim_requests(scoped, self.holder, until, dead)
         return {scoped[key] for key in got}
 
     def claimed(self, keys: Iterable[str]) -> set[str]:
@@ -161,7 +166,8 @@ class JudgeCache:
         if not self.holder:
             return set()
         scoped = {self._scoped(key): key for key in keys}
-        found = self.store.requests_claimed(scoped)
+        with _storage():
+            found = self.store.requests_claimed(scoped)
         return {scoped[key] for key, holder in found.items() if not gone(holder)}
 
     def release(self, keys: Iterable[str]) -> None:
@@ -169,4 +175,17 @@ class JudgeCache:
         if not self.holder:
             return
         scoped = [self._scoped(key) for key in keys]
-        self.store.release_requests(scoped, self.holder)
+        with _storage():
+            self.store.release_requests(scoped, self.holder)
+
+
+@contextmanager
+def _storage() -> Iterator[None]:
+    """A failure of the cache's database is the storage's, never the suite's
+    whose judge asked (``core.status.StorageUnavailable``)."""
+    try:
+        yield
+    except StorageUnavailable:
+        raise
+    except Exception as exc:
+        raise StorageUnavailable.of(exc) from exc

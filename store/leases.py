@@ -163,6 +163,7 @@ class LeaseQueries(Repository):
     def stale_chunks(
         self, sent_before: datetime, beat_before: datetime,
         held_here: Iterable[tuple[str, int]] = (), holder: str | None = None,
+        unclaimed: Iterable[tuple[str, int]] = (),
     ) -> list[Chunk]:  # fmt: skip
         """The chunks of active runs whose lease is void, but those
         ``held_here`` (the sweeping process is alive, so its own leases are
@@ -177,7 +178,10 @@ class LeaseQueries(Repository):
           :func:`core.holders.gone`), whenever it was renewed;
         * ``holder`` (this process) claimed it and no longer holds it (its
           worker failed and could not even hand it back: a full disk), so
-          it is tried again as soon as a write succeeds.
+          it is tried again as soon as a write succeeds;
+        * it is still sent and among ``unclaimed``: this process took its
+          task and could not claim it (the database refused the claim), so
+          no task is left for it.
         """
         query = (
             select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
@@ -189,11 +193,15 @@ class LeaseQueries(Repository):
                    Run.status.in_([s.value for s in ACTIVE_RUN]))
         )  # fmt: skip
         orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
-        mine = set(held_here)
+        mine, lost = set(held_here), set(unclaimed)
 
         def void(row: AnyRow) -> bool:
             if row.state == ChunkState.SENT.value:
-                return row.sent_at is None or aware(row.sent_at) < sent_before
+                return (
+                    row.sent_at is None
+                    or aware(row.sent_at) < sent_before
+                    or (row.run_id, row.chunk) in lost
+                )
             beat = aware(row.beat_at) if row.beat_at else None
             return (
                 beat is None or beat < beat_before

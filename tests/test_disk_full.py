@@ -9,6 +9,7 @@ import errno
 import io
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import event
 
 from core.clock import utcnow
@@ -17,6 +18,7 @@ from pipeline.leases import LEASES
 from store import uploads
 from store.models import RunChunk
 from tests import crafted
+from tests.pipeline_support import FAST_JUDGE, evaluate
 from tests.test_progress import planned_run
 
 
@@ -133,3 +135,81 @@ def test_a_workspace_made_on_a_full_database_disk_is_a_507_not_a_500(app_factory
     assert answer.status_code == 507, answer.get_data(as_text=True)[:300]
     [error] = answer.get_json()["errors"]
     assert error["code"] == "storage_full" and "disk is full" in error["message"]
+
+
+def test_a_chunk_whose_claim_the_database_refused_is_sent_again_at_the_next_sweep(
+    app_factory, monkeypatch
+):
+    """Issue 57: a task that could not claim its chunk (the database full or
+    down) ended with the chunk still ``sent`` and no task left for it; it was
+    sent again only after QUEUE_TIMEOUT_S (5 minutes). The next sweep sends
+    it again now."""
+    import sqlite3
+
+    from store.leases import LeaseQueries
+
+    app = app_factory()
+    storage = app.extensions["storage"]
+    sent = []
+    ctx = execution.Context(storage, app.config, lambda *task: sent.append(task))
+    run = planned_run(storage)
+    assert ctx.dispatch() == 1 and storage.chunks.chunk_states(run.id) == {"sent": 1}
+
+    def refused(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LeaseQueries, "start_chunk", refused)
+        try:
+            execution.evaluate_chunk(ctx, run.id, 0)
+        except sqlite3.OperationalError:
+            pass  # the task fails: Celery logs it
+        else:
+            raise AssertionError("the refused claim was swallowed")
+    assert storage.chunks.chunk_states(run.id) == {"sent": 1}
+    assert execution.sweep(ctx)["stale"] == 1  # not after QUEUE_TIMEOUT_S (300 s)
+    assert len(sent) == 2  # sent again
+    assert execution.sweep(ctx)["stale"] == 0  # once
+
+
+@pytest.mark.parametrize("refused", ["claim_requests", "reserve_calls", "cache_put"])
+def test_a_storage_error_while_judging_fails_the_attempt_not_the_rows(
+    app_factory, judge_server, tmp_path, monkeypatch, refused
+):
+    """Issue 57: a database error while a suite's judge worked (a request's
+    claim, the call allowance, a verdict refused) was taken for a bug in the
+    suite: its rows became ``error`` rows "internal error: OperationalError"
+    and the run ended partial for a fault that was over a moment later. The
+    attempt fails instead, and its retry scores the rows."""
+    import sqlite3
+    import threading
+
+    from sqlalchemy.exc import OperationalError
+
+    from store.budget import BudgetQueries
+    from store.call_claims import ClaimQueries
+    from store.judge_cache import CacheQueries
+
+    owner = {
+        "claim_requests": ClaimQueries,
+        "reserve_calls": BudgetQueries,
+        "cache_put": CacheQueries,
+    }[refused]
+    original, lock, failed = getattr(owner, refused), threading.Lock(), []
+
+    def once_full(*args, **kwargs):
+        with lock:
+            if not failed:
+                failed.append(refused)
+                full = sqlite3.OperationalError("database or disk is full")
+                raise OperationalError("INSERT ...", {}, full)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, refused, once_full)
+    app = app_factory(**FAST_JUDGE, JUDGE_DEADLINE_S=0.5)  # a verdict waits 0.5 s
+    path = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    document = evaluate(app, path, judge_server, suites=["alignment"])
+    assert failed == [refused]
+    assert document["run"]["status"] == "done", [
+        row["note"] for row in document["rows"] if row["status"] != "ok"
+    ]

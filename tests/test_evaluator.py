@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
-from evaluator import Judge, JudgeConfig, cache_key, parse_retry_after
+from core.status import StorageUnavailable
+from evaluator import Judge, JudgeConfig, JudgePool, cache_key, parse_retry_after
 from metrics.judging import JudgeItem
 from metrics.suites.alignment import ALIGNMENT, BINARY
 from testing.judge_server import ScriptedJudge
@@ -150,6 +153,53 @@ def test_cache_makes_a_rerun_free_and_skips_failures(scripted):
     assert len(cache.entries) == 2  # the unparseable reply was not cached
 
 
+class RefusingCache(MemoryCache):
+    """A storage that refuses the first ``refusals`` writes (a full disk)."""
+
+    def __init__(self, refusals: float = float("inf")):
+        super().__init__()
+        self.refusals, self.refused = refusals, 0
+
+    def put(self, entries):
+        if self.refused < self.refusals:
+            self.refused += 1
+            full = OSError(errno.ENOSPC, "No space left on device")
+            raise StorageUnavailable.of(full)
+        super().put(entries)
+
+
+def test_a_verdict_the_storage_refuses_for_a_while_is_kept_and_paid_once(scripted):
+    """Issue 57: a verdict whose write failed (the database's disk full for
+    a moment) failed its chunk, whose retry paid for it again. The write is
+    tried again, up to the judge's deadline."""
+    cache = RefusingCache(refusals=3)
+    outcomes = make_judge(scripted, cache=cache).evaluate(
+        [item(f"[[al={60 + n}]]") for n in range(4)]
+    )
+    assert [outcome.status for outcome in outcomes] == ["ok"] * 4
+    assert len(cache.entries) == 4 and cache.refused == 3
+    assert scripted.state.calls == 4
+
+
+def test_once_a_verdict_cannot_be_stored_no_further_call_goes_out(scripted):
+    """Issue 57: when a verdict could not be stored (past the deadline), the
+    chunk failed while its other calls, queued in the pool, still went out,
+    and their verdicts were lost as well (its retry paid for each again)."""
+    judge = make_judge(scripted, cache=RefusingCache(), deadline_s=0.3)
+    judge.pool = JudgePool(1)  # one call at a time: the rest wait in the pool
+    POOLS.append(judge.pool)
+    with pytest.raises(StorageUnavailable):
+        judge.evaluate([item(f"[[al={60 + n}]]") for n in range(6)])
+
+    async def nothing():
+        return None
+
+    # behind the chunk's calls in the pool: once it ran, they all had their turn
+    lane = f"{judge.config.base_url} {judge.config.model}"
+    judge.pool.submit(nothing, key=judge.fair_key, lane=lane).result(timeout=60)
+    assert scripted.state.calls == 1  # the one under way when it failed
+
+
 def test_cache_key_depends_on_every_input():
     config = JudgeConfig(base_url="http://a/v1", model="m")
     base = item("x")
@@ -242,6 +292,35 @@ def test_the_pool_takes_runs_in_turn():
     pool.shutdown()
     assert pool.submit(call, "again").result(30) == "again"  # usable after
     pool.shutdown()
+
+
+def test_withdrawn_calls_never_start_and_those_under_way_end():
+    """A chunk that failed withdraws its calls still waiting for a slot
+    (issue 57): it does not wait for a slot to free to learn they will not
+    go out, and the calls under way are not cut (they were paid for)."""
+    import asyncio
+    import threading
+    import time
+
+    pool, started, release = JudgePool(1), [], threading.Event()
+    POOLS.append(pool)
+
+    async def call(name):
+        started.append(name)
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return name
+
+    futures = [pool.submit(call, f"c{i}", key="run") for i in range(4)]
+    deadline = time.monotonic() + 30
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pool.withdraw(futures)
+    assert [f.cancelled() for f in futures] == [False, True, True, True]
+    release.set()
+    assert futures[0].result(30) == "c0"
+    assert pool.submit(call, "after").result(30) == "after"
+    assert started == ["c0", "after"]
 
 
 def test_a_cancel_counts_the_tokens_of_the_calls_under_way():
