@@ -43,8 +43,11 @@ def settings(folder: Path) -> dict:
         "JUDGE_MAX_RETRIES": 0,
         "JUDGE_TIMEOUT_S": 30.0,
         "JUDGE_CONCURRENCY": 4,
-        # about a session a chunk: a cancelled run keeps some of them
+        # about a session a chunk, two under way at once: a cancelled run
+        # keeps some of them (with every chunk under way, a cancel mostly
+        # found none stored)
         "CHUNK_UNITS": 4,
+        "RUN_INFLIGHT_CHUNKS": 2,
         "EMBEDDED_WORKER": "none",
         **GENEROUS_RATE_LIMITS,
     }

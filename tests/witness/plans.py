@@ -244,7 +244,10 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
             first.method,
             tuple(Answer("verdict", 50, 1) for _ in judges),
         )
-    cancel_after = draw(st.one_of(st.none(), st.none(), st.none(), st.integers(0, 12)))
+    # cancelled early (every chunk under way: nothing stored) or later (some
+    # chunks stored their sessions, or the run ended first)
+    late = st.integers(12, 60)
+    cancel_after = draw(st.one_of(st.none(), st.none(), st.integers(0, 12), late))
     suites = draw(st.sampled_from((("alignment",), ("alignment", "pairwise"))))
     return replace(
         Plan(protocol, judges, methods, sessions, rounds, items, cancel_after, suites),
