@@ -77,6 +77,10 @@ MESSAGES: dict[str, LazyText] = {
         "The server's disk is full: this request could not be completed. Try "
         "again later."
     ),
+    "database_unavailable": _l(
+        "The database cannot be reached at the moment: try again shortly. Runs "
+        "under way resume by themselves once it is back."
+    ),
     "storage_unavailable": _l(
         "The server could not store the file: nothing of this upload was kept. "
         "Try again later."

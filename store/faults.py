@@ -8,6 +8,9 @@ import errno
 
 SQLITE_FULL = 13  # "database or disk is full"
 PG_DISK_FULL = "53100"  # SQLSTATE disk_full: "could not extend file"
+# what SQLAlchemy and the drivers raise when the database cannot answer now
+UNAVAILABLE = ("OperationalError", "InterfaceError", "DisconnectionError")
+DATABASE_MODULES = ("sqlalchemy", "psycopg", "psycopg2", "sqlite3")
 
 
 def disk_full(error: BaseException | None) -> bool:
@@ -31,3 +34,27 @@ def disk_full(error: BaseException | None) -> bool:
         return True
     state = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
     return state == PG_DISK_FULL
+
+
+def database_unavailable(error: BaseException | None) -> bool:
+    """Whether ``error`` says the database cannot answer now: it is down or
+    restarting, the connection was lost, SQLite's file is locked past the
+    busy timeout (SQLAlchemy's ``OperationalError``, ``InterfaceError`` or
+    ``DisconnectionError``, or the driver's own). An error of the statement
+    (``IntegrityError``, ``ProgrammingError``, ...) is not.
+
+    >>> import sqlite3
+    >>> database_unavailable(sqlite3.OperationalError("database is locked"))
+    True
+    >>> database_unavailable(sqlite3.IntegrityError("UNIQUE constraint failed"))
+    False
+    >>> database_unavailable(ValueError("x")), database_unavailable(None)
+    (False, False)
+    """
+    if error is None:
+        return False
+    return any(
+        kind.__name__ in UNAVAILABLE
+        and kind.__module__.partition(".")[0] in DATABASE_MODULES
+        for kind in type(error).__mro__
+    )

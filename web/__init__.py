@@ -16,7 +16,7 @@ from dataset import user_json
 from metrics import notes
 from metrics.results import judge_models
 from reports import formatting, tables
-from store.faults import disk_full
+from store.faults import database_unavailable, disk_full
 from translations import problem_message
 from web.security import access, limits
 from web.security import headers as security
@@ -37,6 +37,8 @@ from web.views import (
 )
 
 csrf = CSRFProtect()
+# a database that cannot answer (down, restarting) is asked again after this
+DATABASE_RETRY_AFTER_S = 10
 
 
 def wants_json() -> bool:
@@ -185,7 +187,11 @@ def init_app(app) -> None:
     def server_error(error):
         # a write the database's full disk refused (creating a workspace,
         # renaming a run): said as an upload on a full disk says it
-        if disk_full(getattr(error, "original_exception", None)):
+        original = getattr(error, "original_exception", None)
+        if disk_full(original):
             return error_response(507, "storage_full")
+        if database_unavailable(original):  # down, restarting: not for long
+            page, status = error_response(503, "database_unavailable")
+            return page, status, {"Retry-After": str(DATABASE_RETRY_AFTER_S)}
         HTTP_ERRORS.inc()
         return error_response(500, "internal")
