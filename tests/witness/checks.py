@@ -12,6 +12,7 @@ from itertools import groupby
 
 from dataset import validate_file
 from tests.witness import plans, published
+from tests.witness import reference as ref
 from tests.witness.differences import BLOCKS
 from tests.witness.harness import PRICES, Outcome
 
@@ -337,3 +338,39 @@ def cancelled_page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None
     spent = _shown(html, "cancelled-spent") or ""
     want = f"Before the cancel: {sent}, which cost US$ {cost:,.4f};"
     assert spent.startswith(want), f"page: {spent!r}; witness: {want!r}"
+
+
+def workspace_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> int:
+    """The run's line in its workspace: the judge requests it sent (a run
+    served from the cache once showed a bare "0"), and each lead value
+    with the sessions behind it, the witness's n (a value once stood
+    alone), or, without a value, its reason. Returns the values seen."""
+    line = re.search(
+        rf'<tr data-testid="workspace-run">((?:(?!</tr>).)*?/r/{outcome.token}".*?)</tr>',
+        html,
+        re.S,
+    )
+    assert line, "the run is not in its workspace"
+    spent = _text(re.search(r'data-testid="run-spent">(.*?)</td>', line[1], re.S)[1])
+    taken = sum(outcome.asked.values())
+    sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
+    assert spent.startswith(sent), f"workspace: {spent!r}, the judges took {taken}"
+    summary = ref.summary(witness_document(as_stored(plan, outcome.document)))
+    seen = 0
+    for metric, cell in re.findall(
+        r'data-testid="lead-cell" data-metric="([^"]+)">(.*?)</td>', line[1], re.S
+    ):
+        for method, shown in re.findall(
+            r'<span class="lead-line[^"]*"><span class="muted small">([^<]+)</span>'
+            r"(.*?)</span>(?=<span class=\"lead-line|$)",
+            cell,
+            re.S,
+        ):
+            n = re.search(r'class="n">n=([\d,]+)<', shown)
+            if "—" in shown:
+                assert 'data-testid="lead-reason">' in shown, (metric, method, shown)
+                continue
+            seen += 1
+            want = (summary.get(method) or {}).get(f"{metric}_n")
+            assert n and int(n[1].replace(",", "")) == want, (metric, method, shown)
+    return seen

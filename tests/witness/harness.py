@@ -173,7 +173,9 @@ def _cancel_later(app, run_id: str, judge, after: int | None):
     return thread
 
 
-def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Outcome:
+def run_over_http(
+    base_url: str, session, judge, plan: Plan, folder: Path, workspace: str = ""
+) -> Outcome:
     """The plan's file uploaded to the served app (``POST /api/v1/runs``),
     polled until final, and its results read back over HTTP."""
     plan.nonce = uuid.uuid4().hex[:12]
@@ -186,6 +188,7 @@ def run_over_http(base_url: str, session, judge, plan: Plan, folder: Path) -> Ou
             data={
                 "suites": ",".join(plan.suites),
                 "judge_model": ",".join(plan.judges),
+                "workspace": workspace,  # (its manage token)
                 "protocol": plan.protocol,
             },
             timeout=60,

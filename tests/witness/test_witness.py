@@ -73,7 +73,12 @@ def served(tmp_path_factory):
         thread.start()
         try:
             with requests.Session() as session:
-                yield f"http://127.0.0.1:{server.server_port}", session, judge, folder
+                base_url = f"http://127.0.0.1:{server.server_port}"
+                made = session.post(
+                    f"{base_url}/api/v1/workspaces", json={}, timeout=60
+                )
+                workspace = made.json()
+                yield base_url, session, judge, folder, workspace
         finally:
             server.shutdown()
             stop_embedded(app)
@@ -83,8 +88,10 @@ def served(tmp_path_factory):
 @settings(GENERATED, max_examples=OVER_HTTP)
 @given(plan=plans.plans())
 def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, plan):
-    base_url, session, judge, folder = served
-    outcome = harness.run_over_http(base_url, session, judge, plan, folder)
+    base_url, session, judge, folder, workspace = served
+    outcome = harness.run_over_http(
+        base_url, session, judge, plan, folder, workspace["manage_token"]
+    )
     checks.everything_agrees(plan, outcome)
     page = session.get(
         f"{base_url}/r/{outcome.token}", headers={"Accept-Language": "en"}, timeout=60
@@ -95,3 +102,5 @@ def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, pla
         f"{base_url}/r/{outcome.token}/replies?metric=response_chars", timeout=60
     )
     checks.grid_agrees(plan, grid.text)
+    listed = session.get(f"{base_url}/w/{workspace['token']}", timeout=60)
+    checks.workspace_agrees(plan, outcome, listed.text)
