@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from functools import partial, wraps
 from time import monotonic
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-from core.status import LeaseLost, RunStatus, StorageUnavailable
+from core.status import Cancelled, LeaseLost, RunStatus, StorageUnavailable
 from evaluator import Judge, JudgeConfig, JudgePanel, JudgePool, StructuredOutput, Usage
 from judge_client.batch_client import BatchClient, Recorder
 from judge_client.exchanges import Exchanges
@@ -30,6 +30,8 @@ GATHERING_CONCURRENCY = 64  # a gathering pass sends nothing: no reason to queue
 BEAT_EVERY_S = 10.0  # a judging chunk renews its lease at least this often
 # judge_client's ``Usage()`` has no annotations (its ``__init__`` takes nothing)
 _new_usage = cast("Callable[[], Usage]", Usage)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def judge_for(
@@ -109,9 +111,8 @@ def _batch_client(
 ) -> BatchClient:
     """A batch-mode run's client: the batches' answers first (each looked
     up by its request's ``custom_id``), then online (``batch_client.py``)."""
-    return BatchClient(
-        JudgeClient(config), partial(storage.batches.answer, run.id), recorder
-    )
+    answer_of = _on_storage(partial(storage.batches.answer, run.id))
+    return BatchClient(JudgeClient(config), answer_of, recorder)
 
 
 def _structured(used: dict[str, dict[str, int]], model: str) -> StructuredOutput:
@@ -178,17 +179,28 @@ def _stop_and_beat(
     last_beat = [monotonic()]
 
     def should_stop() -> bool:
-        try:
-            if monotonic() - last_beat[0] >= every_s:
-                beaten = storage.chunks.beat(run_id, chunk.chunk, chunk.lease)
-                if not beaten:
-                    raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
-                last_beat[0] = monotonic()
-            state = storage.runs.run_state(run_id)  # one small query, twice a second
-        except LeaseLost:
-            raise
-        except Exception as exc:  # the database's failure, not the suite's
-            raise StorageUnavailable.of(exc) from exc
+        if monotonic() - last_beat[0] >= every_s:
+            if not storage.chunks.beat(run_id, chunk.chunk, chunk.lease):
+                raise LeaseLost(f"chunk {chunk.chunk} of run {run_id}")
+            last_beat[0] = monotonic()
+        state = storage.runs.run_state(run_id)  # one small query, twice a second
         return state is None or state[0] == RunStatus.CANCELLED
 
-    return should_stop
+    return _on_storage(should_stop)
+
+
+def _on_storage(function: Callable[P, R]) -> Callable[P, R]:
+    """``function``, which asks the database: its failures (a cancel aside)
+    are the storage's, raised as ``StorageUnavailable``, so they fail the
+    chunk's attempt instead of its suite's rows (``metrics/engine.py``)."""
+
+    @wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except (Cancelled, StorageUnavailable):
+            raise
+        except Exception as exc:
+            raise StorageUnavailable.of(exc) from exc
+
+    return call
