@@ -172,12 +172,14 @@ def test_a_chunk_whose_claim_the_database_refused_is_sent_again_at_the_next_swee
     assert execution.sweep(ctx)["stale"] == 0  # once
 
 
-@pytest.mark.parametrize("refused", ["claim_requests", "reserve_calls", "cache_put"])
+@pytest.mark.parametrize(
+    "refused", ["claim_requests", "reserve_calls", "cache_put", "run_state"]
+)
 def test_a_storage_error_while_judging_fails_the_attempt_not_the_rows(
     app_factory, judge_server, tmp_path, monkeypatch, refused
 ):
     """Issue 57: a database error while a suite's judge worked (a request's
-    claim, the call allowance, a verdict refused) was taken for a bug in the
+    claim, the call allowance, a verdict refused, the chunk's check) was taken for a bug in the
     suite: its rows became ``error`` rows "internal error: OperationalError"
     and the run ended partial for a fault that was over a moment later. The
     attempt fails instead, and its retry scores the rows."""
@@ -189,11 +191,13 @@ def test_a_storage_error_while_judging_fails_the_attempt_not_the_rows(
     from store.budget import BudgetQueries
     from store.call_claims import ClaimQueries
     from store.judge_cache import CacheQueries
+    from store.runs import RunQueries
 
     owner = {
         "claim_requests": ClaimQueries,
         "reserve_calls": BudgetQueries,
         "cache_put": CacheQueries,
+        "run_state": RunQueries,  # the chunk's check between calls
     }[refused]
     original, lock, failed = getattr(owner, refused), threading.Lock(), []
 
