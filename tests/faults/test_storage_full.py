@@ -89,6 +89,8 @@ def embedded(tmp_path):
     try:
         storage.get()  # the schema first, as `flask evaluate` does before it forks
         supervisor.ensure_started(fork=True)
+        # spawned instead (a system without pidfds), the switch is not in it
+        assert supervisor.config_path is None, "the worker was not forked"
         yield app, switch
     finally:
         switch.free()
