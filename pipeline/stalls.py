@@ -30,8 +30,9 @@ the batch part on their own (``pipeline/batch.py``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from core.clock import aware, utcnow
@@ -82,6 +83,40 @@ def still_since(run: Run) -> datetime:
     return aware(run.moved_at or run.started_at or run.created_at)
 
 
+class Watch:
+    """How long this process has watched without a break. A process that was
+    stopped (SIGSTOP) or starved did not see its runs move meanwhile: right
+    after it resumes, their last move looks as old as its pause, and handing
+    their work out again then paid its requests twice (a resumed worker
+    found its own chunks "stalled"). So a stall is judged only after the
+    sweeps have come at least every few intervals for ``RUN_STALL_S``."""
+
+    GAP = 3.0  # sweeps further apart than this many intervals: a break
+
+    def __init__(self, clock: Callable[[], float] = monotonic) -> None:
+        self.clock = clock
+        self.since: float | None = None  # watching without a break since
+        self.last = 0.0
+
+    def watched_for(self, stall_s: float, interval_s: float) -> bool:
+        """True once this process has swept without a break for ``stall_s``.
+
+        >>> now = [0.0]; watch = Watch(lambda: now[0])
+        >>> [watch.watched_for(10, 1) for now[0] in range(12)][-3:]
+        [False, True, True]
+        >>> now[0] = 30; watch.watched_for(10, 1)  # 19 s since the last: a break
+        False
+        """
+        now = self.clock()
+        if self.since is None or now - self.last > self.GAP * max(interval_s, 1.0):
+            self.since = now
+        self.last = now
+        return now - self.since >= stall_s
+
+
+WATCH = Watch()
+
+
 def stalled(
     storage: StorageLike, config: dict[str, Any]
 ) -> Iterator[tuple[Run, list[Chunk], bool]]:
@@ -90,6 +125,8 @@ def stalled(
     work, after its stall is recorded; True when its work is to be handed
     out again (``pipeline.execution.check_stalls``)."""
     stall_s = config["RUN_STALL_S"]
+    if not WATCH.watched_for(stall_s, config["WATCHDOG_INTERVAL_S"]):
+        return
     now = utcnow()
     for run in storage.runs.unfinished_runs():
         since = still_since(run)
@@ -154,7 +191,8 @@ def _record(
         "handed_at": now.isoformat() if due else handed,
     }
     storage.runs.set_stall(run.id, stall)
-    log.warning("run %s stalled: %s %s", run.id, cause, params)
+    if (run.stall or {}).get("cause") != cause:  # said once, not every sweep
+        log.warning("run %s stalled: %s %s", run.id, cause, params)
     return due
 
 

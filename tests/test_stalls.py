@@ -7,18 +7,25 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from core.clock import utcnow
 from core.holders import this_host
 from core.status import RunStatus
 from judge_client import pacing
-from pipeline import execution
+from pipeline import execution, stalls
 from pipeline.leases import LEASES
 from store.models import Run, RunChunk
 from tests.test_progress import planned_run
 
 STILL = {"RUN_STALL_S": 60.0, "MAX_CHUNK_ATTEMPTS": 3}
+
+
+@pytest.fixture(autouse=True)
+def watched(monkeypatch):
+    """This process has swept without a break for long (``stalls.Watch``)."""
+    monkeypatch.setattr(stalls.WATCH, "watched_for", lambda *args: True)
 
 
 def _still_running(storage, minutes: float = 11):
@@ -138,3 +145,23 @@ def test_with_no_worker_sweeping_the_page_still_says_why(app_factory):
     run = _still_running(app.extensions["storage"], minutes=12)
     stalled = app.extensions["runs"].progress(run)["stalled"]
     assert stalled["cause"] == "no_worker" and not stalled["handed_out_again"]
+
+
+def test_a_process_that_was_paused_judges_no_stall_until_it_has_watched(
+    app_factory, monkeypatch
+):
+    """A worker resumed after SIGSTOP saw none of its runs move while it was
+    stopped: their last move looks old, and handing its own chunks out again
+    paid their requests twice. A stall is judged only after RUN_STALL_S of
+    sweeps without a break."""
+    app = app_factory(**STILL)
+    storage = app.extensions["storage"]
+    run = _still_running(storage)
+    now = [1000.0]
+    monkeypatch.setattr(stalls, "WATCH", stalls.Watch(lambda: now[0]))
+    assert execution.check_stalls(_context(app)) == 0  # it just (re)started
+    now[0] += 30.0  # a sweep every 30 s (the interval): watching
+    assert execution.check_stalls(_context(app)) == 0
+    now[0] += 30.0
+    assert execution.check_stalls(_context(app)) == 1
+    assert storage.runs.get_run(run.id).stall["cause"] == "no_worker"
