@@ -233,8 +233,11 @@ def describe(run: Run, config: dict[str, Any]) -> dict[str, Any] | None:
         overdue = config["RUN_STALL_S"] + config["WATCHDOG_INTERVAL_S"]
         if still_s < overdue:
             return None
-        stall = {"cause": "no_worker", "params": {"minutes": round(still_s / 60)},
-                 "since": still_since(run).isoformat()}  # fmt: skip
+        stall = {
+            "cause": "no_worker",
+            "params": {"minutes": round(still_s / 60)},
+            "since": still_since(run).isoformat(),
+        }
     return {
         "cause": stall["cause"],
         "since": stall["since"],

@@ -34,8 +34,11 @@ def test_absurd_limit_headers_never_stop_the_judge(app_factory, tmp_path):
     every reply states inf, 1e400 or nan as its limits are done, and so is
     a healthy run after them, in the same process, on the same endpoint."""
     with ScriptedJudge() as server:
-        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                          **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 4})  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=server.url,
+            JUDGE_MODEL="scripted",
+            **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 4},
+        )
         for said in ("inf", "1e400", "nan", "healthy"):
             directive = "" if said == "healthy" else f"[[limits={said}]]"
             path = crafted.write(tmp_path / f"{said}.jsonl", sessions(said, directive))
@@ -77,9 +80,13 @@ def test_a_stated_limit_of_hours_a_request_is_said_on_the_run(app_factory, tmp_p
     RUN_STALL_S + the watchdog's interval, instead of sitting silent; a
     cancel then ends it."""
     with ScriptedJudge() as server:
-        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                          RUN_STALL_S=2.0, WATCHDOG_INTERVAL_S=0.5,
-                          **FAST_JUDGE)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=server.url,
+            JUDGE_MODEL="scripted",
+            RUN_STALL_S=2.0,
+            WATCHDOG_INTERVAL_S=0.5,
+            **FAST_JUDGE,
+        )
         path = crafted.write(tmp_path / "slow.jsonl", sessions("s", "[[limits=10]]"))
         run_id = submit(app, path, server, suites=["alignment"])
         service, storage = app.extensions["runs"], app.extensions["storage"]

@@ -22,8 +22,12 @@ BOUND_S = 180.0
 
 @pytest.fixture
 def deployment_env():
-    return {"RUN_STALL_S": str(STALL_S), "WATCHDOG_INTERVAL_S": "0.5",
-            "JUDGE_CONCURRENCY": "4", "JUDGE_TIMEOUT_S": "30"}  # fmt: skip
+    return {
+        "RUN_STALL_S": str(STALL_S),
+        "WATCHDOG_INTERVAL_S": "0.5",
+        "JUDGE_CONCURRENCY": "4",
+        "JUDGE_TIMEOUT_S": "30",
+    }
 
 
 def _status(app, token: str) -> dict:
