@@ -20,9 +20,17 @@ def test_status_carries_no_rows_but_summary_counts_and_links(client, finished):
     token, document = finished
     body = client.get(f"/api/v1/runs/{token}").get_json()
     assert set(body) == {
-        "status", "progress", "counts", "summary", "provisional", "links", "results"
-    }  # fmt: skip
+        "status",
+        "progress",
+        "counts",
+        "summary",
+        "provisional",
+        "links",
+        "results",
+        "batch",
+    }
     assert body["provisional"] is None  # final: the results are the run's
+    assert body["batch"] is None  # an online run: no batch part to say
     assert "rows" not in body["results"]
     assert body["summary"] == document["summary"]
     assert body["results"]["run"] == document["run"]
