@@ -57,9 +57,14 @@ class BatchAPI:
         )
 
     async def _call(
-        self, method: str, path: str, what: str, sink: BinaryIO | None = None,
-        limit: int | None = None, **kwargs: Any,
-    ) -> bytes:  # fmt: skip
+        self,
+        method: str,
+        path: str,
+        what: str,
+        sink: BinaryIO | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> bytes:
         """The reply's body; with ``sink``, a 200's body is written there
         piece by piece instead (an output file may be hundreds of MB), and
         one over ``limit`` bytes ends the call (:class:`OutputTooLarge`)."""
@@ -101,25 +106,35 @@ class BatchAPI:
         form = aiohttp.FormData()
         form.add_field("purpose", "batch")
         with path.open("rb") as handle:
-            form.add_field("file", handle, filename=path.name,
-                           content_type="application/jsonl")  # fmt: skip
+            form.add_field(
+                "file", handle, filename=path.name, content_type="application/jsonl"
+            )
             made = await self._json("POST", "/files", "upload", data=form)
         if not isinstance(made.get("id"), str):
             raise BatchAPIError("upload", 200, "the reply names no file id")
         return made["id"]
 
     async def create(self, file_id: str, metadata: dict[str, str]) -> dict:
-        body = {"input_file_id": file_id, "endpoint": "/v1/chat/completions",
-                "completion_window": WINDOW, "metadata": metadata}  # fmt: skip
+        body = {
+            "input_file_id": file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": WINDOW,
+            "metadata": metadata,
+        }
         return await self._json("POST", "/batches", "create", json=body)
 
     async def made_from(self, file_id: str) -> dict | None:
         """The provider's batch of an input file, among its newest 100."""
         listed = (await self._json("GET", "/batches?limit=100", "list")).get("data")
-        found = [
-            b for b in listed if isinstance(b, dict)
-            and b.get("input_file_id") == file_id
-        ] if isinstance(listed, list) else []  # fmt: skip
+        found = (
+            [
+                b
+                for b in listed
+                if isinstance(b, dict) and b.get("input_file_id") == file_id
+            ]
+            if isinstance(listed, list)
+            else []
+        )
         return found[0] if found else None
 
     async def retrieve(self, batch_id: str) -> dict:
@@ -152,9 +167,11 @@ async def _write(
 
 
 def answers_in(
-    lines: BinaryIO | Iterable[bytes], most: int = 1000,
-    skipped: Counter[str] | None = None, line_limit: int = LINE_LIMIT,
-) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
+    lines: BinaryIO | Iterable[bytes],
+    most: int = 1000,
+    skipped: Counter[str] | None = None,
+    line_limit: int = LINE_LIMIT,
+) -> Iterator[list[dict[str, Any]]]:
     """The answers of an output or error file's lines, ``most`` at a time:
     the ``custom_id``, the response's status and body, or the error that
     stood for it (a request expired or cancelled before it ran has no

@@ -142,8 +142,7 @@ def _fail_part(
     still open at the provider are cancelled (else they would be paid as
     well). ``note`` and ``error`` say why on the run's page and status."""
     log.warning("batch part of run %s failed (%s): %s", run.id, note, error)
-    storage.batches.move(run.id, ANSWERED, note=note, error=error[:2000],
-                         poll_at=None)  # fmt: skip
+    storage.batches.move(run.id, ANSWERED, note=note, error=error[:2000], poll_at=None)
     cancel_batches(storage, config, run)
 
 
@@ -173,8 +172,13 @@ def _gather_and_send(
     first = config["JUDGE_BATCH_FIRST_POLL_S"]
     # asked about from here, still held: a dispatch comes only with the
     # watchdog's next round, and a batch ready in seconds is read in seconds
-    storage.batches.move(run.id, WAITING, round=round_, poll_s=first,
-                         poll_at=utcnow() + timedelta(seconds=first))  # fmt: skip
+    storage.batches.move(
+        run.id,
+        WAITING,
+        round=round_,
+        poll_s=first,
+        poll_at=utcnow() + timedelta(seconds=first),
+    )
     now = storage.batches.state(run.id)
     if now is not None:
         _poll(storage, config, run, now)
@@ -224,8 +228,12 @@ def _poll(
         if not _active(storage, run.id):
             return  # cancelled: the finalizer cancels the batches
         if time.monotonic() + wait > held_until:
-            storage.batches.move(run.id, WAITING, poll_s=min(wait * GROWTH, longest),
-                                 poll_at=utcnow() + timedelta(seconds=wait))  # fmt: skip
+            storage.batches.move(
+                run.id,
+                WAITING,
+                poll_s=min(wait * GROWTH, longest),
+                poll_at=utcnow() + timedelta(seconds=wait),
+            )
             return
         time.sleep(wait)
         wait = min(wait * GROWTH, longest)
@@ -239,11 +247,13 @@ def _refresh(
     found = run_on_loop(api.retrieve(str(batch.batch_id)))
     counts = found.get("request_counts")
     counts = counts if isinstance(counts, dict) else {}
-    values = {"status": str(found.get("status", ""))[:32],
-              "completed": _count(counts.get("completed")),
-              "failed": _count(counts.get("failed")),
-              "output_file_id": _text(found.get("output_file_id")),
-              "error_file_id": _text(found.get("error_file_id"))}  # fmt: skip
+    values = {
+        "status": str(found.get("status", ""))[:32],
+        "completed": _count(counts.get("completed")),
+        "failed": _count(counts.get("failed")),
+        "output_file_id": _text(found.get("output_file_id")),
+        "error_file_id": _text(found.get("error_file_id")),
+    }
     storage.batches.update_batch(batch.id, **values)
     if values["status"] not in PROVIDER_FINAL:
         return
@@ -252,17 +262,30 @@ def _refresh(
     skipped: Counter[str] = Counter()
     for file_id in (values["output_file_id"], values["error_file_id"]):
         if file_id:
-            _read_answers(storage, api, run.id, str(file_id), batch.model,
-                          limit, skipped if listed else None)  # fmt: skip
+            _read_answers(
+                storage,
+                api,
+                run.id,
+                str(file_id),
+                batch.model,
+                limit,
+                skipped if listed else None,
+            )
     # a failed batch has no files: its requests go online with the note
     missing = 0
     if listed and values["status"] != "failed":
         missing = storage.batches.mark_missing(run.id, batch.id)
     if skipped or missing:
-        log.warning("batch %s of run %s: output lines skipped %s, requests "
-                    "missing %d", batch.batch_id, run.id, dict(skipped), missing)  # fmt: skip
-    storage.batches.update_batch(batch.id, read_at=utcnow(), skipped=dict(skipped),
-                                 missing=missing)  # fmt: skip
+        log.warning(
+            "batch %s of run %s: output lines skipped %s, requests missing %d",
+            batch.batch_id,
+            run.id,
+            dict(skipped),
+            missing,
+        )
+    storage.batches.update_batch(
+        batch.id, read_at=utcnow(), skipped=dict(skipped), missing=missing
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -275,9 +298,14 @@ def _count(value: Any) -> int:
 
 
 def _read_answers(
-    storage: StorageLike, api: BatchAPI, run_id: str, file_id: str, model: str,
-    limit: int, skipped: Counter[str] | None,
-) -> None:  # fmt: skip
+    storage: StorageLike,
+    api: BatchAPI,
+    run_id: str,
+    file_id: str,
+    model: str,
+    limit: int,
+    skipped: Counter[str] | None,
+) -> None:
     """An output or error file's answers stored, a thousand at a time (the
     file goes to disk first, at most ``limit`` bytes, never whole into
     memory), with the tokens the provider billed for them: once per line,

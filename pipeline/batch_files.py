@@ -35,8 +35,13 @@ def allowed(
     """The requests the run's call caps allow, each taken as it is sent
     (``judge_usage.calls`` counts every request sent, batch lines too)."""
     cap = run.call_cap or config["MAX_JUDGE_CALLS_PER_RUN"]
-    allowance = CallAllowance(storage.budget, run.id, cap, run.workspace_id,
-                              config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
+    allowance = CallAllowance(
+        storage.budget,
+        run.id,
+        cap,
+        run.workspace_id,
+        config["WORKSPACE_DAILY_JUDGE_CALLS"],
+    )
     allowed = []
     try:
         for custom_id in sorted(recorder.bodies):  # the same files after a restart
@@ -49,9 +54,13 @@ def allowed(
 
 
 def send(
-    storage: StorageLike, config: dict[str, Any], run: Run, round_: int,
-    model: str, found: list[tuple[str, dict[str, Any]]],
-) -> None:  # fmt: skip
+    storage: StorageLike,
+    config: dict[str, Any],
+    run: Run,
+    round_: int,
+    model: str,
+    found: list[tuple[str, dict[str, Any]]],
+) -> None:
     """Upload and create the batches of one model's requests; a part whose
     batch the provider already made (a step run again after a restart) is
     left as it is."""
@@ -73,8 +82,9 @@ def send(
         storage.batches.list_requests(run.id, round_, model, part, ids)
         file_id = known.input_file_id if known is not None else None
         if not file_id:
-            file_id = _upload(api, [line for _, line in lines],
-                              f"{run.id}-{round_}-{part}.jsonl")  # fmt: skip
+            file_id = _upload(
+                api, [line for _, line in lines], f"{run.id}-{round_}-{part}.jsonl"
+            )
             storage.batches.save_batch(
                 run.id, round_, model, part, input_file_id=file_id
             )
@@ -98,8 +108,12 @@ def _parts(
     lines: list[tuple[str, bytes]] = []
     size = 0
     for custom_id, body in found:
-        record = {"custom_id": custom_id, "method": "POST",
-                  "url": "/v1/chat/completions", "body": body}  # fmt: skip
+        record = {
+            "custom_id": custom_id,
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": body,
+        }
         line = json.dumps(record, ensure_ascii=False).encode() + b"\n"
         if lines and (len(lines) >= most or size + len(line) > limit):
             yield lines

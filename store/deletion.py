@@ -39,8 +39,17 @@ from store.models import (
 from store.replies import delete_exchanges_of
 from store.uploads import upload_path
 
-OWNED_BY_RUN = (ResultRow, RunChunk, RunSession, JudgeUsage, JudgeExchange,
-                BatchRun, JudgeBatch, BatchAnswer, BatchRequest)  # fmt: skip
+OWNED_BY_RUN = (
+    ResultRow,
+    RunChunk,
+    RunSession,
+    JudgeUsage,
+    JudgeExchange,
+    BatchRun,
+    JudgeBatch,
+    BatchAnswer,
+    BatchRequest,
+)
 
 
 class Deleted(Protocol):
@@ -89,11 +98,15 @@ def _keep_counts(conn: Connection, run_id: str) -> None:
     if conn.execute(select(table.c.id).where(table.c.id == 1)).first() is None:
         conn.execute(table.insert().values(id=1, **dict.fromkeys(COUNTED, 0)))
     conn.execute(
-        table.update().where(table.c.id == 1).values(
-            **{name: func.coalesce(table.c[name], 0) + (value or 0)
-               for name, value in zip(COUNTED, found, strict=True)}
+        table.update()
+        .where(table.c.id == 1)
+        .values(
+            **{
+                name: func.coalesce(table.c[name], 0) + (value or 0)
+                for name, value in zip(COUNTED, found, strict=True)
+            }
         )
-    )  # fmt: skip
+    )
 
 
 def _delete_run_records(conn: Connection, run_id: str) -> None:

@@ -113,8 +113,9 @@ class BatchQueries(Repository):
         with self.database.session() as db:
             return list(db.scalars(query.order_by(JudgeBatch.id)))
 
-    def save_batch(self, run_id: str, round_: int, model: str, part: int,
-                   **values: Any) -> None:  # fmt: skip
+    def save_batch(
+        self, run_id: str, round_: int, model: str, part: int, **values: Any
+    ) -> None:
         """Record (or update) one part's batch as the provider states it."""
         key = {"run_id": run_id, "round": round_, "model": model, "part": part}
         fresh = {"status": "uploading", "total": 0, "completed": 0, "failed": 0}
@@ -127,20 +128,35 @@ class BatchQueries(Repository):
             )
 
     def record_made(
-        self, run_id: str, round_: int, model: str, part: int,
-        made: dict[str, Any], lines: int,
-    ) -> None:  # fmt: skip
+        self,
+        run_id: str,
+        round_: int,
+        model: str,
+        part: int,
+        made: dict[str, Any],
+        lines: int,
+    ) -> None:
         """A part's batch as the provider made it, and its lines counted as
         the run's judge calls, in one transaction: a step that dies between
         the two neither loses the count nor counts a part twice."""
-        key = (JudgeBatch.run_id == run_id, JudgeBatch.round == round_,
-               JudgeBatch.model == model, JudgeBatch.part == part)  # fmt: skip
+        key = (
+            JudgeBatch.run_id == run_id,
+            JudgeBatch.round == round_,
+            JudgeBatch.model == model,
+            JudgeBatch.part == part,
+        )
         values = {"batch_id": made["id"], "status": str(made.get("status", ""))}
         with self.engine.begin() as conn:
             conn.execute(update(JudgeBatch).where(*key).values(**values))
-            add_to_run(conn, run_id, judge_calls=lines,
-                       **{usage.key(model, "calls"): lines,
-                          usage.key(model, "batch_calls"): lines})  # fmt: skip
+            add_to_run(
+                conn,
+                run_id,
+                judge_calls=lines,
+                **{
+                    usage.key(model, "calls"): lines,
+                    usage.key(model, "batch_calls"): lines,
+                },
+            )
 
     def update_batch(self, row: int, **values: Any) -> None:
         """One batch's row (``row``: its id here; ``batch_id`` is the provider's)."""
@@ -150,9 +166,11 @@ class BatchQueries(Repository):
             )
 
     def put_answers(
-        self, run_id: str, answers: list[dict[str, Any]],
+        self,
+        run_id: str,
+        answers: list[dict[str, Any]],
         counters: Callable[[list[dict[str, Any]]], dict[str, int]],
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Store answers by ``custom_id``, and add to the run's counters
         ``counters(new)`` of the answers not stored before, in the same
         transaction: a file read twice (a step redone) is kept and counted
@@ -177,8 +195,12 @@ class BatchQueries(Repository):
     ) -> None:
         """The requests a part's batch file holds, listed before it is
         uploaded (listed again, e.g. by a step run after a restart: kept once)."""
-        key = (JudgeBatch.run_id == run_id, JudgeBatch.round == round_,
-               JudgeBatch.model == model, JudgeBatch.part == part)  # fmt: skip
+        key = (
+            JudgeBatch.run_id == run_id,
+            JudgeBatch.round == round_,
+            JudgeBatch.model == model,
+            JudgeBatch.part == part,
+        )
         with self.engine.begin() as conn:
             row = conn.execute(select(JudgeBatch.id).where(*key)).scalar_one()
             conn.execute(
@@ -224,10 +246,15 @@ class BatchQueries(Repository):
             count = (
                 select(func.count())
                 .select_from(BatchRequest)
-                .join(BatchAnswer, and_(BatchAnswer.run_id == BatchRequest.run_id,
-                                        BatchAnswer.custom_id == BatchRequest.custom_id))
+                .join(
+                    BatchAnswer,
+                    and_(
+                        BatchAnswer.run_id == BatchRequest.run_id,
+                        BatchAnswer.custom_id == BatchRequest.custom_id,
+                    ),
+                )
                 .where(BatchRequest.batch == row, BatchAnswer.error == MISSING)
-            )  # fmt: skip
+            )
             return int(conn.execute(count).scalar_one())
 
     def step_ended(self, run_id: str, error: str | None = None) -> int:
@@ -258,13 +285,16 @@ class BatchQueries(Repository):
             return None
         open_ = [b for b in self.batches(run_id, state.round) if b.read_at is None]
         return {
-            "stage": state.stage, "round": state.round, "note": state.note,
+            "stage": state.stage,
+            "round": state.round,
+            "note": state.note,
             "done": sum(b.completed + b.failed for b in open_),
             "total": sum(b.total for b in open_),
             # steps failed in a row and the last one's error (a step that
             # keeps failing: the third fails the batch part)
-            "failures": state.failures, "error": state.error,
-        }  # fmt: skip
+            "failures": state.failures,
+            "error": state.error,
+        }
 
     def outcome(self, run_id: str) -> dict[str, Any] | None:
         """How the run's batch part went (None: an online run): its stage,
@@ -282,19 +312,30 @@ class BatchQueries(Repository):
         notes = [_note(state)] if state.note else []
         if skipped:
             kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()))
-            notes.append(Problem.make(None, "", "batch_lines_skipped",
-                                      count=sum(skipped.values()), kinds=kinds))  # fmt: skip
+            notes.append(
+                Problem.make(
+                    None,
+                    "",
+                    "batch_lines_skipped",
+                    count=sum(skipped.values()),
+                    kinds=kinds,
+                )
+            )
         if missing:
             notes.append(
                 Problem.make(None, "", "batch_requests_missing", count=missing)
             )
         return {
-            "stage": state.stage, "round": state.round, "note": state.note,
+            "stage": state.stage,
+            "round": state.round,
+            "note": state.note,
             "reason": notes[0].message if state.note else None,
-            "failures": state.failures, "error": state.error,
-            "skipped": dict(skipped), "missing": missing,
+            "failures": state.failures,
+            "error": state.error,
+            "skipped": dict(skipped),
+            "missing": missing,
             "notes": [problem.to_dict() for problem in notes],
-        }  # fmt: skip
+        }
 
 
 def _note(state: BatchRun) -> Problem:
@@ -309,8 +350,9 @@ def _note(state: BatchRun) -> Problem:
         case "rounds":
             return Problem.make(None, "", "batch_rounds")
         case "step_failed":
-            return Problem.make(None, "", "batch_step_failed",
-                                failures=state.failures, error=error)  # fmt: skip
+            return Problem.make(
+                None, "", "batch_step_failed", failures=state.failures, error=error
+            )
         case "output_too_large":
             return Problem.make(None, "", "batch_output_too_large", error=error)
     return Problem.make(None, "", "batch_failed")

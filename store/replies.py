@@ -22,8 +22,19 @@ from store.sql import batched, filtered_rows, method_position, table_of
 
 # a reply of the grid: (session_id, round, method)
 ReplyKey = tuple[str, int, str]
-EXCHANGE_FIELDS = ("judge", "metric", "seq", "metrics", "mode", "prompt_version",
-                   "sample", "messages", "reply", "status", "cached")  # fmt: skip
+EXCHANGE_FIELDS = (
+    "judge",
+    "metric",
+    "seq",
+    "metrics",
+    "mode",
+    "prompt_version",
+    "sample",
+    "messages",
+    "reply",
+    "status",
+    "cached",
+)
 TEXT_FIELDS = ("messages", "reply")  # an ExchangeText's, named by a row
 ROW_FIELDS = tuple(name for name in ROW_DICT_FIELDS if name != "detail")
 
@@ -32,19 +43,28 @@ class ReplyQueries(Repository):
     """Replies with their scores, and the judge's exchanges behind them."""
 
     def reply_lines(
-        self, run_id: str, filters: Mapping[str, Any], offset: int, limit: int,
-        by_value: bool | None = None, methods: Sequence[str] = (),
-    ) -> list[tuple[ReplyKey, float | None]]:  # fmt: skip
+        self,
+        run_id: str,
+        filters: Mapping[str, Any],
+        offset: int,
+        limit: int,
+        by_value: bool | None = None,
+        methods: Sequence[str] = (),
+    ) -> list[tuple[ReplyKey, float | None]]:
         """One page of replies with the filtered metric's value (the mean
         of a panel's judges), in the upload's order (sessions as in the
         file, rounds, then ``methods``: the run's, in the file's order), or
         by that value (``by_value``: True high first, False low first;
         missing last)."""
         lines = self._lines(run_id, filters).subquery()
-        order = select(RunSession.position).where(
-            RunSession.run_id == run_id,
-            RunSession.session_id == lines.c.session_id,
-        ).scalar_subquery()  # fmt: skip
+        order = (
+            select(RunSession.position)
+            .where(
+                RunSession.run_id == run_id,
+                RunSession.session_id == lines.c.session_id,
+            )
+            .scalar_subquery()
+        )
         in_file = method_position(lines.c.method, methods)
         keys = [order.nulls_last(), lines.c.session_id, lines.c.round, in_file]
         keys.append(lines.c.method)  # methods the list lacks: by name
@@ -93,8 +113,11 @@ class ReplyQueries(Repository):
             getattr(ExchangeText, name).label(f"t_{name}") for name in TEXT_FIELDS
         ]
         query = (
-            select(*(getattr(JudgeExchange, name) for name in EXCHANGE_FIELDS),
-                   JudgeExchange.text_key, *shared)
+            select(
+                *(getattr(JudgeExchange, name) for name in EXCHANGE_FIELDS),
+                JudgeExchange.text_key,
+                *shared,
+            )
             .outerjoin(ExchangeText, ExchangeText.key == JudgeExchange.text_key)
             .where(
                 JudgeExchange.run_id == run_id,
@@ -103,7 +126,7 @@ class ReplyQueries(Repository):
                 JudgeExchange.method == method,
             )
             .order_by(JudgeExchange.judge, JudgeExchange.metric, JudgeExchange.seq)
-        )  # fmt: skip
+        )
         found = []
         with self.engine.connect() as conn:
             for row in conn.execute(query).mappings():
@@ -124,16 +147,20 @@ def text_key(messages: Any, reply: str | None) -> str:
     >>> key == text_key([{"role": "user", "content": "x"}], None)
     False
     """
-    canonical = json.dumps([messages, reply], sort_keys=True, ensure_ascii=False,
-                           separators=(",", ":"))  # fmt: skip
+    canonical = json.dumps(
+        [messages, reply], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     # a lone surrogate (a reply's "\\ud800") hashes as it is
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def write_exchanges(
-    conn: Connection, database: Database, run_id: str,
-    exchanges: Iterable[dict[str, Any]], batch: int = 500,
-) -> None:  # fmt: skip
+    conn: Connection,
+    database: Database,
+    run_id: str,
+    exchanges: Iterable[dict[str, Any]],
+    batch: int = 500,
+) -> None:
     """Store a chunk's exchanges with its rows (in their transaction): each
     row names its prompt and reply, stored unless already there. A chunk
     tried again replaces what it wrote before; a text only the replaced
@@ -141,8 +168,9 @@ def write_exchanges(
     stmt = database.insert(table_of(JudgeExchange))
     # messages and reply are left out: SQL NULL (a JSON column would store
     # None as JSON null), also over a row stored before 0026
-    changing = [name for name in (*EXCHANGE_FIELDS, "text_key")
-                if name not in EXCHANGE_KEY]  # fmt: skip
+    changing = [
+        name for name in (*EXCHANGE_FIELDS, "text_key") if name not in EXCHANGE_KEY
+    ]
     stmt = stmt.on_conflict_do_update(
         index_elements=list(EXCHANGE_KEY),
         set_={name: stmt.excluded[name] for name in changing},

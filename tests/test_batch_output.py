@@ -25,9 +25,13 @@ from tests.pipeline_support import submit, wait_for
 from tests.test_batch_mode import judge_app, sessions, wait_until
 
 TWO_SESSIONS = 40  # 2 sessions x 5 rounds x 2 methods x 2 judge modes
-SKIPPED_AS = {"not_json": "not_json", "array": "not_object",
-              "no_custom_id": "no_custom_id", "not_utf8": "not_utf8",
-              "foreign": "foreign"}  # fmt: skip
+SKIPPED_AS = {
+    "not_json": "not_json",
+    "array": "not_object",
+    "no_custom_id": "no_custom_id",
+    "not_utf8": "not_utf8",
+    "foreign": "foreign",
+}
 
 
 @pytest.fixture
@@ -39,9 +43,10 @@ def server():
 def sent_ids(judge: ScriptedJudge) -> set[str]:
     """The custom_ids of every batch line the run sent the provider."""
     return {
-        line["custom_id"] for made in judge.batches.batches.values()
+        line["custom_id"]
+        for made in judge.batches.batches.values()
         for line in made.lines
-    }  # fmt: skip
+    }
 
 
 def stored_ids(app, run_id: str) -> set[str]:
@@ -122,9 +127,16 @@ def test_a_step_failing_three_times_fails_the_batch_part_and_stops_retrying(
     path = crafted.write(tmp_path / "fails.jsonl", sessions()[:2])
     service = app.extensions["runs"]
     with path.open("rb") as stream:  # made, not queued: the steps are taken here
-        run = service.create(stream, path.name, RunRequest(
-            judge_url=server.url, judge_model="scripted", suites=["alignment"],
-            batch=True))  # fmt: skip
+        run = service.create(
+            stream,
+            path.name,
+            RunRequest(
+                judge_url=server.url,
+                judge_model="scripted",
+                suites=["alignment"],
+                batch=True,
+            ),
+        )
     storage = app.extensions["storage"]
     server.batches.look_fault = fault
     for step in range(3):
@@ -154,9 +166,16 @@ def test_a_step_that_fails_then_succeeds_starts_counting_again(
     path = crafted.write(tmp_path / "flaky.jsonl", sessions()[:1])
     service = app.extensions["runs"]
     with path.open("rb") as stream:
-        run = service.create(stream, path.name, RunRequest(
-            judge_url=server.url, judge_model="scripted", suites=["alignment"],
-            batch=True))  # fmt: skip
+        run = service.create(
+            stream,
+            path.name,
+            RunRequest(
+                judge_url=server.url,
+                judge_model="scripted",
+                suites=["alignment"],
+                batch=True,
+            ),
+        )
     storage = app.extensions["storage"]
     server.batches.look_fault = (503, b"busy")
     batch.take_step(storage, app.config, run.id)
@@ -190,14 +209,24 @@ def test_answers_in_skips_and_counts_what_is_not_an_answer():
         b'{"custom_id": "' + b"x" * 200 + b'"}\n',
     ]
     skipped: Counter[str] = Counter()
-    found = [a for piece in answers_in(io.BytesIO(b"".join(lines)), skipped=skipped,
-                                       line_limit=100) for a in piece]  # fmt: skip
+    found = [
+        a
+        for piece in answers_in(
+            io.BytesIO(b"".join(lines)), skipped=skipped, line_limit=100
+        )
+        for a in piece
+    ]
     assert found == [
         {"custom_id": "a", "status_code": 200, "body": {}, "error": None},
         {"custom_id": "b", "status_code": None, "body": None, "error": "oops"},
     ]
-    assert skipped == {"not_json": 1, "not_object": 1, "no_custom_id": 2,
-                       "not_utf8": 1, "too_long": 1}  # fmt: skip
+    assert skipped == {
+        "not_json": 1,
+        "not_object": 1,
+        "no_custom_id": 2,
+        "not_utf8": 1,
+        "too_long": 1,
+    }
 
 
 # -- the store, on both databases -----------------------------------------------------
@@ -231,8 +260,13 @@ def test_requests_listed_answers_kept_and_missing_ones_marked(any_storage):
     outcome = storage.batches.outcome(run.id)
     assert (outcome["failures"], outcome["error"]) == (2, "boom again")
     assert (outcome["skipped"], outcome["missing"], outcome["note"]) == (
-        {"foreign": 4}, 2, None)  # fmt: skip
+        {"foreign": 4},
+        2,
+        None,
+    )
     assert [n["code"] for n in outcome["notes"]] == [
-        "batch_lines_skipped", "batch_requests_missing"]  # fmt: skip
+        "batch_lines_skipped",
+        "batch_requests_missing",
+    ]
     storage.batches.step_ended(run.id)
     assert storage.batches.state(run.id).failures == 0

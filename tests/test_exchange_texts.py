@@ -46,8 +46,10 @@ def stored_text(engine) -> tuple[int, int]:
 
 
 def exchange_page(app, run, row) -> str:
-    query = (f"session_id={row.session_id}&round={row.round}&method={row.method}"
-             f"&judge={row.judge}&metric={row.metric}")  # fmt: skip
+    query = (
+        f"session_id={row.session_id}&round={row.round}&method={row.method}"
+        f"&judge={row.judge}&metric={row.metric}"
+    )
     page = app.test_client().get(f"/r/{run.token}/replies/exchange?{query}")
     assert page.status_code == 200
     return page.get_data(True)
@@ -69,9 +71,14 @@ def site(tmp_path, any_database_url):
     from tests.worker_support import create_test_app
 
     app = create_test_app(
-        {**base_config(tmp_path), "DATABASE_URL": any_database_url,
-         "DB_AUTO_UPGRADE": True, "REDIS_URL": None, "WATCHDOG_INTERVAL_S": 3600}
-    )  # fmt: skip
+        {
+            **base_config(tmp_path),
+            "DATABASE_URL": any_database_url,
+            "DB_AUTO_UPGRADE": True,
+            "REDIS_URL": None,
+            "WATCHDOG_INTERVAL_S": 3600,
+        }
+    )
     yield app, app.extensions["storage"]
     stop_embedded(app)
     app.extensions["storage"].engine.dispose()
@@ -118,18 +125,35 @@ def test_a_run_from_the_cache_stores_no_exchange_text(site):
     assert stored_text(storage.engine) == (0, 0), "nothing points to it any more"
 
 
-EXCHANGE = {"session_id": "s", "round": 1, "method": "A", "judge": "j",
-            "metric": "al", "seq": 0, "metrics": ["al"], "mode": "alignment",
-            "prompt_version": "alignment_v1", "sample": 0,
-            "messages": [{"role": "user", "content": "哪一个? " * 50}],
-            "reply": "Total: \\boxed{80}", "status": "ok", "cached": False}  # fmt: skip
+EXCHANGE = {
+    "session_id": "s",
+    "round": 1,
+    "method": "A",
+    "judge": "j",
+    "metric": "al",
+    "seq": 0,
+    "metrics": ["al"],
+    "mode": "alignment",
+    "prompt_version": "alignment_v1",
+    "sample": 0,
+    "messages": [{"role": "user", "content": "哪一个? " * 50}],
+    "reply": "Total: \\boxed{80}",
+    "status": "ok",
+    "cached": False,
+}
 
 
 def new_run(storage, name: str = "x"):
     return storage.runs.create_run(
-        file_name=f"{name}.jsonl", file_sha256="0" * 64, upload_id=name,
-        sessions=1, rounds=1, methods=["A"], suites=["alignment"], total=1,
-    )  # fmt: skip
+        file_name=f"{name}.jsonl",
+        file_sha256="0" * 64,
+        upload_id=name,
+        sessions=1,
+        rounds=1,
+        methods=["A"],
+        suites=["alignment"],
+        total=1,
+    )
 
 
 def test_a_chunk_written_again_keeps_no_text_it_replaced(any_storage, tmp_path):
@@ -219,21 +243,30 @@ def test_exchanges_stored_before_the_upgrade_are_shown(any_database_url, tmp_pat
     storage = Storage(any_database_url)
     migrate.upgrade(storage.engine, "0025")
     with storage.engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO runs (id, token, manage_token, status, created_at, file_name,"
-            " file_sha256, upload_id, sessions, rounds, methods, suites, options,"
-            " done, total, judge_calls, cache_hits, prompt_tokens, completion_tokens)"
-            " VALUES ('old', 'tok', 'man', 'done', '2026-12-01', 'x.jsonl', :sha, 'u',"
-            " 1, 1, '[\"A\"]', '[\"alignment\"]', '{}', 1, 1, 1, 0, 1, 1)"
-        ), {"sha": "0" * 64})  # fmt: skip
-        conn.execute(text(
-            "INSERT INTO judge_exchanges (run_id, session_id, round, method, judge,"
-            " metric, seq, metrics, mode, prompt_version, sample, messages, reply,"
-            " status, cached) VALUES ('old', 's', 1, 'A', 'j', 'al', 0, :metrics,"
-            " 'alignment', 'alignment_v1', 0, :messages, :reply, 'ok', :cached)"
-        ), {"metrics": json.dumps(EXCHANGE["metrics"]), "cached": False,
-            "messages": json.dumps(EXCHANGE["messages"], ensure_ascii=False),
-            "reply": EXCHANGE["reply"]})  # fmt: skip
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, token, manage_token, status, created_at, file_name,"
+                " file_sha256, upload_id, sessions, rounds, methods, suites, options,"
+                " done, total, judge_calls, cache_hits, prompt_tokens, completion_tokens)"
+                " VALUES ('old', 'tok', 'man', 'done', '2026-12-01', 'x.jsonl', :sha, 'u',"
+                " 1, 1, '[\"A\"]', '[\"alignment\"]', '{}', 1, 1, 1, 0, 1, 1)"
+            ),
+            {"sha": "0" * 64},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO judge_exchanges (run_id, session_id, round, method, judge,"
+                " metric, seq, metrics, mode, prompt_version, sample, messages, reply,"
+                " status, cached) VALUES ('old', 's', 1, 'A', 'j', 'al', 0, :metrics,"
+                " 'alignment', 'alignment_v1', 0, :messages, :reply, 'ok', :cached)"
+            ),
+            {
+                "metrics": json.dumps(EXCHANGE["metrics"]),
+                "cached": False,
+                "messages": json.dumps(EXCHANGE["messages"], ensure_ascii=False),
+                "reply": EXCHANGE["reply"],
+            },
+        )
     storage.upgrade()
     [found] = storage.replies.exchanges_of("old", ("s", 1, "A"))
     assert (found["messages"], found["reply"]) == (

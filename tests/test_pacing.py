@@ -24,8 +24,9 @@ class Clock:
 
 def test_the_limits_come_from_each_reply_else_the_settings():
     pace = Pace(rpm=600, clock=Clock())
-    pace.observe(200, {"x-ratelimit-limit-requests": "3000",
-                       "x-ratelimit-limit-tokens": "90000"})  # fmt: skip
+    pace.observe(
+        200, {"x-ratelimit-limit-requests": "3000", "x-ratelimit-limit-tokens": "90000"}
+    )
     assert (pace.rpm, pace.tpm) == (3000, 90000)
     pace.observe(200, {})  # the server stopped saying them: the settings again
     assert (pace.rpm, pace.tpm) == (600, None)
@@ -56,8 +57,14 @@ def test_tokens_bind_too():
 def test_a_429_slows_the_pace_and_holds_until_its_retry_after():
     clock = Clock()
     pace = Pace(rpm=3000, clock=clock)
-    pace.observe(429, {"retry-after-ms": "1500", "retry-after": "2",
-                       "x-ratelimit-limit-requests": "3000"})  # fmt: skip
+    pace.observe(
+        429,
+        {
+            "retry-after-ms": "1500",
+            "retry-after": "2",
+            "x-ratelimit-limit-requests": "3000",
+        },
+    )
     assert pace.share < 1.0 and pace.held_until == clock.now + 1.5
     assert pace._wait_s(0) == 1.5
     slower = pace.share
@@ -91,11 +98,21 @@ def test_a_run_held_back_by_the_limits_says_so(app_factory, tmp_path):
     (``paced_ms``), and progress names the rate limits as what the run waits
     on: 40 calls at 16 in flight against 600 requests a minute."""
     with ScriptedJudge(rpm=600) as server:
-        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                          **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 16})  # fmt: skip
-        sessions = [crafted.session(f"s{n}", {"A": [f"[[al={n}]] {k}" for k in range(2)],
-                                              "B": [f"[[al={n + 5}]] {k}" for k in range(2)]})
-                    for n in range(5)]  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=server.url,
+            JUDGE_MODEL="scripted",
+            **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 16},
+        )
+        sessions = [
+            crafted.session(
+                f"s{n}",
+                {
+                    "A": [f"[[al={n}]] {k}" for k in range(2)],
+                    "B": [f"[[al={n + 5}]] {k}" for k in range(2)],
+                },
+            )
+            for n in range(5)
+        ]
         path = crafted.write(tmp_path / "paced.jsonl", sessions)
         document = evaluate(app, path, None, suites=["alignment"])
     used = document["judge_usage"]["scripted"]
@@ -113,8 +130,9 @@ def test_absurd_limit_headers_are_ignored_and_never_park_the_waiters():
     that is not a finite count is ignored (the configured limit stands)."""
     for said in ("inf", "1e400", "nan", "-5", "abc", "1e30"):
         pace = Pace(rpm=600)
-        pace.observe(200, {"x-ratelimit-limit-requests": said,
-                           "x-ratelimit-limit-tokens": said})  # fmt: skip
+        pace.observe(
+            200, {"x-ratelimit-limit-requests": said, "x-ratelimit-limit-tokens": said}
+        )
         assert pace.known and pace._turn.is_set()
         assert pace.rpm in (600, int(1e30)) and pace.tpm in (None, int(1e30))
         assert math.isfinite(pace.interval(tokens=100))
