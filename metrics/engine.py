@@ -92,22 +92,22 @@ def _run_suite(suite: Suite, sessions, methods, judge, options) -> list[ResultRo
         return failure_rows(sessions, suite, methods, reason)
 
 
-def add_per_judge(
-    summary: dict, suite: Suite, rows: Rows, methods: list[str]
-) -> dict[str, dict[str, dict]]:
+def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -> None:
     """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
     ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
-    judge's rows alone (the plain value pools every judge: the panel mean).
-    A panel value some judge has no value for is not the panel's: it
-    becomes null, and the returned ``{method: {metric: note}}`` names the
-    judges (``panel_judge_missing``)."""
+    judge's rows alone (the plain value is the panel's, from the items every
+    judge of the method's panel scored: ``metrics/panel_items.py``, which
+    also nulls it, with its reason, when a judge of that panel scored none).
+    A judge with no row of a method (a comparison across runs judged by
+    other models) is not in that method's panel: its silence there leaves
+    the method's value alone (docs/metrics/README.md, "Judge panels")."""
     wanted = [m.id for m in suite.summary_metrics() if m.per_judge]
     if not wanted:
-        return {}
+        return
     rows = row_source.readable(rows, suite.summary_details)
     judges = sorted(set(row_source.judge_names(rows)) - {""})
     if len(judges) < 2:
-        return {}
+        return
     for judge in judges:
         own = row_source.of_judge(rows, judge)
         alone = suite.summarize(own, methods).get("summary", {})
@@ -122,32 +122,6 @@ def add_per_judge(
                 summary[method][counts.count_key(f"{metric_id}@{judge}")] = values.get(
                     counts.count_key(metric_id)
                 )
-    return _incomplete_panel(summary, wanted, judges, methods)
-
-
-def _incomplete_panel(summary: dict, wanted, judges, methods) -> dict:
-    """Null the panel values of a metric some judge has no value for at all
-    (it failed every call): what is left is the other judges' value, not
-    the panel's. A judge without a value for one method only is not in that
-    method's panel (a comparison across runs joins runs judged by
-    different models), so it leaves the value alone."""
-    found: dict[str, dict[str, dict]] = {}
-    for metric_id in wanted:
-        silent = [
-            judge for judge in judges
-            if all(summary.get(m, {}).get(f"{metric_id}@{judge}") is None for m in methods)
-        ]  # fmt: skip
-        if not silent or len(silent) == len(judges):
-            continue
-        for method in methods:
-            values = summary.get(method, {})
-            if values.get(metric_id) is not None:
-                values[metric_id] = None  # one judge's value is no panel mean
-                values[counts.count_key(metric_id)] = 0  # no session behind it
-                params = {"judges": ", ".join(silent)}
-                note = {"code": "panel_judge_missing", "params": params}
-                found.setdefault(method, {})[metric_id] = note
-    return found
 
 
 def _attributed(found: list[ResultRow], model: str, first: bool) -> list[ResultRow]:
@@ -275,8 +249,7 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     del pooled
     noted = _fewer_notes(suite, fewer, suite_summary, methods)
     _say_why_charts_are_empty(suite, result, fewer)
-    for method, nulled in add_per_judge(suite_summary, suite, rows, methods).items():
-        noted.setdefault(method, {}).update(nulled)  # a null's reason wins
+    add_per_judge(suite_summary, suite, rows, methods)
     return result, suite_summary, noted
 
 

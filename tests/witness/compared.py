@@ -83,12 +83,12 @@ FORMS = ("md", "tex", "csv", "json")  # what the command prints
 FINAL = ("done", "partial", "failed", "cancelled")
 
 # Pairs of runs judged by different judges (one judge against a panel) are
-# left out until two findings are fixed (test_compare.py shows each, strict
-# xfail): a panel judge that scored none of the shared items nulls the other
-# run's values too (metrics/engine.py _incomplete_panel; README "Judge
-# panels": a judge with no row of a method is not in its panel), and al_lc
-# weighs a panel run's items once per judge against a one-judge run's once
-# (alignment.md: "an OLS regression over every scored item").
+# left out until a finding is fixed (test_compare.py shows it, strict
+# xfail): al_lc weighs a panel run's items once per judge against a
+# one-judge run's once (alignment.md: "an OLS regression over every scored
+# item"). (A panel judge that scored none of the shared items nulled the
+# other run's values too: fixed, test_a_silent_panel_judge_leaves_the_other_
+# runs_values.)
 MIXED_PANELS = False
 
 # Dashes printed without a reason, by cause (``dash_cause``): found by this

@@ -117,15 +117,14 @@ def one_judge_and_a_silent_panel(compare_app):
     return compared_pair(compare_app, (crafted("personasteer", ("judge-a",)), silent))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 56, found by the compare witness")
 def test_a_silent_panel_judge_leaves_the_other_runs_values(
     one_judge_and_a_silent_panel,
 ):
     """README "Judge panels": a judge with no row of a method (a comparison
     across runs judged by other models) is not in its panel. judge-b never
-    judged the first run's replies, yet its silence nulls their AL average
+    judged the first run's replies, yet its silence nulled their AL average
     and keep-chatting rate ("no panel value: the judge(s) judge-b scored
-    none of these items")."""
+    none of these items": metrics/engine.py ``_incomplete_panel``, gone)."""
     found = differences_of(*one_judge_and_a_silent_panel)
     assert not found, said(found)
 
