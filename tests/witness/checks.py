@@ -124,6 +124,43 @@ def everything_agrees(plan: plans.Plan, outcome: Outcome) -> None:
     counts_agree(stored, document)
     usage_agrees(stored, outcome, cancelled=stored is not plan)
     aggregates_agree(stored, document)
+    position_agrees(stored, document)
+
+
+def position_agrees(plan: plans.Plan, document: dict) -> None:
+    """Position bias, from what the scripted judge does: each pair is asked
+    in both orders and the stronger reply wins in both (equal ones tie), so
+    every comparison's two orders agree (``position_consistency`` 1) and
+    each decisive comparison gives two single-order verdicts naming a
+    winner, one of them the first reply (``first_position_rate`` 0.5, its
+    n twice the decisive comparisons, over the judges: pairwise.md "Judge
+    validity", results-format's n). The rows do not say which order chose
+    what, so the reference cannot compute these; the plan can."""
+    decisive, compared = 0, 0
+    for row in plans.expected_rows(plan):
+        method, _, other = row["metric"].partition("@")
+        if method != "pairwise" or row["status"] != "ok" or other < row["method"]:
+            continue  # each comparison once: its row of the first method by name
+        compared += 1
+        decisive += row["value"] != 0.5
+    validity = document["judge_validity"]
+    found = {
+        k: validity.get(k) for k in ("position_consistency", "first_position_rate")
+    }
+    found["first_position_rate_n"] = validity.get("first_position_rate_n")
+    want = {
+        "position_consistency": 1.0 if compared else None,
+        "first_position_rate": 0.5 if decisive else None,
+        "first_position_rate_n": 2 * decisive if compared else None,
+    }
+    if "pairwise" in plan.suites and plan.protocol != "aloe" and compared:
+        assert found == want, f"position checks: witness {want}, results {found}"
+    else:
+        assert found["position_consistency"] is None, found
+        assert found["first_position_rate"] is None, found
+    for key in ("position_consistency", "first_position_rate"):
+        if found[key] is None:
+            assert validity["reasons"].get(key), f"{key} is null with no reason"
 
 
 def counts_agree(plan: plans.Plan, document: dict) -> None:

@@ -14,7 +14,7 @@ from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
 from tests.conftest import stop_embedded
-from tests.witness import checks, harness, plans
+from tests.witness import checks, harness, labelled, plans
 from tests.worker_support import create_test_app, stop_worker
 
 GENERATED = settings(
@@ -38,6 +38,9 @@ def witness_app(tmp_path_factory):
     stop_worker(app)
 
 
+# 50 runs a test: about 40-70 s idle, 230 s beside a busy CI (a loaded
+# machine is slow, not wrong)
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("protocol", plans.PROTOCOLS)
 @settings(GENERATED, max_examples=IN_WORKER // len(plans.PROTOCOLS))
 @given(data=st.data())
@@ -85,9 +88,12 @@ def served(tmp_path_factory):
             app.extensions["storage"].engine.dispose()
 
 
+@pytest.mark.timeout(1500)
 @settings(GENERATED, max_examples=OVER_HTTP)
-@given(plan=plans.plans())
-def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, plan):
+@given(plan=plans.plans(), data=st.data())
+def test_a_generated_run_served_over_http_says_what_the_plan_implies(
+    served, plan, data
+):
     base_url, session, judge, folder, workspace = served
     outcome = harness.run_over_http(
         base_url, session, judge, plan, folder, workspace["manage_token"]
@@ -104,3 +110,8 @@ def test_a_generated_run_served_over_http_says_what_the_plan_implies(served, pla
     checks.grid_agrees(plan, grid.text)
     listed = session.get(f"{base_url}/w/{workspace['token']}", timeout=60)
     checks.workspace_agrees(plan, outcome, listed.text)
+    if outcome.document["run"]["status"] in ("done", "partial"):
+        labelling = data.draw(labelled.labellings(plan), label="labels")
+        if labelling.labels:  # people label the replies; the card is read
+            page = labelled.label_run(base_url, session, outcome, plan, labelling)
+            labelled.card_agrees(plan, labelling, page)
