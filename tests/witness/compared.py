@@ -82,15 +82,6 @@ DASH = published.NO_VALUE  # "—"; LaTeX's "---" reads back as it
 FORMS = ("md", "tex", "csv", "json")  # what the command prints
 FINAL = ("done", "partial", "failed", "cancelled")
 
-# Pairs of runs judged by different judges (one judge against a panel) are
-# left out until a finding is fixed (test_compare.py shows it, strict
-# xfail): al_lc weighs a panel run's items once per judge against a
-# one-judge run's once (alignment.md: "an OLS regression over every scored
-# item"). (A panel judge that scored none of the shared items nulled the
-# other run's values too: fixed, test_a_silent_panel_judge_leaves_the_other_
-# runs_values.)
-MIXED_PANELS = False
-
 # Dashes printed without a reason, by cause (``dash_cause``): found by this
 # witness and not fixed yet; test_compare.py shows each (strict xfail).
 # Every other bare dash fails the witness.
@@ -119,34 +110,18 @@ def _as_methods(plan: plans.Plan, methods: tuple[str, ...]) -> plans.Plan:
 
 
 @st.composite
-def _as_judges(draw, plan: plans.Plan, judges: tuple[str, ...]) -> plans.Plan:
-    """``plan`` judged by ``judges``: a judge it lacks answers each reply as
-    plans.plans() draws answers; a judge it has beyond them is dropped."""
-    kinds = st.sampled_from((*plans.UNREADABLE, plans.FAILED))
-    items = []
-    for item in plan.items:
-        answers = item.answers
-        if answers is not None:
-            extra = [draw(plans.answers(kinds)) for _ in judges[len(answers) :]]
-            answers = (*answers, *extra)[: len(judges)]
-        items.append(replace(item, answers=answers))
-    return replace(plan, judges=judges, items=items)
-
-
-@st.composite
 def pairs(draw) -> tuple[plans.Plan, plans.Plan]:
     """Two runs of the same methods in the same file order, each drawn by
     plans.plans(): any protocols and suites, missing and unreadable
-    replies, a judge failing some or every call, sessions and rounds of
-    their own (a comparison keeps those they share); never cancelled."""
+    replies, a judge failing some or every call, judges (one or a panel),
+    sessions and rounds of their own (a comparison keeps those they share);
+    never cancelled."""
     first = draw(plans.plans(), label="first")
     second = draw(
         plans.plans().filter(lambda p: len(p.methods) == len(first.methods)),
         label="second",
     )
     second = _as_methods(second, first.methods)
-    if not MIXED_PANELS:
-        second = draw(_as_judges(second, first.judges))
     return replace(first, cancel_after=None), replace(second, cancel_after=None)
 
 

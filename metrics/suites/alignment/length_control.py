@@ -3,7 +3,9 @@
 The model: an ordinary least-squares regression over every scored item,
 ``al = b0 + Σ_m b_m·[method = m] + c·(ln(1 + chars) − mean)`` (the first
 method present is the reference), and ``al_lc[m] = b0 + b_m``: the
-method's AL predicted at the run's mean log length. When lengths do not
+method's AL predicted at the run's mean log length. Each item (session,
+round, method) is one point: a panel's item is the mean of its judges'
+``al``, not one point per judge. When lengths do not
 vary within any method, ``c`` is not identified and ``al_lc`` is None.
 
 The fit is reproducible to the last bit and needs no item in memory.
@@ -49,12 +51,11 @@ def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
     for names, _al, chars in _items(rows):
         first.count(names, np.log1p(chars))
     present = [m for m in methods if first.counts.get(m)]
-    n = sum(first.counts.values())
-    items = n // _judges(rows)
-    if items < len(present) + 2 or not first.lengths_vary():
-        enough = items >= len(present) + 2
+    n = sum(first.counts.values())  # the items, each once
+    if n < len(present) + 2 or not first.lengths_vary():
+        enough = n >= len(present) + 2
         code = "lc_lengths_constant" if enough else "lc_too_few_items"
-        reason = {"code": code, "params": {} if enough else {"n": items}}
+        reason = {"code": code, "params": {} if enough else {"n": n}}
         return dict.fromkeys(methods), {m: reason for m in present}
     mean_log = first.logs.value() / n
     sums = _Sums(present)
@@ -68,19 +69,15 @@ def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
     return values, {}
 
 
-def _judges(rows: Rows) -> int:
-    """The judges behind each item: a panel's rows hold one row per judge
-    of every item they kept (``metrics/panel_items.py``), so the items the
-    regression rests on are the rows over the judges (two judges' rows of
-    two items are two points, not four: a line through them fits exactly)."""
-    if getattr(rows, "judge", None):  # one judge's rows of a panel
-        return 1
-    return max(len(set(row_source.judge_names(rows)) - {""}), 1)
-
-
 def _items(rows: Rows):
-    """Batches ``(methods, al, chars)`` of the items with both."""
-    if isinstance(rows, row_source.RowSource):
+    """Batches ``(methods, al, chars)`` of the items with both, each item
+    (session, round, method) once: where a panel's judges scored it, its
+    ``al`` is the mean of theirs (as in AL(k): ``row_source.item_groups``),
+    so an item weighs the same whether one judge scored it or two (runs
+    compared as one: a one-judge run beside a panel's)."""
+    if isinstance(rows, row_source.RowSource) and (
+        rows.judge is not None or len(set(rows.judge_names()) - {""}) < 2
+    ):  # one row per item: the database pairs them
         yield from rows.reader.pairs(*LENGTH, rows.judge)
         return
     np = columns._numpy()
@@ -89,8 +86,16 @@ def _items(rows: Rows):
     keys, at_al, at_chars = np.intersect1d(
         al.keys, chars.keys, assume_unique=True, return_indices=True
     )
-    names = np.asarray(items.methods, dtype=object)[items.method(keys)]
-    yield names.tolist(), al.values[at_al], chars.values[at_chars]
+    # a judge's row pairs with the length stored beside it; an item is the
+    # key without its judge (the judge is the key's last digit)
+    _, first, of_item = np.unique(
+        keys // items.size["judge"], return_index=True, return_inverse=True
+    )
+    of_item = of_item.reshape(-1)
+    judges = np.bincount(of_item)
+    means = np.bincount(of_item, weights=al.values[at_al]) / judges
+    names = np.asarray(items.methods, dtype=object)[items.method(keys[first])]
+    yield names.tolist(), means, chars.values[at_chars][first]
 
 
 def _listed(names: list[str], methods: set[str]):
