@@ -411,3 +411,39 @@ def workspace_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> int:
             want = (summary.get(method) or {}).get(f"{metric}_n")
             assert n and int(n[1].replace(",", "")) == want, (metric, method, shown)
     return seen
+
+
+def estimate_agrees(
+    plan: plans.Plan, outcome: Outcome, said: dict, history: list[Outcome]
+) -> None:
+    """What ``POST /api/v1/validate`` says of the plan's file (sent after
+    its run, into the same workspace): the calls a run makes, items x the
+    modes its protocol asks x judges and every ordered pair in the pairwise
+    suite (docs/api.md; the re-asks no estimate can know), and per judge the
+    history its expected cost reads: the workspace's finished runs of the
+    same judge and protocol that sent it requests (docs/judge.md), their
+    completion tokens per request; none: no expected cost, said so."""
+    calls = plans.expected_calls(plan)
+    made = sum(c["calls"] - c["reasks"] for c in calls.values())
+    assert said["estimate"] == made, f"estimate {said['estimate']}, the plan {made}"
+    for judge in plan.judges:
+        earlier = [
+            o
+            for o in (*history, outcome)
+            if o.protocol == plan.protocol
+            and o.document["run"]["status"] in ("done", "partial")
+            and o.asked[judge] > 0
+        ]
+        found = said["judges"][judge]
+        assert found["earlier_runs"] == len(earlier), (judge, found, len(earlier))
+        if not earlier:
+            assert found["cost_usd"] is None and found["cost_note"] == "no_earlier_run"
+            continue
+        tokens = sum(o.reported[judge]["completion_tokens"] for o in earlier)
+        per_call = tokens / sum(o.asked[judge] for o in earlier)
+        assert math.isclose(found["completion_per_call"], per_call, rel_tol=1e-9), (
+            judge,
+            found["completion_per_call"],
+            per_call,
+        )
+        assert found["cost_usd"] is not None, found

@@ -65,6 +65,7 @@ class Outcome:
     token: str = ""
     manage: str = ""
     reported: dict[str, Counter] = field(default_factory=dict)  # per judge model
+    protocol: str = ""
     asked: Counter = field(default_factory=Counter)  # requests taken, per model
 
 
@@ -205,7 +206,29 @@ def run_over_http(
         time.sleep(0.1)
     document = session.get(f"{base_url}/api/v1/runs/{token}/results", timeout=60).json()
     manage = created.get("manage_token", "")
-    return _outcome(document, token, manage, judge, before, asked)
+    outcome = _outcome(document, token, manage, judge, before, asked)
+    outcome.protocol = plan.protocol
+    return outcome
+
+
+def estimate(base_url: str, session, plan: Plan, folder: Path, workspace: str) -> dict:
+    """``judge_calls`` of ``POST /api/v1/validate`` for the plan's file with
+    the run's fields (the upload page's check before a run)."""
+    path = folder / f"{plan.nonce}.jsonl"
+    with path.open("rb") as stream:
+        answer = session.post(
+            f"{base_url}/api/v1/validate",
+            files={"file": (path.name, stream, "application/jsonl")},
+            data={
+                "suites": ",".join(plan.suites),
+                "judge_model": ",".join(plan.judges),
+                "workspace": workspace,
+                "protocol": plan.protocol,
+            },
+            timeout=60,
+        )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["judge_calls"]
 
 
 def exports(client, token: str) -> dict[str, str]:

@@ -81,7 +81,9 @@ def served(tmp_path_factory):
                     f"{base_url}/api/v1/workspaces", json={}, timeout=60
                 )
                 workspace = made.json()
-                yield base_url, session, judge, folder, workspace
+                # the runs so far, whose usage the expected cost reads
+                history: list[harness.Outcome] = []
+                yield base_url, session, judge, folder, workspace, history
         finally:
             server.shutdown()
             stop_embedded(app)
@@ -94,11 +96,14 @@ def served(tmp_path_factory):
 def test_a_generated_run_served_over_http_says_what_the_plan_implies(
     served, plan, data
 ):
-    base_url, session, judge, folder, workspace = served
+    base_url, session, judge, folder, workspace, history = served
     outcome = harness.run_over_http(
         base_url, session, judge, plan, folder, workspace["manage_token"]
     )
     checks.everything_agrees(plan, outcome)
+    said = harness.estimate(base_url, session, plan, folder, workspace["manage_token"])
+    checks.estimate_agrees(plan, outcome, said, history)
+    history.append(outcome)
     page = session.get(
         f"{base_url}/r/{outcome.token}", headers={"Accept-Language": "en"}, timeout=60
     )
