@@ -211,6 +211,14 @@ def run_over_http(
     return outcome
 
 
+class History(list):
+    """The runs served so far (their usage is what an expected cost reads);
+    shown short in a failing example's report."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} earlier runs>"
+
+
 def estimate(base_url: str, session, plan: Plan, folder: Path, workspace: str) -> dict:
     """``judge_calls`` of ``POST /api/v1/validate`` for the plan's file with
     the run's fields (the upload page's check before a run)."""

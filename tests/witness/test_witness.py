@@ -82,7 +82,7 @@ def served(tmp_path_factory):
                 )
                 workspace = made.json()
                 # the runs so far, whose usage the expected cost reads
-                history: list[harness.Outcome] = []
+                history = harness.History()
                 yield base_url, session, judge, folder, workspace, history
         finally:
             server.shutdown()
