@@ -281,6 +281,16 @@ MESSAGES: dict[str, LazyText] = {
         "The batch part failed: %(error)s (JUDGE_BATCH_OUTPUT_MAX_MB), so it was not "
         "read. The requests without an answer were sent online."
     ),
+    "batch_output_over_cap": _l(
+        "The batch part failed: the provider's output file is %(size)s bytes, over "
+        "the cap of %(cap)s bytes (JUDGE_BATCH_OUTPUT_MAX_MB), so it was not read. "
+        "The requests without an answer were sent online."
+    ),
+    "batch_output_over_cap_unsized": _l(
+        "The batch part failed: the provider's output file is over the cap of "
+        "%(cap)s bytes (JUDGE_BATCH_OUTPUT_MAX_MB), so it was not read. The "
+        "requests without an answer were sent online."
+    ),
     "batch_lines_skipped": _l(
         "%(count)s lines of the provider's batch output were skipped: no answer to a "
         "request this run sent (%(kinds)s)."

@@ -97,7 +97,11 @@ def take_step(storage: StorageLike, config: dict[str, Any], run_id: str) -> None
                 _poll(storage, config, run, state)
         except OutputTooLarge as error:
             log.warning("batch step of run %s: %s", run_id, error)
-            _fail_part(storage, config, run, "output_too_large", str(error))
+            # the cap and the size in the note, as refused:<status>: the
+            # page says them in the reader's language
+            size = "" if error.size is None else error.size
+            note = f"output_too_large:{error.limit}:{size}"
+            _fail_part(storage, config, run, note, str(error))
         except BatchAPIError as error:
             log.warning("batch step of run %s: %s", run_id, error)
             _after_error(storage, config, run, error)

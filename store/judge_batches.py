@@ -338,10 +338,26 @@ class BatchQueries(Repository):
         }
 
 
+def _over_cap(said: str, error: str) -> Problem:
+    """An output file over the cap: ``said`` is ``<cap>:<size>`` (bytes;
+    the size empty when the provider did not say it); a part that failed
+    before the note carried them says its English error."""
+    cap, _, size = said.partition(":")
+    if not cap.isdigit():
+        return Problem.make(None, "", "batch_output_too_large", error=error)
+    if not size.isdigit():
+        return Problem.make(
+            None, "", "batch_output_over_cap_unsized", cap=f"{int(cap):,}"
+        )
+    return Problem.make(
+        None, "", "batch_output_over_cap", cap=f"{int(cap):,}", size=f"{int(size):,}"
+    )
+
+
 def _note(state: BatchRun) -> Problem:
     """Why the run's batch part ended before its requests were answered
     (``note``: ``failed``, ``refused:<status>``, ``rounds``,
-    ``step_failed``, ``output_too_large``), as a problem."""
+    ``step_failed``, ``output_too_large:<cap>:<size>``), as a problem."""
     code, _, status = str(state.note).partition(":")
     error = state.error or ""
     match code:
@@ -354,5 +370,5 @@ def _note(state: BatchRun) -> Problem:
                 None, "", "batch_step_failed", failures=state.failures, error=error
             )
         case "output_too_large":
-            return Problem.make(None, "", "batch_output_too_large", error=error)
+            return _over_cap(status, error)
     return Problem.make(None, "", "batch_failed")
