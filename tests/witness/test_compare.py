@@ -194,11 +194,11 @@ def test_a_session_slope_without_two_scored_rounds_says_why(
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 56, found by the compare witness")
 def test_the_judge_agreement_table_says_why_a_statistic_is_missing(
     mt_bench_against_personasteer,
 ):
     """web.md: "a statistic that cannot be computed is empty with the
-    reason"; the table prints n 0 beside — — — and not the reason the
-    comparison document holds (no shared item has the same response)."""
+    reason"; the table printed n 0 beside — — — and not the reason the
+    comparison document holds (no shared item has the same response): its
+    Reason column says it now (reports/paper_agreement.py)."""
     assert not bare_of(mt_bench_against_personasteer, "agreement_reason_not_printed")
