@@ -95,6 +95,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "bt_disconnected": (_l("no Bradley–Terry strengths on one scale: these groups of methods were not compared with each other: %(groups)s"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
+    "session_slope_no_two_rounds": (_l("undefined: no session has two scored rounds, and a session's slope needs two"), None),
     "r2_two_rounds": (_l("undefined with two rounds: a line always fits two points, so R² would be 1 whatever AL did"), None),
     "lc_too_few_items": (_l("no length-controlled value: the regression of AL on method and length needs more scored items than %(n)s"), None),
     "lc_lengths_constant": (_l("no length-controlled value: the response lengths do not vary within any method, so length's effect cannot be told apart from the method's"), None),

@@ -90,9 +90,10 @@ PENDING_BARE = {
     # (MT-Bench/ALOE: keep-chatting rate, pairwise), every reply unscored,
     # failed or missing
     "nothing_scored",
-    # al_session_slope with scored rounds but no session of two
-    "session_slope_without_two_rounds",
 }
+# (al_session_slope with scored rounds but no session of two printed a bare
+# dash, "session_slope_without_two_rounds": fixed, test_a_session_slope_
+# without_two_scored_rounds_says_why.)
 # (The judge-agreement table printed the statistics' dashes beside n = 0
 # without the reason its document holds, "agreement_reason_not_printed":
 # fixed, test_the_judge_agreement_table_says_why_a_statistic_is_missing.)

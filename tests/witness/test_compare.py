@@ -182,13 +182,13 @@ def test_a_value_with_nothing_scored_says_why(mt_bench_against_personasteer):
     assert not bare_of(mt_bench_against_personasteer, "nothing_scored")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 56, found by the compare witness")
 def test_a_session_slope_without_two_scored_rounds_says_why(
     mt_bench_against_personasteer,
 ):
     """alignment.md: al_session_slope rests on sessions with two scored
-    rounds; with none it is null, its rows scored, and no note says why
-    (AL slope beside it says "undefined with one round")."""
+    rounds; with none it is null, its rows scored, and no note said why
+    (AL slope beside it says "undefined with one round"): the alignment
+    suite's summary notes say it now (session_slope_no_two_rounds)."""
     assert not bare_of(
         mt_bench_against_personasteer, "session_slope_without_two_rounds"
     )

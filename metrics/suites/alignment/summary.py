@@ -120,7 +120,16 @@ def _session_slopes(rows: Rows, methods: list[str]) -> dict[str, list[float]]:
 
 def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
     """Per method: the AL(k) curve and its statistics, the session slopes,
-    and why a statistic of the curve is null (summary notes)."""
+    and why a statistic of the curve is null (summary notes), the mean
+    session slope too: with AL scored but no session of two scored rounds
+    it has no slope to average.
+
+    >>> rows = [{"session_id": s, "round": k, "method": "M", "metric": "al",
+    ...          "value": 50.0, "status": "ok"} for s, k in (("a", 1), ("b", 2))]
+    >>> found, _, said = _al_summary(rows, ["M"])
+    >>> found["M"]["al_session_slope"], said["M"]["al_session_slope"]
+    (None, {'code': 'session_slope_no_two_rounds'})
+    """
     points, found, said = curves(rows, "al", methods), {}, {}
     for method, slopes in _session_slopes(rows, methods).items():
         ci = stats.mean_ci(slopes)
@@ -131,7 +140,10 @@ def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
             "al_session_slope_ci_low": ci["ci_low"],
             "al_session_slope_ci_high": ci["ci_high"],
         }
-        if noted := curve_notes(points[method], line, "al"):
+        noted = curve_notes(points[method], line, "al")
+        if not slopes and points[method]:  # AL scored, no session of two rounds
+            noted["al_session_slope"] = {"code": "session_slope_no_two_rounds"}
+        if noted:
             said[method] = noted
     return found, points, said
 
