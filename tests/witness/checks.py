@@ -14,7 +14,7 @@ from dataset import validate_file
 from tests.witness import plans, published
 from tests.witness import reference as ref
 from tests.witness.differences import BLOCKS
-from tests.witness.harness import PRICES, Outcome
+from tests.witness.harness import BATCH_PRICES, PRICES, Outcome
 
 ROW_KEY = ("session_id", "round", "method", "metric", "judge")
 WITNESSED = {"al", "binary", "response_chars", *(f"al_{d}" for d in plans.DIMENSIONS)}
@@ -88,31 +88,50 @@ def usage_agrees(plan: plans.Plan, outcome: Outcome, cancelled: bool) -> None:
     assert set(usage) <= set(plan.judges)
     for judge in plan.judges:
         got = usage.get(judge, NO_USAGE)
-        assert (got["calls"], got["cached"]) == (outcome.asked[judge], 0), (
-            f"{judge}: judge_usage says {got['calls']} requests ({got['cached']} cached), "
-            f"the judge took {outcome.asked[judge]}"
+        # the judge counts the requests it was sent online; the batch lines
+        # are counted below, over the judges
+        online = got["calls"] - got.get("batch_calls", 0)
+        assert (online, got["cached"]) == (outcome.asked[judge], 0), (
+            f"{judge}: judge_usage says {online} requests online ({got['cached']} "
+            f"cached), the judge took {outcome.asked[judge]}"
         )
-        if not cancelled:
+        if not cancelled and not plan.batch:  # (a batch line a provider
+            # failed is asked again online: the plan counts online requests)
             want = calls[judge]
             assert (got["calls"], got["reasks"]) == (want["calls"], want["reasks"]), (
                 judge
             )
         reported = outcome.reported.get(judge, Counter())
-        assert got["prompt_tokens"] == reported["prompt_tokens"], judge
-        assert got["completion_tokens"] == reported["completion_tokens"], judge
-        price_in, price_out = PRICES[judge]
-        tokens = (
-            reported["prompt_tokens"] * price_in
-            + reported["completion_tokens"] * price_out
-        )
+        for tokens in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+            assert got.get(tokens, 0) == reported[tokens], (judge, tokens)
         assert math.isclose(
-            got["cost_usd"], tokens / 1e6, rel_tol=1e-9, abs_tol=1e-12
+            got["cost_usd"], _cost(judge, got, reported), rel_tol=1e-9, abs_tol=1e-12
         ), judge
+    batched = sum(u.get("batch_calls", 0) for u in usage.values())
+    assert batched == outcome.batch_lines, (
+        f"judge_usage: {batched} requests in batch files, the provider got "
+        f"{outcome.batch_lines} batch lines"
+    )
+    if not plan.batch:
+        assert batched == 0
     counts = outcome.document["run"]["counts"]
-    taken = sum(outcome.asked.values())
+    taken = outcome.taken()
     assert counts["judge_calls"] == taken, (
         f"header: {counts['judge_calls']} judge calls, the judge took {taken}"
     )
+
+
+def _cost(judge: str, usage: dict, reported: Counter) -> float:
+    """US$ of the tokens the judge reported: the batch files' part (as
+    judge_usage splits it) at the batch prices, the rest at the online ones
+    (docs/judge.md; no cached-input price is set: cached tokens cost as
+    the others)."""
+    (price_in, price_out), (batch_in, batch_out) = PRICES[judge], BATCH_PRICES[judge]
+    batch_prompt = usage.get("batch_prompt_tokens", 0)
+    batch_completion = usage.get("batch_completion_tokens", 0)
+    online = (reported["prompt_tokens"] - batch_prompt) * price_in
+    online += (reported["completion_tokens"] - batch_completion) * price_out
+    return (online + batch_prompt * batch_in + batch_completion * batch_out) / 1e6
 
 
 def everything_agrees(plan: plans.Plan, outcome: Outcome) -> None:
@@ -264,7 +283,7 @@ def page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None:
     and not-applicable rows apart from the scores its protocol never asks
     (it once read "Judge calls 40 (cache hits 0)", and counted ALOE's
     dimensions as not applicable)."""
-    taken = sum(outcome.asked.values())
+    taken = outcome.taken()
     sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
     assert _shown(html, "judge-requests") == (
         f"{sent} · 0 verdicts from the cache (no request, no cost)"
@@ -361,7 +380,7 @@ def cancelled_page_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> None
         )
     else:
         assert f"in {complete} of {total} sessions." in cover, cover
-    taken = sum(outcome.asked.values())
+    taken = outcome.taken()
     sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
     cost = sum(
         (
@@ -389,7 +408,7 @@ def workspace_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> int:
     )
     assert line, "the run is not in its workspace"
     spent = _text(re.search(r'data-testid="run-spent">(.*?)</td>', line[1], re.S)[1])
-    taken = sum(outcome.asked.values())
+    taken = outcome.taken()
     sent = "1 request sent" if taken == 1 else f"{taken:,} requests sent"
     assert spent.startswith(sent), f"workspace: {spent!r}, the judges took {taken}"
     summary = ref.summary(witness_document(as_stored(plan, outcome.document)))
@@ -432,7 +451,7 @@ def estimate_agrees(
             for o in (*history, outcome)
             if o.protocol == plan.protocol
             and o.document["run"]["status"] in ("done", "partial")
-            and o.asked[judge] > 0
+            and _requests(o, judge) > 0
         ]
         found = said["judges"][judge]
         assert found["earlier_runs"] == len(earlier), (judge, found, len(earlier))
@@ -440,10 +459,47 @@ def estimate_agrees(
             assert found["cost_usd"] is None and found["cost_note"] == "no_earlier_run"
             continue
         tokens = sum(o.reported[judge]["completion_tokens"] for o in earlier)
-        per_call = tokens / sum(o.asked[judge] for o in earlier)
+        per_call = tokens / sum(_requests(o, judge) for o in earlier)
         assert math.isclose(found["completion_per_call"], per_call, rel_tol=1e-9), (
             judge,
             found["completion_per_call"],
             per_call,
         )
         assert found["cost_usd"] is not None, found
+        _cache_shares_agree(judge, found, earlier)
+
+
+def _requests(outcome: Outcome, judge: str) -> int:
+    """Requests a judge took of a run: online as the judge counted them, and
+    its lines of batch files (usage_agrees checks their sum over judges)."""
+    usage = outcome.document["judge_usage"].get(judge, {})
+    return outcome.asked[judge] + usage.get("batch_calls", 0)
+
+
+def _share(parts: list[tuple[int, int]]) -> float:
+    prompt = sum(p for p, _ in parts)
+    return sum(c for _, c in parts) / prompt if prompt else 0.0
+
+
+def _cache_shares_agree(judge: str, found: dict, earlier: list[Outcome]) -> None:
+    """The prompt-cache share a forecast counts, per way of sending: the
+    online runs' share (as the judge reported it) for an online forecast,
+    the batch files' share of the runs that sent some for a batch one, 0
+    without such a run (an online run's cache says nothing of a batch's:
+    docs/judge.md)."""
+    usage = [o.document["judge_usage"][judge] for o in earlier]
+    online = [o for o, u in zip(earlier, usage, strict=True) if not u["batch_calls"]]
+    batched = [u for u in usage if u["batch_calls"]]
+    assert (found["cached_runs"], found["batch_runs"]) == (len(online), len(batched))
+    reported = [
+        (o.reported[judge]["prompt_tokens"], o.reported[judge]["cached_tokens"])
+        for o in online
+    ]
+    said = [(u["batch_prompt_tokens"], u["batch_cached_tokens"]) for u in batched]
+    for name, want in (
+        ("cached_share", _share(reported)),
+        ("batch_cached_share", _share(said)),
+    ):
+        assert math.isclose(found[name], want, rel_tol=1e-9, abs_tol=1e-12), (
+            f"{judge} {name}: validate {found[name]}, the witness {want}"
+        )

@@ -23,10 +23,17 @@ from tests.worker_support import create_test_app
 # USD per million tokens, input/output: each judge its own, so a cost
 # counted under the wrong judge shows
 PRICES = {"judge-a": (1.0, 2.0), "judge-b": (3.0, 5.0)}
+# and in batch files (a batch part at the batch prices)
+BATCH_PRICES = {"judge-a": (0.5, 1.5), "judge-b": (2.0, 2.5)}
 
 
 def settings(folder: Path) -> dict:
-    prices = {m: {"input": i, "output": o} for m, (i, o) in PRICES.items()}
+    prices = {
+        m: {"input": i, "output": o, "batch_input": b_in, "batch_output": b_out}
+        for m, ((i, o), (b_in, b_out)) in (
+            (m, (PRICES[m], BATCH_PRICES[m])) for m in PRICES
+        )
+    }
     return {
         "TESTING": True,
         "SECRET_KEY": "witness",
@@ -43,6 +50,8 @@ def settings(folder: Path) -> dict:
         "JUDGE_MAX_RETRIES": 0,
         "JUDGE_TIMEOUT_S": 30.0,
         "JUDGE_CONCURRENCY": 4,
+        "JUDGE_BATCH_FIRST_POLL_S": 0.1,
+        "JUDGE_BATCH_MAX_POLL_S": 0.5,
         # about a session a chunk, two under way at once: a cancelled run
         # keeps some of them (with every chunk under way, a cancel mostly
         # found none stored)
@@ -67,6 +76,11 @@ class Outcome:
     reported: dict[str, Counter] = field(default_factory=dict)  # per judge model
     protocol: str = ""
     asked: Counter = field(default_factory=Counter)  # requests taken, per model
+    batch_lines: int = 0  # the lines of batch files it sent the provider
+
+    def taken(self) -> int:
+        """Every request the judge took: online, and in batch files."""
+        return sum(self.asked.values()) + self.batch_lines
 
 
 def _reported(judge) -> dict[str, Counter]:
@@ -182,6 +196,7 @@ def run_over_http(
     plan.nonce = uuid.uuid4().hex[:12]
     path = written(plan, folder)
     before, asked = _reported(judge), Counter(judge.state.models)
+    lines_before = judge.state.batch_lines
     with path.open("rb") as stream:
         answer = session.post(
             f"{base_url}/api/v1/runs",
@@ -191,6 +206,7 @@ def run_over_http(
                 "judge_model": ",".join(plan.judges),
                 "workspace": workspace,  # (its manage token)
                 "protocol": plan.protocol,
+                "batch": "1" if plan.batch else "",
             },
             timeout=60,
         )
@@ -208,6 +224,7 @@ def run_over_http(
     manage = created.get("manage_token", "")
     outcome = _outcome(document, token, manage, judge, before, asked)
     outcome.protocol = plan.protocol
+    outcome.batch_lines = judge.state.batch_lines - lines_before
     return outcome
 
 

@@ -40,6 +40,8 @@ DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversatio
 UNREADABLE = ("garbage", "undeclared_json", "format_example", "scaleless")
 FAILED = "http_500"  # every request of it answered 500: an error row
 STRENGTHS = (0, 20, 40)
+PROFILE = "A 22-year-old nursing student in Seoul who hikes."
+LONGER = " She keeps a trail journal of every ridge, river and hut." * 80
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ class Plan:
     # file would reuse an earlier run's rows and send nothing)
     nonce: str = ""
     layout: str = "ours"  # or "aloe": ALOE's conversations file, converted
+    # sent through the provider's Batch API (the served witness)
+    batch: bool = False
+    # a profile long enough (over 1,024 tokens) that the scripted judge's
+    # prompt cache serves a session's later requests in part
+    long_profile: bool = False
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -135,7 +142,7 @@ class Plan:
             found.append(
                 {
                     "session_id": session,
-                    "user_profile": "A 22-year-old nursing student in Seoul who hikes.",
+                    "user_profile": PROFILE + (LONGER if self.long_profile else ""),
                     "user_personality": "curious, introverted",
                     "rounds": rounds,
                 }

@@ -65,7 +65,7 @@ def served(tmp_path_factory):
     """The app as a user starts it: served over HTTP, its supervised worker
     process, the scripted judge configured as its judge."""
     folder = tmp_path_factory.mktemp("served")
-    with ScriptedJudge() as judge:
+    with ScriptedJudge(batch_seconds=0.3) as judge:
         config = harness.settings(folder)
         config.update(
             EMBEDDED_WORKER="process", JUDGE_API_URL=judge.url, JUDGE_MODEL="judge-a"
@@ -97,6 +97,12 @@ def test_a_generated_run_served_over_http_says_what_the_plan_implies(
     served, plan, data
 ):
     base_url, session, judge, folder, workspace, history = served
+    # one run in four through the Batch API, one in three with prompts the
+    # provider's cache serves in part (an ALOE file keeps its own profiles)
+    plan.batch = data.draw(st.sampled_from((False, False, False, True)), label="batch")
+    plan.long_profile = plan.layout == "ours" and data.draw(
+        st.sampled_from((False, False, True)), label="long profile"
+    )
     outcome = harness.run_over_http(
         base_url, session, judge, plan, folder, workspace["manage_token"]
     )
