@@ -432,11 +432,10 @@ def workspace_agrees(plan: plans.Plan, outcome: Outcome, html: str) -> int:
     return seen
 
 
-def estimate_agrees(
-    plan: plans.Plan, outcome: Outcome, said: dict, history: list[Outcome]
-) -> None:
+def estimate_agrees(plan: plans.Plan, said: dict, history: list[Outcome]) -> None:
     """What ``POST /api/v1/validate`` says of the plan's file (sent after
-    its run, into the same workspace): the calls a run makes, items x the
+    its run, into the same workspace, whose runs so far are ``history``, this
+    one last): the calls a run makes, items x the
     modes its protocol asks x judges and every ordered pair in the pairwise
     suite (docs/api.md; the re-asks no estimate can know), and per judge the
     history its expected cost reads: the workspace's finished runs of the
@@ -448,7 +447,7 @@ def estimate_agrees(
     for judge in plan.judges:
         earlier = [
             o
-            for o in (*history, outcome)
+            for o in history
             if o.protocol == plan.protocol
             and o.document["run"]["status"] in ("done", "partial")
             and _requests(o, judge) > 0
