@@ -457,7 +457,8 @@ def estimate_agrees(plan: plans.Plan, said: dict, history: list[Outcome]) -> Non
         if not earlier:
             assert found["cost_usd"] is None and found["cost_note"] == "no_earlier_run"
             continue
-        tokens = sum(o.reported[judge]["completion_tokens"] for o in earlier)
+        # (a judge that only failed reported no tokens: absent from reported)
+        tokens = sum(_reported(o, judge)["completion_tokens"] for o in earlier)
         per_call = tokens / sum(_requests(o, judge) for o in earlier)
         assert math.isclose(found["completion_per_call"], per_call, rel_tol=1e-9), (
             judge,
@@ -466,6 +467,10 @@ def estimate_agrees(plan: plans.Plan, said: dict, history: list[Outcome]) -> Non
         )
         assert found["cost_usd"] is not None, found
         _cache_shares_agree(judge, found, earlier)
+
+
+def _reported(outcome: Outcome, judge: str) -> Counter:
+    return outcome.reported.get(judge, Counter())
 
 
 def _requests(outcome: Outcome, judge: str) -> int:
@@ -491,7 +496,7 @@ def _cache_shares_agree(judge: str, found: dict, earlier: list[Outcome]) -> None
     batched = [u for u in usage if u["batch_calls"]]
     assert (found["cached_runs"], found["batch_runs"]) == (len(online), len(batched))
     reported = [
-        (o.reported[judge]["prompt_tokens"], o.reported[judge]["cached_tokens"])
+        (_reported(o, judge)["prompt_tokens"], _reported(o, judge)["cached_tokens"])
         for o in online
     ]
     said = [(u["batch_prompt_tokens"], u["batch_cached_tokens"]) for u in batched]
