@@ -18,6 +18,7 @@ from metrics import (
     columns,
     counts,
     notes,
+    nothing_scored,
     panel_items,
     registry,
     replies,
@@ -250,6 +251,11 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     noted = _fewer_notes(suite, fewer, suite_summary, methods)
     _say_why_charts_are_empty(suite, result, fewer)
     add_per_judge(suite_summary, suite, rows, methods)
+    own = (result.get("panel") or {}).get("notes") or {}  # the suite's reasons
+    for method, found in nothing_scored.notes(
+        suite, rows, suite_summary, methods, [noted, own]
+    ).items():  # a value with nothing scored behind it: why, from its rows
+        noted.setdefault(method, {}).update(found)
     return result, suite_summary, noted
 
 

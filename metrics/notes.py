@@ -95,6 +95,13 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "bt_disconnected": (_l("no Bradley–Terry strengths on one scale: these groups of methods were not compared with each other: %(groups)s"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
+    # a table value with no scored row behind it (metrics/nothing_scored.py)
+    "none_scored_not_applicable": (_l("no value: it applies to none of these items (every row is not applicable, e.g. the judge protocol does not ask for it; the rows' notes say why)"), None),
+    "none_scored_unscored": (_l("no value: none of these items could be scored (every row is unscored; the rows' notes say why)"), None),
+    "none_scored_error": (_l("no value: scoring failed for every item (every row is an error; the rows' notes say why)"), None),
+    "none_scored_missing": (_l("no value: the file has no reply for any of these items"), None),
+    "none_scored": (_l("no value: no item was scored (the rows are unscored, failed, not applicable or without a reply; the rows' notes say why)"), None),
+    "none_scored_no_rows": (_l("no value: no item was evaluated for it"), None),
     "session_slope_no_two_rounds": (_l("undefined: no session has two scored rounds, and a session's slope needs two"), None),
     "r2_two_rounds": (_l("undefined with two rounds: a line always fits two points, so R² would be 1 whatever AL did"), None),
     "lc_too_few_items": (_l("no length-controlled value: the regression of AL on method and length needs more scored items than %(n)s"), None),

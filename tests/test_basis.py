@@ -48,7 +48,11 @@ def test_a_single_judge_run_is_not_restricted():
     rows = [r for r in panel_rows() if r["judge"] == "steady"]
     found = engine.aggregate(lambda suite: rows, ["alignment"], ["M"])
     assert found["summary"]["M"]["al_avg"] == fmean([61.0, 62.0])
-    assert "M" not in found["summary_notes"]
+    # no panel note (these rows have no binary row: the keep-chatting rate
+    # says only that, metrics/nothing_scored.py)
+    assert found["summary_notes"]["M"] == {
+        "binary_rate": {"code": "none_scored_no_rows"}
+    }
 
 
 # -- Δ on the value's basis ------------------------------------------------------

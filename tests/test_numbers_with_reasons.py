@@ -149,7 +149,9 @@ def test_a_missing_value_s_reason_is_said_in_its_cell_or_once_for_a_column(app):
         page = app.jinja_env.get_template("_comparison_tables.html").render(
             tables=[table], baseline="Two", run=run, percent=False
         )
-    assert table["shared_notes"] == []  # Five has an R²: the reason is Two's own
+    # Five has an R²: the reason is Two's own (these rows have no binary
+    # row: the keep-chatting rate's reason is every method's)
+    assert [s["metric"].id for s in table["shared_notes"]] == ["binary_rate"]
     assert 'value-reason">undefined with two rounds' in page
     both = al_rows({"A": [40.0, 55.0], "B": [60.0, 50.0]})
     found = engine.aggregate(lambda suite: both, ["alignment"], ["A", "B"])

@@ -84,13 +84,12 @@ FINAL = ("done", "partial", "failed", "cancelled")
 
 # Dashes printed without a reason, by cause (``dash_cause``): found by this
 # witness and not fixed yet; test_compare.py shows each (strict xfail).
-# Every other bare dash fails the witness.
-PENDING_BARE = {
-    # no scored row behind the value: a protocol that does not ask the mode
-    # (MT-Bench/ALOE: keep-chatting rate, pairwise), every reply unscored,
-    # failed or missing
-    "nothing_scored",
-}
+# Every other bare dash fails the witness. None is pending:
+PENDING_BARE: set[str] = set()
+# (No scored row behind the value - a protocol that does not ask the mode,
+# MT-Bench/ALOE's keep-chatting rate, ALOE's pairwise, every reply unscored,
+# failed or missing - printed a bare dash, "nothing_scored": fixed,
+# test_a_value_with_nothing_scored_says_why.)
 # (al_session_slope with scored rounds but no session of two printed a bare
 # dash, "session_slope_without_two_rounds": fixed, test_a_session_slope_
 # without_two_scored_rounds_says_why.)

@@ -4,11 +4,13 @@ number the command prints (Markdown, LaTeX, summary.csv, the comparison
 document) must be the witness's, computed from the two plans alone
 (tests/witness/compared.py); every dash says why, with no n beside it.
 
-The findings this witness made and that are not fixed yet each have a
-strict xfail below: fixing one makes its test pass (XPASS, a failure), and
-its tolerance in compared.py (``PENDING_BARE``) goes with the xfail. The
-pairs mix one-judge runs with panels since al_lc counts a panel's item
-once (``test_length_controlled_al_counts_each_item_once``)."""
+The findings this witness made each have a test below that failed before
+its fix (a strict xfail until then): one judge's run against a panel (a
+silent panel judge nulled the other run's values; al_lc weighed a panel's
+items once per judge), and dashes without a reason (nothing scored, a
+session slope without two scored rounds, the judge-agreement table). A
+finding not fixed yet gets a strict xfail here and its tolerance in
+compared.py (``PENDING_BARE``), which go together with its fix."""
 
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def test_compare_of_two_generated_runs_prints_what_the_witness_says(compare_app,
     assert not bare, "\n".join(f"{b.where} ({b.cause}): {b.text[:400]}" for b in bare)
 
 
-# --- findings not fixed yet (strict xfail: a fix makes them pass) ----------
+# --- the findings of this witness (each failed before its fix) -----------
 
 A = plans.Answer
 
@@ -175,10 +177,11 @@ def bare_of(found: tuple[dict, dict[str, str]], cause: str) -> list:
     return [dash for dash in compared.bare_dashes(*found) if dash.cause == cause]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 56, found by the compare witness")
 def test_a_value_with_nothing_scored_says_why(mt_bench_against_personasteer):
-    """MT-Bench asks no keep-chatting verdict: its columns print a bare —
-    (protocols.md: the rows are not applicable, protocol_lacks)."""
+    """MT-Bench asks no keep-chatting verdict: its columns printed a bare —
+    (protocols.md: the rows are not applicable, protocol_lacks). A value
+    with no scored row behind it says why from its rows' statuses now
+    (metrics/nothing_scored.py)."""
     assert not bare_of(mt_bench_against_personasteer, "nothing_scored")
 
 
