@@ -50,8 +50,9 @@ def _cells(entry: dict) -> list[str]:
         statistic("krippendorff_alpha", "cohen_kappa"),
         statistic("percent_agreement"),
     ]
-    return [entry["metric"], entry["method"], f"{judge('a')} vs {judge('b')}",
-            str(entry.get("n") or 0), *shown, entry.get("reason") or ""]  # fmt: skip
+    judges = f"{judge('a')} vs {judge('b')}"
+    count, reason = str(entry.get("n") or 0), entry.get("reason") or ""
+    return [entry["metric"], entry["method"], judges, count, *shown, reason]
 
 
 def to_markdown(entries: list[dict]) -> str:
