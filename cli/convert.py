@@ -1,5 +1,7 @@
-"""``flask --app app convert [--from LAYOUT] FILE --out FILE.jsonl``: another
+"""``flask --app app convert [--from LAYOUT] FILE… --out FILE.jsonl``: another
 tool's dialogue layout into ours (``docs/importers.md``), then validated.
+Several files (or a folder of them: its ``.json``, ``.jsonl`` and ``.csv``
+files) go into one output, as CharacterBench's one file per dimension do.
 
 Exit codes: 0 converted (every record, or some with the others reported),
 2 nothing converted or a bad option.
@@ -17,8 +19,10 @@ from flask.cli import with_appcontext
 from cli.commands import _print_problems, _readable, fail
 from cli.judge import INVALID
 from core.problem_words import NO_PROFILE
-from dataset.convert import convert_file, detect_file
+from dataset.convert import convert_files, detect_file
 from dataset.importers import IMPORTERS, Options
+
+FOLDER_SUFFIXES = (".json", ".jsonl", ".csv")  # the files of a folder converted
 
 # the option that stands in for what a skipped record lacks
 OPTION_HINTS = {NO_PROFILE: " (give --profile)"}
@@ -32,7 +36,7 @@ OPTION_HINTS = {NO_PROFILE: " (give --profile)"}
     type=click.Choice(sorted(IMPORTERS)),
     help="The layout FILE is in (detected from its first records when omitted).",
 )
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
     "out",
@@ -54,31 +58,61 @@ OPTION_HINTS = {NO_PROFILE: " (give --profile)"}
 @click.option(
     "--personality", default="", help="user_personality for records that carry none."
 )
+@click.option(
+    "--language",
+    default="zh",
+    show_default=True,
+    type=click.Choice(["zh", "en"]),
+    help="CharacterBench: the Chinese original or its English translation "
+    "(translation_en); the other is kept in meta.",
+)
 @with_appcontext
-def convert_command(layout, file, out, method, profile, personality) -> None:
-    """Convert FILE (JSONL, a JSON array or CSV) to our JSONL at --out."""
-    source = _readable(file)
-    if out.resolve() == source.resolve():
+def convert_command(layout, files, out, method, profile, personality, language) -> None:
+    """Convert FILE… (JSONL, a JSON array or CSV; or a folder of them) to
+    our JSONL at --out."""
+    sources = _sources(files)
+    if any(out.resolve() == source.resolve() for source in sources):
         fail("--out must not be the input file", INVALID)
-    options = Options(method=method, profile=profile, personality=personality)
+    options = Options(method=method, profile=profile, personality=personality,
+                      language=language)  # fmt: skip
     try:
-        layout = layout or _detected(source)
-        report = convert_file(source, layout, out, options)
+        layout = layout or _detected(sources)
+        reports = convert_files(sources, layout, out, options)
     except (OSError, UnicodeDecodeError) as exc:
-        fail(f"{source}: {exc}", INVALID)
-    for number, reason in report.reasons:
-        hint = OPTION_HINTS.get(reason, "")
-        click.echo(f"skipped record {number}: {reason}{hint}", err=True)
-    _more(report.skipped, report.reasons)
-    _print_made_ids(report)
-    if not report.converted:
-        fail(f"no record of {source} could be converted from {layout}", INVALID)
+        fail(f"{exc}", INVALID)
+    converted = skipped = 0
+    for source, report in reports:
+        where = f"{source}: " if len(sources) > 1 else ""
+        for number, reason in report.reasons:
+            hint = OPTION_HINTS.get(reason, "")
+            click.echo(f"{where}skipped record {number}: {reason}{hint}", err=True)
+        _more(report.skipped, report.reasons)
+        _print_made_ids(report)
+        converted, skipped = converted + report.converted, skipped + report.skipped
+    if not converted:
+        named = ", ".join(map(str, sources))
+        fail(f"no record of {named} could be converted from {layout}", INVALID)
     checked = current_app.extensions["runs"].validate_file(out).to_dict()
     _print_problems(checked["errors"])
     _print_problems(checked["warnings"], "warning")
     state = "valid" if checked["valid"] else "INVALID"
-    click.echo(f"{out}: {report.converted} sessions converted, "
-               f"{report.skipped} records skipped; {state}")  # fmt: skip
+    click.echo(f"{out}: {converted} sessions converted, "
+               f"{skipped} records skipped; {state}")  # fmt: skip
+
+
+def _sources(files) -> list[Path]:
+    """The files named, a folder standing for its files (by name)."""
+    sources: list[Path] = []
+    for path in files:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.suffix.lower() in FOLDER_SUFFIXES and p.is_file())  # fmt: skip
+            if not found:
+                fail(f"{path}: no .json, .jsonl or .csv file in this folder", INVALID)
+            sources.extend(found)
+        else:
+            sources.append(_readable(path))
+    return sources
 
 
 def _more(count: int, shown: list) -> None:
@@ -107,9 +141,16 @@ def _print_made_ids(report) -> None:
         )
 
 
-def _detected(source: Path) -> str:
-    found = detect_file(source)
-    if found is None:
-        fail(f"{source}: layout not recognised; name it with --from", INVALID)
-    click.echo(f"{source}: detected layout {found}", err=True)
-    return found
+def _detected(sources: list[Path]) -> str:
+    """The one layout every file is detected in."""
+    found = {source: detect_file(source) for source in sources}
+    for source, layout in found.items():
+        if layout is None:
+            fail(f"{source}: layout not recognised; name it with --from", INVALID)
+    layouts = sorted(set(found.values()), key=str)
+    if len(layouts) > 1:
+        fail(f"the files are in different layouts ({', '.join(map(str, layouts))}); "
+             "convert them one layout at a time", INVALID)  # fmt: skip
+    named = str(sources[0]) if len(sources) == 1 else f"{len(sources)} files"
+    click.echo(f"{named}: detected layout {layouts[0]}", err=True)
+    return str(layouts[0])

@@ -93,6 +93,9 @@ MESSAGES: dict[str, LazyText] = {
     "unknown_layout": _l(
         "%(path)s: not a layout we convert from; we convert %(layouts)s."
     ),
+    "unknown_language": _l(
+        "%(path)s: not a language we convert CharacterBench in; we take %(languages)s."
+    ),
     "nothing_converted": _l(
         "%(path)s: none of its %(skipped)s records could be converted from "
         "%(layout)s; the first, record %(record)s: %(reason)s"
@@ -119,6 +122,15 @@ MESSAGES: dict[str, LazyText] = {
     "unknown_field": _l("%(path)s: unknown field, ignored."),
     "human_al_range": _l("%(path)s: must be a number from 0 to 100."),
     "human_binary_value": _l("%(path)s: must be 0 or 1."),
+    "human_score_scale": _l(
+        "%(path)s: must be two integers, the scale's lowest and highest score "
+        "(e.g. [1, 5])."
+    ),
+    "human_score_range": _l("%(path)s: must be a number from %(low)s to %(high)s."),
+    "human_criterion_name": _l(
+        "%(path)s: a criterion is named with lower-case letters, digits, - and _ "
+        "(at most 40)."
+    ),
     # bounds (dataset/limits.py, config.py)
     "too_long": _l("%(path)s: %(length)s characters; the limit is %(limit)s."),
     "too_many_rounds": _l(

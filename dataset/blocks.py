@@ -5,8 +5,11 @@ dialogues, attributes, persona, target order, slot maps and the per-response
 from __future__ import annotations
 
 import math
+import re
 
 from dataset.fields import FieldChecks, is_number, type_name
+
+CRITERION = re.compile(r"[a-z0-9_-]{1,40}")  # a human score's criterion
 
 
 class BlockChecks(FieldChecks):
@@ -94,6 +97,35 @@ class BlockChecks(FieldChecks):
         binary = human.get("binary")
         if binary is not None and (type(binary) is not int or binary not in (0, 1)):
             self.error((*path, "binary"), "human_binary_value")
+        if "scores" in human:
+            self._check_human_scores(human, path)
+
+    def _check_human_scores(self, human: dict, path: tuple) -> None:
+        """``{criterion: {"value": number, "scale": [low, high]}}``: a human
+        score on the criterion's own scale (integers, low < high), the value
+        within it; criteria named as metric keys (``[a-z0-9_-]``, ≤ 40)."""
+        scores = self._object(human, path, "scores")
+        for criterion, score in (scores or {}).items():
+            where = (*path, "scores", criterion)
+            if not CRITERION.fullmatch(criterion):
+                self.error(where, "human_criterion_name")
+                continue
+            if not isinstance(score, dict):
+                self.error(
+                    where, "wrong_type", expected="object", found=type_name(score)
+                )
+                continue
+            scale = score.get("scale")
+            if not (isinstance(scale, list) and len(scale) == 2
+                    and all(type(end) is int for end in scale) and scale[0] < scale[1]):  # fmt: skip
+                self.error((*where, "scale"), "human_score_scale")
+                continue
+            value = self._typed(score, where, "value", is_number, "number", True)
+            if value is not None and not (
+                math.isfinite(value) and scale[0] <= value <= scale[1]
+            ):
+                self.error((*where, "value"), "human_score_range", low=scale[0],
+                           high=scale[1])  # fmt: skip
 
     def _check_sim(self, response: dict, path: tuple) -> None:
         sim = self._object(response, path, "sim")

@@ -25,7 +25,7 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -112,11 +112,17 @@ def _digest(session_id: str) -> bytes:
 
 
 def convert_stream(
-    stream: BinaryIO, suffix: str, layout: str, options: Options, sink: TextIO
+    stream: BinaryIO,
+    suffix: str,
+    layout: str,
+    options: Options,
+    sink: TextIO,
+    ids: SessionIds | None = None,
 ) -> ConvertReport:
     """Convert the records of ``stream`` (``dataset/records.py``: one at a
-    time) and write the sessions to ``sink`` as JSONL."""
-    report, ids = ConvertReport(), SessionIds(layout)
+    time) and write the sessions to ``sink`` as JSONL; ``ids``, the session
+    ids taken by files written to ``sink`` before (several files in one)."""
+    report, ids = ConvertReport(), ids or SessionIds(layout)
     for number, record in stream_records(stream, suffix):
         try:
             if isinstance(record, Skipped):
@@ -135,8 +141,24 @@ def convert_file(
     source: Path, layout: str, out: Path, options: Options
 ) -> ConvertReport:
     """Write the sessions converted from ``source`` to ``out`` (JSONL)."""
-    with source.open("rb") as stream, out.open("w", encoding="utf-8") as sink:
-        return convert_stream(stream, source.suffix, layout, options, sink)
+    [(_, report)] = convert_files([source], layout, out, options)
+    return report
+
+
+def convert_files(
+    sources: list[Path], layout: str, out: Path, options: Options
+) -> list[tuple[Path, ConvertReport]]:
+    """The sessions of every file of ``sources`` in one JSONL at ``out``
+    (session ids unique over them all), with each file's report. Each file's
+    name is the importer's ``Options.source`` (CharacterBench's dimension)."""
+    reports, ids = [], SessionIds(layout)
+    with out.open("w", encoding="utf-8") as sink:
+        for source in sources:
+            named = replace(options, source=source.name)
+            with source.open("rb") as stream:
+                report = convert_stream(stream, source.suffix, layout, named, sink, ids)
+            reports.append((source, report))
+    return reports
 
 
 HEAD_BYTES = 1 << 20  # what detection reads of a file

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from core.i18n import LazyText, _l
+from dataset.characterbench import characterbench
 from dataset.layouts import (
     aloe,
     lenient,
@@ -50,10 +51,15 @@ __all__ = [
 ]
 
 
+CHAT_OPTIONS = ("profile", "personality", "method")
+
+
 class Importer(NamedTuple):
     convert: Callable[[dict, int, Options], dict]
     id_prefix: str  # of the session id made for a record: <prefix>-<number>
     title: str | LazyText  # what the upload page and validate call the layout
+    # the options (Options fields) it reads: the upload page's Convert asks these
+    options: tuple[str, ...] = CHAT_OPTIONS
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -72,6 +78,13 @@ IMPORTERS: dict[str, Importer] = {
         personachat_original, "personachat", _l("PersonaChat (original release)")
     ),
     "aloe": Importer(aloe, "aloe", "ALOE"),
+    # the method is each record's own model; the dimension, the file's name
+    "characterbench": Importer(
+        characterbench,
+        "characterbench",
+        "CharacterBench",
+        ("profile", "personality", "language"),
+    ),
 }
 
 
@@ -99,6 +112,8 @@ def detect(record) -> str | None:
     """
     if not isinstance(record, dict):
         return None
+    if isinstance(record.get("response_messages"), dict) and "dialogue" in record:
+        return "characterbench"
     if isinstance(record.get("conversations"), list):
         return _conversations_layout(record["conversations"])
     if isinstance(record.get("utterances"), list) and "personality" in record:

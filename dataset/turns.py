@@ -22,6 +22,8 @@ class Options:
     method: str = "model"  # the method name of the converted replies
     profile: str = ""  # user_profile when the record has none
     personality: str = ""  # user_personality when the record has none
+    language: str = "zh"  # CharacterBench: zh (as released) or en (translation_en)
+    source: str = ""  # the file's name: CharacterBench's dimension is in it
 
 
 def turns_to_rounds(turns: Iterable[tuple[str, str | None]], method: str) -> list[dict]:

@@ -111,12 +111,21 @@
     const label = (strings.layouts || {})[layout] || layout;
     offer.appendChild(element("p", strings.looks_like.replace("{layout}", label)));
     const fields = {};
-    for (const name of ["profile", "personality", "method"]) {
+    // the options this layout's importer reads (dataset/importers.py)
+    const names = (strings.layout_options || {})[layout] || ["profile", "personality", "method"];
+    for (const name of names) {
       const row = element("label", strings["convert_" + name], "convert-option");
-      const field = element(name === "method" ? "input" : "textarea");
+      const field = element(name === "method" ? "input" : name === "language" ? "select" : "textarea");
       field.name = "convert_" + name;
       field.dataset.testid = "convert-" + name;
       if (name === "method") field.placeholder = "model";
+      if (name === "language") {
+        for (const code of ["zh", "en"]) {
+          const choice = element("option", strings["language_" + code]);
+          choice.value = code;
+          field.appendChild(choice);
+        }
+      }
       row.appendChild(field);
       offer.appendChild(row);
       fields[name] = field;

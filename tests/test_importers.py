@@ -20,6 +20,8 @@ FILES = {
     "lenient": "lenient.jsonl",
     "aloe": "aloe.jsonl",  # ../shared/formats/aloe_sample.jsonl
     "personachat-original": "personachat_original.json",
+    # invented records in CharacterBench's layout (it publishes no licence)
+    "characterbench": "characterbench/engagement_test.json",
 }
 # PersonaChat gives no persona of the user: the profile is the user's to give
 NEEDS = {"personachat-original": ["--profile", "A reader who keeps pets."]}

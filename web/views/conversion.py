@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
@@ -14,6 +15,7 @@ from werkzeug.utils import secure_filename
 from core.problem_words import in_reader_language
 from core.problems import Rejected
 from dataset import convert
+from dataset.characterbench import LANGUAGES
 from dataset.importers import IMPORTERS, Options
 from translations import translate_problems
 from web.security import cross_site, shared_slots
@@ -31,7 +33,8 @@ def _rejected(problem: Rejected):
 def convert_upload():
     """The uploaded file (form field ``file``) converted from the layout
     ``from`` (``docs/importers.md``) into our JSONL, as a download, with
-    the CLI's options (``profile``, ``personality``, ``method``); the counts
+    the CLI's options (``profile``, ``personality``, ``method``, ``language``:
+    CharacterBench's zh or en; its dimension is the file's name); the counts
     in ``X-Sessions-Converted`` and ``X-Records-Skipped``, the first
     records not converted and why in ``X-Skipped`` (JSON, ASCII)."""
     try:
@@ -40,6 +43,7 @@ def convert_upload():
         if layout not in IMPORTERS:
             raise Rejected.one("unknown_layout", path="from", layouts=sorted(IMPORTERS))
         options = _options(request.form, current_app.config["MAX_TEXT_CHARS"])
+        options = replace(options, source=upload.filename or "")
     except Rejected as rejected:
         return _rejected(rejected)
     # read and written a record at a time: the file is never held whole
@@ -105,8 +109,11 @@ def _options(form, max_chars: int) -> Options:
             raise Rejected.one(
                 "too_long", path=name, length=len(value), limit=max_chars
             )
+    language = values["language"] or "zh"
+    if language not in LANGUAGES:
+        raise Rejected.one("unknown_language", path="language", languages=LANGUAGES)
     return Options(method=values["method"] or "model", profile=values["profile"],
-                   personality=values["personality"])  # fmt: skip
+                   personality=values["personality"], language=language)  # fmt: skip
 
 
-OPTION_FIELDS = ("profile", "personality", "method")
+OPTION_FIELDS = ("profile", "personality", "method", "language")

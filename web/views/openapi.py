@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import current_app
 
+from dataset.importers import IMPORTERS
 from reports.paper_methods import platform_version
 
 TOKEN = {
@@ -131,9 +132,12 @@ PATHS = {
     },
     "/api/v1/convert": {
         "post": {
-            "summary": "Another tool's layout (form field `from`: sharegpt, "
-                       "openai-messages, personachat, lenient) converted to our "
+            "summary": "Another tool's layout (form field `from`: "
+                       f"{', '.join(sorted(IMPORTERS))}) converted to our "
                        "JSONL, as a download (docs/importers.md); nothing is stored. "
+                       "Options as the CLI's: `profile`, `personality`, `method`, "
+                       "`language` (characterbench: zh or en; its dimension is "
+                       "the file's name). "
                        "At most CONVERT_SLOTS run at once on a server: one more is "
                        "a 503 convert_busy with Retry-After.",
             "requestBody": {"required": True, "content": {"multipart/form-data": {

@@ -67,6 +67,8 @@ def _upload_context(**extra) -> dict:
         "judge_max_tokens": config["JUDGE_MAX_TOKENS"],
         # "This looks like …" names another tool's layout as validate does
         "layout_titles": {name: str(found.title) for name, found in IMPORTERS.items()},
+        # and the options its Convert asks (the CLI's)
+        "layout_options": {name: found.options for name, found in IMPORTERS.items()},
         **extra,
     }
 

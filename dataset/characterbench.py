@@ -1,0 +1,247 @@
+"""CharacterBench (AAAI 2025) dimension files into our sessions (pure;
+``docs/importers.md`` gives the mapping, ``../shared/formats/characterbench.md``
+the layout as released).
+
+A released file is one JSON array per evaluation dimension, named
+``<dimension>_test.json``; a record holds no dimension of its own, so it is
+read from the file's name (``Options.source``). Each record becomes one
+session of one round: the dialogue's last item (the user's query) is the
+round's user message, the earlier items are context kept in
+``meta.history`` with their speakers read from the ``speaker`` field (never
+from their position), and the evaluated reply is
+``response_messages.response`` under the method named by
+``response_messages.model`` (lower-cased: ``characterGLM`` and
+``characterglm`` are one system). The character's persona goes to
+``meta.character``: it is the evaluated model's role, not the user. The
+human score (``annotation_score``) becomes the reply's human label for the
+dimension on the dimension's own scale (``human.scores``,
+``docs/input-format.md``).
+
+>>> record = {"id": 7, "character_name": "Kit", "character_profile": "A fox.",
+...     "user_name": "user", "user_profile": "A hiker.", "greeting": "Hello!",
+...     "dialogue": [{"turn": 1, "speaker": "user", "utterance": "Hi"},
+...                  {"turn": 1, "speaker": "Kit", "utterance": "Hey"},
+...                  {"turn": 2, "speaker": "user", "utterance": "Who are you?"}],
+...     "response_messages": {"model": "characterGLM", "response": "A fox."},
+...     "annotation_score": 4}
+>>> s = characterbench(record, 1, Options(source="engagement_test.json"))
+>>> s["session_id"], s["rounds"][0]["user_message"], list(s["rounds"][0]["responses"])
+('engagement:7', 'Who are you?', ['characterglm'])
+>>> s["rounds"][0]["responses"]["characterglm"]["human"]
+{'scores': {'engagement': {'value': 4, 'scale': [1, 5]}}}
+>>> [(turn["speaker"], turn["text"]) for turn in s["meta"]["history"]]
+[('character', 'Hello!'), ('user', 'Hi'), ('character', 'Hey')]
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from dataset.turns import Options, Skipped, make_session
+
+# each dimension's human scale (annotation_score), low and high: read from the
+# released files for the first seven, from the benchmark's judge prompts for
+# the others (../shared/formats/characterbench.md)
+SCALES: dict[str, tuple[int, int]] = {
+    "memory_consistency": (1, 4),
+    "attribute_consistency_bot": (1, 4),
+    "attribute_consistency_human": (1, 4),
+    "behavior_consistency_human": (1, 3),
+    "empathetic_responsiveness": (1, 4),
+    "engagement": (1, 5),
+    "human_likeness": (1, 5),
+    "behavior_consistency_bot": (1, 4),
+    "boundary_consistency": (1, 3),
+    "emotion_self_regulation": (1, 4),
+    "fact_accuracy": (1, 4),
+    "morality_robustness": (1, 2),
+    "morality_stability": (1, 2),
+}
+LANGUAGES = ("zh", "en")
+# the fields a chosen language's version is read from (top level: zh;
+# translation_en: en); the other version is kept whole in meta.translation
+TEXT_FIELDS = ("character_name", "character_profile", "user_name", "user_profile",
+               "greeting", "dialogue", "messages", "response_messages")  # fmt: skip
+USER_WORDS = {"user", "用户"}
+CHARACTER_WORDS = {"character", "bot", "assistant", "角色"}
+NONE_WORDS = {"", "n/a", "none", "null"}  # a translation's word for "no value"
+
+
+def dimension_of(source: str) -> str | None:
+    """The dimension a released file's name gives (``engagement_test.json``,
+    also ``engagement.json`` or ``engagement_test (1).json``): the longest
+    known dimension its name starts with.
+
+    >>> dimension_of("data/attribute_consistency_bot_test.json")
+    'attribute_consistency_bot'
+    >>> dimension_of("results.json") is None
+    True
+    """
+    stem = PurePath(source).name.lower()
+    found = [name for name in SCALES if re.match(rf"{name}(?![a-z])", stem)]
+    return max(found, key=len) if found else None
+
+
+def characterbench(record: dict, number: int, options: Options) -> dict:
+    """One record as a session (see the module); :class:`Skipped` names the
+    field and what is wrong with it."""
+    dimension = dimension_of(options.source)
+    if dimension is None:
+        raise Skipped(
+            f"the file name {PurePath(options.source).name!r} names no CharacterBench "
+            "dimension (<dimension>_test.json, e.g. engagement_test.json)"
+        )
+    own = record.get("id")
+    if isinstance(own, bool) or not isinstance(own, int | str) or not str(own).strip():
+        raise Skipped("id: missing, or not an integer or text")
+    language = options.language if options.language in LANGUAGES else "zh"
+    chosen, other = _versions(record, language)
+    low, high = SCALES[dimension]
+    score = record.get("annotation_score")
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, int | float)
+        or not low <= score <= high
+    ):  # fmt: skip
+        raise Skipped(
+            f"annotation_score: {score!r} is not a number on {dimension}'s scale "
+            f"{low}–{high}"
+        )
+    names = _speaker_names(record, chosen)
+    history = _history(chosen, names)
+    if not history or history[-1]["speaker"] != "user":
+        raise Skipped("dialogue: the last item is not the user's query")
+    query = history.pop()
+    if not query["text"].strip():
+        raise Skipped("dialogue: the user's query (the last item) is empty")
+    replied = chosen.get("response_messages")
+    if not isinstance(replied, dict):
+        raise Skipped("response_messages: missing, or not an object")
+    method = replied.get("model")
+    if not isinstance(method, str) or not method.strip():
+        raise Skipped("response_messages.model: missing, or not text")
+    text = replied.get("response")
+    if not isinstance(text, str):
+        raise Skipped("response_messages.response: missing, or not text")
+    if not text.strip():
+        raise Skipped("response_messages.response: empty (nothing to evaluate)")
+    method = method.strip().lower()
+    rounds = [{"round": 1, "user_message": query["text"], "responses": {method: text}}]
+    session = make_session(
+        f"{dimension}:{str(own).strip()}", _text(chosen.get("user_profile")),
+        options, rounds,
+    )  # fmt: skip
+    if score is not None:  # the human label, on the dimension's own scale
+        human = {"scores": {dimension: {"value": score, "scale": [low, high]}}}
+        rounds[0]["responses"][method] = {"text": text, "human": human}
+    kept = {
+        k: v for k, v in record.items() if k not in (*TEXT_FIELDS, "translation_en")
+    }
+    session["meta"] = {
+        "source": "characterbench",
+        "dimension": dimension,
+        "scale": [low, high],
+        "language": language,
+        "character": {
+            "name": chosen.get("character_name"),
+            "profile": _text(chosen.get("character_profile")),
+            "greeting": _greeting(chosen),
+        },
+        "user_name": chosen.get("user_name"),
+        "history": history,
+        "query": query,
+        "messages": chosen.get("messages"),
+        "response_messages": replied,
+        "record": kept,  # id, scores, pred_*, data_source, … as released
+        "translation": {"en" if language == "zh" else "zh": other},
+    }
+    if isinstance(chosen.get("character_profile"), dict):
+        session["meta"]["character"]["profile_fields"] = chosen["character_profile"]
+    if isinstance(chosen.get("user_profile"), dict):
+        session["meta"]["user_profile_fields"] = chosen["user_profile"]
+    return session
+
+
+def _versions(record: dict, language: str) -> tuple[dict, dict | None]:
+    """The chosen language's fields and the other's (None when absent)."""
+    zh = {k: record[k] for k in TEXT_FIELDS if k in record}
+    en = record.get("translation_en")
+    if en is not None and not isinstance(en, dict):
+        raise Skipped("translation_en: not an object")
+    if language == "zh":
+        return zh, en
+    if en is None:
+        raise Skipped("translation_en: missing (the English version was chosen)")
+    return en, zh
+
+
+def _speaker_names(record: dict, chosen: dict) -> dict[str, str]:
+    """Who a ``speaker`` value means, lower-cased: the words for user and
+    character, and both parties' names in either language."""
+    names = {word: "user" for word in USER_WORDS}
+    names.update({word: "character" for word in CHARACTER_WORDS})
+    versions = [record, chosen, record.get("translation_en") or {}]
+    for role, key in (("user", "user_name"), ("character", "character_name")):
+        for version in versions:
+            name = version.get(key) if isinstance(version, dict) else None
+            if isinstance(name, str) and name.strip().lower() not in NONE_WORDS:
+                if names.get(name.strip().lower(), role) != role:
+                    names[name.strip().lower()] = "?"  # both parties' name
+                else:
+                    names[name.strip().lower()] = role
+    return names
+
+
+def _history(chosen: dict, names: dict[str, str]) -> list[dict]:
+    """The greeting (a character turn) and the dialogue items, each with
+    its speaker (``user``/``character``), the speaker as written, and its
+    ``turn`` and ``label`` when the item has them."""
+    dialogue = chosen.get("dialogue")
+    if not isinstance(dialogue, list) or not dialogue:
+        raise Skipped("dialogue: missing, empty, or not a list")
+    history = []
+    if greeting := _greeting(chosen):
+        history.append({"speaker": "character", "text": greeting, "greeting": True})
+    for k, item in enumerate(dialogue):
+        if not isinstance(item, dict):
+            raise Skipped(f"dialogue[{k}]: not an object")
+        said, text = item.get("speaker"), item.get("utterance")
+        role = names.get(said.strip().lower()) if isinstance(said, str) else None
+        if role not in ("user", "character"):
+            raise Skipped(
+                f"dialogue[{k}].speaker: {said!r} is neither the user nor the "
+                "character (nor their names)"
+            )
+        if not isinstance(text, str):
+            raise Skipped(f"dialogue[{k}].utterance: missing, or not text")
+        turn = {"speaker": role, "text": text, "as_written": said}
+        turn.update({key: item[key] for key in ("turn", "label") if key in item})
+        history.append(turn)
+    return history
+
+
+def _greeting(chosen: dict) -> str:
+    greeting = chosen.get("greeting")
+    if not isinstance(greeting, str) or greeting.strip().lower() in NONE_WORDS:
+        return ""
+    return greeting
+
+
+def _text(value) -> str:
+    """A persona as text: a string as it is (a translation's ``N/A`` as
+    none), an object as ``key: value`` lines, else none.
+
+    >>> _text({"姓名": "Kit", "爱好": ["run", "read"]}), _text("N/A"), _text(None)
+    ('姓名: Kit\\n爱好: run, read', '', '')
+    """
+    if isinstance(value, str):
+        return "" if value.strip().lower() in NONE_WORDS else value.strip()
+    if isinstance(value, dict):
+        return "\n".join(f"{key}: {_value(item)}" for key, item in value.items())
+    return ""
+
+
+def _value(item) -> str:
+    if isinstance(item, list):
+        return ", ".join(str(part) for part in item)
+    return str(item)

@@ -1,0 +1,270 @@
+"""The CharacterBench importer (``dataset/characterbench.py``,
+``docs/importers.md``): the synthetic dimension files in
+``tests/data/importers/characterbench/`` (invented texts in the released
+layout, ``../shared/formats/characterbench.md``: the benchmark publishes
+no licence, so none of its texts is copied) converted by the CLI and the
+upload page, every record converted or reported with the field at fault,
+and the human scores kept on each dimension's own scale."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dataset.characterbench import SCALES, characterbench, dimension_of
+from dataset.convert import detect_file
+from dataset.importers import Options, Skipped
+
+FOLDER = Path(__file__).parent / "data" / "importers" / "characterbench"
+ENGAGEMENT = FOLDER / "engagement_test.json"
+
+
+def records(name: str) -> list[dict]:
+    return json.loads((FOLDER / name).read_text("utf-8"))
+
+
+def run_cli(app, *args: str):
+    return app.test_cli_runner().invoke(args=["convert", *args])
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def test_a_folder_of_dimension_files_converts_into_one_file(app_factory, tmp_path):
+    out = tmp_path / "cb.jsonl"
+    result = run_cli(app_factory(), str(FOLDER), "--out", str(out), "--profile", "-")
+    assert result.exit_code == 0, result.stderr
+    assert "3 files: detected layout characterbench" in result.stderr
+    assert result.stdout.rstrip().endswith(
+        "4 sessions converted, 0 records skipped; valid"
+    )
+    sessions = {s["session_id"]: s for s in read(out)}
+    assert sorted(sessions) == ["behavior_consistency_human:5", "engagement:3",
+                                "engagement:9", "memory_consistency:41"]  # fmt: skip
+    # the method from response_messages.model, spellings normalised
+    methods = {sid: list(s["rounds"][0]["responses"]) for sid, s in sessions.items()}
+    assert methods == {"behavior_consistency_human:5": ["characterglm"],
+                       "engagement:3": ["characterglm"], "engagement:9": ["gpt"],
+                       "memory_consistency:41": ["claude3-opus"]}  # fmt: skip
+
+
+def test_the_files_named_one_by_one_give_the_same_sessions(app_factory, tmp_path):
+    named = [str(FOLDER / n) for n in sorted(p.name for p in FOLDER.iterdir())]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    run_cli(app_factory(), *named, "--out", str(a), "--profile", "-")
+    run_cli(app_factory(), str(FOLDER), "--out", str(b), "--profile", "-")
+    assert read(a) == read(b)
+
+
+def test_one_record_maps_field_by_field():
+    [record] = records("memory_consistency_test.json")
+    s = characterbench(record, 1, Options(source="memory_consistency_test.json"))
+    assert s["session_id"] == "memory_consistency:41"
+    # the user's profile is the user's; the character's persona is in meta
+    assert s["user_profile"] == record["user_profile"]
+    assert s["meta"]["character"] == {"name": record["character_name"],
+                                      "profile": record["character_profile"],
+                                      "greeting": record["greeting"]}  # fmt: skip
+    [round_] = s["rounds"]
+    assert round_["round"] == 1
+    assert round_["user_message"] == record["dialogue"][-1]["utterance"]
+    reply = round_["responses"]["claude3-opus"]
+    assert reply["text"] == record["response_messages"]["response"]
+    assert reply["human"] == {"scores": {"memory_consistency": {"value": 4,
+                                                                "scale": [1, 4]}}}  # fmt: skip
+    history = s["meta"]["history"]  # the greeting first, then all but the query
+    assert [(t["speaker"], t["text"]) for t in history] == [
+        ("character", record["greeting"]),
+        *((t["speaker"], t["utterance"]) for t in record["dialogue"][:-1]),
+    ]
+    # nothing lost: the other language, the reference, pred_*, data_source
+    assert s["meta"]["translation"]["en"] == record["translation_en"]
+    assert s["meta"]["messages"]["output"]["dialogue_segments"]
+    kept = s["meta"]["record"]
+    assert kept["pred_zh_sc"] == record["pred_zh_sc"] and kept["gold"] == 4
+    assert kept["data_source"] == record["data_source"]
+    assert s["meta"]["dimension"] == "memory_consistency"
+    assert s["meta"]["scale"] == [1, 4]
+
+
+def test_english_is_chosen_by_an_option_and_the_chinese_kept():
+    [first, second] = records("engagement_test.json")
+    en = characterbench(first, 1, Options(source="engagement_test.json", language="en"))
+    assert en["rounds"][0]["user_message"] == "Where do you want to go today?"
+    assert en["user_profile"] == first["translation_en"]["user_profile"]
+    assert en["meta"]["character"]["name"] == "Captain Paper"
+    assert en["meta"]["translation"]["zh"]["dialogue"] == first["dialogue"]
+    assert en["meta"]["language"] == "en"
+    # "User" and the user's English name are the user; the name, the character
+    speakers = [t["speaker"] for t in en["meta"]["history"]]
+    assert speakers == ["character", "user", "character"]
+    # an object profile as key: value lines, the object kept; "N/A" is none
+    watch = characterbench(second, 2, Options(source="engagement_test.json",
+                                              language="en", profile="-"))  # fmt: skip
+    assert watch["meta"]["character"]["profile"].startswith("name: The Watchmaker\n")
+    assert watch["meta"]["character"]["profile_fields"]["hobbies"] == [
+        "repairing watches", "chess"]  # fmt: skip
+    assert watch["meta"]["character"]["greeting"] == ""
+    assert watch["user_profile"] == "-"  # none given: the option's
+
+
+def test_speakers_come_from_the_speaker_field_not_the_position():
+    """A dialogue that starts with the character: by position the query
+    would be the character's; the speaker field says it is the user's."""
+    [_, second] = records("engagement_test.json")
+    s = characterbench(second, 2, Options(source="engagement_test.json", profile="-"))
+    assert [t["speaker"] for t in s["meta"]["history"]] == ["character"]
+    assert s["rounds"][0]["user_message"] == second["dialogue"][-1]["utterance"]
+
+
+def _broken(change) -> dict:
+    [record] = records("memory_consistency_test.json")
+    record = copy.deepcopy(record)
+    change(record)
+    return record
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda r: r.pop("id"), r"^id: missing"),
+        (lambda r: r.update(id=True), r"^id: "),
+        (lambda r: r.update(annotation_score=5), r"^annotation_score: 5 is not a number on memory_consistency's scale 1–4"),
+        (lambda r: r.update(annotation_score="4"), r"^annotation_score: '4'"),
+        (lambda r: r.update(dialogue=[]), r"^dialogue: missing, empty"),
+        (lambda r: r["dialogue"].pop(), r"^dialogue: the last item is not the user's query"),
+        (lambda r: r["dialogue"][1].update(speaker="narrator"), r"^dialogue\[1\]\.speaker: 'narrator' is neither"),
+        (lambda r: r["dialogue"][0].update(utterance=None), r"^dialogue\[0\]\.utterance: missing"),
+        (lambda r: r["dialogue"].__setitem__(0, "hi"), r"^dialogue\[0\]: not an object"),
+        (lambda r: r["dialogue"][-1].update(utterance=" "), r"^dialogue: the user's query \(the last item\) is empty"),
+        (lambda r: r.pop("response_messages"), r"^response_messages: missing"),
+        (lambda r: r["response_messages"].pop("model"), r"^response_messages\.model: missing"),
+        (lambda r: r["response_messages"].update(response=3), r"^response_messages\.response: missing"),
+        (lambda r: r["response_messages"].update(response=""), r"^response_messages\.response: empty"),
+        (lambda r: r.update(translation_en="text"), r"^translation_en: not an object"),
+        (lambda r: r.update(user_profile=None), r"^no system message or persona"),
+    ],
+)  # fmt: skip
+def test_every_bad_record_is_reported_with_the_field_at_fault(change, why):
+    with pytest.raises(Skipped, match=why):
+        characterbench(
+            _broken(change), 1, Options(source="memory_consistency_test.json")
+        )
+
+
+def test_english_chosen_without_a_translation_is_reported():
+    record = _broken(lambda r: r.pop("translation_en"))
+    with pytest.raises(Skipped, match=r"^translation_en: missing"):
+        characterbench(record, 1, Options(source="memory_consistency_test.json",
+                                          language="en"))  # fmt: skip
+    # the Chinese original converts without it
+    assert characterbench(record, 1, Options(source="memory_consistency_test.json"))
+
+
+def test_a_file_name_without_a_dimension_is_reported():
+    [record] = records("memory_consistency_test.json")
+    with pytest.raises(Skipped, match="names no CharacterBench dimension"):
+        characterbench(record, 1, Options(source="results.json"))
+    assert dimension_of("engagement_test (1).json") == "engagement"
+    assert dimension_of("human_likeness.json") == "human_likeness"
+    assert dimension_of("engagements_test.json") is None
+    assert len(SCALES) == 13
+
+
+def test_the_cli_reports_each_skipped_record_with_its_file_and_number(
+    app_factory, tmp_path
+):
+    broken = tmp_path / "engagement_test.json"
+    items = records("engagement_test.json")
+    items[0]["response_messages"]["model"] = ""
+    broken.write_text(json.dumps(items, ensure_ascii=False), "utf-8")
+    out = tmp_path / "o.jsonl"
+    result = run_cli(app_factory(), "--from", "characterbench", str(broken),
+                     str(FOLDER / "memory_consistency_test.json"), "--out", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert (f"{broken}: skipped record 1: response_messages.model: missing, or not "
+            "text") in result.stderr  # fmt: skip
+    assert (f"{broken}: skipped record 2: no system message or persona to use as "
+            "user_profile (give --profile)") in result.stderr  # fmt: skip
+    assert "1 sessions converted, 2 records skipped; valid" in result.stdout
+    nothing = run_cli(app_factory(), "--from", "characterbench", str(broken),
+                      "--out", str(tmp_path / "n.jsonl"))  # fmt: skip
+    assert nothing.exit_code == 2 and "no record of" in nothing.stderr
+
+
+def test_the_upload_page_converts_a_dimension_file_in_the_language_chosen(
+    app_factory,
+):
+    client = app_factory().test_client()
+
+    def post(url: str, **form):
+        with ENGAGEMENT.open("rb") as stream:
+            data = {"file": (stream, ENGAGEMENT.name), **form}
+            return client.post(url, data=data, content_type="multipart/form-data")
+
+    checked = post("/api/v1/validate").get_json()
+    assert checked["looks_like"] == "characterbench"
+    converted = post("/api/v1/convert", **{"from": "characterbench", "language": "en"})
+    assert converted.status_code == 200
+    assert converted.headers["X-Sessions-Converted"] == "1"
+    [skipped] = json.loads(converted.headers["X-Skipped"])
+    assert skipped["record"] == 2 and "User profile" in skipped["reason"]
+    [session] = [
+        json.loads(line) for line in converted.get_data(as_text=True).splitlines()
+    ]
+    assert session["session_id"] == "engagement:3"
+    assert session["rounds"][0]["user_message"] == "Where do you want to go today?"
+    wrong = post("/api/v1/convert", **{"from": "characterbench", "language": "fr"})
+    assert wrong.status_code == 400
+    assert wrong.get_json()["errors"][0]["code"] == "unknown_language"
+
+
+def test_the_upload_page_offers_the_language_not_the_method(app_factory):
+    page = app_factory().test_client().get("/?lang=zh").get_data(as_text=True)
+    assert '"characterbench": ["profile", "personality", "language"]' in page
+    assert "Chinese (as released)" not in page  # in the reader's language
+
+
+def test_detection_reads_the_first_record_of_a_pretty_printed_array():
+    assert detect_file(ENGAGEMENT) == "characterbench"
+
+
+@pytest.mark.parametrize(
+    ("scores", "code"),
+    [
+        ({"engagement": {"value": 6, "scale": [1, 5]}}, "human_score_range"),
+        ({"engagement": {"value": 0.5, "scale": [1, 5]}}, "human_score_range"),
+        ({"engagement": {"value": 3, "scale": [5, 1]}}, "human_score_scale"),
+        ({"engagement": {"value": 3, "scale": [1.0, 5]}}, "human_score_scale"),
+        ({"engagement": {"value": 3}}, "human_score_scale"),
+        ({"engagement": {"scale": [1, 5]}}, "missing_field"),
+        ({"engagement": {"value": "3", "scale": [1, 5]}}, "wrong_type"),
+        ({"Engagement!": {"value": 3, "scale": [1, 5]}}, "human_criterion_name"),
+        ({"engagement": 3}, "wrong_type"),
+        ([3], "wrong_type"),
+    ],
+)
+def test_a_human_score_off_its_scale_is_refused(app_factory, tmp_path, scores, code):
+    reply = {"text": "Hi", "human": {"scores": scores}}
+    session = {
+        "session_id": "s",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [{"round": 1, "user_message": "m", "responses": {"M": reply}}],
+    }
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps(session) + "\n", "utf-8")
+    report = app_factory().extensions["runs"].validate_file(path).to_dict()
+    assert report["valid"] is False
+    assert [e["code"] for e in report["errors"]] == [code]
+    good = {
+        **reply,
+        "human": {"scores": {"engagement": {"value": 2.5, "scale": [1, 5]}}},
+    }
+    session["rounds"][0]["responses"]["M"] = good
+    path.write_text(json.dumps(session) + "\n", "utf-8")
+    assert app_factory().extensions["runs"].validate_file(path).to_dict()["valid"]
