@@ -251,6 +251,20 @@ def test_the_upload_page_converts_with_a_profile_and_says_why_not(site, page):
     assert "methods: Ours" in page.inner_text("#check-result")
 
 
+def test_a_characterbench_file_converts_in_the_language_chosen(site, page):
+    """CharacterBench's Convert asks the language, not a method (each
+    record names its own); English chosen, the converted file is checked."""
+    page.goto(site + "/?lang=en")
+    source = ROOT / "tests/data/importers/characterbench/memory_consistency_test.json"
+    page.set_input_files("#file", str(source))
+    page.wait_for_selector("[data-testid=convert-offer]")
+    assert page.locator("[data-testid=convert-method]").count() == 0
+    page.select_option("[data-testid=convert-language]", "en")
+    page.click("[data-testid=convert-file]")
+    page.wait_for_selector("#check-result p.ok")
+    assert "methods: claude3-opus" in page.inner_text("#check-result")
+
+
 @pytest.mark.parametrize("lang", ["en", "zh", "ko"])
 def test_a_rejected_file_is_never_shown_as_accepted(site, page, lang):
     """Issue 56: an ALOE file's warnings (unknown fields) were listed under
