@@ -73,8 +73,9 @@ def convert_command(layout, files, out, method, profile, personality, language) 
     sources = _sources(files)
     if any(out.resolve() == source.resolve() for source in sources):
         fail("--out must not be the input file", INVALID)
-    options = Options(method=method, profile=profile, personality=personality,
-                      language=language)  # fmt: skip
+    options = Options(
+        method=method, profile=profile, personality=personality, language=language
+    )
     try:
         layout = layout or _detected(sources)
         reports = convert_files(sources, layout, out, options)
@@ -96,8 +97,9 @@ def convert_command(layout, files, out, method, profile, personality, language) 
     _print_problems(checked["errors"])
     _print_problems(checked["warnings"], "warning")
     state = "valid" if checked["valid"] else "INVALID"
-    click.echo(f"{out}: {converted} sessions converted, "
-               f"{skipped} records skipped; {state}")  # fmt: skip
+    click.echo(
+        f"{out}: {converted} sessions converted, {skipped} records skipped; {state}"
+    )
 
 
 def _sources(files) -> list[Path]:
@@ -105,8 +107,11 @@ def _sources(files) -> list[Path]:
     sources: list[Path] = []
     for path in files:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir()
-                           if p.suffix.lower() in FOLDER_SUFFIXES and p.is_file())  # fmt: skip
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.suffix.lower() in FOLDER_SUFFIXES and p.is_file()
+            )
             if not found:
                 fail(f"{path}: no .json, .jsonl or .csv file in this folder", INVALID)
             sources.extend(found)
@@ -149,8 +154,11 @@ def _detected(sources: list[Path]) -> str:
             fail(f"{source}: layout not recognised; name it with --from", INVALID)
     layouts = sorted(set(found.values()), key=str)
     if len(layouts) > 1:
-        fail(f"the files are in different layouts ({', '.join(map(str, layouts))}); "
-             "convert them one layout at a time", INVALID)  # fmt: skip
+        fail(
+            f"the files are in different layouts ({', '.join(map(str, layouts))}); "
+            "convert them one layout at a time",
+            INVALID,
+        )
     named = str(sources[0]) if len(sources) == 1 else f"{len(sources)} files"
     click.echo(f"{named}: detected layout {layouts[0]}", err=True)
     return str(layouts[0])

@@ -116,16 +116,21 @@ class BlockChecks(FieldChecks):
                 )
                 continue
             scale = score.get("scale")
-            if not (isinstance(scale, list) and len(scale) == 2
-                    and all(type(end) is int for end in scale) and scale[0] < scale[1]):  # fmt: skip
+            if not (
+                isinstance(scale, list)
+                and len(scale) == 2
+                and all(type(end) is int for end in scale)
+                and scale[0] < scale[1]
+            ):
                 self.error((*where, "scale"), "human_score_scale")
                 continue
             value = self._typed(score, where, "value", is_number, "number", True)
             if value is not None and not (
                 math.isfinite(value) and scale[0] <= value <= scale[1]
             ):
-                self.error((*where, "value"), "human_score_range", low=scale[0],
-                           high=scale[1])  # fmt: skip
+                self.error(
+                    (*where, "value"), "human_score_range", low=scale[0], high=scale[1]
+                )
 
     def _check_sim(self, response: dict, path: tuple) -> None:
         sim = self._object(response, path, "sim")

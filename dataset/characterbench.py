@@ -61,8 +61,16 @@ SCALES: dict[str, tuple[int, int]] = {
 LANGUAGES = ("zh", "en")
 # the fields a chosen language's version is read from (top level: zh;
 # translation_en: en); the other version is kept whole in meta.translation
-TEXT_FIELDS = ("character_name", "character_profile", "user_name", "user_profile",
-               "greeting", "dialogue", "messages", "response_messages")  # fmt: skip
+TEXT_FIELDS = (
+    "character_name",
+    "character_profile",
+    "user_name",
+    "user_profile",
+    "greeting",
+    "dialogue",
+    "messages",
+    "response_messages",
+)
 USER_WORDS = {"user", "用户"}
 CHARACTER_WORDS = {"character", "bot", "assistant", "角色"}
 NONE_WORDS = {"", "n/a", "none", "null"}  # a translation's word for "no value"
@@ -100,9 +108,10 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
     low, high = SCALES[dimension]
     score = record.get("annotation_score")
     if score is not None and (
-        isinstance(score, bool) or not isinstance(score, int | float)
+        isinstance(score, bool)
+        or not isinstance(score, int | float)
         or not low <= score <= high
-    ):  # fmt: skip
+    ):
         raise Skipped(
             f"annotation_score: {score!r} is not a number on {dimension}'s scale "
             f"{low}–{high}"
@@ -128,9 +137,11 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
     method = method.strip().lower()
     rounds = [{"round": 1, "user_message": query["text"], "responses": {method: text}}]
     session = make_session(
-        f"{dimension}:{str(own).strip()}", _text(chosen.get("user_profile")),
-        options, rounds,
-    )  # fmt: skip
+        f"{dimension}:{str(own).strip()}",
+        _text(chosen.get("user_profile")),
+        options,
+        rounds,
+    )
     if score is not None:  # the human label, on the dimension's own scale
         human = {"scores": {dimension: {"value": score, "scale": [low, high]}}}
         rounds[0]["responses"][method] = {"text": text, "human": human}

@@ -16,6 +16,7 @@ Rows = columns.Rows | row_source.RowSource
 LENGTH = ("al", "response_chars")
 MODES = ("al", "binary")
 HUMAN = ("human_al", "human_binary")
+HUMAN_SCORES = "human_score@"  # <criterion>:<low>-<high>: a label on its own scale
 SAMPLES = "al_sample@"
 
 

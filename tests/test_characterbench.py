@@ -43,13 +43,20 @@ def test_a_folder_of_dimension_files_converts_into_one_file(app_factory, tmp_pat
         "4 sessions converted, 0 records skipped; valid"
     )
     sessions = {s["session_id"]: s for s in read(out)}
-    assert sorted(sessions) == ["behavior_consistency_human:5", "engagement:3",
-                                "engagement:9", "memory_consistency:41"]  # fmt: skip
+    assert sorted(sessions) == [
+        "behavior_consistency_human:5",
+        "engagement:3",
+        "engagement:9",
+        "memory_consistency:41",
+    ]
     # the method from response_messages.model, spellings normalised
     methods = {sid: list(s["rounds"][0]["responses"]) for sid, s in sessions.items()}
-    assert methods == {"behavior_consistency_human:5": ["characterglm"],
-                       "engagement:3": ["characterglm"], "engagement:9": ["gpt"],
-                       "memory_consistency:41": ["claude3-opus"]}  # fmt: skip
+    assert methods == {
+        "behavior_consistency_human:5": ["characterglm"],
+        "engagement:3": ["characterglm"],
+        "engagement:9": ["gpt"],
+        "memory_consistency:41": ["claude3-opus"],
+    }
 
 
 def test_the_files_named_one_by_one_give_the_same_sessions(app_factory, tmp_path):
@@ -66,16 +73,19 @@ def test_one_record_maps_field_by_field():
     assert s["session_id"] == "memory_consistency:41"
     # the user's profile is the user's; the character's persona is in meta
     assert s["user_profile"] == record["user_profile"]
-    assert s["meta"]["character"] == {"name": record["character_name"],
-                                      "profile": record["character_profile"],
-                                      "greeting": record["greeting"]}  # fmt: skip
+    assert s["meta"]["character"] == {
+        "name": record["character_name"],
+        "profile": record["character_profile"],
+        "greeting": record["greeting"],
+    }
     [round_] = s["rounds"]
     assert round_["round"] == 1
     assert round_["user_message"] == record["dialogue"][-1]["utterance"]
     reply = round_["responses"]["claude3-opus"]
     assert reply["text"] == record["response_messages"]["response"]
-    assert reply["human"] == {"scores": {"memory_consistency": {"value": 4,
-                                                                "scale": [1, 4]}}}  # fmt: skip
+    assert reply["human"] == {
+        "scores": {"memory_consistency": {"value": 4, "scale": [1, 4]}}
+    }
     history = s["meta"]["history"]  # the greeting first, then all but the query
     assert [(t["speaker"], t["text"]) for t in history] == [
         ("character", record["greeting"]),
@@ -103,11 +113,14 @@ def test_english_is_chosen_by_an_option_and_the_chinese_kept():
     speakers = [t["speaker"] for t in en["meta"]["history"]]
     assert speakers == ["character", "user", "character"]
     # an object profile as key: value lines, the object kept; "N/A" is none
-    watch = characterbench(second, 2, Options(source="engagement_test.json",
-                                              language="en", profile="-"))  # fmt: skip
+    watch = characterbench(
+        second, 2, Options(source="engagement_test.json", language="en", profile="-")
+    )
     assert watch["meta"]["character"]["profile"].startswith("name: The Watchmaker\n")
     assert watch["meta"]["character"]["profile_fields"]["hobbies"] == [
-        "repairing watches", "chess"]  # fmt: skip
+        "repairing watches",
+        "chess",
+    ]
     assert watch["meta"]["character"]["greeting"] == ""
     assert watch["user_profile"] == "-"  # none given: the option's
 
@@ -133,22 +146,49 @@ def _broken(change) -> dict:
     [
         (lambda r: r.pop("id"), r"^id: missing"),
         (lambda r: r.update(id=True), r"^id: "),
-        (lambda r: r.update(annotation_score=5), r"^annotation_score: 5 is not a number on memory_consistency's scale 1–4"),
+        (
+            lambda r: r.update(annotation_score=5),
+            r"^annotation_score: 5 is not a number on memory_consistency's scale 1–4",
+        ),
         (lambda r: r.update(annotation_score="4"), r"^annotation_score: '4'"),
         (lambda r: r.update(dialogue=[]), r"^dialogue: missing, empty"),
-        (lambda r: r["dialogue"].pop(), r"^dialogue: the last item is not the user's query"),
-        (lambda r: r["dialogue"][1].update(speaker="narrator"), r"^dialogue\[1\]\.speaker: 'narrator' is neither"),
-        (lambda r: r["dialogue"][0].update(utterance=None), r"^dialogue\[0\]\.utterance: missing"),
-        (lambda r: r["dialogue"].__setitem__(0, "hi"), r"^dialogue\[0\]: not an object"),
-        (lambda r: r["dialogue"][-1].update(utterance=" "), r"^dialogue: the user's query \(the last item\) is empty"),
+        (
+            lambda r: r["dialogue"].pop(),
+            r"^dialogue: the last item is not the user's query",
+        ),
+        (
+            lambda r: r["dialogue"][1].update(speaker="narrator"),
+            r"^dialogue\[1\]\.speaker: 'narrator' is neither",
+        ),
+        (
+            lambda r: r["dialogue"][0].update(utterance=None),
+            r"^dialogue\[0\]\.utterance: missing",
+        ),
+        (
+            lambda r: r["dialogue"].__setitem__(0, "hi"),
+            r"^dialogue\[0\]: not an object",
+        ),
+        (
+            lambda r: r["dialogue"][-1].update(utterance=" "),
+            r"^dialogue: the user's query \(the last item\) is empty",
+        ),
         (lambda r: r.pop("response_messages"), r"^response_messages: missing"),
-        (lambda r: r["response_messages"].pop("model"), r"^response_messages\.model: missing"),
-        (lambda r: r["response_messages"].update(response=3), r"^response_messages\.response: missing"),
-        (lambda r: r["response_messages"].update(response=""), r"^response_messages\.response: empty"),
+        (
+            lambda r: r["response_messages"].pop("model"),
+            r"^response_messages\.model: missing",
+        ),
+        (
+            lambda r: r["response_messages"].update(response=3),
+            r"^response_messages\.response: missing",
+        ),
+        (
+            lambda r: r["response_messages"].update(response=""),
+            r"^response_messages\.response: empty",
+        ),
         (lambda r: r.update(translation_en="text"), r"^translation_en: not an object"),
         (lambda r: r.update(user_profile=None), r"^no system message or persona"),
     ],
-)  # fmt: skip
+)
 def test_every_bad_record_is_reported_with_the_field_at_fault(change, why):
     with pytest.raises(Skipped, match=why):
         characterbench(
@@ -159,8 +199,9 @@ def test_every_bad_record_is_reported_with_the_field_at_fault(change, why):
 def test_english_chosen_without_a_translation_is_reported():
     record = _broken(lambda r: r.pop("translation_en"))
     with pytest.raises(Skipped, match=r"^translation_en: missing"):
-        characterbench(record, 1, Options(source="memory_consistency_test.json",
-                                          language="en"))  # fmt: skip
+        characterbench(
+            record, 1, Options(source="memory_consistency_test.json", language="en")
+        )
     # the Chinese original converts without it
     assert characterbench(record, 1, Options(source="memory_consistency_test.json"))
 
@@ -183,16 +224,32 @@ def test_the_cli_reports_each_skipped_record_with_its_file_and_number(
     items[0]["response_messages"]["model"] = ""
     broken.write_text(json.dumps(items, ensure_ascii=False), "utf-8")
     out = tmp_path / "o.jsonl"
-    result = run_cli(app_factory(), "--from", "characterbench", str(broken),
-                     str(FOLDER / "memory_consistency_test.json"), "--out", str(out))  # fmt: skip
+    result = run_cli(
+        app_factory(),
+        "--from",
+        "characterbench",
+        str(broken),
+        str(FOLDER / "memory_consistency_test.json"),
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, result.stderr
-    assert (f"{broken}: skipped record 1: response_messages.model: missing, or not "
-            "text") in result.stderr  # fmt: skip
-    assert (f"{broken}: skipped record 2: no system message or persona to use as "
-            "user_profile (give --profile)") in result.stderr  # fmt: skip
+    assert (
+        f"{broken}: skipped record 1: response_messages.model: missing, or not text"
+    ) in result.stderr
+    assert (
+        f"{broken}: skipped record 2: no system message or persona to use as "
+        "user_profile (give --profile)"
+    ) in result.stderr
     assert "1 sessions converted, 2 records skipped; valid" in result.stdout
-    nothing = run_cli(app_factory(), "--from", "characterbench", str(broken),
-                      "--out", str(tmp_path / "n.jsonl"))  # fmt: skip
+    nothing = run_cli(
+        app_factory(),
+        "--from",
+        "characterbench",
+        str(broken),
+        "--out",
+        str(tmp_path / "n.jsonl"),
+    )
     assert nothing.exit_code == 2 and "no record of" in nothing.stderr
 
 
@@ -268,3 +325,75 @@ def test_a_human_score_off_its_scale_is_refused(app_factory, tmp_path, scores, c
     session["rounds"][0]["responses"]["M"] = good
     path.write_text(json.dumps(session) + "\n", "utf-8")
     assert app_factory().extensions["runs"].validate_file(path).to_dict()["valid"]
+
+
+def _dimension_file(path: Path, pairs: list[tuple[int, int]]) -> Path:
+    """A dimension file of invented records whose replies carry the scripted
+    judge's AL (``[[al=N]]``) beside each record's human score."""
+    [template] = records("memory_consistency_test.json")
+    made = []
+    for k, (al, score) in enumerate(pairs, start=1):
+        record = copy.deepcopy(template)
+        record["id"] = 100 + k
+        record["annotation_score"] = record["gold"] = score
+        record["response_messages"]["model"] = "GPT" if k % 2 else "glm"
+        record["response_messages"]["response"] = f"[[al={al}]] [[binary=1]] reply {k}"
+        made.append(record)
+    path.write_text(json.dumps(made, ensure_ascii=False), "utf-8")
+    return path
+
+
+def test_human_scores_reach_the_judge_audit_on_their_own_scale(
+    app_factory, judge_server, tmp_path
+):
+    """A converted file's annotation_score labels, read by a run: the judge
+    audit gives each dimension's agreement with the judge's AL, with its
+    scale and n, equal to scipy's on the same pairs."""
+    from scipy import stats
+
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload
+
+    engagement = [(20, 1), (35, 2), (30, 3), (70, 4), (90, 5), (60, 5)]
+    memory = [(80, 4), (25, 1), (50, 2), (45, 3)]
+    folder = tmp_path / "cb"
+    folder.mkdir()
+    _dimension_file(folder / "engagement_test.json", engagement)
+    _dimension_file(folder / "memory_consistency_test.json", memory)
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    out = tmp_path / "cb.jsonl"
+    converted = run_cli(app, str(folder), "--out", str(out))
+    assert converted.exit_code == 0, converted.stderr
+    client = app.test_client()
+    client.get("/")
+    answer = upload(client, out.read_bytes(), suites="alignment")
+    assert answer.status_code == 202, answer.get_json()
+    results = wait_final(client, answer.get_json()["token"])["results"]
+    [(judge, human)] = results["judge_validity"]["human"].items()
+    assert judge == "scripted"
+    assert set(human) == {"n", "scores"}  # no AL or binary label in the file
+    assert human["n"] == 10
+    for key, pairs, scale in (
+        ("engagement:1-5", engagement, [1, 5]),
+        ("memory_consistency:1-4", memory, [1, 4]),
+    ):
+        found = human["scores"][key]
+        als, labels = zip(*pairs, strict=True)
+        assert found["scale"] == scale and found["n"] == len(pairs)
+        assert found["criterion"] == key.partition(":")[0]
+        assert found["spearman"] == pytest.approx(stats.spearmanr(als, labels)[0])
+        assert found["kendall"] == pytest.approx(stats.kendalltau(als, labels)[0])
+    # each label is a row on its own scale, never rescaled to 0-100
+    labels = sorted(
+        (r["metric"], r["value"])
+        for r in results["rows"]
+        if r["metric"].startswith("human_score@")
+    )
+    assert labels[0] == ("human_score@engagement:1-5", 1.0)
+    assert len(labels) == 10
+    # the dashboard's judge audit says each dimension with its scale
+    token = answer.get_json()["token"]
+    page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
+    rho = f"{stats.spearmanr(*zip(*engagement, strict=True))[0]:.3f}"
+    assert f"engagement (1–5): ρ {rho}" in page
+    assert "memory_consistency (1–4): ρ" in page

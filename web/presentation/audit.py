@@ -147,7 +147,31 @@ def _agreement(value: dict) -> str:
             parts.append(f"{label} {with_n(shown_, items) if items != n else shown_}")
         elif items is not None or name in value:
             parts.append(f"{label} — ({_why_not(name, items)})")
-    return " · ".join([*parts, f"n={count(n)}"])
+    shown_ = " · ".join([*parts, f"n={count(n)}"])
+    return "; ".join([shown_, *map(_on_scale, (value.get("scores") or {}).values())])
+
+
+def _on_scale(found: dict) -> str:
+    """One criterion's agreement with human scores on its own scale.
+
+    >>> _on_scale({"criterion": "engagement", "scale": [1, 5], "spearman": 0.81234,
+    ...            "kendall": None, "n": 1})
+    'engagement (1–5): ρ 0.812 · τ — (fewer than 2 shared items) · n=1'
+    """
+    low, high = found["scale"]
+    parts = [
+        f"{label} {number(found[name], 3)}"
+        if found.get(name) is not None
+        else f"{label} — ({_why_not(name, found['n'])})"
+        for label, name in (("ρ", "spearman"), ("τ", "kendall"))
+    ]
+    return " · ".join(
+        [
+            f"{found['criterion']} ({low}–{high}): {parts[0]}",
+            *parts[1:],
+            f"n={count(found['n'])}",
+        ]
+    )
 
 
 def _why_not(name: str, items) -> str:

@@ -112,8 +112,12 @@ def _options(form, max_chars: int) -> Options:
     language = values["language"] or "zh"
     if language not in LANGUAGES:
         raise Rejected.one("unknown_language", path="language", languages=LANGUAGES)
-    return Options(method=values["method"] or "model", profile=values["profile"],
-                   personality=values["personality"], language=language)  # fmt: skip
+    return Options(
+        method=values["method"] or "model",
+        profile=values["profile"],
+        personality=values["personality"],
+        language=language,
+    )
 
 
 OPTION_FIELDS = ("profile", "personality", "method", "language")

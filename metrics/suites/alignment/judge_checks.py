@@ -37,7 +37,17 @@ from collections import defaultdict
 from metrics import columns, row_source
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
-from metrics.items import HUMAN, MODES, SAMPLES, Items, Rows, Scored, lookup, paired
+from metrics.items import (
+    HUMAN,
+    HUMAN_SCORES,
+    MODES,
+    SAMPLES,
+    Items,
+    Rows,
+    Scored,
+    lookup,
+    paired,
+)
 from metrics.rows import ResultRow, result_row
 from metrics.suites.alignment import rank_checks
 
@@ -49,7 +59,34 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
     for field, metric in (("al", "human_al"), ("binary", "human_binary")):
         if human.get(field) is not None:
             rows.append(result_row(key, metric, float(human[field])))
+    for criterion, score in (human.get("scores") or {}).items():
+        low, high = score["scale"]
+        detail = {"criterion": criterion, "scale": [low, high]}
+        rows.append(
+            result_row(
+                key,
+                score_metric(criterion, low, high),
+                float(score["value"]),
+                detail=detail,
+            )
+        )
     return rows
+
+
+def score_metric(criterion: str, low: int, high: int) -> str:
+    """The row id of a human score on its own scale: the scale is in the id,
+    so scores of one criterion on two scales are never pooled.
+
+    >>> score_metric("engagement", 1, 5), criterion_scale("human_score@engagement:1-5")
+    ('human_score@engagement:1-5', ('engagement', [1, 5]))
+    """
+    return f"{HUMAN_SCORES}{criterion}:{low}-{high}"
+
+
+def criterion_scale(metric: str) -> tuple[str, list[int]]:
+    criterion, _, scale = metric.removeprefix(HUMAN_SCORES).rpartition(":")
+    low, _, high = scale.partition("-")
+    return criterion, [int(low), int(high)]
 
 
 def validity(rows: Rows) -> dict:
@@ -197,13 +234,29 @@ def _human(rows: Rows) -> dict | None:
     """``{judge: agreement}`` with the human labels, each judge on its own:
     pooling a panel pairs every labelled response once per judge (two judges
     10 points apart gave ρ 0.78 where each alone has 1.0). ``n`` counts the
-    labelled responses the judge scored (``n_al``, ``n_binary`` by label)."""
-    if not len(row_source.part(rows, HUMAN).where(HUMAN)):
+    labelled responses the judge scored (``n_al``, ``n_binary`` by label).
+    Human scores on their own scales (``human.scores``) give ``scores``:
+    ``{"<criterion>:<low>-<high>": {criterion, scale, spearman, kendall, n}}``,
+    the judge's AL against each criterion's scores; with no AL or binary
+    label, ``n`` counts the items with a score."""
+    has_labels = bool(len(row_source.part(rows, HUMAN).where(HUMAN)))
+    scored = row_source.part(rows, (), (HUMAN_SCORES,))
+    criteria = sorted(
+        {
+            scored.names["metric"].names[code]
+            for code in scored.col("metric")[scored.where(prefix=HUMAN_SCORES)].tolist()
+        }
+    )
+    if not has_labels and not criteria:
         return None  # (labels are rare: the judge's rows are read only with them)
-    items = Items(row_source.part(rows, MODES + HUMAN))
+    items = Items(row_source.part(rows, MODES + HUMAN, (HUMAN_SCORES,)))
     human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
     found = {}
     for index, judge in enumerate(items.judges):
+        if scores := _criteria(items, criteria, index):
+            found[judge] = {"n": _labelled_items(scores), "scores": scores}
+        if not has_labels:
+            continue
         al = _of_judge(items, items.scored("al"), index)
         binary = _of_judge(items, items.scored("binary"), index)
         mine_al = _labels_for(items, human_al, index)
@@ -216,14 +269,48 @@ def _human(rows: Rows) -> dict | None:
         if not len(both):
             continue
         found[judge] = {
-            "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
-            "al_kendall": kendall(judged, labelled),
-            "binary_kappa": cohen_kappa(votes, labels) if len(votes) >= 2 else None,
-            "n": len(both),
-            "n_al": len(judged),
-            "n_binary": len(votes),
+            **found.get(judge, {}),
+            **{
+                "al_spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
+                "al_kendall": kendall(judged, labelled),
+                "binary_kappa": cohen_kappa(votes, labels) if len(votes) >= 2 else None,
+                "n": len(both),
+                "n_al": len(judged),
+                "n_binary": len(votes),
+            },
         }
     return found or None
+
+
+def _criteria(items: Items, criteria: list[str], judge: int) -> dict:
+    """``{criterion: {spearman, kendall, n, scale, keys}}``: the judge's AL
+    against the human scores of each criterion on its own scale (ranks only:
+    the two scales need not be the same); ``keys``, the items, taken out by
+    :func:`_labelled_items`."""
+    al = _of_judge(items, items.scored("al"), judge)
+    found = {}
+    for metric in criteria:
+        labels = _labels_for(items, items.scored(metric), judge)
+        judged, labelled = paired(al, labels)
+        if not judged:
+            continue
+        criterion, scale = criterion_scale(metric)
+        found[f"{criterion}:{scale[0]}-{scale[1]}"] = {
+            "criterion": criterion,
+            "scale": scale,
+            "spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
+            "kendall": kendall(judged, labelled),
+            "n": len(judged),
+            "keys": columns._numpy().intersect1d(al.keys, labels.keys),
+        }
+    return found
+
+
+def _labelled_items(scores: dict) -> int:
+    """The items with a human score the judge scored (each once), with the
+    item numbers dropped from ``scores``."""
+    keys = [found.pop("keys") for found in scores.values()]
+    return len(columns._numpy().unique(columns._numpy().concatenate(keys)))
 
 
 def _labels_for(items: Items, labels: Scored, judge: int) -> Scored:
