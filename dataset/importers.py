@@ -39,6 +39,7 @@ from dataset.layouts import (
     personachat_original,
     sharegpt,
 )
+from dataset.prefeval import prefeval
 from dataset.turns import Options, Skipped
 
 __all__ = [
@@ -85,6 +86,8 @@ IMPORTERS: dict[str, Importer] = {
         "CharacterBench",
         ("profile", "personality", "language"),
     ),
+    # the method is the model in the file's name, unless --method names one
+    "prefeval": Importer(prefeval, "prefeval", "PrefEval"),
 }
 
 
@@ -114,6 +117,8 @@ def detect(record) -> str | None:
         return None
     if isinstance(record.get("response_messages"), dict) and "dialogue" in record:
         return "characterbench"
+    if "preference" in record and "question" in record:
+        return "prefeval"
     if isinstance(record.get("conversations"), list):
         return _conversations_layout(record["conversations"])
     if isinstance(record.get("utterances"), list) and "personality" in record:

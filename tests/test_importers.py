@@ -22,6 +22,7 @@ FILES = {
     "personachat-original": "personachat_original.json",
     # invented records in CharacterBench's layout (it publishes no licence)
     "characterbench": "characterbench/engagement_test.json",
+    "prefeval": "prefeval/error_demo_travel_restaurant_5interturn.json",
 }
 # PersonaChat gives no persona of the user: the profile is the user's to give
 NEEDS = {"personachat-original": ["--profile", "A reader who keeps pets."]}
