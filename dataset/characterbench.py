@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from dataset.turns import Options, Skipped, make_session
+from dataset.turns import Options, make_session, skipped
 
 # each dimension's human scale (annotation_score), low and high: read from the
 # released files for the first seven, from the benchmark's judge prompts for
@@ -96,13 +96,10 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
     field and what is wrong with it."""
     dimension = dimension_of(options.source)
     if dimension is None:
-        raise Skipped(
-            f"the file name {PurePath(options.source).name!r} names no CharacterBench "
-            "dimension (<dimension>_test.json, e.g. engagement_test.json)"
-        )
+        raise skipped("no_dimension", name=repr(PurePath(options.source).name))
     own = record.get("id")
     if isinstance(own, bool) or not isinstance(own, int | str) or not str(own).strip():
-        raise Skipped("id: missing, or not an integer or text")
+        raise skipped("bad_id", field="id")
     language = options.language if options.language in LANGUAGES else "zh"
     chosen, other = _versions(record, language)
     low, high = SCALES[dimension]
@@ -112,28 +109,32 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
         or not isinstance(score, int | float)
         or not low <= score <= high
     ):
-        raise Skipped(
-            f"annotation_score: {score!r} is not a number on {dimension}'s scale "
-            f"{low}–{high}"
+        raise skipped(
+            "off_scale",
+            field="annotation_score",
+            value=repr(score),
+            dimension=dimension,
+            low=low,
+            high=high,
         )
     names = _speaker_names(record, chosen)
     history = _history(chosen, names)
     if not history or history[-1]["speaker"] != "user":
-        raise Skipped("dialogue: the last item is not the user's query")
+        raise skipped("last_not_user", field="dialogue")
     query = history.pop()
     if not query["text"].strip():
-        raise Skipped("dialogue: the user's query (the last item) is empty")
+        raise skipped("empty_query", field="dialogue")
     replied = chosen.get("response_messages")
     if not isinstance(replied, dict):
-        raise Skipped("response_messages: missing, or not an object")
+        raise skipped("missing_object", field="response_messages")
     method = replied.get("model")
     if not isinstance(method, str) or not method.strip():
-        raise Skipped("response_messages.model: missing, or not text")
+        raise skipped("missing_text", field="response_messages.model")
     text = replied.get("response")
     if not isinstance(text, str):
-        raise Skipped("response_messages.response: missing, or not text")
+        raise skipped("missing_text", field="response_messages.response")
     if not text.strip():
-        raise Skipped("response_messages.response: empty (nothing to evaluate)")
+        raise skipped("empty_reply", field="response_messages.response")
     method = method.strip().lower()
     rounds = [{"round": 1, "user_message": query["text"], "responses": {method: text}}]
     session = make_session(
@@ -178,11 +179,11 @@ def _versions(record: dict, language: str) -> tuple[dict, dict | None]:
     zh = {k: record[k] for k in TEXT_FIELDS if k in record}
     en = record.get("translation_en")
     if en is not None and not isinstance(en, dict):
-        raise Skipped("translation_en: not an object")
+        raise skipped("not_object", field="translation_en")
     if language == "zh":
         return zh, en
     if en is None:
-        raise Skipped("translation_en: missing (the English version was chosen)")
+        raise skipped("no_translation", field="translation_en")
     return en, zh
 
 
@@ -209,22 +210,21 @@ def _history(chosen: dict, names: dict[str, str]) -> list[dict]:
     ``turn`` and ``label`` when the item has them."""
     dialogue = chosen.get("dialogue")
     if not isinstance(dialogue, list) or not dialogue:
-        raise Skipped("dialogue: missing, empty, or not a list")
+        raise skipped("missing_list", field="dialogue")
     history = []
     if greeting := _greeting(chosen):
         history.append({"speaker": "character", "text": greeting, "greeting": True})
     for k, item in enumerate(dialogue):
         if not isinstance(item, dict):
-            raise Skipped(f"dialogue[{k}]: not an object")
+            raise skipped("not_object", field=f"dialogue[{k}]")
         said, text = item.get("speaker"), item.get("utterance")
         role = names.get(said.strip().lower()) if isinstance(said, str) else None
         if role not in ("user", "character"):
-            raise Skipped(
-                f"dialogue[{k}].speaker: {said!r} is neither the user nor the "
-                "character (nor their names)"
+            raise skipped(
+                "unknown_speaker", field=f"dialogue[{k}].speaker", value=repr(said)
             )
         if not isinstance(text, str):
-            raise Skipped(f"dialogue[{k}].utterance: missing, or not text")
+            raise skipped("missing_text", field=f"dialogue[{k}].utterance")
         turn = {"speaker": role, "text": text, "as_written": said}
         turn.update({key: item[key] for key in ("turn", "label") if key in item})
         history.append(turn)

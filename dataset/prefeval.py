@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from dataset.turns import Options, Skipped, make_session
+from dataset.turns import Options, make_session, skipped
 
 TOPICS = (
     "education_learning_styles",
@@ -97,12 +97,9 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
     preference, question = _text(record, "preference"), _text(record, "question")
     answer = record.get("response_to_q")
     if not isinstance(answer, str):
-        raise Skipped(
-            "response_to_q: missing, or not text (a benchmark file holds no "
-            "answer: convert a generation result file)"
-        )
+        raise skipped("no_answer", field="response_to_q")
     if not answer.strip():
-        raise Skipped("response_to_q: empty (nothing to evaluate)")
+        raise skipped("empty_reply", field="response_to_q")
     run = run_of(options.source)
     form = form_of(record)
     history, profile = _context(record, form, preference)
@@ -140,7 +137,7 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
 def _text(record: dict, key: str) -> str:
     value = record.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise Skipped(f"{key}: missing, empty, or not text")
+        raise skipped("missing_empty_text", field=key)
     return value
 
 
@@ -154,7 +151,7 @@ def _context(record: dict, form: str, preference: str) -> tuple[list[dict], str]
         history.append({"speaker": "user", "text": preference})
         reply = record.get("response_to_pref")
         if reply is not None and not isinstance(reply, str):
-            raise Skipped("response_to_pref: not text")
+            raise skipped("not_text", field="response_to_pref")
         if reply is not None:  # the model's own reply to the preference
             history.append({"speaker": "assistant", "text": reply})
         return history, preference
@@ -169,19 +166,19 @@ def _context(record: dict, form: str, preference: str) -> tuple[list[dict], str]
         for speaker, key in parts:
             text = conversation.get(key)
             if not isinstance(text, str):
-                raise Skipped(f"conversation.{key}: missing, or not text")
+                raise skipped("missing_text", field=f"conversation.{key}")
             history.append({"speaker": speaker, "text": text, "scripted": True})
         return history, ""
     if not isinstance(conversation, dict) or not conversation:
-        raise Skipped("conversation: missing, empty, or not an object of turns")
+        raise skipped("missing_turns", field="conversation")
     for key in sorted(conversation, key=_turn_number):
         turn = conversation[key]
         if not isinstance(turn, dict):
-            raise Skipped(f"conversation.{key}: not an object of user and assistant")
+            raise skipped("not_turn_object", field=f"conversation.{key}")
         for speaker in ("user", "assistant"):
             text = turn.get(speaker)
             if not isinstance(text, str):
-                raise Skipped(f"conversation.{key}.{speaker}: missing, or not text")
+                raise skipped("missing_text", field=f"conversation.{key}.{speaker}")
             history.append({"speaker": speaker, "text": text, "scripted": True})
     persona = record.get("persona")
     return history, persona.strip() if isinstance(persona, str) else ""
@@ -191,5 +188,5 @@ def _turn_number(key: str) -> tuple[int, str]:
     """``"0"``, ``"1"``… (the files) or ``turn1``… (the README), in order."""
     digits = re.sub(r"\D", "", key)
     if not digits:
-        raise Skipped(f"conversation.{key}: not a numbered turn")
+        raise skipped("not_numbered", field=f"conversation.{key}")
     return int(digits), key

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from core.i18n import _l
 from core.problem_words import NO_PROFILE
 
 USER_ROLES = {"human", "user"}
@@ -15,6 +16,50 @@ SYSTEM_ROLES = {"system"}
 
 class Skipped(ValueError):
     """A record that cannot become a session; the message says why."""
+
+
+# Why a record was skipped, naming the field at fault (the CharacterBench and
+# PrefEval importers): English on the command line, the reader's language on
+# the upload page (the message is made where the record is converted).
+REASONS = {
+    "not_object": _l("%(field)s: not an object"),
+    "missing_object": _l("%(field)s: missing, or not an object"),
+    "missing_text": _l("%(field)s: missing, or not text"),
+    "missing_empty_text": _l("%(field)s: missing, empty, or not text"),
+    "not_text": _l("%(field)s: not text"),
+    "empty_reply": _l("%(field)s: empty (nothing to evaluate)"),
+    "missing_list": _l("%(field)s: missing, empty, or not a list"),
+    "bad_id": _l("%(field)s: missing, or not an integer or text"),
+    "off_scale": _l(
+        "%(field)s: %(value)s is not a number on %(dimension)s's scale %(low)s–%(high)s"
+    ),
+    "no_dimension": _l(
+        "the file name %(name)s names no CharacterBench dimension "
+        "(<dimension>_test.json, e.g. engagement_test.json)"
+    ),
+    "last_not_user": _l("%(field)s: the last item is not the user's query"),
+    "empty_query": _l("%(field)s: the user's query (the last item) is empty"),
+    "unknown_speaker": _l(
+        "%(field)s: %(value)s is neither the user nor the character (nor their names)"
+    ),
+    "no_translation": _l("%(field)s: missing (the English version was chosen)"),
+    "no_answer": _l(
+        "%(field)s: missing, or not text (a benchmark file holds no answer: "
+        "convert a generation result file)"
+    ),
+    "missing_turns": _l("%(field)s: missing, empty, or not an object of turns"),
+    "not_turn_object": _l("%(field)s: not an object of user and assistant"),
+    "not_numbered": _l("%(field)s: not a numbered turn"),
+}
+
+
+def skipped(code: str, **params) -> Skipped:
+    """A :class:`Skipped` whose reason is ``REASONS[code]`` with ``params``.
+
+    >>> str(skipped("missing_text", field="response_messages.model"))
+    'response_messages.model: missing, or not text'
+    """
+    return Skipped(REASONS[code] % params)
 
 
 @dataclass(frozen=True)

@@ -397,3 +397,35 @@ def test_human_scores_reach_the_judge_audit_on_their_own_scale(
     rho = f"{stats.spearmanr(*zip(*engagement, strict=True))[0]:.3f}"
     assert f"engagement (1–5): ρ {rho}" in page
     assert "memory_consistency (1–4): ρ" in page
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("en", "missing, or not text"),
+        ("zh", "缺失或不是文本"),
+        ("ko", "없거나 텍스트가 아닙니다"),
+    ],
+)
+def test_the_page_says_why_a_record_was_skipped_in_the_readers_language(
+    app_factory, tmp_path, lang, said
+):
+    items = records("memory_consistency_test.json")
+    items.append(copy.deepcopy(items[0]))
+    items[1]["response_messages"]["model"] = None
+    broken = tmp_path / "memory_consistency_test.json"
+    broken.write_text(json.dumps(items, ensure_ascii=False), "utf-8")
+    with broken.open("rb") as stream:
+        converted = (
+            app_factory()
+            .test_client()
+            .post(
+                f"/api/v1/convert?lang={lang}",
+                data={"file": (stream, broken.name), "from": "characterbench"},
+                content_type="multipart/form-data",
+            )
+        )
+    [skipped] = json.loads(converted.headers["X-Skipped"])
+    assert skipped["record"] == 2
+    assert skipped["reason"].startswith("response_messages.model")
+    assert said in skipped["reason"]
