@@ -391,6 +391,10 @@ def test_human_scores_reach_the_judge_audit_on_their_own_scale(
     )
     assert labels[0] == ("human_score@engagement:1-5", 1.0)
     assert len(labels) == 10
+    # the witness (tests/witness/reference.py, written from the docs) agrees
+    from tests.witness.differences import validity_differences
+
+    assert validity_differences(results) == []
     # the dashboard's judge audit says each dimension with its scale
     token = answer.get_json()["token"]
     page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)

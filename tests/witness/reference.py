@@ -1832,6 +1832,46 @@ def human_agreement(index: Index, judge: str) -> dict[str, Any]:
     }
 
 
+def human_scores(index: Index, judge: str) -> tuple[dict[str, Any], int]:
+    """Per criterion and scale (rows ``human_score@<criterion>:<low>-<high>``,
+    alignment.md "Judge checks"; input-format "Human scores"): ρ and τ-b of
+    the judge's ``al`` against the scores, the scale and n; and the
+    responses with a score the judge scored (the entry's ``n`` when the
+    file has no AL or binary label)."""
+    al = item_table(index, "al", judge)
+    found: dict[str, Any] = {}
+    scored: set = set()
+    for metric in sorted(m for m in index.metrics if m.startswith("human_score@")):
+        labels = fact_table(index, metric)
+        keys = sorted(set(al) & set(labels), key=str)
+        if not keys:
+            continue
+        key = metric.removeprefix("human_score@")
+        criterion, _, scale = key.rpartition(":")
+        low, _, high = scale.partition("-")
+        judged, given = [al[k] for k in keys], [labels[k] for k in keys]
+        found[key] = {
+            "criterion": criterion,
+            "scale": [int(low), int(high)],
+            "spearman": spearman(judged, given),
+            "kendall": kendall_tau_b(judged, given) if len(keys) > 1 else None,
+            "n": len(keys),
+        }
+        scored |= set(keys)
+    return found, len(scored)
+
+
+def human_entry(index: Index, judge: str) -> dict[str, Any]:
+    """A judge's ``judge_validity.human`` entry: the AL and binary agreement
+    when the file has such labels, ``scores`` when it has human scores (with
+    no AL or binary label, ``{n, scores}``)."""
+    scores, n = human_scores(index, judge)
+    if any(m in index.metrics for m in ("human_al", "human_binary")):
+        entry = human_agreement(index, judge)
+        return {**entry, "scores": scores} if scores else entry
+    return {"n": n, "scores": scores}
+
+
 @dataclass
 class LengthBias:
     """``length_spearman`` of one judge: combined ρ, ρ by method, and their n."""
@@ -1982,7 +2022,10 @@ def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
     if "alignment" not in index.suites:
         return found
     bias = {judge: length_spearman(index, judge) for judge in index.models}
-    has_labels = any(m in index.metrics for m in ("human_al", "human_binary"))
+    has_labels = any(
+        m in ("human_al", "human_binary") or m.startswith("human_score@")
+        for m in index.metrics
+    )
     found |= {
         "length_spearman": per_judge(index, lambda i, j: bias[j].combined),
         "length_spearman_by_method": {j: b.by_method for j, b in bias.items()},
@@ -1992,7 +2035,7 @@ def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
         "cross_mode_auc_n": per_judge(
             index, lambda i, j: len(cross_mode_items(i, j)), counted=True
         ),
-        "human": {j: human_agreement(index, j) for j in index.models}
+        "human": {j: human_entry(index, j) for j in index.models}
         if has_labels
         else None,
         "samples_alpha": per_judge(index, samples_alpha),
