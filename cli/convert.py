@@ -1,7 +1,7 @@
 """``flask --app app convert [--from LAYOUT] FILE… --out FILE.jsonl``: another
 tool's dialogue layout into ours (``docs/importers.md``), then validated.
 Several files (or a folder of them: its ``.json``, ``.jsonl`` and ``.csv``
-files) go into one output, as CharacterBench's one file per dimension do.
+files, in its subfolders too) go into one output, as CharacterBench's one file per dimension do.
 
 Exit codes: 0 converted (every record, or some with the others reported),
 2 nothing converted or a bad option.
@@ -103,14 +103,17 @@ def convert_command(layout, files, out, method, profile, personality, language) 
 
 
 def _sources(files) -> list[Path]:
-    """The files named, a folder standing for its files (by name)."""
+    """The files named, a folder standing for its files and its subfolders’
+    (by path; hidden ones left out): PrefEval nests its result files."""
     sources: list[Path] = []
     for path in files:
         if path.is_dir():
             found = sorted(
                 p
-                for p in path.iterdir()
-                if p.suffix.lower() in FOLDER_SUFFIXES and p.is_file()
+                for p in path.rglob("*")
+                if p.suffix.lower() in FOLDER_SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             if not found:
                 fail(f"{path}: no .json, .jsonl or .csv file in this folder", INVALID)
@@ -154,9 +157,11 @@ def _detected(sources: list[Path]) -> str:
             fail(f"{source}: layout not recognised; name it with --from", INVALID)
     layouts = sorted(set(found.values()), key=str)
     if len(layouts) > 1:
+        first = {layout: source for source, layout in reversed(found.items())}
+        named = ", ".join(f"{layout} ({first[layout]})" for layout in layouts)
         fail(
-            f"the files are in different layouts ({', '.join(map(str, layouts))}); "
-            "convert them one layout at a time",
+            f"the files are in different layouts: {named}; convert them one "
+            "layout at a time",
             INVALID,
         )
     named = str(sources[0]) if len(sources) == 1 else f"{len(sources)} files"

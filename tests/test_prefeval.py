@@ -178,3 +178,26 @@ def test_the_upload_page_converts_a_generation_file(app_factory):
 def test_detection():
     assert detect_file(EXPLICIT) == detect_file(CHOICE) == "prefeval"
     assert detect_file(FOLDER / "travel_hotel.json") == "prefeval"
+
+
+def test_a_folder_of_nested_result_files_converts(app_factory, tmp_path):
+    """PrefEval nests its results (<form>/generation_results/<method>/<topic>/);
+    a folder stands for the files in its subfolders too, hidden ones left out."""
+    source = tmp_path / "src"
+    nested = source / "benchmark_results" / "explicit" / "remind" / "travel"
+    nested.mkdir(parents=True)
+    (nested / EXPLICIT.name).write_bytes(EXPLICIT.read_bytes())
+    hidden = source / ".cache"
+    hidden.mkdir()
+    (hidden / "notes.json").write_text('{"x": 1}', "utf-8")
+    out = tmp_path / "p.jsonl"
+    runner = app_factory().test_cli_runner()
+    result = runner.invoke(args=["convert", str(source), "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "1 sessions converted, 1 records skipped; valid" in result.stdout
+    # files of two layouts are refused, each layout named with a file in it
+    other = Path(__file__).parent / "data" / "importers" / "aloe.jsonl"
+    (nested / "aloe.jsonl").write_bytes(other.read_bytes())
+    mixed = runner.invoke(args=["convert", str(source), "--out", str(out)])
+    assert mixed.exit_code == 2
+    assert "different layouts: aloe (" in mixed.stderr and "prefeval (" in mixed.stderr
