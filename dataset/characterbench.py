@@ -167,6 +167,10 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
         "record": kept,  # id, scores, pred_*, data_source, … as released
         "translation": {"en" if language == "zh" else "zh": other},
     }
+    if language == "en" and (
+        extra := {k: v for k, v in chosen.items() if k not in TEXT_FIELDS}
+    ):
+        kept["translation_en"] = extra  # its own data_source, filter_result, …
     if isinstance(chosen.get("character_profile"), dict):
         session["meta"]["character"]["profile_fields"] = chosen["character_profile"]
     if isinstance(chosen.get("user_profile"), dict):

@@ -109,6 +109,16 @@ def test_english_is_chosen_by_an_option_and_the_chinese_kept():
     assert en["meta"]["character"]["name"] == "Captain Paper"
     assert en["meta"]["translation"]["zh"]["dialogue"] == first["dialogue"]
     assert en["meta"]["language"] == "en"
+    assert "translation_en" not in en["meta"]["record"]  # nothing else in it
+    # fields only the translation has are kept too (2 released records)
+    extra = copy.deepcopy(first)
+    extra["translation_en"]["data_source"] = "online_data.json"
+    kept = characterbench(
+        extra, 1, Options(source="engagement_test.json", language="en")
+    )
+    assert kept["meta"]["record"]["translation_en"] == {
+        "data_source": "online_data.json"
+    }
     # "User" and the user's English name are the user; the name, the character
     speakers = [t["speaker"] for t in en["meta"]["history"]]
     assert speakers == ["character", "user", "character"]
