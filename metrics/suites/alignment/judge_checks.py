@@ -239,8 +239,8 @@ def _human(rows: Rows) -> dict | None:
     ``{"<criterion>:<low>-<high>": {criterion, scale, spearman, kendall, n}}``,
     the judge's AL against each criterion's scores; with no AL or binary
     label, ``n`` counts the items with a score."""
-    has_labels = bool(len(row_source.part(rows, HUMAN).where(HUMAN)))
-    scored = row_source.part(rows, (), (HUMAN_SCORES,))
+    scored = row_source.part(rows, HUMAN, (HUMAN_SCORES,))  # one read of both
+    has_labels = bool(len(scored.where(HUMAN)))
     criteria = sorted(
         {
             scored.names["metric"].names[code]
