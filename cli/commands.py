@@ -25,7 +25,7 @@ from core.status import RunStatus
 from dataset.convert import detect_file
 from dataset.importers import IMPORTERS
 from metrics import registry
-from pipeline.run_request import MAX_RUN_NAME_CHARS
+from pipeline.run_request import MAX_RUN_NAME_CHARS, family_pairs
 from pipeline.runs import RunRequest
 
 EXIT_CODES = {
@@ -191,6 +191,19 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
     return named
 
 
+def _families(methods: tuple[str, ...], judges: tuple[str, ...]) -> dict | None:
+    """``--method-family`` and ``--judge-family`` as a run's families (a
+    pair without ``=`` exits 2 naming it)."""
+    try:
+        found = {
+            "methods": family_pairs(",".join(methods), "--method-family"),
+            "judges": family_pairs(",".join(judges), "--judge-family"),
+        }
+    except Rejected as rejected:
+        fail("; ".join(p.message for p in rejected.problems), INVALID)
+    return found if any(found.values()) else None
+
+
 @click.command("evaluate")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
@@ -242,6 +255,21 @@ def _named(pairs: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option("--name", help="The run's name, shown in its workspace and comparisons.")
 @click.option(
+    "--method-family",
+    "method_families",
+    multiple=True,
+    metavar="METHOD=FAMILY",
+    help="The model family of a method, for the judge's self-preference check "
+    "(repeatable).",
+)
+@click.option(
+    "--judge-family",
+    "judge_families",
+    multiple=True,
+    metavar="MODEL=FAMILY",
+    help="The model family of a judge model (repeatable).",
+)
+@click.option(
     "--workspace",
     metavar="TOKEN",
     help="Add the run to this workspace (its manage token, as the web's upload).",
@@ -261,6 +289,8 @@ def evaluate_command(
     protocol,
     named_options,
     name,
+    method_families,
+    judge_families,
     workspace,
     **suite_options,
 ):
@@ -286,6 +316,7 @@ def evaluate_command(
         options=_parse_options({**suite_options, **_named(named_options)}),
         name=(name or "").strip()[:MAX_RUN_NAME_CHARS] or None,
         workspace_id=_workspace_id(workspace),
+        families=_families(method_families, judge_families),
         **protocol_fields(protocol),
     )
     if concurrency:  # the judge pool of the worker this command starts

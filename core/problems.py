@@ -230,6 +230,18 @@ MESSAGES: dict[str, LazyText] = {
     "bad_limit": _l("%(path)s: %(value)s is not a page size from 1 to %(limit)s."),
     "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
+    # model families (self-preference, docs/input-format.md)
+    "family_pair": _l("%(path)s: %(value)s is not a pair name=family."),
+    "families_shape": _l(
+        '%(path)s: expected {"methods": {name: family}, "judges": {model: family}}.'
+    ),
+    "family_unknown_method": _l(
+        "%(path)s: %(name)s is not a method of the file (its methods: %(known)s)."
+    ),
+    "family_unknown_judge": _l(
+        "%(path)s: %(name)s is not a judge model of the run (its judges: %(known)s)."
+    ),
+    "family_empty": _l("%(path)s: the family must be a non-empty text."),
     # comparison across runs
     "compare_too_large": _l(
         "These runs hold %(rows)s result rows together; a comparison reads at most "

@@ -23,6 +23,7 @@ from metrics import (
     registry,
     replies,
     row_source,
+    self_preference,
     stats,
 )
 from metrics.items import HUMAN
@@ -185,6 +186,8 @@ def aggregate(
     max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
     on_step: Callable[[int, int], object] | None = None,
     replies_missing: bool = False,
+    families: dict | None = None,
+    judge: str | None = None,
 ) -> dict:
     """Summary, curves, comparisons and panel data of a finished run.
 
@@ -195,6 +198,9 @@ def aggregate(
     suite, one for the comparisons), so a large run's summary shows progress.
     ``replies_missing``: the file lacks replies; each comparison then counts
     the sessions it left out unpaired (``stats.compare_paired``).
+    ``families``: the model families the run named (``run.families``), for
+    the self-preference estimates; ``judge``: the run's one judge model (rows
+    that name no judge are its).
     """
     steps = len(suites) + 1
     report = on_step or (lambda done, total: None)
@@ -215,6 +221,10 @@ def aggregate(
         if result.get("panel") is not None:
             panels[name] = result["panel"]
         validity.update(result.get("validity") or {})
+        if families and name == _scores_suite():
+            validity["self_preference"] = self_preference.estimates(
+                rows_of(suite), families, judge
+            )
         value_parts.update(result.get("value_parts") or {})
         report(step, steps)
     comparisons = stats.compare_all(
@@ -231,6 +241,15 @@ def aggregate(
         # why a summary value is null although its rows were scored
         "summary_notes": summary_notes,
     }
+
+
+def _scores_suite() -> str | None:
+    """The suite whose ``al`` scores self-preference is measured on (the
+    one measuring the judge's length bias)."""
+    for suite in registry.suites():
+        if any(name == "length_spearman" for name, _ in suite.validity):
+            return suite.name
+    return None
 
 
 def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):

@@ -121,6 +121,18 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "validity_one_judge": (_l("one judge model: pick several for a judge panel"), None),
     "validity_one_sample": (_l("one judge sample per item: run with samples ≥ 2"), None),
     "agreement_too_few": (_l("fewer than 2 shared items"), None),
+    # why a report card criterion is not measured (metrics/report_card.py)
+    "card_not_measured": (_l("not measured"), None),
+    "card_no_pairwise": (_l("the pairwise suite did not run"), None),
+    "card_no_alignment": (_l("the alignment suite did not run"), None),
+    "card_not_computed": (_l("not computed by this release"), None),
+    "card_no_families": (_l("no model families were named for the run's methods and judges"), None),
+    "card_no_shared_family": (_l("no judge shares a model family with a method"), None),
+    # why a self-preference estimate is missing (metrics/self_preference.py)
+    "self_preference_no_other_family": (_l("%(judge)s shares the family %(family)s with %(method)s, and no judge of another family scored it: self-preference cannot be measured (use a panel with judges of other families)"), None),
+    "self_preference_not_aggregated": (_l("the run was aggregated before this release measured self-preference"), None),
+    "self_preference_no_other_method": (_l("no method of another family to compare with"), None),
+    "self_preference_too_few": (_l("fewer than 2 sessions scored by %(judge)s and by a judge of another family (%(n)s)"), None),
     # why an agreement with human labels is missing (metrics/human_agreement.py)
     "agreement_one_annotator": (_l("needs two annotators: one person labelled these items"), None),
     "agreement_none_labelled_twice": (_l("no item was labelled by two annotators yet"), None),

@@ -28,7 +28,15 @@ MODE_FIELDS = {
     "pairwise": {"profile", "personality", "history", "user_message", "response_a",
                  "response_b"},
 }  # fmt: skip
-TOP_KEYS = {"name", "version", "title", "description", "language", "modes"}
+TOP_KEYS = {
+    "name",
+    "version",
+    "title",
+    "description",
+    "language",
+    "modes",
+    "report_card",
+}
 MODE_KEYS = {"kind", "system", "user", "format", "scale", "dimensions", "total",
              "choices", "schema", "verdict_fields", "description"}  # fmt: skip
 MAX_TEXT = 20_000  # characters of one template
@@ -112,9 +120,42 @@ def check(text: str) -> dict:
         )
     for name, spec in (modes or {}).items() if isinstance(modes, dict) else ():
         _check_mode(name, spec, bad)
+    if "report_card" in data:
+        _check_report_card(data["report_card"], bad)
     if problems:
         raise ProtocolError(problems)
     return data
+
+
+def _check_report_card(table, bad) -> None:
+    """``[report_card]``: a threshold for some of the judge report card's
+    criteria (``metrics/report_card.py``), each a number: in [0, 1] for a
+    correlation, agreement or share, else at least 0.
+
+    >>> _check_report_card({"length_spearman": 2, "speed": 1, "samples_alpha": 0.9},
+    ...                    lambda key, code, **params: print(key, code, params))
+    report_card.length_spearman bad_value {'detail': 'a number from 0 to 1'}
+    report_card.speed unknown_key {}
+    """
+    from metrics.report_card import CRITERIA, UNIT_THRESHOLDS
+
+    if not isinstance(table, dict):
+        return bad("report_card", "bad_value", detail="a table of thresholds")
+    for key in sorted(table):
+        where = f"report_card.{key}"
+        if key not in CRITERIA:
+            bad(where, "unknown_key")
+            continue
+        value = table[key]
+        high = 1.0 if key in UNIT_THRESHOLDS else float("inf")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 <= value <= high
+        ):
+            wanted = "from 0 to 1" if high == 1.0 else "of at least 0"
+            bad(where, "bad_value", detail=f"a number {wanted}")
+    return None
 
 
 def _check_mode(name: str, spec, bad) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,6 +51,8 @@ class Protocol:
     text: str  # the file as given: stored with the run
     sha256: str
     modes: dict[str, JudgeMode]
+    # the judge report card's thresholds the protocol sets (metrics/report_card.py)
+    report_card: dict = field(default_factory=dict)
 
     def stored(self) -> dict:
         """What a run keeps (``options["protocol"]``)."""
@@ -93,7 +95,7 @@ def load(text: str) -> Protocol:
         for name, spec in data["modes"].items()
     }
     return Protocol(data["name"], data.get("title", data["name"]), str(data["version"]),
-                    text, sha256, modes)  # fmt: skip
+                    text, sha256, modes, dict(data.get("report_card") or {}))  # fmt: skip
 
 
 def _mode(name: str, spec: dict, version: str) -> JudgeMode:

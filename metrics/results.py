@@ -67,6 +67,8 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
         "suites": list(run.suites),
         "options": suite_options(run),
         "judge": run.judge,
+        # the model families the run named (self-preference), or null
+        "families": getattr(run, "families", None),
         # true when the rows are a copy of an identical finished run's
         # (pipeline/reuse.py). Which run is not said: it may be another user's.
         "reused": bool(getattr(run, "reused_from", None)),

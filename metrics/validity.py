@@ -16,7 +16,7 @@ says, for each that is ``null``, why. A missing quantity is never a number.
 
 from __future__ import annotations
 
-from metrics import registry
+from metrics import registry, report_card, self_preference
 from metrics.notes import note
 
 # reported beside the quantities: counts, and per-method details
@@ -30,6 +30,10 @@ COUNTS = (
     "samples_alpha_n",
     "inter_judge_alpha_n",
 )
+# given beside the suites' quantities when the run measured them: the
+# self-preference estimates (metrics/self_preference.py) and the
+# length-controlled pairwise model's length effect
+EXTRA = ("self_preference", "length_pairwise_effect", "judge_offsets")
 # {judge model: value}: a panel's judges are measured each on its own
 PER_JUDGE = (
     "length_spearman",
@@ -70,11 +74,23 @@ def measuring(quantity: str) -> str:
 
 
 def run_context(run) -> dict:
-    """What a run's settings say about why a quantity can be missing."""
+    """What a run's settings say about why a quantity can be missing, the
+    model families it named and its protocol's report-card thresholds."""
+    from metrics import protocols
+
     judge = getattr(run, "judge", None) or {}
     models = judge.get("models") or ([judge["model"]] if judge.get("model") else [])
-    return {"samples": judge.get("samples") or 1, "judges": len(models),
-            "status": getattr(run, "status", None)}  # fmt: skip
+    try:
+        limits = protocols.from_options(getattr(run, "options", None) or {}).report_card
+    except (protocols.ProtocolError, KeyError, TypeError):
+        limits = {}
+    return {
+        "samples": judge.get("samples") or 1,
+        "judges": len(models),
+        "status": getattr(run, "status", None),
+        "families": getattr(run, "families", None),
+        "thresholds": limits,
+    }
 
 
 def true_reason(name: str, code: str, context: dict) -> str:
@@ -103,7 +119,7 @@ def judge_validity(
     (``length_spearman``) keyed by the judge model. ``context``: what the
     run's settings were (:func:`run_context`), for reasons that are true."""
     known = quantities()
-    found: dict = {name: measured.get(name) for name in [*known, *COUNTS]}
+    found: dict = {name: measured.get(name) for name in [*known, *COUNTS, *EXTRA]}
     for name in PER_JUDGE:  # rows that name no judge: the run's one judge
         value = found.get(name)
         # one value for the run: a number, or (earlier releases) one human dict
@@ -121,4 +137,34 @@ def judge_validity(
         code = true_reason(name, code, context or {})
         reasons[name] = note(code, suite=suite).english
         codes[name] = code
-    return {**found, "reasons": reasons, "reason_codes": codes}
+    context = context or {}
+    if found["self_preference"] is None:
+        code = _self_preference_missing(context.get("families"))
+        reasons["self_preference"] = note(code).english
+        codes["self_preference"] = code
+    found = {**found, "reasons": reasons, "reason_codes": codes}
+    card = report_card.report_card(
+        found,
+        {
+            **context,
+            "suites": suites,
+            "pairwise": _suite_of("position_consistency"),
+            "alignment": _suite_of("length_spearman"),
+            "self_preference_reason": codes.get("self_preference"),
+        },
+    )
+    return {**found, **card}
+
+
+def _suite_of(quantity: str) -> str | None:
+    """The suite measuring ``quantity`` (None: no suite does)."""
+    found = quantities().get(quantity)
+    return found[0] if found else None
+
+
+def _self_preference_missing(families: dict | None) -> str:
+    """Why a run has no self-preference estimates: it named no families,
+    or (named) it was aggregated before this release."""
+    if self_preference.shared(families):
+        return "self_preference_not_aggregated"
+    return "card_no_shared_family" if families else "card_no_families"

@@ -65,6 +65,7 @@ def aggregate_stored(
     aggregates = engine.aggregate(
         rows_of, run.suites, run.methods, max_compared, on_step=on_step,
         replies_missing=bool(counts.get(RowStatus.MISSING)),
+        families=run.families, judge=(run.judge or {}).get("model"),
     )  # fmt: skip
     return _finite_dict({
         **aggregates,

@@ -50,7 +50,7 @@ def code_fingerprint() -> str:
 
 def reuse_key(sha256: str, suites: list[str], judge: dict[str, Any] | None,
               options: dict[str, Any], config: dict[str, Any],
-              scope: str = "") -> str | None:  # fmt: skip
+              scope: str = "", families: dict[str, Any] | None = None) -> str | None:  # fmt: skip
     """What must match for a finished run's rows to be this run's; None
     when this run must be evaluated afresh (``use_cache`` off). ``scope``
     (the workspace, else the client) keeps one team's runs from being
@@ -70,6 +70,8 @@ def reuse_key(sha256: str, suites: list[str], judge: dict[str, Any] | None,
         "code": code_fingerprint(),
         "scope": scope,
     }
+    if families:  # the self-preference estimates are part of the aggregates
+        facts["families"] = families
     text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

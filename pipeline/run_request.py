@@ -41,6 +41,9 @@ class RunRequest:
     # the judge protocol: a built-in name, or a protocol file's text
     protocol: str | None = None
     protocol_text: str | None = None
+    # the model family of methods and judges (self-preference): {"methods":
+    # {name: family}, "judges": {model: family}}, as sent (checked_families)
+    families: dict[str, Any] | None = None
 
 
 def protocol_of(request: RunRequest) -> protocols.Protocol:
@@ -182,3 +185,65 @@ def unstorable(exc: OSError) -> Rejected:
     """A full disk (507) or storage that failed otherwise (503)."""
     code = "disk_full" if exc.errno == errno.ENOSPC else "storage_unavailable"
     return Rejected.one(code, path="file", http=507 if code == "disk_full" else 503)
+
+
+MAX_FAMILY_CHARS = 80
+FAMILY_PARTS = ("methods", "judges")
+
+
+def family_pairs(text: str, path: str) -> dict[str, str]:
+    """``name=family`` pairs, separated by commas or lines (the upload form
+    and the CLI); a pair without ``=`` is refused naming it.
+
+    >>> family_pairs("Ours = llama, Base=qwen", "method_families")
+    {'Ours': 'llama', 'Base': 'qwen'}
+    """
+    found = {}
+    for part in text.replace("\n", ",").split(","):
+        if not part.strip():
+            continue
+        name, equals, family = part.partition("=")
+        if not equals or not name.strip() or not family.strip():
+            raise Rejected.one("family_pair", path=path, value=part.strip()[:80])
+        found[name.strip()] = family.strip()
+    return found
+
+
+def checked_families(
+    families: Any, methods: list[str], judges: list[str]
+) -> dict[str, dict[str, str]] | None:
+    """The families a run stores: every name a method of the file or one of
+    the run's judge models, every family a non-empty string; None when none
+    is named. Problems are refused naming their path.
+
+    >>> checked_families({"methods": {"A": " llama "}}, ["A", "B"], ["j"])
+    {'methods': {'A': 'llama'}, 'judges': {}}
+    >>> checked_families(None, ["A"], []) is None
+    True
+    """
+    if families is None or families == {}:
+        return None
+    if not isinstance(families, dict) or set(families) - set(FAMILY_PARTS):
+        raise Rejected.one("families_shape", path="families")
+    problems = []
+    found: dict[str, dict[str, str]] = {}
+    for part, known in (("methods", methods), ("judges", judges)):
+        given = families.get(part) or {}
+        if not isinstance(given, dict):
+            raise Rejected.one("families_shape", path="families")
+        found[part] = {}
+        for name, family in given.items():
+            path = f"families.{part}.{name}"
+            if name not in known:
+                code = f"family_unknown_{part[:-1]}"
+                listed = ", ".join(known) or "—"
+                problems.append(
+                    Problem.make(None, path, code, name=str(name)[:200], known=listed)
+                )
+            elif not isinstance(family, str) or not family.strip():
+                problems.append(Problem.make(None, path, "family_empty"))
+            else:
+                found[part][name] = family.strip()[:MAX_FAMILY_CHARS]
+    if problems:
+        raise Rejected(problems)
+    return found if any(found.values()) else None

@@ -26,6 +26,7 @@ from pipeline.run_budget import RunBudget
 from pipeline.run_request import (
     RunRequest,
     check_file_name,
+    checked_families,
     checked_suite_options,
     choose_suites,
     estimate_options,
@@ -157,10 +158,15 @@ class RunService(RunBudget):
             **judge_options(self.config, request),
         }
         judge = public_judge(self.config, suites, options)
+        families = checked_families(
+            request.families, report.methods, (judge or {}).get("models") or []
+        )
         self._check_budget(report, suites, options, request.workspace_id, judge)
         self._check_broker()
         scope = request.workspace_id or f"client:{request.client or ''}"
-        key = reuse.reuse_key(sha256, suites, judge, options, self.config, scope)
+        key = reuse.reuse_key(
+            sha256, suites, judge, options, self.config, scope, families
+        )
         workspace_id = request.workspace_id
         if workspace_id is None and request.new_workspace:
             workspace_id = self.storage.workspaces.create_workspace().id
@@ -178,6 +184,7 @@ class RunService(RunBudget):
             client=request.client,
             workspace_id=workspace_id,
             name=request.name,
+            families=families,
         )
         source = reuse.find_source(self.storage, sha256, key) if key else None
         if source is not None:  # identical inputs, same code: the same rows
@@ -274,6 +281,7 @@ class RunService(RunBudget):
             workspace_id=run.workspace_id,
             name=run.name,
             tags=run.tags,
+            families=run.families,
         )
         plan_from_upload(self.storage, self.config, retry)
         stored = cast("Run", self.storage.runs.get_run(retry.id))  # just stored

@@ -40,7 +40,7 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from reports import paper_agreement, paper_panel, paper_summary
+from reports import paper_agreement, paper_card, paper_panel, paper_summary
 from reports import tables as table_views
 from reports.paper_text import (
     CJK_FONTS,
@@ -338,6 +338,8 @@ def to_markdown(run, baseline: str) -> str:
         parts.append(panel)
     if getattr(run, "agreement", None):  # a comparison of runs' judges
         parts.append(paper_agreement.to_markdown(run.agreement))
+    if card := paper_card.to_markdown(run):  # one run: its judge's report card
+        parts.append(card)
     return "\n".join(parts)
 
 

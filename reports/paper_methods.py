@@ -31,7 +31,7 @@ from core.status import RunStatus
 from metrics import registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies, not_asked
-from reports import paper_panel
+from reports import paper_card, paper_panel
 from reports.paper_spent import plural, spent_sentence
 
 
@@ -297,6 +297,7 @@ def methods_paragraph(run, used: dict | None = None) -> str:
         data_sentence(run),
         cancelled_sentence(run),
         judge_sentence(run),
+        paper_card.sentence(run),
         spent_sentence(used),
         outcome_sentence(run),
         statistics_sentence(run),

@@ -97,6 +97,10 @@ class Run(Base):
     suites: Mapped[list[str]] = mapped_column(default=list)
     judge: Mapped[dict[str, Any] | None] = mapped_column()
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # the model family of each method and judge the run named, for the
+    # self-preference check: {"methods": {name: family}, "judges": {model:
+    # family}} (migration 0027); None when none was named
+    families: Mapped[dict[str, Any] | None] = mapped_column()
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     judge_calls: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -42,7 +42,8 @@ PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "method": "Base", "suite": "pairwise", "values": "70, 35", "low": 0,
           "high": 100, "protocol": "mt-bench", "part": "binary", "unbeaten": "A",
           "winless": "B, C", "judges": "judge-b", "items": 3, "limit": 1000,
-          "groups": "A, B; C", "methods": "C", "n": 2, "tied": 4}  # fmt: skip
+          "groups": "A, B; C", "methods": "C", "n": 2, "tied": 4, "judge": "judge-a",
+          "family": "acme"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

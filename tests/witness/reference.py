@@ -1829,6 +1829,7 @@ def human_agreement(index: Index, judge: str) -> dict[str, Any]:
         "n": len(set(al_keys) | set(binary_keys)),
         "n_al": len(al_keys),
         "n_binary": len(binary_keys),
+        "binary_base_rate": base_rate([human_binary[k] for k in binary_keys]),
     }
 
 
@@ -1870,6 +1871,19 @@ def human_entry(index: Index, judge: str) -> dict[str, Any]:
         entry = human_agreement(index, judge)
         return {**entry, "scores": scores} if scores else entry
     return {"n": n, "scores": scores}
+
+
+def base_rate(labels: Sequence[Fraction]) -> float | None:
+    """The commoner class's share of the human binary labels κ rests on
+    (results-format ``binary_base_rate``).
+
+    >>> base_rate([Fraction(1), Fraction(0), Fraction(1), Fraction(1)])
+    0.75
+    """
+    if not labels:
+        return None
+    ones = Fraction(sum(1 for label in labels if label == 1), len(labels))
+    return float(max(ones, 1 - ones))
 
 
 @dataclass
@@ -2019,8 +2033,15 @@ def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
     index = build_index(doc)
     found: dict[str, Any] = dict.fromkeys(VALIDITY)
     found["pairwise_comparisons"] = pairwise_comparisons(index)
-    if "alignment" not in index.suites:
-        return found
+    if "alignment" in index.suites:
+        found |= alignment_validity(index)
+        found["self_preference"] = self_preference(index, doc["run"].get("families"))
+    return found | report_card(found, doc, index)
+
+
+def alignment_validity(index: Index) -> dict[str, Any]:
+    """The alignment suite's quantities of ``judge_validity``."""
+    found: dict[str, Any] = {}
     bias = {judge: length_spearman(index, judge) for judge in index.models}
     has_labels = any(
         m in ("human_al", "human_binary") or m.startswith("human_score@")
@@ -2048,6 +2069,214 @@ def judge_validity(doc: dict[str, Any]) -> dict[str, Any]:
         else None,
     }
     return found
+
+
+# --------------------------------------------------------------------------
+# The judge report card and self-preference (docs/metrics/report-card.md)
+
+CARD = (  # criterion, rule, default threshold, in the card's order
+    ("position_consistency", "at_least", 0.8),
+    ("length_spearman", "at_most_abs", 0.3),
+    ("length_pairwise_effect", "at_most_abs", 0.1),
+    ("human_al_spearman", "at_least", 0.6),
+    ("human_binary_kappa", "at_least", 0.6),
+    ("inter_judge_alpha", "at_least", 0.667),
+    ("samples_alpha", "at_least", 0.8),
+    ("self_preference", "interval_not_above", 0.0),
+)
+
+
+def family_name(name: Any) -> str | None:
+    """Families compare stripped and case folded; an empty one is none."""
+    return name.strip().casefold() if isinstance(name, str) and name.strip() else None
+
+
+def self_preference(index: Index, families: Any) -> list[dict[str, Any]] | None:
+    """report-card.md "Self-preference": per judge J and method M of one
+    family F, per session, gap(m) = J's mean AL of m minus the mean of the
+    other named families' judges' means; d = gap(M) − mean gap of the
+    methods of other named families; the mean of d with a t interval."""
+    if not families:
+        return None
+    methods = {m: family_name(f) for m, f in (families.get("methods") or {}).items()}
+    judges = {j: family_name(f) for j, f in (families.get("judges") or {}).items()}
+    found = []
+    for judge, own in judges.items():
+        for method, of in methods.items():
+            if own is None or of != own:
+                continue
+            others = [j for j, f in judges.items() if f is not None and f != own]
+            rest = [m for m, f in methods.items() if f is not None and f != own]
+            found.append(preference(index, judge, method, others, rest))
+    return found
+
+
+def preference(
+    index: Index, judge: str, method: str, others: list[str], rest: list[str]
+) -> dict[str, Any]:
+    means = {
+        (j, m): session_means(judge_values(index, m, "al", j))
+        for j in [judge, *others]
+        for m in [method, *rest]
+    }
+
+    def gap(m: str, session: str) -> tuple[Fraction, Fraction] | None:
+        theirs = [means[(o, m)][session] for o in others if session in means[(o, m)]]
+        if session not in means[(judge, m)] or not theirs:
+            return None
+        return means[(judge, m)][session], mean(theirs)
+
+    diffs, own, other = [], [], []
+    for session in sorted(means[(judge, method)]):
+        target = gap(method, session)
+        gaps = [g for m in rest if (g := gap(m, session)) is not None]
+        if target is None or not gaps:
+            continue
+        diffs.append((target[0] - target[1]) - mean([a - b for a, b in gaps]))
+        own.append(target[0])
+        other.append(target[1])
+    interval = mean_ci(diffs) if others and rest else None
+    # over the sessions with a d; without one, every session J scored M
+    scored = own or list(means[(judge, method)].values())
+    return {
+        "judge": judge,
+        "method": method,
+        "value": float(mean(diffs)) if interval else None,
+        "n": len(diffs),
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+        "judge_score": float(mean(scored)) if scored else None,
+        "other_families_score": float(mean(other)) if other else None,
+    }
+
+
+def worst(values: dict[str, Any] | None, rule: str) -> tuple[str | None, Any]:
+    """The judge furthest from passing (ties: the name sorting first)."""
+    known = {j: v for j, v in sorted((values or {}).items()) if v is not None}
+    if not known:
+        return None, None
+    if rule == "at_most_abs":
+        judge = max(known, key=lambda j: abs(known[j]))
+    else:
+        judge = min(known, key=lambda j: known[j])
+    return judge, known[judge]
+
+
+def card_rows(found: dict[str, Any], doc: dict[str, Any], index: Index) -> list[dict]:
+    """The card's rows, written from report-card.md's table: value, n and
+    whether the criterion applies to the run."""
+    validity = doc.get("judge_validity") or {}
+    run = doc["run"]
+    judge = run.get("judge") or {}
+    samples = judge.get("samples") or 1
+    aligned, paired = "alignment" in index.suites, "pairwise" in index.suites
+    rows: dict[str, tuple[Any, Any, bool]] = {}
+    # not from rows: checks.position_checks holds them to the plan
+    rows["position_consistency"] = (
+        validity.get("position_consistency") if paired else None,
+        found["pairwise_comparisons"] if paired else None,
+        paired,
+    )
+    name, value = worst(
+        found.get("length_spearman") if aligned else None, "at_most_abs"
+    )
+    rows["length_spearman"] = (
+        value,
+        (found.get("length_spearman_n") or {}).get(name) if name else None,
+        aligned,
+    )
+    effect = validity.get("length_pairwise_effect") if paired else None
+    effect = effect if isinstance(effect, dict) else {}
+    rows["length_pairwise_effect"] = (effect.get("value"), effect.get("n"), paired)
+    human = found.get("human") or {}
+    for criterion, key, rested in (
+        ("human_al_spearman", "al_spearman", "n_al"),
+        ("human_binary_kappa", "binary_kappa", "n_binary"),
+    ):
+        labelled = {j: a for j, a in human.items() if a and (a.get(rested) or 0) > 0}
+        name, value = worst({j: a.get(key) for j, a in labelled.items()}, "at_least")
+        picked = labelled[name or min(labelled)] if labelled else {}
+        rows[criterion] = (value, picked.get(rested), bool(labelled))
+    panel = aligned and len(index.models) >= 2
+    rows["inter_judge_alpha"] = (
+        found.get("inter_judge_alpha") if panel else None,
+        found.get("inter_judge_alpha_n") if panel else None,
+        panel,
+    )
+    sampled = aligned and samples >= 2
+    name, value = worst(found.get("samples_alpha") if sampled else None, "at_least")
+    rows["samples_alpha"] = (
+        value,
+        (found.get("samples_alpha_n") or {}).get(name) if name else None,
+        sampled,
+    )
+    rows["self_preference"] = preference_row(found.get("self_preference"))
+    out = []
+    for criterion, rule, threshold in CARD:
+        value, n, applies = rows[criterion]
+        out.append(
+            {
+                "criterion": criterion,
+                "value": value,
+                "n": n,
+                "threshold": threshold,
+                "applies": applies,
+                "verdict": verdict(rule, value, threshold, criterion, found),
+            }
+        )
+    return out
+
+
+def preference_row(estimates: list[dict[str, Any]] | None) -> tuple[Any, Any, bool]:
+    if not estimates:
+        return None, None, False
+    measured = [e for e in estimates if e["value"] is not None]
+    failing = [e for e in measured if e["ci_low"] > 0]
+    if not measured:
+        return None, None, True
+    shown = max(failing or measured, key=lambda e: e["value"])
+    return shown["value"], shown["n"], True
+
+
+def verdict(
+    rule: str, value: Any, threshold: float, criterion: str, found: dict[str, Any]
+) -> str:
+    if criterion == "self_preference":
+        estimates = found.get("self_preference") or []
+        if any(e["value"] is not None and e["ci_low"] > threshold for e in estimates):
+            return "fail"
+        if not estimates or any(e["value"] is None for e in estimates):
+            return "not_measured"
+        return "pass"
+    if value is None:
+        return "not_measured"
+    if rule == "at_least":
+        return "pass" if value >= threshold else "fail"
+    return "pass" if abs(value) <= threshold else "fail"
+
+
+def report_card(
+    found: dict[str, Any], doc: dict[str, Any], index: Index
+) -> dict[str, Any]:
+    """``report_card`` and the overall verdict (report-card.md "The overall
+    verdict"), with the default thresholds (the witness's protocols set none)."""
+    rows = card_rows(found, doc, index)
+    failing = [r["criterion"] for r in rows if r["verdict"] == "fail"]
+    missing = [
+        r["criterion"] for r in rows if r["verdict"] == "not_measured" and r["applies"]
+    ]
+    if failing:
+        overall = "not_fit"
+    elif missing or not any(r["verdict"] == "pass" for r in rows):
+        overall = "not_enough_evidence"
+    else:
+        overall = "fit"
+    return {
+        "report_card": rows,
+        "report_card_verdict": overall,
+        "report_card_failing": failing,
+        "report_card_unmeasured": missing,
+    }
 
 
 # --------------------------------------------------------------------------

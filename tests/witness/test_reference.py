@@ -318,9 +318,13 @@ def load(name: str) -> dict[str, Any]:
 def predates(path: str, theirs: Any) -> bool:
     """The n of a judge_validity quantity, absent from a document aggregated
     before it existed (results-format: "Runs aggregated before these existed
-    lack them"): the six original examples."""
+    lack them"): the six original examples, and the keys issue 58 added."""
     top = path.split(".")[1] if path.startswith("judge_validity.") else ""
-    return theirs == "<absent>" and top.endswith("_n")
+    # and the judge report card, self-preference and κ's base rate (issue
+    # 58): the example documents were written before they existed
+    card = top.startswith("report_card") or top == "self_preference"
+    base_rate = path.endswith(".binary_base_rate")
+    return theirs == "<absent>" and (top.endswith("_n") or card or base_rate)
 
 
 @functools.cache

@@ -239,3 +239,125 @@ def _missing_for_one(key: str, context: dict) -> str:
     """Why one judge of a panel has no value of a quantity the others have."""
     code = true_reason(key, quantities()[key][1], context)
     return notes.translate(code, {"suite": measuring(key)}, None)
+
+
+# The judge report card (metrics/report_card.py), at the top of the audit
+CRITERIA = {
+    "position_consistency": _l("Position consistency"),
+    "length_spearman": _l("Length bias within methods (|ρ|)"),
+    "length_pairwise_effect": _l("Length effect on pairwise verdicts"),
+    "human_al_spearman": _l("Agreement with human AL labels (ρ)"),
+    "human_binary_kappa": _l("Agreement with human keep-chatting labels (κ)"),
+    "inter_judge_alpha": _l("Agreement between the panel's judges (α)"),
+    "samples_alpha": _l("Repeat-sample consistency (α)"),
+    "self_preference": _l("Self-preference (same model family)"),
+}
+VERDICT_WORDS = {
+    "pass": _l("pass"),
+    "fail": _l("fail"),
+    "not_measured": _l("not measured"),
+}
+RULES = {
+    "at_least": _l("≥ %(threshold)s"),
+    "at_most_abs": _l("|value| ≤ %(threshold)s"),
+    "interval_not_above": _l("fails when its 95%% interval lies above %(threshold)s"),
+}
+OVERALL = {
+    "fit": _l(
+        "Report card: fit to publish with. Every criterion that applies to "
+        "this run passed."
+    ),
+    "not_fit": _l("Report card: not fit. Failing: %(criteria)s."),
+    "not_enough_evidence": _l(
+        "Report card: not enough evidence. Not measured: %(criteria)s."
+    ),
+}
+NOTHING_MEASURED = _l("no criterion could be measured")
+
+
+def card_view(run) -> dict | None:
+    """The report card as the audit shows it: one overall line and a row
+    per criterion (its value with n, threshold, verdict, and why when not
+    measured), in the reader's language; None without a judge."""
+    if not run.judge:
+        return None
+    measured = (run.aggregates or {}).get("judge_validity") or {}
+    found = judge_validity(
+        measured, list(run.suites), run.judge.get("model"), run_context(run)
+    )
+    rows = [_card_row(row) for row in found["report_card"]]
+    verdict = found["report_card_verdict"]
+    named = (
+        found["report_card_failing"]
+        if verdict == "not_fit"
+        else found["report_card_unmeasured"]
+    )
+    criteria = ", ".join(str(CRITERIA[c]) for c in named) or str(NOTHING_MEASURED)
+    line = str(OVERALL[verdict]) % {"criteria": criteria}
+    return {"verdict": verdict, "line": line, "rows": rows}
+
+
+def _card_row(row: dict) -> dict:
+    criterion = row["criterion"]
+    threshold = number(row["threshold"], 3)
+    shown_ = {
+        "criterion": criterion,
+        "label": str(CRITERIA[criterion]),
+        "value": _card_value(row),
+        "threshold": str(RULES[row["rule"]]) % {"threshold": threshold},
+        "verdict": row["verdict"],
+        "verdict_label": str(VERDICT_WORDS[row["verdict"]]),
+        "reason": "",
+        "flags": [
+            str(SHARED) % {k: s.get(k) for k in ("judge", "method", "family")}
+            for s in row.get("shared") or ()
+        ],
+    }
+    if row["verdict"] == "not_measured":
+        shown_["reason"] = notes.translate(
+            row.get("reason_code"), row.get("reason_params"), row.get("reason")
+        )
+    return shown_
+
+
+SHARED = _l("⚑ judge %(judge)s and method %(method)s share the family %(family)s")
+BASE_RATE = _l("majority-class base rate %(rate)s")
+OWN_AND_OTHERS = _l(
+    "%(judge)s on %(method)s: %(own)s; judges of other families: %(others)s"
+)
+
+
+def _card_value(row: dict) -> str:
+    """The value with its n, its judge, its interval and what stands beside
+    it (κ: the labels' base rate; self-preference: both scores)."""
+    if row["value"] is None:
+        return "—"
+    text = with_n(signed_number(row["value"]), row.get("n"))
+    if row.get("ci_low") is not None and row.get("ci_high") is not None:
+        low, high = signed_number(row["ci_low"]), signed_number(row["ci_high"])
+        text += f" [{low}, {high}]"
+    if row.get("judge"):
+        text = f"{row['judge']}: {text}"
+    if row.get("base_rate") is not None:
+        text += "; " + str(BASE_RATE) % {"rate": number(row["base_rate"], 3)}
+    return text
+
+
+def self_preference_lines(run) -> list[str]:
+    """Each judge sharing a family with a method: its score of that method
+    beside the other families' judges' (the same sessions), and the
+    difference-in-differences."""
+    measured = (run.aggregates or {}).get("judge_validity") or {}
+    lines = []
+    for found in measured.get("self_preference") or ():
+        own, others = found.get("judge_score"), found.get("other_families_score")
+        lines.append(
+            str(OWN_AND_OTHERS)
+            % {
+                "judge": found.get("judge"),
+                "method": found.get("method"),
+                "own": "—" if own is None else number(own, 1),
+                "others": "—" if others is None else number(others, 1),
+            }
+        )
+    return lines

@@ -15,7 +15,7 @@ from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
 from web import extensions
 from web.presentation import cancelled, panels
-from web.presentation.audit import audit_rows
+from web.presentation.audit import audit_rows, card_view, self_preference_lines
 from web.presentation.judge_tables import judge_tables
 from web.presentation.paging import page_number, paged
 from web.presentation.plotly_locale import plotly_locale
@@ -210,6 +210,8 @@ def context(storage, run, args) -> dict:
         "kept_in_cache": RunSpec.of(run).judge.use_cache,
         "methods_paragraph": methods_paragraph(run, used),
         "audit": audit_rows(run),
+        "report_card": card_view(run),
+        "self_preference": self_preference_lines(run),
         **annotations_context(storage, run),
         "rows": rows_section(storage, run, args),
         "sessions": sessions_section(storage, run, args),

@@ -9,7 +9,7 @@ from flask import current_app
 
 from core.problems import Rejected
 from metrics import registry
-from pipeline.run_request import MAX_RUN_NAME_CHARS
+from pipeline.run_request import FAMILY_PARTS, MAX_RUN_NAME_CHARS, family_pairs
 from pipeline.runs import RunRequest
 from web import extensions
 from web.presentation.paging import decimal
@@ -88,8 +88,29 @@ def run_request(form, files=None) -> RunRequest:
         client=access.client_id(),
         workspace_id=_workspace_id(form.get("workspace", "").strip()),
         name=form.get("name", "").strip()[:MAX_RUN_NAME_CHARS] or None,
+        families=families_from_form(form),
         **protocol_fields(form, files or {}),
     )
+
+
+def families_from_form(form) -> dict | None:
+    """``families`` (JSON: ``{"methods": {...}, "judges": {...}}``), or
+    ``method_families`` and ``judge_families`` (``name=family`` pairs, by
+    commas or lines); checked against the file's methods and the run's
+    judges once the file is read (``checked_families``)."""
+    raw = form.get("families", "").strip()
+    if raw:
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise Rejected.one("families_shape", path="families") from None
+    found = {
+        part: family_pairs(
+            form.get(f"{part[:-1]}_families", ""), f"{part[:-1]}_families"
+        )
+        for part in FAMILY_PARTS
+    }
+    return found if any(found.values()) else None
 
 
 def _workspace_id(manage_token: str) -> str | None:

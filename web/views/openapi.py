@@ -108,6 +108,20 @@ UPLOAD = {
                         "description": "a workspace's manage token",
                     },
                     "name": {"type": "string", "maxLength": 255},
+                    "families": {
+                        "type": "string",
+                        "description": 'JSON {"methods": {method: family}, '
+                        '"judges": {model: family}}: the model families, for '
+                        "the judge's self-preference check (docs/input-format.md)",
+                    },
+                    "method_families": {
+                        "type": "string",
+                        "description": "METHOD=FAMILY pairs, comma-separated",
+                    },
+                    "judge_families": {
+                        "type": "string",
+                        "description": "MODEL=FAMILY pairs, comma-separated",
+                    },
                 },
             }
         }

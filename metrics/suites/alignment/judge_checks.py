@@ -13,7 +13,8 @@ run this module computes the judge-validity quantities of the results'
 * ``cross_mode_auc``: the area under the ROC curve of ``al`` separating the
   judge's binary verdicts 1 from 0 on the same items (0.5: no relation);
 * ``human``: ``{judge: {al_spearman, al_kendall, binary_kappa, n, n_al,
-  n_binary}}`` against the human labels, each judge on its own;
+  n_binary, binary_base_rate}}`` against the human labels, each judge on its
+  own (``binary_base_rate``: the majority label's share, beside κ);
 * ``samples_alpha``: Krippendorff's α of the judge's samples of one item
   (with ``samples`` ≥ 2; each sample is stored as ``al_sample@k``);
 
@@ -277,6 +278,7 @@ def _human(rows: Rows) -> dict | None:
                 "n": len(both),
                 "n_al": len(judged),
                 "n_binary": len(votes),
+                "binary_base_rate": base_rate(labels),
             },
         }
     return found or None
@@ -311,6 +313,20 @@ def _labelled_items(scores: dict) -> int:
     item numbers dropped from ``scores``."""
     keys = [found.pop("keys") for found in scores.values()]
     return len(columns._numpy().unique(columns._numpy().concatenate(keys)))
+
+
+def base_rate(labels) -> float | None:
+    """The majority class's share of binary labels: the agreement a judge
+    that always answers the commoner label reaches (read beside κ).
+
+    >>> base_rate([1.0, 1.0, 0.0, 1.0]), base_rate([])
+    (0.75, None)
+    """
+    labels = list(labels)
+    if not labels:
+        return None
+    share = sum(1 for label in labels if label == 1) / len(labels)
+    return max(share, 1 - share)
 
 
 def _labels_for(items: Items, labels: Scored, judge: int) -> Scored:
