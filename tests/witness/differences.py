@@ -65,6 +65,8 @@ def differences(mine: Any, theirs: Any, path: str) -> list[tuple[str, Any, Any]]
     """(path, mine, theirs) wherever ``mine`` and the document differ,
     recursing into dicts (``mine``'s keys) and lists."""
     counted = any(_is_count(part) for part in path.split("."))  # under a count
+    # a report card row's n is its quantity's count (report-card.md)
+    counted = counted or (".report_card[" in path and path.endswith(".n"))
     if theirs is None and publishes_nothing(mine, counted):
         return []
     if isinstance(mine, dict):
@@ -169,7 +171,11 @@ def curve_differences(
 def validity_differences(
     doc: dict[str, Any], reference_doc: dict[str, Any] | None = None
 ) -> list[tuple[str, Any, Any]]:
-    mine = ref.judge_validity(reference_doc or doc)
+    # position consistency and the length effect on pairwise verdicts come
+    # from the document (rows do not say them; checks.position_checks holds
+    # them to the plan): the report card reads them
+    borrowed = {**(reference_doc or doc), "judge_validity": doc["judge_validity"]}
+    mine = ref.judge_validity(borrowed)
     return differences(mine, doc["judge_validity"], "judge_validity")
 
 

@@ -65,6 +65,9 @@ class Witness:
     # (summary value id, method) -> that method's comparison with the baseline
     versus: dict[tuple[str, str], dict[str, Any]]
     lacks_replies: bool  # a missing row: comparisons count unpaired sessions
+    # the judge report card's verdicts in the card's order (report-card.md);
+    # [] for a run without a judge (no card is printed)
+    card: list[str]
 
     @property
     def baseline(self) -> str:
@@ -83,7 +86,13 @@ def witness_of(witness_doc: dict, document: dict) -> Witness:
     lacks = any(row["status"] == "missing" for row in witness_doc["rows"])
     methods = list(run["file"]["methods"])
     versus = versus_baseline(witness_doc, document, summary, methods[0])
-    return Witness(methods, judges, list(run["suites"]), summary, versus, lacks)
+    card = []
+    if (document.get("run") or {}).get("judge"):
+        # position consistency and the length effect: the document's, which
+        # checks.position_checks holds to the plan
+        borrowed = {**witness_doc, "judge_validity": document.get("judge_validity")}
+        card = [r["verdict"] for r in ref.judge_validity(borrowed)["report_card"]]
+    return Witness(methods, judges, list(run["suites"]), summary, versus, lacks, card)
 
 
 def versus_baseline(
@@ -397,13 +406,34 @@ def expected_cell(witness: Witness, metric: str, method: str, bold: bool) -> str
     return f"{text} ({' '.join(parts)})"
 
 
+# the judge report card's table in export.md and report --format md
+# (report-card.md): one row per criterion, in the card's order
+CARD_HEADER = ["Criterion", "Value", "Threshold", "Verdict"]
+
+
+def card_differences(
+    witness: Witness, name: str, cards: list[Table]
+) -> list[Difference]:
+    """The card's verdicts, row by row (LaTeX prints no card)."""
+    if name == "export.tex" or name.endswith("tex"):
+        return [(f"{name}: report card", 0, len(cards))] if cards else []
+    if len(cards) != bool(witness.card):
+        return [(f"{name}: report cards", int(bool(witness.card)), len(cards))]
+    found = [row[-1].replace(" ", "_") for table in cards for row in table.rows]
+    return (
+        [] if found == witness.card else [(f"{name}: report card", witness.card, found)]
+    )
+
+
 def tables_differences(
     witness: Witness, name: str, tables: list[Table]
 ) -> list[Difference]:
     """The suite's table, and with a panel one table per pooled metric."""
+    cards = [t for t in tables if t.header == CARD_HEADER]
+    tables = [t for t in tables if t.header != CARD_HEADER]
     suite = [t for t in tables if t.header[-1:] != [PANEL_MEAN]]
     panels = [t for t in tables if t.header[-1:] == [PANEL_MEAN]]
-    out: list[Difference] = []
+    out: list[Difference] = card_differences(witness, name, cards)
     if len(suite) != len(witness.suites):
         out.append((f"{name}: tables of suites", len(witness.suites), len(suite)))
     for table in suite:
