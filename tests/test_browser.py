@@ -348,3 +348,57 @@ KEEP_REFUSED = (
     "(%(limit)s MB) is full. Send the file with the run (the upload page does so "
     "by itself)."
 )
+
+
+def test_the_report_card_flags_a_judge_of_a_methods_family(
+    panel_site, page, browser, tmp_path
+):
+    """Model families typed on the upload page reach the judge audit: its
+    report card (verdict line and table, issue 58) flags the judge sharing
+    a family with a method and shows that method's score from the judge of
+    the other family beside it, readable at 390 px in en, zh and ko."""
+    from web.presentation.audit import OVERALL
+
+    sessions = [
+        {"session_id": f"s{n}", "user_profile": "p", "user_personality": "q",
+         "rounds": [{"round": k, "user_message": "hi",
+                     "responses": {"Base": f"base {n} {k} [[al={40 + n}]]",
+                                   "Ours": f"ours {n} {k} [[al={50 + k}]]"}}
+                    for k in (1, 2)]}
+        for n in range(3)
+    ]  # fmt: skip
+    path = tmp_path / "families.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    page.goto(panel_site + "/?lang=en")
+    page.set_input_files("#file", str(path))
+    page.wait_for_selector("#check-result p.ok")
+    page.select_option("#judge-model", ["scripted", "scripted+10"])
+    page.fill("[data-testid=method-families]", "Ours=acme, Base=meta")
+    page.fill("[data-testid=judge-families]", "scripted+10=ACME, scripted=other")
+    page.click("#submit")
+    wait_for_dashboard(page)
+    token = page.url.split("/r/")[1].split("?")[0].split("/")[0]
+    ARTIFACTS.mkdir(exist_ok=True)
+    for lang in ("en", "zh", "ko"):
+        phone = browser.new_context(viewport={"width": 390, "height": 844})
+        shown = phone.new_page()
+        shown.goto(f"{panel_site}/r/{token}?lang={lang}")
+        open_fold(shown, "judge-audit")
+        line = shown.locator("[data-testid=card-verdict]")
+        assert line.is_visible()
+        verdict = line.get_attribute("class").split("card-")[-1]
+        wanted = translated(lang, str(OVERALL[verdict]))
+        assert line.inner_text().startswith(wanted.split("%(criteria)s")[0].strip())
+        row = shown.locator("[data-testid=card-self_preference]").inner_text()
+        flag = translated(
+            lang, "⚑ judge %(judge)s and method %(method)s share the family %(family)s"
+        )
+        assert (
+            flag % {"judge": "scripted+10", "method": "Ours", "family": "ACME"} in row
+        )
+        assert "scripted+10" in row and "Ours" in row
+        # the page never scrolls sideways; the card's box scrolls if it must
+        assert shown.evaluate("document.documentElement.scrollWidth") <= 390
+        card = shown.locator("[data-testid=report-card]")
+        card.screenshot(path=str(ARTIFACTS / f"report-card-{lang}-390.png"))
+        phone.close()

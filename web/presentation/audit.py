@@ -299,13 +299,14 @@ def card_view(run) -> dict | None:
 
 def _card_row(row: dict) -> dict:
     criterion = row["criterion"]
-    threshold = number(row["threshold"], 3)
+    threshold = number(row["threshold"], 3).rstrip("0").rstrip(".")
     shown_ = {
         "criterion": criterion,
         "label": str(CRITERIA[criterion]),
         "value": _card_value(row),
         "threshold": str(RULES[row["rule"]]) % {"threshold": threshold},
         "verdict": row["verdict"],
+        "applies": row["applies"],
         "verdict_label": str(VERDICT_WORDS[row["verdict"]]),
         "reason": "",
         "flags": [
