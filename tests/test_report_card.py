@@ -403,3 +403,38 @@ def test_unknown_family_names_are_refused(client):
     pair = upload(client, sample_bytes(), method_families="Ours")
     assert pair.status_code == 400
     assert pair.get_json()["errors"][0]["code"] == "family_pair"
+
+
+def test_a_judge_that_prefers_longer_replies_is_not_fit(
+    app_factory, tmp_path, judge_server
+):
+    """The issue's crafted run: within each method the longer reply gets the
+    higher AL, so the card fails the judge on length bias (not fit)."""
+    sessions = [
+        crafted.session(
+            f"s{n}",
+            {
+                method: [
+                    "word " * (5 + 7 * k + n)
+                    + f"[[al={40 + 7 * k + n + shift}]] [[binary=1]]"
+                    for k in range(3)
+                ]
+                for method, shift in (("Base", 0), ("Ours", 2))
+            },
+        )
+        for n in range(4)
+    ]
+    app = app_factory()
+    path = crafted.write(tmp_path / "longer.jsonl", sessions)
+    document = evaluate(app, path, judge_server, suites=["alignment"])
+    validity = document["judge_validity"]
+    row = rows_by(validity)["length_spearman"]
+    assert row["value"] > 0.9 and row["verdict"] == "fail"
+    assert validity["report_card_verdict"] == "not_fit"
+    assert validity["report_card_failing"] == ["length_spearman"]
+    client = app.test_client()
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    methods = client.get(f"/r/{run.token}/methods.txt").get_data(as_text=True)
+    assert "the judge is not fit to publish with: failing length bias" in methods
+    exported = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
+    assert "| Length bias within methods (abs. ρ) |" in exported
