@@ -131,6 +131,10 @@ MESSAGES: dict[str, LazyText] = {
         "%(path)s: a criterion is named with lower-case letters, digits, - and _ "
         "(at most 40)."
     ),
+    "recorded_judge_name": _l(
+        "%(path)s: a recorded judge is named with letters, digits and . _ / + - "
+        "(at most 48, no @ or :)."
+    ),
     # bounds (dataset/limits.py, config.py)
     "too_long": _l("%(path)s: %(length)s characters; the limit is %(limit)s."),
     "too_many_rounds": _l(

@@ -10,6 +10,9 @@ import re
 from dataset.fields import FieldChecks, is_number, type_name
 
 CRITERION = re.compile(r"[a-z0-9_-]{1,40}")  # a human score's criterion
+# a recorded judge's name: no "@" or ":" (its rows' ids are
+# recorded@<judge>@<criterion>:<low>-<high>, at most 128 characters)
+JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,47}")
 
 
 class BlockChecks(FieldChecks):
@@ -100,13 +103,25 @@ class BlockChecks(FieldChecks):
         if "scores" in human:
             self._check_human_scores(human, path)
 
-    def _check_human_scores(self, human: dict, path: tuple) -> None:
+    def _check_judges(self, response: dict, path: tuple) -> None:
+        """``{judge: {criterion: {"value", "scale"}}}``: verdicts a judge
+        made elsewhere (recorded judges), each score as a human score's."""
+        judges = self._object(response, path, "judges") or {}
+        for name in judges:
+            if not JUDGE_NAME.fullmatch(name):
+                self.error((*path, "judges", name[:64]), "recorded_judge_name")
+                continue
+            self._check_human_scores(judges, (*path, "judges"), name)
+
+    def _check_human_scores(
+        self, human: dict, path: tuple, key: str = "scores"
+    ) -> None:
         """``{criterion: {"value": number, "scale": [low, high]}}``: a human
         score on the criterion's own scale (integers, low < high), the value
         within it; criteria named as metric keys (``[a-z0-9_-]``, ≤ 40)."""
-        scores = self._object(human, path, "scores")
+        scores = self._object(human, path, key)
         for criterion, score in (scores or {}).items():
-            where = (*path, "scores", criterion)
+            where = (*path, key, criterion)
             if not CRITERION.fullmatch(criterion):
                 self.error(where, "human_criterion_name")
                 continue

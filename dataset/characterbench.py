@@ -40,6 +40,35 @@ from pathlib import PurePath
 
 from dataset.turns import Options, make_session, skipped
 
+JUDGE = "CharacterJudge"  # the benchmark's own fine-tuned judge (pred_* fields)
+
+
+def recorded_judges(record: dict, dimension: str, scale: tuple[int, int]) -> dict:
+    """Each ``pred_<variant>`` field as the verdict of the recorded judge
+    ``CharacterJudge/<variant>`` on the dimension's scale (``judges`` of a
+    reply, ``docs/input-format.md#recorded-judges``); a value that is not a
+    number within the scale is no verdict: left out (kept in
+    ``meta.record``), never moved onto the scale.
+
+    >>> recorded_judges({"pred_zh": 3.0, "pred_en_sc": 2.4, "pred_en": 7,
+    ...                  "pred_zh_f": "x"}, "engagement", (1, 5))
+    {'CharacterJudge/zh': {'engagement': {'value': 3.0, 'scale': [1, 5]}}, \
+'CharacterJudge/en_sc': {'engagement': {'value': 2.4, 'scale': [1, 5]}}}
+    """
+    low, high = scale
+    found = {}
+    for field, value in record.items():
+        variant = field.removeprefix("pred_")
+        if variant == field or not re.fullmatch(r"[a-z0-9_]{1,32}", variant):
+            continue
+        if type(value) not in (int, float) or not low <= value <= high:
+            continue
+        found[f"{JUDGE}/{variant}"] = {
+            dimension: {"value": value, "scale": [low, high]}
+        }
+    return found
+
+
 # each dimension's human scale (annotation_score), low and high: read from the
 # released files for the first seven, from the benchmark's judge prompts for
 # the others (../shared/formats/characterbench.md)
@@ -143,9 +172,13 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
         options,
         rounds,
     )
+    reply: dict = {"text": text}
     if score is not None:  # the human label, on the dimension's own scale
-        human = {"scores": {dimension: {"value": score, "scale": [low, high]}}}
-        rounds[0]["responses"][method] = {"text": text, "human": human}
+        reply["human"] = {"scores": {dimension: {"value": score, "scale": [low, high]}}}
+    if judges := recorded_judges(record, dimension, (low, high)):
+        reply["judges"] = judges
+    if len(reply) > 1:
+        rounds[0]["responses"][method] = reply
     kept = {
         k: v for k, v in record.items() if k not in (*TEXT_FIELDS, "translation_en")
     }

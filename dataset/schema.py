@@ -178,6 +178,8 @@ class SessionChecker(BlockChecks):
             self._check_sim(response, path)
         if "human" in response:
             self._check_human(response, path)
+        if "judges" in response:
+            self._check_judges(response, path)
 
     def _check_method_set(self, responses: dict, path: tuple) -> None:
         """Methods are the union over the file, in the order they first

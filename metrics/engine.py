@@ -26,7 +26,7 @@ from metrics import (
     self_preference,
     stats,
 )
-from metrics.items import HUMAN
+from metrics.items import unjudged
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite, SuiteSummary
 
@@ -128,7 +128,8 @@ def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -
 
 def _attributed(found: list[ResultRow], model: str, first: bool) -> list[ResultRow]:
     """A judge's rows named after it; a human label's row (``HUMAN``: labels a
-    person gave, the file's ``human`` field) once, with no judge (a panel
+    person gave, the file's ``human`` field) and a recorded judge's verdict
+    (``RECORDED``, the file's ``judges``) once, with no judge (a panel
     runs the suite once per judge, and each pass makes it).
 
     >>> rows = [{"metric": "al"}, {"metric": "human_al"}]
@@ -140,9 +141,9 @@ def _attributed(found: list[ResultRow], model: str, first: bool) -> list[ResultR
     if not model:
         return found
     return [
-        row if row["metric"] in HUMAN else {**row, "judge": model}
+        row if unjudged(row["metric"]) else {**row, "judge": model}
         for row in found
-        if first or row["metric"] not in HUMAN
+        if first or not unjudged(row["metric"])
     ]
 
 

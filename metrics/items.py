@@ -18,6 +18,18 @@ MODES = ("al", "binary")
 HUMAN = ("human_al", "human_binary")
 HUMAN_SCORES = "human_score@"  # <criterion>:<low>-<high>: a label on its own scale
 SAMPLES = "al_sample@"
+# <judge>@<criterion>:<low>-<high>: a recorded judge's verdict (made elsewhere,
+# carried by the file), stored once with no judge of the run
+RECORDED = "recorded@"
+
+
+def unjudged(metric: str) -> bool:
+    """A fact no judge of the run made: a human label, a recorded verdict.
+
+    >>> unjudged("human_al"), unjudged("recorded@j@c:1-5"), unjudged("al")
+    (True, True, False)
+    """
+    return metric in HUMAN or metric.startswith(RECORDED)
 
 
 class Scored(NamedTuple):

@@ -33,7 +33,12 @@ COUNTS = (
 # given beside the suites' quantities when the run measured them: the
 # self-preference estimates (metrics/self_preference.py) and the
 # length-controlled pairwise model's length effect
-EXTRA = ("self_preference", "length_pairwise_effect", "judge_offsets")
+EXTRA = (
+    "self_preference",
+    "length_pairwise_effect",
+    "judge_offsets",
+    "recorded_judges",
+)
 # {judge model: value}: a panel's judges are measured each on its own
 PER_JUDGE = (
     "length_spearman",

@@ -169,6 +169,26 @@ def judge_sentence(run) -> str:
     )
 
 
+def recorded_sentence(run) -> str:
+    """Recorded judges (verdicts carried by the file, ``judges``): named, and
+    said to be neither called nor human labels.
+
+    >>> class Run: aggregates = {"judge_validity": {"recorded_judges": ["J/a", "J/b"]}}
+    >>> recorded_sentence(Run())
+    'Verdicts recorded in the file from 2 judges (J/a, J/b) were read as they are (no call, no cost) and compared with the human scores of the same criterion and scale; they are not human labels.'
+    """
+    validity = (getattr(run, "aggregates", None) or {}).get("judge_validity") or {}
+    names = validity.get("recorded_judges") or []
+    if not names:
+        return ""
+    return (
+        f"Verdicts recorded in the file from {plural(len(names), 'judge')} "
+        f"({', '.join(names)}) were read as they are (no call, no cost) and "
+        "compared with the human scores of the same criterion and scale; "
+        "they are not human labels."
+    )
+
+
 def protocol_text(judge: dict) -> str:
     """following the judge protocol … (file, version, SHA-256)."""
     protocol = judge.get("protocol")
@@ -297,6 +317,7 @@ def methods_paragraph(run, used: dict | None = None) -> str:
         data_sentence(run),
         cancelled_sentence(run),
         judge_sentence(run),
+        recorded_sentence(run),
         paper_card.sentence(run),
         spent_sentence(used),
         outcome_sentence(run),

@@ -379,8 +379,11 @@ def test_human_scores_reach_the_judge_audit_on_their_own_scale(
     answer = upload(client, out.read_bytes(), suites="alignment")
     assert answer.status_code == 202, answer.get_json()
     results = wait_final(client, answer.get_json()["token"])["results"]
-    [(judge, human)] = results["judge_validity"]["human"].items()
-    assert judge == "scripted"
+    audit = dict(results["judge_validity"]["human"])
+    human = audit.pop("scripted")
+    # beside the live judge, the template's pred_* fields: recorded judges
+    assert len(audit) == 16 and all(entry["recorded"] for entry in audit.values())
+    assert "recorded" not in human
     assert set(human) == {"n", "scores"}  # no AL or binary label in the file
     assert human["n"] == 10
     for key, pairs, scale in (
@@ -443,3 +446,130 @@ def test_the_page_says_why_a_record_was_skipped_in_the_readers_language(
     assert skipped["record"] == 2
     assert skipped["reason"].startswith("response_messages.model")
     assert said in skipped["reason"]
+
+
+def _recorded_file(path: Path, triples: list[tuple[int, float, float]]) -> Path:
+    """A dimension file of invented records: (human score, pred_zh, pred_en_sc)."""
+    [template] = records("memory_consistency_test.json")
+    made = []
+    for k, (score, zh, en_sc) in enumerate(triples, start=1):
+        record = copy.deepcopy(template)
+        record["id"] = 200 + k
+        record["annotation_score"] = record["gold"] = score
+        record["response_messages"]["response"] = f"reply {k}"
+        for field in [f for f in record if f.startswith("pred_")]:
+            record[field] = float(score)
+        record["pred_zh"], record["pred_en_sc"] = zh, en_sc
+        made.append(record)
+    path.write_text(json.dumps(made, ensure_ascii=False), "utf-8")
+    return path
+
+
+def test_the_importer_records_each_pred_field_as_a_named_judge():
+    [record] = records("memory_consistency_test.json")
+    session = characterbench(record, 1, Options(source="memory_consistency_test.json"))
+    [reply] = session["rounds"][0]["responses"].values()
+    judges = reply["judges"]
+    assert len(judges) == 16
+    assert judges["CharacterJudge/zh_sc"] == {
+        "memory_consistency": {"value": record["pred_zh_sc"], "scale": [1, 4]}
+    }
+    assert "pred_zh_sc" in session["meta"]["record"]  # kept as released too
+    # a pred value off the dimension's scale is no verdict: left out, never moved
+    record["pred_en"] = 9.0
+    session = characterbench(record, 1, Options(source="memory_consistency_test.json"))
+    [reply] = session["rounds"][0]["responses"].values()
+    assert "CharacterJudge/en" not in reply["judges"]
+
+
+@pytest.mark.parametrize(
+    ("judges", "code"),
+    [
+        (
+            {"bad name@x": {"engagement": {"value": 2, "scale": [1, 5]}}},
+            "recorded_judge_name",
+        ),
+        ({"J/a": {"engagement": {"value": 7, "scale": [1, 5]}}}, "human_score_range"),
+        ({"J/a": {"engagement": {"value": 2, "scale": [5, 1]}}}, "human_score_scale"),
+        (
+            {"J/a": {"Engagement": {"value": 2, "scale": [1, 5]}}},
+            "human_criterion_name",
+        ),
+        ({"J/a": [2]}, "wrong_type"),
+    ],
+)
+def test_a_recorded_judge_off_its_scale_is_refused(app_factory, tmp_path, judges, code):
+    session = {"session_id": "s", "user_profile": "p", "user_personality": "q",
+               "rounds": [{"round": 1, "user_message": "hi",
+                           "responses": {"M": {"text": "yo", "judges": judges}}}]}  # fmt: skip
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps(session) + "\n", "utf-8")
+    found = app_factory().extensions["runs"].validate_file(path).to_dict()
+    assert not found["valid"]
+    assert [e["code"] for e in found["errors"]] == [code]
+    assert found["errors"][0]["path"].startswith("rounds[0].responses.M.judges")
+
+
+def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
+    """A CharacterBench file evaluated with no judge configured: done, no
+    call, and each recorded variant's agreement with the human scores per
+    dimension (scipy's on the same pairs), marked recorded."""
+    from scipy import stats
+
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload
+
+    triples = [
+        (1, 1.0, 1.4),
+        (2, 3.0, 2.1),
+        (3, 2.0, 3.3),
+        (4, 4.0, 3.9),
+        (2, 1.0, 2.2),
+    ]
+    folder = tmp_path / "cb"
+    folder.mkdir()
+    _recorded_file(folder / "memory_consistency_test.json", triples)
+    app = app_factory()
+    out = tmp_path / "cb.jsonl"
+    converted = run_cli(app, str(folder), "--out", str(out))
+    assert converted.exit_code == 0, converted.stderr
+    client = app.test_client()
+    client.get("/")
+    answer = upload(client, out.read_bytes(), suites="alignment")
+    assert answer.status_code == 202, answer.get_json()
+    final = wait_final(client, answer.get_json()["token"])
+    results = final["results"]
+    assert results["run"]["status"] == "done"
+    assert results["run"]["counts"]["judge_calls"] == 0
+    validity = results["judge_validity"]
+    assert "CharacterJudge/zh" in validity["recorded_judges"]
+    assert len(validity["recorded_judges"]) == 16
+    human = validity["human"]
+    labels = [t[0] for t in triples]
+    for judge, column in (("CharacterJudge/zh", 1), ("CharacterJudge/en_sc", 2)):
+        assert human[judge]["recorded"] is True
+        found = human[judge]["scores"]["memory_consistency:1-4"]
+        judged = [t[column] for t in triples]
+        assert found["n"] == len(triples) and found["scale"] == [1, 4]
+        assert found["spearman"] == pytest.approx(stats.spearmanr(judged, labels)[0])
+        assert found["kendall"] == pytest.approx(stats.kendalltau(judged, labels)[0])
+    # the recorded verdicts are rows of their own, never human labels
+    recorded = [r for r in results["rows"] if r["metric"].startswith("recorded@")]
+    assert len(recorded) == 16 * len(triples)
+    assert not [
+        r for r in results["rows"] if r["metric"] in ("human_al", "human_binary")
+    ]
+    from tests.witness.differences import validity_differences
+
+    assert validity_differences(results) == []
+    # the dashboard's judge audit names each recorded judge as recorded
+    token = answer.get_json()["token"]
+    for lang, said in (("en", " (recorded)"), ("zh", "（记录）"), ("ko", " (기록됨)")):
+        page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
+        assert f"CharacterJudge/zh{said}: memory_consistency (1–4): ρ" in page
+    # the Methods paragraph names them, and the exports carry their rows
+    methods = client.get(f"/r/{token}/methods.txt").get_data(as_text=True)
+    assert "Verdicts recorded in the file from 16 judges (CharacterJudge/en," in methods
+    assert "they are not human labels" in methods
+    csv_text = client.get(f"/r/{token}/export.csv").get_data(as_text=True)
+    assert "recorded@CharacterJudge/zh@memory_consistency:1-4" in csv_text

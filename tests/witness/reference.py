@@ -1873,6 +1873,42 @@ def human_entry(index: Index, judge: str) -> dict[str, Any]:
     return {"n": n, "scores": scores}
 
 
+def recorded_entries(index: Index) -> dict[str, Any]:
+    """input-format "Recorded judges", alignment.md "Judge checks": each
+    recorded judge's verdicts (rows ``recorded@<judge>@<criterion>:<low>-<high>``)
+    against the human scores of the same criterion and scale, per item:
+    ``{judge: {recorded: true, n, scores}}``, a criterion's entry as a live
+    judge's (criterion, scale, ρ, τ-b, n); ``n`` the items with both."""
+    found: dict[str, Any] = {}
+    for metric in sorted(m for m in index.metrics if m.startswith("recorded@")):
+        judge, _, key = metric.removeprefix("recorded@").rpartition("@")
+        if f"human_score@{key}" not in index.metrics:
+            continue
+        mine = fact_table(index, metric)
+        labels = fact_table(index, f"human_score@{key}")
+        keys = sorted(set(mine) & set(labels), key=str)
+        if not keys:
+            continue
+        criterion, _, scale = key.rpartition(":")
+        low, _, high = scale.partition("-")
+        judged, given = [mine[k] for k in keys], [labels[k] for k in keys]
+        entry = found.setdefault(
+            judge, {"recorded": True, "items": set(), "scores": {}}
+        )
+        entry["scores"][key] = {
+            "criterion": criterion,
+            "scale": [int(low), int(high)],
+            "spearman": spearman(judged, given),
+            "kendall": kendall_tau_b(judged, given) if len(keys) > 1 else None,
+            "n": len(keys),
+        }
+        entry["items"] |= set(keys)
+    return {
+        judge: {"recorded": True, "n": len(entry.pop("items")), **entry}
+        for judge, entry in found.items()
+    }
+
+
 def base_rate(labels: Sequence[Fraction]) -> float | None:
     """The commoner class's share of the human binary labels κ rests on
     (results-format ``binary_base_rate``).
@@ -2056,9 +2092,20 @@ def alignment_validity(index: Index) -> dict[str, Any]:
         "cross_mode_auc_n": per_judge(
             index, lambda i, j: len(cross_mode_items(i, j)), counted=True
         ),
-        "human": {j: human_entry(index, j) for j in index.models}
+        "human": (
+            {j: human_entry(index, j) for j in index.models} | recorded_entries(index)
+        )
+        or None
         if has_labels
         else None,
+        "recorded_judges": sorted(
+            {
+                m.removeprefix("recorded@").rpartition("@")[0]
+                for m in index.metrics
+                if m.startswith("recorded@")
+            }
+        )
+        or None,
         "samples_alpha": per_judge(index, samples_alpha),
         "samples_alpha_n": per_judge(
             index, lambda i, j: pairable(sample_units(i, j)), counted=True

@@ -110,7 +110,9 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
         return "—"
     if key == "human":  # {judge: agreement}
         return "; ".join(
-            f"{judge}: {_agreement(found)}" if len(value) > 1 else _agreement(found)
+            f"{_judge_named(judge, found)}: {_agreement(found)}"
+            if len(value) > 1 or found.get("recorded")
+            else _agreement(found)
             for judge, found in value.items()
         )
     if isinstance(value, dict):
@@ -120,6 +122,13 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
             for judge, v in value.items()
         )
     return _one(value, n, missing)
+
+
+def _judge_named(judge: str, found: dict) -> str:
+    """A judge's name, a recorded judge's (verdicts carried by the file) said so."""
+    if found.get("recorded"):
+        return _l("%(judge)s (recorded)") % {"judge": judge}
+    return judge
 
 
 def _one(value, n, missing: str) -> str:
@@ -140,6 +149,8 @@ def _agreement(value: dict) -> str:
     resting on fewer items than the rest says how many."""
     n = value.get("n")
     parts = []
+    if value.get("recorded"):  # scores on the criteria's scales only
+        return "; ".join(map(_on_scale, (value.get("scores") or {}).values()))
     for label, name, rested in HUMAN_PARTS:
         items = value.get(rested)
         if value.get(name) is not None:
@@ -208,11 +219,12 @@ def audit_rows(run) -> list[dict] | None:
     """One row per quantity, or None when the run had no judge at all. Each
     value carries its n (what it counts is said under it); a missing one
     says why, in the reader's language."""
-    if not run.judge:
-        return None
     measured = (run.aggregates or {}).get("judge_validity") or {}
+    if not run.judge and not measured.get("recorded_judges"):
+        return None  # (recorded judges are audited with no judge of the run)
     context = run_context(run)
-    found = judge_validity(measured, list(run.suites), run.judge.get("model"), context)
+    model = (run.judge or {}).get("model")
+    found = judge_validity(measured, list(run.suites), model, context)
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)

@@ -42,6 +42,7 @@ from metrics.items import (
     HUMAN,
     HUMAN_SCORES,
     MODES,
+    RECORDED,
     SAMPLES,
     Items,
     Rows,
@@ -71,7 +72,38 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
                 detail=detail,
             )
         )
+    for judge, scores in (response.get("judges") or {}).items():
+        for criterion, score in scores.items():
+            low, high = score["scale"]
+            detail = {"judge": judge, "criterion": criterion, "scale": [low, high],
+                      "recorded": True}  # fmt: skip
+            rows.append(
+                result_row(
+                    key,
+                    recorded_metric(judge, criterion, low, high),
+                    float(score["value"]),
+                    detail=detail,
+                )
+            )
     return rows
+
+
+def recorded_metric(judge: str, criterion: str, low: int, high: int) -> str:
+    """The row id of a recorded judge's verdict on a criterion's scale
+    (stored with no judge of the run: the judge is in the id).
+
+    >>> recorded_metric("CharacterJudge/zh", "engagement", 1, 5)
+    'recorded@CharacterJudge/zh@engagement:1-5'
+    >>> recorded_judge("recorded@CharacterJudge/zh@engagement:1-5")
+    ('CharacterJudge/zh', 'human_score@engagement:1-5')
+    """
+    return f"{RECORDED}{judge}@{criterion}:{low}-{high}"
+
+
+def recorded_judge(metric: str) -> tuple[str, str]:
+    """A recorded row's judge, and the human score's row id it is checked against."""
+    judge, _, criterion = metric.removeprefix(RECORDED).rpartition("@")
+    return judge, f"{HUMAN_SCORES}{criterion}"
 
 
 def score_metric(criterion: str, low: int, high: int) -> str:
@@ -110,6 +142,8 @@ def validity(rows: Rows) -> dict:
         "samples_alpha_n": samples_n,
         "inter_judge_alpha": judges,
         "inter_judge_alpha_n": judges_n,
+        # only with recorded judges (a run without them aggregates as before)
+        **({"recorded_judges": named} if (named := recorded_judges(rows)) else {}),
     }
 
 
@@ -240,19 +274,22 @@ def _human(rows: Rows) -> dict | None:
     ``{"<criterion>:<low>-<high>": {criterion, scale, spearman, kendall, n}}``,
     the judge's AL against each criterion's scores; with no AL or binary
     label, ``n`` counts the items with a score."""
-    scored = row_source.part(rows, HUMAN, (HUMAN_SCORES,))  # one read of both
+    scored = row_source.part(rows, HUMAN, (HUMAN_SCORES, RECORDED))  # one read
     has_labels = bool(len(scored.where(HUMAN)))
-    criteria = sorted(
-        {
-            scored.names["metric"].names[code]
-            for code in scored.col("metric")[scored.where(prefix=HUMAN_SCORES)].tolist()
-        }
+    criteria, recorded = (
+        sorted(
+            {
+                scored.names["metric"].names[code]
+                for code in scored.col("metric")[scored.where(prefix=prefix)].tolist()
+            }
+        )
+        for prefix in (HUMAN_SCORES, RECORDED)
     )
     if not has_labels and not criteria:
         return None  # (labels are rare: the judge's rows are read only with them)
-    items = Items(row_source.part(rows, MODES + HUMAN, (HUMAN_SCORES,)))
+    items = Items(row_source.part(rows, MODES + HUMAN, (HUMAN_SCORES, RECORDED)))
     human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
-    found = {}
+    found = _recorded(items, recorded, criteria)
     for index, judge in enumerate(items.judges):
         if scores := _criteria(items, criteria, index):
             found[judge] = {"n": _labelled_items(scores), "scores": scores}
@@ -306,6 +343,53 @@ def _criteria(items: Items, criteria: list[str], judge: int) -> dict:
             "keys": columns._numpy().intersect1d(al.keys, labels.keys),
         }
     return found
+
+
+def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
+    """``{judge: {recorded: True, n, scores}}``: each recorded judge's
+    verdicts against the human scores of the same criterion and scale, item
+    by item (both are stored with no judge of the run, or the human scores
+    once per live judge: read per item, whatever judge)."""
+    found: dict = {}
+    for metric in recorded:
+        judge, human = recorded_judge(metric)
+        if human not in criteria:
+            continue
+        mine, labels = (
+            _by_item(items, items.scored(metric)),
+            _by_item(items, items.scored(human)),
+        )
+        judged, labelled = paired(mine, labels)
+        if not judged:
+            continue
+        criterion, scale = criterion_scale(human)
+        entry = found.setdefault(judge, {"recorded": True, "scores": {}})
+        entry["scores"][f"{criterion}:{scale[0]}-{scale[1]}"] = {
+            "criterion": criterion,
+            "scale": scale,
+            "spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
+            "kendall": kendall(judged, labelled),
+            "n": len(judged),
+            "keys": columns._numpy().intersect1d(mine.keys, labels.keys),
+        }
+    for entry in found.values():
+        entry["n"] = _labelled_items(entry["scores"])
+    return found
+
+
+def _by_item(items: Items, scored: Scored) -> Scored:
+    """Values by item whatever judge stored them (the first of an item's)."""
+    np = columns._numpy()
+    keys, first = np.unique(scored.keys // items.size["judge"], return_index=True)
+    return Scored(keys, scored.values[first])
+
+
+def recorded_judges(rows: Rows) -> list[str] | None:
+    """The names of the recorded judges whose verdicts the rows carry."""
+    table = row_source.part(rows, (), (RECORDED,))
+    names = table.names["metric"].names
+    codes = set(table.col("metric")[table.where(prefix=RECORDED)].tolist())
+    return sorted({recorded_judge(names[code])[0] for code in codes}) or None
 
 
 def _labelled_items(scores: dict) -> int:
