@@ -61,6 +61,7 @@ N_OF = {
     "samples_alpha": "samples_alpha_n",
     "inter_judge_alpha": "inter_judge_alpha_n",
     "human": None,
+    "length_pairwise_effect": None,  # its n is in the value (sessions)
 }
 
 

@@ -141,7 +141,10 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
 
 
 def _first(values: dict, keys: tuple[str, ...]):
-    return next((values[key] for key in keys if values.get(key) is not None), None)
+    """The value of the first key present: a value's own interval, null
+    when it has none, never a shorter stem's (``pairwise_winrate_lc`` ->
+    ``pairwise_winrate_ci_low`` is another value's interval)."""
+    return next((values[key] for key in keys if key in values), None)
 
 
 def summary_rows(run, baseline: str | None = None) -> list[dict]:

@@ -43,6 +43,9 @@ def strength(reply: str) -> float:
 
 def pairwise_verdict(first: str, second: str, model: str) -> str:
     """A, B or tie for replies A (``first``) and B (``second``)."""
+    if "judge-prefers-longer" in model:  # length bias: the longer reply, always
+        longer = len(first) - len(second)
+        return "A" if longer > 0 else "B" if longer < 0 else "tie"
     gap = strength(first) - strength(second)
     if "position-a" in model and abs(gap) <= 1:
         return "A"

@@ -35,7 +35,9 @@ independent of call order or concurrency:
   of the two texts in sorted order, so both orders of a pair get the same
   verdict; equal strengths tie. A model whose name holds ``position-a``
   answers A whenever the strengths are at most 1 apart (a judge with
-  position bias). ``[[fault=garbage]]`` in a reply: unparseable.
+  position bias); one whose name holds ``judge-prefers-longer`` answers the
+  longer reply, a tie when both are equally long (a judge with length
+  bias). ``[[fault=garbage]]`` in a reply: unparseable.
 * A model named ``<name>+<N>`` (e.g. ``scripted+10``) adds N to every
   alignment total, capped at 100: two judges a known distance apart.
 * The slot judge: every listed slot scores 1.0 when its predicted values

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 from itertools import combinations
 from pathlib import Path
 
@@ -119,10 +120,21 @@ def pairwise(make: Maker) -> None:
                     if status == "ok":
                         detail["consistent"] = value != 0.5
                     mirror = 1.0 - value
+                    # the replies' lengths, off the random stream (the
+                    # reference's other values stay as they were)
+                    chars = [
+                        reply_chars(session, round_, a),
+                        reply_chars(session, round_, b),
+                    ]
                     make.add((session, round_, a, judge), f"pairwise@{b}", value,
-                             status, {**detail, "primary": True})  # fmt: skip
+                             status, {**detail, "primary": True, "chars": chars})  # fmt: skip
                     make.add((session, round_, b, judge), f"pairwise@{a}", mirror,
-                             status, {**detail, "primary": False})  # fmt: skip
+                             status, {**detail, "primary": False, "chars": chars[::-1]})  # fmt: skip
+
+
+def reply_chars(session: str, round_: int, method: str) -> int:
+    """A reply's length in characters, fixed by its item (crc32)."""
+    return 20 + zlib.crc32(f"{session}/{round_}/{method}".encode()) % 400
 
 
 def quality_and_style(make: Maker) -> None:

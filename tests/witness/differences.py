@@ -19,6 +19,13 @@ RANDOM_SUMMARY_KEYS = {
     "pairwise_winrate_ci_high",
     "bt_ci_low",
     "bt_ci_high",
+    # length control (pairwise.md): bootstrap ends, not checked by the witness
+    "pairwise_winrate_lc_ci_low",
+    "pairwise_winrate_lc_ci_high",
+    "bt_lc_ci_low",
+    "bt_lc_ci_high",
+    "pairwise_longer_wins_rate_ci_low",
+    "pairwise_longer_wins_rate_ci_high",
 }
 COMPARED_FIELDS = (
     "n",

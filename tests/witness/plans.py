@@ -340,7 +340,10 @@ def _paired(plan: Plan) -> list[dict]:
         for judge in plan.judges:
             found = {"metric": f"pairwise@{other.method}", "judge": judge}
             if asked:
-                rows.append({**key, **found, "status": "ok", "value": won / 2})
+                chars = [len(plan.text(item) or ""), len(plan.text(other) or "")]
+                rows.append(
+                    {**key, **found, "status": "ok", "value": won / 2, "chars": chars}
+                )
             else:
                 lacks = {"status": "not_applicable", "note_code": "protocol_lacks"}
                 rows.append({**key, **found, **lacks, "value": None})

@@ -48,7 +48,7 @@ COLUMNS = {
 }
 # A value's own interval when it is not <id>_ci_low/high (pairwise.md: bt_ci_*
 # is bt_score's bootstrap CI).
-OWN_INTERVAL = {"bt_score": "bt"}
+OWN_INTERVAL = {"bt_score": "bt", "bt_lc_score": "bt_lc"}  # pairwise.md
 PANEL_MEAN = "panel mean"
 # summary.csv's columns of the Δ against the baseline (reports/paper_summary.py)
 DELTA_COLUMNS = ("delta", "delta_ci_low", "delta_ci_high", "p", "p_holm")

@@ -224,6 +224,11 @@ class Index:
     scored: dict[tuple[str, str, str], Values] = field(default_factory=dict)
     asked: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     metrics: set[str] = field(default_factory=set)
+    # pairwise rows' reply lengths [own, opponent's] by (session, round,
+    # method, opponent), when the rows carry them (the plan's rows do)
+    chars: dict[tuple[str, int, str, str], tuple[int, int]] = field(
+        default_factory=dict
+    )
 
 
 def build_index(doc: dict[str, Any]) -> Index:
@@ -242,6 +247,9 @@ def build_index(doc: dict[str, Any]) -> Index:
         index.metrics.add(metric)
         if row["status"] in ASKED:
             index.asked.setdefault((method, metric), set()).add(judge_name)
+        if row.get("chars") is not None and metric.startswith("pairwise@"):
+            key = (row["session_id"], row["round"], method, metric.partition("@")[2])
+            index.chars[key] = (int(row["chars"][0]), int(row["chars"][1]))
         if row["status"] == "ok" and row["value"] is not None:
             table = index.scored.setdefault((method, metric, judge_name), {})
             table[(row["session_id"], row["round"])] = exact(row["value"])
@@ -1319,6 +1327,156 @@ def bt_baseline(index: Index) -> str:
     return index.options.get("pairwise_baseline") or index.methods[0]
 
 
+# Length-controlled pairwise (pairwise.md "Length-controlled win rate")
+
+Comparison = tuple[str, str, str, float, int, int]
+
+
+def length_comparisons(index: Index) -> list[Comparison] | None:
+    """Each scored comparison once (the panel's mean verdict), as (session,
+    i, j, share i won, i's length, j's length) with i before j in the run's
+    order; None when one lacks its replies' lengths."""
+    found: list[Comparison] = []
+    for a, i in enumerate(index.methods):
+        for j in index.methods[a + 1 :]:
+            values = panel_values(index, i, f"pairwise@{j}")
+            for (session, k), value in sorted(values.items(), key=str):
+                chars = index.chars.get((session, k, i, j))
+                if chars is None:
+                    return None
+                found.append((session, i, j, float(value), *chars))
+    return found
+
+
+def _lc_objective(comps, beta, gamma, scale) -> float:
+    total = -BT_PENALTY / 2 * (sum(b * b for b in beta.values()) + gamma * gamma)
+    for _s, i, j, y, ci, cj in comps:
+        eta = beta[i] - beta[j] + gamma * math.tanh((ci - cj) / scale)
+        # log σ(η) and log σ(−η), written to stay finite
+        log_p = -math.log1p(math.exp(-eta)) if eta > -30 else eta
+        log_q = -math.log1p(math.exp(eta)) if eta < 30 else -eta
+        total += y * log_p + (1 - y) * log_q
+    return total
+
+
+def _gauss(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    size = len(vector)
+    rows = [[*matrix[r], vector[r]] for r in range(size)]
+    for c in range(size):
+        best = max(range(c, size), key=lambda r: abs(rows[r][c]))
+        rows[c], rows[best] = rows[best], rows[c]
+        for r in range(size):
+            if r != c:
+                f = rows[r][c] / rows[c][c]
+                rows[r] = [x - f * y for x, y in zip(rows[r], rows[c], strict=True)]
+    return [rows[r][size] / rows[r][r] for r in range(size)]
+
+
+def length_fit(comps, methods, baseline, scale):
+    """(β, γ) maximising the penalised likelihood of pairwise.md's model by
+    Newton's method with step halving (Gauss–Jordan; plain floats)."""
+    free = [m for m in methods if m != baseline]
+    beta, gamma = dict.fromkeys(methods, 0.0), 0.0
+    value = _lc_objective(comps, beta, gamma, scale)
+    for _ in range(500):
+        size = len(free) + 1
+        grad = [0.0] * size
+        hess = [[0.0] * size for _ in range(size)]
+        for a, m in enumerate(free):
+            grad[a] -= BT_PENALTY * beta[m]
+            hess[a][a] += BT_PENALTY
+        grad[-1] -= BT_PENALTY * gamma
+        hess[-1][-1] += BT_PENALTY
+        for _s, i, j, y, ci, cj in comps:
+            t = math.tanh((ci - cj) / scale)
+            p = _sigmoid(beta[i] - beta[j] + gamma * t)
+            x = [(m == i) - (m == j) for m in free] + [t]
+            for a in range(size):
+                grad[a] += (y - p) * x[a]
+                for b in range(size):
+                    hess[a][b] += p * (1 - p) * x[a] * x[b]
+        step = _gauss(hess, grad)
+        scale_step = 1.0
+        while True:
+            trial = dict(beta)
+            for a, m in enumerate(free):
+                trial[m] += scale_step * step[a]
+            trial_gamma = gamma + scale_step * step[-1]
+            found = _lc_objective(comps, trial, trial_gamma, scale)
+            if found >= value - 1e-12 * max(1.0, abs(value)) or scale_step < 1e-9:
+                break
+            scale_step /= 2
+        beta, gamma, value = trial, trial_gamma, found
+        if max(abs(scale_step * d) for d in step) < 1e-13:
+            break
+    return beta, gamma
+
+
+def length_controlled_pairwise(index: Index) -> dict[str, dict[str, Any]]:
+    """``pairwise_winrate_lc``, ``bt_lc_score`` and
+    ``pairwise_longer_wins_rate`` per method (pairwise.md)."""
+    methods = index.methods
+    nothing = {m: dict.fromkeys(LC_KEYS) for m in methods}
+    comps = length_comparisons(index)
+    if not comps:
+        return nothing
+    out: dict[str, dict[str, Any]] = {}
+    for m in methods:
+        per_session: dict[str, list[float]] = {}
+        for s, i, j, _y, ci, cj in comps:
+            if m in (i, j):
+                own, other = (ci, cj) if m == i else (cj, ci)
+                won = 1.0 if own > other else 0.0 if own < other else 0.5
+                per_session.setdefault(s, []).append(won)
+        rates = [sum(v) / len(v) for v in per_session.values()]
+        out[m] = {
+            "pairwise_winrate_lc": None,
+            "bt_lc_score": None,
+            "pairwise_longer_wins_rate": sum(rates) / len(rates) if rates else None,
+        }
+    wins: Wins = {}
+    for _s, i, j, y, _ci, _cj in comps:
+        wins[(i, j)] = wins.get((i, j), 0.0) + y
+        wins[(j, i)] = wins.get((j, i), 0.0) + 1 - y
+    wins = {k: v for k, v in wins.items() if v}
+    baseline = bt_baseline(index)
+    if not every_method_compared(index) or bt_obstacle(methods, wins) is not None:
+        return out
+    unequal = [c for c in comps if c[4] != c[5]]
+    longer_won = {c[3] if c[4] > c[5] else 1 - c[3] for c in unequal}
+    beta: dict[str, float] | None
+    if not unequal:  # nothing to control: Bradley–Terry's strengths
+        beta = bradley_terry(methods, wins, baseline)
+    elif longer_won in ({1.0}, {0.0}):  # the length separates: γ → ±∞
+        level: Wins = {}
+        for _s, i, j, y, ci, cj in comps:
+            if ci == cj:
+                level[(i, j)] = level.get((i, j), 0.0) + y
+                level[(j, i)] = level.get((j, i), 0.0) + 1 - y
+        level = {k: v for k, v in level.items() if v}
+        beta = bradley_terry(methods, level, baseline) if level else None
+    else:
+        scale = math.sqrt(sum((c[4] - c[5]) ** 2 for c in comps) / len(comps))
+        beta, _gamma = length_fit(comps, methods, baseline, scale)
+    if beta is None:
+        return out
+    for m in methods:
+        per_session = {}
+        for s, i, j, _y, _ci, _cj in comps:
+            if m in (i, j):
+                other = j if m == i else i
+                chance = _sigmoid(beta[m] - beta[other])
+                per_session.setdefault(s, []).append(chance)
+        rates = [sum(v) / len(v) for v in per_session.values()]
+        out[m]["pairwise_winrate_lc"] = sum(rates) / len(rates)
+        out[m]["bt_lc_score"] = beta[m]
+    return out
+
+
+LC_KEYS = ("pairwise_winrate_lc", "bt_lc_score", "pairwise_longer_wins_rate")
+LC_CI = ("pairwise_winrate_lc", "bt_lc", "pairwise_longer_wins_rate")
+
+
 def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
     """``pairwise_winrate`` (mean over sessions of the per-session share won)
     and ``bt_score``, with ``_n`` = sessions with a scored comparison. The
@@ -1327,6 +1485,7 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
     strengths = bradley_terry(methods, pairwise_wins(index), bt_baseline(index))
     if not every_method_compared(index):  # pairwise.md: no strength on one scale
         strengths = None
+    controlled = length_controlled_pairwise(index)
     out: dict[str, dict[str, Any]] = {}
     for method in index.methods:
         shares = pairwise_items(index, method)
@@ -1334,6 +1493,7 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
         out[method] = {
             "pairwise_winrate": mean_or_none(mean(vs) for vs in shares.values()),
             "bt_score": strengths.get(method) if strengths else None,
+            **controlled.get(method, {}),
         }
         for key in (
             "pairwise_winrate",
@@ -1342,6 +1502,8 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
             "bt_score",
             "bt_ci_low",
             "bt_ci_high",
+            *LC_KEYS,
+            *(f"{key}_ci_{end}" for key in LC_CI for end in ("low", "high")),
         ):
             out[method][f"{key}_n"] = n
     return out

@@ -64,6 +64,15 @@ EXPLAINED = {
            "or 0.4 (κ) the judge tracks the humans moderately; n is the number "
            "of labelled items."),
     ),
+    "length_pairwise_effect": (
+        _l("Length preference (pairwise)"),
+        _l("How much more often a reply longer by one typical length difference "
+           "wins against an equally good one, from a logistic model of the "
+           "pairwise verdicts on the methods and the length difference "
+           "(AlpacaEval 2.0's length control): 0 is no preference, +0.5 a judge "
+           "that always picks the longer reply. Above about 0.1 compare methods "
+           "on the length-controlled win rate."),
+    ),
 }  # fmt: skip
 
 
@@ -81,6 +90,9 @@ COUNTED = {
     ),
     "samples_alpha": _l("n: the items the judge scored in two samples or more."),
     "inter_judge_alpha": _l("n: the items two judges or more scored."),
+    "length_pairwise_effect": _l(
+        "n: the sessions with a scored comparison; the brackets give the 95% bootstrap interval, then the share of comparisons of unequal lengths the longer reply won."
+    ),
     "human": _l(
         "ρ and τ rest on the items with an AL label, κ on those with a keep-chatting label: their own n is given where fewer."
     ),
@@ -108,6 +120,8 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
     """
     if value is None:
         return "—"
+    if key == "length_pairwise_effect":
+        return length_effect(value)
     if key == "human":  # {judge: agreement}
         return "; ".join(
             f"{_judge_named(judge, found)}: {_agreement(found)}"
@@ -129,6 +143,21 @@ def _judge_named(judge: str, found: dict) -> str:
     if found.get("recorded"):
         return _l("%(judge)s (recorded)") % {"judge": judge}
     return judge
+
+
+def length_effect(value: dict) -> str:
+    """The pairwise length preference: the win-probability shift, its
+    interval, n, and how often the longer reply won.
+
+    >>> length_effect({"value": 0.5, "ci_low": 0.5, "ci_high": 0.5, "n": 8,
+    ...                "longer_won_share": 1.0, "longer_won_n": 72})
+    '+0.500 [+0.500, +0.500] (n=8) · 1.000 (n=72)'
+    """
+    sign = lambda v: "—" if v is None else ("+" if v >= 0 else "") + signed_number(v)  # noqa: E731
+    shift = f"{sign(value['value'])} [{sign(value.get('ci_low'))}, {sign(value.get('ci_high'))}]"
+    won = value.get("longer_won_share")
+    longer = "—" if won is None else with_n(number(won, 3), value.get("longer_won_n"))
+    return f"{with_n(shift, value.get('n'))} · {longer}"
 
 
 def _one(value, n, missing: str) -> str:

@@ -45,6 +45,7 @@ from metrics.notes import note
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
     Chart,
+    Column,
     Format,
     JudgeMode,
     JudgeUse,
@@ -52,8 +53,10 @@ from metrics.suite import (
     Option,
     Panel,
     Suite,
+    Table,
     _l,
 )
+from metrics.suites.pairwise.length_control import table_rows
 from metrics.suites.pairwise.summary import bt_baseline, summarize, validity
 
 # The default protocol's mode (protocols/personasteer.toml); a run with
@@ -163,17 +166,24 @@ def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]
     where = {"session_id": session["session_id"],
              "round": session["rounds"][index]["round"]}  # fmt: skip
     mirror = None if value is None else 1.0 - value
+    flipped = dict(detail or {})
+    if "chars" in flipped:  # [own reply, opponent's reply], from each side
+        flipped["chars"] = flipped["chars"][::-1]
     return [
         result_row({**where, "method": a}, f"pairwise@{b}", value, note=reason,
                    detail={**(detail or {}), "primary": True}),
         result_row({**where, "method": b}, f"pairwise@{a}", mirror, note=reason,
-                   detail={**(detail or {}), "primary": False}),
+                   detail={**flipped, "primary": False}),
     ]  # fmt: skip
 
 
 def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
+    session, index, a, b = key
+    responses = session["rounds"][index]["responses"]
     detail: dict[str, Any] = {
         "prompt_version": mode.prompt,
+        # the replies' lengths (characters), a's first: length control reads them
+        "chars": [len(responses[a]["text"]), len(responses[b]["text"])],
         "first_wins": [o.verdict["score"] if o.verdict else None for o in outcomes],
         "reasoning": [
             o.verdict.get("reasoning") if o.verdict else None for o in outcomes
@@ -244,6 +254,26 @@ METRICS = (
            basis=_l("Bradley–Terry maximum-likelihood strength")),
     *(Metric(f"bt_ci_{end}", _l("Bradley–Terry strength"), "summary", True, None,
              needs_judge=True, **CI_FREE) for end in ("low", "high")),
+    Metric("pairwise_winrate_lc", _l("Length-controlled win rate"), "summary", True, UNIT,
+           RATE, needs_judge=True, source="pairwise", ranked=False, in_table=False,
+           description=_l("The win rate the judge's preference would give at equal reply lengths: a logistic model of the verdicts on the methods and tanh of the normalised length difference (AlpacaEval 2.0)."),
+           basis=_l("model's win probability at zero length difference, mean over sessions")),
+    *(Metric(f"pairwise_winrate_lc_ci_{end}", _l("Length-controlled win rate"), "summary",
+             True, UNIT, RATE, needs_judge=True, **CI_FREE) for end in ("low", "high")),
+    Metric("bt_lc_score", _l("Length-controlled Bradley–Terry strength"), "summary", True,
+           None, needs_judge=True, source="pairwise", ranked=False, in_table=False,
+           description=_l("Log-odds of beating the baseline method at equal reply lengths (the length term of the model set to 0)."),
+           basis=_l("length-controlled Bradley–Terry strength")),
+    *(Metric(f"bt_lc_ci_{end}", _l("Length-controlled Bradley–Terry strength"), "summary",
+             True, None, needs_judge=True, **CI_FREE) for end in ("low", "high")),
+    Metric("pairwise_longer_wins_rate", _l("Win rate if the longer reply always won"),
+           "summary", True, UNIT, RATE, needs_judge=True, source="pairwise", ranked=False,
+           in_table=False,
+           description=_l("The win rate a judge that always picks the longer reply (equal lengths a tie) would give on the same comparisons: a raw win rate close to it may be length, not quality."),
+           basis=_l("mean over sessions of the share the longer reply would win")),
+    *(Metric(f"pairwise_longer_wins_rate_ci_{end}", _l("Win rate if the longer reply always won"),
+             "summary", True, UNIT, RATE, needs_judge=True, **CI_FREE)
+      for end in ("low", "high")),
 )  # fmt: skip
 
 SUITE = Suite(
@@ -264,6 +294,7 @@ SUITE = Suite(
     validity=(
         ("position_consistency", "validity_no_comparisons"),
         ("first_position_rate", "validity_no_decisive"),
+        ("length_pairwise_effect", "validity_no_length_fit"),
     ),
     order=15,
     by_default=False,  # two calls per pair of methods per round: opt in
@@ -283,6 +314,19 @@ SUITE = Suite(
                   "panel.matrix", columns="panel.methods"),
             Chart("bt_forest", "forest", _l("Bradley–Terry strength (95% bootstrap CI; baseline 0)"),
                   "panel.bt", series=(("bt", "bt_score"),), y_metric="bt_score"),
+        ),
+        tables=(
+            Table("pairwise-length", _l("Length-controlled win rates (at equal reply lengths)"), (
+                Column("method", _l("Method")),
+                Column("pairwise_winrate", _l("Win rate"), "score"),
+                Column("pairwise_longer_wins_rate", _l("If the longer reply always won"), "score"),
+                Column("pairwise_winrate_lc", _l("Length-controlled win rate"), "score"),
+                Column("pairwise_winrate_lc_ci_low", _l("95% CI low"), "score"),
+                Column("pairwise_winrate_lc_ci_high", _l("95% CI high"), "score"),
+                Column("bt_lc_score", _l("Length-controlled Bradley–Terry strength"), "score"),
+                Column("bt_lc_ci_low", _l("95% CI low"), "score"),
+                Column("bt_lc_ci_high", _l("95% CI high"), "score"),
+            ), table_rows),
         ),
         empty=_l("No pairwise verdicts to chart: the pairwise suite needs a configured judge and at least two methods."),
     ),

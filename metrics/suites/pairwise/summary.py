@@ -13,7 +13,7 @@ from metrics.suite import (
     SuiteSummary,
     SummaryRows,
 )
-from metrics.suites.pairwise import ranking
+from metrics.suites.pairwise import length_control, ranking
 from metrics.suites.pairwise.bt_separation import separation
 
 
@@ -146,6 +146,28 @@ def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
     ]
 
 
+def _length_items(rows: RowColumns, found, details: list) -> dict[tuple, dict]:
+    """Each comparison's values (a panel's judges) and the replies' lengths
+    its primary row recorded (``detail.chars``; None in earlier runs)."""
+    items: dict[tuple, dict] = {}
+    for session, k, method, metric, value, detail in zip(
+        rows.strings("session", found),
+        rows.rounds(found),
+        rows.strings("method", found),
+        rows.strings("metric", found),
+        rows.values(found),
+        details,
+        strict=True,
+    ):
+        if (detail or {}).get("primary"):
+            item = items.setdefault(
+                (session, k, method, metric.partition("@")[2]),
+                {"values": [], "chars": detail.get("chars")},
+            )
+            item["values"].append(value)
+    return items
+
+
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Win rate per method (mean over sessions of the session's share of
     comparisons won), Bradley-Terry strengths, the win matrix and the
@@ -173,6 +195,23 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
             "bt_ci_high": bt.get("ci_high"),
         }  # fmt: skip
+    # length-controlled (metrics/suites/pairwise/length_control.py)
+    found_lc, lacking = length_control.comparisons(_length_items(rows, found, details))
+    raw = {method: winrates[method]["mean"] for method in methods}
+    lc = length_control.summary_part(
+        found_lc,
+        lacking,
+        methods,
+        bt_baseline(outcomes, methods),
+        split,
+        raw,
+        _winrate_ci,
+    )
+    for method in methods:
+        summary[method].update(lc["summary"][method])
+    said = bt_notes(strengths, split, outcomes, methods)
+    for method, reasons in lc["notes"].items():
+        said.setdefault(method, {}).update(reasons)
     return {
         "summary": summary,
         "panel": {
@@ -185,7 +224,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             if split
             else {},
             # why a method has no strength (metrics.results.summary_notes)
-            **_notes(bt_notes(strengths, split, outcomes, methods)),
+            **_notes(said),
+            "length_control": lc["panel"],
         },
-        "validity": validity(details),
+        "validity": {**validity(details), **lc["validity"]},
     }
