@@ -229,6 +229,9 @@ class Index:
     chars: dict[tuple[str, int, str, str], tuple[int, int]] = field(
         default_factory=dict
     )
+    # a scored pairwise row without the replies' lengths (a results
+    # document's rows: the product keeps them in the rows' detail)
+    lengths_unknown: bool = False
 
 
 def build_index(doc: dict[str, Any]) -> Index:
@@ -247,6 +250,8 @@ def build_index(doc: dict[str, Any]) -> Index:
         index.metrics.add(metric)
         if row["status"] in ASKED:
             index.asked.setdefault((method, metric), set()).add(judge_name)
+        if metric.startswith("pairwise@") and row["status"] == "ok":
+            index.lengths_unknown |= "chars" not in row
         if row.get("chars") is not None and metric.startswith("pairwise@"):
             key = (row["session_id"], row["round"], method, metric.partition("@")[2])
             index.chars[key] = (int(row["chars"][0]), int(row["chars"][1]))
@@ -1485,7 +1490,16 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
     strengths = bradley_terry(methods, pairwise_wins(index), bt_baseline(index))
     if not every_method_compared(index):  # pairwise.md: no strength on one scale
         strengths = None
-    controlled = length_controlled_pairwise(index)
+    # the length-controlled values need the replies' lengths, which the
+    # plan's rows carry and a results document's rows do not (pairwise.md:
+    # they are in the rows' detail): without them, not computed here
+    lengths = not index.lengths_unknown
+    controlled = length_controlled_pairwise(index) if lengths else {}
+    lc_keys = (
+        (*LC_KEYS, *(f"{key}_ci_{end}" for key in LC_CI for end in ("low", "high")))
+        if lengths
+        else ()
+    )
     out: dict[str, dict[str, Any]] = {}
     for method in index.methods:
         shares = pairwise_items(index, method)
@@ -1502,8 +1516,7 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
             "bt_score",
             "bt_ci_low",
             "bt_ci_high",
-            *LC_KEYS,
-            *(f"{key}_ci_{end}" for key in LC_CI for end in ("low", "high")),
+            *lc_keys,
         ):
             out[method][f"{key}_n"] = n
     return out
