@@ -199,6 +199,10 @@ def test_a_judge_that_prefers_the_longer_reply_wins_raw_but_not_controlled(
     assert effect["n"] == 8 and effect["comparisons"] == 80
     assert effect["longer_won_share"] == 1.0
     assert effect["winrate"]["Long"] == pytest.approx(0.95)
+    # the report card (docs/metrics/report-card.md) reads it: not fit, for length
+    validity = results["judge_validity"]
+    assert validity["report_card_verdict"] == "not_fit"
+    assert "length_pairwise_effect" in validity["report_card_failing"]
     for lang in ("en", "zh", "ko"):
         page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
         assert 'data-testid="table-pairwise-length"' in page
