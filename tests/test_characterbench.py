@@ -510,6 +510,27 @@ def test_a_recorded_judge_off_its_scale_is_refused(app_factory, tmp_path, judges
     assert found["errors"][0]["path"].startswith("rounds[0].responses.M.judges")
 
 
+def _agreement_is_scipys(found: dict, judged: list, labels: list) -> None:
+    """r with scipy's own Fisher-z interval; rho and tau-b with the
+    Bonett-Wright and Fieller SEs on scipy's values and normal quantile."""
+    import math
+
+    from scipy import stats
+
+    n = len(judged)
+    result = stats.pearsonr(judged, labels)
+    assert found["pearson"] == pytest.approx(result.statistic)
+    assert found["pearson_ci"] == pytest.approx(list(result.confidence_interval(0.95)))
+    z = stats.norm.ppf(0.975)
+    for name, value, se in (
+        ("spearman", stats.spearmanr(judged, labels)[0], None),
+        ("kendall", stats.kendalltau(judged, labels)[0], math.sqrt(0.437 / (n - 4))),
+    ):
+        se = se or math.sqrt((1 + value**2 / 2) / (n - 3))
+        ends = [math.tanh(math.atanh(value) + s * z * se) for s in (-1, 1)]
+        assert found[f"{name}_ci"] == pytest.approx(ends)
+
+
 def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
     """A CharacterBench file evaluated with no judge configured: done, no
     call, and each recorded variant's agreement with the human scores per
@@ -553,6 +574,16 @@ def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
         assert found["n"] == len(triples) and found["scale"] == [1, 4]
         assert found["spearman"] == pytest.approx(stats.spearmanr(judged, labels)[0])
         assert found["kendall"] == pytest.approx(stats.kendalltau(judged, labels)[0])
+        _agreement_is_scipys(found, judged, labels)
+    # quadratic-weighted kappa where both raters are on the scale's points
+    zh = human["CharacterJudge/zh"]["scores"]["memory_consistency:1-4"]
+    judged = [t[1] for t in triples]
+    observed = sum((a - b) ** 2 for a, b in zip(judged, labels, strict=True)) / 5
+    expected = sum((a - b) ** 2 for a in judged for b in labels) / 25
+    assert zh["weighted_kappa"] == pytest.approx(1 - observed / expected)
+    # a fractional verdict (a self-consistency mean) is on no point: no kappa
+    en_sc = human["CharacterJudge/en_sc"]["scores"]["memory_consistency:1-4"]
+    assert en_sc["weighted_kappa"] is None
     # the recorded verdicts are rows of their own, never human labels
     recorded = [r for r in results["rows"] if r["metric"].startswith("recorded@")]
     assert len(recorded) == 16 * len(triples)
@@ -567,6 +598,11 @@ def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
     for lang, said in (("en", " (recorded)"), ("zh", "（记录）"), ("ko", " (기록됨)")):
         page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
         assert f"CharacterJudge/zh{said}: memory_consistency (1–4): ρ" in page
+    # each with its interval, on the dashboard too
+    rho, (low, high) = zh["spearman"], zh["spearman_ci"]
+    page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
+    assert f"(1–4): ρ {rho:.3f} [{low:.3f}, {high:.3f}] · τ" in page
+    assert f"κw {zh['weighted_kappa']:.3f}" in page
     # the Methods paragraph names them, and the exports carry their rows
     methods = client.get(f"/r/{token}/methods.txt").get_data(as_text=True)
     assert "Verdicts recorded in the file from 16 judges (CharacterJudge/en," in methods

@@ -2029,9 +2029,7 @@ def human_scores(index: Index, judge: str) -> tuple[dict[str, Any], int]:
         found[key] = {
             "criterion": criterion,
             "scale": [int(low), int(high)],
-            "spearman": spearman(judged, given),
-            "kendall": kendall_tau_b(judged, given) if len(keys) > 1 else None,
-            "n": len(keys),
+            **criterion_stats(judged, given),
         }
         scored |= set(keys)
     return found, len(scored)
@@ -2046,6 +2044,61 @@ def human_entry(index: Index, judge: str) -> dict[str, Any]:
         entry = human_agreement(index, judge)
         return {**entry, "scores": scores} if scores else entry
     return {"n": n, "scores": scores}
+
+
+def criterion_stats(
+    judged: Sequence[Fraction], given: Sequence[Fraction], same: list[int] | None = None
+) -> dict[str, Any]:
+    """alignment.md "Agreement per criterion": r, ρ, τ-b with n and each a
+    95% Fisher-z interval (SE 1/√(n−3) for r, √((1+ρ²/2)/(n−3)) for ρ
+    (Bonett–Wright), √(0.437/(n−4)) for τ-b (Fieller et al.); none below
+    n 4, 4, 5, at ±1 or without a value); a recorded judge (``same``: both
+    on that scale, at most 5 points) also quadratic-weighted κ."""
+    n = len(judged)
+    found: dict[str, Any] = {
+        "pearson": pearson(judged, given),
+        "spearman": spearman(judged, given),
+        "kendall": kendall_tau_b(judged, given) if n > 1 else None,
+        "n": n,
+    }
+    for name, least, se in (
+        ("pearson", 4, lambda v: 1 / math.sqrt(n - 3)),
+        ("spearman", 4, lambda v: math.sqrt((1 + v * v / 2) / (n - 3))),
+        ("kendall", 5, lambda v: math.sqrt(0.437 / (n - 4))),
+    ):
+        value = found[name]
+        found[f"{name}_ci"] = (
+            None
+            if value is None or n < least or abs(value) >= 1
+            else [
+                math.tanh(math.atanh(value) - 1.959963984540054 * se(value)),
+                math.tanh(math.atanh(value) + 1.959963984540054 * se(value)),
+            ]
+        )
+    if same is not None:
+        found["weighted_kappa"] = quadratic_kappa(judged, given, same)
+    return found
+
+
+def quadratic_kappa(
+    a: Sequence[Fraction], b: Sequence[Fraction], scale: list[int]
+) -> float | None:
+    """κ_w = 1 − Σ w·observed / Σ w·expected, w = (i − j)², over the
+    scale's points (at most 5); none off the points or with a constant side.
+
+    >>> quadratic_kappa([Fraction(v) for v in (1, 2, 3, 3)],
+    ...                 [Fraction(v) for v in (1, 2, 3, 2)], [1, 3])
+    0.8
+    """
+    points = range(scale[0], scale[1] + 1)
+    if len(points) > 5 or len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    if any(v.denominator != 1 or v not in points for v in (*a, *b)):
+        return None
+    n = len(a)
+    observed = sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) / Fraction(n)
+    expected = sum((x - y) ** 2 for x in a for y in b) / Fraction(n * n)
+    return float(1 - observed / expected)
 
 
 def recorded_entries(index: Index) -> dict[str, Any]:
@@ -2070,12 +2123,11 @@ def recorded_entries(index: Index) -> dict[str, Any]:
         entry = found.setdefault(
             judge, {"recorded": True, "items": set(), "scores": {}}
         )
+        scale = [int(low), int(high)]
         entry["scores"][key] = {
             "criterion": criterion,
-            "scale": [int(low), int(high)],
-            "spearman": spearman(judged, given),
-            "kendall": kendall_tau_b(judged, given) if len(keys) > 1 else None,
-            "n": len(keys),
+            "scale": scale,
+            **criterion_stats(judged, given, scale),
         }
         entry["items"] |= set(keys)
     return {

@@ -200,11 +200,14 @@ def _on_scale(found: dict) -> str:
     """
     low, high = found["scale"]
     parts = [
-        f"{label} {number(found[name], 3)}"
+        f"{label} {number(found[name], 3)}{_interval(found.get(f'{name}_ci'))}"
         if found.get(name) is not None
         else f"{label} — ({_why_not(name, found['n'])})"
-        for label, name in (("ρ", "spearman"), ("τ", "kendall"))
+        for label, name in (("ρ", "spearman"), ("τ", "kendall"), ("r", "pearson"))
+        if name in found
     ]
+    if found.get("weighted_kappa") is not None:  # both on the scale's points
+        parts.append(f"κw {number(found['weighted_kappa'], 3)}")
     return " · ".join(
         [
             f"{found['criterion']} ({low}–{high}): {parts[0]}",
@@ -212,6 +215,15 @@ def _on_scale(found: dict) -> str:
             f"n={count(found['n'])}",
         ]
     )
+
+
+def _interval(ends) -> str:
+    """A 95% interval after its value ('' without one).
+
+    >>> _interval([0.1234, 0.9]), _interval(None)
+    (' [0.123, 0.900]', '')
+    """
+    return f" [{number(ends[0], 3)}, {number(ends[1], 3)}]" if ends else ""
 
 
 def _why_not(name: str, items) -> str:

@@ -38,6 +38,7 @@ from collections import defaultdict
 from metrics import columns, row_source
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
+from metrics.correlation_ci import criterion_agreement
 from metrics.items import (
     HUMAN,
     HUMAN_SCORES,
@@ -337,9 +338,7 @@ def _criteria(items: Items, criteria: list[str], judge: int) -> dict:
         found[f"{criterion}:{scale[0]}-{scale[1]}"] = {
             "criterion": criterion,
             "scale": scale,
-            "spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
-            "kendall": kendall(judged, labelled),
-            "n": len(judged),
+            **criterion_agreement(judged, labelled),
             "keys": columns._numpy().intersect1d(al.keys, labels.keys),
         }
     return found
@@ -367,9 +366,7 @@ def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
         entry["scores"][f"{criterion}:{scale[0]}-{scale[1]}"] = {
             "criterion": criterion,
             "scale": scale,
-            "spearman": spearman(judged, labelled) if len(judged) >= 2 else None,
-            "kendall": kendall(judged, labelled),
-            "n": len(judged),
+            **criterion_agreement(judged, labelled, same_scale=scale),
             "keys": columns._numpy().intersect1d(mine.keys, labels.keys),
         }
     for entry in found.values():

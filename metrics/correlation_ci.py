@@ -1,0 +1,116 @@
+"""Judge–human agreement on one criterion, each statistic with its n and a
+95% interval (pure; ``docs/metrics/alignment.md`` "Agreement per criterion").
+
+The intervals are the Fisher z transform's, with the standard error each
+coefficient needs:
+
+* Pearson r: SE = 1/√(n − 3) (Fisher, 1921); needs n ≥ 4;
+* Spearman ρ: SE = √((1 + ρ²/2)/(n − 3)) (Bonett & Wright, 2000); n ≥ 4;
+* Kendall τ-b: SE = √(0.437/(n − 4)) (Fieller, Hartley & Pearson, 1957); n ≥ 5;
+
+the ends are tanh(atanh(v) ∓ 1.959964·SE). A coefficient of ±1 (z infinite;
+within 10⁻¹² of it, as float noise leaves r of identical columns) or one
+that is null has no interval (null), as has one below its n.
+
+>>> found = criterion_agreement([1, 2, 3, 4, 5, 3], [2, 1, 4, 3, 5, 4])
+>>> found["n"], round(found["pearson"], 4), [round(e, 4) for e in found["pearson_ci"]]
+(6, 0.7686, [-0.1142, 0.9731])
+>>> [round(e, 4) for e in found["spearman_ci"]], [round(e, 4) for e in found["kendall_ci"]]
+([-0.272, 0.9799], [-0.2604, 0.9164])
+>>> criterion_agreement([1, 2], [1, 2])["pearson_ci"] is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+from metrics.agreement import _finite, kendall, spearman
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+# (statistic, the SE of its Fisher z at n and value, the least n)
+INTERVALS = {
+    "pearson": (lambda n, v: 1 / math.sqrt(n - 3), 4),
+    "spearman": (lambda n, v: math.sqrt((1 + v * v / 2) / (n - 3)), 4),
+    "kendall": (lambda n, v: math.sqrt(0.437 / (n - 4)), 5),
+}
+RESOLUTION = 1e-12  # a coefficient this close to ±1 is ±1 (no interval)
+KAPPA_POINTS = 5  # weighted κ only on scales of at most this many points
+
+
+def fisher_interval(statistic: str, value: float | None, n: int) -> list | None:
+    """The 95% interval of ``statistic`` (pearson, spearman, kendall) at
+    ``value`` over ``n`` pairs; None below the least n, at ±1 or without a value.
+
+    >>> [round(e, 4) for e in fisher_interval("pearson", 0.5, 28)]
+    [0.156, 0.7358]
+    >>> fisher_interval("kendall", 0.5, 4) is None, fisher_interval("spearman", 1.0, 9)
+    (True, None)
+    >>> fisher_interval("pearson", 0.9999999999999998, 9) is None
+    True
+    """
+    se_of, least = INTERVALS[statistic]
+    if value is None or n < least or abs(value) >= 1 - RESOLUTION:
+        return None
+    z, se = math.atanh(value), se_of(n, value)
+    return [math.tanh(z - Z95 * se), math.tanh(z + Z95 * se)]
+
+
+def pearson(a, b) -> float | None:
+    """Pearson's r; None when a side is constant.
+
+    >>> round(pearson([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]), 4)
+    0.5
+    >>> pearson([1.0, 2.0], [4.0, 4.0]) is None
+    True
+    """
+    if len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    from scipy import stats
+
+    return _finite(stats.pearsonr(a, b).statistic)
+
+
+def weighted_kappa(a, b, scale: list[int]) -> float | None:
+    """Cohen's κ with quadratic weights over every point of ``scale``
+    (``[low, high]``, at most ``KAPPA_POINTS`` points); None when a value is
+    not one of its points or a side is constant.
+
+    >>> weighted_kappa([1, 2, 3, 3], [1, 2, 3, 2], [1, 3])
+    0.8
+    >>> weighted_kappa([1.5, 2, 3], [1, 2, 3], [1, 3]) is None
+    True
+    """
+    low, high = scale
+    points = list(range(low, high + 1))
+    if len(points) > KAPPA_POINTS or len(a) < 2:
+        return None
+    if any(float(v) not in points for v in (*a, *b)):
+        return None
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    return _finite(
+        cohen_kappa_score(
+            [int(v) for v in a], [int(v) for v in b], labels=points, weights="quadratic"
+        )
+    )
+
+
+def criterion_agreement(judged, labelled, same_scale: list[int] | None = None) -> dict:
+    """r, ρ, τ-b of a judge's values against the human ones (same items, in
+    order), each with its interval (``<stat>_ci``), and ``n``; with
+    ``same_scale`` (both raters on that scale) also ``weighted_kappa``."""
+    n = len(judged)
+    found: dict = {
+        "pearson": pearson(judged, labelled),
+        "spearman": spearman(judged, labelled) if n >= 2 else None,
+        "kendall": kendall(judged, labelled) if n >= 2 else None,
+        "n": n,
+    }
+    for name in INTERVALS:
+        found[f"{name}_ci"] = fisher_interval(name, found[name], n)
+    if same_scale is not None:
+        found["weighted_kappa"] = weighted_kappa(judged, labelled, same_scale)
+    return found
