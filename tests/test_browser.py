@@ -410,3 +410,49 @@ def test_the_report_card_flags_a_judge_of_a_methods_family(
     card = shown.locator("[data-testid=report-card]")
     card.screenshot(path=str(ARTIFACTS / "report-card-en-1440.png"))
     wide.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_recorded_judges_are_read_in_the_audit_on_a_phone(
+    site, page, browser, tmp_path, lang
+):
+    """A converted CharacterBench file's recorded judges (pred_* fields)
+    beside the live judge in the judge audit at 390 px: each named as
+    recorded in the reader's language, with its interval, and the page
+    never scrolls sideways (screenshot test-artifacts/recorded-judges-*.png)."""
+    from dataset.characterbench import characterbench
+    from dataset.importers import Options
+    from tests.test_characterbench import _recorded_file, read
+
+    source = tmp_path
+    triples = [
+        (1, 1.0, 1.4),
+        (2, 3.0, 2.1),
+        (3, 2.0, 3.3),
+        (4, 4.0, 3.9),
+        (2, 1.0, 2.2),
+    ]
+    made = _recorded_file(source / "memory_consistency_test.json", triples)
+    sessions = [
+        characterbench(record, n, Options(source=made.name))
+        for n, record in enumerate(json.loads(made.read_text("utf-8")), start=1)
+    ]
+    path = source / "converted.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    assert len(read(path)) == 5
+    upload(page, site, path)
+    page.wait_for_selector("[data-testid=run-status]", timeout=RUN_FINISHES_MS)
+    token = page.url.split("/r/")[1].split("?")[0].split("/")[0]
+    phone = browser.new_context(viewport={"width": 390, "height": 844})
+    shown = phone.new_page()
+    shown.goto(f"{site}/r/{token}?lang={lang}")
+    open_fold(shown, "judge-audit")
+    item = shown.locator("[data-testid=audit-human]")
+    assert item.is_visible()
+    named = translated(lang, "%(judge)s (recorded)") % {"judge": "CharacterJudge/zh"}
+    text = item.inner_text()
+    assert f"{named}: memory_consistency (1–4): ρ" in text
+    assert "] · τ" in text  # the interval beside the value
+    assert shown.evaluate("document.documentElement.scrollWidth") <= 390
+    item.screenshot(path=str(ARTIFACTS / f"recorded-judges-{lang}-390.png"))
+    phone.close()
