@@ -34,9 +34,14 @@ class JudgeConfig:
     tpm: int | None = DEFAULTS["JUDGE_TPM"]
 
     @classmethod
-    def from_settings(cls, config: dict, options: dict) -> JudgeConfig | None:
-        """The judge a run uses: its own settings plus the key from this
-        process's configuration; None when no judge is configured."""
+    def from_settings(
+        cls, config: dict, options: dict, limits: dict | None = None
+    ) -> JudgeConfig | None:
+        """The judge a run uses: its own settings (``options``: endpoint,
+        model, sampling; ``limits``: those of :data:`RUN_LIMITS`, as the run
+        recorded them) plus, from this process's configuration, the key,
+        the pacing and any limit the run did not record; None when no judge
+        is configured."""
         url = options.get("judge_url") or config.get("JUDGE_API_URL")
         model = options.get("judge_model") or config.get("JUDGE_MODEL")
         if not (url and model):
@@ -47,19 +52,12 @@ class JudgeConfig:
             api_key=config.get("JUDGE_API_KEY"),
             # the run's, recorded when it was made (none before: the default)
             temperature=options.get("temperature", DEFAULTS["JUDGE_TEMPERATURE"]),
-            connect_timeout_s=config["JUDGE_CONNECT_TIMEOUT_S"],
-            backoff_cap_s=config["JUDGE_BACKOFF_CAP_S"],
-            timeout_s=config["JUDGE_TIMEOUT_S"],
-            max_retries=config["JUDGE_MAX_RETRIES"],
-            max_tokens=config["JUDGE_MAX_TOKENS"],
-            max_tokens_retry=config["JUDGE_MAX_TOKENS_RETRY"],
-            concurrency=config["JUDGE_CONCURRENCY"],
             samples=options.get("samples", 1),
-            max_prompt_chars=config["MAX_PROMPT_CHARS_PER_CALL"],
-            deadline_s=config["JUDGE_DEADLINE_S"],
-            max_reply_bytes=config["JUDGE_MAX_REPLY_BYTES"],
+            # this process's: its pool and the endpoint's rate limits
+            concurrency=config["JUDGE_CONCURRENCY"],
             rpm=config.get("JUDGE_RPM"),
             tpm=config.get("JUDGE_TPM"),
+            **{**run_limits(config), **(limits or {})},
         )
 
     def public(self) -> dict:
@@ -69,6 +67,34 @@ class JudgeConfig:
             "temperature": self.temperature,
             "samples": self.samples,
         }
+
+
+# What a run's judge is asked with beyond its model and sampling: each
+# field's setting of config.py, recorded in the run when it is made
+# (``pipeline/run_request.py: judge_options``) so that every chunk, online or
+# batch, first claim or retry, asks as the run recorded. Not recorded: the
+# API key, the concurrency (this process's pool) and the pacing (the
+# endpoint's limits, shared by every run).
+RUN_LIMITS = {
+    "max_tokens": "JUDGE_MAX_TOKENS",
+    "max_tokens_retry": "JUDGE_MAX_TOKENS_RETRY",
+    "timeout_s": "JUDGE_TIMEOUT_S",
+    "connect_timeout_s": "JUDGE_CONNECT_TIMEOUT_S",
+    "deadline_s": "JUDGE_DEADLINE_S",
+    "max_retries": "JUDGE_MAX_RETRIES",
+    "backoff_cap_s": "JUDGE_BACKOFF_CAP_S",
+    "max_prompt_chars": "MAX_PROMPT_CHARS_PER_CALL",
+    "max_reply_bytes": "JUDGE_MAX_REPLY_BYTES",
+}
+
+
+def run_limits(config: dict) -> dict:
+    """The judge limits of :data:`RUN_LIMITS` in ``config``, by field.
+
+    >>> run_limits(DEFAULTS)["max_tokens"] == DEFAULTS["JUDGE_MAX_TOKENS"]
+    True
+    """
+    return {field: config[name] for field, name in RUN_LIMITS.items()}
 
 
 class StructuredOutput:

@@ -132,7 +132,7 @@ def _upload(api: BatchAPI, lines: list[bytes], name: str) -> str:
 
 
 def judge_config(config: dict[str, Any], run: Run, model: str) -> JudgeConfig:
-    judge_config = JudgeConfig.from_settings(config, RunSpec.of(run).judge_settings())
+    judge_config = RunSpec.of(run).judge_config(config, run.id)
     if judge_config is None:
         raise RuntimeError("batch mode without a configured judge")
     return replace(judge_config, model=model)

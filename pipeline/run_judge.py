@@ -48,10 +48,10 @@ def judge_for(
     if not any(registry.get(name).uses_judge for name in run.suites):
         return None
     spec = RunSpec.of(run)
-    judge_config = JudgeConfig.from_settings(config, spec.judge_settings())
+    judge_config = spec.judge_config(config, run.id)
     if judge_config is None:
         return None
-    cache = _cache_for(storage, config, run, attempt_holder(chunk))
+    cache = _cache_for(storage, judge_config, run, attempt_holder(chunk))
     lease_s = config["CHUNK_STALL_S"]
     stop = _stop_and_beat(storage, run.id, chunk, min(BEAT_EVERY_S, lease_s / 4))
     usage = _new_usage()
@@ -87,10 +87,10 @@ def gathering_judge(
     verdicts the cache has and the answers the batches gave, records every
     other first ask in ``recorders[model]`` and sends nothing."""
     spec = RunSpec.of(run)
-    judge_config = JudgeConfig.from_settings(config, spec.judge_settings())
+    judge_config = spec.judge_config(config, run.id)
     if judge_config is None:
         return None
-    cache = _ReadOnly(_cache_for(storage, config, run, f"{LEASES.holder}:gather"))
+    cache = _ReadOnly(_cache_for(storage, judge_config, run, f"{LEASES.holder}:gather"))
     used = storage.progress.judge_usage(run.id)
     pool = JudgePool(GATHERING_CONCURRENCY)
     judges = []
@@ -146,7 +146,7 @@ def taken_exchanges(judge: Judge | JudgePanel | None) -> list[dict[str, Any]]:
 
 
 def _cache_for(
-    storage: StorageLike, config: dict[str, Any], run: Run, holder: str
+    storage: StorageLike, config: JudgeConfig, run: Run, holder: str
 ) -> JudgeCache:
     """The run's judge cache: its team's (workspace, else client), or, for a
     run asked not to reuse verdicts, its own. Either way the verdicts the
@@ -162,10 +162,10 @@ def _cache_for(
         scope = run.workspace_id or f"client:{run.client or ''}"
     else:
         scope = f"run:{run.id}"
-    # each attempt ends by JUDGE_DEADLINE_S (JUDGE_TIMEOUT_S bounds one read
+    # each attempt ends by the run's deadline (its timeout bounds one read
     # only), plus a minute for the back-offs between them
-    per_attempt = max(config["JUDGE_DEADLINE_S"], config["JUDGE_TIMEOUT_S"])
-    deadline = per_attempt * (config["JUDGE_MAX_RETRIES"] + 1)
+    per_attempt = max(config.deadline_s, config.timeout_s)
+    deadline = per_attempt * (config.max_retries + 1)
     return JudgeCache(storage.judge_cache, run.id, scope, holder=holder,
                       claim_s=deadline + 60.0)  # fmt: skip
 

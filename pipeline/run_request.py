@@ -13,6 +13,7 @@ import dataset
 from config import DEFAULTS
 from core.problems import Problem, Rejected
 from evaluator import JudgeConfig
+from judge_client.config import run_limits
 from metrics import protocols, registry
 
 MAX_RUN_NAME_CHARS = 255  # the width of runs.name (store/models.py)
@@ -157,15 +158,18 @@ def judge_options(settings: dict[str, Any], request: RunRequest) -> dict[str, An
         "protocol": protocol_of(request).stored(),
         "samples": request.samples,
         "judge_url": request.judge_url,
-        "judge_model": models[0] if models else None,
+        # the instance's model when the request named none: a worker
+        # configured with another still asks this one (run_spec.py)
+        "judge_model": models[0] if models else settings.get("JUDGE_MODEL"),
         # two or more: a panel (pipeline/execution.py: judge_for)
         "judge_models": models if len(models) > 1 else None,
         "use_cache": request.use_cache,
         "batch": request.batch,
         # recorded at submit: a worker configured otherwise judges the run
-        # as its header says (judge_client/config.py: from_settings)
+        # as its header says (pipeline/run_spec.py: RunSpec.judge_config)
         "temperature": settings["JUDGE_TEMPERATURE"],
         "history_chars": settings["JUDGE_HISTORY_CHARS"],
+        "judge_limits": run_limits(settings),  # max tokens, timeouts, retries...
     }
 
 
