@@ -40,7 +40,6 @@ from judge_client.keeper import VerdictKeeper
 from judge_client.loop import run as run_on_loop
 from judge_client.loop import warm_up as warm_up_judge
 from judge_client.outcome import JudgeOutcome, StopCheck, Usage, cache_entry, settled
-from judge_client.panel import JudgePanel
 from judge_client.pool import JudgePool
 from metrics.judging import JudgeItem, reask_messages, strict_json
 from metrics.notes import note
@@ -333,3 +332,19 @@ class Judge:
                 model, **{"structured" if honoured else "structured_ignored": 1}
             )
         return reply
+
+
+class JudgePanel:
+    """Several judge models asked the same items (``JUDGE_MODELS`` panels):
+    each judge suite runs once per judge (``metrics.engine.evaluate``) and
+    every row names its judge. The judges share one pool, one cache and one
+    ``usage``. Here, beside :class:`Judge`, not in ``judge_client``: the
+    package is below its front and never imports it."""
+
+    def __init__(self, judges: list[Judge]):
+        self.judges = judges
+        self.usage = judges[0].usage
+
+    def release(self) -> None:
+        for judge in self.judges:  # one shared allowance: the first gives it back
+            judge.release()
