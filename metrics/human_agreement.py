@@ -3,8 +3,10 @@ annotation queue, and among those people (pure; ``pipeline/annotations.py``).
 
 * Per judge: Spearman ρ and Kendall τ between its AL and the annotators'
   mean AL of each item, Cohen's κ between its binary verdict and the
-  annotators' majority (ties left out), each with a 95% bootstrap interval
-  (items resampled, ``RESAMPLES``, fixed seed) and n.
+  annotators' majority, each with a 95% bootstrap interval (items
+  resampled, ``RESAMPLES``, fixed seed) and n. Items whose annotators'
+  votes tie have no majority and are left out of κ; ``majority_tied``
+  counts them (0 too), so κ is read with what it left out.
 * Among the annotators: Krippendorff's α, interval for AL and nominal for
   the binary answer, over the items two or more of them labelled, with n.
 * The judge beside the people: α of the annotators with the judge added as
@@ -23,6 +25,8 @@ Labels are ``(item key, annotator, al, binary)``; an item key is
 >>> found = human_agreement(labels, judged)
 >>> found["judges"]["j"]["al_spearman"]["value"], found["judges"]["j"]["n"]
 (1.0, 3)
+>>> found["judges"]["j"]["n_binary"], found["judges"]["j"]["majority_tied"]  # B's votes tie
+(2, 1)
 >>> round(found["alpha_al"]["value"], 3), found["alpha_al"]["n"]
 (0.907, 3)
 >>> found["methods"]["A"]["human_al"], found["methods"]["A"]["judge_al"]
@@ -101,6 +105,9 @@ def _judge(by_item, annotators, values: dict) -> dict:
         "n": len({key for key in by_item if key in values}),
         "n_al": len(pairs_al),
         "n_binary": len(pairs_binary),
+        # items the judge gave a verdict whose annotators' votes tied: no
+        # majority, so left out of κ (said even when 0)
+        "majority_tied": tied,
         "alpha_with_judge": _alpha(
             with_judge, [*annotators, "\x00judge"], 0, "interval"
         ),

@@ -91,6 +91,11 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
     }
 
 
+# Suite notes that say what a value rests on, not why it is null: they do
+# not replace the engine's note of the same value (panel_common_items).
+RESTS_ON = frozenset({"al_sparse_rounds", "bt_resamples_left_out"})
+
+
 def summary_notes(aggregates: dict | None) -> dict[str, dict[str, dict]]:
     """``{method: {summary id: {code, params}}}``: why a summary value is
     null, or what it rests on. The engine's notes (a panel's items) and each
@@ -109,7 +114,11 @@ def summary_notes(aggregates: dict | None) -> dict[str, dict[str, dict]]:
     }
     for panel in (aggregates.get("panels") or {}).values():
         for method, said in ((panel or {}).get("notes") or {}).items():
-            found.setdefault(method, {}).update(said)
+            mine = found.setdefault(method, {})
+            for key, note in said.items():
+                if key in mine and note.get("code") in RESTS_ON:
+                    continue  # the engine's note of a panel value stays
+                mine[key] = note
     return found
 
 

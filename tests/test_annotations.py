@@ -431,3 +431,5 @@ def test_one_annotator_s_alpha_says_it_needs_two_and_a_tied_vote_says_so(judged)
     page = settled_dashboard(client, run)
     kappa = re.search(r'data-testid="human-kappa">(.*?)</td>', page, re.S)[1]
     assert "votes tied on 4 item(s)" in kappa and "—" not in kappa
+    # beside κ, always, how many tied majorities it left out (issue 58)
+    assert 'data-testid="human-tied">4 tied majorities left out' in kappa

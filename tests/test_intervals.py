@@ -77,3 +77,49 @@ def test_a_shown_delta_is_the_difference_of_the_shown_values():
                                   "Base")  # fmt: skip
     assert found["Ours"]["diff"] == pytest.approx(0.008)
     assert found["Ours"]["shown_diff"] == 0.0
+
+
+def _pairwise_rows(outcomes) -> list[dict]:
+    """Primary pairwise rows of (session, method, opponent, value)."""
+    return [
+        {
+            "session_id": s,
+            "round": 1,
+            "method": a,
+            "metric": f"pairwise@{b}",
+            "value": v,
+            "status": "ok",
+            "detail": {"primary": True},
+        }
+        for s, a, b, v in outcomes
+    ]
+
+
+def test_the_bt_interval_says_how_many_resamples_it_left_out():
+    """Issue 58 (F8): the interval is conditional on dropping separated
+    resamples; the summary says how many beside it, and a note says why."""
+    from metrics.suites.pairwise.summary import summarize
+
+    # A beats B in 14 of 20 sessions: a few resamples hold A's wins only
+    mixed = [(f"s{i}", "A", "B", 1.0 if i < 14 else 0.0) for i in range(20)]
+    direct = ranking.bt_with_ci(mixed, ["A", "B"], "B")["A"]["resamples_separated"]
+    found = summarize(_pairwise_rows(mixed), ["A", "B"])
+    summary, notes = found["summary"], found["panel"]["notes"]
+    for method in ("A", "B"):
+        assert summary[method]["bt_resamples_left_out"] == direct
+    assert summary["A"]["bt_ci_low"] is not None
+    note = notes["A"]["bt_ci_low"]
+    assert note == {
+        "code": "bt_resamples_left_out",
+        "params": {"left_out": direct, "resamples": ranking.BT_RESAMPLES},
+    }
+    # past 5% separated: no interval, and the note says why
+    lopsided = [(f"s{i}", "A", "B", 1.0) for i in range(5)] + [("s5", "A", "B", 0.0)]
+    found = summarize(_pairwise_rows(lopsided), ["A", "B"])
+    assert found["summary"]["A"]["bt_ci_low"] is None
+    assert found["panel"]["notes"]["A"]["bt_ci_high"]["code"] == "bt_ci_too_separated"
+    # balanced: none left out, said as 0, no note
+    even = [(f"s{i}", "A", "B", 1.0 if i % 2 else 0.0) for i in range(40)]
+    found = summarize(_pairwise_rows(even), ["A", "B"])
+    assert found["summary"]["A"]["bt_resamples_left_out"] == 0
+    assert "bt_ci_low" not in found["panel"].get("notes", {}).get("A", {})

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 
 from tests import crafted
@@ -234,3 +235,85 @@ def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
     section = table.split('data-testid="judge-tables"')[1]
     for judge in panel:
         assert f"{summary[f'al_avg@{judge}']:.2f}" in section
+
+
+def _offset_panel(shift=6.0, scale=1.0) -> list[dict]:
+    """Judge a's AL on 30 items; judge b gives a·scale + shift + noise."""
+    import random
+
+    rng = random.Random(58)
+    rows = []
+    for i in range(30):
+        base = 30.0 + 2.0 * i + rng.uniform(-4, 4)
+        for judge, value in (
+            ("a", base),
+            ("b", base * scale + shift + rng.uniform(-2, 2)),
+        ):
+            rows.append(
+                {
+                    "session_id": f"s{i // 3}",
+                    "round": i % 3 + 1,
+                    "method": "M",
+                    "judge": judge,
+                    "metric": "al",
+                    "value": value,
+                    "status": "ok",
+                }
+            )
+    return rows
+
+
+def test_a_constant_offset_is_said_though_alpha_stays_high():
+    """Issue 58 (F7): judge b scores 6 points above judge a on every item;
+    α is still about 0.94, the offset and its t interval say what α hides."""
+    from scipy import stats as scipy_stats
+
+    from metrics.suites.alignment.judge_checks import inter_judge_alpha, judge_offsets
+
+    rows = _offset_panel()
+    assert inter_judge_alpha(rows) > 0.9
+    found = judge_offsets(rows)
+    by_item = {}
+    for r in rows:
+        by_item.setdefault((r["session_id"], r["round"]), {})[r["judge"]] = r["value"]
+    diffs = [v["b"] - v["a"] for v in by_item.values()]
+    low, high = scipy_stats.t.interval(
+        0.95, len(diffs) - 1, loc=np.mean(diffs), scale=scipy_stats.sem(diffs)
+    )
+    b = found["b"]
+    assert b["n"] == 30
+    assert b["offset"] == pytest.approx(np.mean(diffs), abs=1e-9)
+    assert (b["ci_low"], b["ci_high"]) == pytest.approx((low, high), abs=1e-9)
+    assert low > 0 and b["note"]["code"] == "judge_offset"
+    assert found["a"]["offset"] == pytest.approx(-b["offset"], abs=1e-9)
+    assert found["a"]["note"]["code"] == "judge_offset"
+
+
+def test_judges_on_other_scales_are_said():
+    from metrics.suites.alignment.judge_checks import judge_offsets
+
+    found = judge_offsets(_offset_panel(shift=0.0, scale=0.1))  # b scores 0-10
+    assert found["b"]["spread_ratio"] < 0.5
+    assert found["b"]["note"]["code"] == "judge_scale"
+    # no offset, the same scale: nothing to say
+    same = judge_offsets(_offset_panel(shift=0.0))
+    assert same["b"]["note"] is None and same["a"]["note"] is None
+
+
+def test_the_judge_audit_shows_the_offset_and_its_note():
+    from types import SimpleNamespace
+
+    from metrics.suites.alignment.judge_checks import validity
+    from web.presentation.audit import audit_rows
+
+    measured = validity(_offset_panel())
+    run = SimpleNamespace(
+        judge={"model": "a", "models": ["a", "b"], "samples": 1},
+        aggregates={"judge_validity": measured},
+        suites=["alignment"],
+        status="done",
+    )
+    [row] = [r for r in audit_rows(run) if r["key"] == "judge_offsets"]
+    assert row["value"].startswith("a: −") or row["value"].startswith("a: -")
+    assert "b: +" in row["value"] and "(n=30)" in row["value"]
+    assert "judge b scores +" in row["reason"] and "pools this offset" in row["reason"]

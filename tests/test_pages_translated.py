@@ -43,7 +43,8 @@ PARAMS = {"field": "sample_dialogues", "components": "pas, bvs", "share": "12%",
           "high": 100, "protocol": "mt-bench", "part": "binary", "unbeaten": "A",
           "winless": "B, C", "judges": "judge-b", "items": 3, "limit": 1000,
           "groups": "A, B; C", "methods": "C", "n": 2, "tied": 4, "judge": "judge-a",
-          "family": "acme"}  # fmt: skip
+          "family": "acme", "min": 3, "left_out": 7, "resamples": 500,
+          "offset": "+6.00", "ci_low": "5.20", "ci_high": "6.80", "ratio": "0.10"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

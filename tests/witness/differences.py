@@ -26,6 +26,7 @@ RANDOM_SUMMARY_KEYS = {
     "bt_lc_ci_high",
     "pairwise_longer_wins_rate_ci_low",
     "pairwise_longer_wins_rate_ci_high",
+    "bt_resamples_left_out",  # separated resamples of the product's stream
 }
 COMPARED_FIELDS = (
     "n",

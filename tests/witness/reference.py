@@ -120,6 +120,9 @@ EXACT_WITHOUT_TIES_MAX_N = 50
 SIGN_FLIPS_WITH_TIES_MAX_N = 13
 # pairwise.md "Bradley–Terry": the L2 term 1e-4/2 * sum(beta^2).
 BT_PENALTY = 1e-4
+# alignment.md "Sparse rounds": a round on fewer sessions than this (or than
+# the most any round of the curve rests on) stays out of the average and line.
+MIN_ROUND_SESSIONS = 3
 # Statuses that mean a judge was asked about an item (README "Judge panels").
 ASKED = frozenset({"ok", "unscored", "error"})
 DEFAULT_DIMENSIONS = (
@@ -1111,10 +1114,23 @@ def bradley_terry(
 # Summary (docs/metrics/*.md "Output values"; results-format "summary")
 
 
-def mean_over_rounds(values: Values) -> Fraction | None:
+def sparse(values: Values) -> set[int]:
+    """Rounds with n below min(MIN_ROUND_SESSIONS, max_k n) (alignment.md
+    "Sparse rounds")."""
+    sizes = {k: len(vs) for k, vs in by_round(values).items()}
+    if not sizes:
+        return set()
+    bar = min(MIN_ROUND_SESSIONS, max(sizes.values()))
+    return {k for k, n in sizes.items() if n < bar}
+
+
+def mean_over_rounds(values: Values, every_round: bool = False) -> Fraction | None:
     """Mean over rounds k of the per-round mean: ``al_avg`` and the
-    dimension averages (alignment.md "Formulas")."""
-    return mean_or_none(mean(vs) for vs in by_round(values).values())
+    dimension averages (alignment.md "Formulas"), sparse rounds left out
+    unless ``every_round`` (``al_avg_all_rounds``)."""
+    left_out = set() if every_round else sparse(values)
+    groups = by_round(values)
+    return mean_or_none(mean(vs) for k, vs in groups.items() if k not in left_out)
 
 
 def round_means(values: Values) -> list[tuple[int, Fraction, int]]:
@@ -1124,16 +1140,24 @@ def round_means(values: Values) -> list[tuple[int, Fraction, int]]:
 
 
 def al_line(values: Values) -> dict[str, Fraction | None]:
-    """``al_slope``, ``al_intercept``, ``al_r2``: OLS on the points (k, AL(k)),
-    R² = Sxy²/(Sxx·Syy), null with exactly two rounds or a flat curve."""
-    points = [(Fraction(k), al) for k, al, _ in round_means(values)]
+    """``al_slope``, ``al_intercept``, ``al_r2``: OLS on the points (k, AL(k))
+    of the rounds that are not sparse, R² = Sxy²/(Sxx·Syy), null with exactly
+    two rounds or a flat curve; ``al_slope_all_rounds`` on every round."""
+    left_out = sparse(values)
+    every = [(Fraction(k), al) for k, al, _ in round_means(values)]
+    points = [(k, al) for k, al in every if k not in left_out]
+    every_fit = ols(every)
+    out: dict[str, Fraction | None] = {
+        "al_slope_all_rounds": every_fit["slope"] if every_fit else None
+    }
     fit = ols(points)
     if fit is None:
-        return {"al_slope": None, "al_intercept": None, "al_r2": None}
+        return {**out, "al_slope": None, "al_intercept": None, "al_r2": None}
     r2 = None
     if len(points) != 2 and fit["syy"] != 0:
         r2 = fit["sxy"] ** 2 / (fit["sxx"] * fit["syy"])
-    return {"al_slope": fit["slope"], "al_intercept": fit["intercept"], "al_r2": r2}
+    line = {"al_slope": fit["slope"], "al_intercept": fit["intercept"], "al_r2": r2}
+    return {**out, **line}
 
 
 def session_slopes(values: Values) -> list[Fraction]:
@@ -1170,6 +1194,7 @@ def alignment_summary(
     al = panel_values(index, method, "al")
     binary = panel_values(index, method, "binary")
     out: dict[str, Any] = {"al_avg": mean_over_rounds(al), **al_line(al)}
+    out["al_avg_all_rounds"] = mean_over_rounds(al, every_round=True)
     out.update(session_slope_summary(al))
     sources = dict.fromkeys(out, al)
     out["binary_rate"] = mean_or_none(binary.values())
@@ -1517,6 +1542,7 @@ def pairwise_summary(index: Index) -> dict[str, dict[str, Any]]:
             "bt_ci_low",
             "bt_ci_high",
             *lc_keys,
+            "bt_resamples_left_out",
         ):
             out[method][f"{key}_n"] = n
     return out
@@ -1562,8 +1588,10 @@ def summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
     >>> votes = {"a": [1, 1, 0, 1], "b": [0, 1], "c": [1, 0, 1]}
     >>> rows += [row(s, k + 1, "M", "binary", v) for s, vs in votes.items() for k, v in enumerate(vs)]
     >>> values = summary(tiny_doc(rows, ["M"]))["M"]
-    >>> values["al_avg"], values["al_slope"], values["al_intercept"], round(values["al_r2"], 4)
-    (61.25, 16.5, 20.0, 0.9595)
+    >>> values["al_avg"], values["al_slope"], values["al_intercept"], values["al_r2"]
+    (45.0, 10.0, 30.0, None)
+    >>> values["al_avg_all_rounds"], values["al_slope_all_rounds"]
+    (61.25, 16.5)
     >>> round(values["al_session_slope"], 2), round(values["al_session_slope_ci_low"], 2)
     (8.33, 1.16)
     >>> round(values["binary_rate"], 3), values["al_avg_n"], values["al_style_avg"]
@@ -1604,8 +1632,9 @@ def summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
 def curves(doc: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``{"al": {method: [{k, mean, n, ci_low, ci_high}]}, "nal": {...}}``.
 
-    AL(k) with a Student-t 95% CI (null for n < 2); N-AL(k) = (AL(k) − min) /
-    (max − min), CI ends null, the whole curve empty when max = min.
+    AL(k) with a Student-t 95% CI (null for n < 2) and ``in_average`` (false
+    at a sparse round); N-AL(k) = (AL(k) − min) / (max − min), CI ends null,
+    ``in_average`` that of AL(k), the whole curve empty when max = min.
 
     >>> rows = [row("a", 1, "M", "al", 60), row("a", 2, "M", "al", 70),
     ...         row("b", 1, "M", "al", 20), row("b", 2, "M", "al", 30)]
@@ -1625,11 +1654,21 @@ def curves(doc: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
         values = panel_values(index, method, "al")
         groups = by_round(values)
         points = round_means(values)
+        left_out = sparse(values)
         al_curves[method] = [
-            {"k": k, "mean": float(al), "n": n, **interval_of(groups[k])}
+            {
+                "k": k,
+                "mean": float(al),
+                "n": n,
+                **interval_of(groups[k]),
+                "in_average": k not in left_out,
+            }
             for k, al, n in points
         ]
-        nal_curves[method] = normalized(points)
+        nal_curves[method] = [
+            {**point, "in_average": point["k"] not in left_out}
+            for point in normalized(points)
+        ]
     return {"al": al_curves, "nal": nal_curves}
 
 
@@ -1774,7 +1813,10 @@ def value_parts(index: Index, metric: str, method: str) -> dict[str, Parts]:
     (yes votes, verdicts), a mean over sessions (session value, 1)."""
     values = panel_values(index, method, metric)
     parts: dict[str, Parts] = {}
+    left_out = sparse(values) if metric == "al" else set()
     for (session, k), value in values.items():
+        if k in left_out:
+            continue  # alignment.md "Sparse rounds": not in al_avg's parts
         stratum: Any = k if metric == "al" else None
         numerator, denominator = parts.setdefault(session, {}).get(
             stratum, (Fraction(0), Fraction(0))

@@ -57,6 +57,15 @@ EXPLAINED = {
            "Above about 0.8 the judges agree; below about 0.67 the panel mean "
            "hides real disagreement, so look at each judge's AL average too."),
     ),
+    "judge_offsets": (
+        _l("Offsets between the panel's judges"),
+        _l("Each judge's mean signed AL difference from the panel's other judges "
+           "on the items they share, with a Student-t confidence interval (95%), and the ratio "
+           "of its scores' spread to theirs. α can stay high under a constant "
+           "offset (a judge scoring every item 6 points higher), which the panel "
+           "mean pools without saying; an interval that excludes 0, or a spread "
+           "ratio outside 1/2 to 2 (another scale), is said beside the value."),
+    ),
     "human": (
         _l("Agreement with human labels"),
         _l("Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "
@@ -93,6 +102,7 @@ COUNTED = {
     "length_pairwise_effect": _l(
         "n: the sessions with a scored comparison; the brackets give the 95% bootstrap interval, then the share of comparisons of unequal lengths the longer reply won."
     ),
+    "judge_offsets": _l("n: the items the judge and another judge both scored."),
     "human": _l(
         "ρ and τ rest on the items with an AL label, κ on those with a keep-chatting label: their own n is given where fewer."
     ),
@@ -122,6 +132,8 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
         return "—"
     if key == "length_pairwise_effect":
         return length_effect(value)
+    if key == "judge_offsets":  # {judge: {offset, n, ci_low, ci_high, ...}}
+        return "; ".join(f"{judge}: {_offset(found)}" for judge, found in value.items())
     if key == "human":  # {judge: agreement}
         return "; ".join(
             f"{_judge_named(judge, found)}: {_agreement(found)}"
@@ -164,6 +176,30 @@ def _one(value, n, missing: str) -> str:
     if value is None:
         return f"— ({missing})" if missing else "—"
     return with_n(number(value, 3), n)
+
+
+def _offset(found: dict) -> str:
+    """A judge's offset, its interval and n.
+
+    >>> _offset({"offset": 6.0, "n": 40, "ci_low": 5.5, "ci_high": 6.5})
+    '+6.000 [5.500, 6.500] (n=40)'
+    """
+    if found.get("offset") is None:
+        return "—"
+    shown_ = f"{'+' if found['offset'] >= 0 else ''}{number(found['offset'], 3)}"
+    if found.get("ci_low") is not None:
+        shown_ += f" [{number(found['ci_low'], 3)}, {number(found['ci_high'], 3)}]"
+    return with_n(shown_, found.get("n"))
+
+
+def offset_notes(value: dict | None) -> str:
+    """The offsets' notes (an interval that excludes 0, another scale) in
+    the reader's language."""
+    return "; ".join(
+        notes.translate(found["note"]["code"], found["note"]["params"], None)
+        for found in (value or {}).values()
+        if found.get("note")
+    )
 
 
 HUMAN_PARTS = (
@@ -270,7 +306,7 @@ def audit_rows(run) -> list[dict] | None:
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
         reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
-        n_key = N_OF[key]
+        n_key = N_OF.get(key)  # judge_offsets carry their own n
         n = found.get(n_key) if n_key else None
         value = shown(key, found[key], n, _missing_for_one(key, context))
         if key == "length_spearman" and found.get("length_spearman_by_method"):
@@ -280,6 +316,8 @@ def audit_rows(run) -> list[dict] | None:
             )
         recorded = n_key is None or n is not None or found[key] is None
         counted = COUNTED[key] if recorded else NOT_RECORDED
+        if key == "judge_offsets" and not reason:
+            reason = offset_notes(found[key])
         row = {"key": key, "label": str(label), "value": value, "reason": reason}
         rows.append({**row, "explained": str(explained), "counted": str(counted)})
     return rows

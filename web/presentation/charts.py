@@ -39,16 +39,29 @@ def _plain(figure, title) -> dict:
 def curve_figure(
     curves: dict[str, list[dict]], methods: list[str], labels: dict
 ) -> dict | None:
-    """Mean per round with a shaded 95% CI band per method (where n > 1)."""
+    """Mean per round with a shaded 95% CI band per method (where n > 1).
+    A round left out of the curve's average (``in_average`` false: too few
+    sessions) is drawn hollow, and the legend says so (``labels["left_out"]``).
+
+    >>> points = [{"k": 1, "mean": 50.0, "n": 3, "in_average": True},
+    ...           {"k": 2, "mean": 90.0, "n": 1, "in_average": False}]
+    >>> found = curve_figure({"M": points}, ["M"],
+    ...     {"title": "AL", "x": "k", "y": "AL", "left_out": "hollow: left out"})
+    >>> found["data"][0]["marker"]["symbol"], found["data"][-1]["name"]
+    (['circle', 'circle-open'], 'hollow: left out')
+    """
     if not any(curves.get(method) for method in methods):
         return None
     go = _go()
     figure = go.Figure()
+    left_out = False
     for index, method in enumerate(methods):
         points = curves.get(method) or []
         if not points:
             continue
         ks = [p["k"] for p in points]
+        kept = [p.get("in_average", True) for p in points]
+        left_out = left_out or not all(kept)
         banded = [p for p in points if p.get("ci_low") is not None]
         if banded:
             band_ks = [p["k"] for p in banded]
@@ -74,8 +87,23 @@ def curve_figure(
                 name=plain(method),
                 legendgroup=method,
                 line={"color": color(index), "width": 2},
+                marker={
+                    "symbol": ["circle" if k else "circle-open" for k in kept],
+                    "size": [6 if k else 9 for k in kept],
+                },
                 customdata=[[p["n"]] for p in points],
                 hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{plain(method)}</extra>",
+            )
+        )
+    if left_out and labels.get("left_out"):
+        figure.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={"symbol": "circle-open", "size": 9, "color": "#555"},
+                name=plain(labels["left_out"]),
+                hoverinfo="skip",
             )
         )
     figure.update_layout(

@@ -62,7 +62,8 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
     title = text(chart.title)
     if chart.kind == "curve":
         labels = {"title": title, "x": text(chart.x_title), "y": _y_title(chart),
-                  "range": list(chart.y_range) if chart.y_range else None}  # fmt: skip
+                  "range": list(chart.y_range) if chart.y_range else None,
+                  "left_out": text(LEFT_OUT)}  # fmt: skip
         return charts.curve_figure(data[chart.source], methods, labels)
     if chart.kind == "radar":
         return charts.radar_figure(
@@ -118,6 +119,10 @@ def table(spec: Table, data: Sources, methods: list[str]) -> dict:
 
 
 NOTHING_TO_DRAW = _l("No scored values to show.")
+# a curve's point with ``in_average`` false (docs/results-format.md "curves")
+LEFT_OUT = _l(
+    "Hollow: a round resting on too few sessions, left out of the average and slope"
+)
 
 
 BUILT = SingleFlight(64)  # ~50 KB of figure data each

@@ -17,6 +17,10 @@ run this module computes the judge-validity quantities of the results'
   own (``binary_base_rate``: the majority label's share, beside κ);
 * ``samples_alpha``: Krippendorff's α of the judge's samples of one item
   (with ``samples`` ≥ 2; each sample is stored as ``al_sample@k``);
+* ``judge_offsets``: with a judge panel, each judge's mean signed AL
+  difference from the other judges on the items they share, with n, a t
+  interval, the ratio of spreads and a note (:func:`judge_offsets`): α stays
+  high under a constant offset that the panel mean silently pools;
 
 (``al_lc``, the length-controlled score, is in :mod:`metrics.suites.alignment.length_control`.)
 
@@ -35,7 +39,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from metrics import columns, row_source
+from metrics import columns, row_source, stats
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
 from metrics.correlation_ci import criterion_agreement
@@ -145,6 +149,7 @@ def validity(rows: Rows) -> dict:
         "inter_judge_alpha_n": judges_n,
         # only with recorded judges (a run without them aggregates as before)
         **({"recorded_judges": named} if (named := recorded_judges(rows)) else {}),
+        "judge_offsets": judge_offsets(rows),
     }
 
 
@@ -429,3 +434,90 @@ def _labels_for(items: Items, labels: Scored, judge: int) -> Scored:
 def _of_judge(items: Items, scored: Scored, judge: int) -> Scored:
     mine = items.judge(scored.keys) == judge
     return Scored(scored.keys[mine], scored.values[mine])
+
+
+# an offset's spread ratio outside [1/SCALE_RATIO, SCALE_RATIO]: the judges'
+# scores spread so differently that they may use different scales
+SCALE_RATIO = 2.0
+
+
+def judge_offsets(rows: Rows) -> dict | None:
+    """``{judge: {offset, n, ci_low, ci_high, spread_ratio, note}}`` of a
+    panel: per judge, the mean signed difference of its AL from the mean of
+    the panel's other judges on the items it and at least one other judge
+    scored, with n (those items) and a Student-t 95% interval; the ratio of
+    its scores' standard deviation to the other judges' mean standard
+    deviation on the same items; and a note when the interval excludes 0
+    (``judge_offset``) or the ratio is outside [1/2, 2] (``judge_scale``).
+    A panel mean pools these offsets; α can stay high under a constant one.
+    None with fewer than two judges.
+
+    >>> rows = [{"session_id": "s", "round": k, "method": "M", "judge": j,
+    ...          "metric": "al", "value": v + (6 if j == "b" else 0), "status": "ok"}
+    ...         for k, v in enumerate((40, 55, 62, 70, 81), start=1) for j in "ab"]
+    >>> found = judge_offsets(rows)
+    >>> found["b"]["offset"], found["b"]["n"], found["b"]["ci_low"]
+    (6.0, 5, 6.0)
+    >>> found["b"]["note"]
+    {'code': 'judge_offset', 'params': {'judge': 'b', 'offset': '+6.00', 'ci_low': '6.00', 'ci_high': '6.00'}}
+    """
+    if len(set(row_source.judge_names(rows)) - {""}) < 2:
+        return None
+    items = Items(row_source.part(rows, ["al"]))
+    al = items.scored("al")
+    np = columns._numpy()
+    judges = np.unique(items.judge(al.keys)).tolist()
+    if len(judges) < 2:
+        return None
+    units = np.unique(al.keys // items.size["judge"])
+    table = np.array([lookup(al, units * items.size["judge"] + j) for j in judges])
+    found = {}
+    for row, judge in enumerate(judges):
+        others = np.delete(table, row, axis=0)
+        rated = ~np.isnan(others)
+        shared = ~np.isnan(table[row]) & rated.any(axis=0)
+        mine = table[row][shared]
+        theirs = np.nanmean(others[:, shared], axis=0) if shared.any() else mine
+        ci = stats.mean_ci((mine - theirs).tolist())
+        name = items.judges[judge]
+        found[name] = {
+            "offset": ci["mean"],
+            "n": ci["n"],
+            "ci_low": ci["ci_low"],
+            "ci_high": ci["ci_high"],
+            "spread_ratio": _spread_ratio(mine, others[:, shared]),
+        }
+        found[name]["note"] = _offset_note(name, found[name])
+    return found
+
+
+def _spread_ratio(mine, others) -> float | None:
+    """SD of a judge's scores over the SD of each other judge's scores on the
+    same items (their mean); None when undefined (under two items, or the
+    others do not vary)."""
+    np = columns._numpy()
+    if len(mine) < 2:
+        return None
+    spreads = [
+        np.std(v[~np.isnan(v)], ddof=1) for v in others if (~np.isnan(v)).sum() >= 2
+    ]
+    theirs = float(np.mean(spreads)) if spreads else 0.0
+    return float(np.std(mine, ddof=1)) / theirs if theirs > 0 else None
+
+
+def _offset_note(judge: str, found: dict) -> dict | None:
+    low, high, ratio = found["ci_low"], found["ci_high"], found["spread_ratio"]
+    if ratio is not None and not 1 / SCALE_RATIO <= ratio <= SCALE_RATIO:
+        return {
+            "code": "judge_scale",
+            "params": {"judge": judge, "ratio": f"{ratio:.2f}"},
+        }
+    if low is not None and (low > 0 or high < 0):
+        params = {
+            "judge": judge,
+            "offset": f"{found['offset']:+.2f}",
+            "ci_low": f"{low:.2f}",
+            "ci_high": f"{high:.2f}",
+        }
+        return {"code": "judge_offset", "params": params}
+    return None

@@ -29,6 +29,12 @@ from metrics.suites.alignment.judge_checks import Rows
 
 # the five parts of an AL verdict, 0-20 each
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
+# A round of a curve resting on fewer sessions than this (or than the most
+# sessions any round of that curve rests on, if fewer) is drawn but left out
+# of the curve's average and line (docs/metrics/alignment.md "Sparse
+# rounds"). A method constant, not a setting: the same file gives the same
+# AL average on every deployment, and the witness reads it from the card.
+MIN_ROUND_SESSIONS = 3
 
 
 def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]:
@@ -43,7 +49,28 @@ def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]
         if k is None:
             raise ValueError(f"a {metric} row has no round")
         points[method].append({"k": k, **stats.mean_ci(values)})
+    for found in points.values():
+        left_out = sparse_rounds(found)
+        for point in found:
+            point["in_average"] = point["k"] not in left_out
     return points
+
+
+def sparse_rounds(points: list[dict]) -> list[int]:
+    """The rounds of a curve left out of its average and line: those resting
+    on fewer than ``MIN_ROUND_SESSIONS`` sessions, the bar lowered to the most
+    sessions any round rests on, so a file of one or two sessions keeps an
+    average.
+
+    >>> sparse_rounds([{"k": 1, "n": 30}, {"k": 2, "n": 3}, {"k": 3, "n": 2}])
+    [3]
+    >>> sparse_rounds([{"k": 1, "n": 2}, {"k": 2, "n": 1}])
+    [2]
+    """
+    if not points:
+        return []
+    bar = min(MIN_ROUND_SESSIONS, max(p["n"] for p in points))
+    return [p["k"] for p in points if p["n"] < bar]
 
 
 def normalized(points: list[dict]) -> list[dict] | None:
@@ -59,13 +86,16 @@ def normalized(points: list[dict]) -> list[dict] | None:
     low, span = min(means), max(means) - min(means)
     return [
         {"k": p["k"], "mean": (p["mean"] - low) / span, "n": p["n"],
-         "ci_low": None, "ci_high": None}
+         "ci_low": None, "ci_high": None,
+         **({"in_average": p["in_average"]} if "in_average" in p else {})}
         for p in points
     ]  # fmt: skip
 
 
 def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
-    """The mean of the curve and its least-squares line. R² is left
+    """The mean of the curve and its least-squares line over the rounds in
+    the average (``in_average``), and the mean and slope over every round
+    (``<prefix>_avg_all_rounds``, ``<prefix>_slope_all_rounds``). R² is left
     undefined through two rounds: a line always fits two points, so it
     would be 1 whatever AL did (:func:`curve_notes` says so).
 
@@ -73,15 +103,23 @@ def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
     >>> found = _curve_summary(two, "al")
     >>> found["al_slope"], found["al_r2"]
     (15.0, None)
+    >>> sparse = [*two, {"k": 3, "mean": 100.0, "in_average": False}]
+    >>> found = _curve_summary(sparse, "al")
+    >>> found["al_avg"], found["al_avg_all_rounds"], found["al_slope_all_rounds"]
+    (47.5, 65.0, 30.0)
     """
-    ks = [p["k"] for p in points]
-    means = [p["mean"] for p in points]
-    slope, intercept, r2 = stats.ols(ks, means)
+    kept = [p for p in points if p.get("in_average", True)]
+    slope, intercept, r2 = stats.ols([p["k"] for p in kept], [p["mean"] for p in kept])
+    every_slope = stats.ols([p["k"] for p in points], [p["mean"] for p in points])[0]
     return {
-        f"{prefix}_avg": fmean(means) if means else None,
+        f"{prefix}_avg": fmean(p["mean"] for p in kept) if kept else None,
         f"{prefix}_slope": slope,
         f"{prefix}_intercept": intercept,
-        f"{prefix}_r2": None if len(points) == 2 else r2,
+        f"{prefix}_r2": None if len(kept) == 2 else r2,
+        f"{prefix}_avg_all_rounds": fmean(p["mean"] for p in points)
+        if points
+        else None,
+        f"{prefix}_slope_all_rounds": every_slope,
     }
 
 
@@ -89,12 +127,34 @@ def curve_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]
     """Why the line's values of a curve are null (summary notes): one round
     has no line, two rounds have no meaningful R², a flat curve has no
     variance for R² to explain. A curve with no point says nothing: its
-    ``_n`` (0) does.
+    ``_n`` (0) does. With rounds left out (:func:`sparse_rounds`) the
+    average and the line say which (``<prefix>_sparse_rounds``), and that is
+    the reason the line gives when the rounds left in are too few for it.
 
     >>> curve_notes([{"k": 1, "mean": 40.0}, {"k": 2, "mean": 55.0}],
     ...             {"al_r2": None}, "al")
     {'al_r2': {'code': 'r2_two_rounds'}}
+    >>> curve_notes([{"k": 1, "mean": 40.0, "n": 3},
+    ...              {"k": 2, "mean": 55.0, "n": 1, "in_average": False}],
+    ...             {"al_r2": None}, "al")["al_slope"]
+    {'code': 'al_sparse_rounds', 'params': {'rounds': '2', 'min': 3}}
     """
+    left_out = [p["k"] for p in points if not p.get("in_average", True)]
+    kept = [p for p in points if p.get("in_average", True)]
+    said = _line_notes(kept, found, prefix)
+    if left_out:
+        rounds = ", ".join(map(str, left_out))
+        params = {"rounds": rounds, "min": MIN_ROUND_SESSIONS}
+        sparse = {"code": f"{prefix}_sparse_rounds", "params": params}
+        for part in ("avg", "slope", "intercept", "r2"):
+            key = f"{prefix}_{part}"
+            if (part != "avg" and len(kept) < 2) or key not in said:
+                said[key] = sparse
+    return said
+
+
+def _line_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]:
+    """:func:`curve_notes` of the rounds in the average."""
     if len(points) == 1:
         code = {"code": "curve_one_round"}
         return {f"{prefix}_{part}": code for part in ("slope", "intercept", "r2")}
@@ -158,11 +218,16 @@ def _binary_rates(rows: Rows, methods: list[str]) -> dict:
     return {m: total / n if n else None for m, (total, n) in totals.items()}
 
 
-def _value_parts(rows: Rows, methods: list[str]) -> dict:
-    """The parts (``metrics/basis.py``) of AL average (per round k, the
-    session's AL sum and count) and of the keep-chatting rate (the
-    session's yes votes and verdicts): what their Δ intervals resample."""
+def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
+    """The parts (``metrics/basis.py``) of AL average (per round k in the
+    average, the session's AL sum and count) and of the keep-chatting rate
+    (the session's yes votes and verdicts): what their Δ intervals resample.
+    ``points`` are the AL curves: their sparse rounds are left out here as
+    in the average."""
     found: dict[str, dict] = {"al_avg": {}, "binary_rate": {}}
+    left_out = {
+        m: {p["k"] for p in drawn if not p["in_average"]} for m, drawn in points.items()
+    }
     for metric, column in (("al", "al_avg"), ("binary", "binary_rate")):
         for method, session, values, rounds in row_source.groups(
             rows, metric, "session"
@@ -171,17 +236,20 @@ def _value_parts(rows: Rows, methods: list[str]) -> dict:
                 continue
             strata: dict = {}
             for value, k in zip(values, rounds, strict=True):
+                if column == "al_avg" and k in left_out.get(method, ()):
+                    continue
                 stratum = k if column == "al_avg" else None
                 num, den = strata.get(stratum, (0.0, 0.0))
                 strata[stratum] = (num + value, den + 1.0)
-            found[column].setdefault(method, {})[session] = strata
+            if strata:
+                found[column].setdefault(method, {})[session] = strata
     return found
 
 
 def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict:
     """Per method: the mean over rounds of the dimension's curve."""
     found = curves(rows, f"al_{dimension}", methods)
-    return {m: fmean(p["mean"] for p in points) if points else None
+    return {m: fmean(p["mean"] for p in points if p["in_average"]) if points else None
             for m, points in found.items()}  # fmt: skip
 
 
@@ -203,7 +271,17 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
         charted["nal"][method] = normalized(points[method]) or []
         values = al[method]
         summary[method] = {
-            **{k: values[k] for k in ("al_avg", "al_slope", "al_intercept", "al_r2")},
+            **{
+                k: values[k]
+                for k in (
+                    "al_avg",
+                    "al_slope",
+                    "al_intercept",
+                    "al_r2",
+                    "al_avg_all_rounds",
+                    "al_slope_all_rounds",
+                )
+            },
             "binary_rate": rates[method],
             **{k: v for k, v in values.items() if k.startswith("al_session_slope")},
         }
@@ -214,7 +292,7 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     for method, reason in lc_noted.items():  # why al_lc is null
         said.setdefault(method, {})["al_lc"] = reason
     return {"summary": summary, "curves": charted, "session_values": per_session,
-            "value_parts": _value_parts(rows, methods),
+            "value_parts": _value_parts(rows, methods, points),
             "validity": judge_checks.validity(rows),
             "panel": _panel(points, dimensions, said)}  # fmt: skip
 

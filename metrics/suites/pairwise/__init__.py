@@ -274,6 +274,9 @@ METRICS = (
     *(Metric(f"pairwise_longer_wins_rate_ci_{end}", _l("Win rate if the longer reply always won"),
              "summary", True, UNIT, RATE, needs_judge=True, **CI_FREE)
       for end in ("low", "high")),
+    Metric("bt_resamples_left_out", _l("Bradley–Terry resamples left out"), "summary",
+           False, (0.0, None), Format.COUNT, needs_judge=True, **CI_FREE,
+           description=_l("Bootstrap resamples in which a method won or lost every comparison (no finite strengths): left out of the Bradley–Terry interval.")),
 )  # fmt: skip
 
 SUITE = Suite(

@@ -96,6 +96,34 @@ def bt_notes(
     }
 
 
+def _left_out_notes(strengths: dict) -> dict[str, dict]:
+    """Beside each end of a Bradley–Terry interval, how many resamples it
+    left out (separated: no finite strengths), or why it has none (more
+    than ``ranking.SEPARATED_SHARE`` of them were).
+
+    >>> _left_out_notes({"A": {"mean": 1.0, "ci_low": 0.1, "resamples_separated": 3}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'A': {'bt_ci_low': {'code': 'bt_resamples_left_out',
+                         'params': {'left_out': 3, 'resamples': 500}},
+           'bt_ci_high': {'code': 'bt_resamples_left_out',
+                          'params': {'left_out': 3, 'resamples': 500}}}}
+    """
+    said = {}
+    for method, bt in strengths.items():
+        left_out = bt.get("resamples_separated") or 0
+        if bt.get("mean") is None or not left_out:
+            continue
+        code = (
+            "bt_resamples_left_out"
+            if bt.get("ci_low") is not None
+            else ("bt_ci_too_separated")
+        )
+        params = {"left_out": left_out, "resamples": ranking.BT_RESAMPLES}
+        reason = {"code": code, "params": params}
+        said[method] = {"bt_ci_low": reason, "bt_ci_high": dict(reason)}
+    return said
+
+
 def validity(details: Iterable[dict | None]) -> dict:
     """Position bias of the judge over the scored comparisons (each once),
     from the details of the scored rows.
@@ -194,6 +222,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "pairwise_winrate_ci_high": ci["ci_high"],
             "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
             "bt_ci_high": bt.get("ci_high"),
+            # resamples left out of the interval (separated), 0 too
+            "bt_resamples_left_out": bt.get("resamples_separated"),
         }  # fmt: skip
     # length-controlled (metrics/suites/pairwise/length_control.py)
     found_lc, lacking = length_control.comparisons(_length_items(rows, found, details))
@@ -209,7 +239,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     )
     for method in methods:
         summary[method].update(lc["summary"][method])
-    said = bt_notes(strengths, split, outcomes, methods)
+    said = _left_out_notes(strengths) | bt_notes(strengths, split, outcomes, methods)
     for method, reasons in lc["notes"].items():
         said.setdefault(method, {}).update(reasons)
     return {
