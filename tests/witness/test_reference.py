@@ -327,7 +327,10 @@ def predates(path: str, theirs: Any) -> bool:
     # 58): the example documents were written before they existed
     card = top.startswith("report_card") or top == "self_preference"
     base_rate = path.endswith(".binary_base_rate")
-    return theirs == "<absent>" and (top.endswith("_n") or card or base_rate)
+    # the n of bt_resamples_left_out (issue 58), absent from every example
+    # aggregated before it (its value is the product's random stream's)
+    later = path.startswith("summary.") and path.endswith(".bt_resamples_left_out_n")
+    return theirs == "<absent>" and (top.endswith("_n") or card or base_rate or later)
 
 
 @functools.cache
@@ -378,3 +381,20 @@ def test_every_known_disagreement_still_disagrees():
         if case[2] not in {d[0] for d in found_differences(case[0], case[1])}
     ]
     assert not fixed, f"fixed, remove from DISAGREEMENTS: {fixed}"
+
+
+def test_judge_offsets_by_hand():
+    """alignment.md "Judge checks": judge b scores 6 above judge a on every
+    item, so its offset is +6 with a zero-width interval and the note."""
+    rows = [
+        row(f"s{i}", 1, "M", "al", base + shift, judge)
+        for i, base in enumerate((40, 55, 70))
+        for judge, shift in (("a", 0), ("b", 6))
+    ]
+    found = ref.judge_validity(tiny_doc(rows, ["M"], models=("a", "b")))[
+        "judge_offsets"
+    ]
+    assert (found["b"]["offset"], found["b"]["n"]) == (6, 3)
+    assert (found["b"]["ci_low"], found["b"]["ci_high"]) == (6.0, 6.0)
+    assert found["b"]["note"]["code"] == "judge_offset"
+    assert found["a"]["offset"] == -6 and found["b"]["spread_ratio"] == 1.0
