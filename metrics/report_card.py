@@ -27,7 +27,8 @@ be measured or none passed; else ``fit``.
 ...          "length_spearman": {"j": 0.41}, "length_spearman_n": {"j": 80},
 ...          "reasons": {}, "reason_codes": {}}
 >>> card = report_card(found, {"suites": ["alignment", "pairwise"],
-...                            "samples": 1, "judges": 1})
+...     "position_suite": "pairwise", "length_suite": "alignment",
+...     "samples": 1, "judges": 1})
 >>> [(row["criterion"], row["verdict"]) for row in card["report_card"][:2]]
 [('position_consistency', 'pass'), ('length_spearman', 'fail')]
 >>> card["report_card_verdict"], card["report_card_failing"]
@@ -85,14 +86,15 @@ def report_card(found: dict, context: dict | None = None) -> dict:
     """``report_card``, ``report_card_verdict``, ``report_card_failing``
     and ``report_card_unmeasured`` from a ``judge_validity`` object.
     ``context``: ``suites`` (the run's), ``samples``, ``judges`` (their
-    number), ``thresholds`` (a protocol's ``[report_card]``), ``pairwise``
-    and ``alignment`` (the suites measuring position consistency and
-    length ρ, when not the default names)."""
+    number), ``thresholds`` (a protocol's ``[report_card]``),
+    ``position_suite`` and ``length_suite`` (the suites measuring position
+    consistency and length ρ, from the registry: a suite's name is written
+    in its own module only)."""
     context = context or {}
     limits = thresholds(context.get("thresholds"))
     suites = set(context.get("suites") or ())
-    pairwise = context.get("pairwise", "pairwise") in suites
-    alignment = context.get("alignment", "alignment") in suites
+    pairwise = context.get("position_suite") in suites
+    alignment = context.get("length_suite") in suites
     reasons = found.get("reason_codes") or {}
     rows = [
         _position(found, pairwise, reasons),

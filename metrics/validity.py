@@ -154,8 +154,8 @@ def judge_validity(
         {
             **context,
             "suites": suites,
-            "pairwise": _suite_of("position_consistency"),
-            "alignment": _suite_of("length_spearman"),
+            "position_suite": _suite_of("position_consistency"),
+            "length_suite": _suite_of("length_spearman"),
             "self_preference_reason": codes.get("self_preference"),
         },
     )

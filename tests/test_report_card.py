@@ -20,7 +20,8 @@ from tests.witness import reference
 
 def card_of(found: dict, **context) -> dict:
     base = {"reasons": {}, "reason_codes": {}}
-    return report_card.report_card({**base, **found}, context)
+    suites = {"position_suite": "pairwise", "length_suite": "alignment"}
+    return report_card.report_card({**base, **found}, {**suites, **context})
 
 
 def rows_by(card: dict) -> dict:
