@@ -26,7 +26,11 @@ from metrics.suite import (
     _l,
 )
 from metrics.suites.alignment import judge_checks
-from metrics.suites.alignment.summary import DIMENSIONS, summarize
+from metrics.suites.alignment.summary import (
+    DIMENSIONS,
+    MIN_ROUND_SESSIONS,
+    summarize,
+)
 
 # The modes of the default protocol (protocols/personasteer.toml); a run
 # with another protocol takes its modes from it (``modes_of``).
@@ -325,6 +329,13 @@ SUITE = Suite(
     estimate=estimate,
     order=10,
     lead="al_avg",  # the mean AL: length control needs enough sessions to fit
+    methods_note=(
+        "AL(k) is the mean judge score at round k over the sessions that reach "
+        f"round k; the AL average and slope leave out rounds resting on fewer than "
+        f"{MIN_ROUND_SESSIONS} sessions (or than the most sessions any round rests "
+        "on, when that is fewer), which stay on the curve; the figures over every round "
+        "are reported beside them (al_avg_all_rounds, al_slope_all_rounds)."
+    ),
     validity=(
         ("length_spearman", "validity_no_variance"),
         ("cross_mode_auc", "validity_one_class"),

@@ -309,7 +309,12 @@ SUITE = Suite(
         "checked against choix) with the first method (or the pairwise baseline) "
         "fixed at 0 and 95% CIs from 500 bootstrap resamples of sessions; when some "
         "methods won or lost every comparison against the rest (separation), no "
-        "finite strength exists and none was reported."
+        "finite strength exists and none was reported; resamples that were "
+        "separated were left out and counted, and no interval was given when they "
+        "exceeded 5%. Length-controlled win rates and strengths were fitted as in "
+        "AlpacaEval 2.0 (Dubois et al. 2024) without its instruction term, logit "
+        "P(a beats b) = b_a - b_b + g*tanh(dl/s) with dl the difference in "
+        "characters and s its root mean square, and read at equal lengths."
     ),
     panel=Panel(
         charts=(
