@@ -46,13 +46,15 @@ def _write(text: str, out) -> None:
     click.echo(f"written to {out}", err=True)
 
 
-def _run_report(run, fmt: str, baseline: str, cjk: bool) -> str:
+def _run_report(
+    run, fmt: str, baseline: str, cjk: bool, min_effect: float | None = None
+) -> str:
     from metrics.results import judge_usage
     from reports import paper, paper_methods, paper_summary
 
     storage = current_app.extensions["storage"]
     if fmt == "json":
-        document = current_app.extensions["runs"].results_document(run)
+        document = current_app.extensions["runs"].results_document(run, min_effect)
         return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     if fmt == "methods":
         used = judge_usage(run, storage.progress.judge_usage(run.id))
@@ -68,7 +70,19 @@ _OPTIONS = (
     click.option("--baseline", help="Method (or run/method) the others are compared with; default: the first."),
     click.option("--cjk", is_flag=True, help="LaTeX: typeset Chinese and Korean with CJKutf8."),
     click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout."),
+    click.option("--min-effect", type=float, callback=lambda _c, _p, v: _min_effect(v),
+                 help="JSON: each comparison also gives sessions_for_min_effect, the "
+                 "paired sessions needed to detect this standardized effect dz (> 0) "
+                 "with 80% power at alpha 0.05."),
 )  # fmt: skip
+
+
+def _min_effect(value: float | None) -> float | None:
+    from metrics.stats import valid_min_effect
+
+    if value is not None and not valid_min_effect(value):
+        raise click.BadParameter(f"{value} is not a dz above 0")
+    return value
 
 
 def _with_options(command):
@@ -88,7 +102,7 @@ TOKENS_AS_GIVEN = {"ignore_unknown_options": True}
               "json: results v1; methods: the Methods paragraph.")  # fmt: skip
 @_with_options
 @with_appcontext
-def report_command(run_key, fmt, baseline, cjk, out) -> None:
+def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
     """Write a finished run's report: the paper tables, summary.csv, the
     results document or the Methods paragraph (English)."""
     from reports import paper  # the numeric libraries, on use (cli/__init__.py)
@@ -98,7 +112,7 @@ def report_command(run_key, fmt, baseline, cjk, out) -> None:
     if fmt != "json" and (not run.aggregates or not run.methods):
         fail(f"run {run.id} is {run.status}: it has no results to report", FAILED)
     chosen = paper.baseline_of(run, baseline) if run.methods else ""
-    _write(_run_report(run, fmt, chosen, cjk), out)
+    _write(_run_report(run, fmt, chosen, cjk, min_effect), out)
 
 
 @click.command("compare", context_settings=TOKENS_AS_GIVEN)
@@ -108,7 +122,7 @@ def report_command(run_key, fmt, baseline, cjk, out) -> None:
               "json: the comparison document.")  # fmt: skip
 @_with_options
 @with_appcontext
-def compare_command(run_keys, fmt, baseline, cjk, out) -> None:
+def compare_command(run_keys, fmt, baseline, cjk, out, min_effect) -> None:
     """Compare finished runs over their shared sessions (the first run's
     first method is the default baseline), as the /compare page does."""
     from pipeline.comparison import compare_now
@@ -124,7 +138,11 @@ def compare_command(run_keys, fmt, baseline, cjk, out) -> None:
         raise SystemExit(INVALID) from None
     chosen = paper.baseline_of(comparison, baseline)
     if fmt == "json":
-        text = json.dumps(comparison.document(), ensure_ascii=False, indent=1) + "\n"
+        from metrics.stats import add_min_effect
+
+        document = comparison.document()
+        document["comparisons"] = add_min_effect(document["comparisons"], min_effect)
+        text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     elif fmt == "csv":
         text = paper_summary.summary_csv(comparison, chosen)
     elif fmt == "md":

@@ -232,6 +232,9 @@ MESSAGES: dict[str, LazyText] = {
         "share them); a retry would make more."
     ),
     "bad_limit": _l("%(path)s: %(value)s is not a page size from 1 to %(limit)s."),
+    "bad_min_effect": _l(
+        "%(path)s: %(value)s is not a minimum effect (a standardized difference dz above 0)."
+    ),
     "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
     # model families (self-preference, docs/input-format.md)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from statistics import fmean, stdev
 
-from metrics.sign_flips import every_flip_p, needs_every_flip
+from metrics.power import power_note, sessions_for_power
+from metrics.sign_flips import EXACT_UP_TO, doubled_ranks, exact_p
 
 # numpy and scipy are imported inside the functions that use them, which
 # every CLI command would pay otherwise.
@@ -134,37 +135,65 @@ def at_resolution(diff: float) -> float:
     return float(f"{diff:.{RESOLUTION_DIGITS}g}")
 
 
+def signed_ranks(diffs: list[float]) -> tuple[list[int], list[int], int]:
+    """Pratt's ranking (Pratt 1959): every difference at
+    :func:`at_resolution`, zeros included, ranked by |d| with average ranks
+    of ties; then the zeros and their ranks are set aside. Returns twice the
+    ranks of the nonzero differences (integers: average ranks are
+    half-integers), their signs (+1/−1) and the number of zeros.
+
+    >>> signed_ranks([0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, -5.0])
+    ([8, 10, 12, 14, 16], [1, 1, 1, 1, -1], 3)
+    """
+    seen = [at_resolution(d) for d in diffs]
+    ranks2 = doubled_ranks([abs(d) for d in seen])
+    kept = [
+        (rank, 1 if d > 0 else -1) for rank, d in zip(ranks2, seen, strict=True) if d
+    ]
+    return [r for r, _ in kept], [sign for _, sign in kept], len(seen) - len(kept)
+
+
 def wilcoxon_p(diffs: list[float]) -> float | None:
-    """Two-sided Wilcoxon signed-rank p on the nonzero differences; None
+    """Two-sided Wilcoxon signed-rank p with **Pratt's zero handling**; None
     when fewer than 2 differences or every one is zero. Differences are
     taken at the resolution of :func:`at_resolution`: a difference within
     ``ZERO_DIFFERENCE`` of zero is a zero (0.1 + 0.2 - 0.3 is not a win),
     and differences equal to 12 significant digits are tied.
-    Zeros are dropped first, so the test of the rest is exact up to 50
-    differences without ties (``scipy.stats.wilcoxon(nonzero,
-    zero_method="wilcox", method="exact")``): with the zeros counted, scipy
-    would take the normal approximation, and five wins among 14 sessions
-    gave p = 0.043 where the exact p of the five is 2/32 = 0.0625.
 
+    The zeros are ranked with the rest (they take the smallest ranks), then
+    their ranks leave T+ and the null distribution (:func:`signed_ranks`):
+    a tie pushes every win and loss up the ranking instead of vanishing
+    (dropping them first, "wilcox", tests the nonzero differences as if the
+    ties had never been observed). Up to ``EXACT_UP_TO`` (200) nonzero
+    differences the p is exact, from the exact null distribution of T+ with
+    the ties' average ranks (:func:`metrics.sign_flips.exact_p`); beyond it
+    the normal approximation with Cureton's (1967) mean and variance for
+    Pratt's ranks, tie-corrected, no continuity correction.
+
+    >>> wilcoxon_p([0, 0, 0, 1, 2, 3, 4, -5])
+    0.375
     >>> wilcoxon_p([1.0, 2.0, 3.0, 4.0, 5.0] + [0.0] * 9)
     0.0625
-    >>> wilcoxon_p([0.1 + 0.2 - 0.3, 1.0, 2.0, 3.0]) == wilcoxon_p([1.0, 2.0, 3.0])
+    >>> wilcoxon_p([0.1 + 0.2 - 0.3, 1.0, 2.0, 3.0]) == wilcoxon_p([0.0, 1.0, 2.0, 3.0])
     True
     >>> round(wilcoxon_p([1 - 2 / 3] * 8 + [0 - 1 / 3] * 5), 3)
     0.581
     """
     if len(diffs) < 2:
         return None
-    nonzero = [d for d in map(at_resolution, diffs) if d != 0.0]
-    if not nonzero:
+    ranks2, signs, _ = signed_ranks(diffs)
+    if not ranks2:
         return None
-    if needs_every_flip(nonzero):  # scipy's answer, 45 ms -> 0.1 ms
-        return every_flip_p(nonzero)
-    from scipy.stats import wilcoxon  # loaded on use: 0.35 s of CPU, once
-
-    # the defaults: method "auto" (exact to 50 differences without ties,
-    # every sign flip to 13 with ties, else normal without correction)
-    return float(wilcoxon(nonzero).pvalue)
+    observed2 = sum(r for r, sign in zip(ranks2, signs, strict=True) if sign > 0)
+    if len(ranks2) <= EXACT_UP_TO:
+        return exact_p(ranks2, observed2)
+    # under the null T+ is a sum of independent rank·Bernoulli(½): mean
+    # Σr/2, variance Σr²/4 over the nonzero ranks, which is Cureton's
+    # [n(n+1)(2n+1) − z(z+1)(2z+1)]/24 − Σ(t³ − t)/48 with z zeros
+    mean = sum(ranks2) / 4  # ranks are doubled: Σ(2r)/4 = Σr/2
+    variance = sum(r * r for r in ranks2) / 16
+    z = (observed2 / 2 - mean) / math.sqrt(variance)
+    return math.erfc(abs(z) / math.sqrt(2))
 
 
 def cohens_dz(diffs: list[float]) -> float | None:
@@ -173,12 +202,56 @@ def cohens_dz(diffs: list[float]) -> float | None:
     on paper have no spread: their float noise gave an SD of 3e-17 and
     dz = 1.0e16).
 
+    A mean difference within ``ZERO_DIFFERENCE`` of 0 is 0 (dz = 0.0): a
+    mean 0 on paper computed as 1e-17 is no effect to plan for.
+
     >>> cohens_dz([1 - 2 / 3, 1 / 3 - 0, 1 - 2 / 3]) is None
     True
+    >>> cohens_dz([0.1, 0.2, -0.3])
+    0.0
     """
     if len(diffs) < 2 or stdev([at_resolution(d) for d in diffs]) == 0:
         return None
-    return fmean(diffs) / stdev(diffs)
+    centre = fmean(diffs)
+    return 0.0 if at_resolution(centre) == 0.0 else centre / stdev(diffs)
+
+
+def sd_diff(diffs: list[float]) -> float | None:
+    """Sample SD (n − 1) of the paired differences, the denominator of dz;
+    0.0 when they do not vary at :func:`at_resolution`.
+
+    >>> sd_diff([4.0, 9.0, -2.0, 9.0, 6.0]) == stdev([4.0, 9.0, -2.0, 9.0, 6.0])
+    True
+    >>> sd_diff([1 - 2 / 3, 1 / 3])
+    0.0
+    """
+    if len(diffs) < 2:
+        return None
+    if stdev([at_resolution(d) for d in diffs]) == 0:
+        return 0.0
+    return stdev(diffs)
+
+
+def rank_biserial(diffs: list[float]) -> float | None:
+    """Matched-pairs rank-biserial correlation (Kerby 2014, the simple
+    difference formula) on Pratt's ranks: (T+ − T−) / (n(n + 1)/2), the
+    favourable minus the unfavourable share of the rank sum of **all** n
+    differences. A zero takes its rank in the denominator and counts as
+    neither a win nor a loss, as in the test (:func:`signed_ranks`): five
+    wins among 14 sessions with nine ties give 60/105 = 0.571, not 1.
+    In [−1, 1], positive when a > b; None when n < 2.
+
+    >>> rank_biserial([1.0, 2.0, 3.0, 4.0, 5.0] + [0.0] * 9)
+    0.5714285714285714
+    >>> rank_biserial([4.0, 9.0, -2.0, 9.0, 6.0])
+    0.8666666666666667
+    """
+    n = len(diffs)
+    if n < 2:
+        return None
+    ranks2, signs, _ = signed_ranks(diffs)
+    net2 = sum(rank * sign for rank, sign in zip(ranks2, signs, strict=True))
+    return net2 / (n * (n + 1))  # doubled ranks over the doubled rank sum
 
 
 def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
@@ -245,11 +318,10 @@ def compare_paired(
     (2, 1, False)
     """
     shared = [key for key in values_a if key in values_b]
-    xs = [values_a[key] for key in shared]
-    ys = [values_b[key] for key in shared]
-    diffs = [x - y for x, y in zip(xs, ys, strict=True)]
+    diffs = [values_a[key] - values_b[key] for key in shared]
     ci = paired_bootstrap_ci(diffs)
-    welch = welch_t(xs, ys)
+    dz = cohens_dz(diffs)
+    sessions = sessions_for_power(dz)
     unpaired = {
         name: left
         for name, left in (
@@ -268,13 +340,45 @@ def compare_paired(
         "p_value": wilcoxon_p(diffs),
         "p_holm": None,
         "test": "wilcoxon",
-        "effect_size": cohens_dz(diffs),
+        "effect_size": dz,
+        "effect_size_name": "dz",
+        "rank_biserial": rank_biserial(diffs),
+        "sd_diff": sd_diff(diffs),
+        "sessions_for_80_power": sessions,
+        "sessions_for_80_power_note": power_note(dz, len(diffs), sessions),
         "n": len(diffs),
-        "welch_t": welch[0] if welch else None,
-        "welch_p": welch[1] if welch else None,
-        "cohens_d": cohens_d(xs, ys),
+        "n_zero": sum(1 for d in diffs if at_resolution(d) == 0.0),
         **unpaired,
     }
+
+
+def add_min_effect(comparisons: list[dict], min_effect: float | None) -> list[dict]:
+    """Each comparison with ``min_effect`` (a standardized paired effect dz
+    the reader sets: the smallest difference worth detecting, in SDs of the
+    differences) and ``sessions_for_min_effect``: the paired sessions the
+    paired t-test needs to detect it at α = 0.05 (two-sided) with 80% power
+    (:func:`metrics.power.sessions_for_power`). A planning figure that needs
+    no data; unchanged without ``min_effect``.
+
+    >>> add_min_effect([{"metric": "al"}], 0.5)
+    [{'metric': 'al', 'min_effect': 0.5, 'sessions_for_min_effect': 34}]
+    """
+    if min_effect is None:
+        return comparisons
+    sessions = sessions_for_power(min_effect)
+    return [
+        {**c, "min_effect": min_effect, "sessions_for_min_effect": sessions}
+        for c in comparisons
+    ]
+
+
+def valid_min_effect(value: float) -> bool:
+    """A minimum effect is a finite dz above 0.
+
+    >>> valid_min_effect(0.3), valid_min_effect(0.0), valid_min_effect(float("nan"))
+    (True, False, False)
+    """
+    return math.isfinite(value) and value > 0
 
 
 def method_pairs(methods: list[str], max_methods: int) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ import dataset
 from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage
 from dataset.limits import Limits
-from metrics import registry, results
+from metrics import registry, results, stats
 from pipeline import kept_uploads, reuse, stalls
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
@@ -313,24 +313,38 @@ class RunService(RunBudget):
             return None
         return {"on": "rate_limit", "mean_wait_s": round(paced_s / calls, 1)}
 
-    def results_head(self, run: Run) -> dict[str, Any]:
-        """The results document without its rows (cheap at any run size)."""
+    def results_head(self, run: Run, min_effect: float | None = None) -> dict[str, Any]:
+        """The results document without its rows (cheap at any run size);
+        with ``min_effect``, each comparison also says the sessions needed
+        to detect it (``stats.add_min_effect``)."""
         counts = self.storage.rows.run_status_counts(run)
-        return results.head(run, counts, self.storage.progress.judge_usage(run.id))
+        head = results.head(run, counts, self.storage.progress.judge_usage(run.id))
+        if min_effect is not None and head.get("comparisons"):
+            head["comparisons"] = stats.add_min_effect(head["comparisons"], min_effect)
+        return head
 
-    def results_chunks(self, run: Run, indent: int | None = None) -> Iterator[str]:
+    def results_chunks(
+        self, run: Run, indent: int | None = None, min_effect: float | None = None
+    ) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
         database: what the CLI's ``--out``, the JSON export and
         ``/api/v1/runs/<token>/results`` write."""
-        opening = results.json_opening(self.results_head(run), indent)
+        opening = results.json_opening(self.results_head(run, min_effect), indent)
         rows = self.storage.rows.iter_rows(run.id, detail=False)
         return chain([opening], results.json_rows(rows))
 
-    def results_document(self, run: Run) -> dict[str, Any]:
+    def results_document(
+        self, run: Run, min_effect: float | None = None
+    ) -> dict[str, Any]:
         """The whole document in memory (tests and small runs)."""
         counts = self.storage.rows.run_status_counts(run)
         used = self.storage.progress.judge_usage(run.id)
-        return results.build(run, self.storage.rows.iter_rows(run.id), counts, used)
+        found = results.build(run, self.storage.rows.iter_rows(run.id), counts, used)
+        if min_effect is not None and found.get("comparisons"):
+            found["comparisons"] = stats.add_min_effect(
+                found["comparisons"], min_effect
+            )
+        return found
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:

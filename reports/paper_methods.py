@@ -233,7 +233,8 @@ def statistics_sentence(run) -> str:
         "compared over the sessions both methods scored: mean paired difference "
         "with a 95% percentile paired bootstrap confidence interval "
         f"({stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}), "
-        "two-sided Wilcoxon signed-rank test (zero differences discarded) and "
+        "two-sided Wilcoxon signed-rank test (zero differences ranked, then set "
+        "aside: Pratt 1959; exact up to 200 nonzero differences) and "
         "Cohen's dz (mean difference over the standard deviation of the "
         f"differences); p-values were Holm-adjusted {holm}."
     )

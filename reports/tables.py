@@ -55,7 +55,7 @@ def best_methods(
     return {m for m in present if shown[m] == best_shown}
 
 
-SIGNED = ("diff", "ci_low", "ci_high", "effect_size", "welch_t", "cohens_d",
+SIGNED = ("diff", "ci_low", "ci_high", "effect_size", "rank_biserial",
           "delta", "delta_ci_low", "delta_ci_high")  # fmt: skip
 SWAPPED = (("ci_low", "ci_high"), ("delta_ci_low", "delta_ci_high"))
 

@@ -68,15 +68,12 @@ def test_best_is_marked_only_where_methods_differ():
 
 def test_flipping_a_comparison_flips_every_signed_statistic():
     stored = {"metric": "al", "a": "Base", "b": "Ours", "diff": -2.0, "ci_low": -3.0,
-              "ci_high": -1.0, "effect_size": -0.5, "welch_t": -1.2, "cohens_d": -0.4,
+              "ci_high": -1.0, "effect_size": -0.5, "rank_biserial": -0.4, "sd_diff": 4.0,
               "p_value": 0.01, "p_holm": 0.02, "n": 9}  # fmt: skip
     flipped = tables.versus_baseline([stored], "al", "Base", "Ours")
     assert (flipped["diff"], flipped["ci_low"], flipped["ci_high"]) == (2.0, 1.0, 3.0)
-    assert (flipped["effect_size"], flipped["welch_t"], flipped["cohens_d"]) == (
-        0.5,
-        1.2,
-        0.4,
-    )
+    assert (flipped["effect_size"], flipped["rank_biserial"]) == (0.5, 0.4)
+    assert flipped["sd_diff"] == 4.0  # a spread has no direction
     assert flipped["p_holm"] == 0.02
 
 

@@ -14,7 +14,11 @@ def test_wilcoxon_treats_float_noise_as_a_zero_difference():
     clean = [0.0, 1.0, -2.0, 3.0, 4.0]
     assert noisy[0] != 0.0
     assert wilcoxon_p(noisy) == wilcoxon_p(clean)
-    expected = scipy_stats.wilcoxon([1.0, -2.0, 3.0, 4.0], zero_method="wilcox").pvalue
+    expected = scipy_stats.wilcoxon(
+        clean,
+        zero_method="pratt",
+        method=scipy_stats.PermutationMethod(n_resamples=float("inf")),
+    ).pvalue
     assert wilcoxon_p(noisy) == float(expected)
 
 

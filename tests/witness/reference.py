@@ -53,9 +53,9 @@ named by a constant or a function below; none was settled by reading the code.
    ``response_chars``: read as the regression over the panel's item values
    that have a length; ``ln(1 + chars)`` is ``math.log1p``.
 5. N-AL(k) point ``n``: the ``n`` of AL(k). Its CI ends are always null.
-6. Welch's t "null when a side has fewer than 2 values or both variances are
-   0"; Cohen's d has no null rule: null here when the pooled SD is 0 or
-   undefined (``cohens_d``).
+6. ``sessions_for_80_power`` near the boundary: the smallest n whose
+   power, integrated here by Simpson's rule, reaches 0.8; an n whose power is
+   within the integration error (about 1e-9) of 0.8 could differ by one.
 7. ``judge_validity.human.n`` ("the labelled responses it scored"): responses
    with a human label of either kind that the judge scored in that mode
    (``human_agreement``).
@@ -114,10 +114,9 @@ Number = Fraction | float
 ZERO_DIFFERENCE = Fraction(1, 10**9)
 # README "Comparisons": other differences are compared at 12 significant digits.
 RESOLUTION_DIGITS = 12
-# README "Comparisons": the exact distribution for up to 50 nonzero differences
-# without ties, every sign flip for up to 13 with ties, else the normal one.
-EXACT_WITHOUT_TIES_MAX_N = 50
-SIGN_FLIPS_WITH_TIES_MAX_N = 13
+# README "Comparisons": Pratt's ranks; the exact null distribution (every sign
+# flip) for up to 200 nonzero differences, ties or not, else Cureton's normal one.
+EXACT_MAX_N = 200
 # pairwise.md "Bradley–Terry": the L2 term 1e-4/2 * sum(beta^2).
 BT_PENALTY = 1e-4
 # alignment.md "Sparse rounds": a round on fewer sessions than this (or than
@@ -633,14 +632,14 @@ def krippendorff_alpha_interval(units: Iterable[Sequence[Fraction]]) -> float | 
 # Tests between methods (README "Comparisons")
 
 
-def sign_flip_counts(ranks: Sequence[Fraction]) -> dict[Fraction, int]:
-    """How many of the 2**n sign flips give each rank sum T+ (every sign
-    flip, counted by subset sums on exact ranks).
+def sign_flip_counts(ranks: Sequence[int]) -> dict[int, int]:
+    """How many of the 2**n sign flips give each rank sum (every sign flip,
+    counted by subset sums; the caller passes twice the ranks, integers).
 
-    >>> sorted(sign_flip_counts([Fraction(1), Fraction(2)]).items())
-    [(Fraction(0, 1), 1), (Fraction(1, 1), 1), (Fraction(2, 1), 1), (Fraction(3, 1), 1)]
+    >>> sorted(sign_flip_counts([1, 2]).items())
+    [(0, 1), (1, 1), (2, 1), (3, 1)]
     """
-    counts: dict[Fraction, int] = {Fraction(0): 1}
+    counts: dict[int, int] = {0: 1}
     for rank in ranks:
         grown = dict(counts)
         for total, ways in counts.items():
@@ -650,53 +649,68 @@ def sign_flip_counts(ranks: Sequence[Fraction]) -> dict[Fraction, int]:
 
 
 def wilcoxon_p(diffs: Sequence[Fraction]) -> Number | None:
-    """Two-sided Wilcoxon signed-rank p of paired differences.
+    """Two-sided Wilcoxon signed-rank p of paired differences, Pratt's zeros.
 
-    README "Comparisons": zeros (|d| <= 1e-9) are dropped first; ties are exact
-    (fractions); the exact distribution (every sign flip) for up to 50 nonzero
-    differences without ties or up to 13 with ties, else the normal
-    approximation with the tie correction and no continuity correction;
-    ``None`` when n < 2 or every difference is 0.
+    README "Comparisons": a difference with |d| <= 1e-9 is a zero; all n
+    differences, zeros included, are ranked by |d| (at 12 significant
+    digits, ties exact) with average ranks, then the zeros' ranks are set
+    aside; T+ = the ranks of the positive ones. The exact distribution
+    (every sign flip of the nonzero ranks) for up to 200 nonzero
+    differences, else Cureton's normal approximation (mean [n(n+1) −
+    z(z+1)]/4, variance [n(n+1)(2n+1) − z(z+1)(2z+1)]/24 − Σ(t³ − t)/48 over
+    tied nonzero groups, no continuity correction); ``None`` when n < 2 or
+    every difference is 0.
 
     >>> third = Fraction(1, 3)
     >>> round(float(wilcoxon_p([third] * 8 + [-third] * 5)), 3)
     0.581
     >>> wilcoxon_p([Fraction(v) for v in (4, 9, -2, 9, 6)])
     Fraction(1, 8)
+    >>> wilcoxon_p([Fraction(v) for v in (0, 0, 0, 1, 2, 3, 4, -5)])
+    Fraction(3, 8)
     >>> wilcoxon_p([Fraction(0), Fraction(0)]) is None
     True
     """
     if len(diffs) < 2:
         return None
-    nonzero = [d for d in diffs if abs(d) > ZERO_DIFFERENCE]
-    if not nonzero:
-        return None
-    magnitudes = [at_resolution(abs(d)) for d in nonzero]
+    magnitudes = [
+        Fraction(0) if abs(d) <= ZERO_DIFFERENCE else at_resolution(abs(d))
+        for d in diffs
+    ]
     ranks = average_ranks(magnitudes)
-    t_plus = sum((r for r, d in zip(ranks, nonzero, strict=True) if d > 0), Fraction(0))
-    tied = len(set(magnitudes)) < len(magnitudes)
-    limit = SIGN_FLIPS_WITH_TIES_MAX_N if tied else EXACT_WITHOUT_TIES_MAX_N
-    if len(nonzero) <= limit:
-        return _sign_flip_p(ranks, t_plus)
-    return _normal_p(magnitudes, t_plus)
+    kept = [
+        (rank, d)
+        for rank, magnitude, d in zip(ranks, magnitudes, diffs, strict=True)
+        if magnitude != 0
+    ]
+    if not kept:
+        return None
+    t_plus = sum((rank for rank, d in kept if d > 0), Fraction(0))
+    if len(kept) <= EXACT_MAX_N:
+        return _sign_flip_p([rank for rank, _ in kept], t_plus)
+    nonzero = [m for m in magnitudes if m != 0]
+    return _normal_p(len(diffs), len(diffs) - len(kept), nonzero, t_plus)
 
 
 def _sign_flip_p(ranks: Sequence[Fraction], t_plus: Fraction) -> Fraction:
-    """p = 2·min(P(T+ <= t), P(T+ >= t)), capped at 1."""
-    counts = sign_flip_counts(ranks)
-    below = sum(ways for total, ways in counts.items() if total <= t_plus)
-    above = sum(ways for total, ways in counts.items() if total >= t_plus)
+    """p = 2·min(P(T+ <= t), P(T+ >= t)), capped at 1 (on twice the ranks)."""
+    counts = sign_flip_counts([int(2 * rank) for rank in ranks])
+    doubled = 2 * t_plus
+    below = sum(ways for total, ways in counts.items() if total <= doubled)
+    above = sum(ways for total, ways in counts.items() if total >= doubled)
     return min(Fraction(1), Fraction(2 * min(below, above), 2 ** len(ranks)))
 
 
-def _normal_p(magnitudes: Sequence[Fraction], t_plus: Fraction) -> float:
-    """Normal approximation with the tie correction, no continuity correction."""
-    n = len(magnitudes)
+def _normal_p(
+    n: int, zeros: int, magnitudes: Sequence[Fraction], t_plus: Fraction
+) -> float:
+    """Cureton's normal approximation, tie-corrected, no continuity correction."""
     ties = Counter(magnitudes).values()
-    variance = Fraction(n * (n + 1) * (2 * n + 1), 24) - Fraction(
-        sum(t**3 - t for t in ties), 48
-    )
-    z = float(t_plus - Fraction(n * (n + 1), 4)) / math.sqrt(float(variance))
+    centre = Fraction(n * (n + 1) - zeros * (zeros + 1), 4)
+    variance = Fraction(
+        n * (n + 1) * (2 * n + 1) - zeros * (zeros + 1) * (2 * zeros + 1), 24
+    ) - Fraction(sum(t**3 - t for t in ties), 48)
+    z = float(t_plus - centre) / math.sqrt(float(variance))
     return 2.0 * normal_sf(abs(z))
 
 
@@ -738,45 +752,100 @@ def paired_effect_size(diffs: Sequence[Fraction]) -> float | None:
     return float(mean(diffs)) / math.sqrt(float(variance))
 
 
-def welch(
-    xs: Sequence[Fraction], ys: Sequence[Fraction]
-) -> tuple[float | None, float | None]:
-    """Welch's t and its two-sided p on the Welch–Satterthwaite df; both
-    ``None`` when a side has fewer than 2 values or both variances are 0.
+def rank_biserial(diffs: Sequence[Fraction]) -> Number | None:
+    """Matched-pairs rank-biserial (README "Comparisons", Kerby 2014): the
+    ranks of all n differences, zeros included (Pratt), T+ − T− over the
+    rank sum n(n + 1)/2 of all of them; ``None`` when n < 2.
 
-    >>> t, p = welch([Fraction(v) for v in (62, 70, 55, 80, 66)],
-    ...              [Fraction(v) for v in (58, 61, 57, 71, 60)])
-    >>> round(t, 4), round(p, 4)
-    (1.0699, 0.3225)
+    >>> rank_biserial([Fraction(v) for v in (1, 2, 3, 4, 5)] + [Fraction(0)] * 9)
+    Fraction(4, 7)
     """
-    if len(xs) < 2 or len(ys) < 2:
-        return None, None
-    share_x = sample_variance(xs) / len(xs)
-    share_y = sample_variance(ys) / len(ys)
-    if share_x == 0 and share_y == 0:
-        return None, None
-    spread = share_x + share_y
-    t = float(mean(xs) - mean(ys)) / math.sqrt(float(spread))
-    df = spread**2 / (share_x**2 / (len(xs) - 1) + share_y**2 / (len(ys) - 1))
-    return t, t_two_sided_p(t, float(df))
+    n = len(diffs)
+    if n < 2:
+        return None
+    magnitudes = [
+        Fraction(0) if abs(d) <= ZERO_DIFFERENCE else at_resolution(abs(d))
+        for d in diffs
+    ]
+    ranks = average_ranks(magnitudes)
+    net = sum(
+        (
+            rank if d > 0 else -rank
+            for rank, magnitude, d in zip(ranks, magnitudes, diffs, strict=True)
+            if magnitude != 0
+        ),
+        Fraction(0),
+    )
+    return net / Fraction(n * (n + 1), 2)
 
 
-def cohens_d(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> float | None:
-    """Signed Cohen's d on the pooled SD; ``None`` when it is 0 or
-    undefined (question 6).
+def sd_of_differences(diffs: Sequence[Fraction]) -> float | None:
+    """The sample SD (n − 1) of the differences; ``None`` when n < 2."""
+    if len(diffs) < 2:
+        return None
+    return math.sqrt(float(sample_variance(diffs)))
 
-    >>> round(cohens_d([Fraction(v) for v in (62, 70, 55, 80, 66)],
-    ...                [Fraction(v) for v in (58, 61, 57, 71, 60)]), 4)
-    0.6767
+
+def paired_t_power(dz: float, n: int) -> float:
+    """Power of the two-sided paired t-test at α = 0.05 (README
+    "Comparisons"): T = (Z + δ)/S with δ = dz·√n, S = √(χ²_ν/ν), ν = n − 1,
+    so power = E[Φ̄(t_c·S − δ) + Φ̄(t_c·S + δ)], integrated over the
+    density of S by Simpson's rule.
+
+    >>> round(paired_t_power(0.5, 34), 4)  # G*Power: 0.8078
+    0.8078
     """
-    if len(xs) < 2 or len(ys) < 2:
+    nu = n - 1
+    critical = t_quantile(0.975, nu)
+    shift = dz * math.sqrt(n)
+    spread = 12.0 / math.sqrt(2.0 * nu)
+    low, high = max(0.0, 1.0 - spread), 1.0 + 2.0 * spread
+    log_front = math.log(2.0) + (nu / 2) * math.log(nu / 2) - math.lgamma(nu / 2)
+
+    def integrand(s: float) -> float:
+        if s <= 0.0:
+            density = math.exp(log_front) if nu == 1 else 0.0
+        else:
+            density = math.exp(log_front + (nu - 1) * math.log(s) - nu * s * s / 2)
+        return density * (
+            normal_sf(critical * s - shift) + normal_sf(critical * s + shift)
+        )
+
+    steps = 4000
+    width = (high - low) / steps
+    total = integrand(low) + integrand(high)
+    for k in range(1, steps):
+        total += (4 if k % 2 else 2) * integrand(low + k * width)
+    return total * width / 3
+
+
+def sessions_for_80_power(dz: float | None) -> int | None:
+    """The smallest n ≥ 2 with ``paired_t_power`` ≥ 0.8; ``None`` when dz is
+    ``None`` or 0, or above 1,000,000 sessions (README "Comparisons")."""
+    if dz is None or dz == 0:
         return None
-    pooled = (
-        (len(xs) - 1) * sample_variance(xs) + (len(ys) - 1) * sample_variance(ys)
-    ) / (len(xs) + len(ys) - 2)
-    if pooled == 0:
+    effect = abs(dz)
+    # the normal approximation's n, then step to the exact boundary
+    guess = max(2, math.ceil(((1.959963984540054 + 0.8416212335729143) / effect) ** 2))
+    if guess > 2_000_000:
         return None
-    return float(mean(xs) - mean(ys)) / math.sqrt(float(pooled))
+    n = guess
+    while n > 2 and paired_t_power(effect, n - 1) >= 0.8:
+        n -= 1
+    while paired_t_power(effect, n) < 0.8:
+        n += 1
+    return n if n <= 1_000_000 else None
+
+
+def power_note(dz: float | None, n: int, sessions: int | None) -> str | None:
+    """Why ``sessions_for_80_power`` is null (README "Comparisons")."""
+    if sessions is not None:
+        return None
+    if dz is None:
+        return "power_too_few_sessions" if n < 2 else "power_no_spread"
+    if dz == 0:
+        return "power_no_effect"
+    return "power_beyond_max"
 
 
 # --------------------------------------------------------------------------
@@ -1721,16 +1790,19 @@ def compare_pair(
     """One comparison over the sessions both methods scored."""
     paired = sorted(set(a_means) & set(b_means))
     diffs = [a_means[s] - b_means[s] for s in paired]
-    xs, ys = [a_means[s] for s in paired], [b_means[s] for s in paired]
-    welch_t, welch_p = welch(xs, ys)
+    dz = paired_effect_size(diffs)
+    sessions = sessions_for_80_power(dz)
     return {
         "n": len(paired),
         "diff": mean_or_none(diffs),
         "p_value": wilcoxon_p(diffs),
-        "effect_size": paired_effect_size(diffs),
-        "welch_t": welch_t,
-        "welch_p": welch_p,
-        "cohens_d": cohens_d(xs, ys),
+        "n_zero": sum(1 for d in diffs if abs(d) <= ZERO_DIFFERENCE),
+        "effect_size": dz,
+        "effect_size_name": "dz",
+        "rank_biserial": rank_biserial(diffs),
+        "sd_diff": sd_of_differences(diffs),
+        "sessions_for_80_power": sessions,
+        "sessions_for_80_power_note": power_note(dz, len(paired), sessions),
         "test": "wilcoxon",
     }
 
@@ -1743,8 +1815,8 @@ def method_pairs(index: Index) -> list[tuple[str, str]]:
 def comparisons(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Every pair of methods on every compared session metric: ``n``,
     ``diff`` (mean of a − b), Wilcoxon ``p_value``, ``p_holm`` within the
-    metric's family, ``effect_size`` dz, ``welch_t``/``welch_p``,
-    ``cohens_d``, and ``value_metric``/``delta`` (the difference of the two
+    metric's family, ``effect_size`` dz, ``rank_biserial``, ``sd_diff``,
+    ``sessions_for_80_power`` (and its note), and ``value_metric``/``delta`` (the difference of the two
     summary values: README "One basis per table"). The bootstrap bounds are
     checked by ``interval_checks``.
 

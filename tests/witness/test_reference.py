@@ -87,26 +87,38 @@ def test_wilcoxon_ties_are_ties():
     assert round(float(p), 3) == 0.581
 
 
-def test_wilcoxon_drops_the_zeros_first():
-    """Five wins in 14 sessions, nine ties: the exact p is 0.0625."""
+def test_wilcoxon_ranks_the_zeros_then_sets_them_aside():
+    """Pratt (README "Comparisons"): five wins in 14 sessions, nine ties,
+    still 0.0625; 0, 0, 0, 1, 2, 3, 4, −5 gives 0.375 (0.625 dropped first)."""
     assert ref.wilcoxon_p(fractions(1, 1, 1, 1, 1) + [Fraction(0)] * 9) == Fraction(
         1, 16
     )
+    assert ref.wilcoxon_p(fractions(0, 0, 0, 1, 2, 3, 4, -5)) == Fraction(3, 8)
     assert ref.wilcoxon_p([Fraction(1, 10**10), Fraction(1)]) == 1
 
 
-def test_wilcoxon_exact_without_ties_up_to_fifty():
+def test_wilcoxon_exact_with_ties_up_to_two_hundred():
     diffs = [Fraction(k) for k in range(1, 21)]
     assert ref.wilcoxon_p(diffs) == Fraction(2, 2**20)
+    # 14 differences, ties: exact now (every sign flip), no longer normal
+    tied = fractions(1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, -7)
+    assert isinstance(ref.wilcoxon_p(tied), Fraction)
 
 
-def test_wilcoxon_normal_approximation_with_ties_beyond_thirteen():
-    """14 differences, ties: normal, tie-corrected, no continuity correction."""
-    diffs = fractions(1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, -7)
-    # |d| ranks: pairs share 1.5, 3.5, ..., 13.5; T+ = 105 − 13.5 = 91.5
-    variance = 14 * 15 * 29 / 24 - 7 * (2**3 - 2) / 48
-    z = (91.5 - 14 * 15 / 4) / math.sqrt(variance)
-    expected = math.erfc(z / math.sqrt(2))
+def test_wilcoxon_normal_approximation_beyond_two_hundred():
+    """201 nonzero differences and 3 zeros: Cureton's normal, tie-corrected,
+    no continuity correction."""
+    magnitudes = [1 + k % 50 for k in range(201)]
+    signs = [1 if k % 3 else -1 for k in range(201)]
+    diffs = [Fraction(m * s) for m, s in zip(magnitudes, signs, strict=True)]
+    diffs += [Fraction(0)] * 3
+    n, z = 204, 3
+    ranks = ref.average_ranks([abs(d) for d in diffs])
+    t_plus = float(sum(r for r, d in zip(ranks, diffs, strict=True) if d > 0))
+    # variance as the sum of squared nonzero ranks over 4: the same number
+    variance = float(sum(r * r for r, d in zip(ranks, diffs, strict=True) if d)) / 4
+    centre = (n * (n + 1) - z * (z + 1)) / 4
+    expected = math.erfc(abs(t_plus - centre) / math.sqrt(variance) / math.sqrt(2))
     assert math.isclose(number(ref.wilcoxon_p(diffs)), expected, rel_tol=1e-12)
 
 
@@ -218,8 +230,10 @@ def test_comparison_worked_example():
     assert found["n"] == 5 and math.isclose(found["diff"], 5.2)
     assert found["p_value"] == 0.125 == found["p_holm"]
     assert round(found["effect_size"], 4) == 1.1429
-    assert (round(found["welch_t"], 4), round(found["welch_p"], 4)) == (1.0699, 0.3225)
-    assert round(found["cohens_d"], 4) == 0.6767
+    assert round(found["rank_biserial"], 4) == 0.8667  # (14 − 1) / 15
+    assert round(found["sd_diff"], 4) == 4.5497
+    assert found["sessions_for_80_power"] == 9
+    assert "welch_t" not in found and "cohens_d" not in found
     diffs = ref.paired_diffs(ref.build_index(doc), "al", "Ours", "Base")
     assert ref.bootstrap_bounds_ok(diffs, 1.4, 8.4)
 

@@ -118,8 +118,13 @@ def run_status(token: str):
 
 @bp.get("/runs/<token>/results")
 def run_results(token: str):
-    """The whole results document, streamed (at any status: rows so far)."""
-    return run_reads.results_stream(run_or_404(token))
+    """The whole results document, streamed (at any status: rows so far);
+    ``?min_effect=`` adds each comparison's sessions for that effect."""
+    run = run_or_404(token)
+    try:
+        return run_reads.results_stream(run)
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
 
 
 @bp.get("/runs/<token>/rows")

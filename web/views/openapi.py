@@ -197,9 +197,14 @@ PATHS = {
     "/api/v1/runs/{token}/results": {
         "get": {
             "summary": "The whole results document, rows streamed (rows so far while running).",
-            "parameters": [TOKEN],
+            "parameters": [TOKEN, {
+                "name": "min_effect", "in": "query",
+                "schema": {"type": "number", "exclusiveMinimum": 0},
+                "description": "A standardized effect dz: each comparison also gives "
+                               "sessions_for_min_effect (80% power, alpha 0.05).",
+            }],
             "responses": {"200": _json({"description": "personasteer.results/v1"},
-                                       "The document."), **_errors(404)},
+                                       "The document."), **_errors(400, 404)},
         }
     },
     "/api/v1/runs/{token}/rows": {

@@ -10,13 +10,14 @@ document, ``/rows`` pages through them with a cursor.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 
 from flask import Response, request, stream_with_context
 
 from core.problems import Rejected
 from core.status import FINAL_RUN
-from metrics import results
+from metrics import results, stats
 from web.extensions import runs as _service
 
 ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
@@ -92,9 +93,25 @@ def service_rows(run):
 
 
 def results_stream(run, indent: int | None = None) -> Response:
-    """The whole results document, rows streamed from the database."""
-    body = _service().results_chunks(run, indent)
+    """The whole results document, rows streamed from the database;
+    ``?min_effect=`` (a dz above 0) adds each comparison's sessions needed
+    to detect that effect (``stats.add_min_effect``)."""
+    body = _service().results_chunks(run, indent, min_effect_arg())
     return Response(stream_with_context(body), mimetype=JSON)
+
+
+def min_effect_arg() -> float | None:
+    """``?min_effect=``: None when absent, else a dz above 0 or a 400."""
+    raw = request.args.get("min_effect")
+    if raw is None or raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not stats.valid_min_effect(value):
+        raise Rejected.one("bad_min_effect", path="min_effect", value=raw[:20])
+    return value
 
 
 def page_limit() -> int:
