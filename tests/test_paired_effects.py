@@ -91,6 +91,37 @@ def test_sessions_for_power_against_scipy_s_noncentral_t(dz):
     )
 
 
+def integrated_power(dz: float, n: int) -> float:
+    """Power by numerical integration over S = sqrt(chi2(n-1)/(n-1)):
+    E[P(Z > t_c S - delta) + P(Z < -t_c S - delta)] (scipy.integrate)."""
+    from scipy import integrate
+
+    df, shift = n - 1, dz * np.sqrt(n)
+    critical = scipy_stats.t.ppf(0.975, df)
+    chi = scipy_stats.chi(df, scale=1 / np.sqrt(df))
+
+    def inner(s: float) -> float:
+        tails = scipy_stats.norm.sf(critical * s - shift)
+        return chi.pdf(s) * (tails + scipy_stats.norm.cdf(-critical * s - shift))
+
+    return integrate.quad(inner, 0, np.inf, limit=200)[0]
+
+
+@pytest.mark.parametrize("dz", [7.0, 8.0, 9.5, 12.0, 40.0])
+def test_large_effects_on_two_or_three_sessions(dz):
+    """scipy's noncentral t CDF is NaN far in a tail (df 1, noncentrality
+    above 7.5): the power is integrated instead, and the plan found for
+    dz 8 and 9.5 was 2 sessions where 3 are needed (the witness found it)."""
+    for n in (2, 3):
+        assert power.paired_t_power(dz, n) == pytest.approx(
+            integrated_power(dz, n), abs=1e-7
+        )
+    n = power.sessions_for_power(dz)
+    assert integrated_power(dz, n) >= 0.8
+    if n > 2:
+        assert integrated_power(dz, n - 1) < 0.8
+
+
 def test_power_of_the_planned_sessions_in_a_simulation():
     """dz = 0.5 asks 34 sessions: simulated paired t-tests (fixed seed)
     reject at about 80%, and 33 sessions at less."""
