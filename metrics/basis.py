@@ -28,7 +28,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from metrics.stats import BOOTSTRAP_PART, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from metrics.stats import (
+    BOOTSTRAP_PART,
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CI_NO_SPREAD,
+    EXACT_BOOTSTRAP_BELOW,
+    exact_resamples,
+    spread_or_none,
+    weighted_quantiles,
+)
 
 # session -> stratum (a round, or None) -> (numerator, denominator)
 Parts = Mapping[str, Mapping[object, tuple[float, float]]]
@@ -57,30 +66,62 @@ def value(parts: Parts) -> float | None:
 
 def delta_ci(a: Parts, b: Parts, level: float = 0.95) -> tuple[float, float] | None:
     """Percentile interval of value(a) − value(b) over paired resamples of
-    the sessions either method has (None under two sessions)."""
+    the sessions either method has: the exact bootstrap distribution under
+    ``EXACT_BOOTSTRAP_BELOW`` sessions, else 2,000 seeded resamples. None
+    under two sessions, when no resample has a value, or when the interval
+    has no width (:func:`delta_interval` says which).
+
+    >>> one = {"s1": {None: (1.0, 1.0)}, "s2": {None: (2.0, 1.0)}}
+    >>> zero = {"s1": {None: (0.0, 1.0)}, "s2": {None: (0.0, 1.0)}}
+    >>> delta_ci(one, zero)
+    (1.0, 2.0)
+    """
+    return delta_interval(a, b, level)[0]
+
+
+def delta_interval(
+    a: Parts, b: Parts, level: float = 0.95
+) -> tuple[tuple[float, float] | None, str | None]:
+    """``(interval, note)``: the note ``ci_no_spread`` when the resampled
+    differences give an interval of width 0 (four sessions of one
+    difference gave [0.125, 0.125]); None otherwise.
+
+    >>> same = {"s1": {None: (1.0, 1.0)}, "s2": {None: (1.0, 1.0)}}
+    >>> delta_interval(same, {"s1": {None: (0.0, 1.0)}, "s2": {None: (0.0, 1.0)}})
+    (None, 'ci_no_spread')
+    """
     import numpy as np
 
     sessions = list(dict.fromkeys([*a, *b]))
     if len(sessions) < 2:
-        return None
+        return None, None
     strata = list(
         dict.fromkeys(s for parts in (a, b) for v in parts.values() for s in v)
     )
     arrays = [_matrix(parts, sessions, strata) for parts in (a, b)]
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
     n = len(sessions)
-    rows = max(1, BOOTSTRAP_PART // (n * len(strata)))
-    found = []
-    for done in range(0, BOOTSTRAP_RESAMPLES, rows):
-        index = rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))
-        found.append(_resampled(arrays[0], index) - _resampled(arrays[1], index))
-    diffs = np.concatenate(found)
-    diffs = diffs[~np.isnan(diffs)]
-    if len(diffs) == 0:
-        return None
     tail = (1 - level) / 2
-    low, high = np.quantile(diffs, [tail, 1 - tail])
-    return float(low), float(high)
+    if n < EXACT_BOOTSTRAP_BELOW:
+        counts, weights = exact_resamples(n)
+        diffs = _weighted(arrays[0], counts) - _weighted(arrays[1], counts)
+        kept = ~np.isnan(diffs)
+        if not kept.any():
+            return None, None
+        low, high = weighted_quantiles(diffs[kept], weights[kept], [tail, 1 - tail])
+    else:
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        rows = max(1, BOOTSTRAP_PART // (n * len(strata)))
+        found = []
+        for done in range(0, BOOTSTRAP_RESAMPLES, rows):
+            index = rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))
+            found.append(_resampled(arrays[0], index) - _resampled(arrays[1], index))
+        resampled = np.concatenate(found)
+        resampled = resampled[~np.isnan(resampled)]
+        if len(resampled) == 0:
+            return None, None
+        low, high = (float(q) for q in np.quantile(resampled, [tail, 1 - tail]))
+    interval = spread_or_none(low, high)
+    return interval, (CI_NO_SPREAD if interval is None else None)
 
 
 def _matrix(parts: Parts, sessions: list[str], strata: list):
@@ -99,15 +140,31 @@ def _matrix(parts: Parts, sessions: list[str], strata: list):
 def _resampled(matrix, index):
     """The statistic on each resample (a row of ``index``); NaN where no
     stratum has a denominator."""
+    num, den = (m[index].sum(axis=1) for m in matrix)  # resamples x strata
+    return _ratio_mean(num, den)
+
+
+def _ratio_mean(num, den):
+    """Mean over strata of num / den, strata without a denominator left out;
+    NaN where none has one."""
     import numpy as np
 
-    num, den = (m[index].sum(axis=1) for m in matrix)  # resamples x strata
     with np.errstate(invalid="ignore", divide="ignore"):
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     present = (~np.isnan(ratios)).sum(axis=1)
     totals = np.where(np.isnan(ratios), 0.0, ratios).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(present > 0, totals / np.maximum(present, 1), np.nan)
+
+
+def _weighted(matrix, counts):
+    """The statistic on each exact resample (a row of ``counts``: how often
+    each session is drawn); NaN where no stratum has a denominator."""
+
+    num, den = (
+        (counts[:, :, None] * m[None, :, :]).sum(axis=1) for m in matrix
+    )  # resamples x strata, summed over sessions in a fixed order
+    return _ratio_mean(num, den)
 
 
 def add_value_deltas(
@@ -134,7 +191,7 @@ def add_value_deltas(
             continue
         a, b = comparison["a"], comparison["b"]
         value_a, value_b = ((summary.get(m) or {}).get(column.id) for m in (a, b))
-        delta, ci = None, None
+        delta, ci, note = None, None, None
         if value_a is not None and value_b is not None:
             delta = value_a - value_b
             own = value_parts.get(column.id) or {}
@@ -142,10 +199,11 @@ def add_value_deltas(
             part_a, part_b = (
                 own.get(m) or of_session_values(sessions.get(m) or {}) for m in (a, b)
             )
-            ci = delta_ci(part_a, part_b)
+            ci, note = delta_interval(part_a, part_b)
         comparison.update(
             value_metric=column.id,
             delta=delta,
             delta_ci_low=ci[0] if ci else None,
             delta_ci_high=ci[1] if ci else None,
+            delta_ci_note=note if delta is not None else None,
         )

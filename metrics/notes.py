@@ -93,6 +93,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "bt_too_few_methods": (_l("no Bradley–Terry strength: it needs comparisons between two methods or more"), None),
     "bt_not_compared": (_l("no Bradley–Terry strengths on one scale: %(methods)s took part in no scored comparison"), None),
     "bt_disconnected": (_l("no Bradley–Terry strengths on one scale: these groups of methods were not compared with each other: %(groups)s"), None),
+    "ci_no_spread": (_l("no interval: every resample of the sessions gives the same value (an interval of width 0 is not shown as one)"), None),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "curve_one_round": (_l("undefined with one round: a line needs two rounds or more"), None),
     # a table value with no scored row behind it (metrics/nothing_scored.py)

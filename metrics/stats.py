@@ -15,7 +15,9 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
+from itertools import combinations_with_replacement
 from statistics import fmean, stdev
 
 from metrics.power import power_note, sessions_for_power
@@ -86,13 +88,70 @@ def ols(
     return slope, intercept, r2
 
 
+# Fewer sessions than this: the exact bootstrap distribution (every
+# resample, C(2n − 1, n) of them: 24,310 at 9) instead of random resamples;
+# with few sessions 2,000 random resamples repeat the same few atoms and
+# their percentiles fall between them by chance.
+EXACT_BOOTSTRAP_BELOW = 10
+CI_NO_SPREAD = "ci_no_spread"  # a percentile interval of width 0: not shown
+
+
+@functools.cache
+def exact_resamples(n: int):
+    """Every bootstrap resample of ``n`` units as counts (a row per
+    multiset of n draws: how often each unit is drawn) with its weight
+    n!/Πcᵢ! (integers: the number of ordered draws giving it, of nⁿ).
+
+    >>> counts, weights = exact_resamples(2)
+    >>> counts.tolist(), weights.tolist()
+    ([[2, 0], [1, 1], [0, 2]], [1, 2, 1])
+    """
+    import numpy as np
+
+    draws = list(combinations_with_replacement(range(n), n))
+    counts = np.zeros((len(draws), n), dtype=np.int64)
+    for row, draw in enumerate(draws):
+        for unit in draw:
+            counts[row, unit] += 1
+    factorials = np.array([math.factorial(k) for k in range(n + 1)], dtype=np.int64)
+    weights = math.factorial(n) // np.prod(factorials[counts], axis=1)
+    return counts, weights
+
+
+def weighted_quantiles(values, weights, levels) -> list[float]:
+    """The smallest value whose cumulative weight reaches each level (the
+    quantile of a discrete distribution; ``weights`` integers or floats).
+
+    >>> weighted_quantiles([3.0, 1.0, 2.0], [1, 1, 2], [0.25, 0.5, 0.75])
+    [1.0, 2.0, 2.0]
+    """
+    import numpy as np
+
+    values, weights = np.asarray(values, dtype=float), np.asarray(weights)
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    total = cumulative[-1]
+    found = np.searchsorted(cumulative, [level * total for level in levels], "left")
+    return [float(values[order][min(i, len(values) - 1)]) for i in found]
+
+
+def spread_or_none(low: float, high: float) -> tuple[float, float] | None:
+    """``(low, high)``, or None when the interval has no width at
+    :func:`at_resolution` (a zero-width interval is not shown as one)."""
+    return None if at_resolution(high - low) == 0.0 else (low, high)
+
+
 def paired_bootstrap_ci(
     diffs: list[float], level: float = 0.95
 ) -> tuple[float, float] | None:
-    """Percentile CI of the mean paired difference (fixed seed: reproducible).
+    """Percentile CI of the mean paired difference: with fewer than
+    ``EXACT_BOOTSTRAP_BELOW`` values the quantiles of the exact bootstrap
+    distribution, else 2,000 resamples with a fixed seed (reproducible).
+    None when n < 2 or the interval has no width (``CI_NO_SPREAD``).
 
-    >>> low, high = paired_bootstrap_ci([1.0, 2.0, 3.0, 4.0])
-    >>> 1.0 <= low < 2.5 < high <= 4.0
+    >>> paired_bootstrap_ci([1.0, 2.0, 3.0, 4.0])
+    (1.5, 3.5)
+    >>> paired_bootstrap_ci([0.125, 0.125, 0.125, 0.125]) is None
     True
     """
     n = len(diffs)
@@ -100,17 +159,22 @@ def paired_bootstrap_ci(
         return None
     import numpy as np
 
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
     values = np.asarray(diffs, dtype=float)
+    tail = (1 - level) / 2
+    if n < EXACT_BOOTSTRAP_BELOW:
+        counts, weights = exact_resamples(n)
+        means = (counts * values).sum(axis=1) / n
+        low, high = weighted_quantiles(means, weights, [tail, 1 - tail])
+        return spread_or_none(low, high)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
     rows = max(1, BOOTSTRAP_PART // n)
     means = np.concatenate([
         values[rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))]
         .mean(axis=1)
         for done in range(0, BOOTSTRAP_RESAMPLES, rows)
     ])  # fmt: skip
-    tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
+    return spread_or_none(float(low), float(high))
 
 
 ZERO_DIFFERENCE = 1e-9  # |d| at most this is a zero: floating-point noise
@@ -337,6 +401,7 @@ def compare_paired(
         "diff": fmean(diffs) if diffs else None,
         "ci_low": ci[0] if ci else None,
         "ci_high": ci[1] if ci else None,
+        "ci_note": CI_NO_SPREAD if ci is None and len(diffs) >= 2 else None,
         "p_value": wilcoxon_p(diffs),
         "p_holm": None,
         "test": "wilcoxon",

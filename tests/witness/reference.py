@@ -27,7 +27,8 @@ a caller can compare key by key):
 * ``curves(doc)``: ``{"al": {method: [points]}, "nal": {...}}``;
 * ``comparisons(doc)``: a list of comparisons, without the bootstrap bounds;
 * ``interval_checks(doc)``: every bootstrap interval of the document checked
-  against the exact bootstrap distribution (``bootstrap_bounds_ok``);
+  against the exact bootstrap distribution (``bootstrap_bounds_ok``): equal
+  to its quantiles, or null at width 0, from fewer than 10 sessions;
 * ``counts(doc)``: ``{status: number of rows}``;
 * ``judge_validity(doc)``: the quantities the docs define from rows.
 
@@ -167,6 +168,10 @@ PER_JUDGE_KEYS_ONLY_FOR_PANELS = True
 BT_RESAMPLES_KEPT = 475
 # The exact bootstrap distribution is enumerated up to this many units.
 EXACT_BOOTSTRAP_MAX_N = 7
+# README "Comparisons": intervals from fewer sessions than this are the
+# exact bootstrap distribution's quantiles (checked for equality), and an
+# interval of width 0 is published as null.
+EXACT_INTERVAL_BELOW = 10
 
 
 # --------------------------------------------------------------------------
@@ -989,6 +994,38 @@ def order_statistic_levels(resamples: int, level: float, risk: float = 1e-4) -> 
     return lower, upper
 
 
+def exact_bounds_ok(
+    atoms: Sequence[tuple[Number, Fraction]], low: float | None, high: float | None
+) -> bool:
+    """README "Comparisons", fewer than 10 sessions: the bounds are the
+    exact distribution's 2.5% and 97.5% quantiles (the smallest value whose
+    cumulative probability reaches the level); both null when the two are
+    equal (an interval of width 0) or no resample has a value."""
+    if not atoms:
+        return low is None and high is None
+    bottom, top = quantile(atoms, 0.025), quantile(atoms, 0.975)
+    if at_resolution(Fraction(top) - Fraction(bottom)) == 0:
+        return low is None and high is None
+    if low is None or high is None:
+        return False
+    return within(low, bottom, bottom) and within(high, top, top)
+
+
+def flat(
+    atoms: Sequence[tuple[Number, Fraction]] | None,
+    values: Sequence[Fraction],
+    tolerance: float,
+) -> bool:
+    """Whether 2,000 random resamples can give an interval of width 0: the
+    distribution's quantiles at 0.025 − tolerance and 0.975 + tolerance are
+    equal (without the distribution: every value is the same)."""
+    if atoms is None:
+        return len(set(values)) == 1
+    return quantile(atoms, max(0.0, 0.025 - tolerance)) == quantile(
+        atoms, min(1.0, 0.975 + tolerance)
+    )
+
+
 def bootstrap_bounds_ok(
     values: Sequence[Fraction],
     low: float | None,
@@ -1018,9 +1055,13 @@ def bootstrap_bounds_ok(
     True
     """
     n = len(values)
-    if n < 2 or low is None or high is None:
-        return n < 2 and low is None and high is None
+    if n < 2:
+        return low is None and high is None
     atoms = exact_mean_bootstrap(values)
+    if n < EXACT_INTERVAL_BELOW and atoms is not None:
+        return exact_bounds_ok(atoms, low, high)
+    if low is None or high is None:  # only an interval of width 0 is null
+        return low is None and high is None and flat(atoms, values, tolerance)
     if atoms is not None:
         return bounds_in_distribution(
             atoms, low, high, around(0.025, tolerance), around(0.975, tolerance)
@@ -1920,14 +1961,19 @@ def delta_bounds_ok(
     resampled together and both values recomputed from their parts."""
     parts_a, parts_b = value_parts(index, metric, a), value_parts(index, metric, b)
     sessions = sorted(set(parts_a) | set(parts_b))
-    if len(sessions) < 2 or low is None or high is None:
-        return True
+    if len(sessions) < 2:
+        return low is None and high is None
 
     def delta(draw: tuple[int, ...]) -> float | None:
         value_a = value_from_parts([parts_a.get(sessions[i], {}) for i in draw])
         value_b = value_from_parts([parts_b.get(sessions[i], {}) for i in draw])
         return None if value_a is None or value_b is None else value_a - value_b
 
+    if len(sessions) < EXACT_INTERVAL_BELOW:  # README: exact, null at width 0
+        atoms, _ = exact_bootstrap(len(sessions), delta)
+        return exact_bounds_ok(atoms, low, high)
+    if low is None or high is None:
+        return True  # a width-0 or value-less interval of many sessions
     atoms, _, extra = bootstrap_distribution(len(sessions), delta)
     return bounds_in_distribution(
         atoms, low, high, around(0.025, 0.015 + extra), around(0.975, 0.015 + extra)
@@ -2025,7 +2071,9 @@ def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "ok": bootstrap_bounds_ok(diffs, c["ci_low"], c["ci_high"]),
             }
         )
-        if "delta_ci_low" in c:
+        if "delta_ci_low" in c and (
+            c.get("delta") is not None or c["delta_ci_low"] is not None
+        ):  # no Δ (a value missing): no interval either
             ok = delta_bounds_ok(
                 index,
                 c["metric"],

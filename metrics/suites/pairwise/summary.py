@@ -50,9 +50,10 @@ def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | N
 
 def _winrate_ci(shares: list[float]) -> dict:
     """The mean of per-session win shares, with a 95% percentile bootstrap
-    interval over sessions (``stats.paired_bootstrap_ci``: the same fixed
-    seed and resamples), which stays within [0, 1] as the shares do (a
-    Student-t interval gave [0.405, 1.262]).
+    interval over sessions (``stats.paired_bootstrap_ci``: exact under ten
+    sessions, else the same fixed seed and resamples), which stays within
+    [0, 1] as the shares do (a Student-t interval gave [0.405, 1.262]);
+    null with ``ci_note`` ``ci_no_spread`` when it has no width.
 
     >>> _winrate_ci([1.0, 1.0, 0.5, 1.0])["ci_high"] <= 1.0
     True
@@ -60,7 +61,21 @@ def _winrate_ci(shares: list[float]) -> dict:
     found = stats.mean_ci(shares)
     bounds = stats.paired_bootstrap_ci(shares)
     low, high = bounds if bounds is not None else (None, None)
-    return {**found, "ci_low": low, "ci_high": high}
+    flat = bounds is None and len(shares) >= 2  # an interval of width 0
+    return {**found, "ci_low": low, "ci_high": high,
+            "ci_note": stats.CI_NO_SPREAD if flat else None}  # fmt: skip
+
+
+def _with_winrate_notes(notes: dict, winrates: dict) -> dict:
+    """``notes`` with a ``ci_no_spread`` note on the win-rate interval's
+    ends of each method whose interval has no width."""
+    for method, found in winrates.items():
+        if found.get("ci_note"):
+            said = {"code": found["ci_note"]}
+            notes.setdefault(method, {}).update(
+                pairwise_winrate_ci_low=said, pairwise_winrate_ci_high=dict(said)
+            )
+    return notes
 
 
 def _separation_code(split: dict) -> str:
@@ -253,8 +268,9 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "reasons": {"bt_forest": {"code": _separation_code(split), "params": split}}
             if split
             else {},
-            # why a method has no strength (metrics.results.summary_notes)
-            **_notes(said),
+            # why a method has no strength or no win-rate interval
+            # (metrics.results.summary_notes)
+            **_notes(_with_winrate_notes(said, winrates)),
             "length_control": lc["panel"],
         },
         "validity": {**validity(details), **lc["validity"]},
