@@ -300,11 +300,35 @@ def test_bradley_terry_refuses_separation_and_disconnection():
     assert ref.bradley_terry(["A", "B", "C"], sweep, "A") is None
 
 
-@pytest.mark.parametrize("n", [2, 3, 5, 7, 9, 15, 40])
+@pytest.mark.parametrize("n", [2, 3, 5, 7])
+def test_bootstrap_bounds_under_ten_are_the_exact_quantiles(n):
+    """README "Comparisons": from fewer than 10 sessions the bounds are the
+    exact bootstrap distribution's quantiles (here every one of the n^n
+    ordered resamples, numpy's inverted-CDF quantile); a random bootstrap's
+    bounds, or bounds off by an atom, are not accepted; a flat distribution
+    is published as null."""
+    rng = np.random.default_rng(n)
+    values = [ref.exact(round(float(v), 3)) for v in rng.gamma(2.0, 3.0, n)]
+    floats = np.array([float(v) for v in values])
+    draws = np.array(np.unravel_index(np.arange(n**n), (n,) * n)).T
+    means = floats[draws].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975], method="inverted_cdf")
+    assert ref.bootstrap_bounds_ok(values, float(low), float(high))
+    lower = means[means < low - 1e-9]  # the next atom down (not float noise)
+    below = float(lower.max()) if len(lower) else float(low) - 1
+    assert not ref.bootstrap_bounds_ok(values, below, float(high))
+    assert not ref.bootstrap_bounds_ok(values, None, None)
+    assert ref.bootstrap_bounds_ok([values[0]] * n, None, None)
+    assert not ref.bootstrap_bounds_ok(
+        [values[0]] * n, float(values[0]), float(values[0])
+    )
+
+
+@pytest.mark.parametrize("n", [15, 40])
 def test_bootstrap_bounds_accept_a_real_bootstrap(n):
-    """A percentile bootstrap as README "Comparisons" describes it (numpy,
-    2,000 resamples, seeded) is accepted; bounds moved by two standard errors
-    are not."""
+    """From 10 sessions on, a percentile bootstrap as README "Comparisons"
+    describes it (numpy, 2,000 resamples, seeded) is accepted; bounds moved
+    by two standard errors are not."""
     rng = np.random.default_rng(n)
     values = [ref.exact(round(float(v), 3)) for v in rng.gamma(2.0, 3.0, n)]
     floats = np.array([float(v) for v in values])
