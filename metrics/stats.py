@@ -136,8 +136,9 @@ def weighted_quantiles(values, weights, levels) -> list[float]:
 
 
 def spread_or_none(low: float, high: float) -> tuple[float, float] | None:
-    """``(low, high)``, or None when the interval has no width at
-    :func:`at_resolution` (a zero-width interval is not shown as one)."""
+    """``(low, high)``, or None when the interval has no width: its ends
+    within ``ZERO_DIFFERENCE`` (:func:`at_resolution`; a zero-width interval
+    is not shown as one)."""
     return None if at_resolution(high - low) == 0.0 else (low, high)
 
 

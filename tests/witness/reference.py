@@ -1004,7 +1004,7 @@ def exact_bounds_ok(
     if not atoms:
         return low is None and high is None
     bottom, top = quantile(atoms, 0.025), quantile(atoms, 0.975)
-    if at_resolution(Fraction(top) - Fraction(bottom)) == 0:
+    if abs(Fraction(top) - Fraction(bottom)) <= ZERO_DIFFERENCE:  # width 0
         return low is None and high is None
     if low is None or high is None:
         return False
