@@ -90,9 +90,12 @@ def test_validity_reasons_are_the_runs_own():
     assert found["reason_codes"]["samples_alpha"] == "validity_one_sample"
     cancelled = SimpleNamespace(judge={"model": "m", "samples": 1}, status="cancelled")
     found = judge_validity({}, ["alignment"], "m", run_context(cancelled))
+    # the run named no model families: true whether or not it was cancelled
+    assert found["reason_codes"].pop("self_preference") == "card_no_families"
     assert set(found["reason_codes"].values()) <= {
-        "validity_run_cancelled", "validity_suite_missing"
-    }  # fmt: skip
+        "validity_run_cancelled",
+        "validity_suite_missing",
+    }
 
 
 def inverse_length_rows() -> list[dict]:

@@ -67,7 +67,7 @@ CHANGES = [
     ("export.csv", r"(,binary,)1\.0,ok,", r"\g<1>0.0,ok,"),
     ("summary.csv", r"(,al_avg,AL average,[^,]+,)(\d+)", r"\g<1>9\2"),
     ("summary.csv", r"(,binary_rate,Keep-chatting rate,)[\d.]+", r"\g<1>0.123"),
-    ("summary.csv", r"(,Ours,)-20\.0,", r"\g<1>-19.9,"),
+    ("summary.csv", r"(,Ours,)(-\d+\.\d+),", r"\g<1>\g<2>1,"),  # a Δ, one digit on
     ("export.md", r"(\| \*\*)(\d)", r"\g<1>1\2"),
     ("export.md", r"(\(Δ [^)]*)\)", r"\1 \\*)"),
     ("export.md", r"\| — \|", "| 0.00 |"),
