@@ -94,8 +94,15 @@ def load(text: str) -> Protocol:
         name: _mode(name, spec, f"{data['name']}/{name}@{sha256[:12]}")
         for name, spec in data["modes"].items()
     }
-    return Protocol(data["name"], data.get("title", data["name"]), str(data["version"]),
-                    text, sha256, modes, dict(data.get("report_card") or {}))  # fmt: skip
+    return Protocol(
+        data["name"],
+        data.get("title", data["name"]),
+        str(data["version"]),
+        text,
+        sha256,
+        modes,
+        dict(data.get("report_card") or {}),
+    )
 
 
 def _mode(name: str, spec: dict, version: str) -> JudgeMode:

@@ -48,9 +48,15 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def reuse_key(sha256: str, suites: list[str], judge: dict[str, Any] | None,
-              options: dict[str, Any], config: dict[str, Any],
-              scope: str = "", families: dict[str, Any] | None = None) -> str | None:  # fmt: skip
+def reuse_key(
+    sha256: str,
+    suites: list[str],
+    judge: dict[str, Any] | None,
+    options: dict[str, Any],
+    config: dict[str, Any],
+    scope: str = "",
+    families: dict[str, Any] | None = None,
+) -> str | None:
     """What must match for a finished run's rows to be this run's; None
     when this run must be evaluated afresh (``use_cache`` off). ``scope``
     (the workspace, else the client) keeps one team's runs from being

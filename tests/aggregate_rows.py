@@ -126,10 +126,20 @@ def pairwise(make: Maker) -> None:
                         reply_chars(session, round_, a),
                         reply_chars(session, round_, b),
                     ]
-                    make.add((session, round_, a, judge), f"pairwise@{b}", value,
-                             status, {**detail, "primary": True, "chars": chars})  # fmt: skip
-                    make.add((session, round_, b, judge), f"pairwise@{a}", mirror,
-                             status, {**detail, "primary": False, "chars": chars[::-1]})  # fmt: skip
+                    make.add(
+                        (session, round_, a, judge),
+                        f"pairwise@{b}",
+                        value,
+                        status,
+                        {**detail, "primary": True, "chars": chars},
+                    )
+                    make.add(
+                        (session, round_, b, judge),
+                        f"pairwise@{a}",
+                        mirror,
+                        status,
+                        {**detail, "primary": False, "chars": chars[::-1]},
+                    )
 
 
 def reply_chars(session: str, round_: int, method: str) -> int:

@@ -360,13 +360,24 @@ def test_the_report_card_flags_a_judge_of_a_methods_family(
     from web.presentation.audit import OVERALL
 
     sessions = [
-        {"session_id": f"s{n}", "user_profile": "p", "user_personality": "q",
-         "rounds": [{"round": k, "user_message": "hi",
-                     "responses": {"Base": f"base {n} {k} [[al={40 + n}]]",
-                                   "Ours": f"ours {n} {k} [[al={50 + k}]]"}}
-                    for k in (1, 2)]}
+        {
+            "session_id": f"s{n}",
+            "user_profile": "p",
+            "user_personality": "q",
+            "rounds": [
+                {
+                    "round": k,
+                    "user_message": "hi",
+                    "responses": {
+                        "Base": f"base {n} {k} [[al={40 + n}]]",
+                        "Ours": f"ours {n} {k} [[al={50 + k}]]",
+                    },
+                }
+                for k in (1, 2)
+            ],
+        }
         for n in range(3)
-    ]  # fmt: skip
+    ]
     path = tmp_path / "families.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
     page.goto(panel_site + "/?lang=en")

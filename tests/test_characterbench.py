@@ -499,9 +499,18 @@ def test_the_importer_records_each_pred_field_as_a_named_judge():
     ],
 )
 def test_a_recorded_judge_off_its_scale_is_refused(app_factory, tmp_path, judges, code):
-    session = {"session_id": "s", "user_profile": "p", "user_personality": "q",
-               "rounds": [{"round": 1, "user_message": "hi",
-                           "responses": {"M": {"text": "yo", "judges": judges}}}]}  # fmt: skip
+    session = {
+        "session_id": "s",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [
+            {
+                "round": 1,
+                "user_message": "hi",
+                "responses": {"M": {"text": "yo", "judges": judges}},
+            }
+        ],
+    }
     path = tmp_path / "f.jsonl"
     path.write_text(json.dumps(session) + "\n", "utf-8")
     found = app_factory().extensions["runs"].validate_file(path).to_dict()

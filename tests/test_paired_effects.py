@@ -29,10 +29,12 @@ def scipy_power(dz: float, n: int) -> float:
 
 def test_a_paired_comparison_has_paired_effect_sizes_only():
     found = stats.compare_paired(
-        "al", "Ours", "Base",
+        "al",
+        "Ours",
+        "Base",
         {"s1": 62.0, "s2": 70.0, "s3": 55.0, "s4": 80.0, "s5": 66.0},
         {"s1": 58.0, "s2": 61.0, "s3": 57.0, "s4": 71.0, "s5": 60.0},
-    )  # fmt: skip
+    )
     assert not {"welch_t", "welch_p", "cohens_d"} & set(found)
     assert found["effect_size_name"] == "dz"
     diffs = np.array([4.0, 9.0, -2.0, 9.0, 6.0])

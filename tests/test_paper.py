@@ -67,10 +67,23 @@ def test_latex_escape_leaves_no_active_character():
 
 # -- a hand-made run -------------------------------------------------------------
 def comparison(a, b, diff, low, high, p_holm, n, **extra):
-    return {"metric": "quality", "a": a, "b": b, "diff": diff, "ci_low": low,
-            "ci_high": high, "p_value": p_holm, "p_holm": p_holm,
-            "test": "wilcoxon", "effect_size": 1.0, "effect_size_name": "dz",
-            "rank_biserial": None, "sd_diff": None, "n": n, **extra}  # fmt: skip
+    return {
+        "metric": "quality",
+        "a": a,
+        "b": b,
+        "diff": diff,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_holm,
+        "p_holm": p_holm,
+        "test": "wilcoxon",
+        "effect_size": 1.0,
+        "effect_size_name": "dz",
+        "rank_biserial": None,
+        "sd_diff": None,
+        "n": n,
+        **extra,
+    }
 
 
 def _delta(stored: bool, delta, low, high) -> dict:

@@ -54,10 +54,18 @@ def _recorded(app, path, judge, **asked):
 
 
 # the worker's configuration once the run is recorded: no chunk may use it
-WORKER_LIMITS = {"JUDGE_MAX_TOKENS": 999, "JUDGE_MAX_RETRIES": 0,
-                 "JUDGE_TIMEOUT_S": 0.5, "JUDGE_BACKOFF_CAP_S": 9.0}  # fmt: skip
-RUN_LIMITS = {"JUDGE_MAX_TOKENS": 321, "JUDGE_MAX_RETRIES": 2,
-              "JUDGE_TIMEOUT_S": 30.0, "JUDGE_BACKOFF_CAP_S": 0.2}  # fmt: skip
+WORKER_LIMITS = {
+    "JUDGE_MAX_TOKENS": 999,
+    "JUDGE_MAX_RETRIES": 0,
+    "JUDGE_TIMEOUT_S": 0.5,
+    "JUDGE_BACKOFF_CAP_S": 9.0,
+}
+RUN_LIMITS = {
+    "JUDGE_MAX_TOKENS": 321,
+    "JUDGE_MAX_RETRIES": 2,
+    "JUDGE_TIMEOUT_S": 30.0,
+    "JUDGE_BACKOFF_CAP_S": 0.2,
+}
 
 
 def test_every_chunk_asks_with_the_judge_limits_the_run_recorded(
@@ -67,8 +75,9 @@ def test_every_chunk_asks_with_the_judge_limits_the_run_recorded(
     judges the run is configured with 999 and none: every request still
     asks 321 tokens, and a reply whose first two answers are 500s is
     retried and scored (with the worker's 0 retries it was an error)."""
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      **RUN_LIMITS)  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted", **RUN_LIMITS
+    )
     sessions = crafted.alignment_sessions()
     sessions[0]["rounds"][0]["responses"]["Ours"] += " [[fault=500x2]]"
     path = crafted.write(tmp_path / "limits.jsonl", sessions)
@@ -95,8 +104,12 @@ def test_a_batch_run_asks_with_the_limits_it_recorded(app_factory, tmp_path):
     """The batch files' lines carry the run's recorded max_tokens, not the
     worker's."""
     with ScriptedJudge(batch_seconds=0.2) as server:
-        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                          JUDGE_BATCH_FIRST_POLL_S=0.2, **RUN_LIMITS)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=server.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_BATCH_FIRST_POLL_S=0.2,
+            **RUN_LIMITS,
+        )
         path = crafted.write(tmp_path / "batch.jsonl", crafted.alignment_sessions())
         run_id = _recorded(app, path, server, suites=["alignment"], batch=True)
         app.config.update(WORKER_LIMITS)
@@ -112,10 +125,18 @@ def test_a_batch_run_asks_with_the_limits_it_recorded(app_factory, tmp_path):
 def test_a_run_recorded_without_limits_takes_the_workers_and_says_so(caplog):
     """Runs of earlier releases recorded no judge limits: their chunks use
     the worker's configuration, and the log says so."""
-    run = SimpleNamespace(id="r1", suites=["alignment"], judge={"model": "m"},
-                          options={"judge_model": "m", "samples": 1})  # fmt: skip
-    config = {**DEFAULTS, "JUDGE_API_URL": "http://judge", "JUDGE_MODEL": "m",
-              "JUDGE_MAX_TOKENS": 777}  # fmt: skip
+    run = SimpleNamespace(
+        id="r1",
+        suites=["alignment"],
+        judge={"model": "m"},
+        options={"judge_model": "m", "samples": 1},
+    )
+    config = {
+        **DEFAULTS,
+        "JUDGE_API_URL": "http://judge",
+        "JUDGE_MODEL": "m",
+        "JUDGE_MAX_TOKENS": 777,
+    }
     spec = RunSpec.of(run)
     assert spec.judge.limits is None
     with caplog.at_level(logging.WARNING, logger="pipeline.run_spec"):

@@ -61,9 +61,13 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
     """The Plotly figure of one chart, or None when it has nothing to draw."""
     title = text(chart.title)
     if chart.kind == "curve":
-        labels = {"title": title, "x": text(chart.x_title), "y": _y_title(chart),
-                  "range": list(chart.y_range) if chart.y_range else None,
-                  "left_out": text(LEFT_OUT)}  # fmt: skip
+        labels = {
+            "title": title,
+            "x": text(chart.x_title),
+            "y": _y_title(chart),
+            "range": list(chart.y_range) if chart.y_range else None,
+            "left_out": text(LEFT_OUT),
+        }
         return charts.curve_figure(data[chart.source], methods, labels)
     if chart.kind == "radar":
         return charts.radar_figure(

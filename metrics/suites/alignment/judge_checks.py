@@ -80,8 +80,12 @@ def fact_rows(key: dict, response: dict) -> list[ResultRow]:
     for judge, scores in (response.get("judges") or {}).items():
         for criterion, score in scores.items():
             low, high = score["scale"]
-            detail = {"judge": judge, "criterion": criterion, "scale": [low, high],
-                      "recorded": True}  # fmt: skip
+            detail = {
+                "judge": judge,
+                "criterion": criterion,
+                "scale": [low, high],
+                "recorded": True,
+            }
             rows.append(
                 result_row(
                     key,

@@ -62,8 +62,12 @@ def _winrate_ci(shares: list[float]) -> dict:
     bounds = stats.paired_bootstrap_ci(shares)
     low, high = bounds if bounds is not None else (None, None)
     flat = bounds is None and len(shares) >= 2  # an interval of width 0
-    return {**found, "ci_low": low, "ci_high": high,
-            "ci_note": stats.CI_NO_SPREAD if flat else None}  # fmt: skip
+    return {
+        **found,
+        "ci_low": low,
+        "ci_high": high,
+        "ci_note": stats.CI_NO_SPREAD if flat else None,
+    }
 
 
 def _with_winrate_notes(notes: dict, winrates: dict) -> dict:
