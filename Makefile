@@ -15,6 +15,7 @@ test: ## Install, then lint and run the full test suite
 
 lint: ## ruff check + format check, import contracts, type check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	bash scripts/check_layout_owned.sh
 	.venv/bin/lint-imports
 	.venv/bin/mypy
 

@@ -44,9 +44,21 @@ from judge_client.pool import JudgePool
 from metrics.judging import JudgeItem, reask_messages, strict_json
 from metrics.notes import note
 
-__all__ = ["Cancelled", "Judge", "JudgeConfig", "JudgeHTTPError", "JudgeOutcome",
-           "JudgePanel", "JudgePool", "StructuredOutput", "Usage", "cache_key",
-           "parse_retry_after", "run_on_loop", "warm_up_judge"]  # fmt: skip
+__all__ = [
+    "Cancelled",
+    "Judge",
+    "JudgeConfig",
+    "JudgeHTTPError",
+    "JudgeOutcome",
+    "JudgePanel",
+    "JudgePool",
+    "StructuredOutput",
+    "Usage",
+    "cache_key",
+    "parse_retry_after",
+    "run_on_loop",
+    "warm_up_judge",
+]
 
 RETRY_SAMPLE_OFFSET = 1000  # the one re-ask of an unparseable reply
 CANCEL_POLL_S = 0.5  # how often a chunk waiting on calls asks if it was cancelled
@@ -72,11 +84,19 @@ class Judge:
     """
 
     def __init__(
-        self, config: JudgeConfig, cache=None, client=None, should_stop=None,
-        pool=None, on_items=None, usage: Usage | None = None,
-        structured: StructuredOutput | None = None, allowance=None,
-        fair_key: str = "", exchanges=None,
-    ):  # fmt: skip
+        self,
+        config: JudgeConfig,
+        cache=None,
+        client=None,
+        should_stop=None,
+        pool=None,
+        on_items=None,
+        usage: Usage | None = None,
+        structured: StructuredOutput | None = None,
+        allowance=None,
+        fair_key: str = "",
+        exchanges=None,
+    ):
         self.config = config
         self.structured = structured or StructuredOutput()
         self.pool = pool or JudgePool(config.concurrency)
@@ -167,11 +187,14 @@ class Judge:
         lane = f"{self.config.base_url} {self.config.model}"  # its own slots
         futures = {
             index: self.pool.submit(
-                self._judged, items[index], keys[index] if keys else "",
-                key=self.fair_key, lane=lane,
+                self._judged,
+                items[index],
+                keys[index] if keys else "",
+                key=self.fair_key,
+                lane=lane,
             )
             for index in indices
-        }  # fmt: skip
+        }
         results: dict[int, tuple] = {}
         try:
             # Collected in submission order, which is the pool's order, so

@@ -45,10 +45,20 @@ def cjk_upload() -> bytes:
     def text(n: int) -> str:
         return "".join(chr(rng.randint(0x4E00, 0x4E00 + 3000)) for _ in range(n))
 
-    rounds = [{"round": k, "user_message": "m", "responses": {"A": text(32_000),
-               "B": text(32_000)}} for k in range(1, 7)]  # fmt: skip
-    session = {"session_id": "s", "user_profile": "p", "user_personality": "q",
-               "rounds": rounds}  # fmt: skip
+    rounds = [
+        {
+            "round": k,
+            "user_message": "m",
+            "responses": {"A": text(32_000), "B": text(32_000)},
+        }
+        for k in range(1, 7)
+    ]
+    session = {
+        "session_id": "s",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": rounds,
+    }
     return (json.dumps(session, ensure_ascii=False) + "\n").encode()
 
 
@@ -59,8 +69,10 @@ def faulty(fault: str, sessions: int = 3) -> bytes:
         session = crafted.alignment_sessions()[index % 2]
         session["session_id"] = f"s{index}"
         for round_ in session["rounds"]:
-            round_["responses"] = {m: f"{t} [[fault={fault}]]" if fault else t
-                                   for m, t in round_["responses"].items()}  # fmt: skip
+            round_["responses"] = {
+                m: f"{t} [[fault={fault}]]" if fault else t
+                for m, t in round_["responses"].items()
+            }
         found.append(session)
     return "".join(json.dumps(s) + "\n" for s in found).encode()
 
@@ -93,8 +105,11 @@ def explore_pages(base: str) -> dict:
     wait(base, token)
     diff = f"{base}/r/{token}/diff?id=s&a=A&b=B"
     search = f"{base}/r/{token}/search?q=%E4%B8%80%E4%B8%81"
-    found = {"diff_s": timed_get(diff), "search_s": timed_get(search),
-             "before": "diff 137 s of CPU; search 7.8 s on 190 MB"}  # fmt: skip
+    found = {
+        "diff_s": timed_get(diff),
+        "search_s": timed_get(search),
+        "before": "diff 137 s of CPU; search 7.8 s on 190 MB",
+    }
     alone = [timed_get(f"{base}/healthz") for _ in range(20)]
     stop, waits = threading.Event(), []
 
@@ -137,8 +152,10 @@ def comparisons(base: str) -> dict:
     url = f"{base}/api/v1/compare?runs={','.join(tokens)}"
     started = time.monotonic()
     first = requests.get(url, timeout=600)
-    found: dict = {"first_answer": first.status_code,
-                   "first_held_s": round(time.monotonic() - started, 3)}  # fmt: skip
+    found: dict = {
+        "first_answer": first.status_code,
+        "first_held_s": round(time.monotonic() - started, 3),
+    }
     while requests.get(url, timeout=600).status_code == 202:
         time.sleep(0.05)
     found["ready_s"] = round(time.monotonic() - started, 3)
@@ -177,8 +194,10 @@ def comparisons(base: str) -> dict:
     found["healthz_under_4_p95_ms"] = round(
         1000 * statistics.quantiles(waits, n=20)[18]
     )
-    found["before"] = ("272 s for one /api/v1/compare of eight 600,000-row runs; "
-                       "1.33 s on a web thread for the first compare of these two")  # fmt: skip
+    found["before"] = (
+        "272 s for one /api/v1/compare of eight 600,000-row runs; "
+        "1.33 s on a web thread for the first compare of these two"
+    )
     return found
 
 
@@ -190,17 +209,25 @@ def budget(base: str, judge: ScriptedJudge) -> dict:
     retry = requests.post(
         f"{base}/api/v1/runs/{created['manage_token']}/retry", timeout=60
     )
-    return {"cap": LIMIT, "calls": made, "status": final["status"],
-            "retry_status": retry.status_code, "calls_after_retry": judge.state.calls - before,
-            "before": "200 calls at a cap of 100; retries unchecked (1,400 calls)"}  # fmt: skip
+    return {
+        "cap": LIMIT,
+        "calls": made,
+        "status": final["status"],
+        "retry_status": retry.status_code,
+        "calls_after_retry": judge.state.calls - before,
+        "before": "200 calls at a cap of 100; retries unchecked (1,400 calls)",
+    }
 
 
 def replies(base: str, pid: int) -> dict:
     created = post(base, faulty("huge", 1), suites="alignment")
     final = wait(base, created["token"])
-    return {"status": final["status"], "unscored": final["counts"]["unscored"],
-            "server_peak_rss_mb": _mb(pid, "VmHWM"),
-            "before": "20 MB replies read and stored whole: worker 3.2 GB"}  # fmt: skip
+    return {
+        "status": final["status"],
+        "unscored": final["counts"]["unscored"],
+        "server_peak_rss_mb": _mb(pid, "VmHWM"),
+        "before": "20 MB replies read and stored whole: worker 3.2 GB",
+    }
 
 
 def slow_judge(base: str, judge: ScriptedJudge) -> dict:
@@ -211,31 +238,46 @@ def slow_judge(base: str, judge: ScriptedJudge) -> dict:
     before = judge.state.calls
     normal = post(base, faulty(""), suites="alignment")
     final = wait(base, normal["token"])
-    return {"deadline_s": DEADLINE_S, "normal_run_status": final["status"],
-            "normal_run_calls": judge.state.calls - before,
-            "normal_run_s_after_cancel": round(time.perf_counter() - started, 1),
-            "before": "0 calls in 181 s after the cancel"}  # fmt: skip
+    return {
+        "deadline_s": DEADLINE_S,
+        "normal_run_status": final["status"],
+        "normal_run_calls": judge.state.calls - before,
+        "normal_run_s_after_cancel": round(time.perf_counter() - started, 1),
+        "before": "0 calls in 181 s after the cancel",
+    }
 
 
 def cross_site(base: str) -> dict:
     files = {"file": ("x.jsonl", faulty("", 1))}
-    answer = requests.post(f"{base}/api/v1/runs", files=files, timeout=60,
-                           headers={"Origin": "http://evil.example"})  # fmt: skip
+    answer = requests.post(
+        f"{base}/api/v1/runs",
+        files=files,
+        timeout=60,
+        headers={"Origin": "http://evil.example"},
+    )
     return {"status": answer.status_code, "before": "202: a run created"}
 
 
 def run() -> dict:
     with tempfile.TemporaryDirectory() as tmp, ScriptedJudge() as judge:
         judge.state.drip_s = 0.2
-        process, base = start_server(Path(tmp), {
-            "JUDGE_API_URL": judge.url, "JUDGE_MODEL": "scripted",
-            "MAX_JUDGE_CALLS_PER_RUN": str(LIMIT), "JUDGE_DEADLINE_S": str(DEADLINE_S),
-            "JUDGE_MAX_REPLY_BYTES": str(256 * 1024), "JUDGE_MAX_RETRIES": "0",
-        })  # fmt: skip
+        process, base = start_server(
+            Path(tmp),
+            {
+                "JUDGE_API_URL": judge.url,
+                "JUDGE_MODEL": "scripted",
+                "MAX_JUDGE_CALLS_PER_RUN": str(LIMIT),
+                "JUDGE_DEADLINE_S": str(DEADLINE_S),
+                "JUDGE_MAX_REPLY_BYTES": str(256 * 1024),
+                "JUDGE_MAX_RETRIES": "0",
+            },
+        )
         try:
             requests.get(base + "/", timeout=30)
-            result = {"name": "bounds drill: the red team's findings, bounded",
-                      "baseline_rss_mb": _mb(process.pid, "VmRSS")}  # fmt: skip
+            result = {
+                "name": "bounds drill: the red team's findings, bounded",
+                "baseline_rss_mb": _mb(process.pid, "VmRSS"),
+            }
             result["explore"] = explore_pages(base)
             result["compare"] = comparisons(base)
             result["budget"] = budget(base, judge)

@@ -48,8 +48,10 @@ def messages(index: int) -> list[dict]:
         + "Profile: likes hiking, tea, quiet evenings; prefers short answers. " * 20
         + f"\n<<<RESPONSE\n{reply}\nRESPONSE>>>\nScore each dimension."
     )
-    return [{"role": "system", "content": "You are a careful judge."},
-            {"role": "user", "content": prompt}]  # fmt: skip
+    return [
+        {"role": "system", "content": "You are a careful judge."},
+        {"role": "user", "content": prompt},
+    ]
 
 
 def _module_at(commit: str, path: str, name: str, **given):
@@ -57,8 +59,11 @@ def _module_at(commit: str, path: str, name: str, **given):
     current one; ``given`` are names set in it first."""
     source = subprocess.run(
         ["git", "show", f"{commit}:{path}"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     source = source.replace("from judge_client import transport", "")
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
@@ -69,10 +74,15 @@ def _module_at(commit: str, path: str, name: str, **given):
 
 def baseline_module():
     """``JudgeClient`` at BASELINE_COMMIT over that commit's transport."""
-    transport = _module_at(BASELINE_COMMIT, "judge_client/transport.py",
-                           "judge_transport_baseline")  # fmt: skip
-    return _module_at(BASELINE_COMMIT, "judge_client/http.py",
-                      "judge_http_baseline", transport=transport)  # fmt: skip
+    transport = _module_at(
+        BASELINE_COMMIT, "judge_client/transport.py", "judge_transport_baseline"
+    )
+    return _module_at(
+        BASELINE_COMMIT,
+        "judge_client/http.py",
+        "judge_http_baseline",
+        transport=transport,
+    )
 
 
 def _config(url: str):
@@ -103,8 +113,10 @@ def run() -> dict:
 
     judge, url = start_judge(LATENCY)
     threads = ThreadPoolExecutor(CONCURRENCY)
-    clients = {"before": (baseline_module().JudgeClient, threads),
-               "now": (JudgeClient, JudgePool(CONCURRENCY))}  # fmt: skip
+    clients = {
+        "before": (baseline_module().JudgeClient, threads),
+        "now": (JudgeClient, JudgePool(CONCURRENCY)),
+    }
     found: dict[str, list[float]] = {name: [] for name in clients}
     try:
         for client_class, pool in clients.values():  # warm: imports, threads

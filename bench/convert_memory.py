@@ -31,11 +31,20 @@ def write_array(path: Path, megabytes: int) -> int:
     with path.open("w", encoding="utf-8") as sink:
         sink.write("[")
         while size < megabytes << 20:
-            turns = [{"from": "human" if i % 2 == 0 else "gpt",
-                      "value": " ".join(rng.choice(WORDS) for _ in range(120))}
-                     for i in range(8)]  # fmt: skip
-            record = {"id": f"r{records}", "conversations": [
-                {"from": "system", "value": "Ana, 30, a nurse who hikes 😀"}, *turns]}  # fmt: skip
+            turns = [
+                {
+                    "from": "human" if i % 2 == 0 else "gpt",
+                    "value": " ".join(rng.choice(WORDS) for _ in range(120)),
+                }
+                for i in range(8)
+            ]
+            record = {
+                "id": f"r{records}",
+                "conversations": [
+                    {"from": "system", "value": "Ana, 30, a nurse who hikes 😀"},
+                    *turns,
+                ],
+            }
             text = json.dumps(record, ensure_ascii=False)
             sink.write(("," if records else "") + text)
             size, records = size + len(text.encode()), records + 1
@@ -50,14 +59,29 @@ def run(megabytes: int = 200) -> dict:
         flask = Path(sys.executable).with_name("flask")
         started = time.monotonic()
         subprocess.run(
-            [str(flask), "--app", "app", "convert", "--from", "sharegpt", str(source),
-             "--out", str(out)],
-            cwd=ROOT, check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                str(flask),
+                "--app",
+                "app",
+                "convert",
+                "--from",
+                "sharegpt",
+                str(source),
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
         seconds = time.monotonic() - started
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"file_mb": megabytes, "records": records, "peak_rss_mb": round(peak_mb),
-            "seconds": round(seconds, 1)}  # fmt: skip
+    return {
+        "file_mb": megabytes,
+        "records": records,
+        "peak_rss_mb": round(peak_mb),
+        "seconds": round(seconds, 1),
+    }
 
 
 def served(megabytes: int = 60) -> dict:
@@ -75,18 +99,27 @@ def served(megabytes: int = 60) -> dict:
             before = _mb(process.pid, "VmHWM")
             started = time.monotonic()
             with source.open("rb") as stream:
-                reply = requests.post(base + "/api/v1/convert", timeout=600,
-                                      data={"from": "sharegpt"},
-                                      files={"file": ("export.json", stream)})  # fmt: skip
+                reply = requests.post(
+                    base + "/api/v1/convert",
+                    timeout=600,
+                    data={"from": "sharegpt"},
+                    files={"file": ("export.json", stream)},
+                )
             seconds = time.monotonic() - started
             after = _mb(process.pid, "VmHWM")
         finally:
             process.terminate()
             process.wait(timeout=30)
-    return {"file_mb": megabytes, "records": records, "status": reply.status_code,
-            "converted": reply.headers.get("X-Sessions-Converted"),
-            "server_peak_rss_mb_before": before, "server_peak_rss_mb_after": after,
-            "added_mb": round(after - before, 1), "seconds": round(seconds, 1)}  # fmt: skip
+    return {
+        "file_mb": megabytes,
+        "records": records,
+        "status": reply.status_code,
+        "converted": reply.headers.get("X-Sessions-Converted"),
+        "server_peak_rss_mb_before": before,
+        "server_peak_rss_mb_after": after,
+        "added_mb": round(after - before, 1),
+        "seconds": round(seconds, 1),
+    }
 
 
 if __name__ == "__main__":

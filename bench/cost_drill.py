@@ -35,9 +35,14 @@ def _mb(pid: int, field: str) -> float:
 
 
 def many_rounds() -> bytes:
-    rounds = [{"round": k, "user_message": f"message {k}",
-               "responses": {"Base": f"reply {k}", "Ours": f"answer {k}"}}
-              for k in range(1, ROUNDS + 1)]  # fmt: skip
+    rounds = [
+        {
+            "round": k,
+            "user_message": f"message {k}",
+            "responses": {"Base": f"reply {k}", "Ours": f"answer {k}"},
+        }
+        for k in range(1, ROUNDS + 1)
+    ]
     session = {
         "session_id": "s1",
         "user_profile": "p",
@@ -49,18 +54,32 @@ def many_rounds() -> bytes:
 
 def many_methods() -> bytes:
     responses = {f"m{i}": "x" for i in range(METHODS)}
-    session = {"session_id": "s1", "user_profile": "p", "user_personality": "q",
-               "rounds": [{"round": 1, "user_message": "hi", "responses": responses}]}  # fmt: skip
+    session = {
+        "session_id": "s1",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [{"round": 1, "user_message": "hi", "responses": responses}],
+    }
     return (json.dumps(session) + "\n").encode()
 
 
 def long_line() -> bytes:
     reply = "Sure, here is a thoughtful and friendly reply about hiking plans. " * 18
-    rounds = [{"round": k, "user_message": f"What about day {k}?",
-               "responses": {f"method-{m}": f"{reply} ({k}, {m})" for m in range(32)}}
-              for k in range(1, 201)]  # fmt: skip
-    session = {"session_id": "long", "user_profile": "p", "user_personality": "q",
-               "sample_dialogues": ["Hello there, friend!"], "rounds": rounds}  # fmt: skip
+    rounds = [
+        {
+            "round": k,
+            "user_message": f"What about day {k}?",
+            "responses": {f"method-{m}": f"{reply} ({k}, {m})" for m in range(32)},
+        }
+        for k in range(1, 201)
+    ]
+    session = {
+        "session_id": "long",
+        "user_profile": "p",
+        "user_personality": "q",
+        "sample_dialogues": ["Hello there, friend!"],
+        "rounds": rounds,
+    }
     return (json.dumps(session) + "\n").encode()
 
 
@@ -71,14 +90,23 @@ def refused(base: str, data: bytes, pid: int) -> dict:
     )
     elapsed = time.perf_counter() - start
     codes = sorted({problem["code"] for problem in response.json().get("errors", [])})
-    return {"status": response.status_code, "codes": codes, "refused_in_s": round(elapsed, 2),
-            "upload_kb": round(len(data) / 1024), "peak_rss_mb": _mb(pid, "VmHWM")}  # fmt: skip
+    return {
+        "status": response.status_code,
+        "codes": codes,
+        "refused_in_s": round(elapsed, 2),
+        "upload_kb": round(len(data) / 1024),
+        "peak_rss_mb": _mb(pid, "VmHWM"),
+    }
 
 
 def evaluated(base: str, data: bytes, pid: int) -> dict:
     start = time.perf_counter()
-    body = requests.post(f"{base}/api/v1/runs", files={"file": ("x.jsonl", data)},
-                         data={"suites": "quality,style"}, timeout=120).json()  # fmt: skip
+    body = requests.post(
+        f"{base}/api/v1/runs",
+        files={"file": ("x.jsonl", data)},
+        data={"suites": "quality,style"},
+        timeout=120,
+    ).json()
     status = None
     while time.perf_counter() - start < 600:
         status = requests.get(f"{base}/api/v1/runs/{body['token']}", timeout=60).json()[
@@ -87,8 +115,12 @@ def evaluated(base: str, data: bytes, pid: int) -> dict:
         if status not in ("queued", "running"):
             break
         time.sleep(0.5)
-    return {"status": status, "seconds": round(time.perf_counter() - start, 1),
-            "upload_mb": round(len(data) / 2**20, 1), "peak_rss_mb": _mb(pid, "VmHWM")}  # fmt: skip
+    return {
+        "status": status,
+        "seconds": round(time.perf_counter() - start, 1),
+        "upload_mb": round(len(data) / 2**20, 1),
+        "peak_rss_mb": _mb(pid, "VmHWM"),
+    }
 
 
 def run() -> dict:
@@ -96,8 +128,10 @@ def run() -> dict:
         process, base = start_server(Path(tmp))
         try:
             requests.get(base + "/", timeout=30)
-            result = {"name": "cost drill: hostile uploads against the served app",
-                      "baseline_rss_mb": _mb(process.pid, "VmRSS")}  # fmt: skip
+            result = {
+                "name": "cost drill: hostile uploads against the served app",
+                "baseline_rss_mb": _mb(process.pid, "VmRSS"),
+            }
             result["rounds_10000"] = refused(base, many_rounds(), process.pid)
             result["methods_10000"] = refused(base, many_methods(), process.pid)
             result["line_7_8_mb"] = evaluated(base, long_line(), process.pid)

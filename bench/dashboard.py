@@ -90,10 +90,20 @@ def build_run(app, sessions: int, rounds: int = 10):
     storage = app.extensions["storage"]
     start = time.perf_counter()
     run = storage.runs.create_run(
-        file_name=f"bench-{sessions}.jsonl", file_sha256="0" * 64, upload_id="none",
-        sessions=sessions, rounds=sessions * rounds, methods=METHODS, suites=["alignment"],
-        judge={"model": "scripted", "temperature": 0.0, "samples": 1, "prompts": {"alignment": "alignment_v1"}},
-    )  # fmt: skip
+        file_name=f"bench-{sessions}.jsonl",
+        file_sha256="0" * 64,
+        upload_id="none",
+        sessions=sessions,
+        rounds=sessions * rounds,
+        methods=METHODS,
+        suites=["alignment"],
+        judge={
+            "model": "scripted",
+            "temperature": 0.0,
+            "samples": 1,
+            "prompts": {"alignment": "alignment_v1"},
+        },
+    )
     batch = []
     for row in synthetic_rows(sessions, rounds):
         batch.append({**row, "run_id": run.id})

@@ -37,18 +37,26 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 5
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SCREEN = 900  # px: the height of the desktop viewport, one "screen"
 DEVICES = {
     "1440": {"viewport": {"width": 1440, "height": SCREEN}},
     "390_cpu4x": {
         "viewport": {"width": 390, "height": 844},
-        "device_scale_factor": 3, "is_mobile": True, "has_touch": True,
+        "device_scale_factor": 3,
+        "is_mobile": True,
+        "has_touch": True,
     },
-}  # fmt: skip
+}
 THROTTLE = {"1440": 1, "390_cpu4x": 4}
 TARGETS = {"1440": 1000, "390_cpu4x": 2500}
 TARGET_JS_KB = 500

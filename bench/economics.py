@@ -33,47 +33,65 @@ SESSIONS_BYTES = 60_000  # ~12 sessions of 16 rounds, 2 methods: ~770 calls
 def _run(workdir: Path, data: Path, batch: bool) -> dict:
     workdir.mkdir(parents=True)
     with ScriptedJudge(latency=0.05, batch_seconds=BATCH_S) as judge:
-        server, base = start_server(workdir, {
-            "JUDGE_API_URL": judge.url, "JUDGE_MODEL": "judge",
-            "JUDGE_PRICES": PRICES, "JUDGE_CONCURRENCY": "16",
-            "JUDGE_BATCH_FIRST_POLL_S": "1",
-        })  # fmt: skip
+        server, base = start_server(
+            workdir,
+            {
+                "JUDGE_API_URL": judge.url,
+                "JUDGE_MODEL": "judge",
+                "JUDGE_PRICES": PRICES,
+                "JUDGE_CONCURRENCY": "16",
+                "JUDGE_BATCH_FIRST_POLL_S": "1",
+            },
+        )
         try:
             started = time.monotonic()
             form = {"suites": "alignment", **({"batch": "1"} if batch else {})}
             with data.open("rb") as stream:
-                made = requests.post(f"{base}/api/v1/runs", data=form,
-                                     files={"file": ("runs.jsonl", stream)}, timeout=120)  # fmt: skip
+                made = requests.post(
+                    f"{base}/api/v1/runs",
+                    data=form,
+                    files={"file": ("runs.jsonl", stream)},
+                    timeout=120,
+                )
             token = made.json()["token"]
-            done = wait_until(base, token, lambda s: s in ("done", "partial", "failed"),
-                              timeout=1800)  # fmt: skip
+            done = wait_until(
+                base, token, lambda s: s in ("done", "partial", "failed"), timeout=1800
+            )
             elapsed = time.monotonic() - started
         finally:
             stop(server)
         used = done["results"]["judge_usage"]["judge"]
         return {
-            "status": done["status"], "seconds": round(elapsed, 1),
+            "status": done["status"],
+            "seconds": round(elapsed, 1),
             "online_requests": judge.state.online_requests,
             "batch_lines": judge.state.batch_lines,
-            "prompt_tokens": used["prompt_tokens"], "cached_share": used["cached_share"],
+            "prompt_tokens": used["prompt_tokens"],
+            "cached_share": used["cached_share"],
             "completion_tokens": used["completion_tokens"],
-            "cost_usd": used["cost_usd"], "batch_cost_usd": used["batch_cost_usd"],
-        }  # fmt: skip
+            "cost_usd": used["cost_usd"],
+            "batch_cost_usd": used["batch_cost_usd"],
+        }
 
 
 def run() -> dict:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        data = write_file(root / "runs.jsonl", SESSIONS_BYTES, rounds=16,
-                          methods=("Base", "Ours"))  # fmt: skip
+        data = write_file(
+            root / "runs.jsonl", SESSIONS_BYTES, rounds=16, methods=("Base", "Ours")
+        )
         online = _run(root / "online", data, batch=False)
         batch = _run(root / "batch", data, batch=True)
     # what the online run would have cost had no prompt token been cached
     no_cache = (
         online["prompt_tokens"] * 0.15 + online["completion_tokens"] * 0.60
     ) / 1e6
-    return {"online": online, "batch": batch, "online_without_cache_usd": round(no_cache, 6),
-            "batch_over_online_cost": round(batch["cost_usd"] / online["cost_usd"], 3)}  # fmt: skip
+    return {
+        "online": online,
+        "batch": batch,
+        "online_without_cache_usd": round(no_cache, 6),
+        "batch_over_online_cost": round(batch["cost_usd"] / online["cost_usd"], 3),
+    }
 
 
 if __name__ == "__main__":

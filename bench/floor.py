@@ -90,16 +90,33 @@ def _timed(command: list[str], env: dict | None = None, keep=()) -> tuple[float,
 def _embedded_env(workdir: Path) -> dict:
     unset = ("REDIS_URL", "DATABASE_URL", "PYTHONDONTWRITEBYTECODE", "JUDGE_API_URL")
     env = {k: v for k, v in os.environ.items() if k not in unset}
-    return {**env, "DATABASE_URL": f"sqlite:///{workdir / 'floor.sqlite3'}",
-            "UPLOAD_FOLDER": str(workdir / "uploads"), "SECRET_KEY": "bench",
-            "RESULTS_FOLDER": str(workdir / "results"),
-            "QUEUE_FOLDER": str(workdir / "queue")}  # fmt: skip
+    return {
+        **env,
+        "DATABASE_URL": f"sqlite:///{workdir / 'floor.sqlite3'}",
+        "UPLOAD_FOLDER": str(workdir / "uploads"),
+        "SECRET_KEY": "bench",
+        "RESULTS_FOLDER": str(workdir / "results"),
+        "QUEUE_FOLDER": str(workdir / "queue"),
+    }
 
 
 def _evaluate(data: Path, url: str, out: Path, concurrency: int | None) -> list[str]:
-    command = [FLASK, "--app", "app", "evaluate", str(data), "--suite", "alignment",
-               "--judge-url", url, "--judge-model", "scripted", "--no-cache",
-               "--out", str(out)]  # fmt: skip
+    command = [
+        FLASK,
+        "--app",
+        "app",
+        "evaluate",
+        str(data),
+        "--suite",
+        "alignment",
+        "--judge-url",
+        url,
+        "--judge-model",
+        "scripted",
+        "--no-cache",
+        "--out",
+        str(out),
+    ]
     return command + (["--concurrency", str(concurrency)] if concurrency else [])
 
 
@@ -148,8 +165,17 @@ def _record(data: Path, workdir: Path) -> Path:
 
 def _round(data, workdir, judge, url, bodies, concurrency, deployment) -> dict:
     keep = {judge.pid, *(worker.pid for worker in deployment.workers)}
-    floor = _timed([sys.executable, "-m", "bench.floor_client", url, str(concurrency),
-                    str(bodies)], keep=keep)  # fmt: skip
+    floor = _timed(
+        [
+            sys.executable,
+            "-m",
+            "bench.floor_client",
+            url,
+            str(concurrency),
+            str(bodies),
+        ],
+        keep=keep,
+    )
     out = workdir / "out.json"
     command = _evaluate(data, url, out, concurrency)
     embedded = _timed(command, _embedded_env(workdir), keep)
@@ -195,8 +221,12 @@ def run() -> dict:
             for concurrency in CONCURRENCIES:
                 deployment = Deployment(workdir, concurrency)
                 try:
-                    found = [_round(data, workdir, judge, url, bodies, concurrency,
-                                    deployment) for _ in range(ROUNDS)]  # fmt: skip
+                    found = [
+                        _round(
+                            data, workdir, judge, url, bodies, concurrency, deployment
+                        )
+                        for _ in range(ROUNDS)
+                    ]
                 finally:
                     deployment.close()
                 result.update(_summary(concurrency, found, calls))

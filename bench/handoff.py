@@ -27,24 +27,31 @@ def _sessions(count: int) -> list[dict]:
     return [
         crafted.session(
             f"h{index:03d}",
-            {"Base": [f"{index} b{k}" for k in range(5)],
-             "Ours": [f"{index} {t}" for t in crafted.scores(values, [1] * 5)]},
+            {
+                "Base": [f"{index} b{k}" for k in range(5)],
+                "Ours": [f"{index} {t}" for t in crafted.scores(values, [1] * 5)],
+            },
         )
         for index in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def _app(workdir: Path, judge_url: str):
     from app import create_app
 
-    return create_app({
-        "SECRET_KEY": "bench", "INSTANCE_PATH": str(workdir / "instance"),
-        "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
-        "UPLOAD_FOLDER": str(workdir / "uploads"),
-        "RESULTS_FOLDER": str(workdir / "results"), "REDIS_URL": None,
-        "JUDGE_API_URL": judge_url, "JUDGE_MODEL": "scripted",
-        "JUDGE_CONCURRENCY": CONCURRENCY,
-    })  # fmt: skip
+    return create_app(
+        {
+            "SECRET_KEY": "bench",
+            "INSTANCE_PATH": str(workdir / "instance"),
+            "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
+            "UPLOAD_FOLDER": str(workdir / "uploads"),
+            "RESULTS_FOLDER": str(workdir / "results"),
+            "REDIS_URL": None,
+            "JUDGE_API_URL": judge_url,
+            "JUDGE_MODEL": "scripted",
+            "JUDGE_CONCURRENCY": CONCURRENCY,
+        }
+    )
 
 
 def _one(app, path: Path, judge: ScriptedJudge) -> dict:
@@ -88,8 +95,13 @@ def run() -> dict:
             app.extensions["worker"].stop()
             app.extensions["storage"].engine.dispose()
     result: dict[str, object] = {"name": f"hand-off, warm worker (median of {ROUNDS})"}
-    keys = ("first_call_s", "last_call_to_done_s", "last_call_to_claim_s",
-            "claim_to_done_s", "ratio_to_ideal")  # fmt: skip
+    keys = (
+        "first_call_s",
+        "last_call_to_done_s",
+        "last_call_to_claim_s",
+        "claim_to_done_s",
+        "ratio_to_ideal",
+    )
     for key in keys:
         result[key] = round(statistics.median(r[key] for r in found), 3)
         result[f"{key}_all"] = [round(r[key], 3) for r in found]

@@ -250,14 +250,28 @@ def start_worker(env: dict, log_path: Path, name: str) -> subprocess.Popen:
     celery = Path(sys.executable).with_name("celery")
     with log_path.open("ab") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
-            [str(celery), "-A", "app:celery_app", "worker", "--pool", "threads",
-             "--concurrency", "4", "--loglevel", "WARNING", "--without-heartbeat",
-             "--without-gossip", "--without-mingle", "--hostname", f"{name}@%h"],
+            [
+                str(celery),
+                "-A",
+                "app:celery_app",
+                "worker",
+                "--pool",
+                "threads",
+                "--concurrency",
+                "4",
+                "--loglevel",
+                "WARNING",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+                "--hostname",
+                f"{name}@%h",
+            ],
             cwd=ROOT,
             env={**os.environ, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        )
 
 
 def stop_worker(process: subprocess.Popen) -> None:

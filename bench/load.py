@@ -104,9 +104,20 @@ def _start_gunicorn(workdir: Path, env: dict) -> tuple[subprocess.Popen, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-               "--bind", f"127.0.0.1:{port}", "-w", "2", "--access-logfile",
-               "/dev/null", "app:app"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-c",
+        "gunicorn.conf.py",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "-w",
+        "2",
+        "--access-logfile",
+        "/dev/null",
+        "app:app",
+    ]
     with (workdir / "server.log").open("ab") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
     base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
@@ -136,22 +147,43 @@ def stop(process: subprocess.Popen) -> None:
 # -- Locust, headless, in its own process ---------------------------------------
 
 
-def locust(base: str, user: str, users: int, rate: float, seconds: int, env: dict,
-           prefix: Path) -> tuple[dict[str, dict], float]:  # fmt: skip
+def locust(
+    base: str, user: str, users: int, rate: float, seconds: int, env: dict, prefix: Path
+) -> tuple[dict[str, dict], float]:
     """Run ``user`` x ``users`` for ``seconds``; (CSV rows by name incl.
     ``Aggregated``, CPU seconds Locust used)."""
     command = [
-        str(LOCUST), "-f", str(LOCUSTFILE), "--headless", "-u", str(users),
-        "-r", str(rate), "-t", f"{seconds}s", "--host", base, "--csv", str(prefix),
-        "--only-summary", "--loglevel", "WARNING", user,
-    ]  # fmt: skip
+        str(LOCUST),
+        "-f",
+        str(LOCUSTFILE),
+        "--headless",
+        "-u",
+        str(users),
+        "-r",
+        str(rate),
+        "-t",
+        f"{seconds}s",
+        "--host",
+        base,
+        "--csv",
+        str(prefix),
+        "--only-summary",
+        "--loglevel",
+        "WARNING",
+        user,
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with prefix.with_suffix(".log").open("wb") as log:
         # exit code 1 when any request failed: the CSV says which
         subprocess.run(
-            command, cwd=ROOT, env={**os.environ, **env}, stdout=log,
-            stderr=subprocess.STDOUT, timeout=seconds + 90, check=False,
-        )  # fmt: skip
+            command,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=seconds + 90,
+            check=False,
+        )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     stats = Path(f"{prefix}_stats.csv")
@@ -218,12 +250,22 @@ def wait_until(base: str, token: str, wanted, timeout: float) -> dict:
 # -- one drill: Locust against the server, with CPU accounting -------------------------
 
 
-def drill(tag: str, base: str, server, user: str, users: int, rate: float,
-          seconds: int, token: str, workdir: Path) -> dict:  # fmt: skip
+def drill(
+    tag: str,
+    base: str,
+    server,
+    user: str,
+    users: int,
+    rate: float,
+    seconds: int,
+    token: str,
+    workdir: Path,
+) -> dict:
     """Figures of one Locust run, keys prefixed ``tag``: overall and per route."""
     cpu = cpu_seconds(server.pid)
-    stats, locust_cpu = locust(base, user, users, rate, seconds,
-                               {"DRILL_TOKEN": token}, workdir / tag)  # fmt: skip
+    stats, locust_cpu = locust(
+        base, user, users, rate, seconds, {"DRILL_TOKEN": token}, workdir / tag
+    )
     server_cpu = cpu_seconds(server.pid) - cpu
     every = stats.pop("Aggregated")
     result = {

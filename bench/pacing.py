@@ -50,9 +50,12 @@ def _start(rpm: int, tpm: int | None, count_rejected: bool) -> tuple:
         f"serve_limited({rpm}, {tpm}, {count_rejected})"
     )
     process = subprocess.Popen(
-        [sys.executable, "-c", code], cwd=ROOT, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     return process, process.stdout.readline().strip()
 
 
@@ -69,9 +72,12 @@ def _items() -> list:
 
     def one(n: int) -> JudgeItem:
         messages = ALIGNMENT.template.render(
-            profile=f"profile {n}", personality="curious", history="(none)",
-            user_message=f"question {n}", response=f"reply {n} [[al={n % 100}]]",
-        )  # fmt: skip
+            profile=f"profile {n}",
+            personality="curious",
+            history="(none)",
+            user_message=f"question {n}",
+            response=f"reply {n} [[al={n % 100}]]",
+        )
         return JudgeItem(ALIGNMENT, tuple(messages))
 
     return [one(n) for n in range(CALLS)]
@@ -103,14 +109,16 @@ def _drill(items: list, floor_s: float, tpm: int | None, count_rejected=False) -
         process.wait()
     sent = counts["admitted"] + counts["rate_limited"]
     return {
-        "wall_s": round(wall, 2), "floor_s": round(floor_s, 2),
+        "wall_s": round(wall, 2),
+        "floor_s": round(floor_s, 2),
         "ratio": round(wall / floor_s, 2),
         "target_met": wall <= 1.10 * floor_s + 3
         and counts["rate_limited"] <= 0.01 * sent,
-        "requests_sent": sent, "answered_429": counts["rate_limited"],
+        "requests_sent": sent,
+        "answered_429": counts["rate_limited"],
         "share_429": round(counts["rate_limited"] / sent, 3),
         "failed_calls": sum(o.status != "ok" for o in outcomes),
-    }  # fmt: skip
+    }
 
 
 def run() -> dict:
@@ -124,12 +132,15 @@ def run() -> dict:
     tpm = round(60 * REQUESTS_PER_SECOND_BY_TOKENS * per_request, -4)
     floor_requests = CALLS / (RPM / 60)
     return {
-        "calls": CALLS, "concurrency": CONCURRENCY, "rpm": RPM,
+        "calls": CALLS,
+        "concurrency": CONCURRENCY,
+        "rpm": RPM,
         "requests": _drill(items, floor_requests, None),
-        "tpm": int(tpm), "tokens_per_request": round(per_request),
+        "tpm": int(tpm),
+        "tokens_per_request": round(per_request),
         "tokens": _drill(items, tokens / (tpm / 60), int(tpm)),
         "requests_rejected_counted": _drill(items, floor_requests, None, True),
-    }  # fmt: skip
+    }
 
 
 if __name__ == "__main__":

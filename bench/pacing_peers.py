@@ -53,8 +53,12 @@ def scenarios() -> tuple[dict, dict]:
         "tokens": (tpm, False, tokens / (tpm / 60)),
         "requests_rejected_counted": (None, True, by_requests),
     }
-    setup = {"items": items, "max_tokens": max_tokens, "tpm": tpm,
-             "tokens_per_request": round(per_request)}  # fmt: skip
+    setup = {
+        "items": items,
+        "max_tokens": max_tokens,
+        "tpm": tpm,
+        "tokens_per_request": round(per_request),
+    }
     return table, setup
 
 
@@ -80,24 +84,27 @@ def _one(peer: str, scenario: tuple, messages: Path, max_tokens: int, work: Path
     return {
         "wall_s": round(counts["span_s"], 2),
         "ratio": round(counts["span_s"] / floor_s, 2),
-        "requests_sent": sent, "answered_200": counts["admitted"],
+        "requests_sent": sent,
+        "answered_200": counts["admitted"],
         "answered_429": counts["rate_limited"],
         "share_429": round(counts["rate_limited"] / sent, 3) if sent else None,
         "tokens_per_request": round(counts["tokens_per_request"]),
         "load_1min": os.getloadavg()[0],
         **said,
-    }  # fmt: skip
+    }
 
 
 def run(peers: list | None = None, names: list | None = None) -> dict:
     env.ensure()
     table, setup = scenarios()
     results = {
-        "calls": pacing.CALLS, "concurrency": pacing.CONCURRENCY,
-        "rpm": pacing.RPM, "tpm": setup["tpm"],
+        "calls": pacing.CALLS,
+        "concurrency": pacing.CONCURRENCY,
+        "rpm": pacing.RPM,
+        "tpm": setup["tpm"],
         "tokens_per_request": setup["tokens_per_request"],
         "versions": _versions(),
-    }  # fmt: skip
+    }
     with tempfile.TemporaryDirectory(prefix="pacing-peers-") as folder:
         messages = _write_messages(setup["items"], Path(folder))
         for name in names or list(table):
@@ -108,8 +115,11 @@ def run(peers: list | None = None, names: list | None = None) -> dict:
                     work = Path(folder) / f"{name}-{peer}-{repeat}"
                     one = _one(peer, table[name], messages, setup["max_tokens"], work)
                     # as it comes: a full run takes most of an hour
-                    print(f"  {name} {peer} #{repeat + 1}: {json.dumps(one)}",
-                          file=sys.stderr, flush=True)  # fmt: skip
+                    print(
+                        f"  {name} {peer} #{repeat + 1}: {json.dumps(one)}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     runs.append(one)
                 results[name][peer] = runs
     return results
@@ -122,13 +132,21 @@ def _versions() -> dict:
     python = subprocess.run([env.PYTHON, "-c", probe], capture_output=True, text=True)
     node = subprocess.run([env.PROMPTFOO, "--version"], capture_output=True, text=True)
     inspect_version, openai_version = python.stdout.split()
-    return {"inspect_ai": inspect_version, "openai": openai_version,
-            "promptfoo": node.stdout.strip().splitlines()[-1]}  # fmt: skip
+    return {
+        "inspect_ai": inspect_version,
+        "openai": openai_version,
+        "promptfoo": node.stdout.strip().splitlines()[-1],
+    }
 
 
 if __name__ == "__main__":
     chosen = sys.argv[1:]
-    print(json.dumps(run(
-        [a for a in chosen if a in PEERS] or None,
-        [a for a in chosen if a not in PEERS] or None,
-    ), indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            run(
+                [a for a in chosen if a in PEERS] or None,
+                [a for a in chosen if a not in PEERS] or None,
+            ),
+            indent=1,
+        )
+    )

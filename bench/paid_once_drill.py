@@ -64,21 +64,31 @@ class TeamWorkers:
 def _base(workdir: Path, judge: ScriptedJudge) -> dict:
     from tests.pipeline_support import GENEROUS_RATE_LIMITS
 
-    return {"TESTING": True, "SECRET_KEY": "bench",
-            "INSTANCE_PATH": str(workdir / "instance"),
-            "UPLOAD_FOLDER": str(workdir / "uploads"),
-            "RESULTS_FOLDER": str(workdir / "results"),
-            "JUDGE_API_URL": judge.url, "JUDGE_MODEL": "scripted",
-            **GENEROUS_RATE_LIMITS, **SETTINGS}  # fmt: skip
+    return {
+        "TESTING": True,
+        "SECRET_KEY": "bench",
+        "INSTANCE_PATH": str(workdir / "instance"),
+        "UPLOAD_FOLDER": str(workdir / "uploads"),
+        "RESULTS_FOLDER": str(workdir / "results"),
+        "JUDGE_API_URL": judge.url,
+        "JUDGE_MODEL": "scripted",
+        **GENEROUS_RATE_LIMITS,
+        **SETTINGS,
+    }
 
 
 @contextmanager
 def embedded(workdir: Path, judge: ScriptedJudge):
     from tests.worker_support import create_test_app, stop_worker
 
-    app = create_test_app({**_base(workdir, judge), "REDIS_URL": None,
-                           "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-                           "EMBEDDED_WORKER": "process"})  # fmt: skip
+    app = create_test_app(
+        {
+            **_base(workdir, judge),
+            "REDIS_URL": None,
+            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+            "EMBEDDED_WORKER": "process",
+        }
+    )
     try:
         yield EmbeddedWorkers(app)
     finally:
@@ -100,11 +110,15 @@ def team(workdir: Path, judge: ScriptedJudge):
     admin = create_engine(url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    env = {"REDIS_URL": REDIS_URL, "SECRET_KEY": "bench",
-           "DATABASE_URL": f"{url}?options=-csearch_path%3D{schema}",
-           "UPLOAD_FOLDER": str(workdir / "uploads"),
-           "JUDGE_API_URL": judge.url, "JUDGE_MODEL": "scripted",
-           **{name: str(value) for name, value in SETTINGS.items()}}  # fmt: skip
+    env = {
+        "REDIS_URL": REDIS_URL,
+        "SECRET_KEY": "bench",
+        "DATABASE_URL": f"{url}?options=-csearch_path%3D{schema}",
+        "UPLOAD_FOLDER": str(workdir / "uploads"),
+        "JUDGE_API_URL": judge.url,
+        "JUDGE_MODEL": "scripted",
+        **{name: str(value) for name, value in SETTINGS.items()},
+    }
     app = create_test_app({**_base(workdir, judge), **config.from_environ(env)})
     app.extensions["storage"].upgrade()
     workers = TeamWorkers(app, env, workdir / "workers.log")
@@ -120,8 +134,10 @@ def team(workdir: Path, judge: ScriptedJudge):
 
 @contextmanager
 def busy_loops(count: int = 4):
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-             for _ in range(count)]  # fmt: skip
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(count)
+    ]
     try:
         yield
     finally:
@@ -139,8 +155,14 @@ def run() -> dict:
                 workdir = Path(tmp) / mode
                 with deploy(workdir, judge) as workers:
                     results[mode] = drill(workers, judge, path)
-    return {"sessions": SESSIONS, "lease_s": LEASE_S, "stop_s": STOP_S,
-            "latency_s": LATENCY, "busy_loops": 4, **results}  # fmt: skip
+    return {
+        "sessions": SESSIONS,
+        "lease_s": LEASE_S,
+        "stop_s": STOP_S,
+        "latency_s": LATENCY,
+        "busy_loops": 4,
+        **results,
+    }
 
 
 if __name__ == "__main__":

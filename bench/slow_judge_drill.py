@@ -31,12 +31,21 @@ ALONE_ROUNDS = 3
 
 def _file(workdir: Path, name: str, sessions: int) -> Path:
     values = [50, 60, 70, 80, 90]
-    return crafted.write(workdir / f"{name}.jsonl", [
-        crafted.session(f"{name}{index:03d}", {
-            "Base": [f"{name}{index} b{k}" for k in range(5)],
-            "Ours": [f"{name}{index} {t}" for t in crafted.scores(values, [1] * 5)]})
-        for index in range(sessions)
-    ])  # fmt: skip
+    return crafted.write(
+        workdir / f"{name}.jsonl",
+        [
+            crafted.session(
+                f"{name}{index:03d}",
+                {
+                    "Base": [f"{name}{index} b{k}" for k in range(5)],
+                    "Ours": [
+                        f"{name}{index} {t}" for t in crafted.scores(values, [1] * 5)
+                    ],
+                },
+            )
+            for index in range(sessions)
+        ],
+    )
 
 
 def _app(workdir: Path, **settings):
@@ -44,16 +53,23 @@ def _app(workdir: Path, **settings):
     from tests.worker_support import create_test_app
 
     workdir.mkdir(parents=True, exist_ok=True)
-    return create_test_app({
-        "TESTING": True, "SECRET_KEY": "bench", "REDIS_URL": None,
-        "INSTANCE_PATH": str(workdir / "instance"),
-        "UPLOAD_FOLDER": str(workdir / "uploads"),
-        "RESULTS_FOLDER": str(workdir / "results"),
-        "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-        "EMBEDDED_WORKER": "process", "JUDGE_TIMEOUT_S": 2 * SLOW_S,
-        "JUDGE_CONCURRENCY": 8, "CHUNK_UNITS": UNITS, **GENEROUS_RATE_LIMITS,
-        **settings,
-    })  # fmt: skip
+    return create_test_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "bench",
+            "REDIS_URL": None,
+            "INSTANCE_PATH": str(workdir / "instance"),
+            "UPLOAD_FOLDER": str(workdir / "uploads"),
+            "RESULTS_FOLDER": str(workdir / "results"),
+            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+            "EMBEDDED_WORKER": "process",
+            "JUDGE_TIMEOUT_S": 2 * SLOW_S,
+            "JUDGE_CONCURRENCY": 8,
+            "CHUNK_UNITS": UNITS,
+            **GENEROUS_RATE_LIMITS,
+            **settings,
+        }
+    )
 
 
 def _timed(app, path: Path, judge: ScriptedJudge, limit_s=1800.0):
@@ -82,8 +98,11 @@ def _beside_slow(app, fast_path, slow_path, fast, limit_s=1800.0) -> dict:
         seconds, status = _timed(app, fast_path, fast, limit_s)
         slow_replies = slow.state.calls
         service.cancel(storage.runs.get_run(slow_run))
-    return {"seconds": None if seconds is None else round(seconds, 2),
-            "status": status, "slow_replies_meanwhile": slow_replies}  # fmt: skip
+    return {
+        "seconds": None if seconds is None else round(seconds, 2),
+        "status": status,
+        "slow_replies_meanwhile": slow_replies,
+    }
 
 
 def _ratio(found: dict, alone: float) -> dict:

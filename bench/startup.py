@@ -32,9 +32,13 @@ COMMANDS = {
     "flask's CLI and its plugins": [sys.executable, "-c", PLUGINS],
     "flask --app app --help": [FLASK, "--app", "app", "--help"],
     "flask --app app validate sample_data.jsonl": [
-        FLASK, "--app", "app", "validate", "sample_data.jsonl"
+        FLASK,
+        "--app",
+        "app",
+        "validate",
+        "sample_data.jsonl",
     ],
-}  # fmt: skip
+}
 
 
 def _environment() -> dict:
@@ -49,8 +53,14 @@ def _environment() -> dict:
 
 def _once(command: list[str], env: dict) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        command,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 

@@ -35,9 +35,11 @@ VIEWS = 20
 
 def submit(base: str, samples: int) -> dict:
     response = requests.post(
-        f"{base}/api/v1/runs", files={"file": ("sample.jsonl", SAMPLE)},
-        data={"suites": "alignment,quality", "samples": str(samples)}, timeout=120,
-    )  # fmt: skip
+        f"{base}/api/v1/runs",
+        files={"file": ("sample.jsonl", SAMPLE)},
+        data={"suites": "alignment,quality", "samples": str(samples)},
+        timeout=120,
+    )
     response.raise_for_status()
     found = response.json()
     wait_until(base, found["token"], FINAL.__contains__, 600)
@@ -93,8 +95,11 @@ def after_labels(base: str, run: dict) -> dict:
         requests.post(f"{link}/label", json=body, timeout=60).raise_for_status()
         times.append(timed_get(view)[0])
     after = round(1000 * statistics.median(times), 1)
-    return {"after_label_ms": after, "built_ms": built,
-            "after_label_vs_built": round(after / built, 2)}  # fmt: skip
+    return {
+        "after_label_ms": after,
+        "built_ms": built,
+        "after_label_vs_built": round(after / built, 2),
+    }
 
 
 def run() -> dict:

@@ -344,7 +344,7 @@ def evaluate_command(
     if unwritten is not None:  # the run is stored: its results can be had
         again = f"flask --app app report {run.id} --format json --out FILE"
         fail(f"{out}: {unwritten}; the run is stored, `{again}` writes it", FAILED)
-    raise SystemExit(EXIT_CODES[run.status])  # fmt: skip
+    raise SystemExit(EXIT_CODES[run.status])
 
 
 def _workspace_id(token: str | None) -> str | None:
@@ -355,8 +355,10 @@ def _workspace_id(token: str | None) -> str | None:
     if found is None:
         fail("--workspace: no workspace has this token", INVALID)
     if not found.can_manage:
-        fail("--workspace: this is a view token; give the workspace's manage token",
-             INVALID)  # fmt: skip
+        fail(
+            "--workspace: this is a view token; give the workspace's manage token",
+            INVALID,
+        )
     return found.item.id
 
 

@@ -67,14 +67,27 @@ def _run_report(
 
 
 _OPTIONS = (
-    click.option("--baseline", help="Method (or run/method) the others are compared with; default: the first."),
-    click.option("--cjk", is_flag=True, help="LaTeX: typeset Chinese and Korean with CJKutf8."),
-    click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout."),
-    click.option("--min-effect", type=float, callback=lambda _c, _p, v: _min_effect(v),
-                 help="JSON: each comparison also gives sessions_for_min_effect, the "
-                 "paired sessions needed to detect this standardized effect dz (> 0) "
-                 "with 80% power at alpha 0.05."),
-)  # fmt: skip
+    click.option(
+        "--baseline",
+        help="Method (or run/method) the others are compared with; default: the first.",
+    ),
+    click.option(
+        "--cjk", is_flag=True, help="LaTeX: typeset Chinese and Korean with CJKutf8."
+    ),
+    click.option(
+        "--out",
+        type=click.Path(dir_okay=False, writable=True),
+        help="Write to this file instead of stdout.",
+    ),
+    click.option(
+        "--min-effect",
+        type=float,
+        callback=lambda _c, _p, v: _min_effect(v),
+        help="JSON: each comparison also gives sessions_for_min_effect, the "
+        "paired sessions needed to detect this standardized effect dz (> 0) "
+        "with 80% power at alpha 0.05.",
+    ),
+)
 
 
 def _min_effect(value: float | None) -> float | None:
@@ -97,9 +110,15 @@ TOKENS_AS_GIVEN = {"ignore_unknown_options": True}
 
 @click.command("report", context_settings=TOKENS_AS_GIVEN)
 @click.argument("run_key", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(RUN_FORMATS), default="md",
-              show_default=True, help="tex, md: comparison tables; csv: summary (n and CI); "
-              "json: results v1; methods: the Methods paragraph.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(RUN_FORMATS),
+    default="md",
+    show_default=True,
+    help="tex, md: comparison tables; csv: summary (n and CI); "
+    "json: results v1; methods: the Methods paragraph.",
+)
 @_with_options
 @with_appcontext
 def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
@@ -117,9 +136,14 @@ def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
 
 @click.command("compare", context_settings=TOKENS_AS_GIVEN)
 @click.argument("run_keys", metavar="RUN RUN…", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="md",
-              show_default=True, help="tex, md: tables; csv: summary (n and CI); "
-              "json: the comparison document.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(COMPARE_FORMATS),
+    default="md",
+    show_default=True,
+    help="tex, md: tables; csv: summary (n and CI); json: the comparison document.",
+)
 @_with_options
 @with_appcontext
 def compare_command(run_keys, fmt, baseline, cjk, out, min_effect) -> None:

@@ -32,8 +32,14 @@ QUALIFIERS = {
     "batch": ("batch_input", "batch_output"),
     "batch_cached": ("batch_cached_input",),
 }
-NAMES = ("input", "output", "cached_input", "batch_input", "batch_output",
-         "batch_cached_input")  # fmt: skip
+NAMES = (
+    "input",
+    "output",
+    "cached_input",
+    "batch_input",
+    "batch_output",
+    "batch_cached_input",
+)
 
 
 def parse_prices(raw: str) -> dict[str, dict[str, float]]:

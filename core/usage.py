@@ -95,8 +95,10 @@ def of_reply(reply: dict) -> dict[str, int]:
     if reply.get("via") == "batch":  # billed at the batch prices
         tokens |= {f"batch_{name}": n for name, n in tokens.items()}
     paced_ms = round(reply.get("paced_s", 0.0) * 1000)
-    return tokens | {"reasoning_tokens": reply.get("reasoning_tokens", 0),
-                     "paced_ms": paced_ms}  # fmt: skip
+    return tokens | {
+        "reasoning_tokens": reply.get("reasoning_tokens", 0),
+        "paced_ms": paced_ms,
+    }
 
 
 def _at(price: dict, name: str, fallback: str) -> Decimal:
@@ -136,8 +138,10 @@ def has_batch(price: dict | None) -> bool:
 
 
 def _batched(counts: dict) -> bool:
-    return any(counts.get(f"batch_{n}", 0) for n in ("calls", "prompt_tokens",
-               "completion_tokens"))  # fmt: skip
+    return any(
+        counts.get(f"batch_{n}", 0)
+        for n in ("calls", "prompt_tokens", "completion_tokens")
+    )
 
 
 def cost(counts: dict, price: dict | None) -> float | None:
@@ -240,9 +244,10 @@ def priced(counts: dict, price: dict | None) -> dict:
         "cost_note": cost_note(counts, price),
         "cached_price": cached_price,
         "batch_cost_usd": batch_cost(counts, price),
-        "batch_cost_note": None if has_batch(price) else
-        ("no_batch_price" if price else "no_price"),
-    }  # fmt: skip
+        "batch_cost_note": None
+        if has_batch(price)
+        else ("no_batch_price" if price else "no_price"),
+    }
 
 
 def totals(used: dict) -> dict:

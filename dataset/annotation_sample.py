@@ -81,8 +81,9 @@ def item_view(session: dict, round_number: int, method: str) -> dict:
         if round_["round"] == round_number:
             current = round_, reply
             break
-        history.append({"user": round_["user_message"],
-                        "reply": reply["text"] if reply else None})  # fmt: skip
+        history.append(
+            {"user": round_["user_message"], "reply": reply["text"] if reply else None}
+        )
     if current is None or current[1] is None:
         raise KeyError(f"round {round_number} has no reply of this method")
     round_, reply = current

@@ -53,21 +53,33 @@ class BlockChecks(FieldChecks):
         for topic, fields in slots.items():
             topic_path = (*path, topic)
             if len(topic) > self.limits.max_key_chars:
-                self.error(topic_path, "too_long", length=len(topic),
-                           limit=self.limits.max_key_chars)  # fmt: skip
+                self.error(
+                    topic_path,
+                    "too_long",
+                    length=len(topic),
+                    limit=self.limits.max_key_chars,
+                )
             if not isinstance(fields, dict):
                 self.error(
                     topic_path, "wrong_type", expected="object", found=type_name(fields)
                 )
                 continue
             if len(fields) > self.limits.max_list_items:
-                self.error(topic_path, "too_many_items", count=len(fields),
-                           limit=self.limits.max_list_items)  # fmt: skip
+                self.error(
+                    topic_path,
+                    "too_many_items",
+                    count=len(fields),
+                    limit=self.limits.max_list_items,
+                )
                 continue
             for name in fields:
                 if len(name) > self.limits.max_key_chars:
-                    self.error((*topic_path, name[:64]), "too_long", length=len(name),
-                               limit=self.limits.max_key_chars)  # fmt: skip
+                    self.error(
+                        (*topic_path, name[:64]),
+                        "too_long",
+                        length=len(name),
+                        limit=self.limits.max_key_chars,
+                    )
                 if updates:
                     self._check_slot_update(fields, topic_path, name)
                 else:

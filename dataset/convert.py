@@ -179,8 +179,9 @@ def detect_head(head: bytes, suffix: str) -> str | None:
     """
     text = head[:HEAD_BYTES].decode("utf-8-sig", errors="replace")
     try:
-        records = [one for record in _head_records(text, suffix)
-                   for one in splits(record)[:5]]  # fmt: skip
+        records = [
+            one for record in _head_records(text, suffix) for one in splits(record)[:5]
+        ]
         found = {detect(record) for record in records}
     except csv.Error:
         return None

@@ -147,8 +147,12 @@ class FieldChecks:
             )
             return
         if len(value) > self.limits.max_list_items:
-            self.error((*base, key), "too_many_items", count=len(value),
-                       limit=self.limits.max_list_items)  # fmt: skip
+            self.error(
+                (*base, key),
+                "too_many_items",
+                count=len(value),
+                limit=self.limits.max_list_items,
+            )
             return
         for index, item in enumerate(value):
             if numbers and is_finite_number(item):
@@ -160,8 +164,12 @@ class FieldChecks:
                 self._length(item, (*base, key, index))
         total = sum(len(item) for item in value if isinstance(item, str))
         if total > self.limits.max_text_chars:  # together they reach one prompt
-            self.error((*base, key), "list_too_long", length=total,
-                       limit=self.limits.max_text_chars)  # fmt: skip
+            self.error(
+                (*base, key),
+                "list_too_long",
+                length=total,
+                limit=self.limits.max_text_chars,
+            )
 
     def _object(self, parent, base, key, required=False) -> dict | None:
         return self._typed(

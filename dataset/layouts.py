@@ -106,8 +106,12 @@ def _speaker_lines(lines) -> list[tuple[str, str]]:
     return turns
 
 
-_SPEAKERS = {"user 1": "user", "user1": "user", "user 2": "assistant",
-             "user2": "assistant"}  # fmt: skip
+_SPEAKERS = {
+    "user 1": "user",
+    "user1": "user",
+    "user 2": "assistant",
+    "user2": "assistant",
+}
 
 
 def _persona(value) -> str:
@@ -155,8 +159,13 @@ def aloe(record: dict, number: int, options: Options) -> dict:
         if not isinstance(replies, dict):
             raise Skipped(f"round {k}: no 'assistant' object of preferred and rejected")
         responses = {name: _reply(replies.get(name), k, name) for name in ALOE_METHODS}
-        rounds.append({"round": k, "user_message": _reply(turn.get("user"), k, "user"),
-                       "responses": responses})  # fmt: skip
+        rounds.append(
+            {
+                "round": k,
+                "user_message": _reply(turn.get("user"), k, "user"),
+                "responses": responses,
+            }
+        )
         for key in kept:
             meta[key].append(turn.get(key))
     personality = _raw_line(record.get("personality")) or None
@@ -203,9 +212,11 @@ def personachat_original(record: dict, number: int, options: Options) -> dict:
     if not isinstance(history, list) or not isinstance(candidates, list):
         raise Skipped("the last utterance has no history or candidates")
     texts = [str(text) for text in [*history, *candidates[-1:]]]
-    turns = [("user" if i % 2 == 0 else "assistant", text)
-             for i, text in enumerate(texts)
-             if not (i % 2 == 0 and text.strip() == SILENCE)]  # fmt: skip
+    turns = [
+        ("user" if i % 2 == 0 else "assistant", text)
+        for i, text in enumerate(texts)
+        if not (i % 2 == 0 and text.strip() == SILENCE)
+    ]
     rounds = turns_to_rounds(turns, options.method)
     session = make_session(None, "", options, rounds)  # the converter numbers it
     session["meta"] = {"replier_persona": _persona(record.get("personality"))}
@@ -231,8 +242,10 @@ def lenient(record: dict, number: int, options: Options) -> dict:
     rounds = session.get("rounds")
     if not isinstance(rounds, list):
         raise Skipped("no rounds")
-    numbers = [_number(r.get("round"), i) if isinstance(r, dict) else i + 1
-               for i, r in enumerate(rounds)]  # fmt: skip
+    numbers = [
+        _number(r.get("round"), i) if isinstance(r, dict) else i + 1
+        for i, r in enumerate(rounds)
+    ]
     shift = 1 if numbers and min(numbers) == 0 else 0  # counted from 0
     session["rounds"] = [
         {**r, "round": n + shift} if isinstance(r, dict) else r

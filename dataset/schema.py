@@ -25,9 +25,17 @@ from dataset.replies import reply_text
 __all__ = ["SESSION_FIELDS", "SessionChecker", "format_path", "type_name"]
 
 SESSION_FIELDS = {
-    "session_id", "user_profile", "user_personality", "rounds", "sample_dialogues",
-    "attributes", "persona", "target_order", "ground_truth_slots", "meta",
-}  # fmt: skip
+    "session_id",
+    "user_profile",
+    "user_personality",
+    "rounds",
+    "sample_dialogues",
+    "attributes",
+    "persona",
+    "target_order",
+    "ground_truth_slots",
+    "meta",
+}
 
 
 UNKNOWN_KEYS = 50  # distinct unknown field names a report names
@@ -62,9 +70,13 @@ class SessionChecker(BlockChecks):
     # -- session parts ----------------------------------------------------
     def _check_id(self, session: dict) -> None:
         session_id = self._string(
-            session, (), "session_id", required=True, non_empty=True,
+            session,
+            (),
+            "session_id",
+            required=True,
+            non_empty=True,
             limit=self.limits.max_id_chars,
-        )  # fmt: skip
+        )
         if not isinstance(session_id, str) or not session_id.strip():
             return
         first = self.seen_ids.get(session_id)
@@ -87,8 +99,12 @@ class SessionChecker(BlockChecks):
         if not rounds:
             self.error(("rounds",), "empty_value")
         if len(rounds) > self.limits.max_rounds:
-            self.error(("rounds",), "too_many_rounds", count=len(rounds),
-                       limit=self.limits.max_rounds)  # fmt: skip
+            self.error(
+                ("rounds",),
+                "too_many_rounds",
+                count=len(rounds),
+                limit=self.limits.max_rounds,
+            )
         previous = None
         for index, round_ in enumerate(rounds):
             path = ("rounds", index)
@@ -142,8 +158,12 @@ class SessionChecker(BlockChecks):
             return
         for method, response in responses.items():
             if len(method) > self.limits.max_id_chars:
-                self.error((*path, method[:40]), "too_long", length=len(method),
-                           limit=self.limits.max_id_chars)  # fmt: skip
+                self.error(
+                    (*path, method[:40]),
+                    "too_long",
+                    length=len(method),
+                    limit=self.limits.max_id_chars,
+                )
             self._check_response(response, (*path, method))
         self._check_method_set(responses, path)
 
@@ -200,8 +220,12 @@ class SessionChecker(BlockChecks):
                 self.to_evaluate += bool(reply_text(response).strip())
         if len(self.methods) > self.limits.max_methods and not self.reference_line:
             self.reference_line = self.line  # said once, where it happened
-            self.error(path, "too_many_methods", count=len(self.methods),
-                       limit=self.limits.max_methods)  # fmt: skip
+            self.error(
+                path,
+                "too_many_methods",
+                count=len(self.methods),
+                limit=self.limits.max_methods,
+            )
 
     def _count_lacking_replies(self) -> None:
         """The methods this line (with rounds) lacks a reply of, counted
@@ -222,8 +246,13 @@ class SessionChecker(BlockChecks):
             missing = self.reply_slots - self.replies.get(method, 0)
             if missing:  # the path is the method: one warning (group) each
                 count, lines = self.lacking[method]
-                problem = Problem.make(lines[0], method, "replies_missing",
-                                       missing=missing, total=self.reply_slots)  # fmt: skip
+                problem = Problem.make(
+                    lines[0],
+                    method,
+                    "replies_missing",
+                    missing=missing,
+                    total=self.reply_slots,
+                )
                 self.sink.counted_warning(problem, count, lines)
 
 

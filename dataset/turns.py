@@ -174,7 +174,8 @@ def message_text(content) -> str | None:
         return content
     if isinstance(content, list):
         return "\n".join(
-            part.get("text", "") for part in content
+            part.get("text", "")
+            for part in content
             if isinstance(part, dict) and part.get("type") in (None, "text")
-        )  # fmt: skip
+        )
     raise Skipped("a message's content is neither text nor a list of parts")

@@ -68,9 +68,11 @@ class BatchClient:
     runs on a thread, never on the judge loop."""
 
     def __init__(
-        self, online: JudgeClient, answer_of: Callable[[str], Any],
+        self,
+        online: JudgeClient,
+        answer_of: Callable[[str], Any],
         recorder: Recorder | None = None,
-    ):  # fmt: skip
+    ):
         self.online = online
         self.config = online.config
         self._answer_of = answer_of

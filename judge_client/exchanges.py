@@ -44,15 +44,24 @@ class Exchanges:
         for key, metrics in _replies(rows).items():
             session_id, round_, method = key
             for seq, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):
-                self._kept.append({
-                    "session_id": session_id, "round": round_, "method": method,
-                    "judge": self.judge, "metric": metrics[0], "seq": seq,
-                    "metrics": metrics, "mode": item.mode.name,
-                    "prompt_version": item.prompt_version, "sample": item.sample,
-                    "messages": [self._bounded(m) for m in item.messages],
-                    "reply": outcome.raw, "status": str(outcome.status),
-                    "cached": bool(outcome.cached),
-                })  # fmt: skip
+                self._kept.append(
+                    {
+                        "session_id": session_id,
+                        "round": round_,
+                        "method": method,
+                        "judge": self.judge,
+                        "metric": metrics[0],
+                        "seq": seq,
+                        "metrics": metrics,
+                        "mode": item.mode.name,
+                        "prompt_version": item.prompt_version,
+                        "sample": item.sample,
+                        "messages": [self._bounded(m) for m in item.messages],
+                        "reply": outcome.raw,
+                        "status": str(outcome.status),
+                        "cached": bool(outcome.cached),
+                    }
+                )
 
     def _bounded(self, message: dict) -> dict:
         content = message.get("content")

@@ -183,9 +183,13 @@ class JudgeClient:
         started = monotonic()
         try:
             status, said, content = await transport.fetch(
-                self.url, payload, self._headers, self._timeouts, limit,
+                self.url,
+                payload,
+                self._headers,
+                self._timeouts,
+                limit,
                 self.config.deadline_s,
-            )  # fmt: skip
+            )
         except transport.TooLarge:
             pace.observe(None, {})
             raise ReplyTooLarge(note("reply_too_large", limit=limit)) from None

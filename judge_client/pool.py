@@ -91,8 +91,12 @@ class JudgePool:
         """Cancel what waits and let the calls under way end; the pool
         takes calls again afterwards."""
         with self._lock:
-            waiting = [entry[0] for lane in self._lanes.values()
-                       for queue in lane.queues.values() for entry in queue]  # fmt: skip
+            waiting = [
+                entry[0]
+                for lane in self._lanes.values()
+                for queue in lane.queues.values()
+                for entry in queue
+            ]
             for lane in self._lanes.values():
                 lane.queues.clear()
         for future in waiting:

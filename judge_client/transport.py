@@ -26,12 +26,14 @@ from judge_client.pacing import HEADERS
 _SESSIONS: dict[tuple, tuple[aiohttp.ClientSession, str | None]] = {}
 READ_PIECE = 65_536
 # The names a failed call's note has always shown (they were requests').
-_KINDS = ((aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
-          (aiohttp.ServerTimeoutError, "ReadTimeout"),
-          (aiohttp.ClientConnectionError, "ConnectionError"),
-          (aiohttp.ClientPayloadError, "ConnectionError"),
-          (aiohttp.ClientResponseError, "ConnectionError"),
-          (OSError, "ConnectionError"))  # fmt: skip
+_KINDS = (
+    (aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
+    (aiohttp.ServerTimeoutError, "ReadTimeout"),
+    (aiohttp.ClientConnectionError, "ConnectionError"),
+    (aiohttp.ClientPayloadError, "ConnectionError"),
+    (aiohttp.ClientResponseError, "ConnectionError"),
+    (OSError, "ConnectionError"),
+)
 
 
 class TransportError(Exception):
@@ -84,9 +86,13 @@ def timeouts(connect_s: float, read_s: float) -> aiohttp.ClientTimeout:
 
 
 async def fetch(
-    url: str, body: bytes, headers: dict, timeout: aiohttp.ClientTimeout,
-    limit: int, deadline_s: float,
-) -> tuple[int, dict[str, str], bytes]:  # fmt: skip
+    url: str,
+    body: bytes,
+    headers: dict,
+    timeout: aiohttp.ClientTimeout,
+    limit: int,
+    deadline_s: float,
+) -> tuple[int, dict[str, str], bytes]:
     """POST ``body``; (status, its rate-limit headers, the body read up to
     ``limit`` bytes), all within ``deadline_s``: a server dripping one byte
     at a time holds a judge slot no longer. Raises :class:`TooLarge` or
@@ -95,12 +101,19 @@ async def fetch(
     try:
         async with asyncio.timeout(deadline_s):
             async with session.post(
-                url, data=body, headers=headers, timeout=timeout, proxy=proxy,
+                url,
+                data=body,
+                headers=headers,
+                timeout=timeout,
+                proxy=proxy,
                 allow_redirects=False,
-            ) as response:  # fmt: skip
+            ) as response:
                 content = await _read(response, limit)
-                said = {name: response.headers[name] for name in HEADERS
-                        if name in response.headers}  # fmt: skip
+                said = {
+                    name: response.headers[name]
+                    for name in HEADERS
+                    if name in response.headers
+                }
                 return response.status, said, content
     except TooLarge:
         raise

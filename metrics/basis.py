@@ -182,9 +182,11 @@ def add_value_deltas(
     from metrics import registry
 
     columns = {
-        m.compare: m for suite in registry.suites() for m in suite.summary_metrics()
+        m.compare: m
+        for suite in registry.suites()
+        for m in suite.summary_metrics()
         if m.compare and m.in_table
-    }  # fmt: skip
+    }
     for comparison in comparisons:
         column = columns.get(comparison["metric"])
         if column is None:

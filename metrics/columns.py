@@ -37,12 +37,27 @@ from metrics.column_parts import Groups, Names, _numpy
 NO_ROUND = -(2**15)  # a session-level row's round (None); rounds are >= 1
 # column -> the array typecode it starts with; an integer column widens when
 # a value does not fit (a run has few methods, judges and metrics)
-TYPECODES = {"session": "h", "round": "h", "method": "b", "metric": "h",
-             "judge": "b", "status": "b", "value": "d"}  # fmt: skip
+TYPECODES = {
+    "session": "h",
+    "round": "h",
+    "method": "b",
+    "metric": "h",
+    "judge": "b",
+    "status": "b",
+    "value": "d",
+}
 WIDER = {"b": "h", "h": "i", "i": "q"}
 INTERNED = ("session", "method", "metric", "judge", "status")
-DICT_KEYS = ("session_id", "method", "metric", "judge", "status", "round", "value",
-             "detail")  # fmt: skip
+DICT_KEYS = (
+    "session_id",
+    "method",
+    "metric",
+    "judge",
+    "status",
+    "round",
+    "value",
+    "detail",
+)
 BATCH = 4096
 
 
@@ -66,10 +81,20 @@ class RowColumns:
         iterator = iter(rows)
         while batch := list(islice(iterator, BATCH)):
             columns.add(
-                [(r["session_id"], r.get("round"), r["method"], r["metric"],
-                  r["value"], r["status"], r.get("judge"), r.get("detail"))
-                 for r in batch]
-            )  # fmt: skip
+                [
+                    (
+                        r["session_id"],
+                        r.get("round"),
+                        r["method"],
+                        r["metric"],
+                        r["value"],
+                        r["status"],
+                        r.get("judge"),
+                        r.get("detail"),
+                    )
+                    for r in batch
+                ]
+            )
         return columns
 
     def add(self, rows: Sequence[Sequence]) -> None:
@@ -88,8 +113,11 @@ class RowColumns:
             return
         fields = list(zip(*rows, strict=True))
         arrays, names = self._arrays, self.names
-        for field, strings in zip(("session", "method", "metric", "status"),
-                                  itemgetter(0, 2, 3, 5)(fields), strict=True):  # fmt: skip
+        for field, strings in zip(
+            ("session", "method", "metric", "status"),
+            itemgetter(0, 2, 3, 5)(fields),
+            strict=True,
+        ):
             self._extend(field, names[field].codes_of(strings))
         judges = [name or "" for name in fields[6]]
         self._extend("judge", names["judge"].codes_of(judges))
@@ -148,14 +176,17 @@ class RowColumns:
         ...     "metric": m, "value": 1.0, "status": "ok"} for m in ("x@1", "y", "x@2")])
         >>> columns.where(prefix="x@").tolist(), columns.where("y").tolist()
         ([0, 2], [1])
-        """  # fmt: skip
+        """
         np = _numpy()
         mask = self.scored_mask() if scored else np.ones(len(self), dtype=bool)
         if metric is not None or prefix is not None:
             ids = {metric} if isinstance(metric, str) else set(metric or ())
             names = self.names["metric"].names
-            wanted = [c for c, name in enumerate(names)
-                      if name in ids or (prefix and name.startswith(prefix))]  # fmt: skip
+            wanted = [
+                c
+                for c, name in enumerate(names)
+                if name in ids or (prefix and name.startswith(prefix))
+            ]
             mask = mask & self._any_of("metric", wanted)
         for field, name in (("status", status), ("judge", judge)):
             if name is not None:
@@ -197,7 +228,7 @@ class RowColumns:
         >>> found = columns.groups(columns.where("x"), ("session",))
         >>> found.rows.tolist(), found.bounds
         ([0, 3, 1, 2], [(0, 2), (2, 4)])
-        """  # fmt: skip
+        """
         np = _numpy()
         if len(index) == 0:
             return Groups(index, [])

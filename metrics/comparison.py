@@ -110,12 +110,21 @@ class Comparison:
     def stored(self) -> dict:
         """What ``restore`` reads back (JSON: the store keeps it)."""
         return {
-            "id": self.id, "methods": self.methods, "suites": self.suites,
-            "aggregates": self.aggregates, "shared": self.shared,
+            "id": self.id,
+            "methods": self.methods,
+            "suites": self.suites,
+            "aggregates": self.aggregates,
+            "shared": self.shared,
             "agreement": self.agreement,
-            "sides": [{**asdict(side), "methods": list(side.methods),
-                       "suites": list(side.suites)} for side in self.sides],
-        }  # fmt: skip
+            "sides": [
+                {
+                    **asdict(side),
+                    "methods": list(side.methods),
+                    "suites": list(side.suites),
+                }
+                for side in self.sides
+            ],
+        }
 
     @classmethod
     def restore(cls, stored: dict) -> Comparison:
@@ -127,10 +136,15 @@ class Comparison:
         True
         """
         sides = [
-            Side(**{**side, "methods": tuple(side["methods"]),
-                    "suites": tuple(side["suites"])})
+            Side(
+                **{
+                    **side,
+                    "methods": tuple(side["methods"]),
+                    "suites": tuple(side["suites"]),
+                }
+            )
             for side in stored["sides"]
-        ]  # fmt: skip
+        ]
         fields = ("id", "methods", "suites", "aggregates", "shared", "agreement")
         return cls(**{name: stored[name] for name in fields}, sides=sides)
 
@@ -271,13 +285,18 @@ class _JudgedValues:
         if both and not same:
             entry = with_reason(entry, "agreement_no_same_responses")
         return {
-            "metric": metric.id, "method": method,
-            "a": a.column(method), "b": b.column(method),
-            "run_a": a.label, "run_b": b.label,
-            "judge_a": _judge_facts(a.judge, ja), "judge_b": _judge_facts(b.judge, jb),
-            "scale": scale, "items_judged_by_both": len(both),
+            "metric": metric.id,
+            "method": method,
+            "a": a.column(method),
+            "b": b.column(method),
+            "run_a": a.label,
+            "run_b": b.label,
+            "judge_a": _judge_facts(a.judge, ja),
+            "judge_b": _judge_facts(b.judge, jb),
+            "scale": scale,
+            "items_judged_by_both": len(both),
             **entry,
-        }  # fmt: skip
+        }
 
 
 PANEL_MEAN = "panel mean"
@@ -292,8 +311,13 @@ def _judges(side: Side) -> list[str]:
 def _settings(side: Side, model: str) -> tuple:
     """What makes one judge of a run differ from another's."""
     judge = side.judge or {}
-    return (model, judge.get("temperature"), judge.get("samples"),
-            judge.get("history_chars"), json.dumps(judge.get("prompts"), sort_keys=True))  # fmt: skip
+    return (
+        model,
+        judge.get("temperature"),
+        judge.get("samples"),
+        judge.get("history_chars"),
+        json.dumps(judge.get("prompts"), sort_keys=True),
+    )
 
 
 def _item_order(item: tuple[str, int | None]) -> tuple[str, int]:

@@ -170,10 +170,16 @@ def failure_rows(
     """
     metric = suite.headline.id
     return [
-        result_row({"session_id": s["session_id"], "round": None, "method": m},
-                   metric, None, RowStatus.ERROR, note)
-        for s in sessions for m in methods
-    ]  # fmt: skip
+        result_row(
+            {"session_id": s["session_id"], "round": None, "method": m},
+            metric,
+            None,
+            RowStatus.ERROR,
+            note,
+        )
+        for s in sessions
+        for m in methods
+    ]
 
 
 Rows = columns.Rows | row_source.RowSource
@@ -289,8 +295,12 @@ def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
     >>> [(c["code"], c["rows"]) for c in found["style"]]
     [('response_not_english', 9), ('empty_response', 2)]
     """
-    owner = {metric.id: name for name in suites if name in registry.names()
-             for metric in registry.get(name).metrics}  # fmt: skip
+    owner = {
+        metric.id: name
+        for name in suites
+        if name in registry.names()
+        for metric in registry.get(name).metrics
+    }
     found: dict[str, dict[tuple[str, str, str], dict]] = {}
     for metric, status, code, rows, params in causes:
         suite = owner.get(metric.partition("@")[0])
@@ -299,9 +309,14 @@ def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
         head = metric.partition("@")[0]
         cause = found.setdefault(suite, {}).setdefault(
             (status, code, head),
-            {"metric": head, "status": status, "code": code, "rows": 0,
-             "params": params},
-        )  # fmt: skip
+            {
+                "metric": head,
+                "status": status,
+                "code": code,
+                "rows": 0,
+                "params": params,
+            },
+        )
         cause["rows"] += rows
     return {
         suite: sorted(tally.values(), key=lambda cause: -cause["rows"])

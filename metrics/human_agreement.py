@@ -93,8 +93,11 @@ def _judge(by_item, annotators, values: dict) -> dict:
             pairs_binary.append((judge_binary, majority))
         elif judge_binary is not None and any(b is not None for _, b in found.values()):
             tied += 1  # the annotators' votes tied: no majority to compare
-    with_judge = {key: {**found, "\x00judge": values[key]}
-                  for key, found in by_item.items() if key in values}  # fmt: skip
+    with_judge = {
+        key: {**found, "\x00judge": values[key]}
+        for key, found in by_item.items()
+        if key in values
+    }
     kappa = _with_ci(pairs_binary, cohen_kappa, "kappa_one_class")
     if kappa["value"] is None and tied and len(pairs_binary) < 2:
         kappa = _missing(kappa, "agreement_majority_tied", tied=tied)
@@ -157,8 +160,11 @@ def _alpha(
     """Krippendorff's α over the items two or more coders labelled; without
     a value, why: one annotator (α compares annotators), no item labelled
     twice, or every label the same."""
-    shared = [found for found in by_item.values()
-              if sum(found.get(c, (None, None))[part] is not None for c in coders) >= 2]  # fmt: skip
+    shared = [
+        found
+        for found in by_item.values()
+        if sum(found.get(c, (None, None))[part] is not None for c in coders) >= 2
+    ]
     if len(coders) < 2:
         return _missing({"value": None, "n": 0}, "agreement_one_annotator")
     if not shared:
@@ -196,8 +202,13 @@ def _methods(by_item, judged: dict[str, dict]) -> dict:
             "judge_al": {
                 judge: fmean(scored)
                 for judge, values in sorted(judged.items())
-                if (scored := [values[k][0] for k in keys
-                               if k in values and values[k][0] is not None])
+                if (
+                    scored := [
+                        values[k][0]
+                        for k in keys
+                        if k in values and values[k][0] is not None
+                    ]
+                )
             },
-        }  # fmt: skip
+        }
     return found

@@ -25,9 +25,15 @@ KINDS = {"alignment": "score", "binary": "binary", "pairwise": "choice"}
 MODE_FIELDS = {
     "alignment": {"profile", "personality", "history", "user_message", "response"},
     "binary": {"profile", "personality", "history", "user_message", "response"},
-    "pairwise": {"profile", "personality", "history", "user_message", "response_a",
-                 "response_b"},
-}  # fmt: skip
+    "pairwise": {
+        "profile",
+        "personality",
+        "history",
+        "user_message",
+        "response_a",
+        "response_b",
+    },
+}
 TOP_KEYS = {
     "name",
     "version",
@@ -37,8 +43,19 @@ TOP_KEYS = {
     "modes",
     "report_card",
 }
-MODE_KEYS = {"kind", "system", "user", "format", "scale", "dimensions", "total",
-             "choices", "schema", "verdict_fields", "description"}  # fmt: skip
+MODE_KEYS = {
+    "kind",
+    "system",
+    "user",
+    "format",
+    "scale",
+    "dimensions",
+    "total",
+    "choices",
+    "schema",
+    "verdict_fields",
+    "description",
+}
 MAX_TEXT = 20_000  # characters of one template
 
 
@@ -199,17 +216,24 @@ def _check_template(where: str, text, fields: set[str], bad) -> None:
     if where.endswith(".format"):
         return None
     try:
-        used = {m.group("named") or m.group("braced")
-                for m in Template.pattern.finditer(text) if not m.group("escaped")}  # fmt: skip
+        used = {
+            m.group("named") or m.group("braced")
+            for m in Template.pattern.finditer(text)
+            if not m.group("escaped")
+        }
     except (TypeError, ValueError):
         used = set()
     if None in used or "" in used:
         return bad(where, "bad_value", detail="a '$' that is no placeholder: write $$")
     unknown = sorted(used - fields)
     if unknown:
-        bad(where, "bad_value", needle=f"${unknown[0]}",
+        bad(
+            where,
+            "bad_value",
+            needle=f"${unknown[0]}",
             detail=f"unknown placeholder(s) {', '.join(unknown)}; "
-            f"allowed: {', '.join(sorted(fields))}")  # fmt: skip
+            f"allowed: {', '.join(sorted(fields))}",
+        )
 
 
 def _check_scale(where: str, spec: dict, bad) -> None:
@@ -227,18 +251,27 @@ def _check_scale(where: str, spec: dict, bad) -> None:
             detail="{min = ..., max = ...} with min < max",
         )
     for index, dimension in enumerate(spec.get("dimensions") or []):
-        if not (isinstance(dimension, dict) and isinstance(dimension.get("name"), str)
-                and isinstance(dimension.get("max"), int | float)):  # fmt: skip
-            bad(f"{where}.dimensions", "bad_value",
-                detail=f"dimension {index + 1} needs name and max")  # fmt: skip
+        if not (
+            isinstance(dimension, dict)
+            and isinstance(dimension.get("name"), str)
+            and isinstance(dimension.get("max"), int | float)
+        ):
+            bad(
+                f"{where}.dimensions",
+                "bad_value",
+                detail=f"dimension {index + 1} needs name and max",
+            )
     if spec.get("total") not in (None, "sum"):
         bad(f"{where}.total", "bad_value", detail='"sum" or absent')
 
 
 def _check_choices(where: str, choices, bad) -> None:
     if not isinstance(choices, dict) or set(choices) - {"A", "B", "tie"}:
-        return bad(f"{where}.choices", "bad_value",
-                   detail="a table of A, B and tie, each a list of words")  # fmt: skip
+        return bad(
+            f"{where}.choices",
+            "bad_value",
+            detail="a table of A, B and tie, each a list of words",
+        )
     for verdict, words in choices.items():
         if not (
             isinstance(words, list) and all(isinstance(w, str) and w for w in words)

@@ -56,13 +56,21 @@ class Protocol:
 
     def stored(self) -> dict:
         """What a run keeps (``options["protocol"]``)."""
-        return {"name": self.name, "version": self.version, "sha256": self.sha256,
-                "text": self.text}  # fmt: skip
+        return {
+            "name": self.name,
+            "version": self.version,
+            "sha256": self.sha256,
+            "text": self.text,
+        }
 
     def public(self) -> dict:
         """What results and the Methods paragraph show."""
-        return {"name": self.name, "title": self.title, "version": self.version,
-                "sha256": self.sha256}  # fmt: skip
+        return {
+            "name": self.name,
+            "title": self.title,
+            "version": self.version,
+            "sha256": self.sha256,
+        }
 
 
 def builtins() -> list[str]:
@@ -108,14 +116,22 @@ def load(text: str) -> Protocol:
 def _mode(name: str, spec: dict, version: str) -> JudgeMode:
     kind = _kind(spec)
     prompt = Prompt(version, _template(spec["system"]), _template(spec["user"]))
-    parts = {d["name"]: tuple(d.get("labels") or [d["name"]])
-             for d in spec.get("dimensions", [])}  # fmt: skip
+    parts = {
+        d["name"]: tuple(d.get("labels") or [d["name"]])
+        for d in spec.get("dimensions", [])
+    }
     part_max = max((d["max"] for d in spec.get("dimensions", [])), default=0)
     parse = _parser(kind, parts, part_max, spec.get("total") == "sum")
     return JudgeMode(
-        name, version, parse, spec.get("format", "").strip(), spec.get("schema"),
-        template=prompt, dimensions=tuple(parts), verdict=kind,
-    )  # fmt: skip
+        name,
+        version,
+        parse,
+        spec.get("format", "").strip(),
+        spec.get("schema"),
+        template=prompt,
+        dimensions=tuple(parts),
+        verdict=kind,
+    )
 
 
 def _template(text: str):

@@ -21,15 +21,25 @@ def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[Result
     [('B', 'missing', 'no reply in the file')]
     """
     metric, rows = suite.headline.id, []
-    for find, code in ((missing_replies, "reply_missing"),
-                       (empty_replies, "empty_response")):  # fmt: skip
+    for find, code in (
+        (missing_replies, "reply_missing"),
+        (empty_replies, "empty_response"),
+    ):
         reason = notes.note(code)
         rows += [
-            result_row({"session_id": session["session_id"], "round": number,
-                        "method": method}, metric, None, note=reason)
+            result_row(
+                {
+                    "session_id": session["session_id"],
+                    "round": number,
+                    "method": method,
+                },
+                metric,
+                None,
+                note=reason,
+            )
             for session in sessions
             for number, method in find(session, methods)
-        ]  # fmt: skip
+        ]
     return rows
 
 

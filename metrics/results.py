@@ -202,11 +202,22 @@ def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
     return shown
 
 
-USAGE_SHOWN = ("calls", "cached", "prompt_tokens", "cached_tokens",
-               "completion_tokens", "reasoning_tokens", "reasks", "structured",
-               "structured_ignored", "batch_calls", "batch_prompt_tokens",
-               "batch_cached_tokens", "batch_completion_tokens",
-               "paced_ms")  # fmt: skip
+USAGE_SHOWN = (
+    "calls",
+    "cached",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "reasks",
+    "structured",
+    "structured_ignored",
+    "batch_calls",
+    "batch_prompt_tokens",
+    "batch_cached_tokens",
+    "batch_completion_tokens",
+    "paced_ms",
+)
 
 
 def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
@@ -286,5 +297,12 @@ def json_rows(rows: Iterable[dict], batch: int = 500) -> Iterator[str]:
     yield "".join(pending) + "\n]}"
 
 
-ROW = {"session_id": "s", "round": 1, "method": "M", "metric": "al", "value": 50.0,
-       "status": "ok", "note": None}  # fmt: skip
+ROW = {
+    "session_id": "s",
+    "round": 1,
+    "method": "M",
+    "metric": "al",
+    "value": 50.0,
+    "status": "ok",
+    "note": None,
+}

@@ -154,10 +154,11 @@ def session_summary(
         for metric in metrics
     }
     intervals = {
-        method: {m: stats.mean_ci(list(values[m].get(method, {}).values()))
-                 for m in metrics}
+        method: {
+            m: stats.mean_ci(list(values[m].get(method, {}).values())) for m in metrics
+        }
         for method in methods
-    }  # fmt: skip
+    }
     summary = {
         method: {f"{m}_avg": found["mean"] for m, found in intervals[method].items()}
         for method in methods

@@ -169,11 +169,14 @@ def paired_bootstrap_ci(
         return spread_or_none(low, high)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     rows = max(1, BOOTSTRAP_PART // n)
-    means = np.concatenate([
-        values[rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))]
-        .mean(axis=1)
-        for done in range(0, BOOTSTRAP_RESAMPLES, rows)
-    ])  # fmt: skip
+    means = np.concatenate(
+        [
+            values[
+                rng.integers(0, n, size=(min(rows, BOOTSTRAP_RESAMPLES - done), n))
+            ].mean(axis=1)
+            for done in range(0, BOOTSTRAP_RESAMPLES, rows)
+        ]
+    )
     low, high = np.quantile(means, [tail, 1 - tail])
     return spread_or_none(float(low), float(high))
 
@@ -369,9 +372,13 @@ def holm(p_values: list[float | None]) -> list[float | None]:
 
 
 def compare_paired(
-    metric: str, a: str, b: str, values_a: dict, values_b: dict,
+    metric: str,
+    a: str,
+    b: str,
+    values_a: dict,
+    values_b: dict,
     count_unpaired: bool = False,
-) -> dict:  # fmt: skip
+) -> dict:
     """Compare two methods on the sessions both have scored (diff = a − b).
     Sessions only one of them has a value for (a missing reply, an unscored
     item) are left out; with ``count_unpaired`` (a run with missing replies)

@@ -39,16 +39,39 @@ _MARKUP = re.compile(r"\*\*|__|(?<!\\)\$|\\[()\[\]]|`")
 # Labels that name a verdict wherever they stand on a line ...
 STRONG_LABELS = (
     r"final\s+(?:answer|verdict|decision|rating|score|judg(?:e)?ment|grade|result)",
-    r"overall\s+(?:rating|score|grade)?", r"total\s*(?:score|points)?",
-    r"rating", r"verdict", r"decision", r"winner", r"better\s+(?:response|reply)",
+    r"overall\s+(?:rating|score|grade)?",
+    r"total\s*(?:score|points)?",
+    r"rating",
+    r"verdict",
+    r"decision",
+    r"winner",
+    r"better\s+(?:response|reply)",
     r"rate\s+(?:it|this|that|the)(?:\s+(?:response|reply|answer))?(?:\s+(?:an?|as|at))?",
-)  # fmt: skip
+)
 # Chinese and Korean labels: no spaces around words, so no word boundaries.
 CJK_LABELS = (
-    "总分", "总评分", "总得分", "最终得分", "最终评分", "最终答案", "最终判断", "最终裁决",
-    "最终结论", "最终结果", "评分", "结论", "판정", "총점", "최종\\s*점수", "최종\\s*판단",
-    "최종\\s*답변", "최종\\s*평가", "최종\\s*결론", "최종\\s*결과", "최종",
-)  # fmt: skip
+    "总分",
+    "总评分",
+    "总得分",
+    "最终得分",
+    "最终评分",
+    "最终答案",
+    "最终判断",
+    "最终裁决",
+    "最终结论",
+    "最终结果",
+    "评分",
+    "结论",
+    "판정",
+    "총점",
+    "최종\\s*점수",
+    "최종\\s*판단",
+    "최종\\s*답변",
+    "최종\\s*평가",
+    "최종\\s*결론",
+    "최종\\s*결과",
+    "최종",
+)
 # ... and labels that only do so at the start of a line ("Helpfulness score:
 # 8" inside an explanation is a sub-score, not the verdict).
 LINE_LABELS = (
@@ -108,10 +131,26 @@ _ALTERNATIVE = re.compile(
 # that says it is an example.
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?:\s|$)|[。！？\n]")
 JSON_VERDICT_KEYS = (
-    "score", "total", "total_score", "overall", "overall_score", "rating", "final_score",
-    "final_rating", "verdict", "final_verdict", "winner", "better", "answer",
-    "final_answer", "decision", "continue", "would_continue", "keep_chatting", "result",
-)  # fmt: skip
+    "score",
+    "total",
+    "total_score",
+    "overall",
+    "overall_score",
+    "rating",
+    "final_score",
+    "final_rating",
+    "verdict",
+    "final_verdict",
+    "winner",
+    "better",
+    "answer",
+    "final_answer",
+    "decision",
+    "continue",
+    "would_continue",
+    "keep_chatting",
+    "result",
+)
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,11 @@ def shown(storage: StorageLike, queue: AnnotationQueue) -> dict[str, Any]:
     labelled = not key.startswith("0:")  # labels_key: "<count>:<latest>"
     stored = dict(queue.agreement or {})
     failed = stored.pop(FAILED, None)
-    return {"human": stored or None, "agreement_failed": failed,
-            "pending": labelled and queue.agreement_key != key}  # fmt: skip
+    return {
+        "human": stored or None,
+        "agreement_failed": failed,
+        "pending": labelled and queue.agreement_key != key,
+    }
 
 
 def compute_for_run(storage: StorageLike, run_id: str) -> None:

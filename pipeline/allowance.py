@@ -57,9 +57,13 @@ class CallAllowance:
     :meth:`release` when the chunk ends."""
 
     def __init__(
-        self, ledger: Ledger, run_id: str, cap: int,
-        workspace_id: str | None = None, daily_cap: int | None = None,
-    ):  # fmt: skip
+        self,
+        ledger: Ledger,
+        run_id: str,
+        cap: int,
+        workspace_id: str | None = None,
+        daily_cap: int | None = None,
+    ):
         self.ledger, self.run_id, self.cap = ledger, run_id, cap
         self.workspace_id, self.daily_cap = workspace_id, daily_cap
         self.held = 0

@@ -115,20 +115,30 @@ def checked_label(
     if body.get("skipped"):
         return index, {"skipped": True}
     al = bounded_int(body.get("al"), "al", (0, 100))
-    binary = None if body.get("binary") is None else bounded_int(
-        body.get("binary"), "binary", (0, 1))  # fmt: skip
+    binary = (
+        None
+        if body.get("binary") is None
+        else bounded_int(body.get("binary"), "binary", (0, 1))
+    )
     dims = None
     if queue.dimensions:
         raw = body.get("dimensions")
         raw = raw if isinstance(raw, dict) else {}
-        dims = {name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
-                for name in label_dimensions()}  # fmt: skip
+        dims = {
+            name: bounded_int(raw.get(name), f"dimensions.{name}", (0, 20))
+            for name in label_dimensions()
+        }
     comment = str(body.get("comment") or "").strip()
     if len(comment) > MAX_COMMENT_CHARS:
-        raise Rejected.one("too_long", path="comment", length=len(comment),
-                           limit=MAX_COMMENT_CHARS)  # fmt: skip
-    return index, {"al": float(al), "binary": binary, "dimensions": dims,
-                   "comment": comment or None}  # fmt: skip
+        raise Rejected.one(
+            "too_long", path="comment", length=len(comment), limit=MAX_COMMENT_CHARS
+        )
+    return index, {
+        "al": float(al),
+        "binary": binary,
+        "dimensions": dims,
+        "comment": comment or None,
+    }
 
 
 def import_labels(
@@ -143,8 +153,13 @@ def import_labels(
     items = list(dict.fromkeys(key for key, _ in matched))
     if not items:
         return {"imported": 0, "unmatched": unmatched}
-    queue = service.storage.annotations.create_queue(run.id, [list(k) for k in items], 0, 1, any(
-        row.get("dimensions") for _, row in matched))  # fmt: skip
+    queue = service.storage.annotations.create_queue(
+        run.id,
+        [list(k) for k in items],
+        0,
+        1,
+        any(row.get("dimensions") for _, row in matched),
+    )
     index = {key: position for position, key in enumerate(items)}
     # one per item and annotator: a later line revises an earlier
     labels: dict[tuple[int, str], dict[str, Any]] = {}
@@ -161,6 +176,10 @@ def annotator_name(raw: Any) -> str:
     """The annotator's name as given once on the page: 1-80 characters."""
     name = str(raw or "").strip()
     if not name or len(name) > MAX_ANNOTATOR_CHARS:
-        raise Rejected.one("too_long" if name else "missing_field", path="annotator",
-                           length=len(name), limit=MAX_ANNOTATOR_CHARS)  # fmt: skip
+        raise Rejected.one(
+            "too_long" if name else "missing_field",
+            path="annotator",
+            length=len(name),
+            limit=MAX_ANNOTATOR_CHARS,
+        )
     return name

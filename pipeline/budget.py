@@ -189,8 +189,9 @@ def _batch_note(price: dict[str, float] | None) -> str | None:
 def check(calls: int, limit: int) -> None:
     """Refuse (400, translated, naming both figures) a run over the limit."""
     if calls > limit:
-        raise Rejected.one("over_judge_budget", path="file", estimate=calls,
-                           limit=limit)  # fmt: skip
+        raise Rejected.one(
+            "over_judge_budget", path="file", estimate=calls, limit=limit
+        )
 
 
 def check_daily(calls: int, used: int, limit: int | None) -> None:
@@ -210,5 +211,6 @@ def check_daily(calls: int, used: int, limit: int | None) -> None:
     if left <= 0:
         raise Rejected.one("daily_budget_used", http=409, limit=limit)
     if calls > left:
-        raise Rejected.one("over_daily_budget", path="file", estimate=calls,
-                           left=left, limit=limit)  # fmt: skip
+        raise Rejected.one(
+            "over_daily_budget", path="file", estimate=calls, left=left, limit=limit
+        )

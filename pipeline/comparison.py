@@ -167,8 +167,11 @@ def compute(
         # code than the web process (files changed between their starts, a
         # rolling deploy): said, since the comparison then waits for a
         # request under the new key
-        log.warning("comparison %s skipped: its runs or the metric code "
-                    "changed since it was asked for", key[:12])  # fmt: skip
+        log.warning(
+            "comparison %s skipped: its runs or the metric code "
+            "changed since it was asked for",
+            key[:12],
+        )
         return
     try:
         found = _compare(storage, runs, upload_folder, config)

@@ -105,9 +105,11 @@ def fail_run(storage: StorageLike, run_id: str, code: str, **params: Any) -> Non
     """End a run ``failed`` with a translatable reason (a problem code)."""
     problem = Problem.make(None, "", code, **params)
     storage.runs.set_status(
-        run_id, RunStatus.FAILED, error=problem.message,
+        run_id,
+        RunStatus.FAILED,
+        error=problem.message,
         failure={"code": code, "params": problem.params},
-    )  # fmt: skip
+    )
 
 
 # -- recovery ------------------------------------------------------------------

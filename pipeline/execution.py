@@ -67,8 +67,12 @@ class Context:
     def of(cls, app: Flask) -> Context:
         """The context of a Flask app (the worker's own, or the embedded one)."""
         extensions = app.extensions
-        return cls(extensions["storage"], app.config, extensions["queue"].send,
-                   extensions["judge_pool"])  # fmt: skip
+        return cls(
+            extensions["storage"],
+            app.config,
+            extensions["queue"].send,
+            extensions["judge_pool"],
+        )
 
 
 def _active(storage: StorageLike, run_id: str) -> Run | None:
@@ -243,8 +247,9 @@ def give_up(ctx: Context, run: Run, chunk: Chunk, reason: str) -> None:
             )
     fence = (run.id, chunk.chunk, chunk.lease)
     try:
-        storage.rows.upsert_rows(({**row, "run_id": run.id, "round": 0} for row in rows),
-                            fence=fence)  # fmt: skip
+        storage.rows.upsert_rows(
+            ({**row, "run_id": run.id, "round": 0} for row in rows), fence=fence
+        )
     except Cancelled:  # LeaseLost too
         return  # another worker holds it now, or the run was cancelled
     failed = ChunkState.FAILED

@@ -63,17 +63,26 @@ def aggregate_stored(
     max_compared = config["MAX_COMPARED_METHODS"]
     counts = storage.rows.status_counts(run.id)
     aggregates = engine.aggregate(
-        rows_of, run.suites, run.methods, max_compared, on_step=on_step,
+        rows_of,
+        run.suites,
+        run.methods,
+        max_compared,
+        on_step=on_step,
         replies_missing=bool(counts.get(RowStatus.MISSING)),
-        families=run.families, judge=(run.judge or {}).get("model"),
-    )  # fmt: skip
-    return _finite_dict({
-        **aggregates,
-        "status_counts": counts,
-        "missing_replies": storage.rows.missing_replies(run.id),
-        "not_scored": engine.not_scored(storage.rows.unscored_causes(run.id), run.suites),
-        "sessions_scored": storage.runs.count_scored_sessions(run.id),
-    })  # fmt: skip
+        families=run.families,
+        judge=(run.judge or {}).get("model"),
+    )
+    return _finite_dict(
+        {
+            **aggregates,
+            "status_counts": counts,
+            "missing_replies": storage.rows.missing_replies(run.id),
+            "not_scored": engine.not_scored(
+                storage.rows.unscored_causes(run.id), run.suites
+            ),
+            "sessions_scored": storage.runs.count_scored_sessions(run.id),
+        }
+    )
 
 
 # What every aggregation loads (scipy.special for the t quantiles, scipy.stats

@@ -62,12 +62,17 @@ def label_rows(
         key = tuple(queue.items[label.item])
         session_id, number, method = key
         yield {
-            "session_id": session_id, "round": number, "method": method,
+            "session_id": session_id,
+            "round": number,
+            "method": method,
             "response_sha256": text_sha256(texts[key]),
-            "annotator": label.annotator, "al": label.al, "binary": label.binary,
-            "dimensions": label.dimensions, "comment": label.comment,
+            "annotator": label.annotator,
+            "al": label.al,
+            "binary": label.binary,
+            "dimensions": label.dimensions,
+            "comment": label.comment,
             "updated_at": label.updated_at.isoformat(),
-        }  # fmt: skip
+        }
 
 
 def human_of(
@@ -120,8 +125,9 @@ def matched_labels(
     matched, unmatched = [], 0
     for number, raw in enumerate(lines, start=1):
         if number > MAX_IMPORT_LINES:
-            raise Rejected.one("too_many_items", path="file", count=number,
-                               limit=MAX_IMPORT_LINES)  # fmt: skip
+            raise Rejected.one(
+                "too_many_items", path="file", count=number, limit=MAX_IMPORT_LINES
+            )
         if not raw.strip():
             continue
         try:

@@ -141,8 +141,13 @@ class ChunkProgress:
             self._written_counters = totals
 
 
-def expected_items(suite: Suite, sessions: list[dict[str, Any]], methods: list[str],
-                   options: dict[str, Any], judges: int = 1) -> int | None:  # fmt: skip
+def expected_items(
+    suite: Suite,
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    options: dict[str, Any],
+    judges: int = 1,
+) -> int | None:
     """Judge items ``suite`` will ask for ``sessions`` (of each of ``judges``:
     a panel asks each), from its estimate of calls per sample; None when it
     has no estimate or the estimate fails."""

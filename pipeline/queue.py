@@ -133,8 +133,10 @@ def make_celery(
 
     # The signals are global: answer only this app's workers (tests hold
     # several apps in one process).
-    for signal, receiver in ((worker_init, on_worker_init),
-                             (worker_ready, on_worker_ready)):  # fmt: skip
+    for signal, receiver in (
+        (worker_init, on_worker_init),
+        (worker_ready, on_worker_ready),
+    ):
         if receiver is not None:
             signal.connect(_for_app(celery_app, receiver), weak=False)
     if not is_embedded(app.config):

@@ -46,12 +46,20 @@ class RunBudget:
                 options["protocol"]["sha256"],
             )
             spend = budget.spend(report, suites, options, self.config, history)
-        return {"estimate": estimate, "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
-                "judges": spend}  # fmt: skip
+        return {
+            "estimate": estimate,
+            "limit": self.config["MAX_JUDGE_CALLS_PER_RUN"],
+            "judges": spend,
+        }
 
-    def _check_budget(self, report: dataset.ValidationReport, suites: list[str],
-                      options: dict[str, Any], workspace_id: str | None,
-                      judge: dict[str, Any] | None) -> None:  # fmt: skip
+    def _check_budget(
+        self,
+        report: dataset.ValidationReport,
+        suites: list[str],
+        options: dict[str, Any],
+        workspace_id: str | None,
+        judge: dict[str, Any] | None,
+    ) -> None:
         if judge is not None:
             calls = budget.estimate(report, suites, options)
             budget.check(calls, self.config["MAX_JUDGE_CALLS_PER_RUN"])

@@ -57,18 +57,33 @@ def judge_for(
     usage = _new_usage()
     used = storage.progress.judge_usage(run.id)
     cap = run.call_cap or config["MAX_JUDGE_CALLS_PER_RUN"]
-    allowance = CallAllowance(storage.budget, run.id, cap, run.workspace_id,
-                              config["WORKSPACE_DAILY_JUDGE_CALLS"])  # fmt: skip
+    allowance = CallAllowance(
+        storage.budget,
+        run.id,
+        cap,
+        run.workspace_id,
+        config["WORKSPACE_DAILY_JUDGE_CALLS"],
+    )
     judges = []
     for model in spec.judge.models or [judge_config.model]:
         one_config = replace(judge_config, model=model)
         judges.append(
-            Judge(one_config, cache=cache, should_stop=stop, pool=pool,
-                  on_items=on_items, usage=usage, allowance=allowance,
-                  fair_key=run.id, exchanges=Exchanges(model),
-                  client=_batch_client(storage, run, one_config) if spec.judge.batch else None,
-                  structured=_structured(used, model))
-        )  # fmt: skip
+            Judge(
+                one_config,
+                cache=cache,
+                should_stop=stop,
+                pool=pool,
+                on_items=on_items,
+                usage=usage,
+                allowance=allowance,
+                fair_key=run.id,
+                exchanges=Exchanges(model),
+                client=_batch_client(storage, run, one_config)
+                if spec.judge.batch
+                else None,
+                structured=_structured(used, model),
+            )
+        )
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
 
@@ -80,9 +95,11 @@ def attempt_holder(chunk: Chunk) -> str:
 
 
 def gathering_judge(
-    storage: StorageLike, config: dict[str, Any], run: Run,
+    storage: StorageLike,
+    config: dict[str, Any],
+    run: Run,
     recorders: dict[str, Recorder],
-) -> Judge | JudgePanel | None:  # fmt: skip
+) -> Judge | JudgePanel | None:
     """The judge of a batch-mode run's gathering pass: it reads the
     verdicts the cache has and the answers the batches gave, records every
     other first ask in ``recorders[model]`` and sends nothing."""
@@ -98,8 +115,15 @@ def gathering_judge(
         one_config = replace(judge_config, model=model)
         recorder = recorders.setdefault(model, Recorder())
         client = _batch_client(storage, run, one_config, recorder)
-        judges.append(Judge(one_config, cache=cache, client=client, pool=pool,
-                            structured=_structured(used, model)))  # fmt: skip
+        judges.append(
+            Judge(
+                one_config,
+                cache=cache,
+                client=client,
+                pool=pool,
+                structured=_structured(used, model),
+            )
+        )
     return judges[0] if len(judges) == 1 else JudgePanel(judges)
 
 
@@ -166,8 +190,9 @@ def _cache_for(
     # only), plus a minute for the back-offs between them
     per_attempt = max(config.deadline_s, config.timeout_s)
     deadline = per_attempt * (config.max_retries + 1)
-    return JudgeCache(storage.judge_cache, run.id, scope, holder=holder,
-                      claim_s=deadline + 60.0)  # fmt: skip
+    return JudgeCache(
+        storage.judge_cache, run.id, scope, holder=holder, claim_s=deadline + 60.0
+    )
 
 
 def _stop_and_beat(

@@ -73,10 +73,14 @@ def estimate_options(request: RunRequest | None) -> dict[str, Any]:
 def protocol_problems(error: protocols.ProtocolError) -> list[Problem]:
     names = ", ".join(protocols.builtins())
     return [
-        Problem.make(line, f"protocol:{key}" if key else "protocol", f"protocol_{code}",
-                     **{**params, "names": names})
+        Problem.make(
+            line,
+            f"protocol:{key}" if key else "protocol",
+            f"protocol_{code}",
+            **{**params, "names": names},
+        )
         for line, key, code, params in error.problems
-    ]  # fmt: skip
+    ]
 
 
 def choose_suites(
@@ -127,9 +131,14 @@ def public_judge(
     # Prices as they were when the run was made: its cost never changes.
     known = settings["JUDGE_PRICES"]
     prices = {model: known[model] for model in models if model in known}
-    return {**config.public(), "models": models, "prompts": prompts,
-            "history_chars": window, "prices": prices,
-            "protocol": protocol.public()}  # fmt: skip
+    return {
+        **config.public(),
+        "models": models,
+        "prompts": prompts,
+        "history_chars": window,
+        "prices": prices,
+        "protocol": protocol.public(),
+    }
 
 
 def history_chars(options: dict[str, Any], header: dict[str, Any] | None = None) -> int:
@@ -152,8 +161,12 @@ def judge_options(settings: dict[str, Any], request: RunRequest) -> dict[str, An
     allowed = settings["JUDGE_MODELS"]
     for model in models:
         if request.judge_url is None and model not in allowed:
-            raise Rejected.one("bad_judge_model", path="judge_model", model=model[:100],
-                               models=", ".join(allowed) or "-")  # fmt: skip
+            raise Rejected.one(
+                "bad_judge_model",
+                path="judge_model",
+                model=model[:100],
+                models=", ".join(allowed) or "-",
+            )
     return {
         "protocol": protocol_of(request).stored(),
         "samples": request.samples,
@@ -181,8 +194,9 @@ def check_file_name(filename: str) -> None:
     if "\x00" in filename:
         raise Rejected.one("nul_character", path="file")
     if len(filename) > MAX_FILE_NAME_CHARS:
-        raise Rejected.one("too_long", path="file", length=len(filename),
-                           limit=MAX_FILE_NAME_CHARS)  # fmt: skip
+        raise Rejected.one(
+            "too_long", path="file", length=len(filename), limit=MAX_FILE_NAME_CHARS
+        )
 
 
 def unstorable(exc: OSError) -> Rejected:

@@ -122,9 +122,12 @@ class RunSpec:
     def suite_inputs(self) -> dict[str, Any]:
         """What the suites read: their options, and the judge's protocol,
         samples and history window."""
-        return {**self.suite_options, "protocol": self.judge.protocol,
-                "samples": self.judge.samples,
-                "history_chars": self.judge.history_chars}  # fmt: skip
+        return {
+            **self.suite_options,
+            "protocol": self.judge.protocol,
+            "samples": self.judge.samples,
+            "history_chars": self.judge.history_chars,
+        }
 
 
 def _frozen(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

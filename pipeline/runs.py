@@ -59,8 +59,13 @@ PACED_NOTICE_S = 0.1
 
 
 class RunService(RunBudget):
-    def __init__(self, storage: StorageLike, config: dict[str, Any], queue: TaskQueue | None,
-                 broker_check: Callable[[], object] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        storage: StorageLike,
+        config: dict[str, Any],
+        queue: TaskQueue | None,
+        broker_check: Callable[[], object] | None = None,
+    ) -> None:
         self.storage = storage
         self.config = config
         self.queue = queue
@@ -103,8 +108,13 @@ class RunService(RunBudget):
         )
 
     # -- creating runs -------------------------------------------------------
-    def create(self, stream: BinaryIO, filename: str, request: RunRequest,
-               on_valid: OnValid | None = None) -> Run:  # fmt: skip
+    def create(
+        self,
+        stream: BinaryIO,
+        filename: str,
+        request: RunRequest,
+        on_valid: OnValid | None = None,
+    ) -> Run:
         """Store, validate, record and plan a run (``queued``); not yet sent.
         A rejected upload leaves no file behind. ``on_valid(report)``: called
         once the file is valid, before the run is recorded (the CLI prints
@@ -118,8 +128,15 @@ class RunService(RunBudget):
             raise unstorable(exc) from None
         return self._recorded(path, upload_id, sha256, filename, request, on_valid)
 
-    def _recorded(self, path: Path, upload_id: str, sha256: str, filename: str,
-                  request: RunRequest, on_valid: OnValid | None = None) -> Run:  # fmt: skip
+    def _recorded(
+        self,
+        path: Path,
+        upload_id: str,
+        sha256: str,
+        filename: str,
+        request: RunRequest,
+        on_valid: OnValid | None = None,
+    ) -> Run:
         """:meth:`_record`; a rejected upload leaves no file behind."""
         try:
             return self._record(path, upload_id, sha256, filename, request, on_valid)
@@ -145,8 +162,15 @@ class RunService(RunBudget):
             self._recorded(path, upload_id, sha256, filename, request)
         )
 
-    def _record(self, path: Path, upload_id: str, sha256: str, filename: str,
-                request: RunRequest, on_valid: OnValid | None = None) -> Run:  # fmt: skip
+    def _record(
+        self,
+        path: Path,
+        upload_id: str,
+        sha256: str,
+        filename: str,
+        request: RunRequest,
+        on_valid: OnValid | None = None,
+    ) -> Run:
         report = self.validate_file(path, filename, collect_spans=True, request=request)
         if not report.valid:
             raise Rejected(report.errors)
@@ -202,8 +226,13 @@ class RunService(RunBudget):
             raise
         return cast("Run", self.storage.runs.get_run(run.id))  # just stored
 
-    def submit(self, stream: BinaryIO, filename: str, request: RunRequest,
-               on_valid: OnValid | None = None) -> Run:  # fmt: skip
+    def submit(
+        self,
+        stream: BinaryIO,
+        filename: str,
+        request: RunRequest,
+        on_valid: OnValid | None = None,
+    ) -> Run:
         """Create and enqueue a run; a broker outage fails it visibly (503).
         ``on_valid``: see :meth:`create`."""
         return self._enqueue_or_fail(self.create(stream, filename, request, on_valid))

@@ -67,10 +67,23 @@ def to_markdown(entries: list[dict]) -> str:
 def to_latex(entries: list[dict]) -> str:
     head = " & ".join(latex_escape(h) for h in HEAD) + r" \\"
     rows = [" & ".join(latex_escape(c) for c in _cells(e)) + r" \\" for e in entries]
-    return "\n".join([
-        r"\begin{table}[htbp]", r"\centering", r"\small",
-        rf"\caption{{{latex_escape(CAPTION)}}}",
-        r"\label{tab:personasteer-judge-agreement}", r"\medskip",
-        FIT_WIDTH, r"\begin{tabular}{lllrrrrl}", r"\toprule", head, r"\midrule",
-        *rows, r"\bottomrule", r"\end{tabular}}", r"\end{table}", "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\small",
+            rf"\caption{{{latex_escape(CAPTION)}}}",
+            r"\label{tab:personasteer-judge-agreement}",
+            r"\medskip",
+            FIT_WIDTH,
+            r"\begin{tabular}{lllrrrrl}",
+            r"\toprule",
+            head,
+            r"\midrule",
+            *rows,
+            r"\bottomrule",
+            r"\end{tabular}}",
+            r"\end{table}",
+            "",
+        ]
+    )

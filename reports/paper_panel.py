@@ -77,10 +77,12 @@ def _tables(run) -> list[tuple[str, list[str], list[list[float | None]]]]:
             if not (judges and metric.per_judge):
                 continue
             rows = [
-                [(summary.get(method) or {}).get(key)
-                 for key in [*(f"{metric.id}@{j}" for j in judges), metric.id]]
+                [
+                    (summary.get(method) or {}).get(key)
+                    for key in [*(f"{metric.id}@{j}" for j in judges), metric.id]
+                ]
                 for method in run.methods
-            ]  # fmt: skip
+            ]
             found.append((metric.id, [*judges, PANEL_MEAN], rows))
     return found
 
@@ -121,6 +123,7 @@ def to_latex(run) -> str:
         for method, values in zip(run.methods, rows, strict=True):
             cells = [latex_number(number(value)) for value in values]
             lines.append(" & ".join([latex_escape(method), *cells]) + r" \\")
-        parts.append("\n".join([*lines, r"\bottomrule", r"\end{tabular}",
-                                r"\end{table}", ""]))  # fmt: skip
+        parts.append(
+            "\n".join([*lines, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])
+        )
     return "\n".join(parts)

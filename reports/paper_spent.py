@@ -83,8 +83,10 @@ def _cache_and_cost(counts: dict) -> str:
     text = ""
     if counts.get("cached_tokens"):
         share = counts.get("cached_share") or 0.0
-        text += (f"; {counts['cached_tokens']:,} prompt tokens ({share:.1%}) served "
-                 "from the provider's prompt cache")  # fmt: skip
+        text += (
+            f"; {counts['cached_tokens']:,} prompt tokens ({share:.1%}) served "
+            "from the provider's prompt cache"
+        )
     cost = counts.get("cost_usd")
     if cost is None:
         if counts.get("cost_note") == "no_batch_price":

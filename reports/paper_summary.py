@@ -161,8 +161,11 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
     found = []
     for name in (n for n in run.suites if n in known):
         table = tables.comparison_table(clean, shown_against, name)
-        shown = {(row["method"], cell["metric"].id): cell["versus"]
-                 for row in table["rows"] for cell in row["cells"]}  # fmt: skip
+        shown = {
+            (row["method"], cell["metric"].id): cell["versus"]
+            for row in table["rows"]
+            for cell in row["cells"]
+        }
         for method in run.methods:
             for metric_id in metric_ids(registry.get(name), summary):
                 row = summary_row(aggregates, name, method, metric_id)
@@ -195,9 +198,13 @@ def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
         return {}
     found = {"basis": basis, "baseline": baseline}
     if versus and versus["diff"] is not None:
-        found.update(delta=versus["diff"], delta_ci_low=versus["ci_low"],
-                     delta_ci_high=versus["ci_high"], p=versus["p_value"],
-                     p_holm=versus["p_holm"])  # fmt: skip
+        found.update(
+            delta=versus["diff"],
+            delta_ci_low=versus["ci_low"],
+            delta_ci_high=versus["ci_high"],
+            p=versus["p_value"],
+            p_holm=versus["p_holm"],
+        )
     return found
 
 
@@ -207,6 +214,7 @@ def summary_csv(run, baseline: str | None = None) -> str:
     writer = csv.DictWriter(buffer, fieldnames=SUMMARY_FIELDS)
     writer.writeheader()
     for row in summary_rows(run, baseline):
-        writer.writerow({k: safe_cell("" if row.get(k) is None else row[k])
-                         for k in SUMMARY_FIELDS})  # fmt: skip
+        writer.writerow(
+            {k: safe_cell("" if row.get(k) is None else row[k]) for k in SUMMARY_FIELDS}
+        )
     return buffer.getvalue()

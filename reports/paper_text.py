@@ -107,8 +107,12 @@ def cjk_family(char: str) -> str | None:
     code = ord(char)
     if 0xAC00 <= code <= 0xD7A3 or 0x1100 <= code <= 0x11FF or 0x3130 <= code <= 0x318F:
         return "mj"
-    if (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF
-            or 0x3000 <= code <= 0x303F or 0xFF01 <= code <= 0xFF5E):  # fmt: skip
+    if (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x3000 <= code <= 0x303F
+        or 0xFF01 <= code <= 0xFF5E
+    ):
         return "gbsn"
     return None
 

@@ -55,8 +55,16 @@ def best_methods(
     return {m for m in present if shown[m] == best_shown}
 
 
-SIGNED = ("diff", "ci_low", "ci_high", "effect_size", "rank_biserial",
-          "delta", "delta_ci_low", "delta_ci_high")  # fmt: skip
+SIGNED = (
+    "diff",
+    "ci_low",
+    "ci_high",
+    "effect_size",
+    "rank_biserial",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+)
 SWAPPED = (("ci_low", "ci_high"), ("delta_ci_low", "delta_ci_high"))
 
 
@@ -114,9 +122,10 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
     comparisons = aggregates.get("comparisons", [])
     columns = [m for m in registry.get(suite).summary_metrics() if m.in_table]
     best = {m.id: best_methods(summary, run.methods, m.id, percent) for m in columns}
-    versus = {m.id: _column_versus(comparisons, summary, m, run.methods, baseline,
-                                   percent)
-              for m in columns}  # fmt: skip
+    versus = {
+        m.id: _column_versus(comparisons, summary, m, run.methods, baseline, percent)
+        for m in columns
+    }
     rows = []
     for method in run.methods:
         values = summary.get(method, {})
@@ -262,9 +271,15 @@ def table_caption(table: dict, baseline: str) -> dict:
             "%(count)s sessions with a value of one of the two methods only "
             "(a reply missing in the file, or unscored) are left out of a Δ.",
             count=unpaired,
-        ) if unpaired else "",
-        "values": _("Values are means over sessions unless listed here: %(bases)s.",
-                    bases="; ".join(bases)) if bases else _("Values are means over sessions."),
+        )
+        if unpaired
+        else "",
+        "values": _(
+            "Values are means over sessions unless listed here: %(bases)s.",
+            bases="; ".join(bases),
+        )
+        if bases
+        else _("Values are means over sessions."),
         "delta": _(
             "Δ: a method's value − the value of %(baseline)s, on the column's "
             "basis, with a 95%% paired bootstrap interval (sessions resampled). "
@@ -272,5 +287,7 @@ def table_caption(table: dict, baseline: str) -> dict:
             "within each column over its comparisons with %(baseline)s: "
             "* p < 0.05, ** p < 0.01, *** p < 0.001.",
             baseline=baseline,
-        ) if compared else "",
-    }  # fmt: skip
+        )
+        if compared
+        else "",
+    }

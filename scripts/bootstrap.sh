@@ -84,6 +84,7 @@ case "${1:-}" in
     log "ruff"
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .
+    bash scripts/check_layout_owned.sh
     log "import contracts (import-linter)"
     .venv/bin/lint-imports
     log "type check (mypy)"

@@ -47,8 +47,12 @@ class _Blank(ast.NodeTransformer):
 
 
 def _files() -> list[Path]:
-    found = [p for name in PACKAGES for p in (ROOT / name).rglob("*.py")
-             if "migrations" not in p.parts]  # fmt: skip
+    found = [
+        p
+        for name in PACKAGES
+        for p in (ROOT / name).rglob("*.py")
+        if "migrations" not in p.parts
+    ]
     return found + [ROOT / name for name in MODULES]
 
 

@@ -23,8 +23,19 @@ LANGUAGES = ("zh", "ko")
 def extract() -> Path:
     pot = LOCALES / "messages.pot"
     pybabel = Path(sys.executable).with_name("pybabel")
-    command = [str(pybabel), "extract", "-F", "babel.cfg", "-k", "_l", "--no-location",
-               "--sort-output", "-o", str(pot), "."]  # fmt: skip
+    command = [
+        str(pybabel),
+        "extract",
+        "-F",
+        "babel.cfg",
+        "-k",
+        "_l",
+        "--no-location",
+        "--sort-output",
+        "-o",
+        str(pot),
+        ".",
+    ]
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
     return pot
 

@@ -37,20 +37,35 @@ def new_token() -> str:
 class AnnotationQueries(Repository):
     """Annotation queues and their labels."""
 
-    def create_queue(self, run_id: str, items: list[list[Any]], seed: int, per_item: int,
-                     dimensions: bool) -> AnnotationQueue:  # fmt: skip
+    def create_queue(
+        self,
+        run_id: str,
+        items: list[list[Any]],
+        seed: int,
+        per_item: int,
+        dimensions: bool,
+    ) -> AnnotationQueue:
         """A new open queue for the run; an earlier one is closed (one queue
         at a time, its labels kept)."""
         queue = AnnotationQueue(
-            id=uuid.uuid4().hex, run_id=run_id, token=new_token(), seed=seed,
-            per_item=per_item, dimensions=dimensions, items=items, created_at=utcnow(),
-        )  # fmt: skip
+            id=uuid.uuid4().hex,
+            run_id=run_id,
+            token=new_token(),
+            seed=seed,
+            per_item=per_item,
+            dimensions=dimensions,
+            items=items,
+            created_at=utcnow(),
+        )
         with self.session.begin() as db:
             db.execute(
                 update(AnnotationQueue)
-                .where(AnnotationQueue.run_id == run_id, AnnotationQueue.closed_at.is_(None))
+                .where(
+                    AnnotationQueue.run_id == run_id,
+                    AnnotationQueue.closed_at.is_(None),
+                )
                 .values(closed_at=utcnow())
-            )  # fmt: skip
+            )
             db.add(queue)
         return queue
 
@@ -96,14 +111,25 @@ class AnnotationQueries(Repository):
         values["skipped"] = bool(values["skipped"])
         with self.session.begin() as db:
             found = db.scalars(
-                select(AnnotationLabel).where(
-                    AnnotationLabel.queue_id == queue_id, AnnotationLabel.item == item,
+                select(AnnotationLabel)
+                .where(
+                    AnnotationLabel.queue_id == queue_id,
+                    AnnotationLabel.item == item,
                     AnnotationLabel.annotator == annotator,
-                ).with_for_update()
-            ).first()  # fmt: skip
+                )
+                .with_for_update()
+            ).first()
             if found is None:
-                db.add(AnnotationLabel(queue_id=queue_id, item=item, annotator=annotator,
-                                       created_at=utcnow(), updated_at=utcnow(), **values))  # fmt: skip
+                db.add(
+                    AnnotationLabel(
+                        queue_id=queue_id,
+                        item=item,
+                        annotator=annotator,
+                        created_at=utcnow(),
+                        updated_at=utcnow(),
+                        **values,
+                    )
+                )
             else:
                 for name, value in values.items():
                     setattr(found, name, value)
@@ -119,12 +145,17 @@ class AnnotationQueries(Repository):
             return
         now = utcnow()
         rows = [
-            {"queue_id": queue_id, "item": item, "annotator": annotator,
-             "created_at": now, "updated_at": now,
-             **{name: values.get(name) for name in LABEL_FIELDS},
-             "skipped": bool(values.get("skipped"))}
+            {
+                "queue_id": queue_id,
+                "item": item,
+                "annotator": annotator,
+                "created_at": now,
+                "updated_at": now,
+                **{name: values.get(name) for name in LABEL_FIELDS},
+                "skipped": bool(values.get("skipped")),
+            }
             for (item, annotator), values in labels.items()
-        ]  # fmt: skip
+        ]
         with self.session.begin() as db:
             db.execute(insert(AnnotationLabel), rows)
             db.execute(_agreement_wanted(queue_id))
@@ -144,10 +175,11 @@ class AnnotationQueries(Repository):
         with self.session() as db:
             return db.scalars(
                 select(AnnotationLabel).where(
-                    AnnotationLabel.queue_id == queue_id, AnnotationLabel.item == item,
+                    AnnotationLabel.queue_id == queue_id,
+                    AnnotationLabel.item == item,
                     AnnotationLabel.annotator == annotator,
                 )
-            ).first()  # fmt: skip
+            ).first()
 
     def next_item(self, queue: AnnotationQueue, annotator: str) -> int | None:
         """The next item for ``annotator`` (see the module), None when done.
@@ -204,13 +236,19 @@ class AnnotationQueries(Repository):
         items ``keys``: the judge's scored ``al`` and ``binary`` rows."""
         wanted = {tuple(key) for key in keys}
         query = select(
-            ResultRow.session_id, ResultRow.round, ResultRow.method, ResultRow.metric,
-            ResultRow.judge, ResultRow.value,
+            ResultRow.session_id,
+            ResultRow.round,
+            ResultRow.method,
+            ResultRow.metric,
+            ResultRow.judge,
+            ResultRow.value,
         ).where(
-            ResultRow.run_id == run_id, ResultRow.metric.in_(("al", "binary")),
-            ResultRow.status == RowStatus.OK, ResultRow.sample == 0,
+            ResultRow.run_id == run_id,
+            ResultRow.metric.in_(("al", "binary")),
+            ResultRow.status == RowStatus.OK,
+            ResultRow.sample == 0,
             ResultRow.session_id.in_({key[0] for key in wanted}),
-        )  # fmt: skip
+        )
         found: dict[str, dict[ItemKey, tuple[float | None, int | None]]] = {}
         with self.session() as db:
             for session_id, number, method, metric, judge, value in db.execute(query):
@@ -243,8 +281,13 @@ def claim_agreements(engine: Engine, sent_before: datetime) -> list[str]:
         | (AnnotationQueue.agreement_sent_at < sent_before)
     )
     with engine.begin() as conn:
-        claimed = claim_each(conn, AnnotationQueue.id, waiting,
-                             agreement_sent_at=utcnow(), agreement_wanted=False)  # fmt: skip
+        claimed = claim_each(
+            conn,
+            AnnotationQueue.id,
+            waiting,
+            agreement_sent_at=utcnow(),
+            agreement_wanted=False,
+        )
         if not claimed:
             return []
         runs = select(AnnotationQueue.run_id).where(AnnotationQueue.id.in_(claimed))

@@ -25,9 +25,12 @@ class ClaimQueries(Repository):
     """Claims on judge requests under way, so none is paid twice."""
 
     def claim_requests(
-        self, keys: Iterable[str], holder: str, until: datetime,
+        self,
+        keys: Iterable[str],
+        holder: str,
+        until: datetime,
         gone: Iterable[str] = (),
-    ) -> set[str]:  # fmt: skip
+    ) -> set[str]:
         """The keys claimed for ``holder`` (new, expired, its own, or of a
         holder known ``gone``); the others are under way elsewhere."""
         keys = sorted(set(keys))

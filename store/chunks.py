@@ -58,10 +58,18 @@ class ChunkQueries(Repository):
         """``(index, start, end, units)`` of every chunk; planning twice keeps
         the first plan (and any progress on it)."""
         entries = [
-            {"run_id": run_id, "chunk": i, "start": a, "end": b, "units": u,
-             "state": ChunkState.PENDING.value, "items": 0, "attempts": 0}
+            {
+                "run_id": run_id,
+                "chunk": i,
+                "start": a,
+                "end": b,
+                "units": u,
+                "state": ChunkState.PENDING.value,
+                "items": 0,
+                "attempts": 0,
+            }
             for i, a, b, u in chunks
-        ]  # fmt: skip
+        ]
         if entries:
             stmt = self._insert(RunChunk).on_conflict_do_nothing(
                 index_elements=["run_id", "chunk"]
@@ -100,9 +108,13 @@ class ChunkQueries(Repository):
             return _mark_sent(conn, picked)
 
     def finish_chunk(
-        self, run_id: str, chunk: int, units: int, state: str = ChunkState.DONE,
+        self,
+        run_id: str,
+        chunk: int,
+        units: int,
+        state: str = ChunkState.DONE,
         lease: int | None = None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Record a chunk as finished once, counting into the run's progress
         the units its partial count had not (``store/progress.py``); False
         for a redelivered chunk, or a ``lease`` no longer held."""
@@ -141,10 +153,13 @@ class ChunkQueries(Repository):
         """Ids of the sessions stored in a byte range of the run's upload."""
         query = (
             select(RunSession.session_id)
-            .where(RunSession.run_id == run_id, RunSession.start >= start,
-                   RunSession.start < end)
+            .where(
+                RunSession.run_id == run_id,
+                RunSession.start >= start,
+                RunSession.start < end,
+            )
             .order_by(RunSession.position)
-        )  # fmt: skip
+        )
         with self.engine.connect() as conn:
             return list(conn.scalars(query))
 
@@ -177,19 +192,26 @@ _waiting_for_batches = select(BatchRun.run_id).where(
 def _candidates(conn: Connection, per_run: int) -> list[Candidate]:
     """The first ``per_run`` pending chunks of every active run, oldest run first."""
     ranked = (
-        select(RunChunk.run_id, RunChunk.chunk,
-               func.row_number().over(partition_by=RunChunk.run_id,
-                                      order_by=RunChunk.chunk).label("rank"))
+        select(
+            RunChunk.run_id,
+            RunChunk.chunk,
+            func.row_number()
+            .over(partition_by=RunChunk.run_id, order_by=RunChunk.chunk)
+            .label("rank"),
+        )
         .where(RunChunk.state == ChunkState.PENDING.value)
         .subquery()
-    )  # fmt: skip
+    )
     query = (
         select(ranked.c.run_id, ranked.c.chunk, Run.client)
         .join(Run, Run.id == ranked.c.run_id)
-        .where(ranked.c.rank <= per_run, Run.status.in_([s.value for s in ACTIVE_RUN]),
-               ranked.c.run_id.not_in(_waiting_for_batches))
+        .where(
+            ranked.c.rank <= per_run,
+            Run.status.in_([s.value for s in ACTIVE_RUN]),
+            ranked.c.run_id.not_in(_waiting_for_batches),
+        )
         .order_by(Run.created_at, ranked.c.chunk)
-    )  # fmt: skip
+    )
     return list(conn.execute(query))
 
 
@@ -229,11 +251,16 @@ def _mark_sent(conn: Connection, picked: list[Candidate]) -> list[Chunk]:
     for row in picked:
         stmt = (
             update(RunChunk)
-            .where(RunChunk.run_id == row.run_id, RunChunk.chunk == row.chunk,
-                   RunChunk.state == ChunkState.PENDING.value)
-            .values(state=ChunkState.SENT.value, sent_at=now, attempts=RunChunk.attempts + 1)
+            .where(
+                RunChunk.run_id == row.run_id,
+                RunChunk.chunk == row.chunk,
+                RunChunk.state == ChunkState.PENDING.value,
+            )
+            .values(
+                state=ChunkState.SENT.value, sent_at=now, attempts=RunChunk.attempts + 1
+            )
             .returning(RunChunk.start, RunChunk.end, RunChunk.units, RunChunk.attempts)
-        )  # fmt: skip
+        )
         found = conn.execute(stmt).first()
         if found is not None:
             start, end, units, attempts = found

@@ -65,10 +65,12 @@ class ComparisonQueries(Repository):
                 _drop(conn, older & (StoredComparison.key != key))
                 conn.execute(
                     insert(StoredComparison).values(
-                        key=key, runs_digest=runs_digest, requested_at=utcnow(),
+                        key=key,
+                        runs_digest=runs_digest,
+                        requested_at=utcnow(),
                         state=ComparisonState.COMPUTING.value,
                     )
-                )  # fmt: skip
+                )
                 conn.execute(insert(ComparisonRun), links)
         except IntegrityError:
             return False
@@ -108,10 +110,12 @@ class ComparisonQueries(Repository):
             update(StoredComparison)
             .where(StoredComparison.key == key)
             .values(
-                state=state.value, document=document, failure=failure,
+                state=state.value,
+                document=document,
+                failure=failure,
                 finished_at=utcnow(),
             )
-        )  # fmt: skip
+        )
         with self.engine.begin() as conn:
             conn.execute(query)
 

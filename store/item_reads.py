@@ -48,9 +48,11 @@ def grouped_rows(
     """``(method, round or session id, values, rounds)`` per group, in the
     order of ``GROUP_ORDER[by]``."""
     query = select(
-        ResultRow.method, ResultRow.session_id, func.nullif(ResultRow.round, 0),
+        ResultRow.method,
+        ResultRow.session_id,
+        func.nullif(ResultRow.round, 0),
         ResultRow.value,
-    ).where(ResultRow.run_id == run_id, ResultRow.metric == metric, *_scored(ResultRow))  # fmt: skip
+    ).where(ResultRow.run_id == run_id, ResultRow.metric == metric, *_scored(ResultRow))
     if judge is not None:
         query = query.where(ResultRow.judge == judge)
     query = query.order_by(*(getattr(ResultRow, name) for name in GROUP_ORDER[by]))
@@ -77,14 +79,20 @@ def _pairs(
     """Items (session, round, method, judge) scored on both metrics."""
     a, b = aliased(ResultRow), aliased(ResultRow)
     same_item = and_(
-        b.run_id == a.run_id, b.session_id == a.session_id, b.round == a.round,
-        b.method == a.method, b.judge == a.judge,
-    )  # fmt: skip
+        b.run_id == a.run_id,
+        b.session_id == a.session_id,
+        b.round == a.round,
+        b.method == a.method,
+        b.judge == a.judge,
+    )
     query = select(a.judge, a.method, a.value.label("x"), b.value.label("y"))
     query = query.join(b, same_item).where(
-        a.run_id == run_id, a.metric == metrics[0], b.metric == metrics[1],
-        *_scored(a), *_scored(b),
-    )  # fmt: skip
+        a.run_id == run_id,
+        a.metric == metrics[0],
+        b.metric == metrics[1],
+        *_scored(a),
+        *_scored(b),
+    )
     return query.where(a.judge == judge) if judge is not None else query
 
 
@@ -132,11 +140,18 @@ def ranked_pairs(
         return 2 * rank + ties - 1
 
     query = select(
-        pairs.c.judge, twice_rank(pairs.c.x), pairs.c.y, twice_rank(pairs.c.y),
+        pairs.c.judge,
+        twice_rank(pairs.c.x),
+        pairs.c.y,
+        twice_rank(pairs.c.y),
         pairs.c.method,
-    )  # fmt: skip
+    )
     for batch in _batches(engine, query):
         judges, rx, ys, ry, methods = zip(*batch, strict=True)
-        yield (list(judges), np.asarray(rx, dtype=np.int64),
-               np.asarray(ys, dtype=float), np.asarray(ry, dtype=np.int64),
-               list(methods))  # fmt: skip
+        yield (
+            list(judges),
+            np.asarray(rx, dtype=np.int64),
+            np.asarray(ys, dtype=float),
+            np.asarray(ry, dtype=np.int64),
+            list(methods),
+        )

@@ -103,9 +103,12 @@ class CacheStore(Protocol):
     ) -> None: ...
     def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None: ...
     def claim_requests(
-        self, keys: Iterable[str], holder: str, until: datetime,
+        self,
+        keys: Iterable[str],
+        holder: str,
+        until: datetime,
         gone: Iterable[str] = (),
-    ) -> set[str]: ...  # fmt: skip
+    ) -> set[str]: ...
     def requests_claimed(self, keys: Iterable[str]) -> dict[str, str]: ...
     def release_requests(self, keys: Iterable[str], holder: str) -> None: ...
     def release_holder(self, holder: str) -> int: ...
@@ -121,9 +124,13 @@ class JudgeCache:
     learns from hit counts which items someone else had judged."""
 
     def __init__(
-        self, store: CacheStore, run_id: str | None = None, scope: str = "",
-        holder: str = "", claim_s: float = 0.0,
-    ):  # fmt: skip
+        self,
+        store: CacheStore,
+        run_id: str | None = None,
+        scope: str = "",
+        holder: str = "",
+        claim_s: float = 0.0,
+    ):
         self.store, self.run_id, self.scope = store, run_id, scope
         # with a holder, requests under way are claimed (store/call_claims.py)
         # for claim_s seconds, the longest one request with its retries takes

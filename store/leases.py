@@ -40,9 +40,12 @@ class LeaseQueries(Repository):
     """Chunk leases: start, heartbeat, renewal, release, fencing."""
 
     def start_chunk(
-        self, run_id: str, chunk: int, holder: str | None = None,
+        self,
+        run_id: str,
+        chunk: int,
+        holder: str | None = None,
         expired_before: datetime | None = None,
-    ) -> Chunk | None:  # fmt: skip
+    ) -> Chunk | None:
         """Claim a chunk's lease: mark it ``running``, grow its token and its
         claims. None when it is finished already, unknown, or running under
         a lease renewed since ``expired_before``. Any of a chunk's tasks may
@@ -54,19 +57,43 @@ class LeaseQueries(Repository):
             free = free | (RunChunk.beat_at < expired_before)
         stmt = (
             update(RunChunk)
-            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state.not_in(FINISHED), free)
-            .values(state=ChunkState.RUNNING.value, beat_at=utcnow(), holder=holder,
-                    lease=RunChunk.lease + 1, claims=RunChunk.claims + 1)
-            .returning(RunChunk.start, RunChunk.end, RunChunk.units,
-                       RunChunk.attempts, RunChunk.lease, RunChunk.claims)
-        )  # fmt: skip
+            .where(
+                RunChunk.run_id == run_id,
+                RunChunk.chunk == chunk,
+                RunChunk.state.not_in(FINISHED),
+                free,
+            )
+            .values(
+                state=ChunkState.RUNNING.value,
+                beat_at=utcnow(),
+                holder=holder,
+                lease=RunChunk.lease + 1,
+                claims=RunChunk.claims + 1,
+            )
+            .returning(
+                RunChunk.start,
+                RunChunk.end,
+                RunChunk.units,
+                RunChunk.attempts,
+                RunChunk.lease,
+                RunChunk.claims,
+            )
+        )
         with self.engine.begin() as conn:
             found = conn.execute(stmt).first()
         if found is None or found.start is None:
             return None
-        return Chunk(run_id, chunk, found.start, found.end, found.units,
-                     found.attempts, found.lease, found.claims, holder)  # fmt: skip
+        return Chunk(
+            run_id,
+            chunk,
+            found.start,
+            found.end,
+            found.units,
+            found.attempts,
+            found.lease,
+            found.claims,
+            holder,
+        )
 
     def beat(self, run_id: str, chunk: int, lease: int | None = None) -> bool:
         """Renew a running chunk's lease; False when ``lease`` is no longer
@@ -74,10 +101,14 @@ class LeaseQueries(Repository):
         held = [] if lease is None else [RunChunk.lease == lease]
         stmt = (
             update(RunChunk)
-            .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-                   RunChunk.state == ChunkState.RUNNING.value, *held)
+            .where(
+                RunChunk.run_id == run_id,
+                RunChunk.chunk == chunk,
+                RunChunk.state == ChunkState.RUNNING.value,
+                *held,
+            )
             .values(beat_at=utcnow())
-        )  # fmt: skip
+        )
         with self.engine.begin() as conn:
             return conn.execute(stmt).rowcount > 0
 
@@ -108,11 +139,21 @@ class LeaseQueries(Repository):
         or by a sweep that found its lease expired (``lease``: the token it
         saw, so a lease renewed meanwhile is kept)."""
         held = [] if lease is None else [RunChunk.lease == lease]
-        stmt = update(RunChunk).where(
-            RunChunk.run_id == run_id, RunChunk.chunk == chunk,
-            RunChunk.state.not_in(FINISHED), *held,
-        ).values(state=ChunkState.PENDING.value, error=error[:2000], holder=None,
-                 lease=RunChunk.lease + 1)  # fmt: skip
+        stmt = (
+            update(RunChunk)
+            .where(
+                RunChunk.run_id == run_id,
+                RunChunk.chunk == chunk,
+                RunChunk.state.not_in(FINISHED),
+                *held,
+            )
+            .values(
+                state=ChunkState.PENDING.value,
+                error=error[:2000],
+                holder=None,
+                lease=RunChunk.lease + 1,
+            )
+        )
         with self.engine.begin() as conn:
             return conn.execute(stmt).rowcount > 0
 
@@ -161,10 +202,13 @@ class LeaseQueries(Repository):
         return fenced(self.engine, run_id, chunk, lease)
 
     def stale_chunks(
-        self, sent_before: datetime, beat_before: datetime,
-        held_here: Iterable[tuple[str, int]] = (), holder: str | None = None,
+        self,
+        sent_before: datetime,
+        beat_before: datetime,
+        held_here: Iterable[tuple[str, int]] = (),
+        holder: str | None = None,
         unclaimed: Iterable[tuple[str, int]] = (),
-    ) -> list[Chunk]:  # fmt: skip
+    ) -> list[Chunk]:
         """The chunks of active runs whose lease is void, but those
         ``held_here`` (the sweeping process is alive, so its own leases are
         not a dead worker's however slowly it runs). A lease is void when:
@@ -184,14 +228,26 @@ class LeaseQueries(Repository):
           no task is left for it.
         """
         query = (
-            select(RunChunk.run_id, RunChunk.chunk, RunChunk.start, RunChunk.end,
-                   RunChunk.units, RunChunk.attempts, RunChunk.lease,
-                   RunChunk.claims, RunChunk.holder, RunChunk.state,
-                   RunChunk.sent_at, RunChunk.beat_at)
+            select(
+                RunChunk.run_id,
+                RunChunk.chunk,
+                RunChunk.start,
+                RunChunk.end,
+                RunChunk.units,
+                RunChunk.attempts,
+                RunChunk.lease,
+                RunChunk.claims,
+                RunChunk.holder,
+                RunChunk.state,
+                RunChunk.sent_at,
+                RunChunk.beat_at,
+            )
             .join(Run, Run.id == RunChunk.run_id)
-            .where(RunChunk.state.in_(IN_FLIGHT),
-                   Run.status.in_([s.value for s in ACTIVE_RUN]))
-        )  # fmt: skip
+            .where(
+                RunChunk.state.in_(IN_FLIGHT),
+                Run.status.in_([s.value for s in ACTIVE_RUN]),
+            )
+        )
         orphaned = utcnow() - timedelta(seconds=ORPHAN_GRACE_S)
         mine, lost = set(held_here), set(unclaimed)
 
@@ -204,18 +260,28 @@ class LeaseQueries(Repository):
                 )
             beat = aware(row.beat_at) if row.beat_at else None
             return (
-                beat is None or beat < beat_before
+                beat is None
+                or beat < beat_before
                 or (row.holder is not None and gone(row.holder))
                 or (holder is not None and row.holder == holder and beat < orphaned)
-            )  # fmt: skip
+            )
 
         with self.engine.connect() as conn:
             return [
-                Chunk(row.run_id, row.chunk, row.start or 0, row.end or 0, row.units,
-                      row.attempts, row.lease, row.claims, row.holder)
+                Chunk(
+                    row.run_id,
+                    row.chunk,
+                    row.start or 0,
+                    row.end or 0,
+                    row.units,
+                    row.attempts,
+                    row.lease,
+                    row.claims,
+                    row.holder,
+                )
                 for row in conn.execute(query)
                 if (row.run_id, row.chunk) not in mine and void(row)
-            ]  # fmt: skip
+            ]
 
 
 @contextmanager

@@ -158,9 +158,13 @@ class ProgressQueries(Repository):
             }
 
     def record_progress(
-        self, run_id: str, chunk: int, units_done: int, lease: int | None = None,
+        self,
+        run_id: str,
+        chunk: int,
+        units_done: int,
+        lease: int | None = None,
         **counters: int,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """A running chunk has ``units_done`` units done; ``counters`` are
         judge counters gained since the last report (``judge_calls``, ...),
         added as they are (the calls were made, whoever holds the chunk).
@@ -171,9 +175,13 @@ class ProgressQueries(Repository):
         held = [] if lease is None else [RunChunk.lease == lease]
         with self.engine.begin() as conn:
             found = lock_chunk(
-                conn, run_id, chunk,
-                RunChunk.state == ChunkState.RUNNING.value, active.exists(), *held,
-            )  # fmt: skip
+                conn,
+                run_id,
+                chunk,
+                RunChunk.state == ChunkState.RUNNING.value,
+                active.exists(),
+                *held,
+            )
             reached = min(units_done, found.units - 1) if found is not None else 0
             gained = max(reached - found.items, 0) if found is not None else 0
             if gained:

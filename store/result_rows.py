@@ -40,10 +40,12 @@ class RowQueries(Repository):
     """Result rows: upserts, reads, counts and pages."""
 
     def upsert_rows(
-        self, rows: Iterable[dict[str, Any]], batch: int = 2000,
+        self,
+        rows: Iterable[dict[str, Any]],
+        batch: int = 2000,
         fence: tuple[str, int, int] | None = None,
         exchanges: Sequence[dict[str, Any]] = (),
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Insert or replace rows on their natural key, in one transaction,
         ``batch`` rows per statement (a statement's parameters stay small).
         ``fence``: ``(run_id, chunk, lease)``, written only while that lease
@@ -94,14 +96,21 @@ class RowQueries(Repository):
         ("no judge configured")."""
         example = func.min(cast(ResultRow.note_params, Text))  # JSON text
         query = (
-            select(ResultRow.metric, ResultRow.status, ResultRow.note_code,
-                   func.count(), example)
+            select(
+                ResultRow.metric,
+                ResultRow.status,
+                ResultRow.note_code,
+                func.count(),
+                example,
+            )
             .where(ResultRow.run_id == run_id, ResultRow.status != "ok")
             .group_by(ResultRow.metric, ResultRow.status, ResultRow.note_code)
-        )  # fmt: skip
+        )
         with self.engine.connect() as conn:
-            return [(m, s, code or "", n, json.loads(params) if params else {})
-                    for m, s, code, n, params in conn.execute(query)]  # fmt: skip
+            return [
+                (m, s, code or "", n, json.loads(params) if params else {})
+                for m, s, code, n, params in conn.execute(query)
+            ]
 
     def status_counts(
         self, run_id: str, metrics: Sequence[Metric] | None = None

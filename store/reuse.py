@@ -45,15 +45,26 @@ def create_copy(
     """A new ``done`` run with ``fields``, the session index ``spans`` and a
     copy of ``source``'s rows, cache-key records and aggregates; its id."""
     now = datetime.now(UTC)
-    run = Run(id=uuid.uuid4().hex, token=new_token(), manage_token=new_token(),
-              status=RunStatus.DONE.value, started_at=now, finished_at=now,
-              total=source.total, done=source.total, aggregates=source.aggregates,
-              history_truncated=source.history_truncated, **fields)  # fmt: skip
+    run = Run(
+        id=uuid.uuid4().hex,
+        token=new_token(),
+        manage_token=new_token(),
+        status=RunStatus.DONE.value,
+        started_at=now,
+        finished_at=now,
+        total=source.total,
+        done=source.total,
+        aggregates=source.aggregates,
+        history_truncated=source.history_truncated,
+        **fields,
+    )
     with storage.session.begin() as db:
         db.add(run)
         db.flush()
-        index = [{"run_id": run.id, "position": i, "session_id": sid, "start": a,
-                  "end": b} for i, (sid, a, b, _) in enumerate(spans)]  # fmt: skip
+        index = [
+            {"run_id": run.id, "position": i, "session_id": sid, "start": a, "end": b}
+            for i, (sid, a, b, _) in enumerate(spans)
+        ]
         if index:
             db.execute(insert(RunSession), index)
         copied = _copy(db, ResultRow, source.id, run.id)

@@ -58,8 +58,15 @@ class SuiteReader:
         judge: str | None,
         details: bool,
     ) -> Iterator[Sequence[AnyRow]]:
-        return row_batches(self.engine, self.run_id, self.metrics, BATCH, details,
-                           wanted=(ids, prefixes), judge=judge)  # fmt: skip
+        return row_batches(
+            self.engine,
+            self.run_id,
+            self.metrics,
+            BATCH,
+            details,
+            wanted=(ids, prefixes),
+            judge=judge,
+        )
 
     def scored(self, judge: str | None) -> Iterator[Sequence[AnyRow]]:
         return scored_triples(self.engine, self.run_id, self.metrics, judge)
@@ -130,9 +137,14 @@ def scored_triples(
 ) -> Iterator[Sequence[AnyRow]]:
     """One row tuple per distinct scored ``(session, method, metric)``."""
     query = select(
-        ResultRow.session_id, literal(None), ResultRow.method, ResultRow.metric,
-        literal(1.0), literal(RowStatus.OK.value), literal(""),
-    ).distinct()  # fmt: skip
+        ResultRow.session_id,
+        literal(None),
+        ResultRow.method,
+        ResultRow.metric,
+        literal(1.0),
+        literal(RowStatus.OK.value),
+        literal(""),
+    ).distinct()
     query = query.where(
         ResultRow.run_id == run_id,
         metric_filter(metrics),

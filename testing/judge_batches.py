@@ -135,11 +135,16 @@ class BatchStore:
     """Files and batches of one scripted judge (thread-safe)."""
 
     def __init__(
-        self, state: BatchState, answer: Answer, seconds: float = 2.0,
-        fail_all: bool = False, expire_after_s: float | None = None,
-        max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
+        self,
+        state: BatchState,
+        answer: Answer,
+        seconds: float = 2.0,
+        fail_all: bool = False,
+        expire_after_s: float | None = None,
+        max_lines: int = MAX_LINES,
+        max_bytes: int = MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
-    ):  # fmt: skip
+    ):
         self.state, self.answer, self.seconds = state, answer, seconds
         self.fail_all, self.expire_after_s = fail_all, expire_after_s
         self.files, self.clock = judge_files.Files(max_lines, max_bytes), clock
@@ -207,9 +212,14 @@ class BatchStore:
             raise ApiError(400, "completion_window must be 24h.", "completion_window")
         errors = judge_files.line_errors(source.lines, ENDPOINT, self.fail_all)
         batch = Batch(
-            f"batch_{uuid.uuid4().hex}", source.id, source.lines,
-            asked.get("metadata"), time.time(), self.clock(), errors,
-        )  # fmt: skip
+            f"batch_{uuid.uuid4().hex}",
+            source.id,
+            source.lines,
+            asked.get("metadata"),
+            time.time(),
+            self.clock(),
+            errors,
+        )
         self.batches[batch.id] = batch
         with self.state.lock:
             self.state.batch_lines += len(source.lines)

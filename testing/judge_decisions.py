@@ -179,8 +179,9 @@ SUITE_WRITERS = {
 STYLED = ("personasteer", "personasteer-zh")  # protocols written in judge_styles
 
 
-def _verdict(form, response: str, directives: dict, digest: int, model: str,
-             prompt: str) -> str:  # fmt: skip
+def _verdict(
+    form, response: str, directives: dict, digest: int, model: str, prompt: str
+) -> str:
     """The reply to a request that is no pair, in its mode's form. A request
     of no declared mode is read as the default protocol's alignment."""
     mode = form.mode if form else None

@@ -19,9 +19,12 @@ class ApiError(Exception):
     """An error answered with OpenAI's error body."""
 
     def __init__(
-        self, status: int, message: str, param: str | None = None,
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
         code: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = {

@@ -105,8 +105,9 @@ def form_of(system: str, user: str, extra: tuple[str, ...] = ()) -> Form | None:
             continue
         matched = form.user.fullmatch(user)
         if matched:
-            return Form(form.mode, form.protocol, form.system, form.user,
-                        matched.groupdict())  # fmt: skip
+            return Form(
+                form.mode, form.protocol, form.system, form.user, matched.groupdict()
+            )
         fallback = fallback or form
     return fallback
 
@@ -154,8 +155,10 @@ def fill_schema(schema: dict[str, Any], digest: int, mode: JudgeMode) -> Any:
         return schema["enum"][digest % len(schema["enum"])]
     if kind == "object":
         properties = schema.get("properties", {})
-        return {name: fill_schema(spec, digest >> 3, mode)
-                for name, spec in properties.items()}  # fmt: skip
+        return {
+            name: fill_schema(spec, digest >> 3, mode)
+            for name, spec in properties.items()
+        }
     if kind == "array":
         return [fill_schema(schema.get("items", {}), digest, mode)]
     if kind in ("integer", "number"):

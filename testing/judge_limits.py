@@ -119,9 +119,12 @@ class RateLimits:
     tests move the window without sleeping."""
 
     def __init__(
-        self, rpm: int | None = None, tpm: int | None = None,
-        count_rejected: bool = False, clock: Callable[[], float] = time.monotonic,
-    ):  # fmt: skip
+        self,
+        rpm: int | None = None,
+        tpm: int | None = None,
+        count_rejected: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.per_minute = {"requests": rpm, "tokens": tpm}
         per_second = {k: v / 60 if v else None for k, v in self.per_minute.items()}
         self.second = Window(SECOND, per_second["requests"], per_second["tokens"])

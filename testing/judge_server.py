@@ -236,22 +236,32 @@ class ScriptedJudge:
     ``batch_*``: the Files and Batches endpoints (``judge_batches.BatchStore``)."""
 
     def __init__(
-        self, latency: float = 0.0, timeout_sleep: float = 3.0, port: int = 0,
-        protocols: tuple[str, ...] = (), rpm: int | None = None,
-        tpm: int | None = None, count_rejected: bool = False,
-        batch_seconds: float = 2.0, batch_fail_all: bool = False,
+        self,
+        latency: float = 0.0,
+        timeout_sleep: float = 3.0,
+        port: int = 0,
+        protocols: tuple[str, ...] = (),
+        rpm: int | None = None,
+        tpm: int | None = None,
+        count_rejected: bool = False,
+        batch_seconds: float = 2.0,
+        batch_fail_all: bool = False,
         batch_expire_after_s: float | None = None,
         batch_max_lines: int = judge_batches.MAX_LINES,
         batch_max_bytes: int = judge_batches.MAX_BYTES,
-    ):  # fmt: skip
+    ):
         self.state = judge_batches.BatchState(latency, timeout_sleep, protocols)
         if rpm or tpm:
             self.state.limits = RateLimits(rpm, tpm, count_rejected)
         self.batches = judge_batches.BatchStore(
-            self.state, answer, seconds=batch_seconds, fail_all=batch_fail_all,
-            expire_after_s=batch_expire_after_s, max_lines=batch_max_lines,
+            self.state,
+            answer,
+            seconds=batch_seconds,
+            fail_all=batch_fail_all,
+            expire_after_s=batch_expire_after_s,
+            max_lines=batch_max_lines,
             max_bytes=batch_max_bytes,
-        )  # fmt: skip
+        )
         handler = type(
             "Handler", (_Handler,), {"state": self.state, "batches": self.batches}
         )
@@ -277,15 +287,26 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rpm", type=int, default=None, help="requests per minute")
     parser.add_argument("--tpm", type=int, default=None, help="tokens per minute")
-    parser.add_argument("--count-rejected", action="store_true",
-                        help="a 429 counts against the requests limit")  # fmt: skip
-    parser.add_argument("--batch-seconds", type=float, default=2.0,
-                        help="a batch's time from create to completed")  # fmt: skip
+    parser.add_argument(
+        "--count-rejected",
+        action="store_true",
+        help="a 429 counts against the requests limit",
+    )
+    parser.add_argument(
+        "--batch-seconds",
+        type=float,
+        default=2.0,
+        help="a batch's time from create to completed",
+    )
     args = parser.parse_args()
     with ScriptedJudge(
-        args.latency, port=args.port, rpm=args.rpm, tpm=args.tpm,
-        count_rejected=args.count_rejected, batch_seconds=args.batch_seconds,
-    ) as judge:  # fmt: skip
+        args.latency,
+        port=args.port,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        count_rejected=args.count_rejected,
+        batch_seconds=args.batch_seconds,
+    ) as judge:
         print(judge.url, flush=True)
         threading.Event().wait()
 

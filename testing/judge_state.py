@@ -16,9 +16,11 @@ class JudgeState:
     """Shared, thread-safe counters and knobs of one server."""
 
     def __init__(
-        self, latency: float = 0.0, timeout_sleep: float = 3.0,
+        self,
+        latency: float = 0.0,
+        timeout_sleep: float = 3.0,
         protocols: tuple[str, ...] = (),
-    ):  # fmt: skip
+    ):
         self.latency = latency
         # protocol texts besides the built-in ones (testing/judge_forms.py)
         self.protocols = protocols

@@ -24,9 +24,18 @@ NAMES = ("Style", "Content", "Naturalness", "Personalization", "Conversation")
 ZH = ("风格", "内容", "自然度", "个性化", "对话")
 KO = ("스타일", "내용", "자연스러움", "개인화", "대화")
 ALIGNMENT_STYLES = (
-    "ours", "markdown", "local", "json", "reasoning", "selfcorrect",
-    "hypothetical", "chinese", "korean", "numbered", "oneline",
-)  # fmt: skip
+    "ours",
+    "markdown",
+    "local",
+    "json",
+    "reasoning",
+    "selfcorrect",
+    "hypothetical",
+    "chinese",
+    "korean",
+    "numbered",
+    "oneline",
+)
 BINARY_STYLES = ("ours", "yesno", "final", "json", "echo", "think", "chinese", "korean")
 PAIRWISE_STYLES = ("ours", "brackets", "final", "json", "arena", "chinese", "think")
 _FORCED = re.compile(r"style-(\w+)")

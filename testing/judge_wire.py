@@ -88,9 +88,12 @@ class Reported:
         with self.lock:
             counts = self.by_model.setdefault(model, Counter())
             counts.update(
-                calls=1, prompt_tokens=prompt, completion_tokens=completion,
-                reasoning_tokens=reasoning, cached_tokens=cached,
-            )  # fmt: skip
+                calls=1,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                reasoning_tokens=reasoning,
+                cached_tokens=cached,
+            )
         found = {"prompt_tokens": prompt, "completion_tokens": completion}
         found["total_tokens"] = prompt + completion
         found["prompt_tokens_details"] = {"cached_tokens": cached}

@@ -37,9 +37,15 @@ LEASE_S, STOP_S = 5.0, 12.0  # stopped more than twice its lease
 # A killed Celery worker's prefetched tasks come back when the queue's
 # timeout sends them again (QUEUE_TIMEOUT_S; Redis itself redelivers after
 # its visibility timeout, an hour by default).
-SETTINGS = {"CHUNK_UNITS": 20, "JUDGE_CONCURRENCY": 4, "JUDGE_TIMEOUT_S": 30.0,
-            "JUDGE_MAX_RETRIES": 1, "CHUNK_STALL_S": LEASE_S,
-            "WATCHDOG_INTERVAL_S": 1.0, "QUEUE_TIMEOUT_S": 10.0}  # fmt: skip
+SETTINGS = {
+    "CHUNK_UNITS": 20,
+    "JUDGE_CONCURRENCY": 4,
+    "JUDGE_TIMEOUT_S": 30.0,
+    "JUDGE_MAX_RETRIES": 1,
+    "CHUNK_STALL_S": LEASE_S,
+    "WATCHDOG_INTERVAL_S": 1.0,
+    "QUEUE_TIMEOUT_S": 10.0,
+}
 
 
 def sessions(count: int = SESSIONS) -> list[dict]:
@@ -47,11 +53,15 @@ def sessions(count: int = SESSIONS) -> list[dict]:
     return [
         crafted.session(
             f"p{index:03d}",
-            {"Base": [f"{index} b{k}" for k in range(ROUNDS)],  # hash-derived scores
-             "Ours": [f"{index} {t}" for t in crafted.scores(values, [1, 0, 1, 1, 0])]},
+            {
+                "Base": [f"{index} b{k}" for k in range(ROUNDS)],  # hash-derived scores
+                "Ours": [
+                    f"{index} {t}" for t in crafted.scores(values, [1, 0, 1, 1, 0])
+                ],
+            },
         )
         for index in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def wait_for_progress(storage, run_id: str, fraction: float, timeout=600.0) -> None:

@@ -67,8 +67,12 @@ def cached_share(requests: list[tuple], version: str) -> dict:
         prompt += sum(len(m["content"]) for m in body["messages"]) // CHARS_PER_TOKEN
         cached += cache.served(body)
     share = round(cached / prompt, 3) if prompt else None
-    return {"requests": len(requests), "prompt_tokens": prompt,
-            "cached_tokens": cached, "cached_share": share}  # fmt: skip
+    return {
+        "requests": len(requests),
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "cached_share": share,
+    }
 
 
 def fixed_prefix_tokens(name: str) -> int:

@@ -32,13 +32,30 @@ ORDERS = ("key", "shuffled")
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
 QUALITY = ("coherence", "completeness", "length", "structure", "vocabulary", "quality")
 SIMULATION = ("pas", "bvs", "ora", "dei", "crrs")
-SLOT_COUNTS = ("slot_exact_count", "token_matched", "token_pred", "token_gt",
-               "bleu1_sum", "extra_slots", "extra_values")  # fmt: skip
+SLOT_COUNTS = (
+    "slot_exact_count",
+    "token_matched",
+    "token_pred",
+    "token_gt",
+    "bleu1_sum",
+    "extra_slots",
+    "extra_values",
+)
 TOPICS = ("basic_info", "interests", "话题")
 # well over 13 paired sessions: with fewer, scipy's Wilcoxon runs a slow
 # exact permutation test
-SESSIONS = ["s-01", "s-02", "S-03", "s-04", "s-05", "s_06", "s-07", "s-중", "s-中",
-            *(f"s-{index}" for index in range(10, 26))]  # fmt: skip
+SESSIONS = [
+    "s-01",
+    "s-02",
+    "S-03",
+    "s-04",
+    "s-05",
+    "s_06",
+    "s-07",
+    "s-중",
+    "s-中",
+    *(f"s-{index}" for index in range(10, 26)),
+]
 
 
 class Maker:
@@ -62,9 +79,18 @@ class Maker:
         session, round_, method, judge = key
         if status != "ok":
             value = None
-        row = {"session_id": session, "round": round_, "method": method,
-               "metric": metric, "value": value, "status": status, "note": None,
-               "detail": detail, "sample": 0, "judge": judge}  # fmt: skip
+        row = {
+            "session_id": session,
+            "round": round_,
+            "method": method,
+            "metric": metric,
+            "value": value,
+            "status": status,
+            "note": None,
+            "detail": detail,
+            "sample": 0,
+            "judge": judge,
+        }
         self.rows.append(row)
 
     def items(self, methods=(*METHODS, EXTRA)):
@@ -84,9 +110,14 @@ def alignment(make: Maker) -> None:
     rng = make.rng
     for session, round_, method in make.items():
         chars = float(rng.randint(20, 400))
-        human = {m: v for m, v in (("human_al", float(rng.randint(0, 100))),
-                                   ("human_binary", float(rng.randint(0, 1))))
-                 if rng.random() < 0.3}  # fmt: skip
+        human = {
+            m: v
+            for m, v in (
+                ("human_al", float(rng.randint(0, 100))),
+                ("human_binary", float(rng.randint(0, 1))),
+            )
+            if rng.random() < 0.3
+        }
         for judge in make.judges:
             key = (session, round_, method, judge)
             make.add(key, "response_chars", chars)
@@ -164,8 +195,9 @@ def roleplay(make: Maker) -> None:
         scales = [float(rng.randint(10, 100)) for _ in range(3)]
         status = make.status(0.1)
         make.add(key, "jera", sum(scales), status, {"samples": [sum(scales)]})
-        for scale, value in zip(("immersivity", "consistency", "creativity"), scales,
-                                strict=True):  # fmt: skip
+        for scale, value in zip(
+            ("immersivity", "consistency", "creativity"), scales, strict=True
+        ):
             make.add(key, f"jera_{scale}", value, status)
         matched = [{"attribute": "kind", "observed": key[0], "reason": "exact"}]
         detail = {"matched": matched, "missed": [key[2]], "value": 0.5}
@@ -200,8 +232,13 @@ def slots(make: Maker) -> None:
             make.add(key, metric, value)
         make.add(key, "slot_f1", rng.random(), "ok", {"matched": []})
         make.add(key, "latency", round(rng.random() * 9, 3), make.status(0.1))
-        make.add(key, "slot_judge", rng.choice([0.5, 1.0, rng.random()]),
-                 make.status(0.2), {"scores": []})  # fmt: skip
+        make.add(
+            key,
+            "slot_judge",
+            rng.choice([0.5, 1.0, rng.random()]),
+            make.status(0.2),
+            {"scores": []},
+        )
 
 
 def generic(make: Maker, suite) -> None:
@@ -241,8 +278,14 @@ def suites() -> list[str]:
 def key_order(row: dict) -> tuple:
     """The storage key order: (session, round with None as 0, method, metric,
     sample, judge), as ``storage.rows.iter_rows`` streams them."""
-    return (row["session_id"], row["round"] or 0, row["method"], row["metric"],
-            row["sample"], row["judge"])  # fmt: skip
+    return (
+        row["session_id"],
+        row["round"] or 0,
+        row["method"],
+        row["metric"],
+        row["sample"],
+        row["judge"],
+    )
 
 
 def synthetic_rows(scenario: str, order: str) -> list[dict]:

@@ -203,9 +203,11 @@ def redis_deployment(tmp_path, deployment_env):
 
 
 @pytest.fixture(
-    params=["embedded", pytest.param("redis", marks=[pytest.mark.redis,
-                                                     pytest.mark.postgres])]
-)  # fmt: skip
+    params=[
+        "embedded",
+        pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.postgres]),
+    ]
+)
 def deployment(request, tmp_path, deployment_env):
     """The drills' two modes: the embedded default's supervised Celery
     worker on the local broker, and a Celery worker on Redis."""
@@ -213,11 +215,13 @@ def deployment(request, tmp_path, deployment_env):
         yield Redis(request.getfixturevalue("redis_deployment"))
         return
     settings = {
-        **base_config(tmp_path), **FAST_JUDGE,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": None,
+        **base_config(tmp_path),
+        **FAST_JUDGE,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "REDIS_URL": None,
         "EMBEDDED_WORKER": "process",
         **config.from_environ(deployment_env),
-    }  # fmt: skip
+    }
     app = create_test_app(settings)
     yield Embedded(app)
     stop_worker(app)

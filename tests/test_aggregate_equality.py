@@ -99,10 +99,15 @@ def test_columns_given_by_the_row_source_give_the_same_aggregates(scenario):
 
 def store_run(storage, rows: list[dict]):
     run = storage.runs.create_run(
-        file_name="equality.jsonl", file_sha256="0" * 64, upload_id="none",
-        sessions=len(data.SESSIONS), rounds=0, methods=data.METHODS,
-        suites=data.suites(), status="running",
-    )  # fmt: skip
+        file_name="equality.jsonl",
+        file_sha256="0" * 64,
+        upload_id="none",
+        sessions=len(data.SESSIONS),
+        rounds=0,
+        methods=data.METHODS,
+        suites=data.suites(),
+        status="running",
+    )
     storage.rows.upsert_rows(
         {**row, "run_id": run.id, "round": row["round"] or 0} for row in rows
     )
@@ -176,8 +181,10 @@ def test_row_batches_stream_what_iter_rows_does(sqlite_storage):
         found = [tuple(row) for batch in batches for row in batch]
         fields = ("session_id", "round", "method", "metric", "value", "status", "judge")
         expected = [
-            (*(row[f] or None if f == "round" else row[f] for f in fields),
-             *((row["detail"],) if detail else ()))
+            (
+                *(row[f] or None if f == "round" else row[f] for f in fields),
+                *((row["detail"],) if detail else ()),
+            )
             for row in storage.rows.iter_rows(run.id, suite.metrics, detail=detail)
-        ]  # fmt: skip
+        ]
         assert found == expected and found

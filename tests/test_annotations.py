@@ -28,8 +28,10 @@ def judged(app_factory, judge_server):
 
 
 def make_queue(client, run, **body):
-    response = client.post(f"/api/v1/runs/{run.manage_token}/annotations",
-                           json={"size": 20, "per_item": 2, **body})  # fmt: skip
+    response = client.post(
+        f"/api/v1/runs/{run.manage_token}/annotations",
+        json={"size": 20, "per_item": 2, **body},
+    )
     assert response.status_code == 201, response.get_json()
     return response.get_json()
 
@@ -37,8 +39,9 @@ def make_queue(client, run, **body):
 def link(client, run, annotator: str) -> str:
     """The annotator's own link token (the owner makes it; the same one if
     asked again)."""
-    made = client.post(f"/api/v1/runs/{run.manage_token}/annotators",
-                       json={"name": annotator})  # fmt: skip
+    made = client.post(
+        f"/api/v1/runs/{run.manage_token}/annotators", json={"name": annotator}
+    )
     assert made.status_code == 201, made.get_json()
     return made.get_json()["token"]
 
@@ -51,9 +54,10 @@ def label(client, run, annotator, item, al, binary, **extra):
 def test_the_annotator_link_is_never_built_from_the_host_header(judged):
     app, run = judged
     response = app.test_client().post(
-        f"/api/v1/runs/{run.manage_token}/annotations", json={"size": 10},
+        f"/api/v1/runs/{run.manage_token}/annotations",
+        json={"size": 10},
         headers={"Host": "evil.example"},
-    )  # fmt: skip
+    )
     made = response.get_json()
     assert response.status_code == 201, made
     assert made["annotator_url"] == f"/a/{made['token']}"  # relative: no PUBLIC_URL
@@ -97,8 +101,17 @@ def test_the_labelling_page_and_its_json_are_blind(judged):
             assert f'"{method}"' not in shown and f">{method}<" not in shown
         assert "scripted" not in shown  # no judge named
     body = json.loads(served)
-    assert set(body) == {"finished", "progress", "label", "item", "profile",
-                         "personality", "history", "user_message", "response"}  # fmt: skip
+    assert set(body) == {
+        "finished",
+        "progress",
+        "label",
+        "item",
+        "profile",
+        "personality",
+        "history",
+        "user_message",
+        "response",
+    }
     # no score anywhere: the judge's value of this item is in no field
     queue = app.extensions["storage"].annotations.queue_by_token(token)
     judged = app.extensions["storage"].annotations.judged_values(run.id, queue.items)[
@@ -184,8 +197,9 @@ def test_labels_are_revised_checked_and_refused_when_closed(judged):
     assert again["label"]["al"] == 60 and again["label"]["comment"] == "better"
     assert label(client, run, "ann", 0, 101, 1).status_code == 400
     assert label(client, run, "ann", 0, 50, 1, comment="x" * 2001).status_code == 400
-    nameless = client.post(f"/api/v1/runs/{run.manage_token}/annotators",
-                           json={"name": ""})  # fmt: skip
+    nameless = client.post(
+        f"/api/v1/runs/{run.manage_token}/annotators", json={"name": ""}
+    )
     assert nameless.status_code == 400
     skipped = {"item": 1, "skipped": True}
     assert (
@@ -225,14 +239,18 @@ def test_the_owner_makes_a_queue_from_the_dashboard(judged):
     viewer = client.get(f"/r/{run.token}?lang=en").get_data(as_text=True)
     assert 'data-testid="annotations"' not in viewer  # nothing to show a reader yet
     csrf = owner.split('name="csrf_token" value="')[1].split('"')[0]
-    made = client.post(f"/r/{run.manage_token}/annotations",
-                       data={"size": "12", "per_item": "1", "csrf_token": csrf})  # fmt: skip
+    made = client.post(
+        f"/r/{run.manage_token}/annotations",
+        data={"size": "12", "per_item": "1", "csrf_token": csrf},
+    )
     assert made.status_code == 303
     owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
     assert 'data-testid="add-annotator"' in owner
     csrf = owner.split('name="csrf_token" value="')[1].split('"')[0]
-    added = client.post(f"/r/{run.manage_token}/annotations/annotators",
-                        data={"name": "安", "csrf_token": csrf})  # fmt: skip
+    added = client.post(
+        f"/r/{run.manage_token}/annotations/annotators",
+        data={"name": "安", "csrf_token": csrf},
+    )
     assert added.status_code == 303
     owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
     assert 'data-testid="annotator-url"' in owner and "安" in owner
@@ -300,18 +318,22 @@ def test_labels_export_and_the_labelled_file_gives_the_same_agreement(
         rows.get_data()
         + json.dumps({"response_sha256": "0" * 64, "annotator": "x"}).encode()
     )
-    imported = client.post(f"/api/v1/runs/{target.manage_token}/labels",
-                           data={"file": (__import__("io").BytesIO(body), "labels.jsonl")},
-                           content_type="multipart/form-data")  # fmt: skip
+    imported = client.post(
+        f"/api/v1/runs/{target.manage_token}/labels",
+        data={"file": (__import__("io").BytesIO(body), "labels.jsonl")},
+        content_type="multipart/form-data",
+    )
     assert imported.get_json() == {"imported": 20, "unmatched": 1}
     with app.test_request_context():
         moved = service().agreement(target, storage.annotations.queue_of_run(target.id))
     assert moved["judges"]["scripted"]["al_spearman"]["value"] == pytest.approx(
         live["al_spearman"]["value"]
     )
-    bad = client.post(f"/api/v1/runs/{target.manage_token}/labels",
-                      data={"file": (__import__("io").BytesIO(b"not json\n"), "l.jsonl")},
-                      content_type="multipart/form-data")  # fmt: skip
+    bad = client.post(
+        f"/api/v1/runs/{target.manage_token}/labels",
+        data={"file": (__import__("io").BytesIO(b"not json\n"), "l.jsonl")},
+        content_type="multipart/form-data",
+    )
     assert bad.status_code == 400
     assert bad.get_json()["errors"][0]["code"] == "invalid_label_line"
 
@@ -338,8 +360,9 @@ def test_the_agreement_is_computed_on_a_worker_when_labels_change(judged, monkey
     make_queue(client, run, size=10)
     computed = []
     real = agreement.human_agreement
-    monkeypatch.setattr(agreement, "human_agreement",
-                        lambda *a: computed.append(1) or real(*a))  # fmt: skip
+    monkeypatch.setattr(
+        agreement, "human_agreement", lambda *a: computed.append(1) or real(*a)
+    )
     two_annotators(client, run, items=3)
     assert "6 labels of" in settled_dashboard(client, run)
     done = len(computed)
@@ -400,9 +423,12 @@ def test_an_annotator_is_the_name_in_their_link(judged):
     assert peek["label"] is None
     body = {"annotator": "alice", "item": 0, "al": 10, "binary": 0}
     assert client.post(f"/a/{bob}/label", json=body).status_code == 200
-    labels = {(x.annotator, x.item): x.al
-              for x in app.extensions["storage"].annotations.labels_of(
-                  app.extensions["storage"].annotations.queue_by_token(queue_token).id)}  # fmt: skip
+    labels = {
+        (x.annotator, x.item): x.al
+        for x in app.extensions["storage"].annotations.labels_of(
+            app.extensions["storage"].annotations.queue_by_token(queue_token).id
+        )
+    }
     assert labels == {("alice", 0): 90, ("bob", 0): 10}
     assert link(client, run, "bob") == bob  # one link per name
     app.extensions["storage"].annotations.revoke_annotator_link(

@@ -187,7 +187,10 @@ def test_validate_endpoint_reports_suites(client, tmp_path):
     ).get_json()
     assert report["valid"] is True
     # no optional blocks: the suites that need none, in the registry's order
-    needing_no_block = [suite.name for suite in registry.suites()
-                        if not suite.session_fields and not suite.response_fields]  # fmt: skip
+    needing_no_block = [
+        suite.name
+        for suite in registry.suites()
+        if not suite.session_fields and not suite.response_fields
+    ]
     assert report["suites"] == needing_no_block
     assert len(needing_no_block) >= 2

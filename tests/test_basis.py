@@ -23,9 +23,17 @@ def panel_rows() -> list[dict]:
         for k in (1, 2):
             for judge, offset in (("steady", 0.0), ("flaky", 10.0)):
                 failed = judge == "flaky" and session == "s2" and k == 2
-                rows.append({"session_id": session, "round": k, "method": "M",
-                             "metric": "al", "value": None if failed else base + k + offset,
-                             "status": "unscored" if failed else "ok", "judge": judge})  # fmt: skip
+                rows.append(
+                    {
+                        "session_id": session,
+                        "round": k,
+                        "method": "M",
+                        "metric": "al",
+                        "value": None if failed else base + k + offset,
+                        "status": "unscored" if failed else "ok",
+                        "judge": judge,
+                    }
+                )
     return rows
 
 
@@ -44,8 +52,10 @@ def test_panel_mean_uses_only_items_every_judge_scored_and_says_so():
     # flaky's own round 2 rests on one of its two sessions: left out
     assert summary["al_avg@flaky"] == pytest.approx(fmean([61.0, 81.0]))
     note = found["summary_notes"]["M"]["al_avg"]
-    assert note == {"code": "panel_common_items",
-                    "params": {"judges": "flaky", "items": 1}}  # fmt: skip
+    assert note == {
+        "code": "panel_common_items",
+        "params": {"judges": "flaky", "items": 1},
+    }
 
 
 def test_a_single_judge_run_is_not_restricted():
@@ -68,9 +78,17 @@ def unbalanced_rows() -> list[dict]:
         for k in range(1, rounds + 1):
             for method, base in (("Base", 40.0), ("Ours", 55.0)):
                 value = base + 7 * k - 3 * (s % 3) + (s if method == "Ours" else 0)
-                rows.append({"session_id": f"s{s}", "round": k, "method": method,
-                             "metric": "al", "value": value, "status": "ok",
-                             "judge": ""})  # fmt: skip
+                rows.append(
+                    {
+                        "session_id": f"s{s}",
+                        "round": k,
+                        "method": method,
+                        "metric": "al",
+                        "value": value,
+                        "status": "ok",
+                        "judge": "",
+                    }
+                )
     return rows
 
 
@@ -113,17 +131,30 @@ def test_session_mean_interval_matches_the_paired_bootstrap():
 
 
 def test_the_interval_is_deterministic():
-    found = [basis.delta_ci({"a": {1: (1.0, 1.0)}, "b": {1: (3.0, 2.0), 2: (5.0, 1.0)}},
-                            {"a": {1: (2.0, 1.0)}, "b": {2: (1.0, 1.0)}}) for _ in range(2)]  # fmt: skip
+    found = [
+        basis.delta_ci(
+            {"a": {1: (1.0, 1.0)}, "b": {1: (3.0, 2.0), 2: (5.0, 1.0)}},
+            {"a": {1: (2.0, 1.0)}, "b": {2: (1.0, 1.0)}},
+        )
+        for _ in range(2)
+    ]
     assert found[0] == found[1]
 
 
 def run_of(found) -> SimpleNamespace:
     return SimpleNamespace(
-        id="0123456789abcdef", token="t", methods=["Base", "Ours"],
-        suites=["alignment"], aggregates=found, sessions=8, rounds=16,
-        judge=None, options={}, file_sha256="ab" * 32, finished_at=None,
-    )  # fmt: skip
+        id="0123456789abcdef",
+        token="t",
+        methods=["Base", "Ours"],
+        suites=["alignment"],
+        aggregates=found,
+        sessions=8,
+        rounds=16,
+        judge=None,
+        options={},
+        file_sha256="ab" * 32,
+        finished_at=None,
+    )
 
 
 def test_each_table_delta_equals_the_difference_of_its_values(app):
@@ -195,9 +226,14 @@ def table_cells(html: str) -> list[list[dict]]:
             for column, td in enumerate(re.findall(r"<td[^>]*>", row)):
                 value = re.search(r'data-value="([^"]+)"', td)
                 delta = re.search(r'data-delta="([^"]+)"', td)
-                cells.append({"method": method, "column": column,
-                              "value": float(value.group(1)) if value else None,
-                              "delta": float(delta.group(1)) if delta else None})  # fmt: skip
+                cells.append(
+                    {
+                        "method": method,
+                        "column": column,
+                        "value": float(value.group(1)) if value else None,
+                        "delta": float(delta.group(1)) if delta else None,
+                    }
+                )
         tables.append(cells)
     return tables
 
@@ -241,8 +277,10 @@ def test_dashboard_compare_page_and_csv_show_delta_on_the_values_basis(
         as_text=True
     )
     assert assert_deltas_are_differences(compared, "first/Base") >= 2
-    for url, baseline in ((f"/r/{tokens[0]}/summary.csv", "Base"),
-                          (f"/compare/export.csv?runs={','.join(tokens)}", "first/Base")):  # fmt: skip
+    for url, baseline in (
+        (f"/r/{tokens[0]}/summary.csv", "Base"),
+        (f"/compare/export.csv?runs={','.join(tokens)}", "first/Base"),
+    ):
         rows = list(
             csv.DictReader(io.StringIO(settled(client, url).get_data(as_text=True)))
         )

@@ -52,8 +52,13 @@ def scores(document) -> dict:
 
 
 def judge_app(app_factory, server, **config):
-    return app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                       JUDGE_BATCH_FIRST_POLL_S=0.2, **FAST_JUDGE, **config)  # fmt: skip
+    return app_factory(
+        JUDGE_API_URL=server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_BATCH_FIRST_POLL_S=0.2,
+        **FAST_JUDGE,
+        **config,
+    )
 
 
 def test_a_batch_run_gives_the_online_runs_rows_with_no_request_online(
@@ -111,8 +116,14 @@ def test_a_panel_sends_a_file_per_judge_split_at_the_request_limit(
     of files; 80 requests a judge at most 30 a file: three files each."""
     app = judge_app(app_factory, server, JUDGE_BATCH_MAX_REQUESTS=30)
     path = crafted.write(tmp_path / "panel.jsonl", sessions()[:4])
-    run_id = submit(app, path, server, suites=["alignment"], batch=True,
-                    judge_models=["scripted", "scripted+10"])  # fmt: skip
+    run_id = submit(
+        app,
+        path,
+        server,
+        suites=["alignment"],
+        batch=True,
+        judge_models=["scripted", "scripted+10"],
+    )
     document = wait_for(app, run_id)
     assert document["run"]["status"] == "done"
     made = app.extensions["storage"].batches.batches(run_id)
@@ -156,18 +167,27 @@ def test_cancelling_the_run_cancels_its_batch(app_factory, tmp_path):
         app.extensions["runs"].cancel(storage.runs.get_run(run_id))
         wait_for(app, run_id)
         url = f"{server.url}/batches/{made[0].batch_id}"
-        wait_until(lambda: requests.get(url, timeout=10).json()["status"]
-                   in ("cancelling", "cancelled"))  # fmt: skip
+        wait_until(
+            lambda: (
+                requests.get(url, timeout=10).json()["status"]
+                in ("cancelling", "cancelled")
+            )
+        )
 
 
 def test_a_restart_of_the_app_picks_up_its_batch(tmp_path):
     """The batch is at the provider when the app (web and worker) stops; a
     new app on the same database reads it, sending nothing twice."""
     with ScriptedJudge(batch_seconds=4.0) as server:
-        config = {**base_config(tmp_path), "REDIS_URL": None,
-                  "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-                  "EMBEDDED_WORKER": "process", "JUDGE_API_URL": server.url,
-                  "JUDGE_MODEL": "scripted", "JUDGE_BATCH_FIRST_POLL_S": 0.2}  # fmt: skip
+        config = {
+            **base_config(tmp_path),
+            "REDIS_URL": None,
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "EMBEDDED_WORKER": "process",
+            "JUDGE_API_URL": server.url,
+            "JUDGE_MODEL": "scripted",
+            "JUDGE_BATCH_FIRST_POLL_S": 0.2,
+        }
         first = create_test_app(config)
         path = crafted.write(tmp_path / "r.jsonl", sessions())
         run_id = submit(first, path, server, suites=["alignment"], batch=True)
@@ -253,12 +273,27 @@ def test_a_batch_whose_id_was_lost_is_found_not_sent_again(
     path = crafted.write(tmp_path / "lost.jsonl", sessions()[:1])
     service = app.extensions["runs"]
     with path.open("rb") as stream:  # made, never queued: no worker takes it
-        run = service.create(stream, path.name, RunRequest(
-            judge_url=server.url, judge_model="scripted", suites=["alignment"],
-            batch=True))  # fmt: skip
+        run = service.create(
+            stream,
+            path.name,
+            RunRequest(
+                judge_url=server.url,
+                judge_model="scripted",
+                suites=["alignment"],
+                batch=True,
+            ),
+        )
     storage = app.extensions["storage"]
-    found = [(f"id{n}", {"model": "scripted", "messages": [
-        {"role": "user", "content": f"[[al={n}]]"}]}) for n in range(3)]  # fmt: skip
+    found = [
+        (
+            f"id{n}",
+            {
+                "model": "scripted",
+                "messages": [{"role": "user", "content": f"[[al={n}]]"}],
+            },
+        )
+        for n in range(3)
+    ]
     batch_files.send(storage, app.config, run, 1, "scripted", found)
     (made,) = storage.batches.batches(run.id)
     storage.batches.update_batch(made.id, batch_id=None)  # the id lost
@@ -279,9 +314,16 @@ def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
         app = judge_app(app_factory, server)
         path = crafted.write(tmp_path / "late.jsonl", sessions()[:1])
         with path.open("rb") as stream:  # made, never queued: the step is called here
-            run = app.extensions["runs"].create(stream, path.name, RunRequest(
-                judge_url=server.url, judge_model="scripted", suites=["alignment"],
-                batch=True))  # fmt: skip
+            run = app.extensions["runs"].create(
+                stream,
+                path.name,
+                RunRequest(
+                    judge_url=server.url,
+                    judge_model="scripted",
+                    suites=["alignment"],
+                    batch=True,
+                ),
+            )
         storage = app.extensions["storage"]
         send = batch_files.send
 
@@ -294,7 +336,9 @@ def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
         (made,) = storage.batches.batches(run.id)
         url = f"{server.url}/batches/{made.batch_id}"
         assert requests.get(url, timeout=10).json()["status"] in (
-            "cancelling", "cancelled")  # fmt: skip
+            "cancelling",
+            "cancelled",
+        )
 
 
 def test_tokens_are_counted_once_per_line_the_provider_answered(

@@ -15,8 +15,10 @@ BIGINT = LINE.replace(b'"round":1', b'"round":' + b"9" * 5000)
 DEEP_LINE = b'{"session_id": ' + DEEP + b"}\n"
 HUGE_CSV = (
     b"user 1 personas,user 2 personas,Best Generated Conversation\n"
-    + b'"' + b"x" * 200_000 + b'",b,"User 1: hi\nUser 2: yo"\n'
-)  # fmt: skip
+    + b'"'
+    + b"x" * 200_000
+    + b'",b,"User 1: hi\nUser 2: yo"\n'
+)
 
 
 @pytest.fixture
@@ -40,12 +42,16 @@ def post(client, url: str, body: bytes, name: str, **form):
         ("/api/v1/runs", BIGINT, "f.jsonl", {}),
         ("/api/v1/convert", DEEP_LINE, "f.jsonl", {"from": "sharegpt"}),
         ("/api/v1/convert", DEEP, "f.json", {"from": "sharegpt"}),
-        ("/api/v1/convert", b'[{"conversations": ' + b"9" * 5000 + b"}]", "f.json",
-         {"from": "sharegpt"}),
+        (
+            "/api/v1/convert",
+            b'[{"conversations": ' + b"9" * 5000 + b"}]",
+            "f.json",
+            {"from": "sharegpt"},
+        ),
         ("/api/v1/convert", HUGE_CSV, "f.csv", {"from": "personachat"}),
         ("/api/v1/runs", LINE, "f.jsonl", {"protocol": "x = " + "[" * 100_000}),
     ],
-)  # fmt: skip
+)
 def test_unbounded_input_is_refused_with_the_problem(client, url, body, name, form):
     answer = post(client, url, body, name, **form)
     assert answer.status_code in (200, 400), answer.status_code  # validate: 200
@@ -56,16 +62,18 @@ def test_unbounded_input_is_refused_with_the_problem(client, url, body, name, fo
 def test_a_json_body_nested_deeply_is_a_400(client):
     created = client.post("/api/v1/workspaces", json={"name": "w"}).get_json()
     token = created["manage_token"]
-    deep = client.patch(f"/api/v1/workspaces/{token}", data=DEEP,
-                        content_type="application/json")  # fmt: skip
+    deep = client.patch(
+        f"/api/v1/workspaces/{token}", data=DEEP, content_type="application/json"
+    )
     assert deep.status_code in (400, 415) and deep.get_json()["errors"]
 
 
 def test_a_workspace_is_renamed_only_by_json(client):
     created = client.post("/api/v1/workspaces", json={"name": "mine"}).get_json()
     token = created["manage_token"]
-    plain = client.patch(f"/api/v1/workspaces/{token}", data="x",
-                         content_type="text/plain")  # fmt: skip
+    plain = client.patch(
+        f"/api/v1/workspaces/{token}", data="x", content_type="text/plain"
+    )
     assert plain.status_code == 415
     shown = client.get(f"/api/v1/workspaces/{token}").get_json()
     assert shown["name"] == "mine"  # a text/plain PATCH blanked it

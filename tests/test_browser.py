@@ -148,11 +148,18 @@ def test_a_method_named_like_a_link_renders_no_link_in_charts(site, page, tmp_pa
     """Plotly interprets <a href> in labels; uploaded names must stay text."""
     link = '<a href="https://evil.example">click</a>'
     session = {
-        "session_id": "s1", "user_profile": "p", "user_personality": "q",
-        "rounds": [{"round": k, "user_message": "hi",
-                    "responses": {link: f"reply {k}", "Base": f"base {k}"}}
-                   for k in (1, 2)],
-    }  # fmt: skip
+        "session_id": "s1",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [
+            {
+                "round": k,
+                "user_message": "hi",
+                "responses": {link: f"reply {k}", "Base": f"base {k}"},
+            }
+            for k in (1, 2)
+        ],
+    }
     path = tmp_path / "links.jsonl"
     path.write_text(json.dumps(session) + "\n", encoding="utf-8")
     upload(page, site, path)
@@ -182,9 +189,11 @@ def panel_site(app_factory):
     """The app with two judge models to pick from (a panel)."""
     with ScriptedJudge(latency=0.01) as judge:
         app = app_factory(
-            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
-            JUDGE_MODELS=["scripted", "scripted+10"], JUDGE_CONCURRENCY=4,
-        )  # fmt: skip
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_MODELS=["scripted", "scripted+10"],
+            JUDGE_CONCURRENCY=4,
+        )
         server = make_server("127.0.0.1", 0, app, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -197,11 +206,18 @@ def test_a_panel_is_shown_judge_by_judge_in_the_browser(panel_site, page, tmp_pa
     the manage link; the session page names each judge's scores; the rows
     table filters by judge."""
     session = {
-        "session_id": "s1", "user_profile": "p", "user_personality": "q",
-        "rounds": [{"round": k, "user_message": "hi",
-                    "responses": {"Base": f"base {k}", "Ours": f"ours {k}"}}
-                   for k in (1, 2)],
-    }  # fmt: skip
+        "session_id": "s1",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [
+            {
+                "round": k,
+                "user_message": "hi",
+                "responses": {"Base": f"base {k}", "Ours": f"ours {k}"},
+            }
+            for k in (1, 2)
+        ],
+    }
     path = tmp_path / "panel.jsonl"
     path.write_text(json.dumps(session) + "\n", encoding="utf-8")
     page.goto(panel_site + "/?lang=en")

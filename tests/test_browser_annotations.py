@@ -62,13 +62,15 @@ def test_two_annotators_label_ten_items_with_the_keyboard(served, browser):
 
     app, run, site = served
     client = app.test_client()
-    made = client.post(f"/api/v1/runs/{run.manage_token}/annotations",
-                       json={"size": 10, "per_item": 2}).get_json()  # fmt: skip
+    made = client.post(
+        f"/api/v1/runs/{run.manage_token}/annotations", json={"size": 10, "per_item": 2}
+    ).get_json()
     links = {
-        name: client.post(f"/api/v1/runs/{run.manage_token}/annotators",
-                          json={"name": name}).get_json()["token"]
+        name: client.post(
+            f"/api/v1/runs/{run.manage_token}/annotators", json={"name": name}
+        ).get_json()["token"]
         for name in ("ann", "bob")
-    }  # fmt: skip
+    }
     label_ten(
         browser,
         f"{site}/a/{links['ann']}?lang=en",

@@ -24,8 +24,12 @@ PRICE = {"input": 2.5, "output": 10.0}
 @pytest.fixture
 def site(app_factory):
     with ScriptedJudge() as judge:
-        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
-                          JUDGE_PRICES={"scripted": PRICE}, **FAST_JUDGE)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_PRICES={"scripted": PRICE},
+            **FAST_JUDGE,
+        )
         server = make_server("127.0.0.1", 0, app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         yield app, f"http://127.0.0.1:{server.server_port}"

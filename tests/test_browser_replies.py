@@ -31,10 +31,12 @@ def served(app_factory, tmp_path):
     path = tmp_path / "replies.jsonl"
     path.write_text("\n".join([json.dumps(first), *lines[1:3]]) + "\n", "utf-8")
     with ScriptedJudge() as judge:
-        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
-                          JUDGE_MODELS=PANEL)  # fmt: skip
-        document = evaluate(app, path, judge, suites=["alignment", "quality"],
-                            judge_models=PANEL)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted", JUDGE_MODELS=PANEL
+        )
+        document = evaluate(
+            app, path, judge, suites=["alignment", "quality"], judge_models=PANEL
+        )
         run = app.extensions["storage"].runs.get_run(document["run"]["id"])
         server = make_server("127.0.0.1", 0, app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()

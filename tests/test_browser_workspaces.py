@@ -78,8 +78,10 @@ def test_workspace_list_rename_compare_delete_and_remembered_home(
         for order in ("ascending", "descending"):
             header.locator("button").click()
             assert header.get_attribute("aria-sort") == order
-            best = [float(v) for v in cells.evaluate_all(
-                "cs => cs.map((c) => c.dataset.sortValue)")]  # fmt: skip
+            best = [
+                float(v)
+                for v in cells.evaluate_all("cs => cs.map((c) => c.dataset.sortValue)")
+            ]
             assert len(set(best)) == 2 and best == sorted(
                 best, reverse=order == "descending"
             )

@@ -52,8 +52,9 @@ def test_validate_estimates_items_x_modes_x_samples_x_judges(judged):
     assert judge["calls"] == per_sample and judge["prompt_tokens"] == chars // 4
     assert judge["completion_tokens_max"] == per_sample * 1024
     assert judge["cost_usd_max"] is None  # no price set
-    both = validate(client, suites="alignment", samples="3",
-                    judge_model=",".join(PANEL))  # fmt: skip
+    both = validate(
+        client, suites="alignment", samples="3", judge_model=",".join(PANEL)
+    )
     assert both["judge_calls"]["estimate"] == per_sample * 3 * 2
     quality = validate(client, suites="quality")  # asks no judge
     assert quality["judge_calls"]["estimate"] == 0
@@ -122,8 +123,11 @@ def test_a_run_stops_at_exactly_its_call_cap_and_retries_cannot_pass_it(
     from tests.test_api import wait_final
 
     limit = 50  # the estimate is 40 (20 items x 2 modes); re-asks would make 80
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      MAX_JUDGE_CALLS_PER_RUN=limit)  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        MAX_JUDGE_CALLS_PER_RUN=limit,
+    )
     client = app.test_client()
     data = crafted.write(tmp_path / "g.jsonl", garbage_sessions()).read_bytes()
     before = judge_server.state.calls
@@ -143,8 +147,11 @@ def test_a_prompt_over_the_cap_is_never_sent(app_factory, judge_server, tmp_path
     from tests import crafted
     from tests.test_api import wait_final
 
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      MAX_PROMPT_CHARS_PER_CALL=8000)  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        MAX_PROMPT_CHARS_PER_CALL=8000,
+    )
     client = app.test_client()
     sessions = crafted.alignment_sessions()
     sessions[0]["user_profile"] = "x" * 9000
@@ -165,8 +172,11 @@ def test_a_workspace_stops_at_its_daily_cap_across_runs(
     from tests.test_workspaces import upload as upload_into
 
     daily = 60  # each run's estimate is 40; unparseable replies ask twice
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      WORKSPACE_DAILY_JUDGE_CALLS=daily)  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        WORKSPACE_DAILY_JUDGE_CALLS=daily,
+    )
     client = app.test_client()
     space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
     data = crafted.write(tmp_path / "g.jsonl", garbage_sessions()).read_bytes()
@@ -231,8 +241,11 @@ def test_the_estimate_before_a_run_is_within_ten_percent_of_its_cost(
     from tests.test_workspaces import upload as upload_into
 
     price = {"input": 2.5, "output": 10.0, "cached_input": 1.25}
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      JUDGE_PRICES={"scripted": price})  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_PRICES={"scripted": price},
+    )
     client = app.test_client()
     space = client.post("/api/v1/workspaces", json={"name": "lab"}).get_json()
     files = [

@@ -90,8 +90,12 @@ def flask_command(*args: str, env: dict | None = None, cwd=ROOT):
     flask = Path(sys.executable).with_name("flask")
     return subprocess.run(
         [str(flask), "--app", "app", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def clean_env(tmp_path, **extra) -> dict:
@@ -135,8 +139,13 @@ def test_evaluate_with_an_unreachable_queue_fails_in_one_line(tmp_path):
     ],
 )
 def test_evaluate_with_malformed_weights_fails_in_one_line(tmp_path, weights, expected):
-    done = flask_command("evaluate", str(ROOT / "sample_data.jsonl"),
-                         "--quality-weights", weights, env=clean_env(tmp_path))  # fmt: skip
+    done = flask_command(
+        "evaluate",
+        str(ROOT / "sample_data.jsonl"),
+        "--quality-weights",
+        weights,
+        env=clean_env(tmp_path),
+    )
     assert done.returncode == 2
     assert expected in one_line_error(done)
 
@@ -150,9 +159,13 @@ def test_evaluate_and_validate_an_unreadable_file_fail_in_one_line(tmp_path, tar
 
 
 def test_validate_says_a_repeated_warning_once_with_its_count(runner, tmp_path):
-    session = {"user_profile": "p", "user_personality": "",
-               "rounds": [{"round": 1, "user_message": "hi",
-                           "responses": {"A": "x", "B": "y"}}]}  # fmt: skip
+    session = {
+        "user_profile": "p",
+        "user_personality": "",
+        "rounds": [
+            {"round": 1, "user_message": "hi", "responses": {"A": "x", "B": "y"}}
+        ],
+    }
     path = tmp_path / "empty.jsonl"
     path.write_text(
         "".join(
@@ -191,8 +204,16 @@ def test_validate_names_another_tools_layout_and_the_convert_command(
     assert "looks_like" not in json.loads(ours.output)
 
 
-HEAVY = ("sqlalchemy", "alembic", "celery", "kombu", "redis", "aiohttp", "numpy",
-         "scipy")  # fmt: skip
+HEAVY = (
+    "sqlalchemy",
+    "alembic",
+    "celery",
+    "kombu",
+    "redis",
+    "aiohttp",
+    "numpy",
+    "scipy",
+)
 
 
 @pytest.mark.parametrize(
@@ -208,8 +229,11 @@ def test_light_commands_load_no_database_queue_or_numeric_library(tmp_path, args
     )
     done = flask_command(*args, env=env)
     assert "Traceback" not in done.stderr
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
-              if line.startswith("import time:")}  # fmt: skip
+    loaded = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "flask" in loaded  # the profile was taken
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 

@@ -11,8 +11,12 @@ from tests import crafted
 from tests.pipeline_support import evaluate
 from tests.test_api import settled
 
-DOWNLOADS = {"tex": "export.tex", "md": "export.md", "csv": "summary.csv",
-             "methods": "methods.txt"}  # fmt: skip
+DOWNLOADS = {
+    "tex": "export.tex",
+    "md": "export.md",
+    "csv": "summary.csv",
+    "methods": "methods.txt",
+}
 
 
 @pytest.fixture

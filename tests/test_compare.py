@@ -94,17 +94,22 @@ def test_same_file_two_judges_agreement_matches_a_hand_computation(
     assert {"runs", "columns", "summary", "comparisons", "agreement"} <= set(body)
     labels = [c["label"] for c in body["columns"]]
     assert labels == [
-        "scripted/Base", "scripted/Ours", "scripted+10/Base", "scripted+10/Ours"
-    ]  # fmt: skip
+        "scripted/Base",
+        "scripted/Ours",
+        "scripted+10/Base",
+        "scripted+10/Ours",
+    ]
     assert body["shared"] == {"sessions": 2, "rounds": 10}
     # judge B scores every AL 10 points higher (30..90 stay within 100)
     assert body["summary"]["scripted+10/Ours"]["al_avg"] == pytest.approx(
         body["summary"]["scripted/Ours"]["al_avg"] + 10.0
     )
     paired = [
-        c for c in body["comparisons"]
-        if c["metric"] == "al" and (c["a"], c["b"]) == ("scripted/Ours", "scripted+10/Ours")
-    ]  # fmt: skip
+        c
+        for c in body["comparisons"]
+        if c["metric"] == "al"
+        and (c["a"], c["b"]) == ("scripted/Ours", "scripted+10/Ours")
+    ]
     assert paired[0]["n"] == 2 and paired[0]["diff"] == pytest.approx(-10.0)
 
     found = {(e["metric"], e["method"]): e for e in body["agreement"]}
@@ -212,8 +217,10 @@ def test_comparison_errors_are_clear(app_factory, tmp_path):
     ).read_bytes()
     first = upload(client, data).get_json()["token"]
     wait_final(client, first)
-    other = [{**s, "session_id": f"other-{s['session_id']}"} for s in
-             crafted.alignment_sessions()]  # fmt: skip
+    other = [
+        {**s, "session_id": f"other-{s['session_id']}"}
+        for s in crafted.alignment_sessions()
+    ]
     second = upload(
         client, crafted.write(tmp_path / "b.jsonl", other).read_bytes()
     ).get_json()["token"]
@@ -251,11 +258,13 @@ def test_a_manage_token_compares_but_is_never_echoed(app_factory, tmp_path):
     text = reply.get_data(as_text=True)
     assert reply.status_code == 200 and made[0]["manage_token"] not in text
     assert [r["token"] for r in reply.get_json()["runs"]] == [
-        made[0]["token"], made[1]["token"]
-    ]  # fmt: skip
+        made[0]["token"],
+        made[1]["token"],
+    ]
     assert [r["label"] for r in reply.get_json()["runs"]] == [
-        "logs.jsonl", "logs.jsonl (2)"
-    ]  # fmt: skip
+        "logs.jsonl",
+        "logs.jsonl (2)",
+    ]
 
 
 def test_a_run_named_by_its_view_and_manage_tokens_is_not_compared_with_itself(
@@ -303,8 +312,12 @@ def test_runs_with_the_pairwise_suite_compare(app_factory, judge_server, tmp_pat
     assert body["summary"]["one/Ours"]["pairwise_winrate"] == pytest.approx(
         own["Ours"]["pairwise_winrate"]
     )
-    for url in (f"/compare?runs={runs}", f"/compare/export.tex?runs={runs}",
-                f"/compare/export.md?runs={runs}", f"/compare/export.csv?runs={runs}"):  # fmt: skip
+    for url in (
+        f"/compare?runs={runs}",
+        f"/compare/export.tex?runs={runs}",
+        f"/compare/export.md?runs={runs}",
+        f"/compare/export.csv?runs={runs}",
+    ):
         assert settled(client, url).status_code == 200, url
 
 
@@ -338,22 +351,30 @@ def test_the_page_and_its_exports_share_one_computation(
     data = crafted.write(
         tmp_path / "q.jsonl", crafted.alignment_sessions()
     ).read_bytes()
-    created = [upload(client, data, suites="quality", name=n).get_json()
-               for n in ("one", "two")]  # fmt: skip
+    created = [
+        upload(client, data, suites="quality", name=n).get_json()
+        for n in ("one", "two")
+    ]
     tokens = [c["token"] for c in created]
     for token in tokens:
         wait_final(client, token)
     computed = []
     real = comparison._compare
-    monkeypatch.setattr(comparison, "_compare",
-                        lambda *args: computed.append(1) or real(*args))  # fmt: skip
+    monkeypatch.setattr(
+        comparison, "_compare", lambda *args: computed.append(1) or real(*args)
+    )
     runs = ",".join(tokens)
-    for url in (f"/compare?runs={runs}", f"/compare/export.csv?runs={runs}",
-                f"/compare/export.tex?runs={runs}", f"/api/v1/compare?runs={runs}"):  # fmt: skip
+    for url in (
+        f"/compare?runs={runs}",
+        f"/compare/export.csv?runs={runs}",
+        f"/compare/export.tex?runs={runs}",
+        f"/api/v1/compare?runs={runs}",
+    ):
         assert settled(client, url).status_code == 200
     assert computed == [1]
-    renamed = client.patch(f"/api/v1/runs/{created[0]['manage_token']}",
-                           json={"name": "renamed"})  # fmt: skip
+    renamed = client.patch(
+        f"/api/v1/runs/{created[0]['manage_token']}", json={"name": "renamed"}
+    )
     assert renamed.status_code == 200
     page = settled(client, f"/compare?runs={runs}").get_data(as_text=True)
     assert "renamed/Base" in page and computed == [1, 1]  # a new name: computed again
@@ -372,8 +393,11 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
     data = crafted.write(
         tmp_path / "q.jsonl", crafted.alignment_sessions()
     ).read_bytes()
-    names = ["baseline/v2 with a rather long descriptive name", "判定 第二版 한국어",
-             "ablation: no persona memory, temperature 0.7"]  # fmt: skip
+    names = [
+        "baseline/v2 with a rather long descriptive name",
+        "判定 第二版 한국어",
+        "ablation: no persona memory, temperature 0.7",
+    ]
     tokens = []
     for name in names:
         answer = upload(client, data, suites="quality", name=name).get_json()
@@ -432,9 +456,13 @@ def test_a_panel_run_agrees_judge_by_judge_and_as_its_mean(two_judge_app, tmp_pa
     entries = [e for e in entries if e["judge_a"]["model"] != panel]
     for entry in entries:
         method = entry["method"]
-        tenth = {(r["session_id"], r["round"]): r["value"] for r in rows
-                 if r["metric"] == "al" and r["method"] == method
-                 and r["judge"] == "scripted+10"}  # fmt: skip
+        tenth = {
+            (r["session_id"], r["round"]): r["value"]
+            for r in rows
+            if r["metric"] == "al"
+            and r["method"] == method
+            and r["judge"] == "scripted+10"
+        }
         alone = scores_of(client, tokens[1], "al", method)
         items = sorted(tenth)
         xs, ys = [tenth[i] for i in items], [alone[i] for i in items]

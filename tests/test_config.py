@@ -107,6 +107,10 @@ def test_the_configuration_reference_is_generated_and_current():
     root = Path(config.__file__).parent
     done = subprocess.run(
         [sys.executable, "scripts/config_reference.py", "--check"],
-        cwd=root, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

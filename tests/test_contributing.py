@@ -192,9 +192,14 @@ def run(tree: Path, *args: str, timeout: float = 1800) -> str:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)  # the copy's tests pick their own Redis db
     result = subprocess.run(
-        list(args), cwd=tree, env=env, capture_output=True, text=True,
-        timeout=timeout, check=False,
-    )  # fmt: skip
+        list(args),
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     assert result.returncode == 0, (
         f"{args}\n{result.stdout[-4000:]}{result.stderr[-4000:]}"
     )
@@ -204,8 +209,13 @@ def run(tree: Path, *args: str, timeout: float = 1800) -> str:
 def copy_of_the_repository(tree: Path) -> None:
     """The tracked files as they are now, committed in a fresh repository;
     the installed environment and NLP data linked, not copied."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                            check=True).stdout.decode().split("\0")  # fmt: skip
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = ROOT / name
         if source.is_file():
@@ -241,10 +251,14 @@ def write_docs(tree: Path) -> None:
         "# brevity\n\n`brevity_words`: words per reply; `brevity_words_avg`.\n"
     )
     with (tree / "docs/metrics/README.md").open("a") as readme:
-        readme.write("\n| `brevity` | [brevity.md](brevity.md) | any valid file | "
-                     "`brevity_words` |\n")  # fmt: skip
-        readme.write("| `politeness` | [politeness.md](politeness.md) | any valid "
-                     "file, a judge | `politeness` |\n")  # fmt: skip
+        readme.write(
+            "\n| `brevity` | [brevity.md](brevity.md) | any valid file | "
+            "`brevity_words` |\n"
+        )
+        readme.write(
+            "| `politeness` | [politeness.md](politeness.md) | any valid "
+            "file, a judge | `politeness` |\n"
+        )
     (tree / "docs/metrics/politeness.md").write_text(
         "# politeness\n\n`politeness`: the judge's 1-5 rating of a reply.\n"
     )
@@ -276,5 +290,15 @@ def test_the_guide_adds_suites_and_a_metric_touching_only_what_it_names(tmp_path
     changed = run(tree, "git", "status", "--porcelain", "--untracked-files=all")
     paths = {line[3:] for line in changed.splitlines()}
     assert paths == EXPECTED
-    run(tree, PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "-o", "addopts=--strict-markers --doctest-modules", *DRILL_TESTS)  # fmt: skip
+    run(
+        tree,
+        PYTHON,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=--strict-markers --doctest-modules",
+        *DRILL_TESTS,
+    )

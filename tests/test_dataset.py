@@ -84,14 +84,25 @@ def limited_errors(session: dict) -> list[tuple]:
     [
         ({"sample_dialogues": "x" * 101}, ("sample_dialogues", "too_long")),
         ({"sample_dialogues": ["x"] * 4}, ("sample_dialogues", "too_many_items")),
-        ({"sample_dialogues": ["x" * 60, "y" * 60]}, ("sample_dialogues", "list_too_long")),
+        (
+            {"sample_dialogues": ["x" * 60, "y" * 60]},
+            ("sample_dialogues", "list_too_long"),
+        ),
         ({"attributes": ["x" * 60, "y" * 60]}, ("attributes", "list_too_long")),
-        ({"ground_truth_slots": {"t": {"f": "x" * 101}}}, ("ground_truth_slots.t.f", "too_long")),
-        ({"ground_truth_slots": {"t": {"f" * 65: "x"}}}, ("ground_truth_slots.t." + "f" * 64, "too_long")),
-        ({"ground_truth_slots": {"t": {"a": "1", "b": "2", "c": "3", "d": "4"}}},
-         ("ground_truth_slots.t", "too_many_items")),
+        (
+            {"ground_truth_slots": {"t": {"f": "x" * 101}}},
+            ("ground_truth_slots.t.f", "too_long"),
+        ),
+        (
+            {"ground_truth_slots": {"t": {"f" * 65: "x"}}},
+            ("ground_truth_slots.t." + "f" * 64, "too_long"),
+        ),
+        (
+            {"ground_truth_slots": {"t": {"a": "1", "b": "2", "c": "3", "d": "4"}}},
+            ("ground_truth_slots.t", "too_many_items"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_strings_and_lists_that_reach_a_prompt_are_bounded(block, expected):
     assert expected in limited_errors({**GOOD, **block})
 
@@ -100,11 +111,22 @@ def test_a_warning_every_session_has_is_said_once_with_its_count(tmp_path):
     from dataset import validate_file
 
     lines = [
-        json.dumps({"session_id": f"s{i}", "user_profile": "p", "user_personality": "",
-                    "rounds": [{"round": 1, "user_message": "hi",
-                                "responses": {"A": "x", "B": "y"}}]})
+        json.dumps(
+            {
+                "session_id": f"s{i}",
+                "user_profile": "p",
+                "user_personality": "",
+                "rounds": [
+                    {
+                        "round": 1,
+                        "user_message": "hi",
+                        "responses": {"A": "x", "B": "y"},
+                    }
+                ],
+            }
+        )
         for i in range(5000)
-    ]  # fmt: skip
+    ]
     path = tmp_path / "empty.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = validate_file(path).to_dict()

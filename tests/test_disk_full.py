@@ -43,9 +43,10 @@ def test_an_upload_on_a_full_disk_is_refused_and_leaves_no_file(
     path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
     with path.open("rb") as stream:
         answer = app.test_client().post(
-            "/api/v1/runs", data={"file": (stream, "c.jsonl"), "suites": "quality"},
+            "/api/v1/runs",
+            data={"file": (stream, "c.jsonl"), "suites": "quality"},
             content_type="multipart/form-data",
-        )  # fmt: skip
+        )
     assert answer.status_code == 507
     assert answer.get_json()["errors"][0]["code"] == "disk_full"
     assert list(folder.glob("*")) == []  # no orphan, not even a 0-byte one

@@ -234,8 +234,14 @@ def test_a_huge_reply_is_unscored_unread_and_a_dripping_one_ends_at_the_deadline
     from core.status import RowStatus
     from evaluator import Judge, JudgeConfig
 
-    config = JudgeConfig(base_url=judge_server.url, model="scripted", max_retries=0,
-                         max_reply_bytes=64 * 1024, deadline_s=1.0, timeout_s=5.0)  # fmt: skip
+    config = JudgeConfig(
+        base_url=judge_server.url,
+        model="scripted",
+        max_retries=0,
+        max_reply_bytes=64 * 1024,
+        deadline_s=1.0,
+        timeout_s=5.0,
+    )
     judge = Judge(config)
     huge, drip = judge.evaluate([item("x [[fault=huge]]"), item("y [[fault=drip]]")])
     assert huge.status == RowStatus.UNSCORED and huge.note.code == "reply_too_large"
@@ -249,8 +255,13 @@ def test_cancelling_ends_the_calls_in_flight(judge_server):
     from core.status import Cancelled
     from evaluator import Judge, JudgeConfig
 
-    config = JudgeConfig(base_url=judge_server.url, model="scripted", max_retries=0,
-                         deadline_s=120.0, timeout_s=30.0)  # fmt: skip
+    config = JudgeConfig(
+        base_url=judge_server.url,
+        model="scripted",
+        max_retries=0,
+        deadline_s=120.0,
+        timeout_s=30.0,
+    )
     started = time.monotonic()
     judge = Judge(config, should_stop=lambda: time.monotonic() - started > 0.3)
     with pytest.raises(Cancelled):

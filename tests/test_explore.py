@@ -32,8 +32,15 @@ ROW = re.compile(r"<tr\b([^>]*\bdata-session=[^>]*)>")
 ATTR = re.compile(r'data-([a-z]+)="([^"]*)"')
 
 # the judged metrics of the alignment suite (not the facts stored beside them)
-JUDGED = {"al", "al_style", "al_content", "al_naturalness", "al_personalization",
-          "al_conversation", "binary"}  # fmt: skip
+JUDGED = {
+    "al",
+    "al_style",
+    "al_content",
+    "al_naturalness",
+    "al_personalization",
+    "al_conversation",
+    "binary",
+}
 
 
 @pytest.fixture(scope="module")
@@ -329,9 +336,12 @@ def test_search_finds_judge_reasoning_and_raw_replies(judged):
         and len(failed["metric"].split()) == 7
     )  # al, its five dimensions, binary
     assert all(
-        r["status"] == "unscored" for r in document["rows"] if r["session_id"] == "faulty"
-        and r["method"] == "Ours" and r["metric"] in JUDGED
-    )  # fmt: skip
+        r["status"] == "unscored"
+        for r in document["rows"]
+        if r["session_id"] == "faulty"
+        and r["method"] == "Ours"
+        and r["metric"] in JUDGED
+    )
     assert "reply is <mark>quite good</mark> overall!" in raw
     # keys of the detail JSON are not its text
     assert (
@@ -345,8 +355,17 @@ def test_search_finds_judge_reasoning_and_raw_replies(judged):
 
 
 def detail_row(run_id: str, session_id: str, detail: dict, metric: str = "al") -> dict:
-    return {"run_id": run_id, "session_id": session_id, "round": 1, "method": "M", "metric": metric,
-            "sample": 0, "value": 1.0, "status": "ok", "detail": detail}  # fmt: skip
+    return {
+        "run_id": run_id,
+        "session_id": session_id,
+        "round": 1,
+        "method": "M",
+        "metric": metric,
+        "sample": 0,
+        "value": 1.0,
+        "status": "ok",
+        "detail": detail,
+    }
 
 
 def test_detail_search_takes_percent_and_underscore_literally(any_storage):
@@ -356,12 +375,16 @@ def test_detail_search_takes_percent_and_underscore_literally(any_storage):
     any_storage.chunks.record_sessions(
         run.id, [(0, "s1", 0, 1), (1, "s2", 1, 2), (2, "s3", 2, 3), (3, "s4", 3, 4)]
     )
-    any_storage.rows.upsert_rows([
-        detail_row(run.id, "s1", {"reasoning": "a 50%_off deal", "samples": [1]}),
-        detail_row(run.id, "s2", {"reasoning": "a 50 off deal, 5000 offers"}),
-        detail_row(run.id, "s3", {"raw": "看起来很好 \"quoted\" 50%_OFF"}),
-        detail_row(run.id, "s4", {"reasoning": None, "raw": None, "note": "50%_off"}),
-    ])  # fmt: skip
+    any_storage.rows.upsert_rows(
+        [
+            detail_row(run.id, "s1", {"reasoning": "a 50%_off deal", "samples": [1]}),
+            detail_row(run.id, "s2", {"reasoning": "a 50 off deal, 5000 offers"}),
+            detail_row(run.id, "s3", {"raw": '看起来很好 "quoted" 50%_OFF'}),
+            detail_row(
+                run.id, "s4", {"reasoning": None, "raw": None, "note": "50%_off"}
+            ),
+        ]
+    )
     found = list(queries.iter_detail_hits(any_storage, run.id, "50%_off"))
     assert [hit.session_id for hit in found] == ["s1", "s3"]
     assert [
@@ -409,9 +432,15 @@ def test_diff_page_marks_the_words_each_method_alone_has(sample_run):
 
 
 @pytest.mark.parametrize(
-    "query", ["id=nope", "id=ps-en-001&a=Nobody", "id=ps-en-001&b=Nobody",
-              "id=ps-en-001&metric=no_such", "a=Base"],
-)  # fmt: skip
+    "query",
+    [
+        "id=nope",
+        "id=ps-en-001&a=Nobody",
+        "id=ps-en-001&b=Nobody",
+        "id=ps-en-001&metric=no_such",
+        "a=Base",
+    ],
+)
 def test_diff_rejects_unknown_sessions_methods_and_metrics(sample_run, query):
     app, _document, token = sample_run
     get(app, f"/r/{token}/diff?{query}", status=404)
@@ -430,10 +459,19 @@ def test_hostile_text_is_escaped_in_search_and_diff(app_factory, tmp_path):
     pages = [
         client.get(f"/r/{token}/search", query_string={"q": XSS}),
         client.get(f"/r/{token}/search", query_string={"q": "alert"}),
-        client.get(f"/r/{token}/diff", query_string={"id": "x<script>", "a": "Base", "b": f"M{XSS}"}),
-        client.get(f"/r/{token}/differences", query_string={"metric": "quality", "a": "Base", "b": f"M{XSS}"}),
-        client.get(f"/r/{token}/values", query_string={"metric": "quality", "method": f"M{XSS}"}),
-    ]  # fmt: skip
+        client.get(
+            f"/r/{token}/diff",
+            query_string={"id": "x<script>", "a": "Base", "b": f"M{XSS}"},
+        ),
+        client.get(
+            f"/r/{token}/differences",
+            query_string={"metric": "quality", "a": "Base", "b": f"M{XSS}"},
+        ),
+        client.get(
+            f"/r/{token}/values",
+            query_string={"metric": "quality", "method": f"M{XSS}"},
+        ),
+    ]
     for response in pages:
         assert response.status_code == 200
         body = response.get_data(as_text=True)
@@ -450,20 +488,39 @@ def test_session_queries_on_both_databases(any_storage):
     )
 
     def row(session_id, round_, method, value, status="ok", metric="m"):
-        return {"run_id": run.id, "session_id": session_id, "round": round_,
-                "method": method, "metric": metric, "value": value, "status": status}  # fmt: skip
+        return {
+            "run_id": run.id,
+            "session_id": session_id,
+            "round": round_,
+            "method": method,
+            "metric": metric,
+            "value": value,
+            "status": status,
+        }
 
-    any_storage.rows.upsert_rows([
-        row("s1", 1, "A", 0.2), row("s1", 2, "A", 0.4), row("s1", 3, "A", None, "unscored"),
-        row("s1", 4, "A", 9.0, "error"), row("s1", 1, "B", 0.9),
-        row("s2", 1, "A", 0.5), row("s2", 1, "B", 0.45),
-        row("s3", 0, "A", 1.0), row("s4", 1, "B", 0.1), row("s1", 1, "A", 5.0, metric="n"),
-    ])  # fmt: skip
+    any_storage.rows.upsert_rows(
+        [
+            row("s1", 1, "A", 0.2),
+            row("s1", 2, "A", 0.4),
+            row("s1", 3, "A", None, "unscored"),
+            row("s1", 4, "A", 9.0, "error"),
+            row("s1", 1, "B", 0.9),
+            row("s2", 1, "A", 0.5),
+            row("s2", 1, "B", 0.45),
+            row("s3", 0, "A", 1.0),
+            row("s4", 1, "B", 0.1),
+            row("s1", 1, "A", 5.0, metric="n"),
+        ]
+    )
     values = queries.session_values(any_storage, run.id, "m", "A")
     assert [(v.session_id, v.n) for v in values] == [("s1", 2), ("s2", 1), ("s3", 1)]
     assert [v.value for v in values] == pytest.approx([0.3, 0.5, 1.0])
-    assert [v.session_id for v in queries.session_values(
-        any_storage, run.id, "m", "A", offset=1, limit=1, descending=True)] == ["s2"]  # fmt: skip
+    assert [
+        v.session_id
+        for v in queries.session_values(
+            any_storage, run.id, "m", "A", offset=1, limit=1, descending=True
+        )
+    ] == ["s2"]
     sessions, mean, scored = queries.session_value_totals(any_storage, run.id, "m", "A")
     assert (sessions, scored) == (3, 4) and mean == pytest.approx(0.6)
     found = queries.largest_differences(any_storage, run.id, "m", "A", "B")
@@ -479,8 +536,14 @@ def test_the_diff_page_compares_a_bounded_number_of_words():
 
     long_a = " ".join(f"a{i}" for i in range(MAX_DIFF_TOKENS + 500))
     long_b = " ".join(f"b{i}" for i in range(MAX_DIFF_TOKENS + 500))
-    rounds = [{"round": k, "user_message": "m", "responses": {"A": {"text": long_a},
-               "B": {"text": long_b}}} for k in range(1, 9)]  # fmt: skip
+    rounds = [
+        {
+            "round": k,
+            "user_message": "m",
+            "responses": {"A": {"text": long_a}, "B": {"text": long_b}},
+        }
+        for k in range(1, 9)
+    ]
     views = explore.diff_rounds(rounds, "A", "B", {})
     per_page = MAX_DIFF_PAGE_TOKENS // MAX_DIFF_TOKENS
     assert [v["compared"] for v in views[:per_page]] == [MAX_DIFF_TOKENS] * per_page
@@ -499,8 +562,13 @@ def test_search_reads_the_upload_a_part_at_a_time(tmp_path, monkeypatch):
     from web.presentation import explore
 
     path = tmp_path / "x.jsonl"
-    lines = [{"session_id": f"s{i}", "rounds": [{"round": 1, "responses": {"A": f"needle {i}"}}]}
-             for i in range(50)]  # fmt: skip
+    lines = [
+        {
+            "session_id": f"s{i}",
+            "rounds": [{"round": 1, "responses": {"A": f"needle {i}"}}],
+        }
+        for i in range(50)
+    ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     size, seen, start = path.stat().st_size, [], 0
     while start < size:

@@ -60,9 +60,11 @@ def test_api_links_are_relative_or_on_the_configured_public_url(app_factory, tmp
     def created(app):
         body = {"file": (path.open("rb"), "c.jsonl"), "suites": "quality"}
         response = app.test_client().post(
-            "/api/v1/runs", data=body, content_type="multipart/form-data",
+            "/api/v1/runs",
+            data=body,
+            content_type="multipart/form-data",
             headers={"Host": "evil.example"},
-        )  # fmt: skip
+        )
         return response.get_json()
 
     relative = created(app_factory())

@@ -27,8 +27,11 @@ EXTRA_REQUESTS = 3  # per run, beside the last chunk's and the watchdog's
 def deployment_env(tmp_path):
     folder = tmp_path / "metrics"
     folder.mkdir()
-    return {"WATCHDOG_INTERVAL_S": "0.1", "PROMETHEUS_MULTIPROC_DIR": str(folder),
-            "CHUNK_UNITS": "8"}  # fmt: skip
+    return {
+        "WATCHDOG_INTERVAL_S": "0.1",
+        "PROMETHEUS_MULTIPROC_DIR": str(folder),
+        "CHUNK_UNITS": "8",
+    }
 
 
 def finalize_requests(folder) -> dict[str, int]:
@@ -74,11 +77,15 @@ def test_two_workers_and_the_watchdog_aggregate_each_run_once(
 ):
     redis_deployment.start_worker()  # a second worker process
     app = redis_deployment.app
-    sessions = [crafted.session(f"s{n}", {"A": ["one", "two"], "B": ["three", "four"]})
-                for n in range(40)]  # fmt: skip
+    sessions = [
+        crafted.session(f"s{n}", {"A": ["one", "two"], "B": ["three", "four"]})
+        for n in range(40)
+    ]
     path = crafted.write(tmp_path / "race.jsonl", sessions)
-    runs = [submit(app, path, None, suites=["quality"], use_cache=False)
-            for _ in range(RUNS)]  # fmt: skip
+    runs = [
+        submit(app, path, None, suites=["quality"], use_cache=False)
+        for _ in range(RUNS)
+    ]
     _race(app, runs)
     storage = app.extensions["storage"]
     assert {storage.runs.get_run(run_id).status for run_id in runs} == {"done"}

@@ -67,9 +67,20 @@ def test_best_is_marked_only_where_methods_differ():
 
 
 def test_flipping_a_comparison_flips_every_signed_statistic():
-    stored = {"metric": "al", "a": "Base", "b": "Ours", "diff": -2.0, "ci_low": -3.0,
-              "ci_high": -1.0, "effect_size": -0.5, "rank_biserial": -0.4, "sd_diff": 4.0,
-              "p_value": 0.01, "p_holm": 0.02, "n": 9}  # fmt: skip
+    stored = {
+        "metric": "al",
+        "a": "Base",
+        "b": "Ours",
+        "diff": -2.0,
+        "ci_low": -3.0,
+        "ci_high": -1.0,
+        "effect_size": -0.5,
+        "rank_biserial": -0.4,
+        "sd_diff": 4.0,
+        "p_value": 0.01,
+        "p_holm": 0.02,
+        "n": 9,
+    }
     flipped = tables.versus_baseline([stored], "al", "Base", "Ours")
     assert (flipped["diff"], flipped["ci_low"], flipped["ci_high"]) == (2.0, 1.0, 3.0)
     assert (flipped["effect_size"], flipped["rank_biserial"]) == (0.5, 0.4)

@@ -38,10 +38,23 @@ def served(tmp_path):
     log = tmp_path / "gunicorn.log"
     with log.open("wb") as sink, (tmp_path / "access.log").open("wb") as access:
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-             "--bind", f"127.0.0.1:{port}", "-w", "2", "app:app"],
-            cwd=ROOT, env=env, stdout=access, stderr=sink,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                "gunicorn.conf.py",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "-w",
+                "2",
+                "app:app",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=access,
+            stderr=sink,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(base, server, log)
@@ -74,15 +87,19 @@ def test_gunicorn_serves_probes_runs_and_metrics(served):
     assert requests.get(f"{served}/healthz", timeout=120).json() == {"status": "ok"}
     assert requests.get(f"{served}/readyz", timeout=120).status_code == 200
     with (ROOT / "sample_data.jsonl").open("rb") as sample:
-        created = requests.post(f"{served}/api/v1/runs", timeout=120,
-                                files={"file": ("s.jsonl", sample)},
-                                data={"suites": "quality"})  # fmt: skip
+        created = requests.post(
+            f"{served}/api/v1/runs",
+            timeout=120,
+            files={"file": ("s.jsonl", sample)},
+            data={"suites": "quality"},
+        )
     assert created.status_code == 202, created.text
     status_url = served + created.json()["status_url"]
     deadline = time.monotonic() + 120
     while (body := requests.get(status_url, timeout=120).json())["status"] in (
-        "queued", "running",
-    ):  # fmt: skip
+        "queued",
+        "running",
+    ):
         assert time.monotonic() < deadline, body
         time.sleep(0.3)
     assert body["status"] == "done" and body["summary"]
@@ -95,9 +112,12 @@ def test_gunicorn_serves_probes_runs_and_metrics(served):
 
 def test_the_access_log_never_holds_a_whole_token(served, tmp_path):
     with (ROOT / "sample_data.jsonl").open("rb") as sample:
-        created = requests.post(f"{served}/api/v1/runs", timeout=120,
-                                files={"file": ("s.jsonl", sample)},
-                                data={"suites": "quality"}).json()  # fmt: skip
+        created = requests.post(
+            f"{served}/api/v1/runs",
+            timeout=120,
+            files={"file": ("s.jsonl", sample)},
+            data={"suites": "quality"},
+        ).json()
     for token in (created["token"], created["manage_token"]):
         requests.get(f"{served}/api/v1/runs/{token}", timeout=30)
         requests.get(f"{served}/compare?runs={token}", timeout=30)

@@ -18,9 +18,13 @@ def test_a_300_round_session_is_judged_within_the_window(app_factory, tmp_path):
     session = crafted.session("long", {"Ours": replies, "Base": replies[::-1]})
     path = crafted.write(tmp_path / "long.jsonl", [session])
     with ScriptedJudge() as judge:
-        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
-                          MAX_ROUNDS_PER_SESSION=ROUNDS, JUDGE_HISTORY_CHARS=WINDOW,
-                          JUDGE_CONCURRENCY=8)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            MAX_ROUNDS_PER_SESSION=ROUNDS,
+            JUDGE_HISTORY_CHARS=WINDOW,
+            JUDGE_CONCURRENCY=8,
+        )
         document = evaluate(app, path, judge, suites=["alignment"])
         longest = judge.state.max_prompt_chars
     assert document["run"]["status"] == "done"

@@ -22,9 +22,19 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 NAMES = st.sampled_from(
-    ["x.jsonl", "../../etc/passwd.jsonl", "对话.jsonl", "a.txt", "", ".jsonl", "x.JSONL",
-     "<script>.jsonl", "a/b\\c.jsonl", "nul\x00.jsonl"]
-)  # fmt: skip
+    [
+        "x.jsonl",
+        "../../etc/passwd.jsonl",
+        "对话.jsonl",
+        "a.txt",
+        "",
+        ".jsonl",
+        "x.JSONL",
+        "<script>.jsonl",
+        "a/b\\c.jsonl",
+        "nul\x00.jsonl",
+    ]
+)
 JSON = st.recursive(
     st.none()
     | st.booleans()
@@ -91,12 +101,20 @@ def test_random_run_options(client, suites, samples, weights, model):
 @given(
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
     path=st.sampled_from(
-        ["/api/v1/runs/", "/api/v1/runs/{t}", "/api/v1/runs/{t}/cancel", "/api/v1/runs/{t}/retry",
-         "/r/{t}", "/r/{t}/session?id={t}", "/r/{t}/export.csv", "/vendor/plotly-{t}.min.js",
-         "/api/v1/validate"]
+        [
+            "/api/v1/runs/",
+            "/api/v1/runs/{t}",
+            "/api/v1/runs/{t}/cancel",
+            "/api/v1/runs/{t}/retry",
+            "/r/{t}",
+            "/r/{t}/session?id={t}",
+            "/r/{t}/export.csv",
+            "/vendor/plotly-{t}.min.js",
+            "/api/v1/validate",
+        ]
     ),
     token=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40),
-)  # fmt: skip
+)
 def test_random_paths_and_methods(client, method, path, token):
     from urllib.parse import quote
 

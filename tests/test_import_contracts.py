@@ -38,8 +38,9 @@ def test_every_package_of_the_product_is_a_root_package():
 def tree(tmp_path):
     """A copy of the product packages and the contracts."""
     for name in root_packages():
-        shutil.copytree(ROOT / name, tmp_path / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        shutil.copytree(
+            ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(ROOT / ".importlinter", tmp_path)
     return tmp_path
 
@@ -47,8 +48,12 @@ def tree(tmp_path):
 def lint_imports(tree: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(LINT_IMPORTS), "--no-cache"],
-        cwd=tree, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_the_copied_tree_keeps_every_contract(tree):

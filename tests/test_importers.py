@@ -46,8 +46,13 @@ def test_each_layout_is_recognized_and_converts_to_a_valid_file(
     extra = NEEDS.get(layout, [])
     result, sessions = convert(app_factory(), layout, tmp_path / "out.jsonl", *extra)
     assert result.exit_code == 0, result.stderr
-    detected, same = convert(app_factory(), None, tmp_path / "d.jsonl", *extra,
-                             source=SAMPLES / FILES[layout])  # fmt: skip
+    detected, same = convert(
+        app_factory(),
+        None,
+        tmp_path / "d.jsonl",
+        *extra,
+        source=SAMPLES / FILES[layout],
+    )
     assert f"detected layout {layout}" in detected.stderr
     assert same == sessions
     assert result.stdout.rstrip().endswith("; valid")
@@ -55,13 +60,15 @@ def test_each_layout_is_recognized_and_converts_to_a_valid_file(
 
 
 def test_sharegpt_maps_system_to_profile_and_pairs_turns(app_factory, tmp_path):
-    result, sessions = convert(app_factory(), "sharegpt", tmp_path / "o.jsonl",
-                               "--method", "Ours")  # fmt: skip
+    result, sessions = convert(
+        app_factory(), "sharegpt", tmp_path / "o.jsonl", "--method", "Ours"
+    )
     first, second = sessions
     assert first["user_profile"].startswith("Dana, 34")
     assert [(r["round"], r["responses"]["Ours"][:10]) for r in first["rounds"]] == [
-        (1, "After a ni"), (2, "Then add a"),
-    ]  # fmt: skip
+        (1, "After a ni"),
+        (2, "Then add a"),
+    ]
     # two user messages in a row: the first had no reply (missing, not "")
     assert second["rounds"][0]["responses"] == {"Ours": None}
     assert second["rounds"][1]["user_message"] == "Somewhere near the beach, please."
@@ -70,8 +77,9 @@ def test_sharegpt_maps_system_to_profile_and_pairs_turns(app_factory, tmp_path):
 
 
 def test_a_profile_option_stands_in_for_a_missing_system_message(app_factory, tmp_path):
-    _, sessions = convert(app_factory(), "sharegpt", tmp_path / "o.jsonl",
-                          "--profile", "unknown user")  # fmt: skip
+    _, sessions = convert(
+        app_factory(), "sharegpt", tmp_path / "o.jsonl", "--profile", "unknown user"
+    )
     assert [s["session_id"] for s in sessions] == ["sg-1", "sg-2", "sg-3"]
     assert sessions[2]["user_profile"] == "unknown user"
 
@@ -114,14 +122,31 @@ def test_bad_options_and_unconvertible_files_exit_2(app_factory, tmp_path):
     app = app_factory()
     runner = app.test_cli_runner()
     source = SAMPLES / FILES["lenient"]
-    same = runner.invoke(args=["convert", "--from", "lenient", str(source),
-                               "--out", str(source)])  # fmt: skip
+    same = runner.invoke(
+        args=["convert", "--from", "lenient", str(source), "--out", str(source)]
+    )
     assert same.exit_code == 2 and "must not be the input file" in same.stderr
-    wrong = runner.invoke(args=["convert", "--from", "sharegpt", str(source),
-                                "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+    wrong = runner.invoke(
+        args=[
+            "convert",
+            "--from",
+            "sharegpt",
+            str(source),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+        ]
+    )
     assert wrong.exit_code == 2 and "no record" in wrong.stderr
-    unknown = runner.invoke(args=["convert", "--from", "no-such", str(source),
-                                  "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+    unknown = runner.invoke(
+        args=[
+            "convert",
+            "--from",
+            "no-such",
+            str(source),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+        ]
+    )
     assert unknown.exit_code == 2
 
 
@@ -154,10 +179,16 @@ def test_the_upload_check_recognizes_a_layout_and_converts_it(app_factory):
 def test_each_layout_uploaded_as_is_gets_the_convert_hint(app_factory, layout):
     source = SAMPLES / FILES[layout]
     with source.open("rb") as stream:
-        checked = app_factory().test_client().post(
-            "/api/v1/validate", data={"file": (stream, source.name)},
-            content_type="multipart/form-data",
-        ).get_json()  # fmt: skip
+        checked = (
+            app_factory()
+            .test_client()
+            .post(
+                "/api/v1/validate",
+                data={"file": (stream, source.name)},
+                content_type="multipart/form-data",
+            )
+            .get_json()
+        )
     assert checked["valid"] is False and checked["looks_like"] == layout
 
 
@@ -182,8 +213,7 @@ def test_aloe_keeps_both_replies_and_the_path_the_conversation_took(
     chosen = [c for session in sessions for c in session["meta"]["chosen"]]
     assert set(chosen) == {"preferred", "rejected"}  # not always preferred
     assert len(first["meta"]["inferred_profile"]) == len(first["rounds"])
-    document = evaluate(app, tmp_path / "o.jsonl", judge_server,
-                        suites=["alignment"])  # fmt: skip
+    document = evaluate(app, tmp_path / "o.jsonl", judge_server, suites=["alignment"])
     assert document["run"]["status"] == "done"
     assert document["run"]["counts"]["judge_calls"] > 0
 
@@ -215,8 +245,13 @@ def test_personachat_original_takes_the_profile_from_the_user(app_factory, tmp_p
     source = SAMPLES / FILES["personachat-original"]
     refused, _ = convert(app_factory(), "personachat-original", tmp_path / "a.jsonl")
     assert refused.exit_code == 2 and "give --profile" in refused.stderr
-    _, sessions = convert(app_factory(), None, tmp_path / "b.jsonl",
-                          *NEEDS["personachat-original"], source=source)  # fmt: skip
+    _, sessions = convert(
+        app_factory(),
+        None,
+        tmp_path / "b.jsonl",
+        *NEEDS["personachat-original"],
+        source=source,
+    )
     first = sessions[0]
     assert first["meta"]["replier_persona"] == "i like cats . i am a nurse ."
     # the replier spoke first ("__ SILENCE __"): its greeting answers nothing
@@ -227,9 +262,11 @@ def test_personachat_original_takes_the_profile_from_the_user(app_factory, tmp_p
 def test_a_synthetic_persona_chat_line_without_a_speaker_continues_the_turn():
     from dataset.importers import Options, convert_record
 
-    record = {"user 1 personas": "I cook.", "Best Generated Conversation":
-              "User 1: A recipe?\nUser 2: Sure:\n1. Boil water\n2. Add pasta\n"
-              "User 1: Thanks!\nUser 2: Enjoy."}  # fmt: skip
+    record = {
+        "user 1 personas": "I cook.",
+        "Best Generated Conversation": "User 1: A recipe?\nUser 2: Sure:\n1. Boil water\n2. Add pasta\n"
+        "User 1: Thanks!\nUser 2: Enjoy.",
+    }
     session = convert_record("personachat", record, 1, Options())
     assert session["rounds"][0]["responses"]["model"] == (
         "Sure:\n1. Boil water\n2. Add pasta"
@@ -248,8 +285,10 @@ def test_a_synthetic_persona_chat_line_without_a_speaker_continues_the_turn():
 def test_a_record_with_an_empty_message_or_no_reply_is_not_converted(turns, why):
     from dataset.importers import Options, Skipped, convert_record
 
-    record = {"system": "Ana", "conversations": [
-        {"from": role, "value": text} for role, text in turns]}  # fmt: skip
+    record = {
+        "system": "Ana",
+        "conversations": [{"from": role, "value": text} for role, text in turns],
+    }
     with pytest.raises(Skipped, match=why):
         convert_record("sharegpt", record, 1, Options())
 
@@ -263,15 +302,19 @@ def test_the_upload_page_converts_with_the_cli_options(app_factory):
     def post(**form):
         with source.open("rb") as stream:
             data = {"file": (stream, source.name), "from": "sharegpt", **form}
-            return client.post("/api/v1/convert", data=data,
-                               content_type="multipart/form-data")  # fmt: skip
+            return client.post(
+                "/api/v1/convert", data=data, content_type="multipart/form-data"
+            )
 
     plain = post()
     assert json.loads(plain.headers["X-Skipped"]) == [
-        {"record": 3, "reason": "no system message or persona to use as the user "
-         "profile: write one in “User profile, for records that carry none” above "
-         "and convert again"}
-    ]  # fmt: skip
+        {
+            "record": 3,
+            "reason": "no system message or persona to use as the user "
+            "profile: write one in “User profile, for records that carry none” above "
+            "and convert again",
+        }
+    ]
     given = post(profile="A visitor", method="Ours")
     assert given.headers["X-Sessions-Converted"] == "3"
     sessions = [json.loads(line) for line in given.get_data(as_text=True).splitlines()]
@@ -279,9 +322,11 @@ def test_the_upload_page_converts_with_the_cli_options(app_factory):
     assert set(sessions[0]["rounds"][0]["responses"]) == {"Ours"}
     aloe = SAMPLES / FILES["personachat-original"]
     with aloe.open("rb") as stream:
-        refused = client.post("/api/v1/convert", content_type="multipart/form-data",
-                              data={"file": (stream, aloe.name),
-                                    "from": "personachat-original"})  # fmt: skip
+        refused = client.post(
+            "/api/v1/convert",
+            content_type="multipart/form-data",
+            data={"file": (stream, aloe.name), "from": "personachat-original"},
+        )
     [problem] = refused.get_json()["errors"]
     assert problem["code"] == "nothing_converted"
     assert "User profile" in problem["message"] and "record 1" in problem["message"]

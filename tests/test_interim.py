@@ -297,8 +297,9 @@ def test_summarizing_is_a_stage_with_its_own_progress(app_factory, tmp_path):
     # quality: one suite, then the comparisons
     shown = [s["stage_progress"] for s in steps]
     assert [step for at, step in enumerate(shown) if step not in shown[:at]] == [
-        {"done": 1, "total": 2}, {"done": 2, "total": 2},
-    ]  # fmt: skip
+        {"done": 1, "total": 2},
+        {"done": 2, "total": 2},
+    ]
     assert {s["stage"] for s in steps} == {"summarizing"}
     # the steps are written beside the provisional results, which stay
     assert all(p["provisional"] == before["provisional"] for p in polled[:-1])
@@ -313,7 +314,10 @@ def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
         "print(all(name in sys.modules for name in interim.AGGREGATION_MODULES))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
         cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
+    )
     assert done.stdout.split() == ["True"], done.stderr

@@ -59,8 +59,13 @@ def test_bt_leaves_separated_resamples_out_and_refuses_past_five_percent():
 
 
 def test_groups_never_compared_are_named_as_such():
-    outcomes = [("s1", "A", "B", 1.0), ("s1", "B", "A", 0.0), ("s2", "A", "B", 0.5),
-                ("s1", "C", "D", 0.5), ("s2", "C", "D", 1.0)]  # fmt: skip
+    outcomes = [
+        ("s1", "A", "B", 1.0),
+        ("s1", "B", "A", 0.0),
+        ("s2", "A", "B", 0.5),
+        ("s1", "C", "D", 0.5),
+        ("s2", "C", "D", 1.0),
+    ]
     assert _separation(outcomes, ["A", "B", "C", "D"]) == {"groups": "A, B; C, D"}
     wins = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]])
     assert separation(wins, ["A", "B", "C"]) == {"apart": [["A", "B"], ["C"]]}
@@ -70,11 +75,22 @@ def test_a_shown_delta_is_the_difference_of_the_shown_values():
     """0.844 and 0.836 both show as 0.84: the Δ beside them is 0.00, not the
     +0.01 their unrounded difference (0.008) rounds to."""
     metric = SimpleNamespace(id="slot_f1", compare="slot_f1")
-    comparisons = [{"metric": "slot_f1", "a": "Base", "b": "Ours", "diff": -0.008,
-                    "ci_low": -0.02, "ci_high": 0.01, "p_value": 0.5, "n": 9}]  # fmt: skip
+    comparisons = [
+        {
+            "metric": "slot_f1",
+            "a": "Base",
+            "b": "Ours",
+            "diff": -0.008,
+            "ci_low": -0.02,
+            "ci_high": 0.01,
+            "p_value": 0.5,
+            "n": 9,
+        }
+    ]
     summary = {"Base": {"slot_f1": 0.836}, "Ours": {"slot_f1": 0.844}}
-    found = tables._column_versus(comparisons, summary, metric, ["Base", "Ours"],
-                                  "Base")  # fmt: skip
+    found = tables._column_versus(
+        comparisons, summary, metric, ["Base", "Ours"], "Base"
+    )
     assert found["Ours"]["diff"] == pytest.approx(0.008)
     assert found["Ours"]["shown_diff"] == 0.0
 

@@ -95,8 +95,9 @@ def test_the_human_field_is_validated_with_line_and_path(app_factory):
     client = app_factory().test_client()
     session = crafted.session("s", {"A": ["fine"]})
     session["rounds"][0]["responses"]["A"] = {
-        "text": "fine", "human": {"al": 120, "binary": 2}
-    }  # fmt: skip
+        "text": "fine",
+        "human": {"al": 120, "binary": 2},
+    }
     line = json.dumps(session).encode() + b"\n"
     body = {"file": (io.BytesIO(line), "h.jsonl")}
     report = client.post(
@@ -120,8 +121,10 @@ def test_a_judge_panel_scores_every_item_once_per_judge(
     )
     client = app.test_client()
     client.get("/")
-    replies = {"Base": [lengthy(al, 0) for al in (30, 45, 60, 75)],
-               "Ours": [lengthy(al, 1) for al in (50, 35, 80, 65)]}  # fmt: skip
+    replies = {
+        "Base": [lengthy(al, 0) for al in (30, 45, 60, 75)],
+        "Ours": [lengthy(al, 1) for al in (50, 35, 80, 65)],
+    }
     data = crafted.write(tmp_path / "p.jsonl", sessions_of(replies, 2)).read_bytes()
     answer = upload(client, data, suites="alignment", judge_model=",".join(panel))
     assert answer.status_code == 202, answer.get_json()
@@ -131,8 +134,11 @@ def test_a_judge_panel_scores_every_item_once_per_judge(
     items = 2 * 4 * 2  # sessions x rounds x methods
     assert results["run"]["counts"]["judge_calls"] == items * 2 * len(panel)
 
-    al = {(r["session_id"], r["round"], r["method"], r["judge"]): r["value"]
-          for r in results["rows"] if r["metric"] == "al"}  # fmt: skip
+    al = {
+        (r["session_id"], r["round"], r["method"], r["judge"]): r["value"]
+        for r in results["rows"]
+        if r["metric"] == "al"
+    }
     assert {key[3] for key in al} == set(panel)
     summary = results["summary"]
     for method in ("Base", "Ours"):
@@ -162,8 +168,11 @@ def test_a_judge_panel_scores_every_item_once_per_judge(
 def test_a_panel_is_audited_judge_by_judge(app_factory, judge_server, tmp_path):
     """Labels equal to one judge's scores; the other judge 10 points higher:
     each judge alone ranks the responses exactly as the labels do."""
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted",
-                      JUDGE_MODELS=["scripted", "scripted+10"])  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=judge_server.url,
+        JUDGE_MODEL="scripted",
+        JUDGE_MODELS=["scripted", "scripted+10"],
+    )
     client = app.test_client()
     scores = [(35, 0), (55, 0), (65, 1), (80, 1)]
     replies = {"Base": [lengthy(al, b, {"al": al, "binary": b}) for al, b in scores]}
@@ -193,8 +202,10 @@ def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
     )
     client = app.test_client()
     client.get("/")
-    replies = {"Base": [lengthy(al, 0) for al in (30, 45)],
-               "Ours": [lengthy(al, 1) for al in (50, 35)]}  # fmt: skip
+    replies = {
+        "Base": [lengthy(al, 0) for al in (30, 45)],
+        "Ours": [lengthy(al, 1) for al in (50, 35)],
+    }
     data = crafted.write(tmp_path / "p.jsonl", sessions_of(replies, 1)).read_bytes()
     answer = upload(client, data, suites="alignment", judge_model=",".join(panel))
     token = answer.get_json()["token"]
@@ -209,8 +220,11 @@ def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
     assert [judge for judge, _ in blocks] == panel * 4  # 2 rounds x 2 methods
     for judge, block in blocks:
         assert f"Judge {judge}" in block and 'data-metric="al"' in block
-    al = {(r["round"], r["method"], r["judge"]): r["value"] for r in rows
-          if r["metric"] == "al" and r["session_id"] == session_id}  # fmt: skip
+    al = {
+        (r["round"], r["method"], r["judge"]): r["value"]
+        for r in rows
+        if r["metric"] == "al" and r["session_id"] == session_id
+    }
     first = blocks[1][1]  # round 1, Base, scripted+10
     assert f"{al[(1, 'Base', 'scripted+10')]:.2f}" in first
 
@@ -224,8 +238,11 @@ def test_a_panel_is_shown_judge_by_judge_on_the_session_page_and_rows_table(
     # a score range: the rows whose value lies within it (ends included)
     ranged = client.get(f"/r/{token}?metric=al&value_min=40&value_max=60&lang=en")
     listed = re.findall(r'data-testid="row-judge">', ranged.get_data(as_text=True))
-    inside = [r for r in rows if r["metric"] == "al" and r["value"] is not None
-              and 40 <= r["value"] <= 60]  # fmt: skip
+    inside = [
+        r
+        for r in rows
+        if r["metric"] == "al" and r["value"] is not None and 40 <= r["value"] <= 60
+    ]
     assert len(listed) == len(inside) and 0 < len(inside) < len(wanted) * 2
     exported = client.get(f"/r/{token}/export.csv?judge={quote('scripted+10')}")
     exported_rows = csv.DictReader(io.StringIO(exported.get_data(as_text=True)))

@@ -114,8 +114,15 @@ def test_only_the_limits_set_are_stated():
 
 def test_durations_are_written_as_openai_does():
     assert [duration(s) for s in (0, 0.0004, 0.12, 1, 1.5, 17.25, 360, 61.25)] == [
-        "0s", "0s", "120ms", "1s", "1.5s", "17.25s", "6m0s", "1m1.25s",
-    ]  # fmt: skip
+        "0s",
+        "0s",
+        "120ms",
+        "1s",
+        "1.5s",
+        "17.25s",
+        "6m0s",
+        "1m1.25s",
+    ]
 
 
 def test_a_request_reserves_its_prompt_and_its_allowance():

@@ -72,8 +72,17 @@ def test_judge_usage_equals_what_the_server_reported_and_cost_is_tokens_times_pr
 def test_calls_count_every_request_sent_retries_included(app_factory, server, tmp_path):
     """A 500 retried is a request the provider served and the budget
     counted: judge_usage.calls was 157 where the judge received 234."""
-    faulty = [crafted.session("f", {"A": ["x [[al=50]] [[binary=1]] [[fault=500x2]]",
-                                          "y [[al=60]] [[binary=0]]"]})]  # fmt: skip
+    faulty = [
+        crafted.session(
+            "f",
+            {
+                "A": [
+                    "x [[al=50]] [[binary=1]] [[fault=500x2]]",
+                    "y [[al=60]] [[binary=0]]",
+                ]
+            },
+        )
+    ]
     document = run_with(app_factory, server, tmp_path, "scripted", sessions=faulty)
     assert document["run"]["status"] == "done"
     assert document["judge_usage"]["scripted"]["calls"] == server.state.calls
@@ -146,9 +155,12 @@ def test_requests_sent_and_verdicts_from_the_cache_are_said_apart(
 
 @pytest.mark.parametrize(
     ("model", "output"),
-    [("scripted-json-ok", "json_schema"), ("scripted-json-reject", "text"),
-     ("scripted", "ignored")],
-)  # fmt: skip
+    [
+        ("scripted-json-ok", "json_schema"),
+        ("scripted-json-reject", "text"),
+        ("scripted", "ignored"),
+    ],
+)
 def test_structured_output_honoured_refused_or_ignored_gives_a_complete_run(
     app_factory, server, tmp_path, model, output
 ):
@@ -231,28 +243,36 @@ def test_cached_prompt_tokens_the_server_reported_reach_judge_usage_and_the_cost
     from testing import datagen
 
     model = "scripted"
-    price = {"input": 2.5, "output": 10.0, "cached_input": 1.25,
-             "batch_input": 1.25, "batch_output": 5.0}  # fmt: skip
+    price = {
+        "input": 2.5,
+        "output": 10.0,
+        "cached_input": 1.25,
+        "batch_input": 1.25,
+        "batch_output": 5.0,
+    }
     sessions = [
         json.loads(line)
         for line in datagen.write_file(tmp_path / "long.jsonl", 8_000, 16)
         .read_text(encoding="utf-8")
         .splitlines()
     ]
-    document = run_with(app_factory, server, tmp_path, model, sessions,
-                        JUDGE_PRICES={model: price})  # fmt: skip
+    document = run_with(
+        app_factory, server, tmp_path, model, sessions, JUDGE_PRICES={model: price}
+    )
     used = document["judge_usage"][model]
     reported = server.state.reported.by_model[model]
     assert used["cached_tokens"] == reported["cached_tokens"] > 0
     assert used["cached_share"] == used["cached_tokens"] / used["prompt_tokens"]
     uncached = used["prompt_tokens"] - used["cached_tokens"]
     expected = (
-        Decimal("2.5") * uncached + Decimal("1.25") * used["cached_tokens"]
+        Decimal("2.5") * uncached
+        + Decimal("1.25") * used["cached_tokens"]
         + Decimal(10) * used["completion_tokens"]
-    ) / 1_000_000  # fmt: skip
+    ) / 1_000_000
     assert used["cost_usd"] == float(expected)
-    batch = (Decimal("1.25") * used["prompt_tokens"]
-             + Decimal(5) * used["completion_tokens"]) / 1_000_000  # fmt: skip
+    batch = (
+        Decimal("1.25") * used["prompt_tokens"] + Decimal(5) * used["completion_tokens"]
+    ) / 1_000_000
     assert used["batch_cost_usd"] == float(batch)
     said = spent_sentence(document["judge_usage"])
     assert "served from the provider's prompt cache" in said

@@ -21,8 +21,14 @@ from pipeline.runs import RunRequest
 from tests import crafted
 from tests.test_progress import RUN_FIELDS, planned_run
 
-ROW = {"session_id": "s1", "round": 1, "method": "Ours", "metric": "al",
-       "value": 50.0, "status": "ok"}  # fmt: skip
+ROW = {
+    "session_id": "s1",
+    "round": 1,
+    "method": "Ours",
+    "metric": "al",
+    "value": 50.0,
+    "status": "ok",
+}
 
 
 def _past(seconds: float):
@@ -127,11 +133,15 @@ def test_a_stale_answer_is_not_used_after_a_stall():
 def _alignment_run(app, tmp_path, judge_server):
     service = app.extensions["runs"]
     sessions = [
-        crafted.session(name, {method: crafted.scores([40 + k for k in range(5)],
-                                                      [1] * 5)
-                               for method in ("Base", "Ours")})
+        crafted.session(
+            name,
+            {
+                method: crafted.scores([40 + k for k in range(5)], [1] * 5)
+                for method in ("Base", "Ours")
+            },
+        )
         for name in ("a", "b")
-    ]  # fmt: skip
+    ]
     for session in sessions:  # every request its own: 40 calls, none alike
         session["user_profile"] += f" (session {session['session_id']})"
         for turn in session["rounds"]:
@@ -222,8 +232,13 @@ def test_a_request_under_way_elsewhere_is_awaited_not_paid_again(
     judge_server.state.latency = 0.3
     run = planned_run(any_storage)
     questions = [item(f"reply {n} [[al={40 + n}]]") for n in range(6)]
-    config = JudgeConfig(base_url=judge_server.url, model="scripted", timeout_s=10,
-                         max_retries=0, concurrency=4)  # fmt: skip
+    config = JudgeConfig(
+        base_url=judge_server.url,
+        model="scripted",
+        timeout_s=10,
+        max_retries=0,
+        concurrency=4,
+    )
     found: dict[str, list] = {}
 
     def ask(holder: str) -> None:
@@ -255,15 +270,20 @@ def test_a_request_of_a_killed_process_is_asked_again_at_once(any_storage):
     from core.holders import this_host
     from store.judge_cache import JudgeCache
 
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)  # fmt: skip
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     killed = f"{this_host()}:{ended.stdout.strip()}:dead"
     alive = f"{this_host()}:{os.getpid()}:other"
     until = utcnow() + timedelta(minutes=5)
     for key, holder in (("k1", killed), ("k2", alive), ("k3", "elsewhere:1:x")):
         assert any_storage.judge_cache.claim_requests([key], holder, until) == {key}
-    cache = JudgeCache(any_storage.judge_cache, holder=f"{this_host()}:{os.getpid()}:me",
-                       claim_s=60)  # fmt: skip
+    cache = JudgeCache(
+        any_storage.judge_cache, holder=f"{this_host()}:{os.getpid()}:me", claim_s=60
+    )
     assert cache.claimed(["k1", "k2", "k3"]) == {"k2", "k3"}
     assert cache.claim(["k1", "k2", "k3"]) == {"k1"}
 

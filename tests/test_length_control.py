@@ -20,10 +20,16 @@ def rows(seed: int = 7, items: int = 300) -> list[dict]:
         method = METHODS[index % 3]
         chars = rng.randint(20, 2000)
         al = 40 + 10 * (index % 3) + 3 * math.log1p(chars) + rng.gauss(0, 5)
-        key = {"session_id": f"s{index // 30}", "round": index % 30 + 1,
-               "method": method, "status": "ok"}  # fmt: skip
-        found += [{**key, "metric": "al", "value": al},
-                  {**key, "metric": "response_chars", "value": float(chars)}]  # fmt: skip
+        key = {
+            "session_id": f"s{index // 30}",
+            "round": index % 30 + 1,
+            "method": method,
+            "status": "ok",
+        }
+        found += [
+            {**key, "metric": "al", "value": al},
+            {**key, "metric": "response_chars", "value": float(chars)},
+        ]
     return found
 
 
@@ -36,13 +42,17 @@ def lstsq_reference(found: list[dict]) -> dict[str, float]:
     items = sorted(by_key.items())
     method = [key[2] for key, _ in items]
     logs = np.log1p([values["response_chars"] for _, values in items])
-    design = np.column_stack([np.ones(len(items))]
-                             + [[float(m == name) for m in method] for name in METHODS[1:]]
-                             + [logs])  # fmt: skip
+    design = np.column_stack(
+        [np.ones(len(items))]
+        + [[float(m == name) for m in method] for name in METHODS[1:]]
+        + [logs]
+    )
     coef, *_ = np.linalg.lstsq(design, [v["al"] for _, v in items], rcond=None)
     at_mean = coef[0] + coef[-1] * logs.mean()
-    return {m: at_mean + dict(zip(METHODS[1:], coef[1:-1], strict=True)).get(m, 0.0)
-            for m in METHODS}  # fmt: skip
+    return {
+        m: at_mean + dict(zip(METHODS[1:], coef[1:-1], strict=True)).get(m, 0.0)
+        for m in METHODS
+    }
 
 
 def test_the_exact_fit_agrees_with_lapack():
@@ -54,8 +64,12 @@ def test_the_exact_fit_agrees_with_lapack():
 
 def test_exact_sums_in_batches_equal_fsum_wherever_the_arrays_sit():
     rng = np.random.default_rng(5)
-    values = np.concatenate([rng.normal(size=3000) * 10.0 ** rng.integers(-300, 300, 3000),
-                             [0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308]])  # fmt: skip
+    values = np.concatenate(
+        [
+            rng.normal(size=3000) * 10.0 ** rng.integers(-300, 300, 3000),
+            [0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308],
+        ]
+    )
     expected = math.fsum(values.tolist())
     for offset, size in ((1, 7), (3, 500), (5, 4096)):  # other addresses, batches
         moved = np.concatenate([np.zeros(offset), values])[offset:]

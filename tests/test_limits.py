@@ -16,8 +16,9 @@ BASE = crafted.session("s1", {"Base": ["hi", "ok"], "Ours": ["hello", "sure"]})
 
 def upload(client, lines: list[str], name: str = "x.jsonl", **fields):
     data = {"file": (io.BytesIO("".join(f"{line}\n" for line in lines).encode()), name)}
-    return client.post("/api/v1/runs", data={**data, **fields},
-                       content_type="multipart/form-data")  # fmt: skip
+    return client.post(
+        "/api/v1/runs", data={**data, **fields}, content_type="multipart/form-data"
+    )
 
 
 def mutated(**changes) -> str:
@@ -36,24 +37,50 @@ def limited(any_database_url, app_factory):
     """An app with small limits, on each database (the database outlives the
     app: ``any_database_url`` is set up first, so it is torn down last)."""
     return app_factory(
-        DATABASE_URL=any_database_url, DB_AUTO_UPGRADE=True, MAX_ROUNDS_PER_SESSION=3,
-        MAX_METHODS=2, MAX_SESSIONS=2, MAX_TEXT_CHARS=80,
-    )  # fmt: skip
+        DATABASE_URL=any_database_url,
+        DB_AUTO_UPGRADE=True,
+        MAX_ROUNDS_PER_SESSION=3,
+        MAX_METHODS=2,
+        MAX_SESSIONS=2,
+        MAX_TEXT_CHARS=80,
+    )
 
 
 @pytest.mark.parametrize(
     ("lines", "line", "path", "code"),
     [
-        ([mutated(**{"rounds.0.round": 2**63})], 1, "rounds[0].round", "number_too_large"),
-        ([mutated(**{"rounds.0.round": 2**31, "rounds.1.round": 2**31 + 1})], 1,
-         "rounds[0].round", "number_too_large"),
+        (
+            [mutated(**{"rounds.0.round": 2**63})],
+            1,
+            "rounds[0].round",
+            "number_too_large",
+        ),
+        (
+            [mutated(**{"rounds.0.round": 2**31, "rounds.1.round": 2**31 + 1})],
+            1,
+            "rounds[0].round",
+            "number_too_large",
+        ),
         ([mutated(session_id="s" * 300)], 1, "session_id", "too_long"),
         ([mutated(user_profile="p" * 81)], 1, "user_profile", "too_long"),
-        ([BASE_LINE := json.dumps(BASE), mutated(session_id="s2"), mutated(session_id="s3")],
-         3, "", "too_many_sessions"),
-        ([json.dumps({**BASE, "rounds": BASE["rounds"] * 2})], 1, "rounds", "too_many_rounds"),
+        (
+            [
+                BASE_LINE := json.dumps(BASE),
+                mutated(session_id="s2"),
+                mutated(session_id="s3"),
+            ],
+            3,
+            "",
+            "too_many_sessions",
+        ),
+        (
+            [json.dumps({**BASE, "rounds": BASE["rounds"] * 2})],
+            1,
+            "rounds",
+            "too_many_rounds",
+        ),
     ],
-)  # fmt: skip
+)
 def test_limits_give_line_numbered_400s(limited, lines, line, path, code):
     response = upload(limited.test_client(), lines)
     assert response.status_code == 400
@@ -84,7 +111,7 @@ def test_too_many_methods_and_long_method_names(limited):
             "errors"
         ]
     ]
-    assert "too_long" in codes  # fmt: skip
+    assert "too_long" in codes
 
 
 def test_non_finite_numbers_are_rejected(client):
@@ -132,13 +159,27 @@ def test_rejected_uploads_leave_no_file(limited, tmp_path):
     ("fields", "code"),
     [
         ({"samples": "²"}, "samples_out_of_range"),
-        ({"quality_weights": json.dumps(dict.fromkeys(
-            ["coherence", "completeness", "length", "structure", "vocabulary"], 1e308))},
-         "bad_weights"),
+        (
+            {
+                "quality_weights": json.dumps(
+                    dict.fromkeys(
+                        [
+                            "coherence",
+                            "completeness",
+                            "length",
+                            "structure",
+                            "vocabulary",
+                        ],
+                        1e308,
+                    )
+                )
+            },
+            "bad_weights",
+        ),
         ({"quality_weights": "[" * 100_000}, "bad_weights"),
         ({"judge_model": "gpt-any"}, "bad_judge_model"),
     ],
-)  # fmt: skip
+)
 def test_hostile_fields_are_400s_not_500s(app_factory, fields, code):
     client = app_factory(
         JUDGE_API_URL="http://127.0.0.1:9/v1", JUDGE_MODEL="judge-a"

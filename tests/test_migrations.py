@@ -25,23 +25,60 @@ def release1_database(url: str) -> None:
     engine = create_engine(url)
     release1.Base.metadata.create_all(engine)
     with engine.begin() as conn:
-        conn.execute(release1.Run.__table__.insert(), [{
-            "id": "r1", "token": "t" * 32, "status": "done", "created_at": NOW,
-            "file_name": "对话日志.jsonl", "file_sha256": "0" * 64, "upload_id": "u1",
-            "sessions": 1, "rounds": 2, "methods": ["Base", "Ours"], "suites": ["alignment"],
-            # bookkeeping as earlier releases kept it, among the settings
-            "options": {"samples": 1, "chunks": 1, "call_cap": 9, "reuse_key": "f" * 64,
-                        "reused_from": "r0", "reused_rows": 4, "retry_of": "t0"},
-            "done": 4, "total": 4, "judge_calls": 8,
-            "cache_hits": 0, "prompt_tokens": 10, "completion_tokens": 5,
-            "aggregates": {"summary": {"Ours": {"al_avg": 75.0}}},
-        }])  # fmt: skip
-        conn.execute(release1.ResultRow.__table__.insert(), [
-            {"run_id": "r1", "session_id": "s1", "round": k, "method": m, "metric": "al",
-             "sample": 0, "value": 70.0 + k, "status": "ok", "note": None,
-             "detail": {"reasoning": "따뜻하다"}}
-            for k in (1, 2) for m in ("Base", "Ours")
-        ])  # fmt: skip
+        conn.execute(
+            release1.Run.__table__.insert(),
+            [
+                {
+                    "id": "r1",
+                    "token": "t" * 32,
+                    "status": "done",
+                    "created_at": NOW,
+                    "file_name": "对话日志.jsonl",
+                    "file_sha256": "0" * 64,
+                    "upload_id": "u1",
+                    "sessions": 1,
+                    "rounds": 2,
+                    "methods": ["Base", "Ours"],
+                    "suites": ["alignment"],
+                    # bookkeeping as earlier releases kept it, among the settings
+                    "options": {
+                        "samples": 1,
+                        "chunks": 1,
+                        "call_cap": 9,
+                        "reuse_key": "f" * 64,
+                        "reused_from": "r0",
+                        "reused_rows": 4,
+                        "retry_of": "t0",
+                    },
+                    "done": 4,
+                    "total": 4,
+                    "judge_calls": 8,
+                    "cache_hits": 0,
+                    "prompt_tokens": 10,
+                    "completion_tokens": 5,
+                    "aggregates": {"summary": {"Ours": {"al_avg": 75.0}}},
+                }
+            ],
+        )
+        conn.execute(
+            release1.ResultRow.__table__.insert(),
+            [
+                {
+                    "run_id": "r1",
+                    "session_id": "s1",
+                    "round": k,
+                    "method": m,
+                    "metric": "al",
+                    "sample": 0,
+                    "value": 70.0 + k,
+                    "status": "ok",
+                    "note": None,
+                    "detail": {"reasoning": "따뜻하다"},
+                }
+                for k in (1, 2)
+                for m in ("Base", "Ours")
+            ],
+        )
         conn.execute(
             release1.RunChunk.__table__.insert(),
             [{"run_id": "r1", "chunk": 0, "items": 4}],
@@ -58,10 +95,20 @@ def release1_database(url: str) -> None:
                 }
             ],
         )
-        conn.execute(release1.JudgeCacheEntry.__table__.insert(), [{
-            "key": "k" * 64, "prompt_version": "alignment_v1", "reply": "\\boxed{80}",
-            "parsed": {"score": 80.0}, "prompt_tokens": 3, "completion_tokens": 1,
-            "created_at": NOW}])  # fmt: skip
+        conn.execute(
+            release1.JudgeCacheEntry.__table__.insert(),
+            [
+                {
+                    "key": "k" * 64,
+                    "prompt_version": "alignment_v1",
+                    "reply": "\\boxed{80}",
+                    "parsed": {"score": 80.0},
+                    "prompt_tokens": 3,
+                    "completion_tokens": 1,
+                    "created_at": NOW,
+                }
+            ],
+        )
     engine.dispose()
 
 
@@ -76,8 +123,13 @@ def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
     assert run.aggregates["summary"]["Ours"]["al_avg"] == 75.0
     # 0019: the options hold the settings alone, the bookkeeping has columns
     assert run.options == {"samples": 1}
-    assert (run.chunks_planned, run.call_cap, run.reuse_key, run.reused_from,
-            run.reused_rows) == (1, 9, "f" * 64, "r0", 4)  # fmt: skip
+    assert (
+        run.chunks_planned,
+        run.call_cap,
+        run.reuse_key,
+        run.reused_from,
+        run.reused_rows,
+    ) == (1, 9, "f" * 64, "r0", 4)
     rows = storage.rows.rows("r1")
     assert [(r.round, r.method, r.value) for r in rows] == [
         (1, "Base", 71.0),

@@ -55,13 +55,17 @@ def documents(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("missing")
     with ScriptedJudge() as judge:
-        app = create_test_app({
-            **base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-            "REDIS_URL": None,
-        })  # fmt: skip
+        app = create_test_app(
+            {
+                **base_config(tmp),
+                "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
+                "REDIS_URL": None,
+            }
+        )
         try:
-            complete = evaluate(app, write(tmp / "complete.jsonl", sample()), judge,
-                                suites=EVERY_SUITE)  # fmt: skip
+            complete = evaluate(
+                app, write(tmp / "complete.jsonl", sample()), judge, suites=EVERY_SUITE
+            )
             missing = write(tmp / "missing.jsonl", with_missing_replies())
             lacking = evaluate(app, missing, judge, suites=EVERY_SUITE)
             yield complete, lacking, app
@@ -88,10 +92,12 @@ def test_missing_replies_are_counted_apart_and_never_make_a_run_partial(document
     # no reply, no value: nothing scored for a missing (session, round, method)
     gone = {(r["session_id"], r["round"], r["method"]) for r in missing}
     scored = [
-        row for row in lacking["rows"]
-        if row["status"] != "missing" and row["round"] is not None
+        row
+        for row in lacking["rows"]
+        if row["status"] != "missing"
+        and row["round"] is not None
         and (row["session_id"], row["round"], row["method"]) in gone
-    ]  # fmt: skip
+    ]
     assert scored == []
 
 
@@ -100,12 +106,20 @@ def test_untouched_sessions_are_evaluated_exactly_as_before(documents):
 
     def kept(document, exclude_methods=("New",)):
         return sorted(
-            (r["session_id"], r["round"] or 0, r["method"], r["metric"], r["judge"],
-             r["status"], r["value"])
+            (
+                r["session_id"],
+                r["round"] or 0,
+                r["method"],
+                r["metric"],
+                r["judge"],
+                r["status"],
+                r["value"],
+            )
             for r in document["rows"]
-            if r["session_id"] not in TOUCHED and r["method"] not in exclude_methods
+            if r["session_id"] not in TOUCHED
+            and r["method"] not in exclude_methods
             and not r["metric"].startswith("pairwise@New")
-        )  # fmt: skip
+        )
 
     assert kept(lacking) == kept(complete)
 
@@ -117,8 +131,9 @@ def test_pairwise_skips_pairs_with_a_missing_side(documents):
     assert ("ps-en-002", 2, "Ours", "pairwise@Base") not in pairs_in
     assert ("ps-en-002", 2, "Base", "pairwise@RAG") in pairs_in
     assert ("ps-zh-001", 1, "New", "pairwise@Base") in pairs_in
-    assert not any(r["metric"] == "pairwise@RAG" and r["session_id"] == "ps-zh-001"
-                   for r in pairs)  # fmt: skip
+    assert not any(
+        r["metric"] == "pairwise@RAG" and r["session_id"] == "ps-zh-001" for r in pairs
+    )
 
 
 def test_comparisons_pair_present_sessions_and_count_what_they_left_out(documents):
@@ -163,7 +178,7 @@ def test_the_dashboard_and_paper_say_what_is_missing(documents):
         f"/r/{run.token}/export.tex",
         f"/r/{run.token}/summary.csv",
     ):
-        assert client.get(page_url).status_code == 200, page_url  # fmt: skip
+        assert client.get(page_url).status_code == 200, page_url
     methods = client.get(f"/r/{run.token}/methods.txt").get_data(as_text=True)
     assert "replies missing in the file (null or absent; one row per suite" in methods
     markdown = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
@@ -212,8 +227,14 @@ def random_file(seed: int = 7) -> list[dict]:
                     "responses": responses or {"A": None},
                 }
             )
-        sessions.append({"session_id": f"s{s:02}", "user_profile": "p",
-                         "user_personality": "q", "rounds": rounds})  # fmt: skip
+        sessions.append(
+            {
+                "session_id": f"s{s:02}",
+                "user_profile": "p",
+                "user_personality": "q",
+                "rounds": rounds,
+            }
+        )
     return sessions
 
 
@@ -234,8 +255,12 @@ def test_aggregates_equal_a_hand_computation_on_the_present_replies(
     present = sum(map(len, scores.values()))
     assert 0.05 < 1 - present / (20 * 4 * 3 - 16) < 0.2  # about 10% missing
 
-    document = evaluate(app_factory(), write(tmp_path / "r.jsonl", sessions),
-                        judge_server, suites=["alignment"])  # fmt: skip
+    document = evaluate(
+        app_factory(),
+        write(tmp_path / "r.jsonl", sessions),
+        judge_server,
+        suites=["alignment"],
+    )
     assert document["run"]["status"] == "done"
     for method, items in scores.items():
         curve = {

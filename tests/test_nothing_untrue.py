@@ -25,8 +25,9 @@ def _session(name: str, replies: dict, **extra) -> dict:
 
 
 def test_a_file_whose_every_reply_is_missing_or_blank_is_invalid():
-    report = _validate([_session("a", {"A": None, "B": "  "}),
-                        _session("b", {"A": "", "B": None})])  # fmt: skip
+    report = _validate(
+        [_session("a", {"A": None, "B": "  "}), _session("b", {"A": "", "B": None})]
+    )
     assert not report.valid
     assert [problem.code for problem in report.errors] == ["no_replies"]
     assert _validate([_session("a", {"A": None, "B": "fine"})]).valid
@@ -46,21 +47,31 @@ def test_a_missing_reply_warning_names_the_lines_that_lack_one():
     as for every grouped warning; a method first seen on line 5 is lacking
     on the four lines before it."""
     base = {"A": "x", "B": "y"}
-    sessions = [_session("1", base), _session("2", {"A": "x", "B": None}),
-                _session("3", {"A": "x"}), _session("4", base),
-                _session("5", {**base, "C": "z"})]  # fmt: skip
+    sessions = [
+        _session("1", base),
+        _session("2", {"A": "x", "B": None}),
+        _session("3", {"A": "x"}),
+        _session("4", base),
+        _session("5", {**base, "C": "z"}),
+    ]
     warned = {
-        w["path"]: w for w in _validate(sessions).to_dict()["warnings"]
+        w["path"]: w
+        for w in _validate(sessions).to_dict()["warnings"]
         if w["code"] == "replies_missing"
-    }  # fmt: skip
-    shown = {path: (w["line"], w["count"], w["lines"], w["params"]["missing"])
-             for path, w in warned.items()}  # fmt: skip
+    }
+    shown = {
+        path: (w["line"], w["count"], w["lines"], w["params"]["missing"])
+        for path, w in warned.items()
+    }
     assert shown == {"B": (2, 2, [2, 3], 2), "C": (1, 4, [1, 2, 3, 4], 4)}
 
 
 def test_a_number_is_a_slot_value_read_as_its_text():
-    session = _session("s", {"A": {"text": "ok", "slots": {"me": {"age": 22}}}},
-                       ground_truth_slots={"me": {"age": "22", "h": [1.5, "x"]}})  # fmt: skip
+    session = _session(
+        "s",
+        {"A": {"text": "ok", "slots": {"me": {"age": 22}}}},
+        ground_truth_slots={"me": {"age": "22", "h": [1.5, "x"]}},
+    )
     assert _validate([session]).valid
     assert slot_matching.values_of(22) == slot_matching.values_of("22") == ["22"]
     bad = _session("s", {"A": "ok"}, ground_truth_slots={"me": {"ok": True}})
@@ -70,13 +81,18 @@ def test_a_number_is_a_slot_value_read_as_its_text():
 def test_a_blank_reply_is_unscored_in_every_suite_and_never_judged(
     app_factory, tmp_path, judge_server
 ):
-    sessions = [crafted.session("a", {"A": ["first [[al=50]]", "", "third"],
-                                      "B": ["one", "two", "three"]})]  # fmt: skip
+    sessions = [
+        crafted.session(
+            "a", {"A": ["first [[al=50]]", "", "third"], "B": ["one", "two", "three"]}
+        )
+    ]
     path = crafted.write(tmp_path / "b.jsonl", sessions)
-    document = evaluate(app_factory(), path, judge_server,
-                        suites=["alignment", "quality"])  # fmt: skip
-    blank = [row for row in document["rows"]
-             if (row["round"], row["method"]) == (2, "A")]  # fmt: skip
+    document = evaluate(
+        app_factory(), path, judge_server, suites=["alignment", "quality"]
+    )
+    blank = [
+        row for row in document["rows"] if (row["round"], row["method"]) == (2, "A")
+    ]
     assert {(row["metric"], row["status"], row["note_code"]) for row in blank} == {
         ("al", "unscored", "empty_response"),
         ("coherence", "unscored", "empty_response"),  # its headline metric

@@ -157,9 +157,11 @@ def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):
     port = probe.server.server_address[1]
     probe.__exit__(None, None, None)  # phase 1: nothing listens (refused)
     app = app_factory(
-        JUDGE_API_URL=f"http://127.0.0.1:{port}/v1", JUDGE_MODEL="scripted",
-        JUDGE_MAX_RETRIES=60, JUDGE_CONCURRENCY=4,
-    )  # fmt: skip
+        JUDGE_API_URL=f"http://127.0.0.1:{port}/v1",
+        JUDGE_MODEL="scripted",
+        JUDGE_MAX_RETRIES=60,
+        JUDGE_CONCURRENCY=4,
+    )
     client = app.test_client()
     servers = []
 

@@ -125,9 +125,11 @@ def test_copy_link_without_clipboard_shows_the_url_selected(browser, site):
         field = page.locator("#share-url")
         assert field.is_visible()
         assert field.input_value() == f"{site.base}/r/{site.token}"
-        selected = page.evaluate("document.getSelection().toString() || "
-                                 "[document.activeElement.selectionStart,"
-                                 " document.activeElement.selectionEnd].join()")  # fmt: skip
+        selected = page.evaluate(
+            "document.getSelection().toString() || "
+            "[document.activeElement.selectionStart,"
+            " document.activeElement.selectionEnd].join()"
+        )
         assert selected in (field.input_value(), f"0,{len(field.input_value())}")
     finally:
         page.context.close()

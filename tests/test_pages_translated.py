@@ -83,8 +83,10 @@ def code_messages(tmp_path_factory) -> set[str]:
     pybabel = Path(sys.executable).with_name("pybabel")
     subprocess.run(
         [str(pybabel), "extract", "-F", "babel.cfg", "-k", "_l", "-o", str(pot), "."],
-        cwd=ROOT, check=True, capture_output=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     with pot.open("rb") as extracted:
         return {m.id for m in read_po(extracted) if m.id and isinstance(m.id, str)}
 
@@ -139,9 +141,13 @@ def site(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("pages")
     app = create_test_app(
-        {**base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-         "REDIS_URL": None, "WATCHDOG_INTERVAL_S": 3600}
-    )  # fmt: skip
+        {
+            **base_config(tmp),
+            "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
+            "REDIS_URL": None,
+            "WATCHDOG_INTERVAL_S": 3600,
+        }
+    )
     with ScriptedJudge() as judge:
         run_id = submit(app, SAMPLE, judge)
         wait_for(app, run_id)
@@ -159,9 +165,16 @@ def site(tmp_path_factory):
     # its watchdog sweeps hourly, and the run below has no chunks to send,
     # so it stays "running" and only its page is shown.
     running = storage.runs.create_run(
-        file_name="x.jsonl", file_sha256="0" * 64, upload_id=run.upload_id, sessions=1, rounds=1,
-        methods=["A"], suites=["quality"], status=RunStatus.RUNNING, total=10,
-    )  # fmt: skip
+        file_name="x.jsonl",
+        file_sha256="0" * 64,
+        upload_id=run.upload_id,
+        sessions=1,
+        rounds=1,
+        methods=["A"],
+        suites=["quality"],
+        status=RunStatus.RUNNING,
+        total=10,
+    )
     app.config["WORKSPACE"] = space  # read by pages()
     app.config["OTHER_RUN"] = storage.runs.get_run(other_id)
     yield app, storage.runs.get_run(run.id), first, running

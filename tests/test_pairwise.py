@@ -26,11 +26,13 @@ def strength_sessions(strengths: dict[str, float], sessions: int, rounds: int):
     return [
         crafted.session(
             f"s{s:03d}",
-            {m: [f"reply {m} {s} {k} [[strength={v}]]" for k in range(rounds)]
-             for m, v in strengths.items()},
+            {
+                m: [f"reply {m} {s} {k} [[strength={v}]]" for k in range(rounds)]
+                for m, v in strengths.items()
+            },
         )
         for s in range(sessions)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture
@@ -105,9 +107,10 @@ def test_win_rates_and_bradley_terry_follow_the_scripted_strengths(judged):
     outcomes = [
         (r["session_id"], r["method"], r["metric"].split("@")[1], r["value"])
         for r in results["rows"]
-        if r["metric"].startswith("pairwise@") and r["status"] == "ok"
+        if r["metric"].startswith("pairwise@")
+        and r["status"] == "ok"
         and r["method"] < r["metric"].split("@")[1]
-    ]  # fmt: skip
+    ]
     reference = choix_bt(outcomes, ["A", "B", "C"], "A")
     for method in ("B", "C"):
         assert summary[method]["bt_score"] == pytest.approx(reference[method], abs=2e-3)
@@ -131,8 +134,9 @@ def test_unparseable_verdicts_are_unscored_never_guessed(judged):
     results, _ = judged(sessions)
     statuses = {
         (r["session_id"], r["method"]): r["status"]
-        for r in results["rows"] if r["metric"].startswith("pairwise@")
-    }  # fmt: skip
+        for r in results["rows"]
+        if r["metric"].startswith("pairwise@")
+    }
     assert statuses[("s000", "A")] == statuses[("s000", "B")] == "unscored"
     assert statuses[("s001", "A")] == "ok"
     assert results["summary"]["A"]["pairwise_winrate_n"] == 1
@@ -154,9 +158,16 @@ def choix_bt(outcomes, methods, baseline):
 
 
 def test_bt_fit_matches_maximum_likelihood_with_half_ties():
-    outcomes = [("s1", "A", "B", 1.0), ("s1", "A", "B", 0.5), ("s2", "A", "B", 0.0),
-                ("s2", "B", "C", 1.0), ("s3", "B", "C", 0.5), ("s3", "A", "C", 1.0),
-                ("s4", "C", "A", 1.0), ("s4", "B", "C", 0.0)]  # fmt: skip
+    outcomes = [
+        ("s1", "A", "B", 1.0),
+        ("s1", "A", "B", 0.5),
+        ("s2", "A", "B", 0.0),
+        ("s2", "B", "C", 1.0),
+        ("s3", "B", "C", 0.5),
+        ("s3", "A", "C", 1.0),
+        ("s4", "C", "A", 1.0),
+        ("s4", "B", "C", 0.0),
+    ]
     fitted = ranking.bt_strengths(outcomes, ["A", "B", "C"], "A")
     for reference in (reference_bt, choix_bt):
         expected = reference(outcomes, ["A", "B", "C"], "A")
@@ -169,10 +180,14 @@ def test_with_two_methods_the_baseline_is_the_first_method():
     outcomes = [("s1", "A", "B", 1.0), ("s2", "A", "B", 0.0), ("s3", "A", "B", 1.0)]
     assert pairwise.bt_baseline(outcomes, ["A", "B"]) == "A"
     rows = [
-        result_row({"session_id": s, "round": 1, "method": a}, f"pairwise@{b}", v,
-                   detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]})
+        result_row(
+            {"session_id": s, "round": 1, "method": a},
+            f"pairwise@{b}",
+            v,
+            detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]},
+        )
         for s, a, b, v in outcomes
-    ]  # fmt: skip
+    ]
     summary = pairwise.summarize(rows, ["A", "B"])["summary"]
     assert summary["A"]["bt_score"] == 0.0
     assert summary["B"]["bt_score"] == pytest.approx(-math.log(2), abs=1e-3)
@@ -182,17 +197,23 @@ def test_a_sweep_is_reported_as_separation_never_as_a_strength():
     outcomes = [(f"s{n}", "A", other, 1.0) for n in range(4) for other in ("B", "C")]
     outcomes += [("s0", "B", "C", 1.0), ("s1", "B", "C", 0.0)]
     rows = [
-        result_row({"session_id": s, "round": 1, "method": a}, f"pairwise@{b}", v,
-                   detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]})
+        result_row(
+            {"session_id": s, "round": 1, "method": a},
+            f"pairwise@{b}",
+            v,
+            detail={"primary": True, "consistent": True, "first_wins": [v, 1 - v]},
+        )
         for s, a, b, v in outcomes
-    ]  # fmt: skip
+    ]
     found = pairwise.summarize(rows, ["A", "B", "C"])
     for method in "ABC":
         values = found["summary"][method]
         assert values["bt_score"] is values["bt_ci_low"] is values["bt_ci_high"] is None
     reason = found["panel"]["reasons"]["bt_forest"]
-    assert reason == {"code": "bt_separation",
-                      "params": {"unbeaten": "A", "winless": "B, C"}}  # fmt: skip
+    assert reason == {
+        "code": "bt_separation",
+        "params": {"unbeaten": "A", "winless": "B, C"},
+    }
     assert found["summary"]["A"]["pairwise_winrate"] == 1.0  # the win rates stand
 
 
@@ -218,9 +239,19 @@ def test_bradley_terry_is_bit_identical_whatever_the_blas_threads():
     root = Path(__file__).resolve().parents[1]
     outputs = set()
     for threads in ("1", "4"):
-        env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-               "MKL_NUM_THREADS": threads}  # fmt: skip
-        done = subprocess.run([sys.executable, "-c", BT_SCRIPT], cwd=root, env=env,
-                              capture_output=True, text=True, check=True)  # fmt: skip
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "MKL_NUM_THREADS": threads,
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", BT_SCRIPT],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         outputs.add(done.stdout)
     assert len(outputs) == 1

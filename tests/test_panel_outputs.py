@@ -19,16 +19,20 @@ JUDGES = ["judge-a", "judge-b"]
 @pytest.fixture
 def panel_run(app_factory, tmp_path, judge_server):
     sessions = [
-        crafted.session(f"s{n}", {
-            "Base": crafted.scores([40 + n] * 3, [0, 1, 0]),
-            "Ours": crafted.scores([50 + n, 60 + n, 70 - n], [1, 1, 0]),
-        })
+        crafted.session(
+            f"s{n}",
+            {
+                "Base": crafted.scores([40 + n] * 3, [0, 1, 0]),
+                "Ours": crafted.scores([50 + n, 60 + n, 70 - n], [1, 1, 0]),
+            },
+        )
         for n in range(9)
-    ]  # fmt: skip
+    ]
     app = app_factory(JUDGE_MODELS=",".join(JUDGES))
     path = crafted.write(tmp_path / "panel.jsonl", sessions)
-    document = evaluate(app, path, judge_server, suites=["alignment"],
-                        judge_models=JUDGES)  # fmt: skip
+    document = evaluate(
+        app, path, judge_server, suites=["alignment"], judge_models=JUDGES
+    )
     run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     return app, run, document
 
@@ -63,18 +67,26 @@ def test_human_labels_belong_to_no_judge_and_stand_beside_each(
     app_factory, tmp_path, judge_server
 ):
     sessions = [
-        crafted.session(f"h{n}", {
-            method: [{"text": f"reply {k} [[al={40 + 10 * k + n}]] [[binary=1]]",
-                      "human": {"al": 40 + 10 * k + n, "binary": 1}}
-                     for k in range(3)]
-            for method in ("Base", "Ours")
-        })
+        crafted.session(
+            f"h{n}",
+            {
+                method: [
+                    {
+                        "text": f"reply {k} [[al={40 + 10 * k + n}]] [[binary=1]]",
+                        "human": {"al": 40 + 10 * k + n, "binary": 1},
+                    }
+                    for k in range(3)
+                ]
+                for method in ("Base", "Ours")
+            },
+        )
         for n in range(3)
-    ]  # fmt: skip
+    ]
     app = app_factory(JUDGE_MODELS=",".join(JUDGES))
     path = crafted.write(tmp_path / "human.jsonl", sessions)
-    document = evaluate(app, path, judge_server, suites=["alignment"],
-                        judge_models=JUDGES)  # fmt: skip
+    document = evaluate(
+        app, path, judge_server, suites=["alignment"], judge_models=JUDGES
+    )
     labels = [r for r in document["rows"] if r["metric"] == "human_al"]
     assert len(labels) == 3 * 3 * 2  # once per reply, not once per judge
     assert all(not r["judge"] for r in labels)

@@ -43,12 +43,24 @@ def test_doctests(module):
 
 # -- escaping ----------------------------------------------------------------
 SPECIALS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-    "|": r"\textbar{}", "中": r"\texttt{[U+4E2D]}", "😀": r"\texttt{[U+1F600]}",
-    "þ": r"\texttt{[U+00FE]}", "é": "é",
-}  # fmt: skip
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "中": r"\texttt{[U+4E2D]}",
+    "😀": r"\texttt{[U+1F600]}",
+    "þ": r"\texttt{[U+00FE]}",
+    "é": "é",
+}
 
 
 @pytest.mark.parametrize(("char", "escaped"), SPECIALS.items())
@@ -89,18 +101,28 @@ def comparison(a, b, diff, low, high, p_holm, n, **extra):
 def _delta(stored: bool, delta, low, high) -> dict:
     if not stored:
         return {}
-    return {"value_metric": "quality_avg", "delta": delta, "delta_ci_low": low,
-            "delta_ci_high": high}  # fmt: skip
+    return {
+        "value_metric": "quality_avg",
+        "delta": delta,
+        "delta_ci_low": low,
+        "delta_ci_high": high,
+    }
 
 
 def small_run(family=True, counts=True):
     methods = ["Base", HOSTILE, "Ours"]
     values = {"Base": 0.4, HOSTILE: 0.5, "Ours": 0.75}
     summary = {
-        m: {"coherence_avg": 0.5, "completeness_avg": None, "length_avg": v,
-            "structure_avg": v, "vocabulary_avg": v, "quality_avg": v}
+        m: {
+            "coherence_avg": 0.5,
+            "completeness_avg": None,
+            "length_avg": v,
+            "structure_avg": v,
+            "vocabulary_avg": v,
+            "quality_avg": v,
+        }
         for m, v in values.items()
-    }  # fmt: skip
+    }
     # an earlier release stored neither the family nor Δ on the value basis
     extra = {"family": "quality"} if family else {}
     aggregates = {
@@ -146,11 +168,18 @@ def small_run(family=True, counts=True):
         for i, method in enumerate(methods):
             aggregates["summary"][method]["quality_avg_n"] = 40 + i
     return SimpleNamespace(
-        id="0123456789abcdef0123456789abcdef", token="SECRET-TOKEN-xyz",
-        methods=methods, suites=["quality"], aggregates=aggregates,
-        sessions=9, rounds=49, judge=None, options={}, file_sha256="ab" * 32,
+        id="0123456789abcdef0123456789abcdef",
+        token="SECRET-TOKEN-xyz",
+        methods=methods,
+        suites=["quality"],
+        aggregates=aggregates,
+        sessions=9,
+        rounds=49,
+        judge=None,
+        options={},
+        file_sha256="ab" * 32,
         finished_at=None,
-    )  # fmt: skip
+    )
 
 
 def test_latex_table_has_booktabs_rules_bold_best_and_oriented_deltas():
@@ -213,18 +242,33 @@ def test_summary_csv_reports_only_known_n_and_ci():
     run = small_run()
     run.methods, run.suites = ["=Base"], ["simulation", "style"]
     run.aggregates = {
-        "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.4, "pas_ci_high": 0.6,
-                              "pas_avg_n": 9, "nvcs_avg": 0.7, "ertd_avg": None}},
-        "panels": {"style": {"=Base": {"nvcs": {"mean": 0.7, "n": 8, "ci_low": 0.6,
-                                                "ci_high": 0.8}}}},
-    }  # fmt: skip
+        "summary": {
+            "=Base": {
+                "pas_avg": 0.5,
+                "pas_ci_low": 0.4,
+                "pas_ci_high": 0.6,
+                "pas_avg_n": 9,
+                "nvcs_avg": 0.7,
+                "ertd_avg": None,
+            }
+        },
+        "panels": {
+            "style": {
+                "=Base": {"nvcs": {"mean": 0.7, "n": 8, "ci_low": 0.6, "ci_high": 0.8}}
+            }
+        },
+    }
     rows = list(csv.DictReader(io.StringIO(paper_summary.summary_csv(run))))
     by_metric = {row["metric"]: row for row in rows}
     assert list(rows[0]) == list(paper_summary.SUMMARY_FIELDS)
     assert {row["method"] for row in rows} == {"'=Base"}
     pas = by_metric["pas_avg"]
     assert (pas["value"], pas["n"], pas["ci_low"], pas["ci_high"]) == (
-        "0.5", "9", "0.4", "0.6")  # fmt: skip
+        "0.5",
+        "9",
+        "0.4",
+        "0.6",
+    )
     nvcs = by_metric["nvcs_avg"]
     assert (nvcs["n"], nvcs["ci_low"], nvcs["ci_high"]) == ("8", "0.6", "0.8")
     ertd = by_metric["ertd_avg"]
@@ -238,12 +282,24 @@ def test_methods_paragraph_names_judge_prompts_and_their_hashes():
     run = small_run()
     run.suites = ["alignment", "simulation"]
     protocol = protocols.builtin("personasteer")
-    run.judge = {"model": "judge-x", "temperature": 0.0, "samples": 3,
-                 "prompts": {"alignment": protocol.modes["alignment"].prompt,
-                             "jera": "jera_v1"},
-                 "history_chars": 12000, "protocol": protocol.public()}  # fmt: skip
-    used = {"judge-x": {"calls": 12, "cached": 0, "prompt_tokens": 3400,
-                        "completion_tokens": 900, "reasks": 1, "cost_usd": None}}  # fmt: skip
+    run.judge = {
+        "model": "judge-x",
+        "temperature": 0.0,
+        "samples": 3,
+        "prompts": {"alignment": protocol.modes["alignment"].prompt, "jera": "jera_v1"},
+        "history_chars": 12000,
+        "protocol": protocol.public(),
+    }
+    used = {
+        "judge-x": {
+            "calls": 12,
+            "cached": 0,
+            "prompt_tokens": 3400,
+            "completion_tokens": 900,
+            "reasks": 1,
+            "cost_usd": None,
+        }
+    }
     text = paper_methods.methods_paragraph(run, used)
     digest = hashlib.sha256((PROMPT_DIR / "jera_v1.txt").read_bytes()).hexdigest()
     assert f"prompts/jera_v1.txt (SHA-256 {digest})" in text
@@ -293,8 +349,12 @@ def compile_fragment(tex: str, directory: Path, cjk: bool = False) -> Path:
     (directory / "doc.tex").write_text(document, encoding="utf-8")
     done = subprocess.run(
         [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-        cwd=directory, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     assert (directory / "doc.pdf").is_file()
     assert overfull_points(directory / "doc.log") <= 1.0

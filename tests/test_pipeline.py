@@ -35,8 +35,12 @@ def test_alignment_statistics_are_exact(web_app, judge_server, tmp_path):
     assert base["binary_rate"] == 0.0
     curve = document["curves"]["al"]["Ours"]
     assert [(p["k"], p["mean"], p["n"]) for p in curve] == [
-        (1, 40.0, 2), (2, 50.0, 2), (3, 60.0, 2), (4, 70.0, 2), (5, 80.0, 2)
-    ]  # fmt: skip
+        (1, 40.0, 2),
+        (2, 50.0, 2),
+        (3, 60.0, 2),
+        (4, 70.0, 2),
+        (5, 80.0, 2),
+    ]
     assert curve[0]["ci_low"] < 40.0 < curve[0]["ci_high"]
     assert [p["mean"] for p in document["curves"]["nal"]["Ours"]] == [
         0,
@@ -80,8 +84,13 @@ def test_judge_faults_are_visible_and_never_imputed(web_app, judge_server, tmp_p
     assert document["run"]["status"] == "partial"
     ours = {r["round"]: r for r in rows_by(document, method="Ours", metric="al")}
     assert {k: ours[k]["status"] for k in ours} == {
-        1: "ok", 2: "ok", 3: "unscored", 4: "ok", 5: "error", 6: "error"
-    }  # fmt: skip
+        1: "ok",
+        2: "ok",
+        3: "unscored",
+        4: "ok",
+        5: "error",
+        6: "error",
+    }
     assert all(ours[k]["value"] == 70.0 for k in (1, 2, 4))
     assert all(ours[k]["value"] is None for k in (3, 5, 6))
     assert ours[3]["note_code"] == "no_verdict"  # asked twice, no verdict read
@@ -194,8 +203,10 @@ def test_roleplay_suite_through_the_scripted_judge(
         assert (broken["status"], broken["value"]) == ("unscored", None)
     assert document["run"]["status"] == "partial"
     assert document["run"]["judge"]["prompts"] == {
-        "jera": "jera_v2", "almp_extract": "almp_extract_v2", "almp_infer": "almp_infer_v2"
-    }  # fmt: skip
+        "jera": "jera_v2",
+        "almp_extract": "almp_extract_v2",
+        "almp_infer": "almp_infer_v2",
+    }
     assert (
         document["summary"]["Ours"]["jera_avg"] == 210.0
     )  # the unscored session is excluded

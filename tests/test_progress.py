@@ -96,10 +96,17 @@ def test_the_judge_reports_every_item_cache_hits_included():
     with ScriptedJudge() as server:
         config = JudgeConfig(base_url=server.url, model="scripted", concurrency=2)
         items = [
-            judge_items(ALIGNMENT, 1, profile="p", personality="q", history="-",
-                        user_message=f"m{n}", response=f"[[al={n}]]")[0]
+            judge_items(
+                ALIGNMENT,
+                1,
+                profile="p",
+                personality="q",
+                history="-",
+                user_message=f"m{n}",
+                response=f"[[al={n}]]",
+            )[0]
             for n in range(6)
-        ]  # fmt: skip
+        ]
         cache = {}
 
         class Cache:
@@ -190,10 +197,15 @@ def test_a_chunk_failing_after_progress_counts_once_on_retry(
 def a_run(**fields):
     now = datetime.now(UTC)
     defaults = {
-        "status": "running", "done": 30, "total": 90, "judge_calls": 120,
-        "judge": {"model": "m"}, "created_at": now - timedelta(seconds=100),
-        "started_at": now - timedelta(seconds=60), "finished_at": None,
-    }  # fmt: skip
+        "status": "running",
+        "done": 30,
+        "total": 90,
+        "judge_calls": 120,
+        "judge": {"model": "m"},
+        "created_at": now - timedelta(seconds=100),
+        "started_at": now - timedelta(seconds=60),
+        "finished_at": None,
+    }
     return SimpleNamespace(**{**defaults, **fields}), now
 
 
@@ -328,28 +340,41 @@ def test_a_pairwise_panel_run_never_stalls_silently(app_factory, tmp_path):
     machine stretches every interval), and none lasts a minute."""
     with ScriptedJudge(latency=0.2) as judge:
         app = app_factory(
-            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted",
-            JUDGE_MODELS=["scripted", "scripted+10"], JUDGE_CONCURRENCY=4,
-        )  # fmt: skip
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="scripted",
+            JUDGE_MODELS=["scripted", "scripted+10"],
+            JUDGE_CONCURRENCY=4,
+        )
         client = app.test_client()
         client.get("/")
         path = crafted.write(tmp_path / "p.jsonl", long_sessions(6, 4))
-        run_id = submit(app, path, judge, suites=["alignment", "pairwise"],
-                        judge_models=["scripted", "scripted+10"])  # fmt: skip
+        run_id = submit(
+            app,
+            path,
+            judge,
+            suites=["alignment", "pairwise"],
+            judge_models=["scripted", "scripted+10"],
+        )
         token = app.extensions["storage"].runs.get_run(run_id).token
         samples = []  # (time, what the page would show)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             body = client.get(f"/api/v1/runs/{token}").get_json()
-            shown = (body["status"], body["progress"]["done"],
-                     body["progress"].get("stage"))  # fmt: skip
+            shown = (
+                body["status"],
+                body["progress"]["done"],
+                body["progress"].get("stage"),
+            )
             samples.append((time.monotonic(), shown, judge.state.calls))
             if body["status"] in ("done", "partial", "failed", "cancelled"):
                 break
             time.sleep(0.25)
     assert samples[-1][1][0] == "done"
-    changes = [(t, calls) for (_, before, _), (t, shown, calls) in pairwise(samples)
-               if shown != before]  # fmt: skip
+    changes = [
+        (t, calls)
+        for (_, before, _), (t, shown, calls) in pairwise(samples)
+        if shown != before
+    ]
     moments = [(samples[0][0], samples[0][2]), *changes]
     unseen = max(b[1] - a[1] for a, b in pairwise(moments))
     longest = max(b[0] - a[0] for a, b in pairwise(moments))

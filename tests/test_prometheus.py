@@ -48,8 +48,12 @@ def test_counters_move_after_a_judged_run(app_factory, judge_server):
     assert client.delete(f"/api/v1/runs/{manage.item.manage_token}").status_code == 204
     gone = scrape(client)
     assert gone[("personasteer_runs", (("status", "done"),))] == 1
-    for counter in ("judge_calls_total", "judge_cache_hits_total",
-                    "judge_prompt_tokens_total", "judge_completion_tokens_total"):  # fmt: skip
+    for counter in (
+        "judge_calls_total",
+        "judge_cache_hits_total",
+        "judge_prompt_tokens_total",
+        "judge_completion_tokens_total",
+    ):
         name = (f"personasteer_{counter}", ())
         assert gone[name] == again[name], counter
 

@@ -36,10 +36,17 @@ def test_every_builtin_protocol_loads_and_renders_every_mode(name):
 
 def test_the_default_protocol_keeps_the_five_dimensions_and_the_sum_check():
     mode = protocols.builtin("personasteer").modes["alignment"]
-    assert mode.dimensions == ("style", "content", "naturalness", "personalization",
-                               "conversation")  # fmt: skip
-    verdict = mode.parse("Style: 18/20\nContent: 17/20\nNaturalness: 16/20\n"
-                         "Personalization: 15/20\nConversation: 14/20\nTotal: \\boxed{85}")  # fmt: skip
+    assert mode.dimensions == (
+        "style",
+        "content",
+        "naturalness",
+        "personalization",
+        "conversation",
+    )
+    verdict = mode.parse(
+        "Style: 18/20\nContent: 17/20\nNaturalness: 16/20\n"
+        "Personalization: 15/20\nConversation: 14/20\nTotal: \\boxed{85}"
+    )
     assert (verdict.score, verdict.flags) == (85.0, ["sum_mismatch"])
 
 
@@ -135,8 +142,12 @@ def test_mt_bench_and_aloe_single_answer_grading_run_end_to_end(
     al = [r for r in document["rows"] if r["metric"] == "al"]
     assert len(al) == 20 and {r["status"] for r in al} == {"ok"}
     for row in al:  # the native verdict, read exactly: round(al x high / 100)
-        expected = max(1, round(scripted_al(row["session_id"], row["round"],
-                                             row["method"]) * high / 100))  # fmt: skip
+        expected = max(
+            1,
+            round(
+                scripted_al(row["session_id"], row["round"], row["method"]) * high / 100
+            ),
+        )
         assert row["value"] == expected
     lacking = [r for r in document["rows"] if r["metric"] in ("binary", "al_style")]
     assert {(r["status"], r["note_code"]) for r in lacking} == {
@@ -175,10 +186,16 @@ def test_mt_bench_pairwise_runs_end_to_end_with_c_as_a_tie(
 ):
     app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
     sessions = [
-        crafted.session(f"s{n}", {"A": ["[[strength=9]] good"], "B": ["[[strength=0]] bad"],
-                                  "C": ["[[strength=0]] also bad"]})
+        crafted.session(
+            f"s{n}",
+            {
+                "A": ["[[strength=9]] good"],
+                "B": ["[[strength=0]] bad"],
+                "C": ["[[strength=0]] also bad"],
+            },
+        )
         for n in range(3)
-    ]  # fmt: skip
+    ]
     path = crafted.write(tmp_path / "pairs.jsonl", sessions)
     document = evaluate(app, path, None, suites=["pairwise"], protocol="mt-bench")
     assert document["run"]["status"] == "done"
@@ -193,8 +210,11 @@ def test_a_users_own_protocol_file_runs_and_is_stored_with_its_digest(
     text = ALOE.replace('name = "aloe"', 'name = "our-aloe"')
     app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
     client = app.test_client()
-    body = {"file": (io.BytesIO(crafted_bytes()), "f.jsonl"), "suites": "alignment",
-            "protocol": (io.BytesIO(text.encode()), "mine.toml")}  # fmt: skip
+    body = {
+        "file": (io.BytesIO(crafted_bytes()), "f.jsonl"),
+        "suites": "alignment",
+        "protocol": (io.BytesIO(text.encode()), "mine.toml"),
+    }
     response = client.post(
         "/api/v1/runs", data=body, content_type="multipart/form-data"
     )
@@ -263,8 +283,9 @@ def test_judge_check_cli_reads_a_protocol_file(app_factory, server, tmp_path):
 
 
 def test_the_test_judge_button_needs_the_pages_csrf_token(app_factory, server):
-    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                      WTF_CSRF_ENABLED=True)  # fmt: skip
+    app = app_factory(
+        JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", WTF_CSRF_ENABLED=True
+    )
     client = app.test_client()
     refused = client.post("/judge-check", data={"protocol": "aloe"})
     assert refused.status_code == 400

@@ -166,15 +166,21 @@ def test_the_scripted_judge_scores_every_judge_suite_through_its_modes(suite):
 # Field names of the input format, and judge protocol modes (protocols/*.toml),
 # that happen to equal a suite name. frontend/ builds plotly.js (its
 # node_modules are third-party code).
-INPUT_FIELDS = {("dataset/schema.py", "slots"),
-                ("metrics/protocol_checks.py", "alignment"),
-                ("metrics/protocol_checks.py", "pairwise")}  # fmt: skip
+INPUT_FIELDS = {
+    ("dataset/schema.py", "slots"),
+    ("metrics/protocol_checks.py", "alignment"),
+    ("metrics/protocol_checks.py", "pairwise"),
+}
 PRODUCT = [
-    p for p in ROOT.rglob("*")
-    if p.is_file() and p.suffix in {".py", ".html", ".js"}
-    and not p.relative_to(ROOT).parts[0].startswith((".", "tests", "testing", "docs", "bench", "nltk_data", "frontend"))
+    p
+    for p in ROOT.rglob("*")
+    if p.is_file()
+    and p.suffix in {".py", ".html", ".js"}
+    and not p.relative_to(ROOT)
+    .parts[0]
+    .startswith((".", "tests", "testing", "docs", "bench", "nltk_data", "frontend"))
     and p.relative_to(ROOT).parts[:2] != ("metrics", "suites")
-]  # fmt: skip
+]
 
 
 def test_no_suite_name_is_spelled_outside_its_module():

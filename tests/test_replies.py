@@ -32,9 +32,13 @@ def site(tmp_path_factory):
     path = tmp / "replies.jsonl"
     path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
     app = create_test_app(
-        {**base_config(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-         "REDIS_URL": None, "WATCHDOG_INTERVAL_S": 3600}
-    )  # fmt: skip
+        {
+            **base_config(tmp),
+            "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
+            "REDIS_URL": None,
+            "WATCHDOG_INTERVAL_S": 3600,
+        }
+    )
     with ScriptedJudge() as judge:
         run_id = submit(app, path, judge, suites=["alignment", "quality"])
         wait_for(app, run_id)
@@ -132,8 +136,9 @@ def test_one_session_s_grid(site):
 
 def test_the_exchange_is_shown_escaped(site):
     app, _storage, run, first = site
-    query = (f"session_id={first['session_id']}&round=1&method=Base"
-             "&judge=scripted&metric=al")  # fmt: skip
+    query = (
+        f"session_id={first['session_id']}&round=1&method=Base&judge=scripted&metric=al"
+    )
     for part in ("", "&part=1"):
         page = app.test_client().get(f"/r/{run.token}/replies/exchange?{query}{part}")
         assert page.status_code == 200
@@ -151,14 +156,31 @@ def test_the_exchange_is_shown_escaped(site):
 def test_deleting_a_run_deletes_its_exchanges(site):
     app, storage, run, _first = site
     other = storage.runs.create_run(
-        file_name="x.jsonl", file_sha256="0" * 64, upload_id=run.upload_id,
-        sessions=1, rounds=1, methods=["A"], suites=["alignment"], total=1,
-    )  # fmt: skip
-    exchange = {"session_id": "s", "round": 1, "method": "A", "judge": "j",
-                "metric": "al", "seq": 0, "metrics": ["al"], "mode": "alignment",
-                "prompt_version": "alignment_v1", "sample": 0,
-                "messages": [{"role": "user", "content": "hi"}], "reply": "80",
-                "status": "ok", "cached": False}  # fmt: skip
+        file_name="x.jsonl",
+        file_sha256="0" * 64,
+        upload_id=run.upload_id,
+        sessions=1,
+        rounds=1,
+        methods=["A"],
+        suites=["alignment"],
+        total=1,
+    )
+    exchange = {
+        "session_id": "s",
+        "round": 1,
+        "method": "A",
+        "judge": "j",
+        "metric": "al",
+        "seq": 0,
+        "metrics": ["al"],
+        "mode": "alignment",
+        "prompt_version": "alignment_v1",
+        "sample": 0,
+        "messages": [{"role": "user", "content": "hi"}],
+        "reply": "80",
+        "status": "ok",
+        "cached": False,
+    }
     with storage.engine.begin() as conn:
         write_exchanges(conn, storage.replies.database, other.id, [exchange])
     assert storage.replies.exchanges_of(other.id, ("s", 1, "A"))
@@ -172,22 +194,44 @@ def test_reply_pages_on_either_database(any_storage):
     every row of a page's replies; on SQLite and PostgreSQL alike."""
     storage = any_storage
     run = storage.runs.create_run(
-        file_name="x.jsonl", file_sha256="0" * 64, upload_id="u", sessions=2,
-        rounds=1, methods=["A", "B"], suites=["alignment"], total=4,
-    )  # fmt: skip
-    values = {("s1", "A"): (60.0, 80.0), ("s1", "B"): (90.0, 90.0),
-              ("s2", "A"): (None, None), ("s2", "B"): (10.0, 30.0)}  # fmt: skip
+        file_name="x.jsonl",
+        file_sha256="0" * 64,
+        upload_id="u",
+        sessions=2,
+        rounds=1,
+        methods=["A", "B"],
+        suites=["alignment"],
+        total=4,
+    )
+    values = {
+        ("s1", "A"): (60.0, 80.0),
+        ("s1", "B"): (90.0, 90.0),
+        ("s2", "A"): (None, None),
+        ("s2", "B"): (10.0, 30.0),
+    }
     rows = [
-        {"run_id": run.id, "session_id": s, "round": 1, "method": m, "metric": metric,
-         "judge": judge, "value": value, "status": "ok" if value is not None else "unscored"}
+        {
+            "run_id": run.id,
+            "session_id": s,
+            "round": 1,
+            "method": m,
+            "metric": metric,
+            "judge": judge,
+            "value": value,
+            "status": "ok" if value is not None else "unscored",
+        }
         for (s, m), pair in values.items()
         for judge, value in zip(("j1", "j2"), pair, strict=True)
         for metric in ("al", "al_style")
-    ]  # fmt: skip
+    ]
     storage.rows.upsert_rows(rows)
     high = storage.replies.reply_lines(run.id, {"metric": "al"}, 0, 10, True)
-    assert high == [(("s1", 1, "B"), 90.0), (("s1", 1, "A"), 70.0),
-                    (("s2", 1, "B"), 20.0), (("s2", 1, "A"), None)]  # fmt: skip
+    assert high == [
+        (("s1", 1, "B"), 90.0),
+        (("s1", 1, "A"), 70.0),
+        (("s2", 1, "B"), 20.0),
+        (("s2", 1, "A"), None),
+    ]
     low = storage.replies.reply_lines(
         run.id, {"metric": "al", "judge": "j1"}, 1, 2, False
     )
@@ -196,9 +240,11 @@ def test_reply_pages_on_either_database(any_storage):
     assert storage.replies.count_reply_lines(run.id, ranged) == 3
     found = storage.replies.rows_of_replies(run.id, [("s2", 1, "B")])
     assert sorted((r["metric"], r["judge"], r["value"]) for r in found) == [
-        ("al", "j1", 10.0), ("al", "j2", 30.0),
-        ("al_style", "j1", 10.0), ("al_style", "j2", 30.0),
-    ]  # fmt: skip
+        ("al", "j1", 10.0),
+        ("al", "j2", 30.0),
+        ("al_style", "j1", 10.0),
+        ("al_style", "j2", 30.0),
+    ]
     # "as in the file": the methods in the run's order, not by name
     methods = ["B", "A"]
     in_file = storage.replies.reply_lines(
@@ -232,8 +278,10 @@ def test_the_response_length_is_shown_once_and_is_no_judge_s_score(site):
     assert len(cells) == len(lines_of(page)), "one length per reply"
     for judge, cell in cells:
         assert judge == "" and "exchange-link" not in cell and "<a" not in cell
-    query = (f"session_id={first['session_id']}&round=1&method=Base"
-             "&judge=scripted&metric=response_chars&part=1")  # fmt: skip
+    query = (
+        f"session_id={first['session_id']}&round=1&method=Base"
+        "&judge=scripted&metric=response_chars&part=1"
+    )
     said = app.test_client().get(f"/r/{run.token}/replies/exchange?{query}")
     text = said.get_data(True)
     assert 'data-testid="exchange-not-judged"' in text

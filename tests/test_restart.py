@@ -55,8 +55,11 @@ def test_unfinished_run_resumes_after_a_hard_restart(app_factory, tmp_path):
         env.pop("REDIS_URL", None)
         first = subprocess.Popen(
             [sys.executable, "-c", FIRST_LIFE, str(path), str(tmp_path / "instance")],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             run_id = first.stdout.readline().strip()
             assert first.stdout.readline().strip() == "progress"

@@ -311,9 +311,13 @@ def test_summary_session_values_and_panels():
 
 @pytest.mark.parametrize(
     ("attribute", "observed"),
-    [("patient", "impatient"), ("honest", "dishonest"), ("friendly", "unfriendly"),
-     ("verbal", "non-verbal")],
-)  # fmt: skip
+    [
+        ("patient", "impatient"),
+        ("honest", "dishonest"),
+        ("friendly", "unfriendly"),
+        ("verbal", "non-verbal"),
+    ],
+)
 def test_a_negation_prefix_is_never_a_fuzzy_match(attribute, observed):
     no_synonyms = lambda phrase: frozenset()  # noqa: E731
     assert roleplay.match(attribute, [observed], no_synonyms) is None
@@ -323,13 +327,22 @@ def test_a_negation_prefix_is_never_a_fuzzy_match(attribute, observed):
 def test_present_but_empty_attributes_say_empty_not_missing():
     from metrics.suites import roleplay
 
-    base = {"session_id": "s", "user_profile": "p", "user_personality": "q",
-            "rounds": [{"round": 1, "user_message": "hi",
-                        "responses": {"A": {"text": "x"}}}]}  # fmt: skip
+    base = {
+        "session_id": "s",
+        "user_profile": "p",
+        "user_personality": "q",
+        "rounds": [
+            {"round": 1, "user_message": "hi", "responses": {"A": {"text": "x"}}}
+        ],
+    }
     codes = []
     for session in ({**base, "attributes": []}, base):
         rows = roleplay.run([session], ["A"], None, {})
-        [almp] = [r for r in rows if r["metric"] == "almp" and r["note_code"] in
-                  ("empty_field", "missing_field")]  # fmt: skip
+        [almp] = [
+            r
+            for r in rows
+            if r["metric"] == "almp"
+            and r["note_code"] in ("empty_field", "missing_field")
+        ]
         codes.append(almp["note_code"])
     assert codes == ["empty_field", "missing_field"]

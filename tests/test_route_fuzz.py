@@ -16,16 +16,38 @@ from tests import crafted
 from tests.test_api import upload, wait_final
 
 HOSTILE = ["%00", "a%00b", "%ED%A0%80", "%FF%FE", "9" * 30, "%C2%B2", "-1", "", "null"]
-QUERY_NAMES = ["page", "cursor", "limit", "metric", "method", "status", "q", "runs",
-               "baseline", "order", "sort", "dir", "id", "lang", "k", "session",
-               "rows", "judge", "rates", "sessions_page"]  # fmt: skip
+QUERY_NAMES = [
+    "page",
+    "cursor",
+    "limit",
+    "metric",
+    "method",
+    "status",
+    "q",
+    "runs",
+    "baseline",
+    "order",
+    "sort",
+    "dir",
+    "id",
+    "lang",
+    "k",
+    "session",
+    "rows",
+    "judge",
+    "rates",
+    "sessions_page",
+]
 BODIES = [
-    ("application/json", '{"name": "\\ud800", "tags": ["\\u0000"], "comment": "\\udfff"}'),
+    (
+        "application/json",
+        '{"name": "\\ud800", "tags": ["\\u0000"], "comment": "\\udfff"}',
+    ),
     ("application/json", '"x"'),
     ("application/json", '{"name": 1e999, "tags": "x"}'),
     ("application/json", "\xff\xfe"),
     ("application/x-www-form-urlencoded", "name=%00&tags=%ED%A0%80&suites=%00"),
-]  # fmt: skip
+]
 
 
 def paths(app, values: dict[str, str]) -> list[tuple[str, str]]:
@@ -67,8 +89,11 @@ def test_no_route_answers_500_to_hostile_values(fuzzed_app, tmp_path):
     created = upload(client, data, suites="quality").get_json()
     wait_final(client, created["token"])
     space = client.post("/api/v1/workspaces").get_json()
-    real = {"token": created["token"], "run_token": created["token"],
-            "extension": "csv"}  # fmt: skip
+    real = {
+        "token": created["token"],
+        "run_token": created["token"],
+        "extension": "csv",
+    }
     failures = []
     for hostile in HOSTILE:
         for method, path in paths(app, {name: hostile for name in real}):

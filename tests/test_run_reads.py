@@ -83,9 +83,14 @@ def test_rows_filter_and_the_last_page_has_no_next(client, finished):
 
 @pytest.mark.parametrize(
     ("query", "code"),
-    [("limit=0", "bad_limit"), ("limit=10001", "bad_limit"), ("limit=x", "bad_limit"),
-     ("cursor=-1", "bad_cursor"), ("cursor=abc", "bad_cursor")],
-)  # fmt: skip
+    [
+        ("limit=0", "bad_limit"),
+        ("limit=10001", "bad_limit"),
+        ("limit=x", "bad_limit"),
+        ("cursor=-1", "bad_cursor"),
+        ("cursor=abc", "bad_cursor"),
+    ],
+)
 def test_bad_page_arguments_are_400s_naming_them(client, finished, query, code):
     token, _ = finished
     response = client.get(f"/api/v1/runs/{token}/rows?{query}")

@@ -23,12 +23,19 @@ WORKER_MODULES = ("execution.py", "run_judge.py", "dispatch.py", "finalizer.py")
 
 
 def test_the_spec_is_what_the_run_recorded(app_factory, tmp_path, judge_server):
-    app = app_factory(JUDGE_TEMPERATURE=0.3, JUDGE_HISTORY_CHARS=5000,
-                      JUDGE_MODELS=["a", "b"])  # fmt: skip
+    app = app_factory(
+        JUDGE_TEMPERATURE=0.3, JUDGE_HISTORY_CHARS=5000, JUDGE_MODELS=["a", "b"]
+    )
     path = crafted.write(tmp_path / "s.jsonl", crafted.alignment_sessions())
-    run_id = submit(app, path, judge_server, suites=["alignment", "pairwise"],
-                    judge_models=["a", "b"], samples=2,
-                    options={"pairwise_baseline": "Base"})  # fmt: skip
+    run_id = submit(
+        app,
+        path,
+        judge_server,
+        suites=["alignment", "pairwise"],
+        judge_models=["a", "b"],
+        samples=2,
+        options={"pairwise_baseline": "Base"},
+    )
     app.config.update(JUDGE_TEMPERATURE=0.9, JUDGE_HISTORY_CHARS=100)
     spec = RunSpec.of(app.extensions["storage"].runs.get_run(run_id))
     assert spec.suites == ("alignment", "pairwise")

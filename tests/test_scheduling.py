@@ -18,12 +18,15 @@ from tests.pipeline_support import submit, wait_for
 
 def sessions(count: int, rounds: int = 5, prefix: str = "s") -> list[dict]:
     return [
-        crafted.session(f"{prefix}{i:05d}", {
-            "Base": [f"Sure, round {k} of {i}." for k in range(rounds)],
-            "Ours": [f"Happy to help with {k}, {i}!" for k in range(rounds)],
-        })
+        crafted.session(
+            f"{prefix}{i:05d}",
+            {
+                "Base": [f"Sure, round {k} of {i}." for k in range(rounds)],
+                "Ours": [f"Happy to help with {k}, {i}!" for k in range(rounds)],
+            },
+        )
         for i in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def test_a_small_run_finishes_while_a_large_one_evaluates(app_factory, tmp_path):
@@ -38,8 +41,12 @@ def test_a_small_run_finishes_while_a_large_one_evaluates(app_factory, tmp_path)
     deadline = time.monotonic() + 60
     while storage.runs.get_run(big).done == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    small = submit(app, crafted.write(tmp_path / "small.jsonl", sessions(3, prefix="t")),
-                   None, suites=["quality"])  # fmt: skip
+    small = submit(
+        app,
+        crafted.write(tmp_path / "small.jsonl", sessions(3, prefix="t")),
+        None,
+        suites=["quality"],
+    )
     document = wait_for(app, small, timeout=600)
     large = storage.runs.get_run(big)
     assert document["run"]["status"] == "done"
@@ -51,8 +58,12 @@ def test_one_pool_holds_the_concurrency_per_judge_model_across_runs(
     app_factory, tmp_path
 ):
     with ScriptedJudge(latency=0.05) as judge:
-        app = app_factory(JUDGE_API_URL=judge.url, JUDGE_MODEL="judge-a",
-                          JUDGE_MODELS=["judge-a", "judge-b"], JUDGE_CONCURRENCY=3)  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=judge.url,
+            JUDGE_MODEL="judge-a",
+            JUDGE_MODELS=["judge-a", "judge-b"],
+            JUDGE_CONCURRENCY=3,
+        )
         path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
         service = app.extensions["runs"]
         from pipeline.runs import RunRequest
@@ -223,8 +234,14 @@ def test_the_watchdog_plans_or_fails_runs_that_were_never_planned(
     from store.uploads import store_upload
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))
-    fields = {"file_name": "c.jsonl", "file_sha256": "0" * 64, "methods": ["Base", "Ours"],
-              "suites": ["quality"], "sessions": 2, "rounds": 10}  # fmt: skip
+    fields = {
+        "file_name": "c.jsonl",
+        "file_sha256": "0" * 64,
+        "methods": ["Base", "Ours"],
+        "suites": ["quality"],
+        "sessions": 2,
+        "rounds": 10,
+    }
     with path.open("rb") as stream:
         upload_id, _, _ = store_upload(stream, app.config["UPLOAD_FOLDER"])
     kept = storage.runs.create_run(
@@ -269,9 +286,16 @@ def test_a_slow_judges_many_chunks_leave_a_task_thread_for_another_run(
     (RUN_INFLIGHT_CHUNKS), and the worker has more (EMBEDDED_WORKER_THREADS),
     so a run on another judge still starts and ends (with 4 threads it
     waited behind the slow run's chunks)."""
-    sessions = [crafted.session(f"s{index:02d}", {"Base": crafted.scores([50] * 5, [1] * 5),
-                                                  "Ours": crafted.scores([60] * 5, [1] * 5)})
-                for index in range(10)]  # fmt: skip
+    sessions = [
+        crafted.session(
+            f"s{index:02d}",
+            {
+                "Base": crafted.scores([50] * 5, [1] * 5),
+                "Ours": crafted.scores([60] * 5, [1] * 5),
+            },
+        )
+        for index in range(10)
+    ]
     with ScriptedJudge(latency=20.0) as slow, ScriptedJudge() as fast:
         app = app_factory(JUDGE_CONCURRENCY=2, JUDGE_TIMEOUT_S=120.0, CHUNK_UNITS=10)
         assert app.config["EMBEDDED_WORKER_THREADS"] > app.config["RUN_INFLIGHT_CHUNKS"]

@@ -23,12 +23,17 @@ def test_slots_are_counted_and_given_back(tmp_path):
 
 def test_a_killed_holder_keeps_no_slot(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from web.security.shared_slots import slot\n"
-         f"with slot({str(tmp_path)!r}, 'convert', 1):\n"
-         "    print('held', flush=True); time.sleep(600)"],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from web.security.shared_slots import slot\n"
+            f"with slot({str(tmp_path)!r}, 'convert', 1):\n"
+            "    print('held', flush=True); time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with slot(tmp_path, "convert", 1) as held:
@@ -49,9 +54,11 @@ def test_a_conversion_past_the_slots_is_refused_with_a_reason(app_factory, tmp_p
 
     def post(lang: str = "en"):
         with source.open("rb") as stream:
-            return client.post(f"/api/v1/convert?lang={lang}",
-                               data={"file": (stream, "s.jsonl"), "from": "sharegpt"},
-                               content_type="multipart/form-data")  # fmt: skip
+            return client.post(
+                f"/api/v1/convert?lang={lang}",
+                data={"file": (stream, "s.jsonl"), "from": "sharegpt"},
+                content_type="multipart/form-data",
+            )
 
     with slot(app.instance_path, "convert", 1):  # another process converts
         busy = post()

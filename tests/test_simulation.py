@@ -50,20 +50,29 @@ FULL |= {"ordering": "one_by_one", "complete": False}
         # exploration and mood miss -> 0.5
         (FULL, [sim("no_exploration", "sad", "one_by_one", complete=False)], 0.5),
         # mean of 1.0, 0.5 and 0.5 (third: exploration and mood hold)
-        (FULL, [sim("explores_menu", "happy", "one_by_one", complete=False),
+        (
+            FULL,
+            [
+                sim("explores_menu", "happy", "one_by_one", complete=False),
                 sim("no_exploration", "sad", "one_by_one", complete=False),
-                sim("explores_menu", "casual", "all_at_once", complete=True)], 2 / 3),
+                sim("explores_menu", "casual", "all_at_once", complete=True),
+            ],
+            2 / 3,
+        ),
         # labels compare casefolded, trimmed, hyphen/space -> underscore
         (FULL, [sim("Explores-Menu", " Happy ", "one by one", complete=False)], 1.0),
         # a missing actual value is a miss: no mood, no complete -> 0.5
         (FULL, [{"exploration": "explores_menu", "ordering": "one_by_one"}], 0.5),
         # partial persona: only exploration and ordering scored, weights 1/2 each
-        ({"exploration": "explores_menu", "ordering": "one_by_one", "moods": []},
-         [sim("explores_menu", "sad", "all_at_once")], 0.5),
+        (
+            {"exploration": "explores_menu", "ordering": "one_by_one", "moods": []},
+            [sim("explores_menu", "sad", "all_at_once")],
+            0.5,
+        ),
         # complete=False is an attribute, not an absent one: 1 of 1
         ({"complete": False}, [sim(complete=False)], 1.0),
     ],
-)  # fmt: skip
+)
 def test_pas_with_persona_attributes(persona, messages, expected):
     value, detail = simulation.persona_adherence(persona, messages)
     assert value == approx(expected)
@@ -169,16 +178,23 @@ def test_normalize_item(item, expected):
         # T = {chai latte, scone}, C = {chai latte, scone, cookie}: P 2/3, R 1
         (["The Chai Latte", "a scone"], ["chai latte!", "Scone", "cookie"], 0.8),
         # CJK: P 1, R 2/3
-        (["一份麻婆豆腐", "一份回锅肉", "五碗米饭"], ["一份麻婆豆腐", "一份回锅肉"], 0.8),
-        (["아이스 아메리카노 (샷 추가)", "플레인 크로플"],
-         ["아이스 아메리카노 샷 추가", "플레인 크로플"], 1.0),
+        (
+            ["一份麻婆豆腐", "一份回锅肉", "五碗米饭"],
+            ["一份麻婆豆腐", "一份回锅肉"],
+            0.8,
+        ),
+        (
+            ["아이스 아메리카노 (샷 추가)", "플레인 크로플"],
+            ["아이스 아메리카노 샷 추가", "플레인 크로플"],
+            1.0,
+        ),
         # duplicates collapse to one set item
         (["tea"], ["Tea", "tea", "the tea"], 1.0),
         (["tea"], ["coffee"], 0.0),
         # empty final order: precision = recall = 0 -> F1 = 0
         (["tea"], [], 0.0),
     ],
-)  # fmt: skip
+)
 def test_ora_f1(target, final, expected):
     assert simulation.order_adherence(target, final)[0] == approx(expected)
 
@@ -201,8 +217,11 @@ def test_ora_target_empty_after_normalization_is_unscored():
     ("tracking", "tier", "expected"),
     [
         # ED = 2 + 1 + 1 + 0 = 4, N = 4 -> 4 / 8
-        ([["order", "behavior"], ["order"], ["behavior", "attributes"], []],
-         "order+behavior", 0.5),
+        (
+            [["order", "behavior"], ["order"], ["behavior", "attributes"], []],
+            "order+behavior",
+            0.5,
+        ),
         ([["order", "behavior"]] * 3, "order+behavior", 1.0),
         # no behavior anywhere: attributes tier, ED = 1, N = 3 -> 0.5 / 3
         ([["attributes", "order"], ["order"], []], "attributes", 0.5 / 3),
@@ -216,7 +235,7 @@ def test_ora_target_empty_after_normalization_is_unscored():
         # behavior without order is no tier of the seed
         ([["behavior"], ["behavior"]], "none", 0.0),
     ],
-)  # fmt: skip
+)
 def test_dei_tiers(tracking, tier, expected):
     value, detail = simulation.explainability([sim(tracking=t) for t in tracking])
     assert value == approx(expected)
@@ -256,11 +275,16 @@ def hand_session():
         [
             sim(complete=False, order=[], tracking=["order", "behavior"]),
             sim(mood="casual", complete=False, order=["chai"], tracking=["order"]),
-            sim("explores_menu", "casual", complete=True, order=final[:2],
-                tracking=["order", "behavior"]),
+            sim(
+                "explores_menu",
+                "casual",
+                complete=True,
+                order=final[:2],
+                tracking=["order", "behavior"],
+            ),
             sim(mood="happy", complete=True, order=final, tracking=[], exit=True),
         ]
-    )  # fmt: skip
+    )
 
 
 def test_session_rows_hand_computed():
@@ -275,8 +299,11 @@ def test_session_rows_hand_computed():
         json.dumps(row["detail"])
     assert rows["ora"]["detail"]["final"] == ["chai latte", "cookie", "turkey sandwich"]
     assert rows["dei"]["detail"] == {
-        "tier": "order+behavior", "kinds": ["behavior", "order"], "ed": 5, "n": 3
-    }  # fmt: skip
+        "tier": "order+behavior",
+        "kinds": ["behavior", "order"],
+        "ed": 5,
+        "n": 3,
+    }
 
 
 def test_ora_uses_last_message_that_reports_an_order():
@@ -289,24 +316,42 @@ def test_ora_uses_last_message_that_reports_an_order():
     ("sims", "changes", "unscored"),
     [
         # one message: BVS cannot apply, CRRS follows
-        ([sim(order=["chai latte"], tracking=["order"])], {},
-         {"bvs": "fewer than two guest messages"}),
+        (
+            [sim(order=["chai latte"], tracking=["order"])],
+            {},
+            {"bvs": "fewer than two guest messages"},
+        ),
         # all exit: N = 0; ORA still has a final order
-        ([sim(order=[], tracking=[], exit=True)] * 2, {},
-         dict.fromkeys(("pas", "bvs", "dei"), "no non-exit guest messages (N = 0)")),
-        ([sim(order=[], tracking=[])] * 2, {"target": []},
-         {"ora": "the target order is empty"}),
-        ([sim(order=[], tracking=[])] * 2, {"target": None},
-         {"ora": "session lacks target_order"}),
-        ([sim(order=[], tracking=[])] * 2, {"persona": None},
-         {"pas": "session lacks persona"}),
+        (
+            [sim(order=[], tracking=[], exit=True)] * 2,
+            {},
+            dict.fromkeys(("pas", "bvs", "dei"), "no non-exit guest messages (N = 0)"),
+        ),
+        (
+            [sim(order=[], tracking=[])] * 2,
+            {"target": []},
+            {"ora": "the target order is empty"},
+        ),
+        (
+            [sim(order=[], tracking=[])] * 2,
+            {"target": None},
+            {"ora": "session lacks target_order"},
+        ),
+        (
+            [sim(order=[], tracking=[])] * 2,
+            {"persona": None},
+            {"pas": "session lacks persona"},
+        ),
         ([sim(tracking=[])] * 2, {}, {"ora": "no message reports an order"}),
         ([sim(order=[])] * 2, {}, {"dei": "no message reports tracking"}),
         ([None, None], {}, dict.fromkeys(simulation.WEIGHTS, "session lacks sim")),
-        ([sim(order=[], tracking=[])] * 2, {"persona": {"type": "robot"}},
-         {"pas": "no persona attributes and unknown type 'robot'"}),
+        (
+            [sim(order=[], tracking=[])] * 2,
+            {"persona": {"type": "robot"}},
+            {"pas": "no persona attributes and unknown type 'robot'"},
+        ),
     ],
-)  # fmt: skip
+)
 def test_edge_cases_give_values_or_reasons(sims, changes, unscored):
     """Each case is a metric that cannot apply: not_applicable with its
     reason, and CRRS (which needs all four) not applicable, naming them."""
@@ -349,8 +394,16 @@ def test_malformed_blocks_never_raise(block):
 
 # -- summary ---------------------------------------------------------------
 def row(method, sid, metric, value, status="ok"):
-    return {"session_id": sid, "round": None, "method": method, "metric": metric,
-            "value": value, "status": status, "note": None, "detail": None}  # fmt: skip
+    return {
+        "session_id": sid,
+        "round": None,
+        "method": method,
+        "metric": metric,
+        "value": value,
+        "status": status,
+        "note": None,
+        "detail": None,
+    }
 
 
 def summary_rows():

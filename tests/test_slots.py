@@ -373,12 +373,17 @@ def test_latency_is_summed_per_session_and_summarized_over_sessions():
     ("latencies", "expected", "status", "note"),
     [
         # a method that reports no latency: the metric does not apply to it
-        ([None, None], None, "not_applicable", "no response of this method has latency_s"),
+        (
+            [None, None],
+            None,
+            "not_applicable",
+            "no response of this method has latency_s",
+        ),
         # a partial sum would understate the session's time: no number
         ([2.0, None], None, "unscored", "latency_s missing in 1 of 2 rounds"),
         ([2.0, 3.0], 5.0, "ok", None),
     ],
-)  # fmt: skip
+)
 def test_session_latency(latencies, expected, status, note):
     rows = slots.run(
         [session("s", {"t": {"f": "x"}}, {}, {}, latencies=latencies)], ["M"], None, {}
@@ -525,11 +530,18 @@ def test_slot_updates_and_snapshots_are_validated():
 
     def check(response: dict):
         line = {
-            "session_id": "s", "user_profile": "p", "user_personality": "q",
+            "session_id": "s",
+            "user_profile": "p",
+            "user_personality": "q",
             "ground_truth_slots": {"t": {"dep": "cambridge"}},
-            "rounds": [{"round": 1, "user_message": "hi",
-                        "responses": {"M": {"text": "ok", **response}}}],
-        }  # fmt: skip
+            "rounds": [
+                {
+                    "round": 1,
+                    "user_message": "hi",
+                    "responses": {"M": {"text": "ok", **response}},
+                }
+            ],
+        }
         stream = io.BytesIO(json.dumps(line).encode())
         report = dataset.validate_stream(stream, "s.jsonl")
         return {(p.path, p.code) for p in report.errors}

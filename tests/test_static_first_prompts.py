@@ -62,12 +62,19 @@ def test_a_run_through_the_scripted_judge_caches_what_the_bench_counts(
     for session in sessions:
         session["sample_dialogues"] *= 5
     path = crafted.write(tmp_path / "long_cards.jsonl", sessions)
-    counted = {v: prompt_cache_count.cached_share(
-        prompt_cache_count.suite_requests(sessions, "roleplay"), v) for v in ("v1", "v2")}  # fmt: skip
+    counted = {
+        v: prompt_cache_count.cached_share(
+            prompt_cache_count.suite_requests(sessions, "roleplay"), v
+        )
+        for v in ("v1", "v2")
+    }
     assert counted["v1"]["cached_tokens"] == 0 < counted["v2"]["cached_tokens"]
     with ScriptedJudge() as server:
-        app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted",
-                          **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 1})  # fmt: skip
+        app = app_factory(
+            JUDGE_API_URL=server.url,
+            JUDGE_MODEL="scripted",
+            **{**FAST_JUDGE, "JUDGE_CONCURRENCY": 1},
+        )
         document = evaluate(app, path, server, suites=["roleplay"])
     used = document["judge_usage"]["scripted"]
     assert used["prompt_tokens"] == counted["v2"]["prompt_tokens"]

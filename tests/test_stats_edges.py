@@ -62,10 +62,14 @@ def test_an_empty_chart_gives_its_true_reason_not_no_judge(app):
     }
     flat = [{"k": 1, "mean": 50.0, "n": 2, "ci_low": 40.0, "ci_high": 60.0}]
     run = SimpleNamespace(
-        methods=["M"], suites=["alignment"],
-        aggregates={"summary": {"M": {}}, "curves": {"al": {"M": flat}, "nal": {"M": []}},
-                    "panels": {"alignment": {"reasons": reasons}}},
-    )  # fmt: skip
+        methods=["M"],
+        suites=["alignment"],
+        aggregates={
+            "summary": {"M": {}},
+            "curves": {"al": {"M": flat}, "nal": {"M": []}},
+            "panels": {"alignment": {"reasons": reasons}},
+        },
+    )
     with app.test_request_context("/?lang=en"):
         section = panels.section(registry.get("alignment"), run)
     said = {chart["title"]: chart["reason"] for chart in section["missing"]}
@@ -83,8 +87,9 @@ def test_validity_reasons_are_the_runs_own():
     found = judge_validity({}, ["alignment"], "m", run_context(three))
     assert found["reason_codes"]["samples_alpha"] == "validity_no_variance"
     assert found["reason_codes"]["inter_judge_alpha"] == "validity_one_judge"
-    panel = SimpleNamespace(judge={"model": "a", "models": ["a", "b"], "samples": 1},
-                            status="done")  # fmt: skip
+    panel = SimpleNamespace(
+        judge={"model": "a", "models": ["a", "b"], "samples": 1}, status="done"
+    )
     found = judge_validity({}, ["alignment"], "a", run_context(panel))
     assert found["reason_codes"]["inter_judge_alpha"] == "validity_no_variance"
     assert found["reason_codes"]["samples_alpha"] == "validity_one_sample"
@@ -134,9 +139,15 @@ def test_length_bias_within_methods_from_the_database(any_storage):
 
     storage = any_storage
     run = storage.runs.create_run(
-        file_name="f.jsonl", file_sha256="0" * 64, upload_id="none", sessions=1,
-        rounds=5, methods=["Short", "Long"], suites=["alignment"], status="running",
-    )  # fmt: skip
+        file_name="f.jsonl",
+        file_sha256="0" * 64,
+        upload_id="none",
+        sessions=1,
+        rounds=5,
+        methods=["Short", "Long"],
+        suites=["alignment"],
+        status="running",
+    )
     storage.rows.upsert_rows({**row, "run_id": run.id} for row in inverse_length_rows())
     finalizer.finalize(storage, run.id, dict(DEFAULTS))
     found = storage.runs.get_run(run.id).aggregates["judge_validity"]
@@ -154,9 +165,17 @@ def test_a_panel_judge_that_scored_nothing_nulls_the_panel_value_with_a_note():
                 ("good", "ok", 60.0 + k),
                 ("down", "error", None),
             ):
-                rows.append({"session_id": session, "round": k, "method": "M",
-                             "metric": "al", "value": value, "status": status,
-                             "judge": judge})  # fmt: skip
+                rows.append(
+                    {
+                        "session_id": session,
+                        "round": k,
+                        "method": "M",
+                        "metric": "al",
+                        "value": value,
+                        "status": status,
+                        "judge": judge,
+                    }
+                )
     found = engine.aggregate(lambda suite: rows, ["alignment"], ["M"])
     summary = found["summary"]["M"]
     assert summary["al_avg@good"] == 61.5 and summary["al_avg@down"] is None
@@ -173,9 +192,12 @@ def test_a_null_panel_value_shows_its_reason_in_the_table(app):
 
     note = {"code": "panel_judge_missing", "params": {"judges": "down"}}
     run = SimpleNamespace(
-        methods=["M"], aggregates={"summary": {"M": {"al_avg": None}},
-                                   "summary_notes": {"M": {"al_avg": note}}},
-    )  # fmt: skip
+        methods=["M"],
+        aggregates={
+            "summary": {"M": {"al_avg": None}},
+            "summary_notes": {"M": {"al_avg": note}},
+        },
+    )
     with app.test_request_context("/?lang=en"):
         table = tables.comparison_table(run, "M", "alignment")
     [cell] = [c for c in table["rows"][0]["cells"] if c["metric"].id == "al_avg"]

@@ -153,9 +153,15 @@ def test_verdicts_of_a_deleted_run_leave_no_cache_entry(any_storage, tmp_path):
     from store.storage import JudgeCache
 
     run = any_storage.runs.create_run(
-        file_name="f.jsonl", file_sha256="0" * 64, upload_id="gone", sessions=1,
-        rounds=1, methods=["A"], suites=["alignment"], status="running",
-    )  # fmt: skip
+        file_name="f.jsonl",
+        file_sha256="0" * 64,
+        upload_id="gone",
+        sessions=1,
+        rounds=1,
+        methods=["A"],
+        suites=["alignment"],
+        status="running",
+    )
     cache = JudgeCache(any_storage.judge_cache, run.id)
     entry = {"key": "k1", "prompt_version": "p", "parsed": {"total": 1}, "reply": "r"}
     cache.put([entry])

@@ -43,9 +43,18 @@ def test_no_storage_class_has_more_than_20_public_methods():
 
 
 REPOSITORIES = {
-    "runs", "chunks", "rows", "replies", "progress", "judge_cache", "budget",
-    "comparisons", "annotations", "workspaces", "batches",
-}  # fmt: skip
+    "runs",
+    "chunks",
+    "rows",
+    "replies",
+    "progress",
+    "judge_cache",
+    "budget",
+    "comparisons",
+    "annotations",
+    "workspaces",
+    "batches",
+}
 
 
 def test_each_repository_is_reached_by_name(sqlite_url):

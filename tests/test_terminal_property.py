@@ -16,8 +16,9 @@ import dataset
 
 FINAL = {"done", "partial", "failed", "cancelled"}
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
-NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
-                max_size=255)  # fmt: skip
+NAMES = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=255
+)
 FINITE = st.floats(min_value=0, max_value=1e300, allow_nan=False, allow_infinity=False)
 
 
@@ -33,9 +34,12 @@ def response(draw):
         topic = draw(st.text(min_size=1, max_size=64))
         body["slots"] = {topic: {draw(TEXT): draw(st.lists(TEXT, max_size=2))}}
     if draw(st.booleans()):
-        body["sim"] = {"mood": draw(TEXT), "order": draw(st.lists(TEXT, max_size=3)),
-                       "tracking": draw(st.lists(st.sampled_from(["order", "behavior", "basic"]))),
-                       "exit": draw(st.booleans())}  # fmt: skip
+        body["sim"] = {
+            "mood": draw(TEXT),
+            "order": draw(st.lists(TEXT, max_size=3)),
+            "tracking": draw(st.lists(st.sampled_from(["order", "behavior", "basic"]))),
+            "exit": draw(st.booleans()),
+        }
     return body
 
 
@@ -52,10 +56,15 @@ def upload(draw) -> bytes:
             "session_id": session_id,
             "user_profile": draw(TEXT.filter(str.strip)),
             "user_personality": draw(TEXT),
-            "rounds": [{"round": n, "user_message": draw(TEXT),
-                        "responses": {m: draw(response()) for m in methods}}
-                       for n in numbers],
-        }  # fmt: skip
+            "rounds": [
+                {
+                    "round": n,
+                    "user_message": draw(TEXT),
+                    "responses": {m: draw(response()) for m in methods},
+                }
+                for n in numbers
+            ],
+        }
         if draw(st.booleans()):
             session["sample_dialogues"] = draw(st.lists(TEXT, min_size=1, max_size=2))
             session["attributes"] = draw(st.lists(TEXT, max_size=3))

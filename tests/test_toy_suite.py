@@ -37,8 +37,11 @@ def run(sessions, methods, judge, options):
     for session in sessions:
         for round_ in session["rounds"]:
             for method in methods:
-                key = {"session_id": session["session_id"], "round": round_["round"],
-                       "method": method}  # fmt: skip
+                key = {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
                 text = round_["responses"][method]["text"]
                 size = len(text.split()) if unit == "words" else len(text)
                 rows.append(result_row(key, "toy_length", float(size)))
@@ -105,8 +108,9 @@ def sample_upload(**fields):
 
 
 def test_validation_lists_the_toy_suite(toy, client, runner):
-    report = client.post("/api/v1/validate", data=sample_upload(),
-                         content_type="multipart/form-data").get_json()  # fmt: skip
+    report = client.post(
+        "/api/v1/validate", data=sample_upload(), content_type="multipart/form-data"
+    ).get_json()
     assert report["suites"][-1] == "toy"
     result = runner.invoke(args=["validate", str(ROOT / "sample_data.jsonl"), "--json"])
     assert "toy" in json.loads(result.output)["suites"]
@@ -115,8 +119,11 @@ def test_validation_lists_the_toy_suite(toy, client, runner):
 
 def test_a_toy_run_has_rows_summary_panel_and_exports(toy, embedded_app):
     client = embedded_app.test_client()
-    started = client.post("/api/v1/runs", data=sample_upload(suites="toy", toy_unit='"words"'),
-                          content_type="multipart/form-data")  # fmt: skip
+    started = client.post(
+        "/api/v1/runs",
+        data=sample_upload(suites="toy", toy_unit='"words"'),
+        content_type="multipart/form-data",
+    )
     assert started.status_code == 202, started.get_json()
     token = started.get_json()["token"]
     run_id = started.get_json()["id"]
@@ -154,8 +161,11 @@ def test_a_toy_run_has_rows_summary_panel_and_exports(toy, embedded_app):
 
 
 def test_a_bad_toy_option_is_a_400_naming_it(toy, client):
-    response = client.post("/api/v1/runs", data=sample_upload(suites="toy", toy_unit='"bytes"'),
-                           content_type="multipart/form-data")  # fmt: skip
+    response = client.post(
+        "/api/v1/runs",
+        data=sample_upload(suites="toy", toy_unit='"bytes"'),
+        content_type="multipart/form-data",
+    )
     assert response.status_code == 400
     [problem] = response.get_json()["errors"]
     assert (problem["code"], problem["path"]) == ("bad_option", "toy_unit")

@@ -43,8 +43,10 @@ def test_catalogs_hold_every_message_in_the_code(tmp_path):
     pybabel = Path(sys.executable).with_name("pybabel")
     subprocess.run(
         [str(pybabel), "extract", "-F", "babel.cfg", "-k", "_l", "-o", str(pot), "."],
-        cwd=ROOT, check=True, capture_output=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     with pot.open("rb") as extracted:
         wanted = {m.id for m in read_po(extracted) if m.id}
     for lang in ("zh", "ko"):

@@ -47,12 +47,14 @@ def test_the_environments_proxy_is_used_unless_no_proxy_names_the_host(
     proxy = judge.url.removesuffix("/v1")
     monkeypatch.setenv("http_proxy", proxy)
     monkeypatch.setenv("no_proxy", "direct.invalid")
-    through = JudgeConfig(base_url="http://judge.invalid:81/v1", model="m",
-                          max_retries=0)  # fmt: skip
+    through = JudgeConfig(
+        base_url="http://judge.invalid:81/v1", model="m", max_retries=0
+    )
     assert "70" in ask(through)["text"]
     assert judge.state.calls == 1
-    direct = JudgeConfig(base_url="http://direct.invalid:82/v1", model="m",
-                         max_retries=0)  # fmt: skip
+    direct = JudgeConfig(
+        base_url="http://direct.invalid:82/v1", model="m", max_retries=0
+    )
     with pytest.raises(JudgeHTTPError) as failed:
         ask(direct)
     assert failed.value.note.params == {"kind": "ConnectionError"}
@@ -63,8 +65,9 @@ def test_a_refused_connection_is_named_as_before():
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m",
-                         max_retries=0)  # fmt: skip
+    config = JudgeConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0
+    )
     with pytest.raises(JudgeHTTPError) as failed:
         ask(config)
     assert failed.value.note.params == {"kind": "ConnectionError"}
@@ -72,8 +75,9 @@ def test_a_refused_connection_is_named_as_before():
 
 def test_a_slow_reply_is_a_read_timeout(judge):
     judge.state.timeout_sleep = 1.0
-    config = JudgeConfig(base_url=judge.url, model="scripted", timeout_s=0.2,
-                         max_retries=0)  # fmt: skip
+    config = JudgeConfig(
+        base_url=judge.url, model="scripted", timeout_s=0.2, max_retries=0
+    )
     messages = [
         {"role": "user", "content": "<<<RESPONSE\n[[fault=timeout]]\nRESPONSE>>>"}
     ]

@@ -107,8 +107,13 @@ def test_pages_and_answers_that_carry_tokens_are_never_cached(client):
     annotator's token, or what it opens: no-store. Assets keep theirs."""
     created = client.post("/api/v1/workspaces", json={"name": "w"})
     token = created.get_json()["manage_token"]
-    for answer in (created, client.get(f"/w/{token}"), client.get("/r/none"),
-                   client.get(f"/api/v1/workspaces/{token}"), client.get("/")):  # fmt: skip
+    for answer in (
+        created,
+        client.get(f"/w/{token}"),
+        client.get("/r/none"),
+        client.get(f"/api/v1/workspaces/{token}"),
+        client.get("/"),
+    ):
         assert answer.headers["Cache-Control"] == "no-store", answer.request.path
     asset = client.get("/static/app.css")
     assert asset.headers.get("Cache-Control") != "no-store"

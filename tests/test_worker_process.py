@@ -72,8 +72,11 @@ def test_a_killed_worker_is_restarted_and_the_run_completes(
 
 
 def test_the_worker_ends_when_the_web_process_dies(tmp_path):
-    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
-                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    settings = {
+        **base_config(tmp_path),
+        "EMBEDDED_WORKER": "process",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}",
+    }
     script = (
         "import os, sys\n"
         "from app import create_app\n"
@@ -82,8 +85,13 @@ def test_the_worker_ends_when_the_web_process_dies(tmp_path):
         "print(app.extensions['worker'].pid, flush=True)\n"
         "os._exit(0)\n"  # no clean-up: as a crash or a kill would
     )
-    web = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60,
-                         capture_output=True, text=True)  # fmt: skip
+    web = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        timeout=60,
+        capture_output=True,
+        text=True,
+    )
     pid = int(web.stdout.split()[-1])
     deadline = time.monotonic() + 30
     while alive(pid):
@@ -96,9 +104,17 @@ def test_the_cli_evaluate_starts_the_worker_process(app_factory, tmp_path):
     supervisor = app.extensions["worker"]
     out = tmp_path / "r.json"
     result = app.test_cli_runner().invoke(
-        args=["evaluate", str(ROOT / "sample_data.jsonl"), "--suite", "quality",
-              "--out", str(out), "--concurrency", "3"]
-    )  # fmt: skip
+        args=[
+            "evaluate",
+            str(ROOT / "sample_data.jsonl"),
+            "--suite",
+            "quality",
+            "--out",
+            str(out),
+            "--concurrency",
+            "3",
+        ]
+    )
     assert result.exit_code == 0, result.output
     assert supervisor.pid not in (None, os.getpid())
     assert out.stat().st_size > 0
@@ -112,8 +128,11 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
     the command's run, holds no descriptor of the instance lock (the lock
     ends with its supervisor), writes nothing on the command's stdout (the
     results document), and ends with the command."""
-    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
-                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    settings = {
+        **base_config(tmp_path),
+        "EMBEDDED_WORKER": "process",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}",
+    }
     path = crafted.write(tmp_path / "q.jsonl", crafted.alignment_sessions())
     script = (
         "import json, os\n"
@@ -132,8 +151,13 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
         "    'parent': int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]),\n"
         "    'cmdline': open(f'/proc/{pid}/cmdline').read()}))\n"
     )
-    command = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=600,
-                             capture_output=True, text=True)  # fmt: skip
+    command = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        timeout=600,
+        capture_output=True,
+        text=True,
+    )
     assert command.returncode == 0, command.stderr[-3000:]
     found = json.loads(command.stdout)  # the only line on stdout
     assert found["status"] == "done"
@@ -150,8 +174,11 @@ def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path
     """The supervisor waits on a forked worker as on a spawned one (its
     pidfd): killed, it is reaped, its exit code seen, and a new worker is
     spawned (a restart never forks: the supervisor's thread runs by then)."""
-    settings = {**base_config(tmp_path), "EMBEDDED_WORKER": "process",
-                "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}"}  # fmt: skip
+    settings = {
+        **base_config(tmp_path),
+        "EMBEDDED_WORKER": "process",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}",
+    }
     script = (
         "import json, os, signal, time\n"
         "from app import create_app\n"
@@ -169,8 +196,13 @@ def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path
         "    'spawned': '--worker' in open(f'/proc/{new.pid}/cmdline').read()}))\n"
         "supervisor.stop()\n"
     )
-    command = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=300,
-                             capture_output=True, text=True)  # fmt: skip
+    command = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        timeout=300,
+        capture_output=True,
+        text=True,
+    )
     assert command.returncode == 0, command.stderr[-3000:]
     found = json.loads(command.stdout)
     assert found == {"code": -signal.SIGKILL, "restarts": 1, "spawned": True}
@@ -220,8 +252,10 @@ def test_another_database_in_the_same_checkout_gets_a_worker_of_its_own(
     own queue and worker (a second app on another DATABASE_URL waited
     forever, its tasks served against the first one's database)."""
     first = app_factory(EMBEDDED_WORKER="process")
-    other = app_factory(EMBEDDED_WORKER="process",
-                        DATABASE_URL=f"sqlite:///{tmp_path / 'other.sqlite3'}")  # fmt: skip
+    other = app_factory(
+        EMBEDDED_WORKER="process",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'other.sqlite3'}",
+    )
     assert first.config["QUEUE_FOLDER"] != other.config["QUEUE_FOLDER"]
     first.extensions["worker"].ensure_started()
     path = crafted.write(tmp_path / "o.jsonl", crafted.alignment_sessions())
@@ -262,7 +296,10 @@ def test_a_ready_worker_freezes_its_heap_once_what_runs_need_is_loaded():
         "'judge_client.transport' in sys.modules)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
         cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
+    )
     assert done.stdout.split() == ["True", "True", "True"], done.stderr

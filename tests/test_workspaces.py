@@ -80,8 +80,11 @@ def test_workspace_flow_view_and_manage_tokens_and_deletion(web_app, tmp_path):
     assert compared.status_code == 200, compared.get_json()
     body = compared.get_json()
     assert [c["label"] for c in body["columns"]] == [
-        "baseline v1/Base", "baseline v1/Ours", "ours v2/Base", "ours v2/Ours"
-    ]  # fmt: skip
+        "baseline v1/Base",
+        "baseline v1/Ours",
+        "ours v2/Base",
+        "ours v2/Ours",
+    ]
     assert body["shared"]["sessions"] == 2 and body["agreement"] == []
     assert {c["n"] for c in body["comparisons"]} == {2}
     view, manage = first["token"], first["manage_token"]

@@ -16,14 +16,26 @@ def start_worker(env: dict[str, str], log_path: Path) -> subprocess.Popen:
     celery = Path(sys.executable).with_name("celery")
     with log_path.open("ab") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
-            [str(celery), "-A", "app:celery_app", "worker", "--pool", "threads",
-             "--concurrency", "4", "--loglevel", "WARNING", "--without-heartbeat",
-             "--without-gossip", "--without-mingle"],
+            [
+                str(celery),
+                "-A",
+                "app:celery_app",
+                "worker",
+                "--pool",
+                "threads",
+                "--concurrency",
+                "4",
+                "--loglevel",
+                "WARNING",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+            ],
             cwd=ROOT,
             env={**os.environ, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        )
 
 
 def kill(process: subprocess.Popen) -> None:

@@ -155,8 +155,11 @@ def init_app(app) -> None:
     def refuse_unstorable_text():
         """A path or query value no database can look up (NUL: PostgreSQL
         refuses it; a lone surrogate) is a 400, never a 500."""
-        given = [*(request.view_args or {}).values(), *request.args.keys(),
-                 *request.args.values()]  # fmt: skip
+        given = [
+            *(request.view_args or {}).values(),
+            *request.args.keys(),
+            *request.args.values(),
+        ]
         if request.mimetype == "application/x-www-form-urlencoded":
             given += [*request.form.keys(), *request.form.values()]
         if not all(forms.storable(str(value)) for value in given):

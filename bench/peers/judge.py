@@ -48,10 +48,11 @@ def _counts(state, arrivals: Arrivals) -> dict:
         last_answer = state.last_call_at or 0.0
     span = max([last_answer, *times]) - times[0] if times else 0.0
     return {
-        "admitted": state.admitted, "rate_limited": state.rate_limited,
+        "admitted": state.admitted,
+        "rate_limited": state.rate_limited,
         "span_s": span,
         "tokens_per_request": sum(tokens) / len(tokens) if tokens else 0,
-    }  # fmt: skip
+    }
 
 
 class LimitedJudge:
@@ -61,9 +62,12 @@ class LimitedJudge:
     def __init__(self, rpm: int, tpm: int | None, count_rejected: bool):
         code = f"from bench.peers.judge import serve; serve({rpm}, {tpm}, {count_rejected})"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code], cwd=ROOT, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )  # fmt: skip
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         self.url = self.process.stdout.readline().strip()
 
     def counts(self) -> dict:

@@ -27,10 +27,14 @@ class Unfinished(Exception):
 def _run(command: list, timeout: float, extra_env: dict, cwd: Path) -> str:
     """The peer's stdout; killed (its whole process group) at the deadline."""
     process = subprocess.Popen(
-        [str(part) for part in command], cwd=cwd, env={**os.environ, **extra_env},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [str(part) for part in command],
+        cwd=cwd,
+        env={**os.environ, **extra_env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,  # node and Inspect start children of their own
-    )  # fmt: skip
+    )
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -57,16 +61,30 @@ def inspect_ai(url, work, messages, max_tokens, timeout) -> dict:
     # Inspect reads the task's path as a glob, which must be relative
     shutil.copy(HERE / "inspect_task.py", work)
     command = [
-        env.VENV / "bin" / "inspect", "eval", "inspect_task.py",
-        "--model", "openai-api/scripted/scripted", "-M", "responses_api=false",
-        "--max-connections", 64, "--max-tokens", max_tokens,
-        "--no-fail-on-error", "--display", "none",
-        "--log-dir", logs, "--log-format", "json",
-    ]  # fmt: skip
+        env.VENV / "bin" / "inspect",
+        "eval",
+        "inspect_task.py",
+        "--model",
+        "openai-api/scripted/scripted",
+        "-M",
+        "responses_api=false",
+        "--max-connections",
+        64,
+        "--max-tokens",
+        max_tokens,
+        "--no-fail-on-error",
+        "--display",
+        "none",
+        "--log-dir",
+        logs,
+        "--log-format",
+        "json",
+    ]
     variables = {
-        "SCRIPTED_BASE_URL": url, "SCRIPTED_API_KEY": "scripted",
+        "SCRIPTED_BASE_URL": url,
+        "SCRIPTED_API_KEY": "scripted",
         "PACING_MESSAGES": str(messages),
-    }  # fmt: skip
+    }
     _run(command, timeout, variables, work)
     found = sorted(logs.glob("*.json"))
     if not found:
@@ -75,10 +93,11 @@ def inspect_ai(url, work, messages, max_tokens, timeout) -> dict:
     samples = log.get("samples") or []
     failed = [s for s in samples if s.get("error")]
     return {
-        "calls": len(samples), "failed_calls": len(failed),
+        "calls": len(samples),
+        "failed_calls": len(failed),
         "status": log.get("status"),
         "errors": sorted({s["error"]["message"][:120] for s in failed}),
-    }  # fmt: skip
+    }
 
 
 def promptfoo(url, work, messages, max_tokens, timeout) -> dict:
@@ -89,14 +108,25 @@ def promptfoo(url, work, messages, max_tokens, timeout) -> dict:
     config.write_text(json.dumps(_promptfoo_config(url, messages, max_tokens)))
     output = work / "results.json"
     command = [
-        env.PROMPTFOO, "eval", "-c", config, "--max-concurrency", 64,
-        "--no-cache", "--no-write", "--no-table", "--no-progress-bar",
-        "-o", output,
-    ]  # fmt: skip
+        env.PROMPTFOO,
+        "eval",
+        "-c",
+        config,
+        "--max-concurrency",
+        64,
+        "--no-cache",
+        "--no-write",
+        "--no-table",
+        "--no-progress-bar",
+        "-o",
+        output,
+    ]
     variables = {
-        "OPENAI_API_KEY": "scripted", "PROMPTFOO_CONFIG_DIR": str(work / "home"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-    }  # fmt: skip
+        "OPENAI_API_KEY": "scripted",
+        "PROMPTFOO_CONFIG_DIR": str(work / "home"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+    }
     try:
         _run(command, timeout, variables, work)
     except Unfinished:
@@ -107,9 +137,10 @@ def promptfoo(url, work, messages, max_tokens, timeout) -> dict:
     rows = results["results"]
     failed = [r for r in rows if r.get("error")]
     return {
-        "calls": len(rows), "failed_calls": len(failed),
+        "calls": len(rows),
+        "failed_calls": len(failed),
         "errors": sorted({str(r["error"])[:120] for r in failed}),
-    }  # fmt: skip
+    }
 
 
 def _promptfoo_config(url: str, messages: Path, max_tokens: int) -> dict:
@@ -131,5 +162,8 @@ def _promptfoo_config(url: str, messages: Path, max_tokens: int) -> dict:
         "id": "openai:chat:scripted",
         "config": {"apiBaseUrl": url, "max_tokens": max_tokens},
     }
-    return {"prompts": ["[" + ", ".join(parts) + "]"], "providers": [provider],
-            "tests": tests}  # fmt: skip
+    return {
+        "prompts": ["[" + ", ".join(parts) + "]"],
+        "providers": [provider],
+        "tests": tests,
+    }

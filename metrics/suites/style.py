@@ -208,16 +208,46 @@ UNIT = (0.0, 1.0)
 SUITE = Suite(
     name="style",
     label=_l("Roleplay style (NVCS, ERTD)"),
-    description=_l("Does a method write like the character's sample dialogues? Character n-gram similarity and readability gap."),
+    description=_l(
+        "Does a method write like the character's sample dialogues? Character n-gram similarity and readability gap."
+    ),
     metrics=(
-        Metric("nvcs", _l("Style similarity (NVCS)"), "row", True, UNIT,
-               description=_l("Cosine similarity of character 1-3-gram counts of the sample dialogues and the response.")),
-        Metric("ertd", _l("Readability gap (ERTD)"), "row", False, (0.0, 100.0),
-               description=_l("Absolute difference of Flesch reading ease (clamped to 0-100) between the sample dialogues and the response.")),
-        Metric("nvcs_avg", _l("Style similarity (NVCS)"), "summary", True, UNIT,
-               compare="nvcs"),
-        Metric("ertd_avg", _l("Readability gap (ERTD)"), "summary", False, (0.0, 100.0),
-               compare="ertd"),
+        Metric(
+            "nvcs",
+            _l("Style similarity (NVCS)"),
+            "row",
+            True,
+            UNIT,
+            description=_l(
+                "Cosine similarity of character 1-3-gram counts of the sample dialogues and the response."
+            ),
+        ),
+        Metric(
+            "ertd",
+            _l("Readability gap (ERTD)"),
+            "row",
+            False,
+            (0.0, 100.0),
+            description=_l(
+                "Absolute difference of Flesch reading ease (clamped to 0-100) between the sample dialogues and the response."
+            ),
+        ),
+        Metric(
+            "nvcs_avg",
+            _l("Style similarity (NVCS)"),
+            "summary",
+            True,
+            UNIT,
+            compare="nvcs",
+        ),
+        Metric(
+            "ertd_avg",
+            _l("Readability gap (ERTD)"),
+            "summary",
+            False,
+            (0.0, 100.0),
+            compare="ertd",
+        ),
     ),
     run=run,
     summarize=summarize,
@@ -225,10 +255,22 @@ SUITE = Suite(
     order=30,
     panel=Panel(
         charts=(
-            Chart("style_nvcs", "bars_ci", _l("NVCS: style similarity to the sample dialogues (higher is closer)"),
-                  "panel", series=(("nvcs", "nvcs"),), y_metric="nvcs"),
-            Chart("style_ertd", "bars_ci", _l("ERTD: readability gap to the sample dialogues (lower is closer)"),
-                  "panel", series=(("ertd", "ertd"),), y_metric="ertd"),
+            Chart(
+                "style_nvcs",
+                "bars_ci",
+                _l("NVCS: style similarity to the sample dialogues (higher is closer)"),
+                "panel",
+                series=(("nvcs", "nvcs"),),
+                y_metric="nvcs",
+            ),
+            Chart(
+                "style_ertd",
+                "bars_ci",
+                _l("ERTD: readability gap to the sample dialogues (lower is closer)"),
+                "panel",
+                series=(("ertd", "ertd"),),
+                y_metric="ertd",
+            ),
         ),
     ),
-)  # fmt: skip
+)

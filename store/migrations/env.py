@@ -33,8 +33,9 @@ def main() -> None:
 
     engine = current_app.extensions["storage"].engine
     if context.is_offline_mode():  # ``flask db upgrade --sql``: print the SQL
-        context.configure(url=engine.url, target_metadata=Base.metadata,
-                          literal_binds=True)  # fmt: skip
+        context.configure(
+            url=engine.url, target_metadata=Base.metadata, literal_binds=True
+        )
         with context.begin_transaction():
             context.run_migrations()
         return

@@ -19,70 +19,88 @@ from reports.formatting import count, number
 EXPLAINED = {
     "position_consistency": (
         _l("Position consistency"),
-        _l("Share of pairwise comparisons whose verdict stayed the same when the "
-           "two replies swapped places. 1 is fully consistent; below about 0.8 the "
-           "order of the replies sways the judge, so read the pairwise results "
-           "with care (flips already count as ties)."),
+        _l(
+            "Share of pairwise comparisons whose verdict stayed the same when the "
+            "two replies swapped places. 1 is fully consistent; below about 0.8 the "
+            "order of the replies sways the judge, so read the pairwise results "
+            "with care (flips already count as ties)."
+        ),
     ),
     "first_position_rate": (
         _l("First-position rate"),
-        _l("Among single-order verdicts that named a winner, the share that chose "
-           "the reply shown first. 0.5 is no preference; beyond about 0.6 (or "
-           "below 0.4) the judge favours one position."),
+        _l(
+            "Among single-order verdicts that named a winner, the share that chose "
+            "the reply shown first. 0.5 is no preference; beyond about 0.6 (or "
+            "below 0.4) the judge favours one position."
+        ),
     ),
     "length_spearman": (
         _l("Length bias"),
-        _l("Spearman ρ between response length and the judge's AL within each "
-           "method (pooling methods would read a better method's longer replies "
-           "as bias), combined as the mean weighted by each method's items; each "
-           "method's ρ is in brackets. Near 0 the judge ignores length; above "
-           "about 0.3 longer replies score higher, so compare methods on the "
-           "length-controlled AL as well."),
+        _l(
+            "Spearman ρ between response length and the judge's AL within each "
+            "method (pooling methods would read a better method's longer replies "
+            "as bias), combined as the mean weighted by each method's items; each "
+            "method's ρ is in brackets. Near 0 the judge ignores length; above "
+            "about 0.3 longer replies score higher, so compare methods on the "
+            "length-controlled AL as well."
+        ),
     ),
     "cross_mode_auc": (
         _l("Score–verdict agreement (AUC)"),
-        _l("How well the AL score separates the judge's own keep-chatting "
-           "verdicts 1 from 0 on the same items: 1 is perfect, 0.5 is chance. "
-           "Below about 0.7 the two judge modes disagree."),
+        _l(
+            "How well the AL score separates the judge's own keep-chatting "
+            "verdicts 1 from 0 on the same items: 1 is perfect, 0.5 is chance. "
+            "Below about 0.7 the two judge modes disagree."
+        ),
     ),
     "samples_alpha": (
         _l("Self-consistency across samples"),
-        _l("Krippendorff's α (interval) between the judge's samples of the same "
-           "item. 1 is a judge that repeats itself; below about 0.8 its scores "
-           "are noisy, so use more samples."),
+        _l(
+            "Krippendorff's α (interval) between the judge's samples of the same "
+            "item. 1 is a judge that repeats itself; below about 0.8 its scores "
+            "are noisy, so use more samples."
+        ),
     ),
     "inter_judge_alpha": (
         _l("Agreement between the panel's judges"),
-        _l("Krippendorff's α (interval) of the judge models' AL on the same items. "
-           "Above about 0.8 the judges agree; below about 0.67 the panel mean "
-           "hides real disagreement, so look at each judge's AL average too."),
+        _l(
+            "Krippendorff's α (interval) of the judge models' AL on the same items. "
+            "Above about 0.8 the judges agree; below about 0.67 the panel mean "
+            "hides real disagreement, so look at each judge's AL average too."
+        ),
     ),
     "judge_offsets": (
         _l("Offsets between the panel's judges"),
-        _l("Each judge's mean signed AL difference from the panel's other judges "
-           "on the items they share, with a Student-t confidence interval (95%), and the ratio "
-           "of its scores' spread to theirs. α can stay high under a constant "
-           "offset (a judge scoring every item 6 points higher), which the panel "
-           "mean pools without saying; an interval that excludes 0, or a spread "
-           "ratio outside 1/2 to 2 (another scale), is said beside the value."),
+        _l(
+            "Each judge's mean signed AL difference from the panel's other judges "
+            "on the items they share, with a Student-t confidence interval (95%), and the ratio "
+            "of its scores' spread to theirs. α can stay high under a constant "
+            "offset (a judge scoring every item 6 points higher), which the panel "
+            "mean pools without saying; an interval that excludes 0, or a spread "
+            "ratio outside 1/2 to 2 (another scale), is said beside the value."
+        ),
     ),
     "human": (
         _l("Agreement with human labels"),
-        _l("Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "
-           "between the binary verdicts and the human ones. Above about 0.6 (ρ) "
-           "or 0.4 (κ) the judge tracks the humans moderately; n is the number "
-           "of labelled items."),
+        _l(
+            "Spearman ρ and Kendall τ between AL and the human scores, Cohen's κ "
+            "between the binary verdicts and the human ones. Above about 0.6 (ρ) "
+            "or 0.4 (κ) the judge tracks the humans moderately; n is the number "
+            "of labelled items."
+        ),
     ),
     "length_pairwise_effect": (
         _l("Length preference (pairwise)"),
-        _l("How much more often a reply longer by one typical length difference "
-           "wins against an equally good one, from a logistic model of the "
-           "pairwise verdicts on the methods and the length difference "
-           "(AlpacaEval 2.0's length control): 0 is no preference, +0.5 a judge "
-           "that always picks the longer reply. Above about 0.1 compare methods "
-           "on the length-controlled win rate."),
+        _l(
+            "How much more often a reply longer by one typical length difference "
+            "wins against an equally good one, from a logistic model of the "
+            "pairwise verdicts on the methods and the length difference "
+            "(AlpacaEval 2.0's length control): 0 is no preference, +0.5 a judge "
+            "that always picks the longer reply. Above about 0.1 compare methods "
+            "on the length-controlled win rate."
+        ),
     ),
-}  # fmt: skip
+}
 
 
 # what each quantity's n counts, said under it

@@ -225,24 +225,31 @@ def forest_plot(
             marker={"size": 10, "color": [color(methods.index(m)) for m in shown]},
             error_x={
                 "type": "data",
-                "array": [(values[m].get("ci_high") or mean) - mean
-                          for m, mean in zip(shown, means, strict=True)],
-                "arrayminus": [mean - (values[m].get("ci_low") or mean)
-                               for m, mean in zip(shown, means, strict=True)],
+                "array": [
+                    (values[m].get("ci_high") or mean) - mean
+                    for m, mean in zip(shown, means, strict=True)
+                ],
+                "arrayminus": [
+                    mean - (values[m].get("ci_low") or mean)
+                    for m, mean in zip(shown, means, strict=True)
+                ],
                 "visible": True,
             },
             customdata=[[values[m].get("n")] for m in shown],
             hovertemplate="%{y}: %{x:.3f} (n=%{customdata[0]})<extra></extra>",
         )
-    )  # fmt: skip
+    )
     figure.add_vline(x=0, line_dash="dot", line_color="#888")
     result = _finish(figure, title, showlegend=False)
     result["layout"]["xaxis"] = {
         **result["layout"].get("xaxis", {}),
         "title": {"text": wrap(x_title, AXIS)},
     }
-    result["layout"]["yaxis"] = {**result["layout"].get("yaxis", {}), "title": {"text": ""},
-                                 "autorange": "reversed"}  # fmt: skip
+    result["layout"]["yaxis"] = {
+        **result["layout"].get("yaxis", {}),
+        "title": {"text": ""},
+        "autorange": "reversed",
+    }
     return result
 
 

@@ -130,10 +130,15 @@ def provisional_context(run, args) -> dict:
     if not run.interim or "summary" not in run.interim:  # summary steps only
         return {"provisional": None}
     so_far = SimpleNamespace(
-        id=run.id, token=run.token, status=run.status, methods=run.methods,
-        suites=run.suites, judge=run.judge, finished_at=None,
+        id=run.id,
+        token=run.token,
+        status=run.status,
+        methods=run.methods,
+        suites=run.suites,
+        judge=run.judge,
+        finished_at=None,
         aggregates=run.interim,
-    )  # fmt: skip
+    )
     shown = results_context(so_far, args)
     del shown["run"]  # the page's run is the real one
     return {**shown, "provisional": provisional_summary(run)}
@@ -163,8 +168,14 @@ def annotations_context(storage, run) -> dict:
     the labels (``pipeline/annotations.py``)."""
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
-        return {"queue": None, "queue_labels": 0, "human": None, "pending": False,
-                "agreement_failed": None, "annotator_links": []}  # fmt: skip
+        return {
+            "queue": None,
+            "queue_labels": 0,
+            "human": None,
+            "pending": False,
+            "agreement_failed": None,
+            "annotator_links": [],
+        }
     return {
         "queue": queue,
         "queue_labels": len(storage.annotations.labels_of(queue.id)),
@@ -179,8 +190,14 @@ def shown_version(storage, run) -> tuple:
     """What a finished run's dashboard shows changes with: its results (a
     finalize sets ``finished_at``; a cancelled run's summary comes after its
     status), its name, tags and comment, and its human labels' agreement."""
-    named = (str(run.finished_at), run.status, bool(run.aggregates), run.name,
-             tuple(run.tags or ()), run.comment)  # fmt: skip
+    named = (
+        str(run.finished_at),
+        run.status,
+        bool(run.aggregates),
+        run.name,
+        tuple(run.tags or ()),
+        run.comment,
+    )
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
         return named

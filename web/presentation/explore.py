@@ -198,11 +198,17 @@ def group_detail_hits(hits: Iterable, needle: str) -> list[dict]:
             if found is None:
                 continue
             key = (hit.session_id, hit.round, hit.method, field, text)
-            entry = grouped.setdefault(key, {
-                "session_id": hit.session_id, "round": hit.round,
-                "method": hit.method, "field": field, "snippet": found,
-                "metrics": [],
-            })  # fmt: skip
+            entry = grouped.setdefault(
+                key,
+                {
+                    "session_id": hit.session_id,
+                    "round": hit.round,
+                    "method": hit.method,
+                    "field": field,
+                    "snippet": found,
+                    "metrics": [],
+                },
+            )
             entry["metrics"].append(hit.metric)
     return list(grouped.values())
 
@@ -259,8 +265,16 @@ def diff_round(
         "user_message": round_.get("user_message"),
         "similarity": marked.similarity,
         "compared": marked.compared,
-        "a": {"text": marked.a, "missing": text_a is None,
-              "user_message": ra.get("user_message"), "score": scores.get((number, a))},
-        "b": {"text": marked.b, "missing": text_b is None,
-              "user_message": rb.get("user_message"), "score": scores.get((number, b))},
-    }  # fmt: skip
+        "a": {
+            "text": marked.a,
+            "missing": text_a is None,
+            "user_message": ra.get("user_message"),
+            "score": scores.get((number, a)),
+        },
+        "b": {
+            "text": marked.b,
+            "missing": text_b is None,
+            "user_message": rb.get("user_message"),
+            "score": scores.get((number, b)),
+        },
+    }

@@ -37,15 +37,24 @@ def judge_tables(run) -> list[dict]:
             continue
         columns = [(m, judge) for m in metrics for judge in [*judges, ""]]
         rows = [
-            {"method": method, "cells": [_cell(summary.get(method, {}), metric, judge)
-                                         for metric, judge in columns]}
+            {
+                "method": method,
+                "cells": [
+                    _cell(summary.get(method, {}), metric, judge)
+                    for metric, judge in columns
+                ],
+            }
             for method in run.methods
-        ]  # fmt: skip
+        ]
         found.append({"suite": name, "columns": columns, "rows": rows})
     return found
 
 
 def _cell(values: dict, metric, judge: str) -> dict:
     key = f"{metric.id}@{judge}" if judge else metric.id
-    return {"metric": metric, "judge": judge, "value": values.get(key),
-            "n": values.get(count_key(key))}  # fmt: skip
+    return {
+        "metric": metric,
+        "judge": judge,
+        "value": values.get(key),
+        "n": values.get(count_key(key)),
+    }

@@ -48,5 +48,10 @@ def paged(total: int, page: int, size: int = PAGE_SIZE) -> dict:
     """
     pages = max(1, -(-total // size))
     page = min(page, pages)
-    return {"page": page, "pages": pages, "total": total,
-            "offset": (page - 1) * size, "size": size}  # fmt: skip
+    return {
+        "page": page,
+        "pages": pages,
+        "total": total,
+        "offset": (page - 1) * size,
+        "size": size,
+    }

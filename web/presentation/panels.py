@@ -48,11 +48,16 @@ def _ci_values(chart: Chart, data: Sources, methods: list[str]) -> dict:
     if chart.source == "summary":  # <key>_avg with <key>_ci_low/_ci_high beside it
         summary = data["summary"]
         return {
-            m: {end: summary.get(m, {}).get(f"{key}_{suffix}")
-                for end, suffix in (("mean", "avg"), ("ci_low", "ci_low"),
-                                    ("ci_high", "ci_high"))}
+            m: {
+                end: summary.get(m, {}).get(f"{key}_{suffix}")
+                for end, suffix in (
+                    ("mean", "avg"),
+                    ("ci_low", "ci_low"),
+                    ("ci_high", "ci_high"),
+                )
+            }
             for m in methods
-        }  # fmt: skip
+        }
     source = data[chart.source]
     return {m: source.get(m, {}).get(key) or {} for m in methods}
 
@@ -91,8 +96,14 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
         return charts.heatmap(data[chart.source], methods, list(columns), title)
     if chart.kind == "box":
         marks = data[chart.marks] if chart.marks else None
-        return charts.box_plot(data[chart.source], methods, title, _y_title(chart),
-                               marks=marks, mark_label=text(chart.mark_label))  # fmt: skip
+        return charts.box_plot(
+            data[chart.source],
+            methods,
+            title,
+            _y_title(chart),
+            marks=marks,
+            mark_label=text(chart.mark_label),
+        )
     raise ValueError(f"unknown chart kind {chart.kind!r}")
 
 
@@ -158,10 +169,15 @@ def section(suite: Suite, run) -> dict:
     )
     # under the panel's reason, the rows' causes that led to it
     causes = causes_shown(data.aggregates, suite.name) if not empty or panel else []
-    return {"suite": suite.name, "figures": figures, "tables": tables,
-            "missing": [] if empty else missing,
-            "empty": fallback if empty else None, "covers": said["covers"],
-            "causes": causes}  # fmt: skip
+    return {
+        "suite": suite.name,
+        "figures": figures,
+        "tables": tables,
+        "missing": [] if empty else missing,
+        "empty": fallback if empty else None,
+        "covers": said["covers"],
+        "causes": causes,
+    }
 
 
 def _said_of_every_chart(reasons: dict, suite: Suite) -> str | None:
@@ -196,8 +212,13 @@ def _cause_text(cause: dict) -> str:
         reason = translate(cause["code"], cause.get("params"), cause["code"])
     except (KeyError, TypeError, ValueError):  # parameters of another release
         reason = cause["code"]
-    return str(_("%(rows)s values not scored: %(reason)s", rows=count(cause["rows"]),
-                 reason=reason or cause["status"]))  # fmt: skip
+    return str(
+        _(
+            "%(rows)s values not scored: %(reason)s",
+            rows=count(cause["rows"]),
+            reason=reason or cause["status"],
+        )
+    )
 
 
 def true_cause(aggregates: dict, suite: str) -> str | None:

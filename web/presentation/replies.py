@@ -159,8 +159,13 @@ def exchange_context(storage, run, args: Mapping[str, str]) -> dict[str, Any] | 
         and (not metric or metric in found["metrics"])
     ]
     metric_spec = registry.spec(metric) if metric else None
-    return {"run": run, "key": key, "judge": judge, "metric": metric,
-            "exchanges": exchanges,
-            # a fact beside the judge's scores (the response's length): no
-            # judge was asked for it, so no exchange is missing
-            "judged": metric_spec is None or metric_spec.needs_judge}  # fmt: skip
+    return {
+        "run": run,
+        "key": key,
+        "judge": judge,
+        "metric": metric,
+        "exchanges": exchanges,
+        # a fact beside the judge's scores (the response's length): no
+        # judge was asked for it, so no exchange is missing
+        "judged": metric_spec is None or metric_spec.needs_judge,
+    }

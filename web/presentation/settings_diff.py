@@ -28,18 +28,33 @@ def _json(value) -> str:
 
 
 SETTINGS = (
-    (_l("Judge"), lambda s: ", ".join(_judge(s).get("models") or
-                                      [_judge(s).get("model") or "—"])),
+    (
+        _l("Judge"),
+        lambda s: ", ".join(_judge(s).get("models") or [_judge(s).get("model") or "—"]),
+    ),
     (_l("Temperature"), lambda s: _json(_judge(s).get("temperature"))),
     (_l("Samples"), lambda s: _json(_judge(s).get("samples"))),
-    (_l("History window (characters)"), lambda s: _json(_judge(s).get("history_chars"))),
-    (_l("Prompts"), lambda s: ", ".join(f"{k}: {v}" for k, v in
-                                         sorted((_judge(s).get("prompts") or {}).items())) or "—"),
-    (_l("Protocol"), lambda s: ((_judge(s).get("protocol") or {}).get("sha256") or "—")[:12]),
+    (
+        _l("History window (characters)"),
+        lambda s: _json(_judge(s).get("history_chars")),
+    ),
+    (
+        _l("Prompts"),
+        lambda s: (
+            ", ".join(
+                f"{k}: {v}" for k, v in sorted((_judge(s).get("prompts") or {}).items())
+            )
+            or "—"
+        ),
+    ),
+    (
+        _l("Protocol"),
+        lambda s: ((_judge(s).get("protocol") or {}).get("sha256") or "—")[:12],
+    ),
     (_l("Suites"), lambda s: ", ".join(s.facts.get("suites") or [])),
     (_l("Suite options"), lambda s: _json(s.facts.get("options"))),
     (_l("Data file (SHA-256)"), lambda s: (s.facts.get("file_sha256") or "—")[:12]),
-)  # fmt: skip
+)
 
 
 def settings_diff(sides) -> list[dict]:

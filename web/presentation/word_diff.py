@@ -109,9 +109,11 @@ def _cut_diff(lead_a, tokens_a, rest_a, lead_b, tokens_b, rest_b, max_tokens: in
         shown_a, shown_b = escape(lead_a), escape(lead_b)
         similarity = None
     return WordDiff(
-        shown_a + escape(rest_a or ""), shown_b + escape(rest_b or ""),
-        similarity, max_tokens,
-    )  # fmt: skip
+        shown_a + escape(rest_a or ""),
+        shown_b + escape(rest_b or ""),
+        similarity,
+        max_tokens,
+    )
 
 
 def _joined(lead: str, tokens: list[Token]) -> str:

@@ -78,8 +78,12 @@ def _back(token: str):
 def create_queue(token: str):
     run = _managed_run(token)
     try:
-        service().create(run, request.form.get("size"), request.form.get("per_item", 1),
-                         request.form.get("dimensions") == "on")  # fmt: skip
+        service().create(
+            run,
+            request.form.get("size"),
+            request.form.get("per_item", 1),
+            request.form.get("dimensions") == "on",
+        )
     except Rejected as rejected:
         return _rejected(rejected)
     return _back(token)
@@ -90,13 +94,19 @@ def create_queue_api(token: str):
     run = _managed_run(token)
     body = _json_object()
     try:
-        queue = service().create(run, body.get("size"), body.get("per_item", 1),
-                                 bool(body.get("dimensions")))  # fmt: skip
+        queue = service().create(
+            run, body.get("size"), body.get("per_item", 1), bool(body.get("dimensions"))
+        )
     except Rejected as rejected:
         return _rejected(rejected)
     shared = extensions.link("labelling.page", token=queue.token)  # never from Host
-    return jsonify(annotator_url=shared, token=queue.token, items=len(queue.items),
-                   seed=queue.seed, per_item=queue.per_item), 201  # fmt: skip
+    return jsonify(
+        annotator_url=shared,
+        token=queue.token,
+        items=len(queue.items),
+        seed=queue.seed,
+        per_item=queue.per_item,
+    ), 201
 
 
 @owner.post("/r/<token>/annotations/revoke")
@@ -132,9 +142,12 @@ def page(token: str):
     if queue is None:
         abort(404)
     return render_template(
-        "labelling.html", queue=queue, token=token, dimension_names=label_dimensions(),
+        "labelling.html",
+        queue=queue,
+        token=token,
+        dimension_names=label_dimensions(),
         annotator=found[0].name if found else None,
-    )  # fmt: skip
+    )
 
 
 @owner.post("/r/<token>/annotations/annotators")
@@ -190,9 +203,17 @@ def item(token: str):
     except Rejected as rejected:
         return _rejected(rejected)
     own = _storage().annotations.label_of(queue.id, index, annotator)
-    label = None if own is None else {"al": own.al, "binary": own.binary,
-                                      "dimensions": own.dimensions, "comment": own.comment,
-                                      "skipped": own.skipped}  # fmt: skip
+    label = (
+        None
+        if own is None
+        else {
+            "al": own.al,
+            "binary": own.binary,
+            "dimensions": own.dimensions,
+            "comment": own.comment,
+            "skipped": own.skipped,
+        }
+    )
     return jsonify(finished=False, progress=progress, label=label, **shown)
 
 
@@ -221,8 +242,9 @@ def export_labels(token: str):
     """One row per label (the annotators' names: manage link only)."""
     run = _managed_run(token)
     queue = _storage().annotations.queue_of_run(run.id) or abort(404)
-    rows = label_files.label_rows(service().upload_path(run), queue,
-                                  _storage().annotations.labels_of(queue.id))  # fmt: skip
+    rows = label_files.label_rows(
+        service().upload_path(run), queue, _storage().annotations.labels_of(queue.id)
+    )
     lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     return _download(lines, run, "labels.jsonl")
 

@@ -97,16 +97,20 @@ class ChartsBundle:
         if not self.path.exists():
             log.warning(
                 "%s is not built (bash scripts/bootstrap.sh install builds it): %s",
-                self.path, fallback,
-            )  # fmt: skip
+                self.path,
+                fallback,
+            )
             return None
         built_from, wheel = plotly_js_version(self.path), plotly_js_version(self.wanted)
         if built_from != wheel:
             log.warning(
                 "%s holds plotly.js %s, the wheel %s (rebuild it with bash "
                 "scripts/bootstrap.sh install): %s",
-                self.path, built_from, wheel, fallback,
-            )  # fmt: skip
+                self.path,
+                built_from,
+                wheel,
+                fallback,
+            )
             return None
         return Built(self.path, self.path.read_bytes())
 

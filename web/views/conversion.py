@@ -55,8 +55,11 @@ def convert_upload():
             if not held:  # every process's conversions count: one CPU each
                 sink.close()
                 problem = Rejected.one("convert_busy", http=503, count=slots)
-                return jsonify(errors=translate_problems(problem.errors)), 503, {
-                    "Retry-After": "5"}  # fmt: skip
+                return (
+                    jsonify(errors=translate_problems(problem.errors)),
+                    503,
+                    {"Retry-After": "5"},
+                )
             report = convert.convert_stream(
                 upload.stream, suffix, layout, options, sink
             )
@@ -67,8 +70,14 @@ def convert_upload():
     if not report.converted:
         sink.close()
         record, reason = report.reasons[0] if report.reasons else (None, "")
-        problem = Rejected.one("nothing_converted", path="file", layout=layout,
-                               record=record, reason=reason, skipped=report.skipped)  # fmt: skip
+        problem = Rejected.one(
+            "nothing_converted",
+            path="file",
+            layout=layout,
+            record=record,
+            reason=reason,
+            skipped=report.skipped,
+        )
         return _rejected(problem)
     name = (secure_filename(Path(upload.filename).stem) or "converted") + ".jsonl"
     sink.seek(0)

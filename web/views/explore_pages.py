@@ -68,9 +68,14 @@ def values(token: str):
     paging = paged(sessions, page_number(request.args.get("page")), PAGE_SIZE)
     if source is not None and sessions:
         found = queries.session_values(
-            _storage(), run.id, source, method,
-            paging["offset"], paging["size"], descending=order == "desc",
-        )  # fmt: skip
+            _storage(),
+            run.id,
+            source,
+            method,
+            paging["offset"],
+            paging["size"],
+            descending=order == "desc",
+        )
     shown = registry.spec(metric)
     table_value = None
     if shown is not None and shown.level == "summary":  # the number a value link showed
@@ -162,8 +167,12 @@ def search(token: str):
             )
         size = path.stat().st_size
         if start or reached[0] < size:  # said on the page, with the next part
-            part = {"start": start, "end": reached[0], "size": size,
-                    "next": reached[0] + 1 if reached[0] < size else None}  # fmt: skip
+            part = {
+                "start": start,
+                "end": reached[0],
+                "size": size,
+                "next": reached[0] + 1 if reached[0] < size else None,
+            }
         hits = list(
             queries.iter_detail_hits(
                 _storage(), run.id, text, explore.MAX_HITS, run.methods

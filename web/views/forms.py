@@ -36,8 +36,9 @@ def protocol_fields(form, files) -> dict:
     if upload is not None and upload.filename:
         data = upload.stream.read(MAX_PROTOCOL_BYTES + 1)
         if len(data) > MAX_PROTOCOL_BYTES:
-            raise Rejected.one("too_long", path="protocol", length=len(data),
-                               limit=MAX_PROTOCOL_BYTES)  # fmt: skip
+            raise Rejected.one(
+                "too_long", path="protocol", length=len(data), limit=MAX_PROTOCOL_BYTES
+            )
         try:
             return {"protocol_text": data.decode("utf-8")}
         except UnicodeDecodeError as exc:

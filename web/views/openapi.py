@@ -132,47 +132,68 @@ PATHS = {
     "/api/v1/validate": {
         "post": {
             "summary": "Dry-run validation of an upload; with the run's fields, the"
-                       " judge calls it would make and the limit. Nothing is stored"
-                       " unless keep=1: a valid file is then kept for an hour and"
-                       " the reply's upload_ref starts a run of it without sending"
-                       " it again. Over the kept files' budget (KEPT_UPLOADS_MB,"
-                       " KEPT_UPLOADS_PER_CLIENT) the report comes with 429, errors"
-                       " [keep_refused] and upload_ref null: send the file with the"
-                       " run.",
+            " judge calls it would make and the limit. Nothing is stored"
+            " unless keep=1: a valid file is then kept for an hour and"
+            " the reply's upload_ref starts a run of it without sending"
+            " it again. Over the kept files' budget (KEPT_UPLOADS_MB,"
+            " KEPT_UPLOADS_PER_CLIENT) the report comes with 429, errors"
+            " [keep_refused] and upload_ref null: send the file with the"
+            " run.",
             "requestBody": UPLOAD,
-            "responses": {"200": _json("Validation", "The validation report."),
-                          **_errors(400, 413, 429)},
+            "responses": {
+                "200": _json("Validation", "The validation report."),
+                **_errors(400, 413, 429),
+            },
         }
     },
     "/api/v1/convert": {
         "post": {
             "summary": "Another tool's layout (form field `from`: "
-                       f"{', '.join(sorted(IMPORTERS))}) converted to our "
-                       "JSONL, as a download (docs/importers.md); nothing is stored. "
-                       "Options as the CLI's: `profile`, `personality`, `method`, "
-                       "`language` (characterbench: zh or en; its dimension is "
-                       "the file's name). "
-                       "At most CONVERT_SLOTS run at once on a server: one more is "
-                       "a 503 convert_busy with Retry-After.",
-            "requestBody": {"required": True, "content": {"multipart/form-data": {
-                "schema": {"type": "object", "required": ["file", "from"],
-                           "properties": {"file": {"type": "string", "format": "binary"},
-                                          "from": {"type": "string"}}}}}},
-            "responses": {"200": {"description": "The converted JSONL; counts in "
-                                  "X-Sessions-Converted and X-Records-Skipped, "
-                                  "the session ids made (records without one, or "
-                                  "whose id an earlier record took) in X-Ids-Made "
-                                  "and X-Ids-Renamed.",
-                                  "content": {"application/jsonl": {}}},
-                          **_errors(400, 413, 429, 503)},
+            f"{', '.join(sorted(IMPORTERS))}) converted to our "
+            "JSONL, as a download (docs/importers.md); nothing is stored. "
+            "Options as the CLI's: `profile`, `personality`, `method`, "
+            "`language` (characterbench: zh or en; its dimension is "
+            "the file's name). "
+            "At most CONVERT_SLOTS run at once on a server: one more is "
+            "a 503 convert_busy with Retry-After.",
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["file", "from"],
+                            "properties": {
+                                "file": {"type": "string", "format": "binary"},
+                                "from": {"type": "string"},
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "200": {
+                    "description": "The converted JSONL; counts in "
+                    "X-Sessions-Converted and X-Records-Skipped, "
+                    "the session ids made (records without one, or "
+                    "whose id an earlier record took) in X-Ids-Made "
+                    "and X-Ids-Renamed.",
+                    "content": {"application/jsonl": {}},
+                },
+                **_errors(400, 413, 429, 503),
+            },
         }
     },
     "/api/v1/runs": {
         "post": {
             "summary": "Start a run.",
             "requestBody": UPLOAD,
-            "responses": {"202": _json("RunCreated", "Accepted; the manage token is given only here."),
-                          **_errors(400, 403, 404, 413, 429, 503)},
+            "responses": {
+                "202": _json(
+                    "RunCreated", "Accepted; the manage token is given only here."
+                ),
+                **_errors(400, 403, 404, 413, 429, 503),
+            },
         }
     },
     "/api/v1/runs/{token}": {
@@ -184,9 +205,13 @@ PATHS = {
         "patch": {
             "summary": "Rename, tag or comment a run.",
             "parameters": [MANAGE],
-            "requestBody": {"content": {"application/json": {"schema": _ref("RunFields")}}},
-            "responses": {"200": _json("RunListed", "The run as a workspace lists it."),
-                          **_errors(400, 403, 404)},
+            "requestBody": {
+                "content": {"application/json": {"schema": _ref("RunFields")}}
+            },
+            "responses": {
+                "200": _json("RunListed", "The run as a workspace lists it."),
+                **_errors(400, 403, 404),
+            },
         },
         "delete": {
             "summary": "Delete the run, its rows, cache entries only it used and its upload.",
@@ -197,94 +222,187 @@ PATHS = {
     "/api/v1/runs/{token}/results": {
         "get": {
             "summary": "The whole results document, rows streamed (rows so far while running).",
-            "parameters": [TOKEN, {
-                "name": "min_effect", "in": "query",
-                "schema": {"type": "number", "exclusiveMinimum": 0},
-                "description": "A standardized effect dz: each comparison also gives "
-                               "sessions_for_min_effect (80% power, alpha 0.05).",
-            }],
-            "responses": {"200": _json({"description": "personasteer.results/v1"},
-                                       "The document."), **_errors(400, 404)},
+            "parameters": [
+                TOKEN,
+                {
+                    "name": "min_effect",
+                    "in": "query",
+                    "schema": {"type": "number", "exclusiveMinimum": 0},
+                    "description": "A standardized effect dz: each comparison also gives "
+                    "sessions_for_min_effect (80% power, alpha 0.05).",
+                },
+            ],
+            "responses": {
+                "200": _json(
+                    {"description": "personasteer.results/v1"}, "The document."
+                ),
+                **_errors(400, 404),
+            },
         }
     },
     "/api/v1/runs/{token}/rows": {
         "get": {
             "summary": "One page of tidy rows; follow next until it is null.",
             "parameters": [TOKEN, *ROW_PAGE],
-            "responses": {"200": _json("RowsPage", "A page of rows."), **_errors(400, 404)},
+            "responses": {
+                "200": _json("RowsPage", "A page of rows."),
+                **_errors(400, 404),
+            },
         }
     },
     "/api/v1/runs/{token}/cancel": {
         "post": {
             "summary": "Cancel a queued or running run.",
             "parameters": [MANAGE],
-            "responses": {"202": _json({"type": "object"}, "Cancelled."), **_errors(403, 404, 409)},
+            "responses": {
+                "202": _json({"type": "object"}, "Cancelled."),
+                **_errors(403, 404, 409),
+            },
         }
     },
     "/api/v1/runs/{token}/retry": {
         "post": {
             "summary": "Re-run the failed rows as a new run of the same upload and settings.",
             "parameters": [MANAGE],
-            "responses": {"202": _json("RunCreated", "The retry's links."),
-                          **_errors(403, 404, 409, 429, 503)},
+            "responses": {
+                "202": _json("RunCreated", "The retry's links."),
+                **_errors(403, 404, 409, 429, 503),
+            },
         }
     },
     "/api/v1/runs/{token}/annotations": {
         "post": {
             "summary": "Start an annotation queue: a stratified random sample of the "
-                       "run's replies (seed recorded) that people label blind through "
-                       "the returned annotator link; an earlier queue is closed.",
+            "run's replies (seed recorded) that people label blind through "
+            "the returned annotator link; an earlier queue is closed.",
             "parameters": [MANAGE],
-            "requestBody": {"content": {"application/json": {"schema": {
-                "type": "object", "required": ["size"],
-                "properties": {"size": {"type": "integer", "minimum": 10, "maximum": 1000},
-                               "per_item": {"type": "integer", "minimum": 1, "maximum": 10},
-                               "dimensions": {"type": "boolean"}}}}}},
-            "responses": {"201": _json({"type": "object", "properties": {
-                "annotator_url": {"type": "string"}, "token": {"type": "string"},
-                "items": {"type": "integer"}, "seed": {"type": "integer"},
-                "per_item": {"type": "integer"}}}, "The queue and its annotator link."),
-                          **_errors(400, 403, 404, 409)},
+            "requestBody": {
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["size"],
+                            "properties": {
+                                "size": {
+                                    "type": "integer",
+                                    "minimum": 10,
+                                    "maximum": 1000,
+                                },
+                                "per_item": {
+                                    "type": "integer",
+                                    "minimum": 1,
+                                    "maximum": 10,
+                                },
+                                "dimensions": {"type": "boolean"},
+                            },
+                        }
+                    }
+                }
+            },
+            "responses": {
+                "201": _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "annotator_url": {"type": "string"},
+                            "token": {"type": "string"},
+                            "items": {"type": "integer"},
+                            "seed": {"type": "integer"},
+                            "per_item": {"type": "integer"},
+                        },
+                    },
+                    "The queue and its annotator link.",
+                ),
+                **_errors(400, 403, 404, 409),
+            },
         }
     },
     "/api/v1/runs/{token}/annotators": {
         "post": {
             "summary": "Make an annotator's own link to the run's annotation queue: the "
-                       "name is fixed in its token, so its holder labels as that name "
-                       "only (asked again for the same name: the same link).",
+            "name is fixed in its token, so its holder labels as that name "
+            "only (asked again for the same name: the same link).",
             "parameters": [MANAGE],
-            "requestBody": {"required": True, "content": {"application/json": {
-                "schema": {"type": "object", "required": ["name"],
-                           "properties": {"name": {"type": "string", "maxLength": 80}}}}}},
-            "responses": {"201": _json({"type": "object", "properties": {
-                k: {"type": "string"} for k in ("name", "token", "annotator_url")}},
-                "The annotator's link."),
-                          **_errors(400, 403, 404)},
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string", "maxLength": 80}},
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "201": _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            k: {"type": "string"}
+                            for k in ("name", "token", "annotator_url")
+                        },
+                    },
+                    "The annotator's link.",
+                ),
+                **_errors(400, 403, 404),
+            },
         }
     },
     "/api/v1/runs/{token}/labels": {
         "post": {
             "summary": "Import a labels.jsonl exported from another run of the same "
-                       "replies (matched by the SHA-256 of the reply text) into a new "
-                       "annotation queue of this run.",
+            "replies (matched by the SHA-256 of the reply text) into a new "
+            "annotation queue of this run.",
             "parameters": [MANAGE],
-            "requestBody": {"required": True, "content": {"multipart/form-data": {
-                "schema": {"type": "object", "required": ["file"],
-                           "properties": {"file": {"type": "string", "format": "binary"}}}}}},
-            "responses": {"200": _json({"type": "object", "properties": {
-                "imported": {"type": "integer"}, "unmatched": {"type": "integer"}}},
-                "How many labels were imported and how many matched no reply."),
-                          **_errors(400, 403, 404, 409)},
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["file"],
+                            "properties": {
+                                "file": {"type": "string", "format": "binary"}
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "200": _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "imported": {"type": "integer"},
+                            "unmatched": {"type": "integer"},
+                        },
+                    },
+                    "How many labels were imported and how many matched no reply.",
+                ),
+                **_errors(400, 403, 404, 409),
+            },
         }
     },
     "/api/v1/workspaces": {
         "post": {
             "summary": "Create a workspace: no body, a JSON object or a form "
-                       "(name optional); any other body is a 400.",
-            "requestBody": {"content": {"application/json": {"schema": {
-                "type": "object", "properties": {"name": {"type": "string"}}}}}},
-            "responses": {"201": _json("WorkspaceCreated", "Created."),
-                          **_errors(400, 429)},
+            "(name optional); any other body is a 400.",
+            "requestBody": {
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                        }
+                    }
+                }
+            },
+            "responses": {
+                "201": _json("WorkspaceCreated", "Created."),
+                **_errors(400, 429),
+            },
         }
     },
     "/api/v1/workspaces/{token}": {
@@ -294,10 +412,15 @@ PATHS = {
             "responses": {"200": _json("Workspace", "The workspace."), **_errors(404)},
         },
         "patch": {
-            "summary": "Rename the workspace: {\"name\": \"...\"}.",
+            "summary": 'Rename the workspace: {"name": "..."}.',
             "parameters": [MANAGE],
-            "responses": {"200": _json({"type": "object", "properties": {
-                "name": {"type": "string"}}}, "The new name."), **_errors(400, 403, 404)},
+            "responses": {
+                "200": _json(
+                    {"type": "object", "properties": {"name": {"type": "string"}}},
+                    "The new name.",
+                ),
+                **_errors(400, 403, 404),
+            },
         },
         "delete": {
             "summary": "Delete the workspace and every run in it.",
@@ -308,18 +431,29 @@ PATHS = {
     "/api/v1/compare": {
         "get": {
             "summary": "Compare finished runs over their shared sessions.",
-            "parameters": [{
-                "name": "runs", "in": "query", "required": True,
-                "schema": {"type": "string"},
-                "description": "Comma-separated run tokens (2 to MAX_COMPARED_RUNS).",
-            }],
-            "responses": {"200": _json("Comparison", "The comparison."),
-                          "202": _json({"type": "object", "properties": {
-                              "state": {"const": "computing"},
-                              "retry_after_s": {"type": "integer"}}},
-                              "A worker is computing it; ask again after "
-                              "Retry-After seconds."),
-                          **_errors(400, 404, 409, 429)},
+            "parameters": [
+                {
+                    "name": "runs",
+                    "in": "query",
+                    "required": True,
+                    "schema": {"type": "string"},
+                    "description": "Comma-separated run tokens (2 to MAX_COMPARED_RUNS).",
+                }
+            ],
+            "responses": {
+                "200": _json("Comparison", "The comparison."),
+                "202": _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "state": {"const": "computing"},
+                            "retry_after_s": {"type": "integer"},
+                        },
+                    },
+                    "A worker is computing it; ask again after Retry-After seconds.",
+                ),
+                **_errors(400, 404, 409, 429),
+            },
         }
     },
     "/api/v1/openapi.json": {
@@ -328,89 +462,164 @@ PATHS = {
             "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1.")},
         }
     },
-}  # fmt: skip
+}
 
 STRING, INTEGER, NUMBER = {"type": "string"}, {"type": "integer"}, {"type": "number"}
 NULLABLE_NUMBER = {"type": ["number", "null"]}
 SCHEMAS = {
     "Errors": {
         "type": "object",
-        "properties": {"errors": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"line": {"type": ["integer", "null"]}, "path": STRING,
-                           "code": STRING, "message": STRING, "params": {"type": "object"}},
-        }}, "retry_after": INTEGER},
+        "properties": {
+            "errors": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "line": {"type": ["integer", "null"]},
+                        "path": STRING,
+                        "code": STRING,
+                        "message": STRING,
+                        "params": {"type": "object"},
+                    },
+                },
+            },
+            "retry_after": INTEGER,
+        },
     },
     "RunCreated": {
         "type": "object",
-        "properties": {k: STRING for k in ("id", "token", "manage_token", "status_url",
-                                           "dashboard_url", "manage_url")},
+        "properties": {
+            k: STRING
+            for k in (
+                "id",
+                "token",
+                "manage_token",
+                "status_url",
+                "dashboard_url",
+                "manage_url",
+            )
+        },
     },
     "RunStatus": {
         "type": "object",
-        "properties": {"status": STRING, "progress": {"type": "object"},
-                       "counts": {"type": "object"},
-                       "summary": {"type": ["object", "null"]},
-                       "provisional": {"type": ["object", "null"], "properties": {
-                           "sessions": {"type": "integer"},
-                           "of_sessions": {"type": "integer"},
-                           "computed_at": STRING, "summary": {"type": "object"}}},
-                       "batch": {"type": ["object", "null"], "description":
-                                 "a batch-mode run's batch part (docs/judge.md): stage,"
-                                 " note and reason (why it went online), failures and"
-                                 " error (steps failed in a row), skipped (output lines"
-                                 " by kind), missing (requests no line answered), notes;"
-                                 " null for an online run"},
-                       "links": {"type": "object", "properties": {
-                           k: STRING for k in ("status", "dashboard", "results", "rows",
-                                               "export_csv", "export_json")}},
-                       "results": {"description": "once final, personasteer.results/v1"
-                                                  " without rows (with them under"
-                                                  " ?include=rows); else null"}},
+        "properties": {
+            "status": STRING,
+            "progress": {"type": "object"},
+            "counts": {"type": "object"},
+            "summary": {"type": ["object", "null"]},
+            "provisional": {
+                "type": ["object", "null"],
+                "properties": {
+                    "sessions": {"type": "integer"},
+                    "of_sessions": {"type": "integer"},
+                    "computed_at": STRING,
+                    "summary": {"type": "object"},
+                },
+            },
+            "batch": {
+                "type": ["object", "null"],
+                "description": "a batch-mode run's batch part (docs/judge.md): stage,"
+                " note and reason (why it went online), failures and"
+                " error (steps failed in a row), skipped (output lines"
+                " by kind), missing (requests no line answered), notes;"
+                " null for an online run",
+            },
+            "links": {
+                "type": "object",
+                "properties": {
+                    k: STRING
+                    for k in (
+                        "status",
+                        "dashboard",
+                        "results",
+                        "rows",
+                        "export_csv",
+                        "export_json",
+                    )
+                },
+            },
+            "results": {
+                "description": "once final, personasteer.results/v1"
+                " without rows (with them under"
+                " ?include=rows); else null"
+            },
+        },
     },
     "RowsPage": {
         "type": "object",
-        "properties": {"rows": {"type": "array", "items": {"type": "object"}},
-                       "next_cursor": {"type": ["string", "null"]},
-                       "next": {"type": ["string", "null"]}},
+        "properties": {
+            "rows": {"type": "array", "items": {"type": "object"}},
+            "next_cursor": {"type": ["string", "null"]},
+            "next": {"type": ["string", "null"]},
+        },
     },
     "Validation": {
         "type": "object",
-        "properties": {"valid": {"type": "boolean"}, "errors": {"type": "array"},
-                       "errors_total": INTEGER,
-                       "warnings": {"type": "array"}, "sessions": INTEGER,
-                       "methods": {"type": "array", "items": STRING},
-                       "suites": {"type": "array", "items": STRING},
-                       "looks_like": {"type": "string", "nullable": True,
-                                      "description": "an invalid file's known layout (POST /api/v1/convert)"},
-                       "estimate": {"type": "object", "description": "per suite, one sample"},
-                       "judge_calls": {"type": "object", "properties": {
-                           "estimate": INTEGER, "limit": INTEGER}}},
+        "properties": {
+            "valid": {"type": "boolean"},
+            "errors": {"type": "array"},
+            "errors_total": INTEGER,
+            "warnings": {"type": "array"},
+            "sessions": INTEGER,
+            "methods": {"type": "array", "items": STRING},
+            "suites": {"type": "array", "items": STRING},
+            "looks_like": {
+                "type": "string",
+                "nullable": True,
+                "description": "an invalid file's known layout (POST /api/v1/convert)",
+            },
+            "estimate": {"type": "object", "description": "per suite, one sample"},
+            "judge_calls": {
+                "type": "object",
+                "properties": {"estimate": INTEGER, "limit": INTEGER},
+            },
+        },
     },
     "RunFields": {
         "type": "object",
-        "properties": {"name": {"type": "string", "maxLength": 255},
-                       "tags": {"type": "array", "items": STRING, "maxItems": 20},
-                       "comment": {"type": "string", "maxLength": 5000}},
+        "properties": {
+            "name": {"type": "string", "maxLength": 255},
+            "tags": {"type": "array", "items": STRING, "maxItems": 20},
+            "comment": {"type": "string", "maxLength": 5000},
+        },
     },
     "RunListed": {
         "type": "object",
         "properties": {
-            **{k: STRING for k in ("token", "name", "file_name", "judge_model", "status",
-                                   "comment", "created_at", "finished_at", "dashboard_url")},
-            "sessions": INTEGER, "methods": {"type": "array", "items": STRING},
+            **{
+                k: STRING
+                for k in (
+                    "token",
+                    "name",
+                    "file_name",
+                    "judge_model",
+                    "status",
+                    "comment",
+                    "created_at",
+                    "finished_at",
+                    "dashboard_url",
+                )
+            },
+            "sessions": INTEGER,
+            "methods": {"type": "array", "items": STRING},
             "suites": {"type": "array", "items": STRING},
             "prompt_versions": {"type": ["object", "null"]},
-            "tags": {"type": "array", "items": STRING}, "counts": {"type": "object"},
+            "tags": {"type": "array", "items": STRING},
+            "counts": {"type": "object"},
         },
     },
     "WorkspaceCreated": {
         "type": "object",
-        "properties": {k: STRING for k in ("token", "manage_token", "url", "manage_url")},
+        "properties": {
+            k: STRING for k in ("token", "manage_token", "url", "manage_url")
+        },
     },
     "Workspace": {
         "type": "object",
-        "properties": {"name": STRING, "runs": {"type": "array", "items": _ref("RunListed")}},
+        "properties": {
+            "name": STRING,
+            "runs": {"type": "array", "items": _ref("RunListed")},
+        },
     },
     "Comparison": {
         "type": "object",
@@ -418,25 +627,64 @@ SCHEMAS = {
         "properties": {
             "schema": {"const": "personasteer.comparison/v1"},
             "runs": {"type": "array", "items": {"type": "object"}},
-            "columns": {"type": "array", "items": {"type": "object", "properties": {
-                "label": STRING, "run": STRING, "method": STRING}}},
-            "shared": {"type": "object", "properties": {
-                "sessions": INTEGER, "rounds": {"type": ["integer", "null"]}}},
-            "summary": {"type": "object", "description": "column -> metric -> value, with <metric>_n"},
+            "columns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"label": STRING, "run": STRING, "method": STRING},
+                },
+            },
+            "shared": {
+                "type": "object",
+                "properties": {
+                    "sessions": INTEGER,
+                    "rounds": {"type": ["integer", "null"]},
+                },
+            },
+            "summary": {
+                "type": "object",
+                "description": "column -> metric -> value, with <metric>_n",
+            },
             "curves": {"type": "object"},
-            "comparisons": {"type": "array", "items": {"type": "object", "properties": {
-                "metric": STRING, "a": STRING, "b": STRING, "diff": NULLABLE_NUMBER,
-                "ci_low": NULLABLE_NUMBER, "ci_high": NULLABLE_NUMBER,
-                "p_value": NULLABLE_NUMBER, "p_holm": NULLABLE_NUMBER, "n": INTEGER}}},
-            "agreement": {"type": "array", "items": {"type": "object", "properties": {
-                "metric": STRING, "method": STRING, "a": STRING, "b": STRING,
-                "scale": {"enum": ["interval", "nominal"]}, "n": INTEGER,
-                "spearman": NULLABLE_NUMBER, "krippendorff_alpha": NULLABLE_NUMBER,
-                "cohen_kappa": NULLABLE_NUMBER, "percent_agreement": NULLABLE_NUMBER,
-                "reason": {"type": ["string", "null"]}}}},
+            "comparisons": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "metric": STRING,
+                        "a": STRING,
+                        "b": STRING,
+                        "diff": NULLABLE_NUMBER,
+                        "ci_low": NULLABLE_NUMBER,
+                        "ci_high": NULLABLE_NUMBER,
+                        "p_value": NULLABLE_NUMBER,
+                        "p_holm": NULLABLE_NUMBER,
+                        "n": INTEGER,
+                    },
+                },
+            },
+            "agreement": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "metric": STRING,
+                        "method": STRING,
+                        "a": STRING,
+                        "b": STRING,
+                        "scale": {"enum": ["interval", "nominal"]},
+                        "n": INTEGER,
+                        "spearman": NULLABLE_NUMBER,
+                        "krippendorff_alpha": NULLABLE_NUMBER,
+                        "cohen_kappa": NULLABLE_NUMBER,
+                        "percent_agreement": NULLABLE_NUMBER,
+                        "reason": {"type": ["string", "null"]},
+                    },
+                },
+            },
         },
     },
-}  # fmt: skip
+}
 
 
 def document() -> dict:

@@ -131,12 +131,15 @@ def run_page(token: str):
     if run.status not in FINAL_RUN:
         counts = _storage().rows.status_counts(run.id)
         return render_template(
-            "progress.html", run=run, counts=counts, workspace_memo=memo,
+            "progress.html",
+            run=run,
+            counts=counts,
+            workspace_memo=memo,
             stalled=stalls.describe(run, current_app.config),
             provisional=dashboard.provisional_summary(run),
             provisional_part=_provisional_part(run),
             batch_part=_storage().batches.outcome(run.id),
-        )  # fmt: skip
+        )
     if g.get("manage_token"):  # the owner's: its forms carry their CSRF token
         return render_template(
             "dashboard.html",

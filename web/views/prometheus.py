@@ -48,15 +48,17 @@ class StoredFigures:
             by_status = dict(conn.execute(_runs_by_status()).all())
             totals = conn.execute(_run_totals()).one()
             chunks = dict(conn.execute(_chunks_waiting()).all())
-        runs = GaugeMetricFamily(f"{PREFIX}_runs", "Stored runs by status.",
-                                 labels=["status"])  # fmt: skip
+        runs = GaugeMetricFamily(
+            f"{PREFIX}_runs", "Stored runs by status.", labels=["status"]
+        )
         for status in RunStatus:
             runs.add_metric([status.value], by_status.get(status.value, 0))
         yield runs
         for (name, help_text), value in zip(RUN_TOTALS.values(), totals, strict=True):
             yield CounterMetricFamily(f"{PREFIX}_{name}", help_text, value=value or 0)
-        waiting = GaugeMetricFamily(f"{PREFIX}_chunks", "Chunks of work not yet done.",
-                                    labels=["state"])  # fmt: skip
+        waiting = GaugeMetricFamily(
+            f"{PREFIX}_chunks", "Chunks of work not yet done.", labels=["state"]
+        )
         for state in WAITING:
             waiting.add_metric([state.value], chunks.get(state.value, 0))
         yield waiting

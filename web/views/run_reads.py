@@ -122,8 +122,9 @@ def page_limit() -> int:
     except ValueError:
         limit = 0
     if not 1 <= limit <= MAX_ROWS_PAGE:
-        raise Rejected.one("bad_limit", path="limit", value=raw[:20],
-                           limit=MAX_ROWS_PAGE)  # fmt: skip
+        raise Rejected.one(
+            "bad_limit", path="limit", value=raw[:20], limit=MAX_ROWS_PAGE
+        )
     return limit
 
 
@@ -149,8 +150,9 @@ def rows_page(run, link) -> dict:
     following = None
     if cursor is not None:
         wanted = {k: v for k, v in filters.items() if v}
-        following = link("api.run_rows", token=run.token, cursor=cursor,
-                         limit=limit, **wanted)  # fmt: skip
+        following = link(
+            "api.run_rows", token=run.token, cursor=cursor, limit=limit, **wanted
+        )
     return {
         "rows": [results.tidy_row(row) for row in found],
         "next_cursor": None if cursor is None else str(cursor),

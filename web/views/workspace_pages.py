@@ -80,9 +80,12 @@ def edit_run(token: str, run_token: str):
         run = _run_of(found, run_token)
         tags = [tag for tag in request.form.get("tags", "").split(",")]
         fields = forms.run_fields(
-            {"name": request.form.get("name"), "tags": tags,
-             "comment": request.form.get("comment")}
-        )  # fmt: skip
+            {
+                "name": request.form.get("name"),
+                "tags": tags,
+                "comment": request.form.get("comment"),
+            }
+        )
     except Rejected as rejected:
         return error_page(rejected)
     _storage().runs.update_run_fields(run.id, **fields)

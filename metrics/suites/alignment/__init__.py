@@ -144,9 +144,14 @@ def run(
         for round_ in session["rounds"]
         for method in methods
         for row in judge_checks.fact_rows(
-            {"session_id": session["session_id"], "round": round_["round"],
-             "method": method}, round_["responses"][method])
-    ]  # fmt: skip
+            {
+                "session_id": session["session_id"],
+                "round": round_["round"],
+                "method": method,
+            },
+            round_["responses"][method],
+        )
+    ]
     if judge is None:
         return facts + [
             result_row(key, m, None, note=note("no_judge"))
@@ -161,8 +166,11 @@ def run(
         for method in methods:
             window = History(budget)
             for index, round_ in enumerate(session["rounds"]):
-                key = {"session_id": session["session_id"], "round": round_["round"],
-                       "method": method}  # fmt: skip
+                key = {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
                 items = request_items(
                     session,
                     method,
@@ -196,8 +204,9 @@ def _lacking(sessions, methods, options: dict, modes: dict):
     for key in _keys(sessions, methods):
         for metric in missing:
             part = metric.removeprefix("al_") if metric.startswith("al_") else metric
-            yield result_row(key, metric, None,
-                             note=note("protocol_lacks", protocol=name, part=part))  # fmt: skip
+            yield result_row(
+                key, metric, None, note=note("protocol_lacks", protocol=name, part=part)
+            )
 
 
 def estimate(
@@ -239,8 +248,11 @@ def _keys(sessions: list[dict], methods: list[str]):
     for session in sessions:
         for round_ in session["rounds"]:
             for method in methods:
-                yield {"session_id": session["session_id"], "round": round_["round"],
-                       "method": method}  # fmt: skip
+                yield {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
 
 
 def _metric(metric_id: str, label, level, bounds, **extra) -> Metric:
@@ -256,71 +268,218 @@ _DIMENSION_LABELS = {
 }
 SUMMARY_FREE = {"ranked": False, "in_table": False}
 METRICS = (
-    _metric("al", _l("Alignment level AL"), "row", (0.0, 100.0), agreement="interval",
-            description=_l("Judge score of one response, 0-100: five dimensions of 20 points.")),
+    _metric(
+        "al",
+        _l("Alignment level AL"),
+        "row",
+        (0.0, 100.0),
+        agreement="interval",
+        description=_l(
+            "Judge score of one response, 0-100: five dimensions of 20 points."
+        ),
+    ),
     *(
-        _metric(f"al_{d}", label, "row", (0.0, 20.0),
-                description=_l("One of the five judge dimensions, 0-20."))
+        _metric(
+            f"al_{d}",
+            label,
+            "row",
+            (0.0, 20.0),
+            description=_l("One of the five judge dimensions, 0-20."),
+        )
         for d, label in _DIMENSION_LABELS.items()
     ),
-    _metric("binary", _l("Would keep chatting"), "row", (0.0, 1.0), format=Format.RATE,
-            agreement="nominal",
-            description=_l("The judge's yes (1) or no (0): would the user keep chatting?")),
-    Metric("response_chars", _l("Response length (characters)"), "row", True, (0.0, None),
-           Format.COUNT, ranked=False,
-           description=_l("Characters of the response: what length control and the length bias check use.")),
-    Metric("al_sample", _l("AL of one judge sample"), "row", True, (0.0, 100.0),
-           keyed=True, ranked=False, needs_judge=True,
-           description=_l("With several samples per item, each sample's AL (al_sample@1, @2, ...); al is their mean.")),
-    Metric("human_al", _l("Human AL label"), "row", True, (0.0, 100.0),
-           description=_l("The alignment score a human gave the response (field human.al).")),
-    Metric("human_binary", _l("Human keep-chatting label"), "row", True, (0.0, 1.0),
-           Format.RATE, description=_l("A human's yes (1) or no (0) for the response (field human.binary).")),
-    Metric("human_score", _l("Human score on its own scale"), "row", True, None,
-           keyed=True, ranked=False,
-           description=_l("A human's score of the response for one criterion, on the criterion's own scale (field human.scores): human_score@<criterion>:<low>-<high>.")),
-    Metric("recorded", _l("Recorded judge's score"), "row", True, None,
-           keyed=True, ranked=False,
-           description=_l("A score a judge gave the response elsewhere, carried by the file (field judges), on the criterion's own scale: recorded@<judge>@<criterion>:<low>-<high>.")),
-    _metric("al_lc", _l("Length-controlled AL"), "summary", None, source="al",
-            description=_l("The method's AL predicted at the run's mean log response length, from a regression of AL on method and log length."),
-            basis=_l("item-weighted: regression prediction at the run's mean log length, not round-weighted like AL average")),
-    _metric("al_avg", _l("AL average"), "summary", (0.0, 100.0), compare="al", per_judge=True,
-            description=_l("Mean of AL(k) over the rounds k that rest on at least 3 sessions."),
-            basis=_l("mean over rounds k of AL(k), rounds resting on fewer than 3 sessions left out")),
-    _metric("al_slope", _l("AL slope"), "summary", None, source="al",
-            description=_l("Slope of the least-squares line through (k, AL(k)) over the rounds k that rest on at least 3 sessions.")),
-    _metric("al_avg_all_rounds", _l("AL average, all rounds"), "summary", (0.0, 100.0),
-            source="al", ranked=False, in_table=False,
-            description=_l("Mean of AL(k) over every round k, sparse rounds included.")),
-    _metric("al_slope_all_rounds", _l("AL slope, all rounds"), "summary", None,
-            source="al", ranked=False, in_table=False,
-            description=_l("Slope of the least-squares line through (k, AL(k)) over every round k, sparse rounds included.")),
-    _metric("al_intercept", _l("AL intercept"), "summary", None, ranked=False,
-            source="al"),
+    _metric(
+        "binary",
+        _l("Would keep chatting"),
+        "row",
+        (0.0, 1.0),
+        format=Format.RATE,
+        agreement="nominal",
+        description=_l("The judge's yes (1) or no (0): would the user keep chatting?"),
+    ),
+    Metric(
+        "response_chars",
+        _l("Response length (characters)"),
+        "row",
+        True,
+        (0.0, None),
+        Format.COUNT,
+        ranked=False,
+        description=_l(
+            "Characters of the response: what length control and the length bias check use."
+        ),
+    ),
+    Metric(
+        "al_sample",
+        _l("AL of one judge sample"),
+        "row",
+        True,
+        (0.0, 100.0),
+        keyed=True,
+        ranked=False,
+        needs_judge=True,
+        description=_l(
+            "With several samples per item, each sample's AL (al_sample@1, @2, ...); al is their mean."
+        ),
+    ),
+    Metric(
+        "human_al",
+        _l("Human AL label"),
+        "row",
+        True,
+        (0.0, 100.0),
+        description=_l(
+            "The alignment score a human gave the response (field human.al)."
+        ),
+    ),
+    Metric(
+        "human_binary",
+        _l("Human keep-chatting label"),
+        "row",
+        True,
+        (0.0, 1.0),
+        Format.RATE,
+        description=_l(
+            "A human's yes (1) or no (0) for the response (field human.binary)."
+        ),
+    ),
+    Metric(
+        "human_score",
+        _l("Human score on its own scale"),
+        "row",
+        True,
+        None,
+        keyed=True,
+        ranked=False,
+        description=_l(
+            "A human's score of the response for one criterion, on the criterion's own scale (field human.scores): human_score@<criterion>:<low>-<high>."
+        ),
+    ),
+    Metric(
+        "recorded",
+        _l("Recorded judge's score"),
+        "row",
+        True,
+        None,
+        keyed=True,
+        ranked=False,
+        description=_l(
+            "A score a judge gave the response elsewhere, carried by the file (field judges), on the criterion's own scale: recorded@<judge>@<criterion>:<low>-<high>."
+        ),
+    ),
+    _metric(
+        "al_lc",
+        _l("Length-controlled AL"),
+        "summary",
+        None,
+        source="al",
+        description=_l(
+            "The method's AL predicted at the run's mean log response length, from a regression of AL on method and log length."
+        ),
+        basis=_l(
+            "item-weighted: regression prediction at the run's mean log length, not round-weighted like AL average"
+        ),
+    ),
+    _metric(
+        "al_avg",
+        _l("AL average"),
+        "summary",
+        (0.0, 100.0),
+        compare="al",
+        per_judge=True,
+        description=_l(
+            "Mean of AL(k) over the rounds k that rest on at least 3 sessions."
+        ),
+        basis=_l(
+            "mean over rounds k of AL(k), rounds resting on fewer than 3 sessions left out"
+        ),
+    ),
+    _metric(
+        "al_slope",
+        _l("AL slope"),
+        "summary",
+        None,
+        source="al",
+        description=_l(
+            "Slope of the least-squares line through (k, AL(k)) over the rounds k that rest on at least 3 sessions."
+        ),
+    ),
+    _metric(
+        "al_avg_all_rounds",
+        _l("AL average, all rounds"),
+        "summary",
+        (0.0, 100.0),
+        source="al",
+        ranked=False,
+        in_table=False,
+        description=_l("Mean of AL(k) over every round k, sparse rounds included."),
+    ),
+    _metric(
+        "al_slope_all_rounds",
+        _l("AL slope, all rounds"),
+        "summary",
+        None,
+        source="al",
+        ranked=False,
+        in_table=False,
+        description=_l(
+            "Slope of the least-squares line through (k, AL(k)) over every round k, sparse rounds included."
+        ),
+    ),
+    _metric(
+        "al_intercept", _l("AL intercept"), "summary", None, ranked=False, source="al"
+    ),
     _metric("al_r2", _l("AL R²"), "summary", (0.0, 1.0), ranked=False, source="al"),
-    _metric("binary_rate", _l("Keep-chatting rate"), "summary", (0.0, 1.0), per_judge=True,
-            format=Format.RATE, compare="binary",
-            description=_l("Share of scored responses the judge would keep chatting with."),
-            basis=_l("share of all scored verdicts, pooled over sessions")),
-    _metric("al_session_slope", _l("Mean per-session slope"), "summary", None,
-            source="al",
-            description=_l("Mean of the per-session least-squares slopes of AL over rounds.")),
-    _metric("al_session_slope_ci_low", _l("Per-session slope, CI low"), "summary", None,
-            source="al", **SUMMARY_FREE),
-    _metric("al_session_slope_ci_high", _l("Per-session slope, CI high"), "summary",
-            None, source="al", **SUMMARY_FREE),
+    _metric(
+        "binary_rate",
+        _l("Keep-chatting rate"),
+        "summary",
+        (0.0, 1.0),
+        per_judge=True,
+        format=Format.RATE,
+        compare="binary",
+        description=_l("Share of scored responses the judge would keep chatting with."),
+        basis=_l("share of all scored verdicts, pooled over sessions"),
+    ),
+    _metric(
+        "al_session_slope",
+        _l("Mean per-session slope"),
+        "summary",
+        None,
+        source="al",
+        description=_l(
+            "Mean of the per-session least-squares slopes of AL over rounds."
+        ),
+    ),
+    _metric(
+        "al_session_slope_ci_low",
+        _l("Per-session slope, CI low"),
+        "summary",
+        None,
+        source="al",
+        **SUMMARY_FREE,
+    ),
+    _metric(
+        "al_session_slope_ci_high",
+        _l("Per-session slope, CI high"),
+        "summary",
+        None,
+        source="al",
+        **SUMMARY_FREE,
+    ),
     *(
         _metric(f"al_{d}_avg", label, "summary", (0.0, 20.0), in_table=False)
         for d, label in _DIMENSION_LABELS.items()
     ),
-)  # fmt: skip
+)
 
 SUITE = Suite(
     name="alignment",
     dimensions=DIMENSIONS,
     label=_l("Persona alignment (LLM judge)"),
-    description=_l("An LLM judge scores every response for alignment with the user's profile and personality, round by round."),
+    description=_l(
+        "An LLM judge scores every response for alignment with the user's profile and personality, round by round."
+    ),
     metrics=METRICS,
     run=run,
     summarize=summarize,
@@ -346,16 +505,35 @@ SUITE = Suite(
     ),
     panel=Panel(
         charts=(
-            Chart("al_curve", "curve", _l("AL(k): alignment by round (95% CI)"),
-                  "curves.al", x_title=_l("Round k"), y_metric="al", y_range=(0, 100)),
-            Chart("nal_curve", "curve", _l("N-AL(k): AL(k) min–max normalized per method"),
-                  "curves.nal", x_title=_l("Round k"),
-                  y_title=_l("0 = the method's lowest round, 1 = its highest"),
-                  y_range=(-0.05, 1.05)),
-            Chart("radar", "radar", _l("Scoring dimensions (0–20)"), "summary",
-                  series=tuple((f"al_{d}_avg", f"al_{d}") for d in DIMENSIONS),
-                  y_range=(0, 20)),
+            Chart(
+                "al_curve",
+                "curve",
+                _l("AL(k): alignment by round (95% CI)"),
+                "curves.al",
+                x_title=_l("Round k"),
+                y_metric="al",
+                y_range=(0, 100),
+            ),
+            Chart(
+                "nal_curve",
+                "curve",
+                _l("N-AL(k): AL(k) min–max normalized per method"),
+                "curves.nal",
+                x_title=_l("Round k"),
+                y_title=_l("0 = the method's lowest round, 1 = its highest"),
+                y_range=(-0.05, 1.05),
+            ),
+            Chart(
+                "radar",
+                "radar",
+                _l("Scoring dimensions (0–20)"),
+                "summary",
+                series=tuple((f"al_{d}_avg", f"al_{d}") for d in DIMENSIONS),
+                y_range=(0, 20),
+            ),
         ),
-        empty=_l("No judge scores to chart: the alignment suite needs a configured judge."),
+        empty=_l(
+            "No judge scores to chart: the alignment suite needs a configured judge."
+        ),
     ),
-)  # fmt: skip
+)

@@ -312,8 +312,10 @@ def _human(rows: Rows) -> dict | None:
         judged, labelled = paired(al, mine_al)
         votes, labels = paired(binary, mine_binary)
         np = columns._numpy()
-        both = np.union1d(np.intersect1d(al.keys, mine_al.keys),
-                          np.intersect1d(binary.keys, mine_binary.keys))  # fmt: skip
+        both = np.union1d(
+            np.intersect1d(al.keys, mine_al.keys),
+            np.intersect1d(binary.keys, mine_binary.keys),
+        )
         if not len(both):
             continue
         found[judge] = {

@@ -118,8 +118,9 @@ def cross_mode_auc(rows: Rows) -> tuple[dict | None, dict | None]:
     return values, items
 
 
-def _ranked(rows: Rows, metrics: tuple[str, str], per_judge: bool,
-            per_method: bool = False):  # fmt: skip
+def _ranked(
+    rows: Rows, metrics: tuple[str, str], per_judge: bool, per_method: bool = False
+):
     """Batches ``(judges, 2·rank of x, y, 2·rank of y, methods)`` of the
     items with both, ranked within each judge (and method) or overall."""
     if isinstance(rows, row_source.RowSource):

@@ -85,11 +85,16 @@ def normalized(points: list[dict]) -> list[dict] | None:
         return None
     low, span = min(means), max(means) - min(means)
     return [
-        {"k": p["k"], "mean": (p["mean"] - low) / span, "n": p["n"],
-         "ci_low": None, "ci_high": None,
-         **({"in_average": p["in_average"]} if "in_average" in p else {})}
+        {
+            "k": p["k"],
+            "mean": (p["mean"] - low) / span,
+            "n": p["n"],
+            "ci_low": None,
+            "ci_high": None,
+            **({"in_average": p["in_average"]} if "in_average" in p else {}),
+        }
         for p in points
-    ]  # fmt: skip
+    ]
 
 
 def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
@@ -249,8 +254,10 @@ def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
 def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict:
     """Per method: the mean over rounds of the dimension's curve."""
     found = curves(rows, f"al_{dimension}", methods)
-    return {m: fmean(p["mean"] for p in points if p["in_average"]) if points else None
-            for m, points in found.items()}  # fmt: skip
+    return {
+        m: fmean(p["mean"] for p in points if p["in_average"]) if points else None
+        for m, points in found.items()
+    }
 
 
 def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
@@ -291,10 +298,14 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
         summary[method]["al_lc"] = value
     for method, reason in lc_noted.items():  # why al_lc is null
         said.setdefault(method, {})["al_lc"] = reason
-    return {"summary": summary, "curves": charted, "session_values": per_session,
-            "value_parts": _value_parts(rows, methods, points),
-            "validity": judge_checks.validity(rows),
-            "panel": _panel(points, dimensions, said)}  # fmt: skip
+    return {
+        "summary": summary,
+        "curves": charted,
+        "session_values": per_session,
+        "value_parts": _value_parts(rows, methods, points),
+        "validity": judge_checks.validity(rows),
+        "panel": _panel(points, dimensions, said),
+    }
 
 
 def _panel(points: dict, dimensions: dict, said: dict) -> dict:

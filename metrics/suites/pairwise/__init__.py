@@ -127,9 +127,10 @@ def run(
     if baseline and baseline not in methods:
         reason = note("baseline_not_a_method", method=baseline)
         return [
-            row for key in _row_keys(sessions, methods)
+            row
+            for key in _row_keys(sessions, methods)
             for row in [result_row(key, f"pairwise@{baseline}", None, note=reason)]
-        ]  # fmt: skip
+        ]
     if judge is None:
         return [row for key in keys for row in _both(key, None, note("no_judge"))]
     mode = mode_of(options)
@@ -145,9 +146,13 @@ def run(
         responses = session["rounds"][index]["responses"]
         items = []
         for first, second in ((a, b), (b, a)):
-            items += judge_items(mode, 1, **fields,
-                                 response_a=responses[first]["text"],
-                                 response_b=responses[second]["text"])  # fmt: skip
+            items += judge_items(
+                mode,
+                1,
+                **fields,
+                response_a=responses[first]["text"],
+                response_b=responses[second]["text"],
+            )
         rows += batch.add(items, partial(_rows, key, mode))
     return rows + batch.flush()
 
@@ -156,25 +161,40 @@ def _row_keys(sessions: list[dict], methods: list[str]):
     for session in sessions:
         for round_ in session["rounds"]:
             for method in filter(partial(replied, round_), methods):
-                yield {"session_id": session["session_id"], "round": round_["round"],
-                       "method": method}  # fmt: skip
+                yield {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
 
 
 def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]:
     """Method a's row against b and b's mirror row against a."""
     session, index, a, b = key
-    where = {"session_id": session["session_id"],
-             "round": session["rounds"][index]["round"]}  # fmt: skip
+    where = {
+        "session_id": session["session_id"],
+        "round": session["rounds"][index]["round"],
+    }
     mirror = None if value is None else 1.0 - value
     flipped = dict(detail or {})
     if "chars" in flipped:  # [own reply, opponent's reply], from each side
         flipped["chars"] = flipped["chars"][::-1]
     return [
-        result_row({**where, "method": a}, f"pairwise@{b}", value, note=reason,
-                   detail={**(detail or {}), "primary": True}),
-        result_row({**where, "method": b}, f"pairwise@{a}", mirror, note=reason,
-                   detail={**flipped, "primary": False}),
-    ]  # fmt: skip
+        result_row(
+            {**where, "method": a},
+            f"pairwise@{b}",
+            value,
+            note=reason,
+            detail={**(detail or {}), "primary": True},
+        ),
+        result_row(
+            {**where, "method": b},
+            f"pairwise@{a}",
+            mirror,
+            note=reason,
+            detail={**flipped, "primary": False},
+        ),
+    ]
 
 
 def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
@@ -239,50 +259,180 @@ RATE, UNIT = Format.RATE, (0.0, 1.0)
 CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwise"}
 
 METRICS = (
-    Metric("pairwise", _l("Pairwise win (1 won, ½ tie, 0 lost)"), "row", True, UNIT, RATE,
-           keyed=True, key_is_method=True, needs_judge=True,
-           description=_l("Against the opponent named after @: both orders agree, else a tie.")),
-    Metric("pairwise_winrate", _l("Pairwise win rate"), "summary", True, UNIT, RATE,
-           needs_judge=True, source="pairwise",
-           description=_l("Share of pairwise comparisons won, ties counting half: the mean over sessions of each session's share."),
-           basis=_l("mean over sessions of the share of comparisons won")),
-    *(Metric(f"pairwise_winrate_ci_{end}", _l("Pairwise win rate"), "summary", True, UNIT,
-             RATE, needs_judge=True, **CI_FREE) for end in ("low", "high")),
-    Metric("bt_score", _l("Bradley–Terry strength"), "summary", True, None,
-           needs_judge=True, source="pairwise",
-           description=_l("Log-odds of beating the baseline method (strength 0), fitted by maximum likelihood."),
-           basis=_l("Bradley–Terry maximum-likelihood strength")),
-    *(Metric(f"bt_ci_{end}", _l("Bradley–Terry strength"), "summary", True, None,
-             needs_judge=True, **CI_FREE) for end in ("low", "high")),
-    Metric("pairwise_winrate_lc", _l("Length-controlled win rate"), "summary", True, UNIT,
-           RATE, needs_judge=True, source="pairwise", ranked=False, in_table=False,
-           description=_l("The win rate the judge's preference would give at equal reply lengths: a logistic model of the verdicts on the methods and tanh of the normalised length difference (AlpacaEval 2.0)."),
-           basis=_l("model's win probability at zero length difference, mean over sessions")),
-    *(Metric(f"pairwise_winrate_lc_ci_{end}", _l("Length-controlled win rate"), "summary",
-             True, UNIT, RATE, needs_judge=True, **CI_FREE) for end in ("low", "high")),
-    Metric("bt_lc_score", _l("Length-controlled Bradley–Terry strength"), "summary", True,
-           None, needs_judge=True, source="pairwise", ranked=False, in_table=False,
-           description=_l("Log-odds of beating the baseline method at equal reply lengths (the length term of the model set to 0)."),
-           basis=_l("length-controlled Bradley–Terry strength")),
-    *(Metric(f"bt_lc_ci_{end}", _l("Length-controlled Bradley–Terry strength"), "summary",
-             True, None, needs_judge=True, **CI_FREE) for end in ("low", "high")),
-    Metric("pairwise_longer_wins_rate", _l("Win rate if the longer reply always won"),
-           "summary", True, UNIT, RATE, needs_judge=True, source="pairwise", ranked=False,
-           in_table=False,
-           description=_l("The win rate a judge that always picks the longer reply (equal lengths a tie) would give on the same comparisons: a raw win rate close to it may be length, not quality."),
-           basis=_l("mean over sessions of the share the longer reply would win")),
-    *(Metric(f"pairwise_longer_wins_rate_ci_{end}", _l("Win rate if the longer reply always won"),
-             "summary", True, UNIT, RATE, needs_judge=True, **CI_FREE)
-      for end in ("low", "high")),
-    Metric("bt_resamples_left_out", _l("Bradley–Terry resamples left out"), "summary",
-           False, (0.0, None), Format.COUNT, needs_judge=True, **CI_FREE,
-           description=_l("Bootstrap resamples in which a method won or lost every comparison (no finite strengths): left out of the Bradley–Terry interval.")),
-)  # fmt: skip
+    Metric(
+        "pairwise",
+        _l("Pairwise win (1 won, ½ tie, 0 lost)"),
+        "row",
+        True,
+        UNIT,
+        RATE,
+        keyed=True,
+        key_is_method=True,
+        needs_judge=True,
+        description=_l(
+            "Against the opponent named after @: both orders agree, else a tie."
+        ),
+    ),
+    Metric(
+        "pairwise_winrate",
+        _l("Pairwise win rate"),
+        "summary",
+        True,
+        UNIT,
+        RATE,
+        needs_judge=True,
+        source="pairwise",
+        description=_l(
+            "Share of pairwise comparisons won, ties counting half: the mean over sessions of each session's share."
+        ),
+        basis=_l("mean over sessions of the share of comparisons won"),
+    ),
+    *(
+        Metric(
+            f"pairwise_winrate_ci_{end}",
+            _l("Pairwise win rate"),
+            "summary",
+            True,
+            UNIT,
+            RATE,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "bt_score",
+        _l("Bradley–Terry strength"),
+        "summary",
+        True,
+        None,
+        needs_judge=True,
+        source="pairwise",
+        description=_l(
+            "Log-odds of beating the baseline method (strength 0), fitted by maximum likelihood."
+        ),
+        basis=_l("Bradley–Terry maximum-likelihood strength"),
+    ),
+    *(
+        Metric(
+            f"bt_ci_{end}",
+            _l("Bradley–Terry strength"),
+            "summary",
+            True,
+            None,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "pairwise_winrate_lc",
+        _l("Length-controlled win rate"),
+        "summary",
+        True,
+        UNIT,
+        RATE,
+        needs_judge=True,
+        source="pairwise",
+        ranked=False,
+        in_table=False,
+        description=_l(
+            "The win rate the judge's preference would give at equal reply lengths: a logistic model of the verdicts on the methods and tanh of the normalised length difference (AlpacaEval 2.0)."
+        ),
+        basis=_l(
+            "model's win probability at zero length difference, mean over sessions"
+        ),
+    ),
+    *(
+        Metric(
+            f"pairwise_winrate_lc_ci_{end}",
+            _l("Length-controlled win rate"),
+            "summary",
+            True,
+            UNIT,
+            RATE,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "bt_lc_score",
+        _l("Length-controlled Bradley–Terry strength"),
+        "summary",
+        True,
+        None,
+        needs_judge=True,
+        source="pairwise",
+        ranked=False,
+        in_table=False,
+        description=_l(
+            "Log-odds of beating the baseline method at equal reply lengths (the length term of the model set to 0)."
+        ),
+        basis=_l("length-controlled Bradley–Terry strength"),
+    ),
+    *(
+        Metric(
+            f"bt_lc_ci_{end}",
+            _l("Length-controlled Bradley–Terry strength"),
+            "summary",
+            True,
+            None,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "pairwise_longer_wins_rate",
+        _l("Win rate if the longer reply always won"),
+        "summary",
+        True,
+        UNIT,
+        RATE,
+        needs_judge=True,
+        source="pairwise",
+        ranked=False,
+        in_table=False,
+        description=_l(
+            "The win rate a judge that always picks the longer reply (equal lengths a tie) would give on the same comparisons: a raw win rate close to it may be length, not quality."
+        ),
+        basis=_l("mean over sessions of the share the longer reply would win"),
+    ),
+    *(
+        Metric(
+            f"pairwise_longer_wins_rate_ci_{end}",
+            _l("Win rate if the longer reply always won"),
+            "summary",
+            True,
+            UNIT,
+            RATE,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "bt_resamples_left_out",
+        _l("Bradley–Terry resamples left out"),
+        "summary",
+        False,
+        (0.0, None),
+        Format.COUNT,
+        needs_judge=True,
+        **CI_FREE,
+        description=_l(
+            "Bootstrap resamples in which a method won or lost every comparison (no finite strengths): left out of the Bradley–Terry interval."
+        ),
+    ),
+)
 
 SUITE = Suite(
     name="pairwise",
     label=_l("Pairwise judge (both orders)"),
-    description=_l("The judge compares two methods' replies to the same message, in both orders; a verdict that flips with the order counts as a tie."),
+    description=_l(
+        "The judge compares two methods' replies to the same message, in both orders; a verdict that flips with the order counts as a tie."
+    ),
     metrics=METRICS,
     run=run,
     summarize=summarize,
@@ -318,24 +468,52 @@ SUITE = Suite(
     ),
     panel=Panel(
         charts=(
-            Chart("pairwise_matrix", "heatmap", _l("Win rate of the row method against the column method"),
-                  "panel.matrix", columns="panel.methods"),
-            Chart("bt_forest", "forest", _l("Bradley–Terry strength (95% bootstrap CI; baseline 0)"),
-                  "panel.bt", series=(("bt", "bt_score"),), y_metric="bt_score"),
+            Chart(
+                "pairwise_matrix",
+                "heatmap",
+                _l("Win rate of the row method against the column method"),
+                "panel.matrix",
+                columns="panel.methods",
+            ),
+            Chart(
+                "bt_forest",
+                "forest",
+                _l("Bradley–Terry strength (95% bootstrap CI; baseline 0)"),
+                "panel.bt",
+                series=(("bt", "bt_score"),),
+                y_metric="bt_score",
+            ),
         ),
         tables=(
-            Table("pairwise-length", _l("Length-controlled win rates (at equal reply lengths)"), (
-                Column("method", _l("Method")),
-                Column("pairwise_winrate", _l("Win rate"), "score"),
-                Column("pairwise_longer_wins_rate", _l("If the longer reply always won"), "score"),
-                Column("pairwise_winrate_lc", _l("Length-controlled win rate"), "score"),
-                Column("pairwise_winrate_lc_ci_low", _l("95% CI low"), "score"),
-                Column("pairwise_winrate_lc_ci_high", _l("95% CI high"), "score"),
-                Column("bt_lc_score", _l("Length-controlled Bradley–Terry strength"), "score"),
-                Column("bt_lc_ci_low", _l("95% CI low"), "score"),
-                Column("bt_lc_ci_high", _l("95% CI high"), "score"),
-            ), table_rows),
+            Table(
+                "pairwise-length",
+                _l("Length-controlled win rates (at equal reply lengths)"),
+                (
+                    Column("method", _l("Method")),
+                    Column("pairwise_winrate", _l("Win rate"), "score"),
+                    Column(
+                        "pairwise_longer_wins_rate",
+                        _l("If the longer reply always won"),
+                        "score",
+                    ),
+                    Column(
+                        "pairwise_winrate_lc", _l("Length-controlled win rate"), "score"
+                    ),
+                    Column("pairwise_winrate_lc_ci_low", _l("95% CI low"), "score"),
+                    Column("pairwise_winrate_lc_ci_high", _l("95% CI high"), "score"),
+                    Column(
+                        "bt_lc_score",
+                        _l("Length-controlled Bradley–Terry strength"),
+                        "score",
+                    ),
+                    Column("bt_lc_ci_low", _l("95% CI low"), "score"),
+                    Column("bt_lc_ci_high", _l("95% CI high"), "score"),
+                ),
+                table_rows,
+            ),
         ),
-        empty=_l("No pairwise verdicts to chart: the pairwise suite needs a configured judge and at least two methods."),
+        empty=_l(
+            "No pairwise verdicts to chart: the pairwise suite needs a configured judge and at least two methods."
+        ),
     ),
-)  # fmt: skip
+)

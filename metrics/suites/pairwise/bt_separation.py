@@ -34,12 +34,17 @@ def separation(wins, methods: list[str]) -> dict | None:
     if len(groups) <= 1:
         return None
     group_of = {i: g for g, members in enumerate(groups) for i in members}
-    beaten_from_outside = {group_of[j] for i in range(size) for j in beat[i]
-                           if group_of[j] != group_of[i]}  # fmt: skip
-    beats_outside = {group_of[i] for i in range(size) for j in beat[i]
-                     if group_of[j] != group_of[i]}  # fmt: skip
-    alone = {g for g in range(len(groups))
-             if g not in beaten_from_outside and g not in beats_outside}  # fmt: skip
+    beaten_from_outside = {
+        group_of[j] for i in range(size) for j in beat[i] if group_of[j] != group_of[i]
+    }
+    beats_outside = {
+        group_of[i] for i in range(size) for j in beat[i] if group_of[j] != group_of[i]
+    }
+    alone = {
+        g
+        for g in range(len(groups))
+        if g not in beaten_from_outside and g not in beats_outside
+    }
     names = lambda picked: sorted(methods[i] for g in picked for i in groups[g])  # noqa: E731
     if alone:  # never compared across: no sweep to report, a gap in the design
         linked = [g for g in range(len(groups)) if g not in alone]

@@ -141,8 +141,12 @@ def _log_sigmoid(x: float) -> float:
 
 def _objective(won: list[list[float]], beta: list[float]) -> float:
     size = len(won)
-    terms = [won[i][j] * _log_sigmoid(beta[i] - beta[j])
-             for i in range(size) for j in range(size) if won[i][j]]  # fmt: skip
+    terms = [
+        won[i][j] * _log_sigmoid(beta[i] - beta[j])
+        for i in range(size)
+        for j in range(size)
+        if won[i][j]
+    ]
     return math.fsum(terms) - BT_ALPHA / 2 * math.fsum(b * b for b in beta)
 
 
@@ -223,8 +227,9 @@ def bt_with_ci(
     draws, separated = [], 0
     resamples = BT_RESAMPLES if len(sessions) >= 2 else 0
     for _ in range(resamples):
-        picked = np.bincount(rng.integers(0, len(sessions), len(sessions)),
-                             minlength=len(sessions))  # fmt: skip
+        picked = np.bincount(
+            rng.integers(0, len(sessions), len(sessions)), minlength=len(sessions)
+        )
         # elementwise products and a sum along one axis: no BLAS (tensordot
         # would be), so the same bits whatever the thread count
         drawn = (picked[:, None, None] * wins).sum(axis=0)

@@ -228,8 +228,9 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     split = _separation(outcomes, methods)
     strengths = (
         ranking.bt_with_ci(outcomes, methods, bt_baseline(outcomes, methods))
-        if outcomes and split is None else {}
-    )  # fmt: skip
+        if outcomes and split is None
+        else {}
+    )
     summary: dict[str, dict[str, float | None]] = {}
     winrates: dict[str, dict] = {}
     for method in methods:
@@ -237,13 +238,15 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
         winrates[method] = ci
         bt = strengths.get(method, {})
         summary[method] = {
-            "pairwise_winrate": ci["mean"], "pairwise_winrate_ci_low": ci["ci_low"],
+            "pairwise_winrate": ci["mean"],
+            "pairwise_winrate_ci_low": ci["ci_low"],
             "pairwise_winrate_ci_high": ci["ci_high"],
-            "bt_score": bt.get("mean"), "bt_ci_low": bt.get("ci_low"),
+            "bt_score": bt.get("mean"),
+            "bt_ci_low": bt.get("ci_low"),
             "bt_ci_high": bt.get("ci_high"),
             # resamples left out of the interval (separated), 0 too
             "bt_resamples_left_out": bt.get("resamples_separated"),
-        }  # fmt: skip
+        }
     # length-controlled (metrics/suites/pairwise/length_control.py)
     found_lc, lacking = length_control.comparisons(_length_items(rows, found, details))
     raw = {method: winrates[method]["mean"] for method in methods}

@@ -209,29 +209,59 @@ UNIT = (0.0, 1.0)
 SUITE = Suite(
     name="quality",
     label=_l("Response quality heuristics"),
-    description=_l("Deterministic heuristics of coherence, completeness, length, structure and vocabulary; no judge needed."),
+    description=_l(
+        "Deterministic heuristics of coherence, completeness, length, structure and vocabulary; no judge needed."
+    ),
     metrics=(
         # scores on [0, 1], not shares of anything: "rates as %" leaves them
-        *(Metric(m, LABELS[m], "row", True, UNIT, Format.SCORE,
-                 description=DESCRIPTIONS[m]) for m in ROW_METRICS),
-        *(Metric(f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.SCORE,
-                 compare=m) for m in ROW_METRICS),
+        *(
+            Metric(
+                m,
+                LABELS[m],
+                "row",
+                True,
+                UNIT,
+                Format.SCORE,
+                description=DESCRIPTIONS[m],
+            )
+            for m in ROW_METRICS
+        ),
+        *(
+            Metric(
+                f"{m}_avg", LABELS[m], "summary", True, UNIT, Format.SCORE, compare=m
+            )
+            for m in ROW_METRICS
+        ),
     ),
     run=run,
     summarize=summarize,
     options=(
-        Option("quality_weights", _l("Quality weights"), validate_weights,
-               problem="bad_weights",
-               problem_message=_l("Quality weights rejected: %(detail)s")),
+        Option(
+            "quality_weights",
+            _l("Quality weights"),
+            validate_weights,
+            problem="bad_weights",
+            problem_message=_l("Quality weights rejected: %(detail)s"),
+        ),
     ),
     order=20,
     lead="quality_avg",  # the weighted whole, not its first component
     panel=Panel(
         charts=(
-            Chart("quality_components", "bars", _l("Response quality components (0–1)"),
-                  "panel", series=series(*COMPONENTS)),
-            Chart("quality_overall", "bars", _l("Overall quality (weighted)"), "summary",
-                  series=series("quality_avg")),
+            Chart(
+                "quality_components",
+                "bars",
+                _l("Response quality components (0–1)"),
+                "panel",
+                series=series(*COMPONENTS),
+            ),
+            Chart(
+                "quality_overall",
+                "bars",
+                _l("Overall quality (weighted)"),
+                "summary",
+                series=series("quality_avg"),
+            ),
         ),
     ),
-)  # fmt: skip
+)

@@ -60,8 +60,14 @@ from metrics.suites.roleplay.verdicts import (
     parse_jera,
 )
 
-__all__ = ["match", "match_attributes", "parse_almp", "parse_jera", "summarize",
-           "wordnet_senses"]  # fmt: skip
+__all__ = [
+    "match",
+    "match_attributes",
+    "parse_almp",
+    "parse_jera",
+    "summarize",
+    "wordnet_senses",
+]
 
 NO_JUDGE = note("no_judge")
 NO_ATTRIBUTES = note("missing_field", field="attributes")
@@ -224,7 +230,9 @@ METRICS = (
 SUITE = Suite(
     name="roleplay",
     label=_l("Roleplay judge (JERA, ALMP)"),
-    description=_l("An LLM judge answers the JERA questionnaire about each method's scene and lists the character attributes it shows (ALMP)."),
+    description=_l(
+        "An LLM judge answers the JERA questionnaire about each method's scene and lists the character attributes it shows (ALMP)."
+    ),
     metrics=METRICS,
     run=run,
     summarize=summarize,
@@ -236,21 +244,43 @@ SUITE = Suite(
     order=40,
     panel=Panel(
         charts=(
-            Chart("roleplay_jera", "stacked_bars", _l("JERA by sub-score (10–100 each)"),
-                  "panel.jera", series=tuple((s, f"jera_{s}") for s in JERA_SCALES),
-                  empty=_l("No JERA scores: JERA needs a configured judge, and every judge reply for it failed or could not be parsed.")),
-            Chart("roleplay_almp", "bars_ci", _l("ALMP: share of the attribute list observed"),
-                  "panel.ci", series=(("almp", "almp"),), y_metric="almp",
-                  empty=_l("No ALMP scores: ALMP needs a configured judge and an attribute list in the session (field attributes).")),
+            Chart(
+                "roleplay_jera",
+                "stacked_bars",
+                _l("JERA by sub-score (10–100 each)"),
+                "panel.jera",
+                series=tuple((s, f"jera_{s}") for s in JERA_SCALES),
+                empty=_l(
+                    "No JERA scores: JERA needs a configured judge, and every judge reply for it failed or could not be parsed."
+                ),
+            ),
+            Chart(
+                "roleplay_almp",
+                "bars_ci",
+                _l("ALMP: share of the attribute list observed"),
+                "panel.ci",
+                series=(("almp", "almp"),),
+                y_metric="almp",
+                empty=_l(
+                    "No ALMP scores: ALMP needs a configured judge and an attribute list in the session (field attributes)."
+                ),
+            ),
         ),
         tables=(
-            Table("almp_sessions", _l("ALMP per session"), (
-                Column("method", _l("Method")),
-                Column("session_id", _l("Session")),
-                Column("matched", _l("Matched attributes")),
-                Column("missed", _l("Missed attributes")),
-            ), almp_table_rows),
+            Table(
+                "almp_sessions",
+                _l("ALMP per session"),
+                (
+                    Column("method", _l("Method")),
+                    Column("session_id", _l("Session")),
+                    Column("matched", _l("Matched attributes")),
+                    Column("missed", _l("Missed attributes")),
+                ),
+                almp_table_rows,
+            ),
         ),
-        empty=_l("No roleplay scores: JERA and ALMP need a configured judge, and ALMP needs an attribute list in the session."),
+        empty=_l(
+            "No roleplay scores: JERA and ALMP need a configured judge, and ALMP needs an attribute list in the session."
+        ),
     ),
-)  # fmt: skip
+)

@@ -100,8 +100,11 @@ def almp_row(
 
 def scene_rows(key, attributes, samples: int, truncated: int, outcomes: list) -> list:
     """Rows of one (session, method) from its outcomes, in mode order."""
-    got = {"jera": outcomes[:samples], "almp_extract": outcomes[samples : 2 * samples],
-           "almp_infer": outcomes[2 * samples :]}  # fmt: skip
+    got = {
+        "jera": outcomes[:samples],
+        "almp_extract": outcomes[samples : 2 * samples],
+        "almp_infer": outcomes[2 * samples :],
+    }
     rows = jera_rows(key, got["jera"])
     if attributes:
         rows.append(almp_row(key, attributes, got["almp_extract"], got["almp_infer"]))

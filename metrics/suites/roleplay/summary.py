@@ -68,7 +68,12 @@ def almp_table_rows(panel: dict, methods: list[str]) -> list[dict]:
                 f"{m['attribute']} ≈ {m['observed']} ({m['reason']})"
                 for m in entry["matched"]
             )
-            rows.append({"method": method, "session_id": entry["session_id"],
-                         "matched": matched or "—",
-                         "missed": ", ".join(entry["missed"]) or "—"})  # fmt: skip
+            rows.append(
+                {
+                    "method": method,
+                    "session_id": entry["session_id"],
+                    "matched": matched or "—",
+                    "missed": ", ".join(entry["missed"]) or "—",
+                }
+            )
     return rows

@@ -48,8 +48,16 @@ from metrics.suites.simulation.components import (
     variance_score,
 )
 
-__all__ = ["Unscored", "behavioral_variance", "explainability", "normalize_item",
-           "order_adherence", "persona_adherence", "transition_rate", "variance_score"]  # fmt: skip
+__all__ = [
+    "Unscored",
+    "behavioral_variance",
+    "explainability",
+    "normalize_item",
+    "order_adherence",
+    "persona_adherence",
+    "transition_rate",
+    "variance_score",
+]
 
 
 def _compute(metric: str, session: dict, sims: list[dict]) -> tuple[float, dict]:
@@ -223,7 +231,9 @@ METRICS = (
 SUITE = Suite(
     name="simulation",
     label=_l("Guest-simulation quality"),
-    description=_l("How realistic simulated restaurant guests are: persona adherence, behavioural variance, order accuracy and explainability."),
+    description=_l(
+        "How realistic simulated restaurant guests are: persona adherence, behavioural variance, order accuracy and explainability."
+    ),
     metrics=METRICS,
     run=run,
     summarize=summarize,
@@ -236,23 +246,46 @@ SUITE = Suite(
     ),
     panel=Panel(
         charts=(
-            Chart("simulation_parts", "bars", _l("CRRS and its parts (0–1)"), "summary",
-                  series=series(*(f"{m}_avg" for m in IDS))),
-            Chart("simulation_crrs", "bars_ci", _l("CRRS per method (mean ± 1.96·σ/√n)"),
-                  "summary", series=(("crrs", "crrs"),), y_metric="crrs"),
+            Chart(
+                "simulation_parts",
+                "bars",
+                _l("CRRS and its parts (0–1)"),
+                "summary",
+                series=series(*(f"{m}_avg" for m in IDS)),
+            ),
+            Chart(
+                "simulation_crrs",
+                "bars_ci",
+                _l("CRRS per method (mean ± 1.96·σ/√n)"),
+                "summary",
+                series=(("crrs", "crrs"),),
+                y_metric="crrs",
+            ),
         ),
         tables=(
-            Table("crrs_bands", _l("Interpretation of CRRS"), (
-                Column("method", _l("Method")),
-                Column("band", _l("Band"), "choice", CRRS_BANDS),
-            ), band_rows),
-            Table("welch", _l("Welch's t-test and Cohen's d between methods"), (
-                Column("metric", _l("Metric"), "metric"),
-                Column("a", "A"), Column("b", "B"),
-                Column("welch_t", "t", "score"), Column("welch_p", "p", "p"),
-                Column("cohens_d", "d", "score"),
-                Column("significant", "p < 0.05", "flag"),
-            ), statistics_rows),
+            Table(
+                "crrs_bands",
+                _l("Interpretation of CRRS"),
+                (
+                    Column("method", _l("Method")),
+                    Column("band", _l("Band"), "choice", CRRS_BANDS),
+                ),
+                band_rows,
+            ),
+            Table(
+                "welch",
+                _l("Welch's t-test and Cohen's d between methods"),
+                (
+                    Column("metric", _l("Metric"), "metric"),
+                    Column("a", "A"),
+                    Column("b", "B"),
+                    Column("welch_t", "t", "score"),
+                    Column("welch_p", "p", "p"),
+                    Column("cohens_d", "d", "score"),
+                    Column("significant", "p < 0.05", "flag"),
+                ),
+                statistics_rows,
+            ),
         ),
     ),
-)  # fmt: skip
+)

@@ -197,43 +197,120 @@ _LATENCY_LABELS = {
 
 def _count(metric_id: str) -> Metric:
     label, higher = _COUNT_LABELS[metric_id]
-    return Metric(metric_id, label, "session", bool(higher), COUNT, Format.COUNT,
-                  ranked=higher is not None, keyed=metric_id in ("slot_tp", "slot_fp", "slot_fn"))  # fmt: skip
+    return Metric(
+        metric_id,
+        label,
+        "session",
+        bool(higher),
+        COUNT,
+        Format.COUNT,
+        ranked=higher is not None,
+        keyed=metric_id in ("slot_tp", "slot_fp", "slot_fn"),
+    )
 
 
 # slot_f1, extra_slots and extra_values are also emitted as session rows under
 # the same id; they are registered once, at summary level.
 METRICS: tuple[Metric, ...] = (
     *(_count(metric_id) for metric_id in _COUNT_LABELS),
-    Metric("latency", _l("Session latency (s)"), "session", False, **SECONDS,
-           description=_l("Sum of the method's latency_s over the rounds of a session.")),
-    Metric("slot_f1", _SUMMARY_LABELS["slot_f1"], "summary", True, UNIT, Format.RATE,
-           compare="slot_f1", keyed=True,
-           description=_l("Micro-averaged F1 of predicted slots against the ground truth."),
-           basis=_l("micro-average over the slots of all sessions")),
-    *(Metric(i, _SUMMARY_LABELS[i], "summary", True, UNIT, Format.RATE,
-             keyed=i in ("slot_precision", "slot_recall"), source="slot_f1")
-      for i in SLOT_IDS[:8] if i != "slot_f1"),
-    Metric("extra_slots", _l("Extra (hallucinated) slots"), "summary", False, COUNT,
-           Format.COUNT, source="slot_f1",
-           description=_l("Predicted slots that are not in the ground truth.")),
-    Metric("extra_values", _l("Extra values"), "summary", False, COUNT, Format.COUNT,
-           source="slot_f1"),
-    Metric("latency_mean", _LATENCY_LABELS["latency_mean"], "summary", False,
-           compare="latency", **SECONDS),
-    *(Metric(i, _LATENCY_LABELS[i], "summary", False, source="latency", **SECONDS)
-      for i in LATENCY_IDS[1:]),
-    Metric("slot_judge", _l("LLM judge score (slots)"), "session", True, UNIT,
-           Format.RATE, needs_judge=True, agreement="interval",
-           description=_l("Mean semantic accuracy (0-1) of the predicted slots, rated by the judge.")),
-    Metric("slot_judge_avg", _l("LLM judge score (slots)"), "summary", True, UNIT,
-           Format.RATE, needs_judge=True, compare="slot_judge"),
-)  # fmt: skip
+    Metric(
+        "latency",
+        _l("Session latency (s)"),
+        "session",
+        False,
+        **SECONDS,
+        description=_l("Sum of the method's latency_s over the rounds of a session."),
+    ),
+    Metric(
+        "slot_f1",
+        _SUMMARY_LABELS["slot_f1"],
+        "summary",
+        True,
+        UNIT,
+        Format.RATE,
+        compare="slot_f1",
+        keyed=True,
+        description=_l(
+            "Micro-averaged F1 of predicted slots against the ground truth."
+        ),
+        basis=_l("micro-average over the slots of all sessions"),
+    ),
+    *(
+        Metric(
+            i,
+            _SUMMARY_LABELS[i],
+            "summary",
+            True,
+            UNIT,
+            Format.RATE,
+            keyed=i in ("slot_precision", "slot_recall"),
+            source="slot_f1",
+        )
+        for i in SLOT_IDS[:8]
+        if i != "slot_f1"
+    ),
+    Metric(
+        "extra_slots",
+        _l("Extra (hallucinated) slots"),
+        "summary",
+        False,
+        COUNT,
+        Format.COUNT,
+        source="slot_f1",
+        description=_l("Predicted slots that are not in the ground truth."),
+    ),
+    Metric(
+        "extra_values",
+        _l("Extra values"),
+        "summary",
+        False,
+        COUNT,
+        Format.COUNT,
+        source="slot_f1",
+    ),
+    Metric(
+        "latency_mean",
+        _LATENCY_LABELS["latency_mean"],
+        "summary",
+        False,
+        compare="latency",
+        **SECONDS,
+    ),
+    *(
+        Metric(i, _LATENCY_LABELS[i], "summary", False, source="latency", **SECONDS)
+        for i in LATENCY_IDS[1:]
+    ),
+    Metric(
+        "slot_judge",
+        _l("LLM judge score (slots)"),
+        "session",
+        True,
+        UNIT,
+        Format.RATE,
+        needs_judge=True,
+        agreement="interval",
+        description=_l(
+            "Mean semantic accuracy (0-1) of the predicted slots, rated by the judge."
+        ),
+    ),
+    Metric(
+        "slot_judge_avg",
+        _l("LLM judge score (slots)"),
+        "summary",
+        True,
+        UNIT,
+        Format.RATE,
+        needs_judge=True,
+        compare="slot_judge",
+    ),
+)
 
 SUITE = Suite(
     name="slots",
     label=_l("Slot-extraction memory"),
-    description=_l("What a method's memory wrote (per-response slots) against the session's ground-truth slots, and its latency."),
+    description=_l(
+        "What a method's memory wrote (per-response slots) against the session's ground-truth slots, and its latency."
+    ),
     metrics=METRICS,
     run=run,
     summarize=summarize,
@@ -245,15 +322,42 @@ SUITE = Suite(
     order=60,
     panel=Panel(
         charts=(
-            Chart("slots_prf", "bars", _l("Slot precision, recall, F1 and exact match"),
-                  "summary", series=series("slot_precision", "slot_recall", "slot_f1",
-                                           "slot_exact", "slot_judge_avg")),
-            Chart("slots_topics", "heatmap", _l("Slot F1 per topic"), "panel.per_topic_f1",
-                  columns="panel.topics"),
-            Chart("slots_extra", "bars", _l("Hallucinated slots and values"), "summary",
-                  series=series("extra_slots", "extra_values")),
-            Chart("slots_latency", "box", _l("Latency per session"), "panel.latency",
-                  y_title=_l("seconds"), marks="panel.latency_p95", mark_label=_l("P95")),
+            Chart(
+                "slots_prf",
+                "bars",
+                _l("Slot precision, recall, F1 and exact match"),
+                "summary",
+                series=series(
+                    "slot_precision",
+                    "slot_recall",
+                    "slot_f1",
+                    "slot_exact",
+                    "slot_judge_avg",
+                ),
+            ),
+            Chart(
+                "slots_topics",
+                "heatmap",
+                _l("Slot F1 per topic"),
+                "panel.per_topic_f1",
+                columns="panel.topics",
+            ),
+            Chart(
+                "slots_extra",
+                "bars",
+                _l("Hallucinated slots and values"),
+                "summary",
+                series=series("extra_slots", "extra_values"),
+            ),
+            Chart(
+                "slots_latency",
+                "box",
+                _l("Latency per session"),
+                "panel.latency",
+                y_title=_l("seconds"),
+                marks="panel.latency_p95",
+                mark_label=_l("P95"),
+            ),
         ),
     ),
-)  # fmt: skip
+)

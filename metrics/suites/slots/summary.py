@@ -81,8 +81,10 @@ def _collect(
     np = columns._numpy()
     totals: dict[str, _Sums] = defaultdict(_Sums)  # method -> metric -> summed count
     names = rows.names["metric"].names
-    counted = rows.groups(rows.where([m for m in names if _ours(m) and m not in
-                                      SESSION_VALUES]), ("method", "metric"))  # fmt: skip
+    counted = rows.groups(
+        rows.where([m for m in names if _ours(m) and m not in SESSION_VALUES]),
+        ("method", "metric"),
+    )
     values = rows.col("value")[counted.rows]
     firsts = counted.rows[[start for start, _ in counted.bounds]]
     keys = zip(
@@ -97,9 +99,12 @@ def _collect(
     )
     index = rows.where(SESSION_VALUES)
     for method, metric, session, value in zip(
-        rows.strings("method", index), rows.strings("metric", index),
-        rows.strings("session", index), rows.values(index), strict=True,
-    ):  # fmt: skip
+        rows.strings("method", index),
+        rows.strings("metric", index),
+        rows.strings("session", index),
+        rows.values(index),
+        strict=True,
+    ):
         per_session[metric][method][session] = value
     return totals, per_session
 
@@ -207,9 +212,12 @@ def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
     index = rows.where(["slot_tp", "slot_fp", "slot_fn"])
     counts: dict[tuple[str, str], dict[str, float]] = {}
     for method, metric, session, value in zip(
-        rows.strings("method", index), rows.strings("metric", index),
-        rows.strings("session", index), rows.values(index), strict=True,
-    ):  # fmt: skip
+        rows.strings("method", index),
+        rows.strings("metric", index),
+        rows.strings("session", index),
+        rows.values(index),
+        strict=True,
+    ):
         counts.setdefault((method, session), {})[metric] = value
     found: dict[str, dict] = {}
     for (method, session), c in counts.items():

@@ -57,8 +57,12 @@ def upgrade() -> None:
         op.create_table(
             "result_rows",
             sa.Column("id", AUTO_ID, primary_key=True, autoincrement=True),
-            sa.Column("run_id", sa.String(32),
-                      sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+            sa.Column(
+                "run_id",
+                sa.String(32),
+                sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
             sa.Column("session_id", sa.String(255), nullable=False),
             sa.Column("round", sa.Integer, nullable=False),
             sa.Column("method", sa.String(255), nullable=False),
@@ -68,19 +72,30 @@ def upgrade() -> None:
             sa.Column("status", sa.String(16), nullable=False),
             sa.Column("note", sa.Text),
             sa.Column("detail", JSON),
-            sa.UniqueConstraint("run_id", "session_id", "round", "method", "metric",
-                                "sample", name="uq_result_row"),
-        )  # fmt: skip
+            sa.UniqueConstraint(
+                "run_id",
+                "session_id",
+                "round",
+                "method",
+                "metric",
+                "sample",
+                name="uq_result_row",
+            ),
+        )
     if _missing("run_chunks"):
         op.create_table(
             "run_chunks",
             sa.Column("id", AUTO_ID, primary_key=True, autoincrement=True),
-            sa.Column("run_id", sa.String(32),
-                      sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+            sa.Column(
+                "run_id",
+                sa.String(32),
+                sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
             sa.Column("chunk", sa.Integer, nullable=False),
             sa.Column("items", sa.Integer, nullable=False),
             sa.UniqueConstraint("run_id", "chunk", name="uq_run_chunk"),
-        )  # fmt: skip
+        )
     if _missing("judge_cache"):
         op.create_table(
             "judge_cache",
@@ -96,14 +111,18 @@ def upgrade() -> None:
         op.create_table(
             "run_sessions",
             sa.Column("id", AUTO_ID, primary_key=True, autoincrement=True),
-            sa.Column("run_id", sa.String(32),
-                      sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+            sa.Column(
+                "run_id",
+                sa.String(32),
+                sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
             sa.Column("position", sa.Integer, nullable=False),
             sa.Column("session_id", sa.String(255), nullable=False),
             sa.Column("start", sa.BigInteger, nullable=False),
             sa.Column("end", sa.BigInteger, nullable=False),
             sa.UniqueConstraint("run_id", "session_id", name="uq_run_session"),
-        )  # fmt: skip
+        )
 
 
 def downgrade() -> None:

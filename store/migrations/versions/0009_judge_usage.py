@@ -15,9 +15,16 @@ branch_labels = None
 depends_on = None
 
 COUNTERS = (
-    "calls", "cached", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-    "reasks", "structured", "structured_rejected", "structured_ignored",
-)  # fmt: skip
+    "calls",
+    "cached",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "reasks",
+    "structured",
+    "structured_rejected",
+    "structured_ignored",
+)
 
 
 def upgrade() -> None:

@@ -25,8 +25,12 @@ def upgrade() -> None:
     op.create_table(
         "annotation_queues",
         sa.Column("id", sa.String(32), primary_key=True),
-        sa.Column("run_id", sa.String(32),
-                  sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column(
+            "run_id",
+            sa.String(32),
+            sa.ForeignKey("runs.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("token", sa.String(64), nullable=False),
         sa.Column("created_at", TIME, nullable=False),
         sa.Column("seed", sa.Integer, nullable=False),
@@ -36,7 +40,7 @@ def upgrade() -> None:
         sa.Column("closed_at", TIME),
         sa.Column("agreement", JSON),
         sa.Column("agreement_key", sa.String(64)),
-    )  # fmt: skip
+    )
     op.create_index("ix_annotation_queues_run_id", "annotation_queues", ["run_id"])
     op.create_index(
         "ix_annotation_queues_token", "annotation_queues", ["token"], unique=True
@@ -44,9 +48,12 @@ def upgrade() -> None:
     op.create_table(
         "annotation_labels",
         sa.Column("id", AUTO_ID, primary_key=True, autoincrement=True),
-        sa.Column("queue_id", sa.String(32),
-                  sa.ForeignKey("annotation_queues.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "queue_id",
+            sa.String(32),
+            sa.ForeignKey("annotation_queues.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("item", sa.Integer, nullable=False),
         sa.Column("annotator", sa.String(80), nullable=False),
         sa.Column("al", sa.Float),
@@ -56,8 +63,10 @@ def upgrade() -> None:
         sa.Column("skipped", sa.Boolean, nullable=False),
         sa.Column("created_at", TIME, nullable=False),
         sa.Column("updated_at", TIME, nullable=False),
-        sa.UniqueConstraint("queue_id", "item", "annotator", name="uq_annotation_label"),
-    )  # fmt: skip
+        sa.UniqueConstraint(
+            "queue_id", "item", "annotator", name="uq_annotation_label"
+        ),
+    )
     op.create_index("ix_annotation_labels_queue_id", "annotation_labels", ["queue_id"])
 
 

@@ -18,16 +18,23 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "annotator_links",
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-                  primary_key=True, autoincrement=True),
-        sa.Column("queue_id", sa.String(32),
-                  sa.ForeignKey("annotation_queues.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "id",
+            sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+            primary_key=True,
+            autoincrement=True,
+        ),
+        sa.Column(
+            "queue_id",
+            sa.String(32),
+            sa.ForeignKey("annotation_queues.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("token", sa.String(64), nullable=False),
         sa.Column("name", sa.String(80), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("queue_id", "name", name="uq_annotator_link_name"),
-    )  # fmt: skip
+    )
     op.create_index("ix_annotator_links_queue_id", "annotator_links", ["queue_id"])
     op.create_index(
         "ix_annotator_links_token", "annotator_links", ["token"], unique=True

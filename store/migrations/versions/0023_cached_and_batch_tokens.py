@@ -18,9 +18,13 @@ branch_labels = None
 depends_on = None
 
 COUNTERS = (
-    "cached_tokens", "batch_calls", "batch_prompt_tokens", "batch_cached_tokens",
-    "batch_completion_tokens", "paced_ms",
-)  # fmt: skip
+    "cached_tokens",
+    "batch_calls",
+    "batch_prompt_tokens",
+    "batch_cached_tokens",
+    "batch_completion_tokens",
+    "paced_ms",
+)
 
 
 def upgrade() -> None:
