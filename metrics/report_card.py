@@ -41,6 +41,7 @@ import math
 from typing import Any
 
 from metrics.notes import note
+from metrics.stats import CI_NO_SPREAD
 
 # criterion -> (rule, default threshold)
 CRITERIA: dict[str, tuple[str, float]] = {
@@ -332,6 +333,23 @@ def _samples(found: dict, alignment: bool, samples: int, reasons: dict) -> dict:
     )
 
 
+def _above(estimate: dict, threshold: float) -> bool:
+    """Whether an estimate's interval lies above the threshold; an
+    interval of width 0 (``ci_no_spread``: every session's difference the
+    same) is its value.
+
+    >>> _above({"value": 6.0, "ci_low": None, "ci_note": "ci_no_spread"}, 0.0)
+    True
+    >>> _above({"value": 6.0, "ci_low": -1.0}, 0.0), _above({"value": 0.0,
+    ...     "ci_low": None, "ci_note": "ci_no_spread"}, 0.0)
+    (False, False)
+    """
+    low = estimate.get("ci_low")
+    if low is None and estimate.get("ci_note") == CI_NO_SPREAD:
+        low = estimate.get("value")
+    return low is not None and low > threshold
+
+
 def _self_preference(found, context: dict) -> dict:
     """Flagged when a judge and a method share a model family; fails when a
     difference-in-differences interval lies above the threshold (the judge
@@ -364,9 +382,7 @@ def _self_preference(found, context: dict) -> dict:
         )
         return row | {"shared": shared}
     threshold = thresholds(context.get("thresholds"))["self_preference"]
-    failing = [
-        e for e in measured if (e.get("ci_low") is not None and e["ci_low"] > threshold)
-    ]
+    failing = [e for e in measured if _above(e, threshold)]
     shown = max(failing or measured, key=lambda e: e["value"])
     row = _row(
         "self_preference",
@@ -378,6 +394,7 @@ def _self_preference(found, context: dict) -> dict:
     row |= {
         "ci_low": shown.get("ci_low"),
         "ci_high": shown.get("ci_high"),
+        **({"ci_note": shown["ci_note"]} if shown.get("ci_note") else {}),
         "judge": shown.get("judge"),
         "method": shown.get("method"),
         "shared": shared,

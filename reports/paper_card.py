@@ -15,6 +15,7 @@ By the judge report card (docs/metrics/report-card.md) the judge is not fit to p
 
 from __future__ import annotations
 
+from metrics.notes import note
 from metrics.validity import judge_validity, run_context
 from reports.paper_text import markdown_escape
 
@@ -69,6 +70,8 @@ def value_text(row: dict) -> str:
         text += f" (n={row['n']:,})"
     if row.get("ci_low") is not None and row.get("ci_high") is not None:
         text += f" [{number(row['ci_low'], 3)}, {number(row['ci_high'], 3)}]"
+    elif row.get("ci_note"):  # an interval of width 0: not shown, said why
+        text += f" ({note(row['ci_note']).english})"
     if row.get("judge"):
         text = f"{row['judge']}: {text}"
     if row.get("base_rate") is not None:

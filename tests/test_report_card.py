@@ -439,3 +439,48 @@ def test_a_judge_that_prefers_longer_replies_is_not_fit(
     assert "the judge is not fit to publish with: failing length bias" in methods
     exported = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
     assert "| Length bias within methods (abs. ρ) |" in exported
+
+
+def test_a_zero_width_self_preference_interval_is_null_with_a_note():
+    """Every session's difference the same (+6): the t interval has width 0,
+    so both ends are null with ci_no_spread (as every interval of the
+    platform), and the card still fails on the value; the witness agrees.
+    Before: [6.0, 6.0] was published as an interval."""
+    rows = [
+        reference.row(
+            f"s{s}",
+            1,
+            m,
+            "al",
+            50.0 + s + (6 if (j, m) == ("gpt", "Ours") else 0),
+            j,
+        )
+        for s in range(5)
+        for m in ("Ours", "Base")
+        for j in ("gpt", "claude")
+    ]
+    families = {
+        "methods": {"Ours": "openai", "Base": "meta"},
+        "judges": {"gpt": "openai", "claude": "anthropic"},
+    }
+    [estimate] = self_preference.estimates(rows, families)
+    assert estimate["value"] == pytest.approx(6.0) and estimate["n"] == 5
+    assert estimate["ci_low"] is None and estimate["ci_high"] is None
+    assert estimate["ci_note"] == "ci_no_spread"
+    found = judge_validity(
+        {"self_preference": [estimate]},
+        ["alignment"],
+        "gpt",
+        {"judges": 2, "families": families},
+    )
+    row = rows_by(found)["self_preference"]
+    assert row["verdict"] == "fail" and row["ci_note"] == "ci_no_spread"
+    assert row["ci_low"] is None and row["ci_high"] is None
+    doc = reference.tiny_doc(rows, ["Ours", "Base"], models=("gpt", "claude"))
+    doc["run"]["families"] = families
+    doc["judge_validity"] = found
+    mine = reference.judge_validity(doc)
+    from tests.witness.differences import differences
+
+    assert differences(mine["self_preference"], [estimate], "sp") == []
+    assert mine["report_card"][-1]["verdict"] == "fail"

@@ -2627,16 +2627,20 @@ def preference(
     interval = mean_ci(diffs) if others and rest else None
     # over the sessions with a d; without one, every session J scored M
     scored = own or list(means[(judge, method)].values())
-    return {
+    # report-card.md: an interval of width 0 (every d the same) is null,
+    # with ci_note ci_no_spread
+    flat = interval is not None and len(set(diffs)) == 1
+    found = {
         "judge": judge,
         "method": method,
         "value": float(mean(diffs)) if interval else None,
         "n": len(diffs),
-        "ci_low": interval[0] if interval else None,
-        "ci_high": interval[1] if interval else None,
+        "ci_low": interval[0] if interval and not flat else None,
+        "ci_high": interval[1] if interval and not flat else None,
         "judge_score": float(mean(scored)) if scored else None,
         "other_families_score": float(mean(other)) if other else None,
     }
+    return found | ({"ci_note": "ci_no_spread"} if flat else {})
 
 
 def worst(values: dict[str, Any] | None, rule: str) -> tuple[str | None, Any]:
@@ -2716,11 +2720,19 @@ def card_rows(found: dict[str, Any], doc: dict[str, Any], index: Index) -> list[
     return out
 
 
+def low_end(estimate: dict[str, Any]) -> float:
+    """The interval's low end; without an interval for lack of spread, the
+    value (every session's d)."""
+    if estimate["ci_low"] is None and estimate.get("ci_note") == "ci_no_spread":
+        return estimate["value"]
+    return estimate["ci_low"]
+
+
 def preference_row(estimates: list[dict[str, Any]] | None) -> tuple[Any, Any, bool]:
     if not estimates:
         return None, None, False
     measured = [e for e in estimates if e["value"] is not None]
-    failing = [e for e in measured if e["ci_low"] > 0]
+    failing = [e for e in measured if low_end(e) > 0]
     if not measured:
         return None, None, True
     shown = max(failing or measured, key=lambda e: e["value"])
@@ -2732,7 +2744,7 @@ def verdict(
 ) -> str:
     if criterion == "self_preference":
         estimates = found.get("self_preference") or []
-        if any(e["value"] is not None and e["ci_low"] > threshold for e in estimates):
+        if any(e["value"] is not None and low_end(e) > threshold for e in estimates):
             return "fail"
         if not estimates or any(e["value"] is None for e in estimates):
             return "not_measured"

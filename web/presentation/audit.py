@@ -446,6 +446,8 @@ def _card_value(row: dict) -> str:
     if row.get("ci_low") is not None and row.get("ci_high") is not None:
         low, high = signed_number(row["ci_low"]), signed_number(row["ci_high"])
         text += f" [{low}, {high}]"
+    elif row.get("ci_note"):  # an interval of width 0: not shown, said why
+        text += f" ({notes.translate(row['ci_note'], {}, None)})"
     if row.get("judge"):
         text = f"{row['judge']}: {text}"
     if row.get("base_rate") is not None:
