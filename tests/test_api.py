@@ -194,3 +194,19 @@ def test_validate_endpoint_reports_suites(client, tmp_path):
     ]
     assert report["suites"] == needing_no_block
     assert len(needing_no_block) >= 2
+
+
+def test_a_405_names_the_methods_the_route_allows(client):
+    """Issue 60: the JSON 405 answer dropped werkzeug's ``Allow`` header
+    (RFC 9110 requires it), on 14 operations."""
+    for method, url, allowed in [
+        ("TRACE", "/api/v1/workspaces/x", {"GET", "PATCH", "DELETE"}),
+        ("PUT", "/api/v1/runs/x", {"GET", "PATCH", "DELETE"}),
+        ("GET", "/api/v1/runs", {"POST"}),
+        ("DELETE", "/api/v1/compare", {"GET"}),
+    ]:
+        answer = client.open(url, method=method)
+        assert answer.status_code == 405, (method, url)
+        said = {m.strip() for m in answer.headers.get("Allow", "").split(",")}
+        assert allowed <= said, (method, url, said)
+        assert answer.get_json()["errors"][0]["code"] == "method_not_allowed"

@@ -326,3 +326,22 @@ def test_a_workspace_body_that_is_no_json_object_is_refused(app):
         client.post("/api/v1/workspaces"),  # no body: an unnamed workspace
     ]
     assert [answer.status_code for answer in named] == [201, 201, 201]
+
+
+def test_a_form_body_that_parses_to_nothing_or_a_name_that_is_no_text_is_refused(app):
+    """Issue 60: a multipart body of one NUL byte (no part in it) made a
+    workspace (201), and so did ``{"name": false}`` (named "False")."""
+    client, storage = app.test_client(), app.extensions["storage"]
+    for kind in ("multipart/form-data", "multipart/form-data; boundary=x"):
+        answer = client.post("/api/v1/workspaces", data=b"\x00", content_type=kind)
+        assert answer.status_code == 400, kind
+        [error] = answer.get_json()["errors"]
+        assert (error["path"], error["code"]) == ("body", "json_only")
+    for name in (False, 3, ["lab"], {"a": 1}):
+        answer = client.post("/api/v1/workspaces", json={"name": name})
+        assert answer.status_code == 400, name
+        [error] = answer.get_json()["errors"]
+        assert (error["path"], error["code"]) == ("name", "wrong_type")
+    with storage.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Workspace)).scalar() == 0
+    assert client.post("/api/v1/workspaces", json={"name": None}).status_code == 201

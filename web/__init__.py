@@ -175,8 +175,12 @@ def init_app(app) -> None:
         return error_response(404, "not_found")
 
     @app.errorhandler(405)
-    def not_allowed(_error):
-        return error_response(405, "method_not_allowed")
+    def not_allowed(error):
+        """With werkzeug's ``Allow`` header (RFC 9110), which a handler's
+        own response would otherwise drop."""
+        page, status = error_response(405, "method_not_allowed")
+        allowed = dict(error.get_headers()).get("Allow")
+        return page, status, ({"Allow": allowed} if allowed else {})
 
     @app.errorhandler(413)
     def too_large(_error):

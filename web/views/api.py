@@ -211,8 +211,9 @@ def _new_workspace_name() -> str:
     a body that is neither is a 400, not an unnamed workspace."""
     refused = Rejected.one("json_only", path="body")
     if request.mimetype in FORMS:
-        if request.form and "name" not in request.form:
-            raise refused
+        blank = not request.get_data(cache=True).strip()
+        if (request.form or not blank) and "name" not in request.form:
+            raise refused  # a part without the name, or a body of no part
         return forms.workspace_name(None, request.form)
     if not request.get_data(cache=True).strip():
         return forms.workspace_name(None, {})

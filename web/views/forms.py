@@ -229,6 +229,8 @@ def workspace_name(body, form) -> str:
     """The name a new workspace is given: from a JSON object or the form;
     text a database cannot store is a 400."""
     name = body.get("name") if isinstance(body, dict) else None
+    if name is not None and not isinstance(name, str):
+        raise Rejected([_wrong_type("name", "string", name)])
     name = str(name if name is not None else form.get("name", ""))[:255].strip()
     if not storable(name):
         raise Rejected.one("bad_characters", path="name")
