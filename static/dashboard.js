@@ -52,25 +52,92 @@
   // chart (HTML wraps at any width) and the radar gets wider side margins.
   const NARROW_PX = 560;
   const plain = (text) => new DOMParser().parseFromString(String(text), "text/html").documentElement.textContent;
-  const colorOf = (trace) => (trace.line && trace.line.color) || (trace.marker && trace.marker.color) || trace.fillcolor || "";
+  const colorOf = (trace) => {
+    const color = (trace.line && trace.line.color) || (trace.marker && trace.marker.color) || trace.fillcolor || "";
+    return typeof color === "string" ? color : "#555";
+  };
+  const keyOf = (trace) => trace.legendgroup || trace.name;
+  // The legend's entries: one per named series (a CI band shares its line's group).
+  const entries = (data) => {
+    const seen = new Set();
+    return data.filter((trace) => {
+      const key = keyOf(trace);
+      if (trace.showlegend === false || !trace.name || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  };
+
+  // A swatch drawn as the chart draws the series (web/presentation/chart_style.py):
+  // its colour, dash and marker, or a bar's colour and fill pattern.
+  const SVG = "http://www.w3.org/2000/svg";
+  const DASHES = { dash: "5 3", dot: "1.5 2.5", dashdot: "5 2 1.5 2", longdash: "9 3" };
+  const SHAPES = {
+    square: "M3.5 3.5h7v7h-7z", diamond: "M7 2.5l4.5 4.5l-4.5 4.5l-4.5-4.5z",
+    "triangle-up": "M7 2.5l4.5 8h-9z", "triangle-down": "M7 11.5l4.5-8h-9z",
+    x: "M3.5 3.5l7 7M10.5 3.5l-7 7", cross: "M7 2.5v9M2.5 7h9",
+    star: "M7 2l1.3 3.3l3.5.2l-2.7 2.2l.9 3.4l-3-1.9l-3 1.9l.9-3.4l-2.7-2.2l3.5-.2z",
+  };
+  const PATTERNS = { "/": "M0 14L14 0M-3 3L3-3M11 17L17 11", ".": "M3 3h1M10 3h1M3 10h1M10 10h1M6.5 6.5h1",
+                     x: "M0 0L14 14M14 0L0 14", "-": "M0 4h14M0 10h14" };
+  const svg = (name, attributes) => {
+    const node = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    return node;
+  };
+  const first = (value) => (Array.isArray(value) ? value[0] : value);
+  function swatch(trace) {
+    const color = colorOf(trace);
+    const box = svg("svg", { class: "swatch", width: 28, height: 14, viewBox: "0 0 28 14", "aria-hidden": "true" });
+    const marker = trace.marker || {};
+    if (trace.type === "bar" || trace.type === "box") {
+      box.append(svg("rect", { x: 7, y: 0, width: 14, height: 14, fill: color }));
+      const pattern = PATTERNS[first((marker.pattern || {}).shape) || ""];
+      if (pattern) box.append(svg("path", { d: pattern, transform: "translate(7 0)", stroke: "#fff", "stroke-width": 1.5 }));
+      return box;
+    }
+    const dash = DASHES[(trace.line || {}).dash];
+    if (String(trace.mode || "").includes("lines")) {
+      box.append(svg("line", Object.assign({ x1: 1, y1: 7, x2: 27, y2: 7, stroke: color, "stroke-width": 2 },
+                                           dash ? { "stroke-dasharray": dash } : {})));
+    }
+    if (String(trace.mode || "markers").includes("markers")) {
+      let symbol = String(first(marker.symbol) || "circle");
+      const open = symbol.endsWith("-open");
+      symbol = symbol.replace(/-open$/, "");
+      const lined = open || symbol === "x" || symbol === "cross";
+      const paint = lined ? { fill: "#fff", stroke: color, "stroke-width": 1.6 } : { fill: color };
+      const shape = SHAPES[symbol] ? svg("path", Object.assign({ d: SHAPES[symbol] }, paint))
+                                   : svg("circle", Object.assign({ cx: 7, cy: 7, r: 3.8 }, paint));
+      shape.setAttribute("transform", "translate(7 0)");
+      box.append(shape);
+    }
+    return box;
+  }
+
+  // A click on an entry hides or shows its series, as a click on Plotly's
+  // own legend does.
+  function toggle(target, key, button) {
+    const hide = button.getAttribute("aria-pressed") === "true";
+    const indices = target.data.map((trace, index) => (keyOf(trace) === key ? index : -1)).filter((i) => i >= 0);
+    window.Plotly.restyle(target, { visible: hide ? "legendonly" : true }, indices);
+    button.setAttribute("aria-pressed", hide ? "false" : "true");
+  }
 
   function legendBelow(target, data) {
     const list = document.createElement("ul");
     list.className = "chart-legend";
     list.dataset.testid = "chart-legend";
-    const seen = new Set();
-    data.forEach((trace) => {
-      const key = trace.legendgroup || trace.name;
-      if (trace.showlegend === false || !trace.name || seen.has(key)) return;
-      seen.add(key);
+    for (const trace of entries(data)) {
       const item = document.createElement("li");
-      const swatch = document.createElement("span");
-      swatch.className = "swatch";
-      const color = colorOf(trace);
-      if (typeof color === "string") swatch.style.background = color;
-      item.append(swatch, document.createTextNode(plain(trace.name)));
+      const button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("aria-pressed", trace.visible === "legendonly" ? "false" : "true");
+      button.append(swatch(trace), document.createTextNode(plain(trace.name)));
+      button.addEventListener("click", () => toggle(target, keyOf(trace), button));
+      item.append(button);
       list.appendChild(item);
-    });
+    }
     target.after(list);
   }
 
@@ -139,18 +206,20 @@
     const target = document.getElementById("chart-" + name);
     const drawn = target && target.data ? target : figures[name];
     // A paper figure: the title off the edge, room around the plot, the
-    // legend shown (a narrow page moved it into a list), drawn at 2x.
+    // legend shown (a narrow page moved it into a list), drawn at 2x, as
+    // tall as its legend's entries need (one line each, 32 methods and more).
+    const height = Math.max(560, 160 + 24 * entries(drawn.data).length);
     const margin = Object.assign({}, figures[name].layout.margin || {});
     const layout = Object.assign({}, drawn.layout, {
       title: Object.assign({ x: 0.02, xanchor: "left", pad: { t: 8, l: 8 } }, figures[name].layout.title),
-      legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top" },
+      legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", tracegroupgap: 0 },
       showlegend: figures[name].layout.showlegend !== false,
       margin: Object.assign(margin, { t: Math.max(margin.t || 0, 72), l: Math.max(margin.l || 0, 64),
                                       r: Math.max(margin.r || 0, 24), b: Math.max(margin.b || 0, 56) }),
       dragmode: "zoom",
     });
     window.Plotly.downloadImage({ data: drawn.data, layout, config }, {
-      format: button.dataset.format, filename: button.dataset.filename, width: 960, height: 560, scale: 2,
+      format: button.dataset.format, filename: button.dataset.filename, width: 960, height, scale: 2,
     });
   }
   for (const button of document.querySelectorAll("button[data-download]")) {

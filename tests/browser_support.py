@@ -84,8 +84,13 @@ class Site:
 
 
 @contextmanager
-def served_sample(tmp_path: Path):
-    """sample_data.jsonl evaluated by every suite, then served on a port."""
+def served_sample(
+    tmp_path: Path,
+    data: Path = ROOT / "sample_data.jsonl",
+    suites: list[str] | None = None,
+):
+    """sample_data.jsonl (or ``data``) evaluated by every suite (or
+    ``suites``), then served on a port."""
     with ScriptedJudge() as judge:
         app = create_test_app(
             {
@@ -99,8 +104,8 @@ def served_sample(tmp_path: Path):
         try:
             # every suite, the opt-in ones (pairwise) included: their charts
             # go through the same layout checks
-            every = [suite.name for suite in registry.suites()]
-            document = evaluate(app, ROOT / "sample_data.jsonl", judge, suites=every)
+            every = suites or [suite.name for suite in registry.suites()]
+            document = evaluate(app, data, judge, suites=every)
             run = app.extensions["storage"].runs.get_run(document["run"]["id"])
             server = make_server("127.0.0.1", 0, app, threaded=True)
             thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -6,18 +6,35 @@ from __future__ import annotations
 
 import unicodedata
 
+# Okabe & Ito's colour-blind-safe palette (Wong, Nature Methods 8:441,
+# 2011) without its yellow, unreadable as a line on white. Seven colours
+# repeat from the eighth method on: each method also has its own dash (a
+# new one every seven methods) and marker, so the (colour, dash, marker)
+# of the first 7 x len(DASHES) = 35 methods (MAX_METHODS is 32) are unique.
 PALETTE = [
-    "#636EFA",
-    "#EF553B",
-    "#00CC96",
-    "#AB63FA",
-    "#FFA15A",
-    "#19D3F3",
-    "#FF6692",
-    "#B6E880",
-    "#FF97FF",
-    "#FECB52",
-]  # plotly.colors.qualitative.Plotly
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#E69F00",  # orange
+    "#56B4E9",  # sky blue
+    "#000000",  # black
+]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
+# Filled shapes: their "-open" form marks a point left out of an average.
+MARKERS = [
+    "circle",
+    "square",
+    "diamond",
+    "triangle-up",
+    "triangle-down",
+    "x",
+    "cross",
+    "star",
+]
+# A bar has no dash: its fill pattern takes the dash's place.
+PATTERNS = ["", "/", ".", "x", "-"]
+
 # The page shows each title as an HTML heading above its chart (it wraps at
 # any width and is never cut); the figure keeps a wrapped copy for images.
 # The legend sits above the plot: below it, rotated category ticks ran under
@@ -41,6 +58,27 @@ AXIS = 34  # columns per line of an axis title: a y title spans ~300 px
 
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def method_style(index: int) -> dict:
+    """How the method at ``index`` of a run's methods (the file's order) is
+    drawn in every chart of the run: a colour, a line dash, a marker and a
+    bar pattern.
+
+    >>> method_style(0)
+    {'color': '#0072B2', 'dash': 'solid', 'symbol': 'circle', 'pattern': ''}
+    >>> method_style(7)
+    {'color': '#0072B2', 'dash': 'dash', 'symbol': 'star', 'pattern': '/'}
+    >>> len({tuple(method_style(i).values()) for i in range(32)})
+    32
+    """
+    group = index // len(PALETTE) % len(DASHES)
+    return {
+        "color": color(index),
+        "dash": DASHES[group],
+        "symbol": MARKERS[index % len(MARKERS)],
+        "pattern": PATTERNS[group],
+    }
 
 
 def rgba(hex_color: str, alpha: float) -> str:

@@ -14,6 +14,7 @@ from web.presentation.chart_style import (
     LAYOUT,
     RADAR_MARGIN,
     color,
+    method_style,
     plain,
     rgba,
     title_layout,
@@ -79,6 +80,7 @@ def curve_figure(
                     legendgroup=method,
                 )
             )
+        style = method_style(index)
         figure.add_trace(
             go.Scatter(
                 x=ks,
@@ -86,10 +88,14 @@ def curve_figure(
                 mode="lines+markers",
                 name=plain(method),
                 legendgroup=method,
-                line={"color": color(index), "width": 2},
+                line={"color": style["color"], "width": 2, "dash": style["dash"]},
                 marker={
-                    "symbol": ["circle" if k else "circle-open" for k in kept],
-                    "size": [6 if k else 9 for k in kept],
+                    "color": style["color"],
+                    "symbol": [
+                        style["symbol"] if k else style["symbol"] + "-open"
+                        for k in kept
+                    ],
+                    "size": [7 if k else 9 for k in kept],
                 },
                 customdata=[[p["n"]] for p in points],
                 hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{plain(method)}</extra>",
@@ -118,6 +124,9 @@ def curve_figure(
     return _plain(figure, labels["title"])
 
 
+FILLED_RADARS = 4
+
+
 def radar_figure(
     summary: dict[str, dict],
     methods: list[str],
@@ -134,19 +143,29 @@ def radar_figure(
         return None
     go = _go()
     figure = go.Figure()
+    drawn = [
+        method
+        for method in methods
+        if any(summary.get(method, {}).get(metric) is not None for metric, _ in axes)
+    ]
+    # a few methods' areas read as shapes; many only hide each other
+    filled = len(drawn) <= FILLED_RADARS
     for index, method in enumerate(methods):
-        values = [summary.get(method, {}).get(metric) for metric, _ in axes]
-        if all(value is None for value in values):
+        if method not in drawn:
             continue
+        values = [summary.get(method, {}).get(metric) for metric, _ in axes]
         names = [plain(text) for _, text in axes]
+        style = method_style(index)
         figure.add_trace(
             go.Scatterpolar(
                 r=values + values[:1],
                 theta=names + names[:1],
                 name=plain(method),
-                line={"color": color(index)},
-                fill="toself",
-                fillcolor=rgba(color(index), 0.1),
+                mode="lines+markers",
+                line={"color": style["color"], "dash": style["dash"]},
+                marker={"color": style["color"], "symbol": style["symbol"]},
+                fill="toself" if filled else "none",
+                fillcolor=rgba(style["color"], 0.1),
             )
         )
     # Angular labels are drawn outside the circle and push no margin: room
@@ -193,7 +212,12 @@ def bars_with_ci(
         go.Bar(
             x=[plain(m) for m in shown],
             y=means,
-            marker_color=[color(methods.index(m)) for m in shown],
+            marker={
+                "color": [method_style(methods.index(m))["color"] for m in shown],
+                "pattern": {
+                    "shape": [method_style(methods.index(m))["pattern"] for m in shown]
+                },
+            },
             error_y={
                 "type": "data",
                 "array": upper,
@@ -222,7 +246,11 @@ def forest_plot(
             x=means,
             y=[plain(m) for m in shown],
             mode="markers",
-            marker={"size": 10, "color": [color(methods.index(m)) for m in shown]},
+            marker={
+                "size": 10,
+                "color": [method_style(methods.index(m))["color"] for m in shown],
+                "symbol": [method_style(methods.index(m))["symbol"] for m in shown],
+            },
             error_x={
                 "type": "data",
                 "array": [
@@ -280,12 +308,16 @@ def grouped_bars(
             )
         return _finish(figure, title, barmode="stack")
     for index, method in enumerate(methods):
+        style = method_style(index)
         figure.add_trace(
             go.Bar(
                 name=plain(method),
                 x=[plain(text) for _, text in groups],
                 y=[values.get(method, {}).get(key) for key, _ in groups],
-                marker_color=color(index),
+                marker={
+                    "color": style["color"],
+                    "pattern": {"shape": style["pattern"]},
+                },
             )
         )
     return _finish(figure, title, barmode="group")
@@ -343,7 +375,10 @@ def box_plot(
                 go.Box(
                     y=samples[method],
                     name=plain(method),
-                    marker_color=color(index),
+                    marker={
+                        "color": method_style(index)["color"],
+                        "symbol": method_style(index)["symbol"],
+                    },
                     boxmean=True,
                 )
             )
