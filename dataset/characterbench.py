@@ -197,6 +197,7 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
         "query": query,
         "messages": chosen.get("messages"),
         "response_messages": replied,
+        "reference": reference_of(dimension, chosen),
         "record": kept,  # id, scores, pred_*, data_source, … as released
         "translation": {"en" if language == "zh" else "zh": other},
     }
@@ -209,6 +210,59 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
     if isinstance(chosen.get("user_profile"), dict):
         session["meta"]["user_profile_fields"] = chosen["user_profile"]
     return session
+
+
+# Where each dimension's reference is (../shared/formats/characterbench.md,
+# "Dimension-specific reference fields"): (object, path, label) in order
+REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
+    "memory_consistency": (
+        ("messages", ("output", "dialogue_segments"), "Earlier character lines"),
+        ("messages", ("output", "question"), "Question"),
+    ),
+    "attribute_consistency_bot": (
+        ("messages", ("output", "query"), "Question"),
+        ("messages", ("output", "domain"), "Attribute"),
+        ("messages", ("output", "answer"), "Answer"),
+    ),
+    "attribute_consistency_human": (("messages", ("reference",), ""),),
+    "behavior_consistency_bot": (("messages", ("output", "reference"), ""),),
+    "behavior_consistency_human": (
+        ("response_messages", ("character_style",), "Style"),
+    ),
+    "boundary_consistency": (("response_messages", ("reference_response",), ""),),
+    "fact_accuracy": (("messages", ("output", "answer"), "Answer"),),
+    "emotion_self_regulation": (("messages", ("output", "emotion"), "Emotion"),),
+    "empathetic_responsiveness": (("messages", ("output", "emotion"), "Emotion"),),
+}
+
+
+def reference_of(dimension: str, chosen: dict) -> str:
+    """The dimension's reference as text, for a judge prompt's reference
+    slot ("" when the dimension has none or the record lacks it): each
+    part found, a list as lines, an object as ``key: value`` lines.
+
+    >>> reference_of("memory_consistency", {"messages": {"output": {
+    ...     "dialogue_segments": ["It is called Wave."], "question": "Its name?"}}})
+    'Earlier character lines:\\nIt is called Wave.\\nQuestion: Its name?'
+    >>> reference_of("engagement", {"messages": {}})
+    ''
+    """
+    parts = []
+    for holder, path, label in REFERENCES.get(dimension, ()):
+        value = chosen.get(holder)
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if isinstance(value, list):
+            text = "\n".join(_value(item) for item in value if _value(item).strip())
+        elif isinstance(value, dict):
+            text = _text(value) or _text(value.get("utterance"))
+        else:
+            text = _text(value) if isinstance(value, str) else ""
+        if not text.strip():
+            continue
+        joiner = "\n" if isinstance(value, list) or "\n" in text else " "
+        parts.append(f"{label}:{joiner}{text}" if label else text)
+    return "\n".join(parts)
 
 
 def _versions(record: dict, language: str) -> tuple[dict, dict | None]:

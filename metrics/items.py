@@ -21,6 +21,9 @@ SAMPLES = "al_sample@"
 # <judge>@<criterion>:<low>-<high>: a recorded judge's verdict (made elsewhere,
 # carried by the file), stored once with no judge of the run
 RECORDED = "recorded@"
+# <criterion>:<low>-<high>: a judge of the run's score on a protocol's
+# criterion, on the scale the protocol declares (metrics/suites/alignment/criteria.py)
+JUDGE_SCORES = "judge_score@"
 
 
 def unjudged(metric: str) -> bool:

@@ -34,6 +34,14 @@ MODE_FIELDS = {
         "response_b",
     },
 }
+# A mode of any other name is a criterion (kind "criterion"): a score on the
+# scale the protocol declares for it, stored as judge_score@<criterion>:<low>-<high>
+# and asked of the sessions that name the criterion (``docs/protocols.md``).
+# Its templates may also use the evaluated character's persona and the
+# criterion's reference, when the session carries them.
+CRITERION = "criterion"
+CRITERION_FIELDS = MODE_FIELDS["alignment"] | {"character", "reference"}
+CRITERION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 TOP_KEYS = {
     "name",
     "version",
@@ -55,6 +63,7 @@ MODE_KEYS = {
     "schema",
     "verdict_fields",
     "description",
+    "criterion",
 }
 MAX_TEXT = 20_000  # characters of one template
 
@@ -133,7 +142,8 @@ def check(text: str) -> dict:
         bad(
             "modes",
             "bad_value",
-            detail="a table with at least one of alignment, binary, pairwise",
+            detail="a table with at least one of alignment, binary, pairwise "
+            "or a criterion",
         )
     for name, spec in (modes or {}).items() if isinstance(modes, dict) else ():
         _check_mode(name, spec, bad)
@@ -175,29 +185,58 @@ def _check_report_card(table, bad) -> None:
     return None
 
 
+def kind_of(name: str) -> str:
+    """The kind a mode of this name must be: the fixed modes' own, else a
+    criterion's.
+
+    >>> kind_of("pairwise"), kind_of("engagement")
+    ('choice', 'criterion')
+    """
+    return KINDS.get(name, CRITERION)
+
+
+def fields_of(name: str) -> set[str]:
+    """The placeholders the templates of a mode of this name may use."""
+    return MODE_FIELDS.get(name, CRITERION_FIELDS)
+
+
 def _check_mode(name: str, spec, bad) -> None:
     where = f"modes.{name}"
-    if name not in KINDS:
-        return bad(where, "unknown_key")
+    kind = kind_of(name)
+    if kind == CRITERION and not CRITERION_NAME.fullmatch(name):
+        return bad(
+            where,
+            "bad_value",
+            detail="a criterion's mode name: lower-case letters, digits and '_', "
+            "at most 40, starting with a letter",
+        )
     if not isinstance(spec, dict):
         return bad(where, "bad_value", detail="must be a table")
+    if kind != CRITERION and spec.get("kind") == CRITERION:
+        return bad(where, "unknown_key")  # a criterion cannot take a fixed name
     for key in sorted(set(spec) - MODE_KEYS):
         bad(f"{where}.{key}", "unknown_key")
+    if kind != CRITERION and "criterion" in spec:
+        bad(f"{where}.criterion", "unknown_key")
     for key in ("kind", "system", "user"):
         if key not in spec:
             bad(f"{where}.{key}", "missing_key")
-    if "kind" in spec and spec["kind"] != KINDS[name]:
-        bad(
-            f"{where}.kind",
-            "bad_value",
-            detail=f"the {name} mode is of kind {KINDS[name]}",
+    if "kind" in spec and spec["kind"] != kind:
+        detail = (
+            f"the {name} mode is of kind {kind}"
+            if kind != CRITERION
+            else "a mode other than alignment, binary or pairwise is a "
+            'criterion: kind = "criterion"'
         )
+        bad(f"{where}.kind", "bad_value", detail=detail)
     for key in ("system", "user", "format"):
         if key in spec:
-            _check_template(f"{where}.{key}", spec[key], MODE_FIELDS[name], bad)
-    if KINDS[name] == "score":
+            _check_template(f"{where}.{key}", spec[key], fields_of(name), bad)
+    if kind == CRITERION:
+        _check_criterion(where, spec, bad)
+    if kind in ("score", CRITERION):
         _check_scale(where, spec, bad)
-    if KINDS[name] == "choice":
+    if kind == "choice":
         _check_choices(where, spec.get("choices"), bad)
     if "schema" in spec and not isinstance(spec["schema"], dict):
         bad(f"{where}.schema", "bad_value", detail="a JSON schema as a TOML table")
@@ -208,6 +247,37 @@ def _check_mode(name: str, spec, bad) -> None:
             "bad_value",
             detail="a list of the JSON field names the verdict may be written in",
         )
+
+
+def _check_criterion(where: str, spec: dict, bad) -> None:
+    """A criterion's name (``criterion``, else the mode's) and its scale:
+    whole numbers, as human scores on a criterion's scale are
+    (``human_score@<criterion>:<low>-<high>``); no dimensions or total.
+
+    >>> _check_criterion("modes.x", {"criterion": "A b", "scale": {"min": 1, "max": 4.5},
+    ...     "total": "sum"}, lambda key, code, **params: print(key, code, params))
+    modes.x.criterion bad_value {'detail': 'lower-case letters, digits and _, at most 40'}
+    modes.x.scale bad_value {'detail': 'whole numbers: {min = 1, max = 5}'}
+    modes.x.total unknown_key {}
+    """
+    name = spec.get("criterion")
+    if name is not None and not (
+        isinstance(name, str) and CRITERION_NAME.fullmatch(name)
+    ):
+        bad(
+            f"{where}.criterion",
+            "bad_value",
+            detail="lower-case letters, digits and _, at most 40",
+        )
+    scale = spec.get("scale")
+    if isinstance(scale, dict) and not all(
+        isinstance(scale.get(end), int) and not isinstance(scale.get(end), bool)
+        for end in ("min", "max")
+    ):
+        bad(f"{where}.scale", "bad_value", detail="whole numbers: {min = 1, max = 5}")
+    for key in ("dimensions", "total", "choices"):
+        if key in spec:
+            bad(f"{where}.{key}", "unknown_key")
 
 
 def _check_template(where: str, text, fields: set[str], bad) -> None:

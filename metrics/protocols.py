@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from metrics.judging import Prompt, Verdict
-from metrics.protocol_checks import ProtocolError, check
+from metrics.protocol_checks import CRITERION, ProtocolError, check
 from metrics.suite import JudgeMode
 from metrics.verdicts import BINARY, Kind, NoVerdict, read, read_parts
 
@@ -53,6 +53,18 @@ class Protocol:
     modes: dict[str, JudgeMode]
     # the judge report card's thresholds the protocol sets (metrics/report_card.py)
     report_card: dict = field(default_factory=dict)
+
+    def criteria(self) -> dict[str, JudgeMode]:
+        """``{criterion: mode}`` of the protocol's criterion modes.
+
+        >>> sorted(builtin("characterbench").criteria())[:2]
+        ['attribute_consistency_bot', 'attribute_consistency_human']
+        """
+        return {
+            mode.criterion: mode
+            for mode in self.modes.values()
+            if mode.criterion is not None
+        }
 
     def stored(self) -> dict:
         """What a run keeps (``options["protocol"]``)."""
@@ -131,6 +143,7 @@ def _mode(name: str, spec: dict, version: str) -> JudgeMode:
         template=prompt,
         dimensions=tuple(parts),
         verdict=kind,
+        criterion=spec.get("criterion", name) if spec["kind"] == CRITERION else None,
     )
 
 
@@ -189,7 +202,9 @@ def _plain_kind(spec: dict) -> Kind:
                 words[word.lower().replace(" ", "")] = verdict
         return Kind.choice(words)
     scale = spec["scale"]
-    return Kind.score(scale["min"], scale["max"], bool(scale.get("integer", False)))
+    # a criterion's ladder is whole points unless the protocol says otherwise
+    whole = scale.get("integer", spec["kind"] == CRITERION)
+    return Kind.score(scale["min"], scale["max"], bool(whole))
 
 
 def _parser(kind: Kind, parts: dict, part_max: float, summed: bool):

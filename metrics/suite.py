@@ -108,6 +108,9 @@ class JudgeMode:
     template: Any = field(default=None, hash=False, compare=False)
     dimensions: tuple[str, ...] = ()
     verdict: Any = field(default=None, hash=False, compare=False)
+    # A protocol's criterion mode (kind "criterion"): the criterion it
+    # scores on its verdict's scale (``judge_score@<criterion>:<low>-<high>``)
+    criterion: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ grammar read (or why none), latency, tokens, why the reply stopped, and
 whether the server honoured structured output. ``flask --app app
 judge-check`` and the upload page's "Test judge" button share it.
 
->>> sorted(EXAMPLE) == sorted(set().union(*MODE_FIELDS.values()))
+>>> from metrics.protocol_checks import CRITERION_FIELDS, MODE_FIELDS
+>>> sorted(EXAMPLE) == sorted(set().union(*MODE_FIELDS.values(), CRITERION_FIELDS))
 True
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from core.problems import Rejected
 from evaluator import Judge, JudgeConfig, JudgeHTTPError, run_on_loop
 from metrics.judging import JudgeItem
-from metrics.protocol_checks import MODE_FIELDS
+from metrics.protocol_checks import fields_of
 
 if TYPE_CHECKING:
     from metrics.protocols import Protocol
@@ -33,6 +34,9 @@ EXAMPLE = {
     "response_a": "Sounds like a great goal! Give yourself a week of easy runs after "
     "the night shifts, then build up. Will Miso be your coach?",
     "response_b": "Running is a popular hobby. Many races take place in autumn.",
+    # a criterion mode's (kind "criterion"): the character and its reference
+    "character": "Name: Coach Min\nPersona: a patient running coach who speaks in short sentences.",
+    "reference": "The user said earlier that they work night shifts.",
 }
 CHOICES = {1.0: "A", 0.0: "B", 0.5: "tie"}
 
@@ -50,7 +54,7 @@ def check_judge(
 def _check_mode(settings: JudgeConfig, name: str, mode: JudgeMode) -> dict[str, Any]:
     """The request a run would send, asked the way a run asks it
     (``Judge.ask``: structured output first, text when refused)."""
-    messages = mode.template.render(**{k: EXAMPLE[k] for k in MODE_FIELDS[name]})
+    messages = mode.template.render(**{k: EXAMPLE[k] for k in fields_of(name)})
     item = JudgeItem(mode, tuple(messages))
     judge = Judge(settings)  # ``ask`` alone, on the judge loop: no pool
     found: dict[str, Any] = {"mode": name, "model": settings.model, "structured": None}

@@ -190,6 +190,12 @@ def _verdict(
         if writer is not None:
             return writer(response, directives, digest)
         return judge_forms.generic_reply(form, digest, "style-structured" in model)
+    if mode is not None and mode.criterion is not None:
+        # a protocol's criterion: ``[[score=N]]`` scripts the number (one
+        # judge of a panel: ``[[score@judge-b=N]]``), else one of its scale
+        value = directives.get("score")
+        structured = "style-structured" in model
+        return judge_forms.generic_reply(form, digest, structured, value)
     if mode is not None and mode.verdict.kind == "binary":
         answer = int(directives.get("binary", digest % 2))
         style = judge_styles.pick(judge_styles.BINARY_STYLES, model, prompt)

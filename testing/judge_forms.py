@@ -127,14 +127,19 @@ def number_in(low: float, high: float, digest: int, integer: bool) -> float | in
     return round(low + (high - low) * (digest % 101) / 100, 2)
 
 
-def fill_format(text: str, digest: int, mode: JudgeMode | None) -> str:
+def fill_format(
+    text: str, digest: int, mode: JudgeMode | None, value: str | None = None
+) -> str:
     """The format with each placeholder filled: a number where it asks for
-    one (in the range it writes, else the mode's scale), else words."""
+    one (``value`` when given, else one in the range it writes, else the
+    mode's scale), else words."""
     scale = scale_of(mode) if mode is not None else (0.0, 10.0)
 
     def filled(found: re.Match) -> str:
         wanted = found.group(1)
         written = _RANGE.search(wanted)
+        if value is not None and (written or _NUMERIC.search(wanted)):
+            return value
         if written:
             low, high = float(written.group(1)), float(written.group(2))
             whole = "." not in written.group(0)
@@ -171,13 +176,16 @@ def fill_schema(schema: dict[str, Any], digest: int, mode: JudgeMode) -> Any:
     return "scripted reasoning"
 
 
-def generic_reply(form: Form, digest: int, structured: bool) -> str:
-    """A mode without a native writer, answered in the form it declares."""
+def generic_reply(
+    form: Form, digest: int, structured: bool, value: str | None = None
+) -> str:
+    """A mode without a native writer, answered in the form it declares
+    (``value``: the number a directive scripts, e.g. ``[[score=3]]``)."""
     mode = form.mode
     if mode.schema and (structured or not mode.format):
         return json.dumps(fill_schema(mode.schema, digest, mode))
     if mode.format:
-        return fill_format(mode.format, digest, mode)
+        return fill_format(mode.format, digest, mode, value)
     low, high = scale_of(mode)
     return f"\\boxed{{{number_in(low, high, digest, True)}}}"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from metrics import protocols
-from metrics.protocol_checks import MODE_FIELDS, ProtocolError
+from metrics.protocol_checks import ProtocolError, fields_of
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, evaluate
@@ -28,7 +28,7 @@ def test_every_builtin_protocol_loads_and_renders_every_mode(name):
         protocol.sha256[:12] in mode.prompt for mode in protocol.modes.values()
     )
     for mode_name, mode in protocol.modes.items():
-        fields = dict.fromkeys(MODE_FIELDS[mode_name], "x")
+        fields = dict.fromkeys(fields_of(mode_name), "x")
         messages = mode.template.render(**fields)
         assert [m["role"] for m in messages] == ["system", "user"]
         assert mode.format, "a mode quotes its format in a re-ask"

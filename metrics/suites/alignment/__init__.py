@@ -25,7 +25,7 @@ from metrics.suite import (
     Suite,
     _l,
 )
-from metrics.suites.alignment import judge_checks
+from metrics.suites.alignment import criteria, judge_checks
 from metrics.suites.alignment.summary import (
     DIMENSIONS,
     MIN_ROUND_SESSIONS,
@@ -152,17 +152,26 @@ def run(
             round_["responses"][method],
         )
     ]
+    criterion_modes = protocols.from_options(options).criteria()
     if judge is None:
         return facts + [
-            result_row(key, m, None, note=note("no_judge"))
-            for key in _keys(sessions, methods)
-            for m in ("al", "binary")
+            row
+            for session in sessions
+            for key in _keys([session], methods)
+            for row in [
+                *(
+                    result_row(key, m, None, note=note("no_judge"))
+                    for m in ("al", "binary")
+                ),
+                *criteria.no_judge_rows(key, criteria.asked(session, criterion_modes)),
+            ]
         ]
     samples, budget = int(options.get("samples", 1)), options.get("history_chars")
     modes = modes_of(options)
     rows: list[ResultRow] = list(_lacking(sessions, methods, options, modes))
     batch = Batch(judge)
     for session in sessions:
+        asked = criteria.asked(session, criterion_modes)
         for method in methods:
             window = History(budget)
             for index, round_ in enumerate(session["rounds"]):
@@ -184,6 +193,18 @@ def run(
                         rows_from_outcomes, key, mode, truncated=window.dropped
                     )
                     rows += batch.add(mode_items, build)
+                if asked:  # the protocol's criteria this session names
+                    fields = criteria.prompt_fields(
+                        session, method, index, window.text()
+                    )
+                    for mode in asked:
+                        build = partial(
+                            criteria.rows_from_outcomes,
+                            key,
+                            mode,
+                            truncated=window.dropped,
+                        )
+                        rows += batch.add(judge_items(mode, samples, **fields), build)
                 response = round_["responses"][method]
                 window.add(user_message(round_, response), response["text"])
     return facts + rows + batch.flush()
@@ -224,7 +245,7 @@ def estimate(
     >>> estimate(s, ["M"], None, {})[0], estimate(s, ["M"], None, aloe)[0]
     (4, 2)
     """
-    modes = modes_of(options).values()
+    modes = [*modes_of(options).values(), *criteria.asked(session, _criteria(options))]
     fixed, uses = prompt_sizes(modes)
     profile, personality = session["user_profile"], session["user_personality"]
     base = uses["profile"] * len(profile) + uses["personality"] * len(personality)
@@ -242,6 +263,10 @@ def estimate(
             # "User: ...\nAssistant: ..." and a blank line
             history_chars += asked + len(response["text"]) + 24
     return calls, chars
+
+
+def _criteria(options: dict) -> dict[str, JudgeMode]:
+    return protocols.from_options(options).criteria()
 
 
 def _keys(sessions: list[dict], methods: list[str]):
@@ -353,6 +378,19 @@ METRICS = (
         ranked=False,
         description=_l(
             "A human's score of the response for one criterion, on the criterion's own scale (field human.scores): human_score@<criterion>:<low>-<high>."
+        ),
+    ),
+    Metric(
+        "judge_score",
+        _l("Judge's score on a criterion's scale"),
+        "row",
+        True,
+        None,
+        keyed=True,
+        ranked=False,
+        needs_judge=True,
+        description=_l(
+            "The judge's score of the response for one criterion of the run's protocol, on the scale the protocol declares for it: judge_score@<criterion>:<low>-<high>."
         ),
     ),
     Metric(

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Literal
 
 from metrics import columns, row_source, stats
 from metrics.agreement import cohen_kappa, kendall, spearman
@@ -46,6 +47,7 @@ from metrics.correlation_ci import criterion_agreement
 from metrics.items import (
     HUMAN,
     HUMAN_SCORES,
+    JUDGE_SCORES,
     MODES,
     RECORDED,
     SAMPLES,
@@ -206,9 +208,12 @@ def _inter_judge_alpha(items: Items, al: Scored) -> tuple[float | None, int]:
     return alpha, len(units)
 
 
-def _alpha(rows: list[list[float]]) -> float | None:
-    """Krippendorff's α (interval) of coders x units (NaN: not rated); None
-    when undefined (no variation, no unit rated twice)."""
+def _alpha(
+    rows: list[list[float]], level: Literal["interval", "ordinal"] = "interval"
+) -> float | None:
+    """Krippendorff's α (``level``: interval or ordinal) of coders x units
+    (NaN: not rated); None when undefined (no variation, no unit rated
+    twice)."""
     import krippendorff
     import numpy as np
 
@@ -216,7 +221,7 @@ def _alpha(rows: list[list[float]]) -> float | None:
     if np.nanstd(data) == 0:
         return None
     try:
-        value = float(krippendorff.alpha(data, level_of_measurement="interval"))
+        value = float(krippendorff.alpha(data, level_of_measurement=level))
     except ValueError:  # e.g. no unit with values from two coders
         return None
     return value if math.isfinite(value) else None
@@ -284,24 +289,25 @@ def _human(rows: Rows) -> dict | None:
     ``{"<criterion>:<low>-<high>": {criterion, scale, spearman, kendall, n}}``,
     the judge's AL against each criterion's scores; with no AL or binary
     label, ``n`` counts the items with a score."""
-    scored = row_source.part(rows, HUMAN, (HUMAN_SCORES, RECORDED))  # one read
+    prefixes = (HUMAN_SCORES, RECORDED, JUDGE_SCORES)
+    scored = row_source.part(rows, HUMAN, prefixes)  # one read
     has_labels = bool(len(scored.where(HUMAN)))
-    criteria, recorded = (
+    criteria, recorded, judged_on = (
         sorted(
             {
                 scored.names["metric"].names[code]
                 for code in scored.col("metric")[scored.where(prefix=prefix)].tolist()
             }
         )
-        for prefix in (HUMAN_SCORES, RECORDED)
+        for prefix in prefixes
     )
     if not has_labels and not criteria:
         return None  # (labels are rare: the judge's rows are read only with them)
-    items = Items(row_source.part(rows, MODES + HUMAN, (HUMAN_SCORES, RECORDED)))
+    items = Items(row_source.part(rows, MODES + HUMAN, prefixes))
     human_al, human_binary = items.scored("human_al"), items.scored("human_binary")
     found = _recorded(items, recorded, criteria)
     for index, judge in enumerate(items.judges):
-        if scores := _criteria(items, criteria, index):
+        if scores := _criteria(items, criteria, index, judged_on):
             found[judge] = {"n": _labelled_items(scores), "scores": scores}
         if not has_labels:
             continue
@@ -333,24 +339,42 @@ def _human(rows: Rows) -> dict | None:
     return found or None
 
 
-def _criteria(items: Items, criteria: list[str], judge: int) -> dict:
-    """``{criterion: {spearman, kendall, n, scale, keys}}``: the judge's AL
-    against the human scores of each criterion on its own scale (ranks only:
-    the two scales need not be the same); ``keys``, the items, taken out by
+def _criteria(
+    items: Items, criteria: list[str], judge: int, judged_on: list[str] | None = None
+) -> dict:
+    """``{criterion: {spearman, kendall, n, scale, keys, source}}``: the
+    judge's score of each criterion on the criterion's own scale (a
+    protocol's criterion mode: ``judge_score@…``, ``source`` "criterion",
+    with the weighted κ as the scales are the same) against the human
+    scores, else its AL against them (``source`` "al": ranks only, the two
+    scales need not be the same); ``keys``, the items, taken out by
     :func:`_labelled_items`."""
     al = _of_judge(items, items.scored("al"), judge)
     found = {}
     for metric in criteria:
         labels = _labels_for(items, items.scored(metric), judge)
-        judged, labelled = paired(al, labels)
+        criterion, scale = criterion_scale(metric)
+        key = f"{criterion}:{scale[0]}-{scale[1]}"
+        own = f"{JUDGE_SCORES}{key}"
+        mine = (
+            _of_judge(items, items.scored(own), judge)
+            if own in (judged_on or ())
+            else None
+        )
+        if mine is not None and len(mine.keys):
+            judged, labelled = paired(mine, labels)
+            same, source, values = scale, "criterion", mine
+        else:
+            judged, labelled = paired(al, labels)
+            same, source, values = None, "al", al
         if not judged:
             continue
-        criterion, scale = criterion_scale(metric)
-        found[f"{criterion}:{scale[0]}-{scale[1]}"] = {
+        found[key] = {
             "criterion": criterion,
             "scale": scale,
-            **criterion_agreement(judged, labelled),
-            "keys": columns._numpy().intersect1d(al.keys, labels.keys),
+            "source": source,
+            **criterion_agreement(judged, labelled, same_scale=same),
+            "keys": columns._numpy().intersect1d(values.keys, labels.keys),
         }
     return found
 
@@ -382,7 +406,47 @@ def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
         }
     for entry in found.values():
         entry["n"] = _labelled_items(entry["scores"])
+    _alpha_with_live(items, found)
     return found
+
+
+def _alpha_with_live(items: Items, found: dict) -> None:
+    """Beside each recorded judge's criterion, ``alpha_with``: ``{live
+    judge: {alpha, n, level}}``, Krippendorff's α of the recorded verdicts
+    and a judge of the run's own scores of the same criterion and scale
+    (``judge_score@…``) on the items both scored; ``ordinal`` when every
+    value is a point of the scale, else ``interval`` (a recorded mean of
+    samples, 2.4, is between points). Left out when no judge of the run
+    scored the criterion."""
+    np = columns._numpy()
+    for judge, entry in found.items():
+        for key, scores in entry["scores"].items():
+            theirs = _by_item(items, items.scored(f"{RECORDED}{judge}@{key}"))
+            live = items.scored(f"{JUDGE_SCORES}{key}")
+            alphas = {}
+            for index, name in enumerate(items.judges):
+                mine = _of_judge(items, live, index)
+                if not len(mine.keys):
+                    continue
+                mine = Scored(mine.keys // items.size["judge"], mine.values)
+                a, b = paired(theirs, mine, as_lists=False)
+                points = set(range(scores["scale"][0], scores["scale"][1] + 1))
+                whole = bool(len(a)) and all(
+                    float(v).is_integer() and int(v) in points
+                    for v in np.concatenate([a, b]).tolist()
+                )
+                level: Literal["interval", "ordinal"] = (
+                    "ordinal" if whole else "interval"
+                )
+                alphas[name] = {
+                    "alpha": _alpha([a.tolist(), b.tolist()], level)
+                    if len(a)
+                    else None,
+                    "n": len(a),
+                    "level": level,
+                }
+            if alphas:
+                scores["alpha_with"] = alphas
 
 
 def _by_item(items: Items, scored: Scored) -> Scored:

@@ -1,0 +1,256 @@
+"""The CharacterBench judge protocol (``protocols/characterbench.toml``) and
+criterion modes (``metrics/suites/alignment/criteria.py``): one mode per
+dimension on the dimension's own scale; a live judge's scores beside the
+recorded CharacterJudge's and the human labels, each judge's agreement
+equal to scipy's on the same pairs (``docs/protocols.md``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dataset.characterbench import SCALES
+from metrics import protocols
+from metrics.protocol_checks import ProtocolError
+
+SAMPLE = Path(__file__).parent / "data" / "importers" / "characterbench"
+PROTOCOL = protocols.builtin("characterbench")
+
+
+def run_cli(app, *args: str):
+    return app.test_cli_runner().invoke(args=["convert", *args])
+
+
+def test_one_mode_per_dimension_on_its_own_scale():
+    modes = PROTOCOL.criteria()
+    assert sorted(modes) == sorted(SCALES)
+    for name, mode in modes.items():
+        assert (mode.verdict.low, mode.verdict.high) == SCALES[name]
+        assert mode.verdict.integer
+        user = mode.template.user.template
+        assert {"$character", "$history", "$user_message", "$response"} <= {
+            word for word in user.split() if word.startswith("$")
+        }
+    # the reference slot where the dimension has one
+    with_reference = {
+        n for n, m in modes.items() if "$reference" in m.template.user.template
+    }
+    assert with_reference == set(SCALES) - {
+        "engagement",
+        "human_likeness",
+        "morality_robustness",
+        "morality_stability",
+    }
+
+
+@pytest.mark.parametrize(
+    ("reply", "value", "code"),
+    [
+        ("Reason: fine.\nScore: 3", 3.0, None),
+        ("Reason: fine.\nScore: 5", None, "verdict_out_of_scale"),  # 1-4: never clipped
+        ("Reason: fine.\nScore: 0", None, "verdict_out_of_scale"),
+        ("Reason: fine.\nScore: 2.5", None, "verdict_out_of_scale"),  # whole points
+        ("It is quite consistent.", None, "no_verdict"),  # never imputed
+    ],
+)
+def test_a_verdict_off_the_declared_scale_is_no_verdict(reply, value, code):
+    parsed = PROTOCOL.modes["memory_consistency"].parse(reply)
+    if value is not None:
+        assert parsed.score == value
+    else:
+        assert parsed.note.code == code
+
+
+def test_a_criterion_mode_is_checked_like_any_mode():
+    good = """name = "mine"
+version = "1"
+[modes.politeness]
+kind = "criterion"
+scale = { min = 1, max = 3 }
+system = "Judge politeness."
+user = "$character $reference $response"
+format = "Score: <1 to 3>"
+"""
+    assert protocols.load(good).criteria()["politeness"].verdict.high == 3.0
+    with pytest.raises(ProtocolError) as bad:
+        protocols.load(
+            good.replace("max = 3", "max = 3.5").replace("$reference", "$refrence")
+        )
+    said = str(bad.value.problems)
+    assert "refrence" in said and "whole numbers" in said
+    with pytest.raises(ProtocolError):  # a fixed mode name keeps its own kind
+        protocols.load(good.replace("politeness", "alignment"))
+
+
+def _records(name: str) -> list[dict]:
+    return json.loads((SAMPLE / name).read_text("utf-8"))
+
+
+# (human score, CharacterJudge/zh, CharacterJudge/en_sc, the live judge's score)
+MEMORY = [
+    (1, 1.0, 1.4, 1),
+    (2, 3.0, 2.1, 2),
+    (3, 2.0, 3.3, 4),
+    (4, 4.0, 3.9, 4),
+    (2, 1.0, 2.2, 1),
+    (3, 3.0, 2.8, 3),
+    (4, 3.0, 3.6, 3),
+    (1, 2.0, 1.1, 2),
+]
+ENGAGEMENT = [
+    (1, 2.0, 1.5, 1),
+    (2, 2.0, 2.2, 3),
+    (3, 4.0, 3.1, 3),
+    (4, 4.0, 4.4, 5),
+    (5, 5.0, 4.8, 4),
+    (5, 3.0, 4.1, 5),
+]
+
+
+def _dimension_file(path: Path, template: str, quads) -> Path:
+    """Invented records in the released layout: each reply scripts the live
+    judge's score (``[[score=N]]``), the pred_* fields the recorded ones."""
+    [first, *_] = _records(template)
+    made = []
+    for k, (score, zh, en_sc, live) in enumerate(quads, start=1):
+        record = copy.deepcopy(first)
+        record["id"] = 300 + k
+        record["annotation_score"] = record["gold"] = score
+        record["response_messages"]["model"] = "gpt" if k % 2 else "glm"
+        record["response_messages"]["response"] = f"[[score={live}]] reply {k}"
+        for field in [f for f in record if f.startswith("pred_")]:
+            record[field] = float(score)
+        record["pred_zh"], record["pred_en_sc"] = zh, en_sc
+        made.append(record)
+    path.write_text(json.dumps(made, ensure_ascii=False), "utf-8")
+    return path
+
+
+def _scipy(found: dict, judged, labels) -> None:
+    from scipy import stats
+
+    assert found["n"] == len(judged)
+    assert found["pearson"] == pytest.approx(stats.pearsonr(judged, labels)[0])
+    assert found["spearman"] == pytest.approx(stats.spearmanr(judged, labels)[0])
+    assert found["kendall"] == pytest.approx(stats.kendalltau(judged, labels)[0])
+
+
+def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge(
+    app_factory, judge_server, tmp_path
+):
+    """Converted with ``flask convert --from characterbench``, uploaded with
+    the characterbench protocol: the live judge's rows are on each
+    dimension's scale, and the judge audit gives its agreement with the
+    human labels beside each recorded CharacterJudge variant's, each equal
+    to scipy's on the same pairs, with κ's bootstrap interval and α between
+    the recorded and the live judge."""
+    import krippendorff
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from metrics.correlation_ci import kappa_interval
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload
+
+    folder = tmp_path / "cb"
+    folder.mkdir()
+    _dimension_file(
+        folder / "memory_consistency_test.json", "memory_consistency_test.json", MEMORY
+    )
+    _dimension_file(folder / "engagement_test.json", "engagement_test.json", ENGAGEMENT)
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    out = tmp_path / "cb.jsonl"
+    converted = run_cli(app, "--from", "characterbench", str(folder), "--out", str(out))
+    assert converted.exit_code == 0, converted.stderr
+    client = app.test_client()
+    client.get("/")
+    answer = upload(
+        client, out.read_bytes(), suites="alignment", protocol="characterbench"
+    )
+    assert answer.status_code == 202, answer.get_json()
+    token = answer.get_json()["token"]
+    final = wait_final(client, token)
+    results = final["results"]
+    assert results["run"]["status"] == "done", final
+    # one request per reply: each session is asked its own dimension only
+    assert results["run"]["counts"]["judge_calls"] == len(MEMORY) + len(ENGAGEMENT)
+    scores = sorted(
+        (r["metric"], r["value"])
+        for r in results["rows"]
+        if r["metric"].startswith("judge_score@")
+    )
+    assert [m for m, _ in scores] == ["judge_score@engagement:1-5"] * len(
+        ENGAGEMENT
+    ) + ["judge_score@memory_consistency:1-4"] * len(MEMORY)
+    human = results["judge_validity"]["human"]
+    for key, quads, scale in (
+        ("memory_consistency:1-4", MEMORY, [1, 4]),
+        ("engagement:1-5", ENGAGEMENT, [1, 5]),
+    ):
+        labels = [q[0] for q in quads]
+        live = [q[3] for q in quads]
+        mine = human["scripted"]["scores"][key]
+        assert mine["source"] == "criterion" and mine["scale"] == scale
+        _scipy(mine, live, labels)
+        points = list(range(scale[0], scale[1] + 1))
+        expected = cohen_kappa_score(live, labels, labels=points, weights="quadratic")
+        assert mine["weighted_kappa"] == pytest.approx(expected)
+        assert mine["weighted_kappa_ci"] == pytest.approx(
+            kappa_interval(live, labels)[0]
+        )
+        low, high = mine["weighted_kappa_ci"]
+        assert low <= mine["weighted_kappa"] <= high
+        for judge, column in (("CharacterJudge/zh", 1), ("CharacterJudge/en_sc", 2)):
+            recorded = human[judge]["scores"][key]
+            judged = [q[column] for q in quads]
+            _scipy(recorded, judged, labels)
+            # α between the recorded verdicts and the live judge's scores
+            alpha = recorded["alpha_with"]["scripted"]
+            level = "ordinal" if column == 1 else "interval"
+            assert alpha["level"] == level and alpha["n"] == len(quads)
+            assert alpha["alpha"] == pytest.approx(
+                krippendorff.alpha(
+                    np.array([judged, live], dtype=float),
+                    level_of_measurement=level,
+                )
+            )
+
+
+def test_the_sample_converts_and_a_live_run_scores_it(
+    app_factory, judge_server, tmp_path
+):
+    """The shared sample's three dimension files: every record converts, a
+    run with the protocol asks each session its own dimension and stores
+    its score on that dimension's scale."""
+    from tests.test_api import wait_final
+    from tests.test_workspaces import upload
+
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    out = tmp_path / "sample.jsonl"
+    converted = run_cli(app, "--from", "characterbench", str(SAMPLE), "--out", str(out))
+    assert converted.exit_code == 0, converted.stderr
+    sessions = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    client = app.test_client()
+    client.get("/")
+    answer = upload(
+        client, out.read_bytes(), suites="alignment", protocol="characterbench"
+    )
+    results = wait_final(client, answer.get_json()["token"])["results"]
+    assert results["run"]["status"] == "done"
+    found = {
+        r["session_id"]: r["metric"]
+        for r in results["rows"]
+        if r["metric"].startswith("judge_score@") and r["status"] == "ok"
+    }
+    assert set(found) == {s["session_id"] for s in sessions}
+    for session_id, metric in found.items():
+        dimension = session_id.partition(":")[0]
+        low, high = SCALES[dimension]
+        assert metric == f"judge_score@{dimension}:{low}-{high}"
+    for row in results["rows"]:
+        if row["metric"].startswith("judge_score@"):
+            low, high = SCALES[row["session_id"].partition(":")[0]]
+            assert low <= row["value"] <= high and row["value"] == int(row["value"])
