@@ -277,6 +277,8 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
             parts.append(panel)
         if getattr(run, "agreement", None):  # a comparison of runs' judges
             parts.append(paper_agreement.to_latex(run.agreement))
+        if card := paper_card.to_latex(run):  # one run: its judge's report card
+            parts.append(card)
         return "\n".join(parts) + "\n"
     finally:
         CJK_FONTS.reset(token)

@@ -1,6 +1,7 @@
 """The judge report card in the paper outputs (``metrics/report_card.py``):
-a Markdown table of the criteria and one sentence for the Methods
-paragraph, in English, from the run's ``judge_validity``.
+a table of the criteria (Markdown, and a LaTeX float), its verdict line,
+and one sentence for the Methods paragraph, in English like every export,
+from the run's ``judge_validity``.
 
 >>> from types import SimpleNamespace
 >>> run = SimpleNamespace(suites=["alignment"], methods=["A", "B"], status="done",
@@ -10,14 +11,16 @@ paragraph, in English, from the run's ``judge_validity``.
 >>> print(sentence(run))
 By the judge report card (docs/metrics/report-card.md) the judge is not fit to publish with: failing length bias within methods (j: 0.450 (n=60), threshold |value| ≤ 0.3).
 >>> print(to_markdown(run).splitlines()[5])
-| Length bias within methods (abs. ρ) | j: 0.450 (n=60) | abs. value ≤ 0.3 | fail |
+| Length bias within methods (abs. ρ) | j | 0.450 | 60 | abs. value ≤ 0.3 | fail |
 """
 
 from __future__ import annotations
 
+import re
+
 from metrics.notes import note
 from metrics.validity import judge_validity, run_context
-from reports.paper_text import markdown_escape
+from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape
 
 LABELS = {
     "position_consistency": "Position consistency",
@@ -62,18 +65,27 @@ def card(run) -> dict | None:
 
 
 def value_text(row: dict) -> str:
-    """A criterion's value with its judge, n and interval, or why it has none."""
+    """A criterion's value with its judge, n and interval, or why it has none
+    (the Methods sentence)."""
     if row["value"] is None:
         return f"— ({row.get('reason') or 'not measured'})"
     text = number(row["value"], 3)
     if row.get("n") is not None:
         text += f" (n={row['n']:,})"
+    text += _beside(row)
+    if row.get("judge"):
+        text = f"{judge_text(row)}: {text}"
+    return text
+
+
+def _beside(row: dict) -> str:
+    """What a value's cell shows after the number: its interval (or why it
+    has none), κ's base rate, the judge–method pairs sharing a family."""
+    text = ""
     if row.get("ci_low") is not None and row.get("ci_high") is not None:
         text += f" [{number(row['ci_low'], 3)}, {number(row['ci_high'], 3)}]"
     elif row.get("ci_note"):  # an interval of width 0: not shown, said why
         text += f" ({note(row['ci_note']).english})"
-    if row.get("judge"):
-        text = f"{row['judge']}: {text}"
     if row.get("base_rate") is not None:
         text += f"; majority-class base rate {number(row['base_rate'], 3)}"
     for shared in row.get("shared") or ():
@@ -84,8 +96,55 @@ def value_text(row: dict) -> str:
     return text
 
 
+def judge_text(row: dict) -> str:
+    """The judge a row is about ("" for the run's quantity); a recorded
+    judge's (verdicts carried by the file) said so."""
+    if not row.get("judge"):
+        return ""
+    return f"{row['judge']} (recorded)" if row.get("recorded") else row["judge"]
+
+
 def _threshold(row: dict) -> str:
     return RULES[row["rule"]].format(f"{row['threshold']:g}")
+
+
+HEADER = ("Criterion", "Judge", "Value", "n", "Threshold", "Verdict")
+
+
+def cells(row: dict) -> list[str]:
+    """A row's cells, as text: criterion, judge, value (with its interval
+    and what stands beside it), n, threshold, verdict (and why when not
+    measured).
+
+    >>> cells({"criterion": "samples_alpha", "value": None, "n": None,
+    ...        "rule": "at_least", "threshold": 0.8, "verdict": "not_measured",
+    ...        "reason": "one sample per item"})
+    ['Repeat-sample consistency (α)', '', '—', '—', '≥ 0.8', 'not measured: one sample per item']
+    """
+    value = "—" if row["value"] is None else number(row["value"], 3)
+    if row["value"] is not None or row.get("shared"):
+        value += _beside(row)
+    verdict = row["verdict"].replace("_", " ")
+    if row["verdict"] == "not_measured" and row.get("reason"):
+        verdict += f": {row['reason']}"
+    n = row.get("n")
+    return [
+        label(row),
+        judge_text(row),
+        value,
+        "—" if n is None else f"{n:,}",
+        _threshold(row),
+        verdict,
+    ]
+
+
+def label(row: dict) -> str:
+    """The criterion's English label (a criterion of human scores names its
+    criterion and scale)."""
+    found = LABELS[row["criterion"]]
+    if row.get("scale_criterion"):
+        found += f" · {row['scale_criterion']}"
+    return found
 
 
 def to_markdown(run) -> str:
@@ -95,16 +154,68 @@ def to_markdown(run) -> str:
     if found is None:
         return ""
     lines = [
-        "| Criterion | Value | Threshold | Verdict |",
-        "|:--|:--|:--|:--|",
+        "| " + " | ".join(HEADER) + " |",
+        "|:--|:--|:--|--:|:--|:--|",
     ]
     for row in found["report_card"]:
-        verdict = row["verdict"].replace("_", " ")
-        cells = [LABELS[row["criterion"]], value_text(row), _threshold(row), verdict]
-        lines.append("| " + " | ".join(markdown_escape(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(markdown_escape(c) for c in cells(row)) + " |")
     return "\n".join(
         ["Judge report card: " + markdown_escape(_verdict_text(found)), "", *lines, ""]
     )
+
+
+def _latex_cell(text: str) -> str:
+    r"""A cell escaped, with real minus signs before figures.
+
+    >>> print(_latex_cell("-0.450 [-0.5, 0.1]; majority-class base rate 0.7"))
+    $-$0.450 [$-$0.5, 0.1]; majority-class base rate 0.7
+    >>> print(_latex_cell("≥ 0.8"))
+    $\geq$ 0.8
+    """
+    return re.sub(r"(?<![\w.])-(?=\d)", "$-$", latex_escape(text))
+
+
+# the columns' widths, as shares of the line (a long reason wraps in its
+# cell, ragged right: each cell starts \raggedright, so a row ends with
+# \tabularnewline, which core LaTeX keeps)
+LATEX_COLUMNS = (
+    r"@{}p{0.2\linewidth}p{0.11\linewidth}p{0.2\linewidth}r"
+    r"p{0.12\linewidth}p{0.2\linewidth}@{}"
+)
+RAGGED = "\\raggedright "
+ROW_END = r" \tabularnewline"
+
+
+def _latex_row(texts) -> str:
+    """A row of the card: the text cells ragged right, n as it is."""
+    shown = [text if index == 3 else RAGGED + text for index, text in enumerate(texts)]
+    return " & ".join(shown) + ROW_END
+
+
+def to_latex(run) -> str:
+    """The report card as a LaTeX float (booktabs), its verdict line the
+    caption; "" without a judge."""
+    found = card(run)
+    if found is None:
+        return ""
+    lines = [
+        r"\begin{table}[htbp]",
+        r"\centering",
+        r"\small",
+        rf"\caption{{{latex_escape('Judge report card: ' + _verdict_text(found))}}}",
+        r"\label{tab:personasteer-report-card}",
+        r"\medskip",
+        r"\setlength{\tabcolsep}{4pt}",
+        FIT_WIDTH,
+        rf"\begin{{tabular}}{{{LATEX_COLUMNS}}}",
+        r"\toprule",
+        _latex_row(HEADER),
+        r"\midrule",
+    ]
+    for row in found["report_card"]:
+        lines.append(_latex_row(map(_latex_cell, cells(row))))
+    lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}", ""]
+    return "\n".join(lines)
 
 
 def _verdict_text(found: dict) -> str:

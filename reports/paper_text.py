@@ -39,6 +39,13 @@ LATEX_SYMBOLS = {
     "—": "---",
     "²": r"\textsuperscript{2}",
     "∕": "/",  # a "/" in a run's name (run/method columns keep it apart)
+    # the judge report card's criteria and rules (reports/paper_card.py)
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "ρ": r"$\rho$",
+    "κ": r"$\kappa$",
+    "α": r"$\alpha$",
+    "τ": r"$\tau$",
 }
 # graphicx: a tabular at its width, or scaled down to the line when wider
 FIT_WIDTH = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"

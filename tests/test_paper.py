@@ -459,3 +459,82 @@ def test_runs_without_results_have_no_paper_exports(embedded_app):
     client = embedded_app.test_client()
     assert client.get("/r/no-such-token/export.tex").status_code == 404
     assert client.get("/r/no-such-token/methods.txt").status_code == 404
+
+
+# -- the judge report card (issue 58) -----------------------------------------------
+def card_run() -> SimpleNamespace:
+    """A run whose judge (a hostile name) fails the length criterion, and
+    whose self-preference interval had no width (every session +6)."""
+    judge = "gpt_4&co"
+    families = {"methods": {"Ours": "acme"}, "judges": {judge: "ACME", "other": "x"}}
+    validity = {
+        "length_spearman": {judge: 0.45, "other": 0.1},
+        "length_spearman_n": {judge: 60, "other": 60},
+        "inter_judge_alpha": 0.91,
+        "inter_judge_alpha_n": 30,
+        "self_preference": [
+            {
+                "judge": judge,
+                "method": "Ours",
+                "family": "ACME",
+                "value": 6.0,
+                "n": 5,
+                "ci_low": None,
+                "ci_high": None,
+                "ci_note": "ci_no_spread",
+            }
+        ],
+    }
+    return SimpleNamespace(
+        id="0123456789abcdef",
+        methods=["Base", "Ours"],
+        suites=["alignment"],
+        status="done",
+        judge={"model": judge, "models": [judge, "other"]},
+        options={},
+        families=families,
+        aggregates={
+            "summary": {"Base": {"al_avg": 50.0}, "Ours": {"al_avg": 56.0}},
+            "comparisons": [],
+            "judge_validity": validity,
+        },
+    )
+
+
+def test_the_report_card_is_in_both_exports(tmp_path):
+    """export.md and export.tex carry the card: criterion, judge, value, n,
+    threshold and verdict per row, the overall verdict line, escaped; the
+    LaTeX compiles with no overfull box. Before: export.md had no n column
+    and export.tex no card at all."""
+    run = card_run()
+    markdown = paper.to_markdown(run, "Base")
+    assert "Judge report card: not fit to publish with: failing" in markdown
+    assert "| Criterion | Judge | Value | n | Threshold | Verdict |" in markdown
+    assert (
+        "| Length bias within methods (abs. ρ) | gpt\\_4\\&co | 0.450 | 60 "
+        "| abs. value ≤ 0.3 | fail |"
+    ) in markdown
+    assert (
+        "| Agreement between the panel's judges (α) |  | 0.910 | 30 | ≥ 0.667 | pass |"
+        in markdown
+    )
+    # a zero-width interval: no interval, the reason, and still a failure
+    assert "| 6.000 (no interval: every resample" in markdown
+    tex = paper.to_latex(run, "Base")
+    assert r"\label{tab:personasteer-report-card}" in tex
+    assert r"\caption{Judge report card: not fit to publish with: failing" in tex
+    assert (
+        r"\raggedright Length bias within methods (abs. $\rho$) & \raggedright "
+        r"gpt\_4\&co & \raggedright 0.450 & 60 & \raggedright abs. value $\leq$ 0.3 "
+        r"& \raggedright fail \tabularnewline"
+    ) in tex
+    assert r"0.910 & 30 & \raggedright $\geq$ 0.667 & \raggedright pass" in tex
+    assert "[U+" not in tex.partition("report card")[2]  # every symbol typesets
+    compile_fragment(tex, tmp_path / "card")
+
+
+def test_no_judge_no_card():
+    run = card_run()
+    run.judge = None
+    assert "report card" not in paper.to_markdown(run, "Base")
+    assert "report-card" not in paper.to_latex(run, "Base")

@@ -65,9 +65,10 @@ class Witness:
     # (summary value id, method) -> that method's comparison with the baseline
     versus: dict[tuple[str, str], dict[str, Any]]
     lacks_replies: bool  # a missing row: comparisons count unpaired sessions
-    # the judge report card's verdicts in the card's order (report-card.md);
-    # [] for a run without a judge (no card is printed)
-    card: list[str]
+    # the judge report card's rows in the card's order (report-card.md:
+    # value, n, threshold, rule, verdict); [] for a run without a judge (no
+    # card is printed)
+    card: list[dict[str, Any]]
 
     @property
     def baseline(self) -> str:
@@ -91,7 +92,7 @@ def witness_of(witness_doc: dict, document: dict) -> Witness:
         # position consistency and the length effect: the document's, which
         # checks.position_checks holds to the plan
         borrowed = {**witness_doc, "judge_validity": document.get("judge_validity")}
-        card = [r["verdict"] for r in ref.judge_validity(borrowed)["report_card"]]
+        card = ref.judge_validity(borrowed)["report_card"]
     return Witness(methods, judges, list(run["suites"]), summary, versus, lacks, card)
 
 
@@ -297,6 +298,7 @@ FROM_LATEX = {
     "--": "–",
 }
 FLOAT = re.compile(r"\\begin\{table\}.*?\\end\{table\}", re.S)
+CARD_LABEL = r"\label{tab:personasteer-report-card}"  # the card's float
 CAPTION = re.compile(r"^\\caption\{(.*)\}\s*$", re.M)
 STACKED = re.compile(r"\\begin\{tabular\}\[[tb]\]\{@\{\}r@\{\}\}(.*?)\\end\{tabular\}")
 TABULAR = re.compile(r"\\begin\{tabular\}\{lr*\}(.*?)\\end\{tabular\}", re.S)
@@ -328,6 +330,9 @@ def latex_tables(text: str) -> list[Table]:
     tables = []
     for found in FLOAT.finditer(text):
         body = found.group(0)
+        if CARD_LABEL in body:
+            tables.append(latex_card(body))
+            continue
         caption = CAPTION.search(body)
         # a stacked cell or heading: its lines, one per "\n"
         body = STACKED.sub(lambda m: m.group(1).replace("\\\\", "\n"), body)
@@ -349,6 +354,41 @@ def latex_tables(text: str) -> list[Table]:
         said = _from_latex(caption.group(1)) if caption else ""
         tables.append(Table(said, header, rows))
     return tables
+
+
+# the card's LaTeX as its Markdown (report-card.md's symbols; paper_text)
+CARD_FROM_LATEX = {
+    r"$\geq$": "≥",
+    r"$\leq$": "≤",
+    r"$\rho$": "ρ",
+    r"$\kappa$": "κ",
+    r"$\alpha$": "α",
+    r"$\tau$": "τ",
+    r"\_": "_",
+    r"\%": "%",
+    r"\&": "&",
+}
+CARD_TABULAR = re.compile(r"\\begin\{tabular\}\{@\{\}p.*?\n(.*?)\\end\{tabular\}", re.S)
+
+
+def latex_card(body: str) -> Table:
+    """The report card's float: its caption (the verdict line) and rows."""
+    found = CARD_TABULAR.search(body)
+    text = (found.group(1) if found else "").replace("\\raggedright ", "")
+    lines = [RULE.sub("", line) for line in text.split("\\tabularnewline")]
+    cells = []
+    for line in lines:
+        if not line.strip():
+            continue
+        row = []
+        for cell in re.split(r"(?<!\\)&", line):
+            for latex, plain in CARD_FROM_LATEX.items():
+                cell = cell.replace(latex, plain)
+            row.append(_from_latex(cell))
+        cells.append(row)
+    caption = CAPTION.search(body)
+    head, *rows = cells or [[]]
+    return Table(_from_latex(caption.group(1)) if caption else "", head, rows)
 
 
 def shown(value: float | None) -> str:
@@ -406,23 +446,65 @@ def expected_cell(witness: Witness, metric: str, method: str, bold: bool) -> str
     return f"{text} ({' '.join(parts)})"
 
 
-# the judge report card's table in export.md and report --format md
-# (report-card.md): one row per criterion, in the card's order
-CARD_HEADER = ["Criterion", "Value", "Threshold", "Verdict"]
+# the judge report card's table in export.md, export.tex and the CLI
+# report (report-card.md): one row per criterion, in the card's order
+CARD_HEADER = ["Criterion", "Judge", "Value", "n", "Threshold", "Verdict"]
+CARD_RULES = {
+    "at_least": "≥ {}",
+    "at_most_abs": "abs. value ≤ {}",
+    "interval_not_above": "fails when its 95% interval lies above {}",
+}
+CARD_VALUE = re.compile(r"^(—|-?\d+\.\d{3})")
+
+
+def card_cells(row: dict[str, Any]) -> dict[str, str]:
+    """A witness row as the card prints it: the value at three decimals,
+    n, the threshold (the rules' words, report-card.md), the verdict."""
+    value = row["value"]
+    if value is None:
+        shown_value = NO_VALUE
+    else:
+        shown_value = f"{value:.3f}"
+        shown_value = f"{0:.3f}" if float(shown_value) == 0 else shown_value
+    rule = CARD_RULES[{c: r for c, r, _ in ref.CARD}[row["criterion"]]]
+    return {
+        "value": shown_value,
+        "n": NO_VALUE if not row["n"] else f"{row['n']:,}",
+        "threshold": rule.format(f"{row['threshold']:g}"),
+        "verdict": row["verdict"].replace("_", " "),
+    }
 
 
 def card_differences(
     witness: Witness, name: str, cards: list[Table]
 ) -> list[Difference]:
-    """The card's verdicts, row by row (LaTeX prints no card)."""
-    if name == "export.tex" or name.endswith("tex"):
-        return [(f"{name}: report card", 0, len(cards))] if cards else []
+    """The card's rows: each criterion's value (three decimals), n,
+    threshold and verdict against the witness's card."""
     if len(cards) != bool(witness.card):
         return [(f"{name}: report cards", int(bool(witness.card)), len(cards))]
-    found = [row[-1].replace(" ", "_") for table in cards for row in table.rows]
-    return (
-        [] if found == witness.card else [(f"{name}: report card", witness.card, found)]
-    )
+    if not cards:
+        return []
+    rows = cards[0].rows
+    if len(rows) != len(witness.card):
+        return [(f"{name}: report card rows", len(witness.card), len(rows))]
+    out: list[Difference] = []
+    for row, mine in zip(rows, witness.card, strict=True):
+        where = f"{name}: report card {mine['criterion']}"
+        if len(row) != len(CARD_HEADER):
+            out.append((where, len(CARD_HEADER), len(row)))
+            continue
+        want = card_cells(mine)
+        value = CARD_VALUE.match(row[2])
+        got = {
+            "value": value.group(1) if value else row[2],
+            "n": row[3],
+            "threshold": row[4].replace("\\|", "|"),
+            "verdict": row[5].partition(":")[0].replace("\\", ""),
+        }
+        for key, wanted in want.items():
+            if got[key] != wanted:
+                out.append((f"{where}.{key}", wanted, got[key]))
+    return out
 
 
 def tables_differences(

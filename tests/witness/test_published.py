@@ -76,6 +76,16 @@ CHANGES = [
     ("export.tex", r"\\textbf\{([\d.]+)\}", r"\1"),
     ("export.tex", r"(footnotesize \$\\Delta\$ )(\$-\$)?", r"\1+1"),
     ("export.tex", r"(Ours & )[\d.]+( & [\d.]+ & [\d.]+ \\\\)", r"\g<1>1.00\2"),
+    # the judge report card (issue 58): a value, a verdict, an n, the card
+    ("export.md", r"(\| judge-a \| )(\$-\$|-)?\d\.\d{3}", r"\g<1>0.999"),
+    ("export.md", r"\| fail \|", "| pass |"),
+    ("export.tex", r"( & )(\d+)( & \\raggedright \$\\geq\$ 0\.667)", r"\g<1>1\2\3"),
+    ("export.tex", r"(judge-a & \\raggedright )(\$-\$)?\d\.\d{3}", r"\g<1>0.999"),
+    (
+        "export.tex",
+        r"(?s)\\begin\{table\}[^$]{0,80}Judge report card.*?\\end\{table\}",
+        "",
+    ),
 ]
 
 
