@@ -497,7 +497,8 @@ def card_differences(
         value = CARD_VALUE.match(row[2])
         got = {
             "value": value.group(1) if value else row[2],
-            "n": row[3],
+            # a count of nothing, 0 or null, prints either way (differences.py)
+            "n": NO_VALUE if row[3] == "0" else row[3],
             "threshold": row[4].replace("\\|", "|"),
             "verdict": row[5].partition(":")[0].replace("\\", ""),
         }
