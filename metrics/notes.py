@@ -210,6 +210,20 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
         ),
         None,
     ),
+    # a rank group without a rank (metrics/rank_groups.py)
+    "rank_no_value": (_l("no rank: the method has no value here"), None),
+    "rank_no_interval": (
+        _l(
+            "no rank: the value has no confidence interval (fewer than two sessions, or none could be computed), so it cannot be placed against the others"
+        ),
+        None,
+    ),
+    "rank_ci_no_spread": (
+        _l(
+            "no rank: the value's interval has no width (every resample gives the same value), so it cannot be placed against the others"
+        ),
+        None,
+    ),
     "sum_mismatch": (_l("the five dimensions do not add up to the total"), None),
     "curve_one_round": (
         _l("undefined with one round: a line needs two rounds or more"),

@@ -12,7 +12,7 @@ from datetime import UTC
 
 from core import usage
 from core.status import RowStatus
-from metrics import registry
+from metrics import rank_groups, registry
 from metrics.rows import finite_json
 from metrics.validity import judge_validity, run_context
 
@@ -231,13 +231,21 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
     header["structured_output"] = {
         model: found["output"] for model, found in spent.items()
     }
+    said = summary_notes(aggregates)
+    ranked, rank_notes = rank_groups.ranks(
+        aggregates, list(run.methods), list(run.suites), said
+    )
     return {
         "schema": SCHEMA,
         "run": header,
         "judge_usage": spent,
         "summary": aggregates.get("summary", {}),
         # {method: {metric: {code, params}}}: why a summary value is null
-        "summary_notes": summary_notes(aggregates),
+        "summary_notes": said,
+        # {method: {metric: rank | null}}: rank groups (metrics/rank_groups.py)
+        "ranks": ranked,
+        # {method: {metric: {code, params}}}: why a rank is null
+        "rank_notes": rank_notes,
         "curves": aggregates.get("curves", {}),
         "comparisons": aggregates.get("comparisons", []),
         "judge_validity": judge_validity(

@@ -110,6 +110,7 @@ def caption(run, table: dict, baseline: str) -> str:
             "unscored, not configured (no judge) or not applicable; the run's "
             "status counts say how many."
         )
+    text += rank_sentence(table)
     versus = shown_versus(table)
     if not versus:
         return text
@@ -122,6 +123,33 @@ def caption(run, table: dict, baseline: str) -> str:
         f"Holm-adjusted within each column over its comparisons with {baseline}."
         + _unpaired(versus)
     )
+
+
+def rank_sentence(table: dict) -> str:
+    """What the Rank column means (empty without one), in English.
+
+    >>> rank_sentence({"rank_metric": registry.spec("bt_score")})[:45]
+    ' Rank (by Bradley–Terry strength): 1 + the nu'
+    """
+    by = table.get("rank_metric")
+    if by is None:
+        return ""
+    return (
+        f" Rank (by {by.label.msgid}): 1 + the number of methods whose 95% "
+        f"interval of {by.label.msgid} lies entirely on the better side of this "
+        "method's (above it, or below it where lower is better); methods whose "
+        "intervals overlap share a rank, and a method without an interval has "
+        "none (—)."
+    )
+
+
+def rank_cell(row: dict, plain=str) -> str:
+    """A row's rank, or the dash without one.
+
+    >>> rank_cell({"rank": 2}), rank_cell({"rank": None})
+    ('2', '—')
+    """
+    return plain(number(None)) if row.get("rank") is None else str(row["rank"])
 
 
 def _unpaired(versus: list[dict]) -> str:
@@ -312,11 +340,12 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     def bold(text: str) -> str:
         return rf"\textbf{{{text}}}"
 
+    ranked = bool(table.get("rank_metric")) and block[:1] == [0]  # first block
     columns = [table["columns"][i] for i in block]
-    head = ["Method", *(latex_heading(m) for m in columns)]
+    head = ["Method", *(["Rank"] if ranked else []), *map(latex_heading, columns)]
     lines = [
         FIT_WIDTH,
-        rf"\begin{{tabular}}{{l{'r' * len(block)}}}",
+        rf"\begin{{tabular}}{{l{'r' * (len(block) + ranked)}}}",
         r"\toprule",
         " & ".join(head) + r" \\",
         r"\midrule",
@@ -325,7 +354,8 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
         cells = [
             _cell(row["cells"][i], bold, _latex_delta, latex_number) for i in block
         ]
-        lines.append(" & ".join([latex_escape(row["method"]), *cells]) + r" \\")
+        rank = [rank_cell(row, latex_number)] if ranked else []
+        lines.append(" & ".join([latex_escape(row["method"]), *rank, *cells]) + r" \\")
     return [*lines, r"\bottomrule", r"\end{tabular}}"]
 
 
@@ -349,13 +379,21 @@ def _markdown_table(run, table: dict, baseline: str) -> str:
     def bold(text: str) -> str:
         return f"**{text}**"
 
-    head = ["Method", *(markdown_escape(heading(m)) for m in table["columns"])]
+    ranked = bool(table.get("rank_metric"))
+    head = [
+        "Method",
+        *(["Rank"] if ranked else []),
+        *(markdown_escape(heading(m)) for m in table["columns"]),
+    ]
     lines = [
         "| " + " | ".join(head) + " |",
-        "|:--|" + "--:|" * len(table["columns"]),
+        "|:--|" + "--:|" * (len(table["columns"]) + ranked),
     ]
     for row in table["rows"]:
         cells = [_cell(c, bold, _markdown_delta) for c in row["cells"]]
-        lines.append("| " + " | ".join([markdown_escape(row["method"]), *cells]) + " |")
+        rank = [rank_cell(row)] if ranked else []
+        lines.append(
+            "| " + " | ".join([markdown_escape(row["method"]), *rank, *cells]) + " |"
+        )
     lines += ["", markdown_escape(caption(run, table, baseline)), ""]
     return "\n".join(lines)

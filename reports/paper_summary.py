@@ -15,18 +15,18 @@ so they are not used. Unknown cells stay empty.
 ...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
 ...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
-simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,,
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,,,1,
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 from types import SimpleNamespace
 
-from metrics import notes, registry
+from metrics import notes, rank_groups, registry
 from metrics.counts import count_key, is_count
+from metrics.rank_groups import panel_statistic
 from metrics.results import summary_notes
 from metrics.rows import finite_json
 from reports import paper_panel
@@ -51,12 +51,17 @@ SUMMARY_FIELDS = (
     "p_holm",
     "note",
     "judge",
+    "rank",
+    "rank_note",
 )
 # ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
 # baseline on the value's basis (reports/tables.py), p: its Wilcoxon p, p_holm:
 # Holm-adjusted within the column over its comparisons with the baseline;
 # note: why a value is null, or what it rests on (summary_notes, in English);
-# judge: whose value it is in a panel run: one judge, or "panel mean (a, b)"
+# judge: whose value it is in a panel run: one judge, or "panel mean (a, b)";
+# rank: its rank group (1 + the methods whose interval lies entirely above
+# its own, metrics/rank_groups.py), empty for a value that is not ranked;
+# rank_note: why a ranked value has no rank, in English
 
 
 def metric_ids(suite, summary: dict) -> list[str]:
@@ -82,31 +87,6 @@ def metric_ids(suite, summary: dict) -> list[str]:
     return ids
 
 
-def panel_statistic(panel, method: str, metric_id: str, value) -> dict | None:
-    """A ``{"mean", "ci_low", "ci_high"}`` entry of the suite's panel data,
-    under ``panel[method]`` or ``panel[<key>][method]``, named after the metric
-    (``nvcs_avg`` -> ``nvcs``) and whose mean is ``value``.
-
-    >>> panel = {"ci": {"M": {"jera": {"mean": 7.0, "n": 3, "ci_low": 6, "ci_high": 8}}}}
-    >>> panel_statistic(panel, "M", "jera_avg", 7.0)["n"]
-    3
-    >>> panel_statistic(panel, "M", "jera_avg", 6.5) is None
-    True
-    """
-    if not isinstance(panel, dict) or value is None:
-        return None
-    base = metric_id.removesuffix("_avg")
-    places = [panel, *(v for v in panel.values() if isinstance(v, dict))]
-    for place in places:
-        found = place.get(method)
-        found = found.get(base) if isinstance(found, dict) else None
-        if isinstance(found, dict) and {"mean", "ci_low", "ci_high"} <= found.keys():
-            mean = found["mean"]
-            if isinstance(mean, int | float) and math.isclose(mean, value):
-                return found
-    return None
-
-
 def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> dict:
     """One row of ``summary.csv`` (None where unknown). Its CI is the
     value's own: ``<id>_ci_low``, ``pas_avg`` -> ``pas_ci_low``, ``bt_score``
@@ -122,12 +102,9 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
     panel = (aggregates.get("panels") or {}).get(suite)
     statistic = panel_statistic(panel, method, metric_id, value) or {}
     n = values.get(count_key(metric_id), statistic.get("n"))
-    # the value's id, without "_avg", without its last word (bt_score -> bt)
-    stems = (metric_id, metric_id.removesuffix("_avg"), metric_id.rpartition("_")[0])
-    low = _first(values, tuple(f"{stem}_ci_low" for stem in stems))
-    high = _first(values, tuple(f"{stem}_ci_high" for stem in stems))
-    if value is None or low is None or high is None:
-        low, high = statistic.get("ci_low"), statistic.get("ci_high")
+    # the value's own interval (metrics/rank_groups.py: its summary ends, else
+    # its panel statistic's), the one its rank group is read from
+    low, high = rank_groups.own_interval(aggregates, method, metric_id) or (None, None)
     return {
         "suite": suite,
         "method": method,
@@ -135,16 +112,9 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
         "label": english_label(metric_id),
         "value": value,
         "n": n if isinstance(n, int) else None,
-        "ci_low": low if value is not None else None,
-        "ci_high": high if value is not None else None,
+        "ci_low": low,
+        "ci_high": high,
     }
-
-
-def _first(values: dict, keys: tuple[str, ...]):
-    """The value of the first key present: a value's own interval, null
-    when it has none, never a shorter stem's (``pairwise_winrate_lc`` ->
-    ``pairwise_winrate_ci_low`` is another value's interval)."""
-    return next((values[key] for key in keys if key in values), None)
 
 
 def summary_rows(run, baseline: str | None = None) -> list[dict]:
@@ -158,6 +128,9 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
     known = set(registry.names())
     shown_against = run.methods[0] if baseline not in run.methods else str(baseline)
     clean = SimpleNamespace(methods=list(run.methods), aggregates=aggregates)
+    ranked, why = rank_groups.ranks(
+        aggregates, list(run.methods), list(run.suites), summary_notes(aggregates)
+    )
     found = []
     for name in (n for n in run.suites if n in known):
         table = tables.comparison_table(clean, shown_against, name)
@@ -172,8 +145,19 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
                 versus = _versus(shown, method, metric_id, shown_against)
                 note = {"note": english_note(aggregates, method, metric_id)}
                 judge = {"judge": paper_panel.row_judge(run, metric_id)}
-                found.append({**row, **versus, **note, **judge})
+                rank = _rank(ranked, why, method, metric_id)
+                found.append({**row, **versus, **note, **judge, **rank})
     return found
+
+
+def _rank(ranked: dict, why: dict, method: str, metric_id: str) -> dict:
+    """The rank columns of one row: its rank and, without one, why."""
+    said = (why.get(method) or {}).get(metric_id)
+    note = notes.Note(said["code"], dict(said.get("params") or {})) if said else None
+    return {
+        "rank": (ranked.get(method) or {}).get(metric_id),
+        "rank_note": note.english if note else None,
+    }
 
 
 def english_note(aggregates: dict, method: str, metric_id: str) -> str | None:

@@ -6,7 +6,7 @@ The dashboard, the comparison page and the paper exports all read these."""
 
 from __future__ import annotations
 
-from metrics import registry, stats
+from metrics import rank_groups, registry, stats
 from metrics.counts import count_key
 from metrics.notes import translate
 from metrics.registry import spec
@@ -126,6 +126,8 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
         m.id: _column_versus(comparisons, summary, m, run.methods, baseline, percent)
         for m in columns
     }
+    ranked, unranked = rank_groups.ranks(aggregates, list(run.methods), [suite], said)
+    by = rank_groups.rank_metric(registry.get(suite), ranked)
     rows = []
     for method in run.methods:
         values = summary.get(method, {})
@@ -144,10 +146,24 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
                 }
             )
         rows.append(
-            {"method": method, "cells": cells, "is_baseline": method == baseline}
+            {
+                "method": method,
+                "cells": cells,
+                "is_baseline": method == baseline,
+                # its rank group on the rank column (None: no rank, see note)
+                "rank": ranked[method].get(by) if by else None,
+                "rank_note": _note((unranked.get(method) or {}).get(by)),
+            }
         )
     shared = shared_notes(columns, rows)
-    return {"suite": suite, "columns": columns, "rows": rows, "shared_notes": shared}
+    return {
+        "suite": suite,
+        "columns": columns,
+        "rows": rows,
+        "shared_notes": shared,
+        # the column the Rank column ranks by (None: no column has ranks)
+        "rank_metric": registry.spec(by) if by else None,
+    }
 
 
 def shared_notes(columns, rows: list[dict]) -> list[dict]:
@@ -244,6 +260,18 @@ def basis_of(metric) -> str:
     return str(metric.basis) if metric.basis else _("mean over sessions")
 
 
+def rank_caption(column: str) -> str:
+    """What the Rank column means, in the reader's language."""
+    return _(
+        "Rank (by %(column)s): 1 + the number of methods whose 95%% interval "
+        "of %(column)s lies entirely on the better side of this method's "
+        "(above it, or below it where lower is better); methods whose "
+        "intervals overlap share a rank, and a method without an interval "
+        "has none.",
+        column=column,
+    )
+
+
 def table_caption(table: dict, baseline: str) -> dict:
     """What a comparison table's values and Δ are, said under it: each
     column's basis where it is not a mean over sessions, and the test and
@@ -264,7 +292,9 @@ def table_caption(table: dict, baseline: str) -> dict:
         ),
         default=0,
     )
+    by = table.get("rank_metric")
     return {
+        "rank": rank_caption(metric_label(by.id)) if by else "",
         # a run whose file lacks replies: what the pairing left out
         "unpaired": _(
             "Δ pairs only the sessions where both methods have a value: up to "

@@ -50,6 +50,15 @@ COLUMNS = {
 # is bt_score's bootstrap CI).
 OWN_INTERVAL = {"bt_score": "bt", "bt_lc_score": "bt_lc"}  # pairwise.md
 PANEL_MEAN = "panel mean"
+# Rank groups (docs/methods.md "Rank groups"): the values ranked are the
+# ranked ones with their own interval; a suite's table ranks by its lead
+# value when that has one, else by its first such column (alignment's lead,
+# al_avg, has no interval). Higher is better for all of these.
+RANKED = {
+    "alignment": ("al_session_slope",),
+    "pairwise": ("pairwise_winrate", "bt_score"),
+}
+RANK_BY = {"alignment": "al_session_slope", "pairwise": "pairwise_winrate"}
 # summary.csv's columns of the Δ against the baseline (reports/paper_summary.py)
 DELTA_COLUMNS = ("delta", "delta_ci_low", "delta_ci_high", "p", "p_holm")
 MARKS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))  # the caption's legend
@@ -207,18 +216,42 @@ def _count_key(key: str) -> str:
     return f"{base}_n{at}{judge}"
 
 
-def expected_summary_row(witness: Witness, method: str, metric: str) -> dict:
-    """The numbers of one summary.csv row (results-format, paper_summary's
-    header comment: the value's own CI; Δ columns on table columns only)."""
-    values = witness.summary[method]
-    value = values.get(metric)
+def own_interval(values: dict, metric: str) -> tuple[Any, Any]:
+    """A value's own interval ends (results-format: ``<id>_ci_*``, the id
+    without ``_avg``, pairwise.md's ``bt_ci_*``); (None, None) without a value."""
     names = (metric, metric.removesuffix("_avg"), OWN_INTERVAL.get(metric))
     low = next((values[f"{n}_ci_low"] for n in names if f"{n}_ci_low" in values), None)
     high = next(
         (values[f"{n}_ci_high"] for n in names if f"{n}_ci_high" in values), None
     )
+    return (low, high) if values.get(metric) is not None else (None, None)
+
+
+def expected_rank(witness: Witness, method: str, metric: str) -> int | None:
+    """docs/methods.md "Rank groups": 1 + the methods whose interval's lower
+    end is above this method's upper end by more than the comparisons'
+    resolution (1e-9); no rank without both ends."""
+    low, high = own_interval(witness.summary[method], metric)
+    if low is None or high is None:
+        return None
+    above = 0
+    for other in witness.methods:
+        o_low, o_high = own_interval(witness.summary[other], metric)
+        if other != method and o_low is not None and o_high is not None:
+            above += o_low - high > 1e-9
+    return 1 + above
+
+
+def expected_summary_row(witness: Witness, method: str, metric: str) -> dict:
+    """The numbers of one summary.csv row (results-format, paper_summary's
+    header comment: the value's own CI; Δ columns on table columns only;
+    the rank of a ranked value)."""
+    values = witness.summary[method]
+    value = values.get(metric)
     row = {"value": value, "n": values.get(_count_key(metric))}
-    row["ci_low"], row["ci_high"] = (low, high) if value is not None else (None, None)
+    row["ci_low"], row["ci_high"] = own_interval(values, metric)
+    ranked = {m for suite in witness.suites for m in RANKED.get(suite, ())}
+    row["rank"] = expected_rank(witness, method, metric) if metric in ranked else None
     versus = witness.versus.get((metric, method)) or {}
     shown = versus.get("delta") is not None
     for name in DELTA_COLUMNS:
@@ -575,7 +608,12 @@ def suite_table_differences(
 ) -> list[Difference]:
     out = _methods_differences(witness, name, table)
     columns = []
-    for heading in table.header[1:]:
+    headings = table.header[1:]
+    if headings[:1] == ["Rank"]:
+        headings = headings[1:]
+        out += rank_differences(witness, name, table)
+        table = replace(table, rows=[row[:1] + row[2:] for row in table.rows])
+    for heading in headings:
         label, arrow = (
             (heading[:-2], heading[-1]) if heading[-1:] in ("↑", "↓") else (heading, "")
         )
@@ -595,6 +633,31 @@ def suite_table_differences(
                     out.append((f"{name} {row[0]} {metric}", want, got))
     shown_metrics = [metric for metric, _ in columns if metric is not None]
     return out + caption_differences(witness, name, table.caption, shown_metrics)
+
+
+def rank_differences(witness: Witness, name: str, table: Table) -> list[Difference]:
+    """The Rank column: the rank of each method on the value the caption
+    says it ranks by, which must be the suite's (RANK_BY)."""
+    said = re.search(r"Rank \(by (.+?)\): ", table.caption)
+    metric = COLUMNS.get(said.group(1)) if said else None
+    wanted = [RANK_BY[s] for s in witness.suites if RANK_BY.get(s) in _columns(table)]
+    out: list[Difference] = []
+    if metric is None or metric not in wanted:
+        out.append((f"{name}: rank by", wanted, said.group(1) if said else None))
+        return out
+    for row in table.rows:
+        if row[0] in witness.methods:
+            rank = expected_rank(witness, row[0], metric)
+            want = NO_VALUE if rank is None else str(rank)
+            if row[1] != want:
+                out.append((f"{name} {row[0]} rank", want, row[1]))
+    return out
+
+
+def _columns(table: Table) -> set[str]:
+    """The metrics of a table's headings."""
+    found = {COLUMNS.get(h.rstrip(" ↑↓")) for h in table.header[1:]}
+    return {m for m in found if m}
 
 
 CAPTION_NUMBERS = {
