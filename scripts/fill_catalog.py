@@ -1,5 +1,7 @@
 """Fill empty msgstr entries of locales/<lang>/LC_MESSAGES/messages.po from a
-JSON mapping {msgid: translation} (a maintenance aid for new strings).
+JSON mapping {msgid: translation} (a maintenance aid for new strings). A
+plural message (ngettext) is keyed by its singular msgid; its translation is
+a string, or a list of one per plural form of the language.
 
 Usage: python scripts/fill_catalog.py zh translations.json
 """
@@ -21,7 +23,17 @@ def fill(lang: str, mapping: dict[str, str]) -> list[str]:
         catalog = read_po(po)
     filled = []
     for message in catalog:
-        if message.id and not message.string and message.id in mapping:
+        if isinstance(message.id, tuple):  # ngettext: keyed by its singular
+            key = message.id[0]
+            if key in mapping and not all(message.string):
+                found = mapping[key]
+                forms = [found] if isinstance(found, str) else list(found)
+                # one form per plural form of the language (zh, ko: one)
+                message.string = tuple(
+                    (forms + forms[-1:] * catalog.num_plurals)[: catalog.num_plurals]
+                )
+                filled.append(key)
+        elif message.id and not message.string and message.id in mapping:
             message.string = mapping[message.id]
             filled.append(message.id)
     with path.open("wb") as po:

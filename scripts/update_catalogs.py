@@ -48,7 +48,13 @@ def update(lang: str, template) -> list[str]:
     catalog.obsolete.clear()
     with path.open("wb") as po:
         write_po(po, catalog, width=76, sort_output=True, no_location=True)
-    return [message.id for message in catalog if message.id and not message.string]
+    return [message.id for message in catalog if message.id and not _filled(message)]
+
+
+def _filled(message) -> bool:
+    """Every form translated (a plural message has one per plural form)."""
+    forms = message.string if isinstance(message.string, tuple) else (message.string,)
+    return all(forms)
 
 
 def main() -> None:

@@ -244,7 +244,12 @@ def test_the_owner_makes_a_queue_from_the_dashboard(judged):
         data={"size": "12", "per_item": "1", "csrf_token": csrf},
     )
     assert made.status_code == 303
+    owner = client.get(f"/r/{run.manage_token}?lang=en").get_data(as_text=True)
+    assert (
+        "12 items (seed" in owner and "1 annotator wanted per item; 0 labels" in owner
+    )
     owner = client.get(f"/r/{run.manage_token}?lang=zh").get_data(as_text=True)
+    assert "每个条目需要 1 位标注者" in owner
     assert 'data-testid="add-annotator"' in owner
     csrf = owner.split('name="csrf_token" value="')[1].split('"')[0]
     added = client.post(
@@ -452,6 +457,8 @@ def test_one_annotator_s_alpha_says_it_needs_two_and_a_tied_vote_says_so(judged)
     page = settled_dashboard(client, run)
     alpha = re.search(r'data-testid="alpha-al">(.*?)</dd>', page, re.S)[1]
     assert "needs two annotators" in alpha and "n=0" not in alpha and "—" not in alpha
+    # counts in the plural form of their number (issue 61: "1 annotators")
+    assert "4 labels of 4 items by 1 annotator." in page
     for item in range(4):  # bob votes the other way: every majority ties
         assert label(client, run, "bob", item, 30, 1 - item % 2).status_code == 200
     page = settled_dashboard(client, run)

@@ -28,10 +28,16 @@ def test_every_message_is_translated_with_its_placeholders(lang):
     for message in catalog(lang):
         if not message.id:
             continue
-        if not message.string:
+        # a plural message (ngettext): its forms, each with the placeholders
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        forms = (
+            message.string if isinstance(message.string, tuple) else (message.string,)
+        )
+        if not all(forms):
             empty.append(message.id)
-        elif sorted(PLACEHOLDER.findall(message.id)) != sorted(
-            PLACEHOLDER.findall(message.string)
+        elif any(
+            sorted(PLACEHOLDER.findall(ids[-1])) != sorted(PLACEHOLDER.findall(form))
+            for form in forms
         ):
             broken.append(message.id)
     assert empty == [], f"untranslated in {lang}"
