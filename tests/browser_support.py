@@ -88,14 +88,15 @@ def served_sample(
     tmp_path: Path,
     data: Path = ROOT / "sample_data.jsonl",
     suites: list[str] | None = None,
+    database_url: str | None = None,
 ):
     """sample_data.jsonl (or ``data``) evaluated by every suite (or
-    ``suites``), then served on a port."""
+    ``suites``), then served on a port (SQLite, or ``database_url``)."""
     with ScriptedJudge() as judge:
         app = create_test_app(
             {
                 **base_config(tmp_path),
-                "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                "DATABASE_URL": database_url or f"sqlite:///{tmp_path / 'db.sqlite3'}",
                 "REDIS_URL": None,
                 "JUDGE_API_URL": judge.url,
                 "JUDGE_MODEL": "scripted",

@@ -5,7 +5,7 @@ reader's language (``metrics/validity.py`` says why a quantity is missing)."""
 from __future__ import annotations
 
 from core.i18n import _l
-from metrics import notes
+from metrics import notes, registry
 from metrics.validity import (
     N_OF,
     judge_validity,
@@ -290,20 +290,36 @@ def _why_not(name: str, items) -> str:
     return notes.translate(code, None, None)
 
 
-def per_method(found: dict, counted: dict | None = None) -> str:
-    """Each method's ρ with its n, per judge.
+def per_method(
+    found: dict, counted: dict | None = None, order: list[str] | None = None
+) -> str:
+    """Each method's ρ with its n, per judge, the methods in ``order`` (the
+    file's; a stored dict's keys come back sorted, or by length on PostgreSQL).
 
     >>> per_method({"j": {"A": -1.0, "B": None}}, {"j": {"A": 9, "B": 1}})
     '[j: A −1.000 (n=9), B — (n=1)]'
+    >>> per_method({"j": {"RAG": 0.5, "Base": 0.1}}, order=["Base", "RAG"])
+    '[j: Base 0.100, RAG 0.500]'
     """
     parts = []
     for judge, methods in found.items():
         counts = (counted or {}).get(judge) or {}
         shown_ = ", ".join(
-            f"{m} {with_n(signed_number(v), counts.get(m))}" for m, v in methods.items()
+            f"{m} {with_n(signed_number(methods[m]), counts.get(m))}"
+            for m in in_order(methods, order)
         )
         parts.append(f"{judge}: {shown_}" if judge else shown_)
     return "[" + "; ".join(parts) + "]"
+
+
+def in_order(keyed: dict, order: list[str] | None) -> list[str]:
+    """The keys of ``keyed`` in ``order``, any other after them as stored.
+
+    >>> in_order({"RAG": 1, "Base": 2, "X": 3}, ["Base", "RAG"])
+    ['Base', 'RAG', 'X']
+    """
+    listed = [key for key in order or [] if key in keyed]
+    return listed + [key for key in keyed if key not in listed]
 
 
 def signed_number(value) -> str:
@@ -323,14 +339,14 @@ def audit_rows(run) -> list[dict] | None:
     rows = []
     for key, (label, explained) in EXPLAINED.items():
         code = found["reason_codes"].get(key)
-        reason = notes.translate(code, {"suite": measuring(key)}, None) if code else ""
+        reason = _reason(code, key) if code else ""
         n_key = N_OF.get(key)  # judge_offsets carry their own n
         n = found.get(n_key) if n_key else None
         value = shown(key, found[key], n, _missing_for_one(key, context))
         if key == "length_spearman" and found.get("length_spearman_by_method"):
             by_method = found["length_spearman_by_method"]
             value += " " + per_method(
-                by_method, found.get("length_spearman_by_method_n")
+                by_method, found.get("length_spearman_by_method_n"), list(run.methods)
             )
         recorded = n_key is None or n is not None or found[key] is None
         counted = COUNTED[key] if recorded else NOT_RECORDED
@@ -341,13 +357,25 @@ def audit_rows(run) -> list[dict] | None:
     return rows
 
 
+# the page names a suite by its label, in the reader's language (the
+# stored English reason keeps the suite's id)
+SUITE_MISSING = _l("the suite “%(suite)s” did not run")
+
+
+def _reason(code: str, key: str) -> str:
+    suite = measuring(key)
+    if code == "validity_suite_missing" and suite in registry.names():
+        return str(SUITE_MISSING % {"suite": registry.get(suite).label})
+    return notes.translate(code, {"suite": suite}, None)
+
+
 NOT_RECORDED = _l("n was not recorded: the run was aggregated before this release.")
 
 
 def _missing_for_one(key: str, context: dict) -> str:
     """Why one judge of a panel has no value of a quantity the others have."""
     code = true_reason(key, quantities()[key][1], context)
-    return notes.translate(code, {"suite": measuring(key)}, None)
+    return _reason(code, key)
 
 
 # The judge report card (metrics/report_card.py), at the top of the audit

@@ -15,7 +15,12 @@ from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
 from web import extensions
 from web.presentation import cancelled, panels
-from web.presentation.audit import audit_rows, card_view, self_preference_lines
+from web.presentation.audit import (
+    audit_rows,
+    card_view,
+    in_order,
+    self_preference_lines,
+)
 from web.presentation.judge_tables import judge_tables
 from web.presentation.paging import page_number, paged
 from web.presentation.plotly_locale import plotly_locale
@@ -180,10 +185,23 @@ def annotations_context(storage, run) -> dict:
         "queue": queue,
         "queue_labels": len(storage.annotations.labels_of(queue.id)),
         # stored by a worker when labels change: the page never waits for it
-        **extensions.annotation_service().shown_agreement(queue),
+        **_methods_in_order(
+            extensions.annotation_service().shown_agreement(queue), run
+        ),
         # shown on the manage link only (templates/_annotations.html)
         "annotator_links": storage.annotations.annotator_links(queue.id),
     }
+
+
+def _methods_in_order(shown: dict, run) -> dict:
+    """The human-agreement card lists the methods in the file's order (its
+    stored dict's keys come back sorted, or by length on PostgreSQL)."""
+    human = shown.get("human")
+    if not human or not isinstance(human.get("methods"), dict):
+        return shown
+    methods = human["methods"]
+    ordered = {m: methods[m] for m in in_order(methods, list(run.methods or []))}
+    return {**shown, "human": {**human, "methods": ordered}}
 
 
 def shown_version(storage, run) -> tuple:
