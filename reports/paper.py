@@ -40,7 +40,13 @@ from types import SimpleNamespace
 from metrics import registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
-from reports import paper_agreement, paper_card, paper_panel, paper_summary
+from reports import (
+    paper_agreement,
+    paper_card,
+    paper_criteria,
+    paper_panel,
+    paper_summary,
+)
 from reports import tables as table_views
 from reports.paper_text import (
     CJK_FONTS,
@@ -305,6 +311,8 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
             parts.append(panel)
         if getattr(run, "agreement", None):  # a comparison of runs' judges
             parts.append(paper_agreement.to_latex(run.agreement))
+        if criteria := paper_criteria.to_latex(_validity(run)):  # per criterion
+            parts.append(criteria)
         if card := paper_card.to_latex(run):  # one run: its judge's report card
             parts.append(card)
         return "\n".join(parts) + "\n"
@@ -359,6 +367,11 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}}"]
 
 
+def _validity(run) -> dict | None:
+    """The run's judge checks (none for a comparison of runs)."""
+    return (getattr(run, "aggregates", None) or {}).get("judge_validity")
+
+
 def _label(name: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
 
@@ -370,6 +383,8 @@ def to_markdown(run, baseline: str) -> str:
         parts.append(panel)
     if getattr(run, "agreement", None):  # a comparison of runs' judges
         parts.append(paper_agreement.to_markdown(run.agreement))
+    if criteria := paper_criteria.to_markdown(_validity(run)):  # per criterion
+        parts.append(criteria)
     if card := paper_card.to_markdown(run):  # one run: its judge's report card
         parts.append(card)
     return "\n".join(parts)

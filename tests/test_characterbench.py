@@ -337,6 +337,23 @@ def test_a_human_score_off_its_scale_is_refused(app_factory, tmp_path, scores, c
     assert app_factory().extensions["runs"].validate_file(path).to_dict()["valid"]
 
 
+def agreement_rows(page: str) -> list[list[str]]:
+    """The judge audit's agreement table as text cells: criterion, judge,
+    n, r, ρ, τ-b, κw (each value with its interval), α."""
+    import html
+    import re
+
+    found = []
+    for row in re.findall(
+        r'<tr[^>]*data-testid="agreement-row">(.*?)</tr>', page, re.S
+    ):
+        cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
+        found.append(
+            [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split()) for c in cells]
+        )
+    return found
+
+
 def _dimension_file(path: Path, pairs: list[tuple[int, int]]) -> Path:
     """A dimension file of invented records whose replies carry the scripted
     judge's AL (``[[al=N]]``) beside each record's human score."""
@@ -412,8 +429,10 @@ def test_human_scores_reach_the_judge_audit_on_their_own_scale(
     token = answer.get_json()["token"]
     page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
     rho = f"{stats.spearmanr(*zip(*engagement, strict=True))[0]:.3f}"
-    assert f"engagement (1–5): ρ {rho}" in page
-    assert "memory_consistency (1–4): ρ" in page
+    rows = {(row[0], row[1]): row for row in agreement_rows(page)}
+    # the judge's AL against the scores: ranks only, so no kappa
+    assert rows[("engagement (1–5)", "scripted (AL)")][4].startswith(rho)
+    assert rows[("memory_consistency (1–4)", "scripted (AL)")][6] == ""
 
 
 @pytest.mark.parametrize(
@@ -606,12 +625,16 @@ def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
     token = answer.get_json()["token"]
     for lang, said in (("en", " (recorded)"), ("zh", "（记录）"), ("ko", " (기록됨)")):
         page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
-        assert f"CharacterJudge/zh{said}: memory_consistency (1–4): ρ" in page
+        judges = {(row[0], row[1]) for row in agreement_rows(page)}
+        assert ("memory_consistency (1–4)", f"CharacterJudge/zh{said}") in judges
     # each with its interval, on the dashboard too
     rho, (low, high) = zh["spearman"], zh["spearman_ci"]
     page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
-    assert f"(1–4): ρ {rho:.3f} [{low:.3f}, {high:.3f}] · τ" in page
-    assert f"κw {zh['weighted_kappa']:.3f}" in page
+    rows = {(row[0], row[1]): row for row in agreement_rows(page)}
+    row = rows[("memory_consistency (1–4)", "CharacterJudge/zh (recorded)")]
+    assert row[4] == f"{rho:.3f} [{low:.3f}, {high:.3f}]"
+    kappa_low, kappa_high = zh["weighted_kappa_ci"]
+    assert row[6] == f"{zh['weighted_kappa']:.3f} [{kappa_low:.3f}, {kappa_high:.3f}]"
     # the Methods paragraph names them, and the exports carry their rows
     methods = client.get(f"/r/{token}/methods.txt").get_data(as_text=True)
     assert "Verdicts recorded in the file from 16 judges (CharacterJudge/en," in methods

@@ -218,6 +218,36 @@ def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge
                 )
             )
 
+    # the dashboard's judge audit: one table, recorded and live side by side
+    from tests.test_characterbench import agreement_rows
+
+    page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
+    rows = {(row[0], row[1]): row for row in agreement_rows(page)}
+    zh = human["CharacterJudge/zh"]["scores"]["memory_consistency:1-4"]
+    live = human["scripted"]["scores"]["memory_consistency:1-4"]
+    shown_live = rows[("memory_consistency (1–4)", "scripted")]
+    shown_zh = rows[("memory_consistency (1–4)", "CharacterJudge/zh (recorded)")]
+    assert shown_live[2] == shown_zh[2] == str(len(MEMORY))
+    assert shown_live[4].startswith(f"{live['spearman']:.3f}")
+    assert shown_zh[4].startswith(f"{zh['spearman']:.3f}")
+    alpha = zh["alpha_with"]["scripted"]
+    assert shown_zh[7] == f"scripted: {alpha['alpha']:.3f} (ordinal, n={len(MEMORY)})"
+    keys = list(rows)  # per criterion, the run's judge first
+    assert keys.index(("memory_consistency (1–4)", "scripted")) < keys.index(
+        ("memory_consistency (1–4)", "CharacterJudge/zh (recorded)")
+    )
+    # and the exports' per-criterion agreement table
+    markdown = client.get(f"/r/{token}/export.md").get_data(as_text=True)
+    line = next(
+        line
+        for line in markdown.splitlines()
+        if line.startswith("| memory\\_consistency (1–4) | scripted |")
+    )
+    assert f"{live['kendall']:.3f}" in line and f"{live['pearson']:.3f}" in line
+    assert "| memory\\_consistency (1–4) | CharacterJudge/zh (recorded) |" in markdown
+    tex = client.get(f"/r/{token}/export.tex").get_data(as_text=True)
+    assert "memory\\_consistency (1--4) & CharacterJudge/zh (recorded)" in tex
+
 
 def test_the_sample_converts_and_a_live_run_scores_it(
     app_factory, judge_server, tmp_path

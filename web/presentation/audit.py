@@ -4,6 +4,8 @@ reader's language (``metrics/validity.py`` says why a quantity is missing)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.i18n import _l
 from metrics import notes, registry
 from metrics.validity import (
@@ -152,12 +154,15 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
         return length_effect(value)
     if key == "judge_offsets":  # {judge: {offset, n, ci_low, ci_high, ...}}
         return "; ".join(f"{judge}: {_offset(found)}" for judge, found in value.items())
-    if key == "human":  # {judge: agreement}
-        return "; ".join(
-            f"{_judge_named(judge, found)}: {_agreement(found)}"
-            if len(value) > 1 or found.get("recorded")
-            else _agreement(found)
+    if key == "human":  # {judge: agreement}; per criterion: agreement_table
+        labelled = {
+            judge: found
             for judge, found in value.items()
+            if not found.get("recorded") and _has_labels(found)
+        }
+        return "; ".join(
+            f"{judge}: {_agreement(found)}" if len(value) > 1 else _agreement(found)
+            for judge, found in labelled.items()
         )
     if isinstance(value, dict):
         counts = n if isinstance(n, dict) else {}
@@ -227,13 +232,18 @@ HUMAN_PARTS = (
 )
 
 
+def _has_labels(value: dict) -> bool:
+    """An entry with AL or keep-chatting labels (not only criterion scores)."""
+    return any(name in value for _label, name, _rested in HUMAN_PARTS)
+
+
 def _agreement(value: dict) -> str:
     """ρ, τ and κ with the labelled items; a missing one says why, and one
-    resting on fewer items than the rest says how many."""
+    resting on fewer items than the rest says how many. (Agreement with
+    scores on a criterion's own scale is the audit's table:
+    :func:`agreement_table`.)"""
     n = value.get("n")
     parts = []
-    if value.get("recorded"):  # scores on the criteria's scales only
-        return "; ".join(map(_on_scale, (value.get("scores") or {}).values()))
     for label, name, rested in HUMAN_PARTS:
         items = value.get(rested)
         if value.get(name) is not None:
@@ -241,34 +251,75 @@ def _agreement(value: dict) -> str:
             parts.append(f"{label} {with_n(shown_, items) if items != n else shown_}")
         elif items is not None or name in value:
             parts.append(f"{label} — ({_why_not(name, items)})")
-    shown_ = " · ".join([*parts, f"n={count(n)}"])
-    return "; ".join([shown_, *map(_on_scale, (value.get("scores") or {}).values())])
+    return " · ".join([*parts, f"n={count(n)}"])
 
 
-def _on_scale(found: dict) -> str:
-    """One criterion's agreement with human scores on its own scale.
+# the per-criterion agreement table's statistics: (heading, key)
+TABLE_STATISTICS = (
+    ("r", "pearson"),
+    ("ρ", "spearman"),
+    ("τ-b", "kendall"),
+    ("κw", "weighted_kappa"),
+)
+LEVELS = {"ordinal": _l("ordinal"), "interval": _l("interval")}
 
-    >>> _on_scale({"criterion": "engagement", "scale": [1, 5], "spearman": 0.81234,
-    ...            "kendall": None, "n": 1})
-    'engagement (1–5): ρ 0.812 · τ — (fewer than 2 shared items) · n=1'
+
+def agreement_table(human: dict | None) -> list[dict]:
+    """The audit's table of agreement with human scores per criterion
+    (``reports/paper_criteria.py`` orders the rows: per criterion, the
+    run's judges, then the recorded ones): each row's criterion, judge (a
+    recorded one said so), n, each statistic and its interval apart (a
+    missing one says why), and a recorded judge's α with each judge of the
+    run.
+
+    >>> rows = agreement_table({"CJ/zh": {"recorded": True, "n": 6, "scores": {
+    ...     "engagement:1-5": {"criterion": "engagement", "scale": [1, 5], "n": 6,
+    ...     "spearman": 0.5, "spearman_ci": [0.1, 0.8], "kendall": None,
+    ...     "alpha_with": {"j": {"alpha": 0.61, "n": 6, "level": "ordinal"}}}}}})
+    >>> row = rows[0]
+    >>> row["criterion"], row["judge"], row["n"]
+    ('engagement (1–5)', 'CJ/zh (recorded)', '6')
+    >>> [(c["value"], c["interval"], c["why"]) for c in row["cells"]][1:3]
+    [('0.500', '[0.100, 0.800]', ''), ('—', '', 'one side gave the same value to every item: there is no order to compare')]
+    >>> row["alpha"]
+    [{'judge': 'j', 'value': '0.610', 'detail': 'ordinal, n=6'}]
     """
-    low, high = found["scale"]
-    parts = [
-        f"{label} {number(found[name], 3)}{_interval(found.get(f'{name}_ci'))}"
-        if found.get(name) is not None
-        else f"{label} — ({_why_not(name, found['n'])})"
-        for label, name in (("ρ", "spearman"), ("τ", "kendall"), ("r", "pearson"))
-        if name in found
-    ]
-    if found.get("weighted_kappa") is not None:  # both on the scale's points
-        parts.append(f"κw {number(found['weighted_kappa'], 3)}")
-    return " · ".join(
-        [
-            f"{found['criterion']} ({low}–{high}): {parts[0]}",
-            *parts[1:],
-            f"n={count(found['n'])}",
+    from reports.paper_criteria import criterion_rows, criterion_text
+
+    table = []
+    for row in criterion_rows(human):
+        cells = []
+        for heading, name in TABLE_STATISTICS:
+            value, ends = row.get(name), row.get(f"{name}_ci")
+            cell = {"heading": heading, "value": "", "interval": "", "why": ""}
+            if name in row and value is None:
+                cell.update(value="—", why=_why_not(name, row["n"]))
+            elif name in row:
+                cell.update(value=number(value, 3), interval=_interval(ends).strip())
+            cells.append(cell)
+        alpha = [
+            {
+                "judge": judge,
+                "value": "—" if found["alpha"] is None else number(found["alpha"], 3),
+                "detail": f"{LEVELS[found['level']]}, n={count(found['n'])}",
+            }
+            for judge, found in (row.get("alpha_with") or {}).items()
         ]
-    )
+        table.append(
+            {
+                "criterion": criterion_text(row),
+                "judge": _judge_named(row["judge"], row)
+                if row["recorded"]
+                else _l("%(judge)s (AL)") % {"judge": row["judge"]}
+                if row["source"] == "al"
+                else row["judge"],
+                "recorded": row["recorded"],
+                "n": count(row["n"]),
+                "cells": cells,
+                "alpha": alpha,
+            }
+        )
+    return table
 
 
 def _interval(ends) -> str:
@@ -352,7 +403,14 @@ def audit_rows(run) -> list[dict] | None:
         counted = COUNTED[key] if recorded else NOT_RECORDED
         if key == "judge_offsets" and not reason:
             reason = offset_notes(found[key])
-        row = {"key": key, "label": str(label), "value": value, "reason": reason}
+        row: dict[str, Any] = {
+            "key": key,
+            "label": str(label),
+            "value": value,
+            "reason": reason,
+        }
+        if key == "human":  # agreement per criterion, each on its own scale
+            row["table"] = agreement_table(found[key])
         rows.append({**row, "explained": str(explained), "counted": str(counted)})
     return rows
 
