@@ -23,6 +23,8 @@ reported ("response_to_q: missing").
 ('explicit/travel_hotel/2turn/0', 'No night trains.', {'demo': 'Take the day train.'})
 >>> s["meta"]["inter_turns"]
 {'count': 2, 'source': 'filtered_inter_turns.json'}
+>>> s["meta"]["preference"], s["meta"]["item_key"] == item_key("Vienna to Venice?")
+('No night trains.', True)
 """
 
 from __future__ import annotations
@@ -81,6 +83,21 @@ def run_of(source: str) -> dict:
     return {"model": model or None, "topic": topic or None, "turns": int(found["n"])}
 
 
+def item_key(question: str) -> str:
+    """The item's key across files: its ``question`` (whitespace and case
+    aside), which PrefEval keeps the same across the explicit, implicit and
+    mcq files and every run of a topic, where 4 of 56 ``preference``
+    strings of travel_restaurant are reworded.
+
+    >>> item_key("Where to eat?") == item_key(" where  to eat? ")
+    True
+    """
+    import hashlib
+
+    said = " ".join(question.split()).casefold()
+    return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
+
+
 def form_of(record: dict) -> str:
     """explicit, choice-based or persona-driven, from the item's fields."""
     conversation = record.get("conversation")
@@ -125,6 +142,8 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
         "model": run["model"],
         "item": number - 1,
         "question": question,  # items of one topic match on it across files
+        "item_key": item_key(question),
+        "preference": preference,  # what the judge checks the reply against
         "history": history,
         "inter_turns": {"count": run["turns"], "source": FILLER_SOURCE},
         "record": {k: v for k, v in record.items() if k not in known},

@@ -201,3 +201,30 @@ def test_a_folder_of_nested_result_files_converts(app_factory, tmp_path):
     mixed = runner.invoke(args=["convert", str(source), "--out", str(out)])
     assert mixed.exit_code == 2
     assert "different layouts: aloe (" in mixed.stderr and "prefeval (" in mixed.stderr
+
+
+def test_items_match_by_question_across_forms_and_runs():
+    """PrefEval's item i is the same preference in the explicit and implicit
+    files and every run of a topic, but 4 of travel_restaurant's 56
+    preference strings are reworded between files: the item's key is its
+    question. The judge's checks read the preference from meta.preference,
+    stated (explicit) or hidden (implicit) alike."""
+    [explicit, _] = items(EXPLICIT)
+    reworded = {
+        **copy.deepcopy(explicit),
+        "preference": explicit["preference"] + " Really.",
+        "question": "  " + explicit["question"].upper() + " ",
+    }
+    a = prefeval(explicit, 1, Options(source=EXPLICIT.name))
+    b = prefeval(reworded, 1, Options(source="demo_travel_restaurant_10interturn.json"))
+    assert a["meta"]["item_key"] == b["meta"]["item_key"]
+    assert a["meta"]["preference"] != b["meta"]["preference"]
+    [persona] = items(PERSONA)
+    p = prefeval(persona, 1, Options(source=PERSONA.name))
+    assert p["meta"]["item_key"] != a["meta"]["item_key"]  # another question
+    assert (
+        p["meta"]["preference"]
+        == persona["preference"]
+        == p["meta"]["hidden_preference"]
+    )
+    assert a["meta"]["preference"] == explicit["preference"]
