@@ -23,7 +23,7 @@ reported ("response_to_q: missing").
 ('explicit/travel_hotel/2turn/0', 'No night trains.', {'demo': 'Take the day train.'})
 >>> s["meta"]["inter_turns"]
 {'count': 2, 'source': 'filtered_inter_turns.json'}
->>> s["meta"]["preference"], s["meta"]["item_key"] == item_key("Vienna to Venice?")
+>>> s["meta"]["reference"], s["meta"]["item_key"] == item_key("Vienna to Venice?")
 ('No night trains.', True)
 """
 
@@ -143,7 +143,8 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
         "item": number - 1,
         "question": question,  # items of one topic match on it across files
         "item_key": item_key(question),
-        "preference": preference,  # what the judge checks the reply against
+        # what the judge's checks hold the reply against (``$reference``)
+        "reference": preference,
         "history": history,
         "inter_turns": {"count": run["turns"], "source": FILLER_SOURCE},
         "record": {k: v for k, v in record.items() if k not in known},

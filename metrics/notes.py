@@ -92,6 +92,11 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
         _l("the judge reply was cut off (max_tokens) before its verdict"),
         UNSCORED,
     ),
+    # a derived label waited for checks without a verdict (metrics/suites/checks.py)
+    "label_undecided": (
+        _l("the label depends on checks without a verdict: %(checks)s"),
+        UNSCORED,
+    ),
     "samples_tied": (_l("the samples tied; use an odd number of samples"), UNSCORED),
     "dimension_missing": (_l("this dimension is missing from the reply"), UNSCORED),
     "components_missing": (

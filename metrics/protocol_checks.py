@@ -42,7 +42,12 @@ MODE_FIELDS = {
 CRITERION = "criterion"
 CRITERION_FIELDS = MODE_FIELDS["alignment"] | {"character", "reference"}
 CRITERION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+# A mode of another name with kind "binary" is a yes/no check, asked by the
+# checks suite (metrics/suites/checks.py) with the criterion's fields; the
+# protocol's derived labels (``[labels.<name>]``) are rules over the checks.
+CHECK = "binary"
 TOP_KEYS = {
+    "labels",
     "name",
     "version",
     "title",
@@ -142,11 +147,13 @@ def check(text: str) -> dict:
         bad(
             "modes",
             "bad_value",
-            detail="a table with at least one of alignment, binary, pairwise "
-            "or a criterion",
+            detail="a table with at least one of alignment, binary, pairwise, "
+            "a criterion or a check",
         )
     for name, spec in (modes or {}).items() if isinstance(modes, dict) else ():
         _check_mode(name, spec, bad)
+    if "labels" in data:
+        _check_labels(data["labels"], modes if isinstance(modes, dict) else {}, bad)
     if "report_card" in data:
         _check_report_card(data["report_card"], bad)
     if problems:
@@ -185,14 +192,21 @@ def _check_report_card(table, bad) -> None:
     return None
 
 
-def kind_of(name: str) -> str:
+def kind_of(name: str, spec: dict | None = None) -> str:
     """The kind a mode of this name must be: the fixed modes' own, else a
-    criterion's.
+    criterion's, or a yes/no check's when it says ``kind = "binary"``.
 
-    >>> kind_of("pairwise"), kind_of("engagement")
-    ('choice', 'criterion')
+    >>> kind_of("pairwise"), kind_of("engagement"), kind_of("helpful", {"kind": "binary"})
+    ('choice', 'criterion', 'binary')
     """
-    return KINDS.get(name, CRITERION)
+    if name in KINDS:
+        return KINDS[name]
+    return CHECK if isinstance(spec, dict) and spec.get("kind") == CHECK else CRITERION
+
+
+def is_check(name: str, kind: str) -> bool:
+    """A yes/no check: a mode of another name than the fixed three, of kind binary."""
+    return name not in KINDS and kind == CHECK
 
 
 def fields_of(name: str) -> set[str]:
@@ -202,8 +216,8 @@ def fields_of(name: str) -> set[str]:
 
 def _check_mode(name: str, spec, bad) -> None:
     where = f"modes.{name}"
-    kind = kind_of(name)
-    if kind == CRITERION and not CRITERION_NAME.fullmatch(name):
+    kind = kind_of(name, spec)
+    if name not in KINDS and not CRITERION_NAME.fullmatch(name):
         return bad(
             where,
             "bad_value",
@@ -226,7 +240,7 @@ def _check_mode(name: str, spec, bad) -> None:
             f"the {name} mode is of kind {kind}"
             if kind != CRITERION
             else "a mode other than alignment, binary or pairwise is a "
-            'criterion: kind = "criterion"'
+            'criterion (kind = "criterion") or a yes/no check (kind = "binary")'
         )
         bad(f"{where}.kind", "bad_value", detail=detail)
     for key in ("system", "user", "format"):
@@ -333,6 +347,98 @@ def _check_scale(where: str, spec: dict, bad) -> None:
             )
     if spec.get("total") not in (None, "sum"):
         bad(f"{where}.total", "bad_value", detail='"sum" or absent')
+
+
+LABEL_KEYS = {"title", "description", "rules", "success"}
+MAX_LABEL_CHECKS = 8  # checks one derived label may read (2**8 combinations)
+
+
+def _check_labels(table, modes: dict, bad) -> None:
+    """``[labels.<name>]``: a derived label, a rule over the verdicts of the
+    protocol's yes/no checks. ``rules`` are tried in order, the first whose
+    ``when`` holds gives its ``label``; ``success`` lists the labels that
+    count as a success. Every combination of the checks it reads must get a
+    label.
+
+    >>> modes = {"a": {"kind": "binary"}, "b": {"kind": "binary"}}
+    >>> _check_labels({"x": {"rules": [{"label": "ok", "when": {"a": 1}}],
+    ...     "success": ["ok"]}}, modes, lambda key, code, **p: print(key, p))
+    labels.x.rules {'detail': 'no rule gives a label when a = 0'}
+    """
+    if not isinstance(table, dict) or not table:
+        return bad("labels", "bad_value", detail="a table of derived labels")
+    binary = {
+        name
+        for name, spec in modes.items()
+        if isinstance(spec, dict) and is_check(name, kind_of(name, spec))
+    }
+    for name, spec in table.items():
+        where = f"labels.{name}"
+        if not NAME.fullmatch(name) or not isinstance(spec, dict):
+            bad(where, "bad_value", detail="a table named in lower-case letters")
+            continue
+        for key in sorted(set(spec) - LABEL_KEYS):
+            bad(f"{where}.{key}", "unknown_key")
+        rules = spec.get("rules")
+        if not isinstance(rules, list) or not rules:
+            bad(f"{where}.rules", "missing_key")
+            continue
+        ok = True
+        for index, rule in enumerate(rules):
+            problem = _rule_problem(rule, binary)
+            if problem:
+                ok = False
+                bad(
+                    f"{where}.rules", "bad_value", detail=f"rule {index + 1}: {problem}"
+                )
+        labels = {rule["label"] for rule in rules} if ok else set()
+        success = spec.get("success")
+        if not (
+            isinstance(success, list)
+            and success
+            and all(isinstance(s, str) for s in success)
+        ):
+            bad(f"{where}.success", "bad_value", detail="a list of its labels")
+        elif ok and set(success) - labels:
+            missing = ", ".join(sorted(set(success) - labels))
+            bad(f"{where}.success", "bad_value", detail=f"no rule gives {missing}")
+        if ok:
+            gap = _uncovered(rules)
+            if gap:
+                bad(f"{where}.rules", "bad_value", detail=gap)
+
+
+def _rule_problem(rule, binary: set[str]) -> str | None:
+    if not isinstance(rule, dict) or set(rule) - {"label", "when"}:
+        return "{label = ..., when = {check = 0 or 1, ...}}"
+    label, when = rule.get("label"), rule.get("when")
+    if not (isinstance(label, str) and NAME.fullmatch(label)):
+        return "label: lower-case letters, digits, '-', '_' or '.'"
+    if not isinstance(when, dict) or not when:
+        return "when: a table of checks and the verdict (0 or 1) each must have"
+    for check, want in when.items():
+        if check not in binary:
+            return f"{check} is not a yes/no check of this protocol"
+        if isinstance(want, bool) or want not in (0, 1):
+            return f"{check} = 0 or 1"
+    return None
+
+
+def _uncovered(rules: list[dict]) -> str | None:
+    """The first combination of verdicts no rule labels, in words."""
+    from itertools import product
+
+    checks = sorted({check for rule in rules for check in rule["when"]})
+    if len(checks) > MAX_LABEL_CHECKS:
+        return f"at most {MAX_LABEL_CHECKS} checks per label"
+    for values in product((0, 1), repeat=len(checks)):
+        verdicts = dict(zip(checks, values, strict=True))
+        if not any(
+            all(verdicts[c] == w for c, w in rule["when"].items()) for rule in rules
+        ):
+            said = ", ".join(f"{c} = {v}" for c, v in verdicts.items())
+            return f"no rule gives a label when {said}"
+    return None
 
 
 def _check_choices(where: str, choices, bad) -> None:

@@ -27,11 +27,19 @@ from functools import lru_cache
 from pathlib import Path
 
 from metrics.judging import Prompt, Verdict
-from metrics.protocol_checks import CRITERION, ProtocolError, check
+from metrics.protocol_checks import CRITERION, ProtocolError, check, is_check
 from metrics.suite import JudgeMode
 from metrics.verdicts import BINARY, Kind, NoVerdict, read, read_parts
 
-__all__ = ["Protocol", "ProtocolError", "builtin", "builtins", "from_options", "load"]
+__all__ = [
+    "Label",
+    "Protocol",
+    "ProtocolError",
+    "builtin",
+    "builtins",
+    "from_options",
+    "load",
+]
 
 PROTOCOL_DIR = Path(__file__).resolve().parents[1] / "protocols"
 DEFAULT = "personasteer"
@@ -44,6 +52,55 @@ _REASONING = re.compile(
 
 
 @dataclass(frozen=True)
+class Label:
+    """A derived label (``[labels.<name>]``): rules over the verdicts of the
+    protocol's yes/no checks, the first that holds gives the label."""
+
+    name: str
+    title: str
+    rules: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # (label, when)
+    success: frozenset[str]
+
+    @property
+    def labels(self) -> list[str]:
+        """Its labels in the order the rules give them."""
+        return list(dict.fromkeys(label for label, _ in self.rules))
+
+    @property
+    def checks(self) -> list[str]:
+        return sorted({check for _, when in self.rules for check, _ in when})
+
+    def decide(self, verdicts: dict[str, float | None]) -> tuple[str | None, list[str]]:
+        """``(label, [])``, or ``(None, checks)`` when the label depends on
+        those checks' missing verdicts: a rule before the one that holds
+        might hold too. A check the decision does not need may be missing
+        (never guessed, never required for nothing).
+
+        >>> rule = Label("x", "x", (("bad", (("a", 0),)),
+        ...     ("good", (("a", 1), ("b", 1))), ("meh", (("a", 1), ("b", 0)))),
+        ...     frozenset({"good"}))
+        >>> rule.decide({"a": 0.0, "b": None}), rule.decide({"a": 1.0, "b": None})
+        (('bad', []), (None, ['b']))
+        >>> rule.decide({"a": None, "b": 1.0})
+        (None, ['a'])
+        """
+        for label, when in self.rules:
+            unknown, holds = [], True
+            for name, wanted in when:
+                got = verdicts.get(name)
+                if got is None:
+                    unknown.append(name)
+                elif got != wanted:
+                    holds = False
+            if not holds:
+                continue
+            if unknown:
+                return None, sorted(unknown)
+            return label, []
+        return None, []  # the checker makes every combination labelled
+
+
+@dataclass(frozen=True)
 class Protocol:
     name: str
     title: str
@@ -53,6 +110,17 @@ class Protocol:
     modes: dict[str, JudgeMode]
     # the judge report card's thresholds the protocol sets (metrics/report_card.py)
     report_card: dict = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)
+
+    @property
+    def checks(self) -> dict[str, JudgeMode]:
+        """The yes/no checks, asked by the checks suite (modes of another
+        name than the suites' own, of kind binary)."""
+        return {
+            name: mode
+            for name, mode in self.modes.items()
+            if mode.criterion is None and is_check(name, mode.verdict.kind)
+        }
 
     def criteria(self) -> dict[str, JudgeMode]:
         """``{criterion: mode}`` of the protocol's criterion modes.
@@ -122,6 +190,18 @@ def load(text: str) -> Protocol:
         sha256,
         modes,
         dict(data.get("report_card") or {}),
+        {
+            name: Label(
+                name,
+                str(spec.get("title") or name),
+                tuple(
+                    (rule["label"], tuple((c, int(v)) for c, v in rule["when"].items()))
+                    for rule in spec["rules"]
+                ),
+                frozenset(spec["success"]),
+            )
+            for name, spec in (data.get("labels") or {}).items()
+        },
     )
 
 

@@ -146,7 +146,9 @@ class Chart:
     empty: LazyText | None = None  # why it can be empty (else the panel's reason)
     y_metric: str | None = None  # y axis titled with this metric's label
     y_range: tuple[float, float] | None = None
-    columns: str | None = None  # heatmap: where the column names are
+    # heatmap: where the column names are; curve: where its series' names
+    # are (else one series per method)
+    columns: str | None = None
     marks: str | None = None  # box plot: a marker value per method
     mark_label: LazyText | None = None
 

@@ -197,7 +197,14 @@ def _verdict(
         structured = "style-structured" in model
         return judge_forms.generic_reply(form, digest, structured, value)
     if mode is not None and mode.verdict.kind == "binary":
-        answer = int(directives.get("binary", digest % 2))
+        # a protocol's own yes/no check answers ``[[<check>=1]]`` (PrefEval's
+        # ``[[violate=1]]``), else ``[[binary=…]]``, else the reply's hash
+        said = directives.get(mode.name, directives.get("binary"))
+        if said == "none":  # a reply with no verdict (as after truncation)
+            return "I would need to read more of it before deciding."
+        answer = int(digest % 2 if said is None else said)
+        if form is not None and form.protocol == "prefeval":
+            return judge_natives.prefeval_check(answer, model)
         style = judge_styles.pick(judge_styles.BINARY_STYLES, model, prompt)
         return judge_styles.binary_text(answer, style)
     total = int(directives.get("al", 40 + digest % 61))

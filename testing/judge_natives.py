@@ -73,3 +73,13 @@ def slot_judge_reply(block: str) -> str:
         score = 1.0 if slot["predicted"] == slot["ground_truth"] else 0.5
         scores.append({"topic": slot["topic"], "field": slot["field"], "score": score})
     return json.dumps({"reasoning": "scripted slot verdict.", "scores": scores})
+
+
+def prefeval_check(answer: int, model: str = "") -> str:
+    """A yes/no check of ``protocols/prefeval.toml`` as it asks: a short
+    explanation, then ``\\boxed{yes}`` or ``\\boxed{no}`` (``style-words``:
+    a final "Answer: Yes" line, as judges also write)."""
+    word = "yes" if answer else "no"
+    if "style-words" in model:
+        return f"The reply was read against the request.\nAnswer: {word.title()}"
+    return f"Explanation: the reply was read against the request.\n\\boxed{{{word}}}"

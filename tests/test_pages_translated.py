@@ -72,6 +72,7 @@ PARAMS = {
     "ci_low": "5.20",
     "ci_high": "6.80",
     "ratio": "0.10",
+    "checks": "violate, helpful",
 }
 
 

@@ -207,7 +207,7 @@ def test_items_match_by_question_across_forms_and_runs():
     """PrefEval's item i is the same preference in the explicit and implicit
     files and every run of a topic, but 4 of travel_restaurant's 56
     preference strings are reworded between files: the item's key is its
-    question. The judge's checks read the preference from meta.preference,
+    question. The judge's checks read the preference from meta.reference,
     stated (explicit) or hidden (implicit) alike."""
     [explicit, _] = items(EXPLICIT)
     reworded = {
@@ -218,13 +218,13 @@ def test_items_match_by_question_across_forms_and_runs():
     a = prefeval(explicit, 1, Options(source=EXPLICIT.name))
     b = prefeval(reworded, 1, Options(source="demo_travel_restaurant_10interturn.json"))
     assert a["meta"]["item_key"] == b["meta"]["item_key"]
-    assert a["meta"]["preference"] != b["meta"]["preference"]
+    assert a["meta"]["reference"] != b["meta"]["reference"]
     [persona] = items(PERSONA)
     p = prefeval(persona, 1, Options(source=PERSONA.name))
     assert p["meta"]["item_key"] != a["meta"]["item_key"]  # another question
     assert (
-        p["meta"]["preference"]
+        p["meta"]["reference"]
         == persona["preference"]
         == p["meta"]["hidden_preference"]
     )
-    assert a["meta"]["preference"] == explicit["preference"]
+    assert a["meta"]["reference"] == explicit["preference"]

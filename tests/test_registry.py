@@ -14,7 +14,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 import dataset
-from metrics import counts, registry
+from metrics import counts, protocols, registry
 from metrics.judging import PROMPT_DIR, JudgeItem
 from metrics.rows import scored
 from tests.fake_judge import FakeJudge
@@ -117,7 +117,11 @@ def sample_results() -> dict:
     report = dataset.validate_file(ROOT / "sample_data.jsonl", suites=SUITES)
     results = {}
     for suite in SUITES:
-        rows = suite.run(sessions, report.methods, FakeJudge(), {"samples": 1})
+        given, options = sessions, {"samples": 1}
+        if suite.name == "checks":  # asked with a protocol that declares checks
+            options["protocol"] = protocols.builtin("prefeval").stored()
+            given = [{**s, "meta": {"reference": s["user_profile"]}} for s in sessions]
+        rows = suite.run(given, report.methods, FakeJudge(), options)
         results[suite.name] = (rows, suite.summarize(rows, report.methods))
     return results
 

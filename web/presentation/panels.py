@@ -73,7 +73,9 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
             "range": list(chart.y_range) if chart.y_range else None,
             "left_out": text(LEFT_OUT),
         }
-        return charts.curve_figure(data[chart.source], methods, labels)
+        # a curve's series are the methods, or the names ``columns`` lists
+        names = list(data[chart.columns]) if chart.columns else methods
+        return charts.curve_figure(data[chart.source], names, labels)
     if chart.kind == "radar":
         return charts.radar_figure(
             data[chart.source], methods, _series(chart), title, chart.y_range

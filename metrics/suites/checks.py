@@ -1,0 +1,534 @@
+"""Protocol checks (needs a judge): the yes/no or scored checks a judge
+protocol declares beside the suites' own modes, asked once per (session,
+round, method), and the protocol's derived labels, each a rule over the
+checks' verdicts (``docs/protocols.md`` "Checks and derived labels";
+``protocols/prefeval.toml`` is the shipped example).
+
+A check's prompt has the fields of a criterion mode (``prompt_fields``: the
+file's earlier turns, ``meta.history``, before the method's rounds; the
+session's ``meta.reference``, for PrefEval the preference the reply is
+checked against; a check showing ``$reference`` is not applicable to a
+session without one).
+
+Rows: ``check@<mode>`` (1 yes / 0 no, or the score) and ``label@<name>``
+(1 when the label is one of the rule's successes, else 0; the label itself
+in ``detail.label``). A label is unscored, with the checks it waited for,
+when a check it needs has no verdict; a check it does not need (PrefEval's
+hallucination check when nothing was acknowledged) may be missing.
+
+Summary, per method: each check's rate and the first label's success rate
+with a Wilson interval, overall and by the number of filler turns before
+the judged round (``meta.inter_turns.count``, recorded by the PrefEval
+importer) as a curve, with each label's share at every point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from functools import partial
+from statistics import fmean
+
+from core.status import RowStatus
+from metrics import protocols
+from metrics.dialogue import history, user_message
+from metrics.judging import Batch, judge_items, prompt_sizes
+from metrics.notes import note
+from metrics.rows import ResultRow, result_row
+from metrics.suite import (
+    Chart,
+    Column,
+    Format,
+    JudgeMode,
+    JudgeUse,
+    Metric,
+    Panel,
+    Suite,
+    SuiteSummary,
+    SummaryRows,
+    Table,
+    _l,
+)
+from metrics.suites.alignment.criteria import prompt_fields
+
+Z95 = 1.959963984540054  # scipy.special.ndtri(0.975)
+
+
+def checks_of(options: dict) -> dict[str, JudgeMode]:
+    return protocols.from_options(options).checks
+
+
+def _keys(sessions: list[dict], methods: list[str]):
+    for session in sessions:
+        for index, round_ in enumerate(session["rounds"]):
+            for method in methods:
+                key = {
+                    "session_id": session["session_id"],
+                    "round": round_["round"],
+                    "method": method,
+                }
+                yield session, index, key
+
+
+def needs_reference(mode: JudgeMode) -> bool:
+    """Whether a check's prompt shows ``$reference`` (the session's
+    ``meta.reference``: PrefEval's preference), without which it cannot be
+    asked."""
+    prompt = mode.template
+    names = {*prompt.system.get_identifiers(), *prompt.user.get_identifiers()}
+    return "reference" in names
+
+
+def inter_turns(session: dict) -> int | None:
+    """The number of filler turns before the judged round, when recorded."""
+    found = ((session.get("meta") or {}).get("inter_turns") or {}).get("count")
+    if isinstance(found, bool) or not isinstance(found, int) or found < 0:
+        return None
+    return found
+
+
+def run(
+    sessions: list[dict], methods: list[str], judge, options: dict
+) -> list[ResultRow]:
+    protocol = protocols.from_options(options)
+    checks = protocol.checks
+    if not checks:
+        name = protocol.name
+        return [
+            result_row(
+                key,
+                "check",
+                None,
+                note=note("protocol_lacks", protocol=name, part="checks"),
+            )
+            for _, _, key in _keys(sessions, methods)
+        ]
+    if judge is None:
+        return [
+            result_row(key, f"{kind}@{name}", None, note=note("no_judge"))
+            for _, _, key in _keys(sessions, methods)
+            for kind, names in (("check", checks), ("label", protocol.labels))
+            for name in names
+        ]
+    samples = int(options.get("samples", 1))
+    rows: list[ResultRow] = []
+    batch = Batch(judge)
+    for session, index, key in _keys(sessions, methods):
+        fields = prompt_fields(
+            session, key["method"], index, history(session, key["method"], index)
+        )
+        reference = (session.get("meta") or {}).get("reference")
+        given = isinstance(reference, str) and reference.strip()
+        for name, mode in checks.items():
+            if needs_reference(mode) and not given:
+                missing = note("missing_field", field="meta.reference")
+                rows.append(result_row(key, f"check@{name}", None, note=missing))
+                continue
+            items = judge_items(mode, samples, **fields)
+            rows += batch.add(items, partial(_check_rows, key, mode))
+    rows += batch.flush()
+    x = {s["session_id"]: inter_turns(s) for s in sessions}
+    return rows + list(_label_rows(rows, protocol, x))
+
+
+def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
+    ok = [o for o in outcomes if o.status == RowStatus.OK]
+    metric = f"check@{mode.name}"
+    detail = {
+        "prompt_version": mode.prompt,
+        "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
+        "reasoning": ok[0].verdict.get("reasoning") if ok else None,
+    }
+    reasked = sum(getattr(o, "reasked", 0) for o in outcomes)
+    if reasked:
+        detail["reasked"] = reasked
+    if not ok:
+        failed = outcomes[0]
+        detail["raw"] = failed.raw
+        unscored = any(o.status == RowStatus.UNSCORED for o in outcomes)
+        status = RowStatus.UNSCORED if unscored else RowStatus.ERROR
+        return [result_row(key, metric, None, status, failed.note, detail)]
+    votes = [o.verdict["score"] for o in ok]
+    if mode.verdict.kind != "binary":
+        return [result_row(key, metric, fmean(votes), detail=detail)]
+    ones, zeros = votes.count(1.0), votes.count(0.0)
+    if ones == zeros:
+        return [result_row(key, metric, None, note=note("samples_tied"), detail=detail)]
+    return [result_row(key, metric, 1.0 if ones > zeros else 0.0, detail=detail)]
+
+
+def _label_rows(rows: list[ResultRow], protocol, x: dict):
+    """Each derived label of each item from its checks' rows (one judge's
+    rows: a panel's judges run the suite each)."""
+    verdicts: dict[tuple, dict[str, float | None]] = {}
+    for row in rows:
+        metric = row["metric"]
+        if not metric.startswith("check@"):
+            continue
+        item = (row["session_id"], row["round"], row["method"])
+        verdicts.setdefault(item, {})[metric[len("check@") :]] = row["value"]
+    for (session_id, round_, method), found in verdicts.items():
+        key = {"session_id": session_id, "round": round_, "method": method}
+        for name, label in protocol.labels.items():
+            detail = {"inter_turns": x.get(session_id)}
+            chosen, waiting = label.decide(found)
+            if chosen is None:
+                why = note("label_undecided", checks=", ".join(waiting) or "-")
+                for metric in (
+                    f"label@{name}",
+                    *(f"label_is@{name}:{kind}" for kind in label.labels),
+                ):
+                    yield result_row(key, metric, None, RowStatus.UNSCORED, why, detail)
+                continue
+            value = 1.0 if chosen in label.success else 0.0
+            detail["label"] = chosen
+            yield result_row(key, f"label@{name}", value, detail=detail)
+            for kind in label.labels:  # one-hot: each label's share is a mean
+                is_it = 1.0 if kind == chosen else 0.0
+                yield result_row(key, f"label_is@{name}:{kind}", is_it, detail=detail)
+
+
+def wilson(successes: float, n: int) -> tuple[float | None, float | None]:
+    """Wilson's 95% score interval of a share (scipy's ``binomtest(k,
+    n).proportion_ci(method="wilson")``); none without items.
+
+    >>> [round(v, 4) for v in wilson(1, 4)]
+    [0.0456, 0.6994]
+    """
+    if n == 0:
+        return None, None
+    p, z2 = successes / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _share(values: list[float]) -> dict:
+    """Mean with Wilson's interval (every value 0 or 1) or Student's t (a
+    panel's pooled fractions)."""
+    from metrics.stats import mean_ci
+
+    n = len(values)
+    if n == 0:
+        return {"mean": None, "n": 0, "ci_low": None, "ci_high": None}
+    if all(v in (0.0, 1.0) for v in values):
+        low, high = wilson(sum(values), n)
+        return {"mean": fmean(values), "n": n, "ci_low": low, "ci_high": high}
+    return mean_ci(values)
+
+
+def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
+    """Per method: check rates, the first label's success rate overall and
+    by inter-turns (curve), each label's share at each point."""
+    items: dict[tuple, list] = {}  # (metric, method, session, round) -> values
+    kinds: dict[tuple, Counter] = {}  # (label metric, method, x) -> labels
+    unscored: Counter = Counter()  # (label metric, method, x)
+    xs: dict[tuple, int | None] = {}
+    for row in rows:
+        metric, method = row["metric"], row["method"]
+        if method not in methods or "@" not in metric:
+            continue
+        detail = row.get("detail") or {}
+        if metric.startswith("label_is@"):
+            if row["value"] is not None:
+                items.setdefault(
+                    (metric, method, row["session_id"], row["round"]), []
+                ).append(row["value"])
+            continue
+        if metric.startswith("label@"):
+            x = detail.get("inter_turns")
+            xs[(row["session_id"], row["round"])] = x
+            if row["value"] is None:
+                if row["status"] == RowStatus.UNSCORED:
+                    unscored[(metric, method, x)] += 1
+                continue
+            kinds.setdefault((metric, method, x), Counter())[detail.get("label")] += 1
+        if row["value"] is None:
+            continue
+        items.setdefault((metric, method, row["session_id"], row["round"]), []).append(
+            row["value"]
+        )
+    pooled: dict[tuple, list[float]] = {}  # (metric, method) -> item means
+    by_x: dict[tuple, list[float]] = {}  # (metric, method, x) -> item means
+    for (metric, method, session, round_), values in items.items():
+        value = fmean(values)
+        pooled.setdefault((metric, method), []).append(value)
+        if metric.startswith("label@"):
+            x = xs.get((session, round_))
+            by_x.setdefault((metric, method, x), []).append(value)
+    summary: dict[str, dict] = {method: {} for method in methods}
+    for (metric, method), values in sorted(pooled.items()):
+        base, name = metric.split("@", 1)
+        found = _share(values)
+        if base == "check":
+            summary[method][f"check_rate@{name}"] = found["mean"]
+        elif base == "label_is":
+            summary[method][f"label_share@{name}"] = found["mean"]
+        else:
+            summary[method][f"label_rate@{name}"] = found["mean"]
+    labels = sorted({m for m, _ in pooled if m.startswith("label@")})
+    first = labels[0] if labels else None
+    curves: dict[str, dict[str, list[dict]]] = {}
+    shares: dict[str, dict[str, list[dict]]] = {}
+    for metric in labels:
+        name = metric.split("@", 1)[1]
+        curve = curves.setdefault(f"label_rate@{name}", {m: [] for m in methods})
+        for (m, method), values in pooled.items():
+            if m == metric and m == first:
+                found = _share(values)
+                summary[method]["label_rate"] = found["mean"]
+                summary[method]["label_rate_ci_low"] = found["ci_low"]
+                summary[method]["label_rate_ci_high"] = found["ci_high"]
+        for (m, method, x), values in sorted(
+            by_x.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)
+        ):
+            if m != metric or x is None:
+                continue
+            counted = kinds.get((metric, method, x), Counter())
+            total = sum(counted.values())
+            point = {
+                "k": x,
+                **_share(values),
+                "labels": {
+                    label: {"n": count, "share": count / total if total else None}
+                    for label, count in sorted(counted.items())
+                },
+                "unscored": unscored[(metric, method, x)],
+            }
+            curve[method].append(point)
+            if metric == first:
+                for label, found in point["labels"].items():
+                    series = shares.setdefault(f"{method} · {label}", {"points": []})
+                    series["points"].append(
+                        {"k": x, "mean": found["share"], "n": total, "label": label}
+                    )
+    if first is not None:
+        curves["label_rate"] = curves[f"label_rate@{first.split('@', 1)[1]}"]
+    table = [
+        {
+            "method": method,
+            "k": point["k"],
+            "rate": point["mean"],
+            "low": point["ci_low"],
+            "high": point["ci_high"],
+            "n": point["n"],
+            "unscored": point["unscored"],
+            "labels": ", ".join(
+                f"{label} {found['n']}" for label, found in point["labels"].items()
+            ),
+        }
+        for method in methods
+        for point in (curves.get("label_rate") or {}).get(method, [])
+    ]
+    return {
+        "summary": summary,
+        "curves": curves,
+        "panel": {
+            "label_shares": {name: s["points"] for name, s in shares.items()},
+            "label_share_names": list(shares),
+            "by_inter_turns": table,
+            "labels": [m.split("@", 1)[1] for m in labels],
+        },
+    }
+
+
+def estimate(
+    session: dict, methods: list[str], window: int | None, options: dict
+) -> tuple[int, int]:
+    """One request per check of the run's protocol per (round, method)."""
+    checks = checks_of(options).values()
+    if not checks:
+        return 0, 0
+    fixed, uses = prompt_sizes(checks)
+    calls = chars = 0
+    reference = (session.get("meta") or {}).get("reference")
+    extra = uses["reference"] * len(reference if isinstance(reference, str) else "")
+    for round_ in session["rounds"]:
+        for method in methods:
+            response = round_["responses"][method]
+            calls += len(checks)
+            chars += fixed + extra
+            chars += uses["profile"] * len(session["user_profile"])
+            chars += uses["user_message"] * len(user_message(round_, response))
+            chars += uses["response"] * len(response["text"])
+    return calls, chars
+
+
+UNIT = (0.0, 1.0)
+METRICS = (
+    Metric(
+        "check",
+        _l("Protocol check"),
+        "row",
+        True,
+        None,
+        keyed=True,
+        ranked=False,
+        needs_judge=True,
+        agreement="nominal",
+        description=_l(
+            "One check of the judge protocol (check@<name>): 1 yes, 0 no, or the check's score."
+        ),
+    ),
+    Metric(
+        "label",
+        _l("Derived label"),
+        "row",
+        True,
+        UNIT,
+        Format.RATE,
+        keyed=True,
+        needs_judge=True,
+        agreement="nominal",
+        description=_l(
+            "The protocol's label from its checks' verdicts (label@<name>): 1 when it is a success, else 0; the label in the row's detail."
+        ),
+    ),
+    Metric(
+        "label_is",
+        _l("Is this label"),
+        "row",
+        True,
+        UNIT,
+        Format.RATE,
+        keyed=True,
+        ranked=False,
+        needs_judge=True,
+        agreement="nominal",
+        description=_l(
+            "1 when the derived label is this one, else 0 (label_is@<name>:<label>): each label's share is their mean."
+        ),
+    ),
+    Metric(
+        "label_share",
+        _l("Share of a label"),
+        "summary",
+        False,
+        UNIT,
+        Format.RATE,
+        keyed=True,
+        ranked=False,
+        in_table=False,
+        needs_judge=True,
+        source="label_is",
+        description=_l(
+            "Share of scored replies given this label (label_share@<name>:<label>; PrefEval's error types)."
+        ),
+    ),
+    Metric(
+        "label_rate",
+        _l("Success rate (derived label)"),
+        "summary",
+        True,
+        UNIT,
+        Format.RATE,
+        needs_judge=True,
+        keyed=True,  # label_rate@<name> for each derived label
+        source="label",
+        description=_l(
+            "Share of replies whose derived label is a success (PrefEval: correct = helpful and no violation)."
+        ),
+        basis=_l("share of scored replies, with a Wilson interval"),
+    ),
+    *(
+        Metric(
+            f"label_rate_ci_{end}",
+            _l("Success rate (derived label)"),
+            "summary",
+            True,
+            UNIT,
+            Format.RATE,
+            needs_judge=True,
+            in_table=False,
+            ranked=False,
+            source="label",
+        )
+        for end in ("low", "high")
+    ),
+    Metric(
+        "check_rate",
+        _l("Share of yes (check)"),
+        "summary",
+        True,
+        UNIT,
+        Format.RATE,
+        keyed=True,
+        ranked=False,
+        in_table=False,
+        needs_judge=True,
+        source="check",
+        description=_l("Share of replies a check answered yes (check_rate@<name>)."),
+    ),
+)
+
+SUITE = Suite(
+    name="checks",
+    label=_l("Protocol checks and derived labels"),
+    description=_l(
+        "The yes/no checks a judge protocol declares (PrefEval's four) and the label its rule derives from them, by number of filler turns."
+    ),
+    metrics=METRICS,
+    run=run,
+    summarize=summarize,
+    judge=JudgeUse.REQUIRED,
+    # the shipped example's checks; a run asks those of its own protocol
+    # (``checks_of``), whose prompt versions its header records
+    modes=tuple(protocols.builtin("prefeval").checks.values()),
+    estimate=estimate,
+    summary_details=True,  # the label and the inter-turns count are in details
+    order=18,
+    lead="label_rate",
+    by_default=False,  # asked with a protocol that declares checks
+    methods_note=(
+        "The judge protocol's checks were each asked once per reply; a derived "
+        "label was assigned by the protocol's rule (the first rule that holds) "
+        "and left unscored when it depended on a check without a verdict. "
+        "Success rates carry Wilson 95% intervals."
+    ),
+    panel=Panel(
+        charts=(
+            Chart(
+                "label_curve",
+                "curve",
+                _l("Success rate by number of inter-turns (95% Wilson interval)"),
+                "curves.label_rate",
+                x_title=_l("Filler turns between the preference and the question"),
+                y_metric="label_rate",
+                y_range=(0, 1),
+                empty=_l(
+                    "No curve: the sessions record no number of filler turns (meta.inter_turns)."
+                ),
+            ),
+            Chart(
+                "label_shares",
+                "curve",
+                _l("Each label's share by number of inter-turns"),
+                "panel.label_shares",
+                x_title=_l("Filler turns between the preference and the question"),
+                y_title=_l("Share of scored replies"),
+                y_range=(0, 1),
+                columns="panel.label_share_names",
+            ),
+        ),
+        tables=(
+            Table(
+                "by_inter_turns",
+                _l("Success rate by number of inter-turns"),
+                (
+                    Column("method", _l("Method")),
+                    Column("k", _l("Inter-turns"), "count"),
+                    Column("rate", _l("Success rate"), "score"),
+                    Column("low", _l("95% CI low"), "score"),
+                    Column("high", _l("95% CI high"), "score"),
+                    Column("n", _l("n"), "count"),
+                    Column("unscored", _l("Unscored"), "count"),
+                    Column("labels", _l("Labels")),
+                ),
+                lambda panel, methods: list(panel.get("by_inter_turns") or []),
+            ),
+        ),
+        empty=_l(
+            "No checks to show: this suite needs a configured judge and a protocol that declares checks (e.g. prefeval)."
+        ),
+    ),
+)
