@@ -34,6 +34,7 @@ from metrics import protocols
 from metrics.dialogue import history, user_message
 from metrics.judging import Batch, judge_items, prompt_sizes
 from metrics.notes import note
+from metrics.prompt_fields import prompt_fields
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
     Chart,
@@ -49,7 +50,6 @@ from metrics.suite import (
     Table,
     _l,
 )
-from metrics.suites.alignment.criteria import prompt_fields
 
 Z95 = 1.959963984540054  # scipy.special.ndtri(0.975)
 

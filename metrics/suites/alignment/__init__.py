@@ -14,6 +14,7 @@ from metrics import protocols
 from metrics.dialogue import History, history, user_message
 from metrics.judging import Batch, judge_items, prompt_sizes
 from metrics.notes import note
+from metrics.prompt_fields import prompt_fields
 from metrics.rows import ResultRow, result_row
 from metrics.suite import (
     Chart,
@@ -194,9 +195,7 @@ def run(
                     )
                     rows += batch.add(mode_items, build)
                 if asked:  # the protocol's criteria this session names
-                    fields = criteria.prompt_fields(
-                        session, method, index, window.text()
-                    )
+                    fields = prompt_fields(session, method, index, window.text())
                     for mode in asked:
                         build = partial(
                             criteria.rows_from_outcomes,

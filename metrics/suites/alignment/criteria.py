@@ -22,6 +22,7 @@ earlier turns a file keeps as context (``meta.history``, each
 >>> modes = protocols.builtin("characterbench").criteria()
 >>> [mode.criterion for mode in asked(session, modes)]
 ['engagement']
+>>> from metrics.prompt_fields import prompt_fields
 >>> fields = prompt_fields(session, "M", 0, "")
 >>> print(fields["character"]); print(fields["history"])
 Name: Kit
@@ -38,13 +39,11 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from core.status import RowStatus
-from metrics.dialogue import FIRST_MESSAGE, user_message
 from metrics.items import JUDGE_SCORES
 from metrics.notes import note
+from metrics.prompt_fields import _dict
 from metrics.rows import ResultRow, result_row
 from metrics.suite import JudgeMode
-
-NONE_GIVEN = "(none given)"
 
 
 def score_metric(mode: JudgeMode) -> str:
@@ -67,64 +66,6 @@ def asked(session: dict, modes: dict[str, JudgeMode]) -> list[JudgeMode]:
     """The criterion modes a session is asked, in the protocol's order."""
     wanted = named(session)
     return [mode for name, mode in modes.items() if wanted is None or name in wanted]
-
-
-def prompt_fields(
-    session: dict, method: str, index: int, history_text: str | None
-) -> dict[str, str]:
-    """The fields a criterion mode's template may use (``history_text``:
-    the method's own rounds so far, within the run's window)."""
-    round_ = session["rounds"][index]
-    response = round_["responses"][method]
-    meta = _dict(session.get("meta"))
-    character = _dict(meta.get("character"))
-    own = "" if history_text in (None, FIRST_MESSAGE) else history_text
-    context = _context(meta.get("history"), character.get("name"))
-    history = "\n".join(part for part in (context, own) if part) or FIRST_MESSAGE
-    reference = meta.get("reference")
-    return {
-        "profile": session["user_profile"],
-        "personality": session["user_personality"],
-        "history": history,
-        "user_message": user_message(round_, response),
-        "response": response["text"],
-        "character": _character(character),
-        "reference": reference.strip()
-        if isinstance(reference, str) and reference.strip()
-        else NONE_GIVEN,
-    }
-
-
-def _dict(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _character(character: dict) -> str:
-    parts = []
-    for label, key in (("Name", "name"), ("Persona", "profile")):
-        value = character.get(key)
-        if isinstance(value, str) and value.strip():
-            joiner = "\n" if key == "profile" else " "
-            parts.append(f"{label}:{joiner}{value.strip()}")
-    return "\n".join(parts) or NONE_GIVEN
-
-
-def _context(turns, name) -> str:
-    """A file's earlier turns, each as ``<speaker>: <text>`` (the character
-    by its name when it has one)."""
-    if not isinstance(turns, list):
-        return ""
-    who = {
-        "user": "User",
-        "character": name if isinstance(name, str) and name else "Character",
-    }
-    lines = []
-    for turn in turns:
-        if isinstance(turn, dict) and isinstance(turn.get("text"), str):
-            said = str(turn.get("speaker") or "?")
-            speaker = who.get(said, said)
-            lines.append(f"{speaker}: {turn['text']}")
-    return "\n".join(lines)
 
 
 def rows_from_outcomes(
