@@ -139,3 +139,32 @@ def test_the_bt_interval_says_how_many_resamples_it_left_out():
     found = summarize(_pairwise_rows(even), ["A", "B"])
     assert found["summary"]["A"]["bt_resamples_left_out"] == 0
     assert "bt_ci_low" not in found["panel"].get("notes", {}).get("A", {})
+
+
+def test_separated_resamples_are_counted_as_an_independent_count_finds():
+    """Issue 58 audit (F8): ``bt_resamples_left_out`` against two independent
+    computations. Two methods, one comparison per session: a resample is
+    separated exactly when every session it draws was won by the same side
+    (a tie gives each side half a win). (1) The same documented draws
+    (sessions in sorted order, ``default_rng(BOOTSTRAP_SEED)``, n draws per
+    resample) counted by that rule, not by the product's graph search; (2)
+    the count is a plausible draw of Binomial(500, p) with p = (k/n)^n +
+    ((n−k)/n)^n the exact chance that a resample is one-sided (scipy)."""
+    from metrics.stats import BOOTSTRAP_SEED
+
+    for won, of, ties in ((14, 20, 0), (5, 6, 0), (9, 12, 1), (4, 6, 0)):
+        outcomes = [
+            (f"s{i}", "A", "B", 1.0 if i < won else 0.5 if i < won + ties else 0.0)
+            for i in range(of)
+        ]
+        found = ranking.bt_with_ci(outcomes, ["A", "B"], "B")["A"]
+        scores = [s for _, _, _, s in sorted(outcomes)]  # the sessions' order
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        one_sided = 0
+        for _ in range(ranking.BT_RESAMPLES):
+            drawn = [scores[i] for i in rng.integers(0, of, of)]
+            one_sided += all(s == 1.0 for s in drawn) or all(s == 0.0 for s in drawn)
+        assert found["resamples_separated"] == one_sided
+        p = (won / of) ** of + ((of - won - ties) / of) ** of
+        low, high = scipy_stats.binom.interval(0.9999, ranking.BT_RESAMPLES, p)
+        assert low <= found["resamples_separated"] <= high

@@ -45,6 +45,22 @@ def test_a_paired_comparison_has_paired_effect_sizes_only():
     assert found["sessions_for_80_power_note"] is None
 
 
+def test_dz_and_sd_diff_equal_scipy_s_one_sample_t():
+    """Issue 58 audit: d_z = t / √n of scipy's one-sample t-test on the
+    differences, and sd_diff = scipy.stats.tstd (n − 1), on random samples
+    with ties and zeros; below the resolution the differences do not vary."""
+    rng = np.random.default_rng(5858)
+    for _ in range(200):
+        n = int(rng.integers(2, 40))
+        diffs = [float(v) for v in rng.integers(-6, 9, size=n) / 4]
+        if len(set(diffs)) < 2:
+            continue
+        t = scipy_stats.ttest_1samp(diffs, 0.0).statistic
+        assert stats.cohens_dz(diffs) == pytest.approx(t / np.sqrt(n), abs=1e-12)
+        assert stats.sd_diff(diffs) == pytest.approx(scipy_stats.tstd(diffs), rel=1e-12)
+    assert stats.cohens_dz([0.5, 0.5, 0.5]) is None and stats.sd_diff([0.5]) is None
+
+
 def _rank_biserial_from_scipy(diffs: list[float]) -> float:
     """Kerby's simple difference on Pratt's ranks, from scipy's rankdata."""
     d = np.asarray(diffs)

@@ -206,3 +206,56 @@ def test_a_judge_that_prefers_the_longer_reply_wins_raw_but_not_controlled(
     for lang in ("en", "zh", "ko"):
         page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
         assert 'data-testid="table-pairwise-length"' in page
+
+
+def _rows_of(found) -> list[dict]:
+    """Pairwise rows as the suite stores them: one per side of each
+    comparison, with both replies' lengths ([own, opponent's])."""
+    rows = []
+    for k, (session, a, b, y, chars_a, chars_b) in enumerate(found, start=1):
+        for method, other, value, chars in (
+            (a, b, y, [chars_a, chars_b]),
+            (b, a, 1.0 - y, [chars_b, chars_a]),
+        ):
+            detail = {
+                "primary": method == a,
+                "consistent": True,
+                "first_wins": [value, 1.0 - value],
+                "chars": chars,
+            }
+            key = {"session_id": session, "round": k, "method": method}
+            rows.append(result_row(key, f"pairwise@{other}", value, detail=detail))
+    return rows
+
+
+def test_the_summary_s_longer_wins_and_controlled_rates_are_independently_computed():
+    """Issue 58 audit: ``pairwise_longer_wins_rate`` against a plain count
+    (per session, the share of a method's comparisons its reply was the
+    longer in, equal lengths half; then the mean over sessions), and
+    ``pairwise_winrate_lc`` against the win probability at equal lengths of
+    strengths fitted by a plain scipy maximisation (each method meets each
+    other equally often in every session here)."""
+    found = simulated()
+    summary = pairwise.summarize(_rows_of(found), METHODS)["summary"]
+    shares: dict[str, dict[str, list[float]]] = {m: {} for m in METHODS}
+    for session, a, b, _y, chars_a, chars_b in found:
+        for method, own, other in ((a, chars_a, chars_b), (b, chars_b, chars_a)):
+            longer = 1.0 if own > other else 0.5 if own == other else 0.0
+            shares[method].setdefault(session, []).append(longer)
+    expected = {
+        m: float(np.mean([np.mean(v) for v in by_session.values()]))
+        for m, by_session in shares.items()
+    }
+    theta = scipy_reference(found, length_control.length_scale(found))
+    beta = dict(zip(METHODS, [0.0, *theta[:2]], strict=True))
+    sigma = lambda x: 1 / (1 + math.exp(-x))  # noqa: E731
+    for method in METHODS:
+        values = summary[method]
+        assert values["pairwise_longer_wins_rate"] == pytest.approx(
+            expected[method], abs=1e-12
+        )
+        others = [o for o in METHODS if o != method]
+        at_equal_lengths = sum(sigma(beta[method] - beta[o]) for o in others) / 2
+        assert values["pairwise_winrate_lc"] == pytest.approx(
+            at_equal_lengths, abs=1e-5
+        )

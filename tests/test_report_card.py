@@ -1,7 +1,7 @@
 """The judge report card and self-preference (issue 58, items 2 and 4):
 each criterion against its threshold, the overall verdict, a protocol's own
 thresholds, and the self-preference difference-in-differences checked
-against an independent computation (pandas + scipy.stats)."""
+against an independent computation (numpy + scipy.stats)."""
 
 from __future__ import annotations
 

@@ -73,7 +73,11 @@ def _sigmoid(x: float) -> float:
 def shift(found: dict) -> float | None:
     """The length effect as a change of win probability: P(win) of a reply
     longer by ``s`` against an equally strong one, minus 0.5 (σ(γ·tanh 1) −
-    0.5; ±0.5 when the length separates the verdicts)."""
+    0.5; ±0.5 when the length separates the verdicts).
+
+    >>> round(shift({"gamma": 1.0}), 4), shift({"separated": "length", "direction": -1})
+    (0.1817, -0.5)
+    """
     if found.get("separated") == "length":
         return 0.5 * found["direction"]
     gamma = found.get("gamma")
@@ -312,7 +316,17 @@ def length_controlled(
     with no finite strengths, left out) and the sessions and comparisons.
     Intervals: percentile, ``ranking.BT_RESAMPLES`` resamples of sessions
     (fixed seed), none from fewer than two sessions or when more than
-    ``ranking.SEPARATED_SHARE`` of the resamples have no finite value."""
+    ``ranking.SEPARATED_SHARE`` of the resamples have no finite value.
+
+    >>> c = [("s1", "A", "B", 1.0, 120, 100), ("s1", "A", "B", 0.0, 80, 100),
+    ...      ("s2", "A", "B", 1.0, 100, 100), ("s2", "A", "B", 0.0, 100, 90),
+    ...      ("s3", "A", "B", 0.5, 60, 70), ("s3", "A", "B", 1.0, 90, 100)]
+    >>> found = length_controlled(c, ["A", "B"], "B")
+    >>> round(found["methods"]["A"]["winrate_lc"]["mean"], 4), round(found["gamma"], 4)
+    (0.5985, 0.4994)
+    >>> found["resamples_separated"], found["methods"]["A"]["winrate_lc"]["ci_low"]
+    (41, None)
+    """
     np = _np()
     scale = length_scale(comparisons)
     base = methods.index(baseline)

@@ -213,7 +213,13 @@ def bt_with_ci(
     sessions compared). A resample in which some methods won, or lost,
     every comparison has no finite strengths (``metrics/suites/pairwise/bt_separation.py``):
     it is left out and counted, and past ``SEPARATED_SHARE`` of them no
-    interval is given (178 of 500 once gave [0.0, 8.82] around ln 5)."""
+    interval is given (178 of 500 once gave [0.0, 8.82] around ln 5).
+
+    >>> lopsided = [(f"s{i}", "A", "B", 1.0) for i in range(5)] + [("s5", "A", "B", 0.0)]
+    >>> found = bt_with_ci(lopsided, ["A", "B"], "B")["A"]
+    >>> round(found["mean"], 3), found["resamples_separated"], found["ci_low"], found["n"]
+    (1.609, 178, None, 6)
+    """
     import numpy as np
 
     if not outcomes:
