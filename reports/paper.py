@@ -44,6 +44,7 @@ from reports import (
     paper_agreement,
     paper_card,
     paper_criteria,
+    paper_length,
     paper_panel,
     paper_summary,
 )
@@ -307,6 +308,8 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
         ]
         for table in tables(run, baseline):
             parts.append(_latex_table(run, table, baseline))
+            if _length_controlled(run, table):  # beside the raw win rate
+                parts.append(paper_length.to_latex(run))
         if panel := paper_panel.to_latex(run):  # each judge beside the panel mean
             parts.append(panel)
         if getattr(run, "agreement", None):  # a comparison of runs' judges
@@ -372,13 +375,27 @@ def _validity(run) -> dict | None:
     return (getattr(run, "aggregates", None) or {}).get("judge_validity")
 
 
+def _length_controlled(run, table: dict) -> bool:
+    """Whether the length-controlled table follows this suite's table (a
+    run's, not a comparison of runs': each run has its own fit)."""
+    return (
+        not hasattr(run, "sides")
+        and paper_length.applies(table["suite"])
+        and paper_length.computed(run)
+    )
+
+
 def _label(name: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
 
 
 def to_markdown(run, baseline: str) -> str:
     """The run's tables as GitHub-flavoured Markdown, each with its caption."""
-    parts = [_markdown_table(run, table, baseline) for table in tables(run, baseline)]
+    parts = []
+    for table in tables(run, baseline):
+        parts.append(_markdown_table(run, table, baseline))
+        if _length_controlled(run, table):  # beside the raw win rate
+            parts.append(paper_length.to_markdown(run))
     if panel := paper_panel.to_markdown(run):  # each judge beside the panel mean
         parts.append(panel)
     if getattr(run, "agreement", None):  # a comparison of runs' judges

@@ -508,6 +508,17 @@ def card_cells(row: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def _card_halfway(value: float | None, printed: str) -> bool:
+    """A value halfway between two printed three-decimal numbers (0.1375):
+    either neighbour is the witness's (the docs name no rounding rule; the
+    product's float noise picks one)."""
+    if value is None or not CARD_VALUE.match(printed) or printed == NO_VALUE:
+        return False
+    thousandths = value * 1000
+    tie = abs(thousandths - math.floor(thousandths) - 0.5) < 1e-6
+    return tie and abs(float(printed) - value) < 0.00051
+
+
 def card_differences(
     witness: Witness, name: str, cards: list[Table]
 ) -> list[Difference]:
@@ -536,8 +547,82 @@ def card_differences(
             "verdict": row[5].partition(":")[0].replace("\\", ""),
         }
         for key, wanted in want.items():
-            if got[key] != wanted:
+            if got[key] != wanted and not (
+                key == "value" and _card_halfway(mine["value"], got[key])
+            ):
                 out.append((f"{where}.{key}", wanted, got[key]))
+    return out
+
+
+# the pairwise suite's length-control table (pairwise.md "Length-controlled
+# win rate"): its caption's first words, and (column, its interval's prefix)
+LENGTH_TITLE = "Length control of the pairwise verdicts"
+LENGTH_COLUMNS = {
+    "Pairwise win rate": ("pairwise_winrate", "pairwise_winrate"),
+    "Win rate if the longer reply always won": (
+        "pairwise_longer_wins_rate",
+        "pairwise_longer_wins_rate",
+    ),
+    "Length-controlled win rate": ("pairwise_winrate_lc", "pairwise_winrate_lc"),
+    "Bradley–Terry strength": ("bt_score", "bt"),
+    "Length-controlled Bradley–Terry strength": ("bt_lc_score", "bt_lc"),
+}
+FIGURES = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _same_figure(want: float, printed: str) -> bool:
+    """Two decimals as the witness prints them; halfway, either neighbour."""
+    return shown(want) == printed or (
+        halfway(want) and abs(float(printed) - want) < 0.0051
+    )
+
+
+def length_differences(witness: Witness, name: str, tables: list[Table]) -> list:
+    """Each method's win rate, longer-reply baseline, length-controlled win
+    rate and strengths, each with its interval and n, against the witness
+    (the intervals are the document's bootstrap ends, witness_of)."""
+    # a comparison of runs prints none (each run has its own fit)
+    expected = not name.startswith("compare") and any(
+        "pairwise_winrate_lc" in v for v in witness.summary.values()
+    )
+    if len(tables) != int(expected):
+        return [(f"{name}: length-control tables", int(expected), len(tables))]
+    out: list[Difference] = []
+    for table in tables:
+        out += _methods_differences(witness, f"{name} length control", table)
+        if table.header[1:] != list(LENGTH_COLUMNS):
+            out.append(
+                (f"{name} length control: columns", list(LENGTH_COLUMNS), table.header)
+            )
+            continue
+        for row in table.rows:
+            values = witness.summary.get(row[0]) or {}
+            for cell, (metric, prefix) in zip(
+                row[1:], LENGTH_COLUMNS.values(), strict=False
+            ):
+                where = f"{name} length control {row[0]} {metric}"
+                value = values.get(metric)
+                printed = FIGURES.findall(cell.replace("n=", "n "))
+                if value is None:
+                    if cell != NO_VALUE:
+                        out.append((where, NO_VALUE, cell))
+                    continue
+                wanted: list[Any] = [value]
+                low, high = (
+                    values.get(f"{prefix}_ci_low"),
+                    values.get(f"{prefix}_ci_high"),
+                )
+                if low is not None and high is not None:
+                    wanted += [low, high]
+                n = values.get(_count_key(metric))
+                if n:
+                    wanted.append(n)
+                same = len(printed) == len(wanted) and all(
+                    str(w) == p if isinstance(w, int) else _same_figure(w, p)
+                    for w, p in zip(wanted, printed, strict=False)
+                )
+                if not same:
+                    out.append((where, wanted, cell))
     return out
 
 
@@ -546,10 +631,12 @@ def tables_differences(
 ) -> list[Difference]:
     """The suite's table, and with a panel one table per pooled metric."""
     cards = [t for t in tables if t.header == CARD_HEADER]
-    tables = [t for t in tables if t.header != CARD_HEADER]
+    length = [t for t in tables if t.caption.startswith(LENGTH_TITLE)]
+    tables = [t for t in tables if t.header != CARD_HEADER and t not in length]
     suite = [t for t in tables if t.header[-1:] != [PANEL_MEAN]]
     panels = [t for t in tables if t.header[-1:] == [PANEL_MEAN]]
     out: list[Difference] = card_differences(witness, name, cards)
+    out += length_differences(witness, name, length)
     if len(suite) != len(witness.suites):
         out.append((f"{name}: tables of suites", len(witness.suites), len(suite)))
     for table in suite:

@@ -108,3 +108,54 @@ def test_a_changed_number_is_a_difference(witness_app):
     found = export_differences(witness, document, files, changed)
     assert found
     assert all(where.startswith("report --format tex") for where, _, _ in found)
+
+
+def test_the_length_control_table_is_the_witness_s(witness_app):
+    """A pairwise run: export.md and export.tex (and the CLI report) carry
+    the length-control table beside the raw win rate (issue 58: the win
+    rate, the longer-reply baseline, the length-controlled win rate and
+    strengths, each with its interval and n); every figure is the witness's,
+    and a changed one is found. Before: no such table in either file."""
+    a = plans.Answer
+    strengths = {"Ours": 40, "Base": 20, "RAG": 20}
+    items = [
+        plans.Item(
+            session,
+            round_k,
+            method,
+            (a("verdict", 60, 1), a("verdict", 50, 1)),
+            strength + (20 if (session, round_k, method) == ("s2", 1, "RAG") else 0),
+        )
+        for session in ("s1", "s2", "s3")
+        for round_k in (1, 2)
+        for method, strength in strengths.items()
+    ]
+    plan = plans.Plan(
+        "personasteer",
+        plans.JUDGES,
+        tuple(strengths),
+        3,
+        2,
+        items,
+        suites=("alignment", "pairwise"),
+    )
+    document, files, reports = published(witness_app, plan)
+    witness = checks.witness_document(plan)
+    for report in reports:
+        assert_same(witness, document, files, report)
+    assert "Length control of the pairwise verdicts" in files["export.md"]
+    assert r"\label{tab:personasteer-length-control}" in files["export.tex"]
+    for name, pattern in (
+        ("export.md", r"(Length control[^\n]*\n|\| Ours \| )(\d\.\d\d)(?= \[)"),
+        (
+            "export.tex",
+            r"(length-control\}(?:.|\n)*?Ours & \\begin\{tabular\}\[t\]\{@\{\}r@\{\}\})"
+            r"(\d\.\d\d)",
+        ),
+    ):
+        changed, count = re.subn(pattern, r"\g<1>9.99", files[name], count=1)
+        assert count == 1, (name, pattern)
+        found = export_differences(
+            witness, document, {**files, name: changed}, reports[0]
+        )
+        assert any("length control" in where for where, _, _ in found), found
