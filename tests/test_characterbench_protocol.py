@@ -18,6 +18,8 @@ from metrics.protocol_checks import ProtocolError
 
 SAMPLE = Path(__file__).parent / "data" / "importers" / "characterbench"
 PROTOCOL = protocols.builtin("characterbench")
+# most released records have no user profile: the converter takes one given
+PROFILE = ("--profile", "A user chatting with the character.")
 
 
 def run_cli(app, *args: str):
@@ -260,9 +262,12 @@ def test_the_sample_converts_and_a_live_run_scores_it(
 
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     out = tmp_path / "sample.jsonl"
-    converted = run_cli(app, "--from", "characterbench", str(SAMPLE), "--out", str(out))
+    converted = run_cli(
+        app, "--from", "characterbench", str(SAMPLE), "--out", str(out), *PROFILE
+    )
     assert converted.exit_code == 0, converted.stderr
     sessions = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert len(sessions) == sum(len(_records(p.name)) for p in SAMPLE.glob("*.json"))
     client = app.test_client()
     client.get("/")
     answer = upload(
@@ -284,3 +289,135 @@ def test_the_sample_converts_and_a_live_run_scores_it(
         if row["metric"].startswith("judge_score@"):
             low, high = SCALES[row["session_id"].partition(":")[0]]
             assert low <= row["value"] <= high and row["value"] == int(row["value"])
+    # the live judge's agreement per dimension: scipy's on the same pairs
+    by = {}
+    for row in results["rows"]:
+        kind, _, key = row["metric"].partition("@")
+        if kind in ("judge_score", "human_score") and row["status"] == "ok":
+            by.setdefault(key, {}).setdefault(row["session_id"], {})[kind] = row[
+                "value"
+            ]
+    human = results["judge_validity"]["human"]["scripted"]["scores"]
+    for key, items in by.items():
+        pairs = [(v["judge_score"], v["human_score"]) for v in items.values()]
+        judged, labels = [p[0] for p in pairs], [p[1] for p in pairs]
+        assert human[key]["n"] == len(pairs) and human[key]["source"] == "criterion"
+        if len(set(judged)) > 1 and len(set(labels)) > 1:
+            _scipy(human[key], judged, labels)
+
+
+def _expected(records_by_dimension: dict) -> dict:
+    """``{(variant, dimension): (pred values, human scores)}`` read from the
+    released-layout records themselves."""
+    found: dict = {}
+    for dimension, records in records_by_dimension.items():
+        for record in records:
+            for field, value in record.items():
+                if field.startswith("pred_"):
+                    key = (f"CharacterJudge/{field.removeprefix('pred_')}", dimension)
+                    judged, labels = found.setdefault(key, ([], []))
+                    judged.append(value)
+                    labels.append(record["annotation_score"])
+    return found
+
+
+def test_recorded_judges_evaluate_with_no_judge_through_the_cli(tmp_path):
+    """The path a user takes, with no judge configured: ``flask convert
+    --from characterbench`` on the dimension files, then ``flask evaluate``:
+    done, no judge call, and each recorded CharacterJudge variant's
+    agreement with the human scores per dimension, equal to scipy's."""
+    from tests.test_cli import clean_env, flask_command
+
+    folder = tmp_path / "cb"
+    folder.mkdir()
+    made = {
+        "memory_consistency": _dimension_file(
+            folder / "memory_consistency_test.json",
+            "memory_consistency_test.json",
+            MEMORY,
+        ),
+        "engagement": _dimension_file(
+            folder / "engagement_test.json", "engagement_test.json", ENGAGEMENT
+        ),
+    }
+    env = {
+        key: value
+        for key, value in clean_env(tmp_path).items()
+        if not key.startswith("JUDGE_")
+    }
+    converted = tmp_path / "cb.jsonl"
+    done = flask_command(
+        "convert",
+        "--from",
+        "characterbench",
+        str(folder),
+        "--out",
+        str(converted),
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results.json"
+    done = flask_command(
+        "evaluate", str(converted), "--suite", "alignment", "--out", str(out), env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text("utf-8"))
+    assert results["run"]["status"] == "done"
+    assert results["run"]["counts"]["judge_calls"] == 0
+    human = results["judge_validity"]["human"]
+    expected = _expected(
+        {name: json.loads(path.read_text("utf-8")) for name, path in made.items()}
+    )
+    assert {judge for judge, _ in expected} == set(human) and len(human) == 16
+    for (judge, dimension), (judged, labels) in expected.items():
+        low, high = SCALES[dimension]
+        found = human[judge]["scores"][f"{dimension}:{low}-{high}"]
+        assert human[judge]["recorded"] is True
+        _scipy(found, judged, labels)
+
+
+def test_the_sample_evaluates_with_no_judge(tmp_path):
+    """The shared sample as released: converted and evaluated with no judge,
+    each recorded variant's agreement per dimension where two items or more
+    give one, equal to scipy's."""
+    from tests.test_cli import clean_env, flask_command
+
+    env = {
+        key: value
+        for key, value in clean_env(tmp_path).items()
+        if not key.startswith("JUDGE_")
+    }
+    converted = tmp_path / "sample.jsonl"
+    done = flask_command(
+        "convert",
+        "--from",
+        "characterbench",
+        str(SAMPLE),
+        "--out",
+        str(converted),
+        *PROFILE,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results.json"
+    done = flask_command(
+        "evaluate", str(converted), "--suite", "alignment", "--out", str(out), env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text("utf-8"))
+    assert results["run"]["status"] == "done"
+    assert results["run"]["counts"]["judge_calls"] == 0
+    human = results["judge_validity"]["human"]
+    expected = _expected(
+        {
+            path.name.removesuffix("_test.json"): json.loads(path.read_text("utf-8"))
+            for path in SAMPLE.glob("*_test.json")
+        }
+    )
+    assert len({judge for judge, _ in expected}) == 16
+    for (judge, dimension), (judged, labels) in expected.items():
+        low, high = SCALES[dimension]
+        found = human[judge]["scores"][f"{dimension}:{low}-{high}"]
+        assert found["n"] == len(judged)
+        if len(judged) >= 2 and len(set(judged)) > 1 and len(set(labels)) > 1:
+            _scipy(found, judged, labels)
