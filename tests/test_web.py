@@ -315,6 +315,24 @@ def test_the_judge_audit_gives_every_value_its_n_and_every_gap_its_reason(
     assert "—" in value("samples_alpha") and "n=" not in value("samples_alpha")
 
 
+def test_the_session_page_says_a_status_only_where_a_value_is_not_scored(
+    judged_app, tmp_path
+):
+    """Issue 61: "已评分" (scored) followed every value of the session page;
+    a value says it is a score, only an unscored one says its status."""
+    from tests.pipeline_support import evaluate
+
+    replies = {"Ours": ["a [[al=50]]", "b [[fault=garbage]]"], "Base": ["c", "d"]}
+    path = crafted.write(tmp_path / "s.jsonl", [crafted.session("x", replies)])
+    document = evaluate(judged_app, path, None, suites=["alignment"])
+    run = judged_app.extensions["storage"].runs.get_run(document["run"]["id"])
+    page = judged_app.test_client().get(f"/r/{run.token}/session?id=x&lang=zh")
+    page = page.get_data(as_text=True)
+    assert 'data-metric="al"' in page
+    assert "status-ok" not in page and "已评分" not in page
+    assert 'class="score-status status-unscored">未评分<' in page
+
+
 def test_a_two_round_run_shows_r2_undefined_and_says_why(judged_app, tmp_path):
     """Two points always fit a line: the dashboard showed AL R² 1.00; it
     now shows no value, and the reason in the cell, not only on hover."""
