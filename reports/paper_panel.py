@@ -29,6 +29,7 @@ from reports.paper_text import (
 )
 
 PANEL_MEAN = "panel mean"
+PANEL = "panel"
 POOLING = (
     "each item's score is the mean of the panel's judges' scores, over the "
     "items every judge scored; values and n are then computed over sessions "
@@ -44,13 +45,17 @@ def panel_judges(run) -> list[str]:
 
 def row_judge(run, metric_id: str) -> str:
     """Whose value a ``summary.csv`` row is: a judge of the panel, the panel
-    mean (a pooled per-judge metric of a panel run), or "" (one judge, or a
-    metric no judge gives)."""
+    mean (a pooled per-judge metric of a panel run), the panel (a judged
+    metric made from every judge's verdicts together: the length-controlled
+    AL, the pairwise win rates and strengths), or "" (one judge, or a metric
+    no judge gives)."""
     judges = panel_judges(run)
     base, _, key = metric_id.partition("@")
     metric = registry.spec(base)
-    if not judges or metric is None or not metric.per_judge:
+    if not judges or metric is None:
         return ""
+    if not metric.per_judge:
+        return f"{PANEL} ({', '.join(judges)})" if metric.needs_judge else ""
     return key if key in judges else f"{PANEL_MEAN} ({', '.join(judges)})"
 
 

@@ -58,7 +58,9 @@ SUMMARY_FIELDS = (
 # baseline on the value's basis (reports/tables.py), p: its Wilcoxon p, p_holm:
 # Holm-adjusted within the column over its comparisons with the baseline;
 # note: why a value is null, or what it rests on (summary_notes, in English);
-# judge: whose value it is in a panel run: one judge, or "panel mean (a, b)";
+# judge: whose value it is in a panel run: one judge, "panel mean (a, b)" (a
+# per-judge metric's pooled value) or "panel (a, b)" (every judge's verdicts
+# together: al_lc, pairwise...), empty for a value no judge makes;
 # rank: its rank group (1 + the methods whose interval lies entirely above
 # its own, metrics/rank_groups.py), empty for a value that is not ranked;
 # rank_note: why a ranked value has no rank, in English

@@ -31,7 +31,11 @@ def panel_run(app_factory, tmp_path, judge_server):
     app = app_factory(JUDGE_MODELS=",".join(JUDGES))
     path = crafted.write(tmp_path / "panel.jsonl", sessions)
     document = evaluate(
-        app, path, judge_server, suites=["alignment"], judge_models=JUDGES
+        app,
+        path,
+        judge_server,
+        suites=["alignment", "pairwise", "quality"],
+        judge_models=JUDGES,
     )
     run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     return app, run, document
@@ -57,6 +61,12 @@ def test_every_paper_output_names_the_panel(panel_run):
     assert judged[("Ours", "al_avg")] == "panel mean (judge-a, judge-b)"
     assert judged[("Ours", "al_avg@judge-a")] == "judge-a"
     assert judged[("Ours", "binary_rate@judge-b")] == "judge-b"
+    # a judged value made of every judge's verdicts together names the panel
+    # (issue 61: al_lc and the pairwise rows left it empty)
+    panel = "panel (judge-a, judge-b)"
+    for metric in ("al_lc", "al_slope", "pairwise_winrate", "bt_score"):
+        assert judged[("Ours", metric)] == panel, metric
+    assert judged[("Ours", "quality_avg")] == ""  # no judge makes it
     for text in (get("export.md"), get("export.tex"), get("methods.txt")):
         assert "judge-a" in text and "judge-b" in text
         assert "mean of the panel's judges' scores" in text
@@ -85,7 +95,11 @@ def test_human_labels_belong_to_no_judge_and_stand_beside_each(
     app = app_factory(JUDGE_MODELS=",".join(JUDGES))
     path = crafted.write(tmp_path / "human.jsonl", sessions)
     document = evaluate(
-        app, path, judge_server, suites=["alignment"], judge_models=JUDGES
+        app,
+        path,
+        judge_server,
+        suites=["alignment", "pairwise", "quality"],
+        judge_models=JUDGES,
     )
     labels = [r for r in document["rows"] if r["metric"] == "human_al"]
     assert len(labels) == 3 * 3 * 2  # once per reply, not once per judge
