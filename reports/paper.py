@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from metrics import registry, stats
+from metrics import basis, registry, stats
 from metrics.counts import count_key
 from metrics.rows import finite_json
 from reports import (
@@ -125,9 +125,12 @@ def caption(run, table: dict, baseline: str) -> str:
         f" Δ vs {baseline}: a method's value − the value of {baseline}, on the "
         f"column's basis, with a 95% paired bootstrap CI ({stats.BOOTSTRAP_RESAMPLES:,} resamples "
         "of the sessions, both values recomputed, fixed seed); * p<0.05, "
-        "** p<0.01, *** p<0.001, Wilcoxon signed-rank on per-session values over "
-        f"the sessions both methods scored (n = {span([v['n'] for v in versus])}), "
-        f"Holm-adjusted within each column over its comparisons with {baseline}."
+        "** p<0.01, *** p<0.001, two-sided paired permutation test of Δ on the "
+        "same basis (each session's parts of the two methods kept or swapped, "
+        "both values recomputed; every assignment up to "
+        f"{basis.PERMUTATION_EXACT_UP_TO} sessions, else "
+        f"{basis.PERMUTATION_DRAWS:,} seeded random assignments), "
+        + _holm_family(table, baseline)
         + _unpaired(versus)
     )
 
@@ -157,6 +160,16 @@ def rank_cell(row: dict, plain=str) -> str:
     ('2', '—')
     """
     return plain(number(None)) if row.get("rank") is None else str(row["rank"])
+
+
+def _holm_family(table: dict, baseline: str) -> str:
+    """The marks' Holm family, in English."""
+    if table.get("holm_family") == "table":
+        return (
+            f"Holm-adjusted across every comparison with {baseline} in this "
+            "table (all columns together)."
+        )
+    return f"Holm-adjusted within each column over its comparisons with {baseline}."
 
 
 def _unpaired(versus: list[dict]) -> str:

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from config import PROJECT_ROOT
 from core.status import RunStatus
-from metrics import registry, stats
+from metrics import basis, registry, stats
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies, not_asked
 from reports import paper_card, paper_panel
@@ -219,7 +219,7 @@ def prompts_text(prompts: dict) -> str:
     return "; ".join(parts) or "none recorded"
 
 
-def statistics_sentence(run) -> str:
+def statistics_sentence(run, holm_family: str = "metric") -> str:
     comparisons = (run.aggregates or {}).get("comparisons") or []
     text = (
         "Summary values are per-method means unless the metric names another statistic."
@@ -236,7 +236,21 @@ def statistics_sentence(run) -> str:
         "two-sided Wilcoxon signed-rank test (zero differences ranked, then set "
         "aside: Pratt 1959; exact up to 200 nonzero differences) and "
         "Cohen's dz (mean difference over the standard deviation of the "
-        f"differences); p-values were Holm-adjusted {holm}."
+        f"differences); p-values were Holm-adjusted {holm}. In the comparison "
+        "tables, each difference from the baseline (Δ) is the difference of the "
+        "two values shown, on the value's own basis (e.g. a pooled rate or a "
+        "mean over rounds); its 95% interval resamples the sessions and "
+        "recomputes both values, and its significance marks come from a "
+        "two-sided paired permutation test on the same basis (each session's "
+        "data of the two methods kept or swapped, both values recomputed; "
+        f"every assignment up to {basis.PERMUTATION_EXACT_UP_TO} sessions, "
+        f"else {basis.PERMUTATION_DRAWS:,} seeded random assignments, "
+        "p = (b + 1)/(m + 1)), Holm-adjusted "
+        + (
+            "across every comparison of a table."
+            if holm_family == "table"
+            else "within each table column."
+        )
     )
     for suite in (
         registry.get(name) for name in run.suites if name in registry.names()

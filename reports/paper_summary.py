@@ -15,7 +15,7 @@ so they are not used. Unknown cells stay empty.
 ...     "summary": {"=Base": {"pas_avg": 0.5, "pas_ci_low": 0.25, "pas_ci_high": 0.75,
 ...                           "pas_avg_n": 9}}})
 >>> print(summary_csv(run).splitlines()[1])
-simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,,,1,
+simulation,'=Base,pas_avg,Persona adherence (PAS),0.5,9,0.25,0.75,mean over sessions,'=Base,,,,,,,,,1,
 """
 
 from __future__ import annotations
@@ -49,14 +49,17 @@ SUMMARY_FIELDS = (
     "delta_ci_high",
     "p",
     "p_holm",
+    "wilcoxon_p",
     "note",
     "judge",
     "rank",
     "rank_note",
 )
 # ci_low/ci_high: the value's own interval; delta*: the table's Δ vs the
-# baseline on the value's basis (reports/tables.py), p: its Wilcoxon p, p_holm:
-# Holm-adjusted within the column over its comparisons with the baseline;
+# baseline on the value's basis (reports/tables.py), p: its paired permutation
+# p on the same basis (the marks'), p_holm: Holm-adjusted within the column
+# over its comparisons with the baseline (or across the table: holm="table");
+# wilcoxon_p: the Wilcoxon p of the per-session values (another basis);
 # note: why a value is null, or what it rests on (summary_notes, in English);
 # judge: whose value it is in a panel run: one judge, "panel mean (a, b)" (a
 # per-judge metric's pooled value) or "panel (a, b)" (every judge's verdicts
@@ -190,6 +193,7 @@ def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
             delta_ci_high=versus["ci_high"],
             p=versus["p_value"],
             p_holm=versus["p_holm"],
+            wilcoxon_p=versus.get("wilcoxon_p"),
         )
     return found
 

@@ -1,12 +1,15 @@
 """Comparison tables: methods x a suite's summary metrics, with each Δ on
 its column's basis (the difference of the values shown, with an interval
-from resampled sessions, ``metrics/basis.py``) and marks from the Wilcoxon
-p Holm-adjusted within the column over its comparisons with the baseline.
+from resampled sessions, ``metrics/basis.py``) and marks from Δ's paired
+permutation test on the same parts (``basis.delta_permutation_p``),
+Holm-adjusted within the column over its comparisons with the baseline, or
+across every column of the table (``holm="table"``).
 The dashboard, the comparison page and the paper exports all read these."""
 
 from __future__ import annotations
 
 from metrics import rank_groups, registry, stats
+from metrics.basis import PERMUTATION_SAMPLED
 from metrics.counts import count_key
 from metrics.notes import translate
 from metrics.registry import spec
@@ -90,32 +93,46 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
 def on_value_basis(versus: dict, value, baseline_value) -> dict:
     """A comparison as a table shows it: Δ is the difference of the two
     values shown, with the interval of that difference (sessions
-    resampled, ``metrics/basis.py``); the session-level paired mean
-    difference stays as ``paired_diff`` (its test gives p). A run
-    aggregated before Δ had its own interval shows Δ without one.
+    resampled, ``metrics/basis.py``) and its p from the paired permutation
+    test on the same parts (``delta_p``): one basis per cell. The
+    session-level paired mean difference stays as ``paired_diff``, its
+    Wilcoxon p as ``wilcoxon_p``. A run aggregated before Δ had its own
+    interval (or its own test) shows Δ without one (or without a mark).
 
     >>> shown = on_value_basis({"diff": 1.5, "ci_low": 1.0, "ci_high": 2.0,
-    ...     "p_value": 0.04}, 62.5, 60.0)
-    >>> shown["diff"], shown["ci_low"], shown["paired_diff"]
-    (2.5, None, 1.5)
+    ...     "p_value": 0.04, "delta_p": 0.5, "delta_test": "permutation_exact"}, 62.5, 60.0)
+    >>> shown["diff"], shown["ci_low"], shown["paired_diff"], shown["p_value"], shown["wilcoxon_p"]
+    (2.5, None, 1.5, 0.5, 0.04)
     """
     delta = None if value is None or baseline_value is None else value - baseline_value
     return {
         **versus,
         "paired_diff": versus.get("diff"),
         "paired_ci": (versus.get("ci_low"), versus.get("ci_high")),
+        "wilcoxon_p": versus.get("p_value"),
         "diff": delta,
         "ci_low": versus.get("delta_ci_low") if delta is not None else None,
         "ci_high": versus.get("delta_ci_high") if delta is not None else None,
+        "p_value": versus.get("delta_p") if delta is not None else None,
+        "p_holm": None,
+        "test": versus.get("delta_test") if delta is not None else None,
     }
 
 
-def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> dict:
+HOLM_FAMILIES = ("metric", "table")  # ?holm= / --holm: the table's Holm family
+
+
+def comparison_table(
+    run, baseline: str, suite: str, percent: bool = False, holm: str = "metric"
+) -> dict:
     """Methods x the suite's summary metrics that are table columns (the
     charts show the others, e.g. radar dimensions and CI ends). Each Δ is
     on its column's basis (the difference of the values shown); its marks
-    come from the Wilcoxon p Holm-adjusted over the column's comparisons
-    with the baseline (the family this table shows, the same on every page)."""
+    come from Δ's paired permutation test, Holm-adjusted over the column's
+    comparisons with the baseline (``holm="metric"``, the family this
+    table shows, the same on every page) or over every comparison with the
+    baseline in the table (``holm="table"``: a claim resting on several
+    columns)."""
     aggregates = run.aggregates or {}
     summary = aggregates.get("summary", {})
     said = summary_notes(aggregates)  # why a value is null
@@ -126,6 +143,7 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
         m.id: _column_versus(comparisons, summary, m, run.methods, baseline, percent)
         for m in columns
     }
+    _adjust(versus, holm)
     ranked, unranked = rank_groups.ranks(aggregates, list(run.methods), [suite], said)
     by = rank_groups.rank_metric(registry.get(suite), ranked)
     rows = []
@@ -163,7 +181,23 @@ def comparison_table(run, baseline: str, suite: str, percent: bool = False) -> d
         "shared_notes": shared,
         # the column the Rank column ranks by (None: no column has ranks)
         "rank_metric": registry.spec(by) if by else None,
+        "holm_family": holm,
     }
+
+
+def _adjust(versus: dict[str, dict], holm: str) -> None:
+    """Holm over each column's comparisons with the baseline, or over every
+    comparison of the table; each comparison says its family's size."""
+    families = (
+        [list(v.values()) for v in versus.values()]
+        if holm == "metric"
+        else [[c for v in versus.values() for c in v.values()]]
+    )
+    for family in families:
+        adjusted = stats.holm([c["p_value"] for c in family])
+        size = sum(1 for p in adjusted if p is not None)
+        for shown, p_holm in zip(family, adjusted, strict=True):
+            shown.update(p_holm=p_holm, family_size=size, holm_family=holm)
 
 
 def shared_notes(columns, rows: list[dict]) -> list[dict]:
@@ -188,7 +222,7 @@ def _column_versus(
     comparisons, summary, metric, methods, baseline, percent: bool = False
 ) -> dict:
     """Per method, its comparison with the baseline on this column, on the
-    column's basis, p Holm-adjusted over the column's comparisons.
+    column's basis (Holm-adjusted by :func:`_adjust`).
     ``shown_diff`` is the difference of the two values as they are shown
     (rounded), which the table prints: 0.84 and 0.83 differ by 0.01 there,
     even where the unrounded difference, 0.004, would print as 0.00."""
@@ -205,9 +239,6 @@ def _column_versus(
             found[method] = on_value_basis(paired, value, base_value)
             a, b = (display_key(metric.id, v, percent) for v in (value, base_value))
             found[method]["shown_diff"] = None if a is None or b is None else a - b
-    adjusted = stats.holm([v["p_value"] for v in found.values()])
-    for shown, p_holm in zip(found.values(), adjusted, strict=True):
-        shown.update(p_holm=p_holm, family_size=len(found))
     return found
 
 
@@ -240,19 +271,56 @@ def delta_title(cell: dict, method: str, baseline: str) -> str:
             resamples=stats.BOOTSTRAP_RESAMPLES,
         )
     if versus.get("p_holm") is not None:
+        text += " " + p_sentence(versus)
+        text += " " + holm_sentence(versus, baseline)
+    if versus.get("wilcoxon_p") is not None:
         text += " " + _(
-            "Wilcoxon signed-rank p = %(p)s over the %(n)s sessions both "
-            "methods scored, on the per-session %(source)s; Holm-adjusted "
-            "over the %(family)s comparison(s) with %(baseline)s in this "
-            "column: %(p_holm)s.",
-            p=p_value(versus["p_value"]),
-            n=versus["n"],
+            "Wilcoxon signed-rank p on the per-session %(source)s over the "
+            "%(n)s sessions both methods scored (another basis, not the "
+            "mark's): %(p)s.",
             source=metric_label(metric.compare),
+            n=versus["n"],
+            p=p_value(versus["wilcoxon_p"]),
+        )
+    return text
+
+
+def p_sentence(versus: dict) -> str:
+    """Δ's test and its p, in the reader's language."""
+    if versus.get("test") == PERMUTATION_SAMPLED:
+        return _(
+            "Paired permutation test of Δ (each session's parts of the two "
+            "methods kept or swapped, both values recomputed; "
+            "%(assignments)s seeded random assignments): p = %(p)s.",
+            assignments=f"{versus.get('delta_p_assignments') or 0:,}",
+            p=p_value(versus["p_value"]),
+        )
+    return _(
+        "Paired permutation test of Δ (each session's parts of the two "
+        "methods kept or swapped, both values recomputed; all "
+        "%(assignments)s assignments): p = %(p)s.",
+        assignments=f"{versus.get('delta_p_assignments') or 0:,}",
+        p=p_value(versus["p_value"]),
+    )
+
+
+def holm_sentence(versus: dict, baseline: str) -> str:
+    """The Holm family of a cell's p and its adjusted p."""
+    if versus.get("holm_family") == "table":
+        return _(
+            "Holm-adjusted over the %(family)s comparison(s) with %(baseline)s "
+            "in this table (every column): %(p_holm)s.",
             family=versus["family_size"],
             baseline=baseline,
             p_holm=p_value(versus["p_holm"]),
         )
-    return text
+    return _(
+        "Holm-adjusted over the %(family)s comparison(s) with %(baseline)s in "
+        "this column: %(p_holm)s.",
+        family=versus["family_size"],
+        baseline=baseline,
+        p_holm=p_value(versus["p_holm"]),
+    )
 
 
 def basis_of(metric) -> str:
@@ -310,14 +378,37 @@ def table_caption(table: dict, baseline: str) -> dict:
         )
         if bases
         else _("Values are means over sessions."),
-        "delta": _(
-            "Δ: a method's value − the value of %(baseline)s, on the column's "
-            "basis, with a 95%% paired bootstrap interval (sessions resampled). "
-            "Marks: Wilcoxon signed-rank on per-session values, Holm-adjusted "
-            "within each column over its comparisons with %(baseline)s: "
-            "* p < 0.05, ** p < 0.01, *** p < 0.001.",
+        "delta": _delta_caption(table, baseline) if compared else "",
+    }
+
+
+def _delta_caption(table: dict, baseline: str) -> str:
+    """What Δ, its interval and its marks are, and the marks' Holm family."""
+    text = _(
+        "Δ: a method's value − the value of %(baseline)s, on the column's "
+        "basis, with a 95%% paired bootstrap interval (sessions resampled). "
+        "Marks: a paired permutation test of Δ on the same basis (each "
+        "session's parts of the two methods kept or swapped, both values "
+        "recomputed): * p < 0.05, ** p < 0.01, *** p < 0.001.",
+        baseline=baseline,
+    )
+    if table.get("holm_family") == "table":
+        return (
+            text
+            + " "
+            + _(
+                "Holm family: every comparison with %(baseline)s in this table "
+                "(all columns together).",
+                baseline=baseline,
+            )
+        )
+    return (
+        text
+        + " "
+        + _(
+            "Holm family: each column's comparisons with %(baseline)s "
+            "(Holm-adjusted within each column over its comparisons with "
+            "%(baseline)s).",
             baseline=baseline,
         )
-        if compared
-        else "",
-    }
+    )

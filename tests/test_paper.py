@@ -98,7 +98,7 @@ def comparison(a, b, diff, low, high, p_holm, n, **extra):
     }
 
 
-def _delta(stored: bool, delta, low, high) -> dict:
+def _delta(stored: bool, delta, low, high, p) -> dict:
     if not stored:
         return {}
     return {
@@ -106,6 +106,9 @@ def _delta(stored: bool, delta, low, high) -> dict:
         "delta": delta,
         "delta_ci_low": low,
         "delta_ci_high": high,
+        "delta_p": p,
+        "delta_test": "permutation_exact",
+        "delta_p_assignments": 512,
     }
 
 
@@ -138,7 +141,7 @@ def small_run(family=True, counts=True):
                 0.004,
                 7,
                 **extra,
-                **_delta(family, -0.1, -0.2, -0.05),
+                **_delta(family, -0.1, -0.2, -0.05, 0.004),
             ),
             comparison(
                 "Base",
@@ -149,7 +152,7 @@ def small_run(family=True, counts=True):
                 0.0004,
                 9,
                 **extra,
-                **_delta(family, -0.35, -0.4, -0.3),
+                **_delta(family, -0.35, -0.4, -0.3, 0.0004),
             ),
             comparison(
                 HOSTILE,
@@ -160,7 +163,7 @@ def small_run(family=True, counts=True):
                 0.2,
                 9,
                 **extra,
-                **_delta(family, -0.25, -0.3, -0.2),
+                **_delta(family, -0.25, -0.3, -0.2, 0.2),
             ),
         ],
     }
@@ -203,21 +206,24 @@ def test_caption_states_tests_correction_and_real_n():
         "Δ vs Base: a method's value − the value of Base, on the column's basis" in text
     )
     assert "95% paired bootstrap CI (2,000 resamples of the sessions, both" in text
-    assert "* p<0.05, ** p<0.01, *** p<0.001, Wilcoxon signed-rank" in text
     assert (
-        "(n = 7–9), Holm-adjusted within each column over its comparisons with Base."
-        in text
+        "* p<0.05, ** p<0.01, *** p<0.001, two-sided paired permutation test of Δ "
+        "on the same basis" in text
     )
+    assert "every assignment up to 13 sessions, else 9,999 seeded random" in text
+    assert "Holm-adjusted within each column over its comparisons with Base." in text
 
 
 def test_older_runs_say_what_they_have():
     run = small_run(family=False, counts=False)
     text = paper.caption(run, paper.tables(run, "Base")[0], "Base")
     assert "per value" not in text
-    # Δ is still the difference of the values shown; its interval was not stored
+    # Δ is still the difference of the values shown; its interval and its
+    # test on the value's basis were not stored: no mark (the stored Wilcoxon
+    # p is on another basis)
     assert "Holm-adjusted within each column" in text
     md = paper.to_markdown(run, "Base")
-    assert "(Δ +0.35 \\*\\*\\*)" in md
+    assert "(Δ +0.35)" in md and "(Δ +0.35 \\*" not in md
 
 
 def test_baseline_changes_the_deltas():
@@ -411,7 +417,7 @@ def test_sample_run_downloads(embedded_app, tmp_path):
         assert token not in bodies[name] and token[:8] not in disposition
     tex = bodies["export.tex"]
     assert r"\label{tab:personasteer-quality}" in tex and "vs Base" in tex
-    assert "scored (n = 9), Holm-adjusted" in tex
+    assert "random assignments), Holm-adjusted within each column" in tex
     assert "| Ours |" in bodies["export.md"]
     rows = list(csv.DictReader(io.StringIO(bodies["summary.csv"])))
     assert len(rows) == 3 * len(registry.get("quality").summary_metrics())

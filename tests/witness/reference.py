@@ -26,7 +26,7 @@ a caller can compare key by key):
 * ``summary(doc)``: ``{method: {id: value, id_n: int, ...}}``;
 * ``curves(doc)``: ``{"al": {method: [points]}, "nal": {...}}``;
 * ``comparisons(doc)``: a list of comparisons, without the bootstrap bounds;
-* ``interval_checks(doc)``: every bootstrap interval of the document checked
+* ``interval_checks(doc)``: every bootstrap interval (and Δ's permutation p) of the document checked
   against the exact bootstrap distribution (``bootstrap_bounds_ok``): equal
   to its quantiles, or null at width 0, from fewer than 10 sessions;
 * ``counts(doc)``: ``{status: number of rows}``;
@@ -76,6 +76,10 @@ named by a constant or a function below; none was settled by reading the code.
     sessions is not checked.
 13. ``counts.missing`` is the number of replies missing in the file and
     ``missing_rows`` the number of ``missing`` rows (results-format).
+17. Δ's permutation test (``delta_p``, methods.md "One basis per table
+    cell"): over 13 sessions the product's seeded draws cannot be
+    recomputed; its p is checked against the witness's own random draws
+    within their joint Monte Carlo error.
 14. The win-rate and Bradley–Terry intervals with one session: null
     (pairwise.md says so of both).
 15. Bradley–Terry with a judge panel: W holds the panel's mean verdict of
@@ -104,7 +108,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations, combinations_with_replacement, product
 from typing import Any
 
 Item = tuple[str, int | None]
@@ -1909,6 +1913,12 @@ def value_delta(
 # --------------------------------------------------------------------------
 # Bootstrap intervals of a document
 
+# methods.md "One basis per table cell": every keep/swap assignment up to 13
+# sessions, else 9,999 draws and p = (b + 1)/(m + 1)
+PERMUTATION_EXACT_UP_TO = 13
+PERMUTATION_DRAWS = 9_999
+WITNESS_DRAWS = 4_000
+
 
 def paired_diffs(index: Index, metric: str, a: str, b: str) -> list[Fraction]:
     """a − b of the per-session means over the sessions both scored."""
@@ -1952,6 +1962,86 @@ def value_from_parts(parts: Sequence[Parts]) -> float | None:
             total[1] += float(denominator)
     ratios = [n / d for n, d in totals.values() if d]
     return sum(ratios) / len(ratios) if ratios else None
+
+
+def exact_value(parts: Sequence[Parts]) -> Fraction | None:
+    """The mean over strata of Σ numerator / Σ denominator, exactly."""
+    totals: dict[Any, list[Fraction]] = {}
+    for session in parts:
+        for stratum, (numerator, denominator) in session.items():
+            total = totals.setdefault(stratum, [Fraction(0), Fraction(0)])
+            total[0] += numerator
+            total[1] += denominator
+    ratios = [n / d for n, d in totals.values() if d]
+    return sum(ratios, Fraction(0)) / len(ratios) if ratios else None
+
+
+def compared_size(value: Fraction) -> Fraction:
+    """|Δ| as the test compares it: 0 within 1e-9, else at 12 digits."""
+    size = abs(value)
+    return Fraction(0) if size <= ZERO_DIFFERENCE else at_resolution(size)
+
+
+def permutation_test(
+    index: Index, metric: str, a: str, b: str
+) -> tuple[str, Fraction | None, int]:
+    """``(kind, p, assignments)`` of Δ's paired permutation test (methods.md
+    "One basis per table cell"): the sessions either method has, each
+    session's parts kept or swapped between a and b, both values
+    recomputed exactly, p = the share of assignments whose |Δ*| reaches
+    |Δ|. ``exact`` up to 13 sessions; beyond, ``sampled``: the witness's
+    own 4,000 draws, p = (b + 1)/(m + 1)."""
+    parts_a, parts_b = value_parts(index, metric, a), value_parts(index, metric, b)
+    sessions = sorted(set(parts_a) | set(parts_b))
+    if len(sessions) < 2:
+        return "none", None, 0
+
+    def size(swaps: Sequence[int]) -> Fraction | None:
+        mine = [
+            (parts_b if x else parts_a).get(s, {})
+            for s, x in zip(sessions, swaps, strict=True)
+        ]
+        theirs = [
+            (parts_a if x else parts_b).get(s, {})
+            for s, x in zip(sessions, swaps, strict=True)
+        ]
+        value_a, value_b = exact_value(mine), exact_value(theirs)
+        if value_a is None or value_b is None:
+            return None
+        return compared_size(value_a - value_b)
+
+    observed = size([0] * len(sessions))
+    if observed is None:
+        return "none", None, 0
+    if len(sessions) <= PERMUTATION_EXACT_UP_TO:
+        found = [size(swaps) for swaps in product((0, 1), repeat=len(sessions))]
+        kept = [d for d in found if d is not None]
+        return (
+            "exact",
+            Fraction(sum(d >= observed for d in kept), len(kept)),
+            2 ** len(sessions),
+        )
+    draw = random.Random(58)
+    found = [size([draw.randint(0, 1) for _ in sessions]) for _ in range(WITNESS_DRAWS)]
+    kept = [d for d in found if d is not None]
+    hits = sum(d >= observed for d in kept)
+    return "sampled", Fraction(hits + 1, len(kept) + 1), PERMUTATION_DRAWS
+
+
+def delta_p_ok(
+    index: Index, metric: str, a: str, b: str, published_p: float | None
+) -> bool:
+    """The published ``delta_p``: the exact p, or within the Monte Carlo
+    error of both samples (4 standard errors, plus one draw's step) of the
+    witness's own draws (question 17)."""
+    kind, p, _ = permutation_test(index, metric, a, b)
+    if p is None or published_p is None:
+        return p is None and published_p is None
+    if kind == "exact":
+        return math.isclose(float(p), published_p, rel_tol=1e-12, abs_tol=1e-15)
+    q = max(float(p), 1 / WITNESS_DRAWS)
+    spread = math.sqrt(q * (1 - q) * (1 / PERMUTATION_DRAWS + 1 / WITNESS_DRAWS))
+    return abs(published_p - float(p)) <= 4 * spread + 1 / WITNESS_DRAWS
 
 
 def delta_bounds_ok(
@@ -2054,7 +2144,8 @@ def winrate_bounds_ok(
 def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Every bootstrap interval of the document checked against the exact
     bootstrap distribution: each comparison's ``ci_low``/``ci_high`` and
-    ``delta_ci_low``/``delta_ci_high``, each method's
+    ``delta_ci_low``/``delta_ci_high`` (and Δ's permutation ``delta_p``:
+    ``delta_p_ok``), each method's
     ``pairwise_winrate_ci_*`` and ``bt_ci_*``. Each entry: ``what``,
     ``where``, ``low``, ``high``, ``ok``."""
     index = build_index(doc)
@@ -2089,6 +2180,16 @@ def interval_checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     "low": c["delta_ci_low"],
                     "high": c["delta_ci_high"],
                     "ok": ok,
+                }
+            )
+        if "delta_p" in c and (c.get("delta") is not None or c["delta_p"] is not None):
+            checks.append(
+                {
+                    "what": "delta_p",
+                    "where": where,
+                    "low": c["delta_p"],
+                    "high": c["delta_p"],
+                    "ok": delta_p_ok(index, c["metric"], c["a"], c["b"], c["delta_p"]),
                 }
             )
     if "pairwise" in index.suites:

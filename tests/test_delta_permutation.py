@@ -1,0 +1,188 @@
+"""Δ's test on the value's own basis (issue 58, finding 1): the paired
+permutation test of ``metrics/basis.py`` (``delta_permutation_p``) against
+scipy's permutation test and a brute force written here, and the table marks
+that follow it."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from metrics import basis, engine
+from metrics.stats import at_resolution
+from reports import tables
+
+
+def brute_force_p(a: dict, b: dict) -> float:
+    """Every keep/swap assignment of the sessions, each value recomputed as
+    the mean over strata of Σ numerator / Σ denominator, in plain Python."""
+    sessions = sorted(set(a) | set(b))
+
+    def value(parts: list[dict]) -> float | None:
+        totals: dict = {}
+        for strata in parts:
+            for stratum, (num, den) in strata.items():
+                total = totals.setdefault(stratum, [0.0, 0.0])
+                total[0] += num
+                total[1] += den
+        ratios = [num / den for num, den in totals.values() if den > 0]
+        return sum(ratios) / len(ratios) if ratios else None
+
+    def delta(swaps) -> float | None:
+        mine = [
+            b.get(s, {}) if x else a.get(s, {})
+            for s, x in zip(sessions, swaps, strict=True)
+        ]
+        theirs = [
+            a.get(s, {}) if x else b.get(s, {})
+            for s, x in zip(sessions, swaps, strict=True)
+        ]
+        va, vb = value(mine), value(theirs)
+        return None if va is None or vb is None else va - vb
+
+    observed = abs(delta([0] * len(sessions)))
+    found = [delta(s) for s in itertools.product((0, 1), repeat=len(sessions))]
+    kept = [abs(d) for d in found if d is not None]
+    hits = sum(at_resolution(d) >= at_resolution(observed) for d in kept)
+    return hits / len(kept)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_mean_over_sessions_is_scipys_paired_permutation_test(seed):
+    rng = random.Random(seed)
+    n = rng.randint(2, 10)
+    x = [float(rng.randint(0, 6)) for _ in range(n)]
+    y = [float(rng.randint(0, 6)) for _ in range(n)]
+    a = basis.of_session_values({f"s{i}": v for i, v in enumerate(x)})
+    b = basis.of_session_values({f"s{i}": v for i, v in enumerate(y)})
+    p, test, assignments = basis.delta_permutation_p(a, b)
+    expected = scipy_stats.permutation_test(
+        (np.array(x), np.array(y)),
+        lambda u, v, axis: np.mean(u, axis=axis) - np.mean(v, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative="two-sided",
+    ).pvalue
+    assert (test, assignments) == ("permutation_exact", 2**n)
+    assert p == pytest.approx(min(1.0, expected), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pooled_rates_and_round_strata_match_a_brute_force(seed):
+    rng = random.Random(100 + seed)
+    n = rng.randint(2, 9)
+    pooled = {}, {}
+    rounds = {}, {}
+    for i in range(n):
+        verdicts = rng.randint(1, 12)  # different verdict counts per session
+        for parts in pooled:
+            parts[f"s{i}"] = {None: (float(rng.randint(0, verdicts)), float(verdicts))}
+        length = rng.randint(1, 4)  # unbalanced rounds per session
+        for parts in rounds:
+            parts[f"s{i}"] = {
+                k: (float(rng.randint(20, 90)), 1.0) for k in range(1, length + 1)
+            }
+    for a, b in (pooled, rounds):
+        p = basis.delta_permutation_p(a, b)[0]
+        assert p == pytest.approx(brute_force_p(a, b), abs=1e-12)
+
+
+def test_a_session_one_method_lacks_is_swapped_too():
+    a = {"s1": {None: (3.0, 4.0)}, "s2": {None: (1.0, 2.0)}, "s3": {None: (2.0, 2.0)}}
+    b = {"s1": {None: (0.0, 4.0)}, "s2": {None: (0.0, 2.0)}}
+    assert basis.delta_permutation_p(a, b)[0] == pytest.approx(brute_force_p(a, b))
+
+
+def test_beyond_the_exact_bound_the_sampled_p_is_within_its_monte_carlo_error():
+    rng = random.Random(7)
+    n = basis.PERMUTATION_EXACT_UP_TO + 2  # 32,768 assignments for the brute force
+    a = {f"s{i}": {None: (float(rng.randint(0, 5) + 1), 6.0)} for i in range(n)}
+    b = {f"s{i}": {None: (float(rng.randint(0, 5)), 6.0)} for i in range(n)}
+    p, test, draws = basis.delta_permutation_p(a, b)
+    exact = brute_force_p(a, b)
+    assert (test, draws) == ("permutation_sampled", basis.PERMUTATION_DRAWS)
+    error = math.sqrt(exact * (1 - exact) / draws)
+    assert abs(p - exact) <= 4 * error + 1 / (draws + 1)
+    assert basis.delta_permutation_p(a, b) == (p, test, draws)  # fixed seed
+
+
+def test_too_few_sessions_have_no_p():
+    one = {"s1": {None: (1.0, 1.0)}}
+    assert basis.delta_permutation_p(one, {"s1": {None: (0.0, 1.0)}}) == (None, None, 0)
+    # no difference at all: every assignment reaches it
+    same = basis.of_session_values({"s1": 1.0, "s2": 2.0})
+    assert basis.delta_permutation_p(same, same)[0] == 1.0
+
+
+# -- the marks follow the value's basis ------------------------------------------
+def verdict_rows() -> list[dict]:
+    """Nine one-round sessions where Ours keeps the user and Base does not,
+    and one 20-round session where Base always does and Ours never: the
+    per-session means favour Ours in nine of ten sessions (Wilcoxon p =
+    0.021, a mark), the pooled keep-chatting rate favours Base, 20/29
+    against 9/29, and no keep/swap assignment gives a smaller |Δ|: p = 1."""
+    rows = []
+    for s in range(10):
+        for k in range(1, (20 if s == 9 else 1) + 1):
+            for method in ("Base", "Ours"):
+                kept = (method == "Ours") != (s == 9)
+                rows.append(
+                    {
+                        "session_id": f"s{s}",
+                        "round": k,
+                        "method": method,
+                        "metric": "binary",
+                        "value": 1.0 if kept else 0.0,
+                        "status": "ok",
+                        "judge": "",
+                    }
+                )
+    return rows
+
+
+def test_the_mark_follows_the_pooled_rate_not_the_session_means(app):
+    # before: the cell showed Δ −0.38 (Base better) with a "*" from the
+    # Wilcoxon test of the per-session means, which favour Ours
+    found = engine.aggregate(
+        lambda suite: verdict_rows(), ["alignment"], ["Base", "Ours"]
+    )
+    [binary] = [c for c in found["comparisons"] if c["metric"] == "binary"]
+    assert binary["p_value"] == pytest.approx(0.021484375)  # the Wilcoxon p, kept
+    assert (binary["a"], binary["b"]) == ("Base", "Ours")
+    assert binary["delta"] == pytest.approx(20 / 29 - 9 / 29)
+    assert binary["delta_p"] == 1.0 and binary["delta_test"] == "permutation_exact"
+    assert binary["delta_p_assignments"] == 1024
+    run = SimpleNamespace(methods=["Base", "Ours"], aggregates=found)
+    with app.test_request_context("/?lang=en"):
+        table = tables.comparison_table(run, "Base", "alignment")
+        ours = next(row for row in table["rows"] if row["method"] == "Ours")
+        [cell] = [c for c in ours["cells"] if c["metric"].id == "binary_rate"]
+        assert cell["versus"]["diff"] == pytest.approx(9 / 29 - 20 / 29)
+        assert cell["versus"]["p_value"] == 1.0 and cell["versus"]["p_holm"] == 1.0
+        assert cell["versus"]["wilcoxon_p"] == pytest.approx(0.021484375)
+        assert cell["mark"] == ""
+        title = tables.delta_title(cell, "Ours", "Base")
+    assert "Paired permutation test of Δ" in title and "all 1,024 assignments" in title
+    assert "Wilcoxon signed-rank p on the per-session" in title
+
+
+def test_a_stored_comparison_without_the_value_test_gets_no_mark(app):
+    found = engine.aggregate(
+        lambda suite: verdict_rows(), ["alignment"], ["Base", "Ours"]
+    )
+    for comparison in found["comparisons"]:  # a run aggregated before the test
+        for key in ("delta_p", "delta_p_holm", "delta_test", "delta_p_assignments"):
+            comparison.pop(key, None)
+        comparison["p_value"] = comparison["p_holm"] = 0.0001
+    run = SimpleNamespace(methods=["Base", "Ours"], aggregates=found)
+    with app.test_request_context("/?lang=en"):
+        table = tables.comparison_table(run, "Base", "alignment")
+    marks = [cell["mark"] for row in table["rows"] for cell in row["cells"]]
+    assert set(marks) == {""}
