@@ -44,6 +44,7 @@ from reports import (
     paper_agreement,
     paper_card,
     paper_criteria,
+    paper_inter_turns,
     paper_length,
     paper_panel,
     paper_summary,
@@ -329,6 +330,8 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
             parts.append(paper_agreement.to_latex(run.agreement))
         if criteria := paper_criteria.to_latex(_validity(run)):  # per criterion
             parts.append(criteria)
+        if turns := paper_inter_turns.to_latex(_curves(run), list(run.methods)):
+            parts.append(turns)  # a derived label by number of inter-turns
         if card := paper_card.to_latex(run):  # one run: its judge's report card
             parts.append(card)
         return "\n".join(parts) + "\n"
@@ -383,6 +386,11 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}}"]
 
 
+def _curves(run) -> dict | None:
+    """The run's curves (none for a comparison of runs)."""
+    return (getattr(run, "aggregates", None) or {}).get("curves")
+
+
 def _validity(run) -> dict | None:
     """The run's judge checks (none for a comparison of runs)."""
     return (getattr(run, "aggregates", None) or {}).get("judge_validity")
@@ -415,6 +423,8 @@ def to_markdown(run, baseline: str) -> str:
         parts.append(paper_agreement.to_markdown(run.agreement))
     if criteria := paper_criteria.to_markdown(_validity(run)):  # per criterion
         parts.append(criteria)
+    if turns := paper_inter_turns.to_markdown(_curves(run), list(run.methods)):
+        parts.append(turns)  # a derived label by number of inter-turns
     if card := paper_card.to_markdown(run):  # one run: its judge's report card
         parts.append(card)
     return "\n".join(parts)

@@ -329,6 +329,29 @@ def test_the_sample_converts_and_evaluates_with_the_scripted_judge(
     assert document["judge_validity"]["human"] is None
     # the truncated verdict is unscored, so the run says partial
     assert document["run"]["status"] == "partial"
+    # the dashboard draws the curve (x = inter-turns) and each label's share
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    client = app.test_client()
+    page = client.get(f"/r/{run.token}").get_data(as_text=True)
+    figures = json.loads(page.split('id="figures">', 1)[1].split("</script>", 1)[0])
+    curve = next(
+        f for f in figures.values() if "inter-turns (95% Wilson" in json.dumps(f)
+    )
+    [line] = [t for t in curve["data"] if t.get("mode") == "lines+markers"]
+    assert (line["x"], line["y"]) == ([2, 5], [0.25, 0.5])
+    assert [c[0] for c in line["customdata"]] == [4, 2]  # n per point
+    shares = next(f for f in figures.values() if "label's share" in json.dumps(f))
+    names = {t.get("name") for t in shares["data"]}
+    assert {"demo · unaware_violation", "demo · correct"} <= names
+    assert "Success rate by number of inter-turns" in page
+    # the exports: the results document (above), the rows, Markdown and LaTeX
+    rows_csv = client.get(f"/r/{run.token}/export.csv").get_data(as_text=True)
+    assert "label_is@outcome:unaware_violation" in rows_csv
+    markdown = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
+    assert "| demo | 2 | 0.250 | \\[0.046, 0.699\\] | 4 | 0 |" in markdown
+    assert "| demo | 5 | 0.500 |" in markdown
+    tex = client.get(f"/r/{run.token}/export.tex").get_data(as_text=True)
+    assert "demo & 2 & 0.250 & [0.046, 0.699] & 4 & 0 &" in tex
 
 
 @pytest.mark.parametrize(
