@@ -23,11 +23,11 @@ import web
 from core import logs
 from evaluator import JudgePool, warm_up_judge
 from metrics import lexicon
-from pipeline import execution, interim, queue, worker_process
-from pipeline.execution import Context
-from pipeline.runs import RunService
-from pipeline.watchdog import Watchdog
-from pipeline.worker_process import WorkerProcess
+from pipeline.service.runs import RunService
+from pipeline.worker import execution, interim, queue, worker_process
+from pipeline.worker.execution import Context
+from pipeline.worker.watchdog import Watchdog
+from pipeline.worker.worker_process import WorkerProcess
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
     Embedded (no Redis): the broker is a folder of the instance and this
     process starts the worker as a supervised child (on its first request,
     its first task, or ``python app.py``); the worker takes back the work
-    in flight when it starts (pipeline/worker_process.py). Team mode:
+    in flight when it starts (pipeline/worker/worker_process.py). Team mode:
     ``celery worker`` processes on Redis. The watchdog runs beside every
     worker: its sweep of void leases is the one recovery path."""
     app.extensions["judge_pool"] = JudgePool(app.config["JUDGE_CONCURRENCY"])

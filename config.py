@@ -153,7 +153,7 @@ DEFAULTS: dict = {
     "JUDGE_BATCH_OUTPUT_MAX_MB": 1024,
     "MAX_UPLOAD_MB": 200,
     # Files the upload page checked, kept for the run they may become
-    # (pipeline/kept_uploads.py): a client keeps its newest few, and all of
+    # (pipeline/service/kept_uploads.py): a client keeps its newest few, and all of
     # them together at most this much; over it the file is sent with the run.
     "KEPT_UPLOADS_MB": 1024,
     "KEPT_UPLOADS_PER_CLIENT": 2,
@@ -209,7 +209,7 @@ DEFAULTS: dict = {
     # 1.55x ideal against 1.37x at 8 (bench/judge_orchestration.py).
     "RUN_INFLIGHT_CHUNKS": 8,
     "CLIENT_INFLIGHT_CHUNKS": 16,
-    # The watchdog (pipeline/watchdog.py), the one recovery path: a chunk
+    # The watchdog (pipeline/worker/watchdog.py), the one recovery path: a chunk
     # whose lease is void goes back for another claim, up to
     # MAX_CHUNK_ATTEMPTS claims. A lease is void when it was not renewed for
     # CHUNK_STALL_S (its worker's watchdog renews it three times a lease, so
@@ -221,7 +221,7 @@ DEFAULTS: dict = {
     # come claims it; this also recovers a Redis that lost its data).
     "WATCHDOG_INTERVAL_S": 30.0,
     # Provisional results while a run is evaluated: the rows stored so far
-    # are aggregated at most this often (pipeline/interim.py).
+    # are aggregated at most this often (pipeline/worker/interim.py).
     "INTERIM_EVERY_S": 15.0,
     "CHUNK_STALL_S": 60.0,
     # A running run that moved for RUN_STALL_S (no unit done, no judge call
@@ -267,7 +267,7 @@ DEFAULTS: dict = {
     # threads cost no CPU.
     "EMBEDDED_WORKER_THREADS": 20,
     # Embedded mode (no REDIS_URL): "process" runs the Celery worker as a child
-    # process the app starts and supervises (pipeline/worker_process.py);
+    # process the app starts and supervises (pipeline/worker/worker_process.py);
     # "none" starts none: run `celery -A app:celery_app worker` yourself on
     # this machine (the tests run one in their own process).
     "EMBEDDED_WORKER": "process",

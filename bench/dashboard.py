@@ -8,7 +8,7 @@ Each size runs in fresh processes, so no size inherits another's memory: one
 process stores the synthetic rows through ``storage.rows.upsert_rows`` in 20k
 batches (``build_s``); a second one, a worker that has just started (the
 libraries aggregation uses already imported, as after its first run), runs
-the real ``pipeline.execution.finalize``, each suite over its own rows
+the real ``pipeline.worker.execution.finalize``, each suite over its own rows
 (``finalize_s``). ``finalize_peak_rss_mb`` is that process's peak RSS
 (VmHWM) from the start of finalize, so it counts the app and libraries it
 holds (``rss_before_finalize_mb``) plus what finalizing adds. The same
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from bench.judge_orchestration import make_app
-from pipeline import execution
+from pipeline.worker import execution
 
 METHODS = ["Base", "RAG", "Ours", "Oracle"]
 # sessions x rounds: 10x the rows by sessions, then by rounds at 1,000 sessions
@@ -132,7 +132,7 @@ def warm_up() -> None:
 
 
 def finalize(app, run, units: int) -> tuple[float, float, float]:
-    """``pipeline.execution.finalize`` as the ``finalize_run`` task calls it;
+    """``pipeline.worker.execution.finalize`` as the ``finalize_run`` task calls it;
     (seconds, peak RSS in MB while doing it, RSS in MB before it). Writing 5
     to clear_refs resets VmHWM, so the peak is this step's."""
 

@@ -55,7 +55,7 @@ def _app(workdir: Path, judge_url: str):
 
 
 def _one(app, path: Path, judge: ScriptedJudge) -> dict:
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
 
     storage, service = app.extensions["storage"], app.extensions["runs"]
     judge.state.first_call_at = judge.state.last_call_at = None

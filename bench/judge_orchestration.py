@@ -156,7 +156,7 @@ def timed_run(
 ) -> tuple[float, float, object]:
     """Create the run, then time enqueue -> final status (seconds) and
     enqueue -> last chunk stored (the judge phase, before aggregation)."""
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
 
     storage, service = app.extensions["storage"], app.extensions["runs"]
     # Judge suites only (alignment by default): the deterministic suites would

@@ -25,8 +25,8 @@ from core.status import RunStatus
 from dataset.convert import detect_file
 from dataset.importers import IMPORTERS
 from metrics import registry
-from pipeline.run_request import MAX_RUN_NAME_CHARS, family_pairs
-from pipeline.runs import RunRequest
+from pipeline.service.run_request import MAX_RUN_NAME_CHARS, family_pairs
+from pipeline.service.runs import RunRequest
 
 EXIT_CODES = {
     RunStatus.DONE: 0,

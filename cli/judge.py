@@ -12,7 +12,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from core.problems import Rejected
-from pipeline.runs import RunRequest, protocol_of
+from pipeline.service.runs import RunRequest, protocol_of
 
 PROTOCOL_HELP = "A built-in judge protocol by name, or a protocol file (.toml)."
 INVALID, FAILED = 2, 1  # every command's exit codes (evaluate's runs: EXIT_CODES)
@@ -57,7 +57,7 @@ def judge_check_command(protocol, judge_url, judge_model, as_json) -> None:
     """Send one request per mode of the protocol; show the raw reply, the
     verdict read, latency, tokens and whether structured output was honoured.
     Exit 0 when every mode gave a verdict, 1 otherwise, 2 on bad input."""
-    from pipeline.judge_check import check_judge  # the HTTP client, on use
+    from pipeline.service.judge_check import check_judge  # the HTTP client, on use
 
     request = RunRequest(**protocol_fields(protocol))
     options = {"judge_url": judge_url, "judge_model": judge_model}

@@ -149,7 +149,7 @@ def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
 def compare_command(run_keys, fmt, baseline, cjk, out, min_effect) -> None:
     """Compare finished runs over their shared sessions (the first run's
     first method is the default baseline), as the /compare page does."""
-    from pipeline.comparison import compare_now
+    from pipeline.service.comparison import compare_now
     from reports import paper, paper_summary
 
     out_folder(out)

@@ -4,10 +4,10 @@ for log shippers (``LOG_FORMAT=json``, python-json-logger).
 >>> import io, json, logging
 >>> stream = io.StringIO()
 >>> configure("json", stream=stream)
->>> logging.getLogger("pipeline.runs").warning("run %s failed", "abc")
+>>> logging.getLogger("pipeline.service.runs").warning("run %s failed", "abc")
 >>> line = json.loads(stream.getvalue())
 >>> line["message"], line["levelname"], line["name"]
-('run abc failed', 'WARNING', 'pipeline.runs')
+('run abc failed', 'WARNING', 'pipeline.service.runs')
 >>> configure("text")  # back to Python's default handling
 """
 

@@ -194,7 +194,7 @@ MESSAGES: dict[str, LazyText] = {
         "returned when the run or workspace was created."
     ),
     "unknown_workspace": _l("No workspace has this manage token."),
-    # annotation queues (pipeline/annotations.py)
+    # annotation queues (pipeline/service/annotations.py)
     "not_finished_for_labels": _l(
         "The run is %(status)s: people can label its replies once it has finished."
     ),
@@ -292,7 +292,7 @@ MESSAGES: dict[str, LazyText] = {
         "The form expired or came from another site. Reload the page and try again."
     ),
     "internal": _l("Something went wrong on our side."),
-    # a batch-mode run's batch part (pipeline/batch.py, docs/judge.md)
+    # a batch-mode run's batch part (pipeline/batch/steps.py, docs/judge.md)
     "batch_failed": _l(
         "The provider failed a batch: the requests without an answer were sent online."
     ),

@@ -72,7 +72,7 @@ class ComparisonState(_Status):
 
 
 class BatchStage(_Status):
-    """Where a batch-mode run stands (``pipeline/batch.py``)."""
+    """Where a batch-mode run stands (``pipeline/batch/steps.py``)."""
 
     COLLECT = "collect"  # its requests are to be gathered and sent
     WAITING = "waiting"  # its batches are at the provider

@@ -84,7 +84,7 @@ class BatchClient:
         if answer is not None and answer.status_code == 200:
             reply = read_completion(json.dumps(answer.body).encode())
             # its tokens were counted once when the batch was read
-            # (pipeline/batch.py): items asking the same request share a line
+            # (pipeline/batch/steps.py): items asking the same request share a line
             return {**reply, **dict.fromkeys(UNBILLED, 0), "via": "batch"}
         if self.recorder is not None:
             if answer is None and not self._reask(sample, extra):

@@ -71,7 +71,7 @@ class JudgeConfig:
 
 # What a run's judge is asked with beyond its model and sampling: each
 # field's setting of config.py, recorded in the run when it is made
-# (``pipeline/run_request.py: judge_options``) so that every chunk, online or
+# (``pipeline/service/run_request.py: judge_options``) so that every chunk, online or
 # batch, first claim or retry, asks as the run recorded. Not recorded: the
 # API key, the concurrency (this process's pool) and the pacing (the
 # endpoint's limits, shared by every run).

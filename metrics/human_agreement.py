@@ -1,5 +1,5 @@
 """Agreement between the judge and people who labelled a run's replies in an
-annotation queue, and among those people (pure; ``pipeline/annotations.py``).
+annotation queue, and among those people (pure; ``pipeline/service/annotations.py``).
 
 * Per judge: Spearman ρ and Kendall τ between its AL and the annotators'
   mean AL of each item, Cohen's κ between its binary verdict and the

@@ -70,7 +70,7 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
         # the model families the run named (self-preference), or null
         "families": getattr(run, "families", None),
         # true when the rows are a copy of an identical finished run's
-        # (pipeline/reuse.py). Which run is not said: it may be another user's.
+        # (pipeline/service/reuse.py). Which run is not said: it may be another user's.
         "reused": bool(getattr(run, "reused_from", None)),
         "counts": {
             "judge_calls": run.judge_calls,

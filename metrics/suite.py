@@ -239,7 +239,7 @@ class Suite:
     # hands it the groups of methods that replied to the same rounds
     reads_missing: bool = False
     # the rubric's dimensions its judge scores (0-20 each), which a human
-    # label may score too (annotation queues: pipeline/annotations.py)
+    # label may score too (annotation queues: pipeline/service/annotations.py)
     dimensions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -1,7 +1,7 @@
 """The names of the Celery tasks: the contract between whoever sends a task
 (by name, through the queue) and the module that runs it. No Celery here."""
 
-TASKS_MODULE = "pipeline.tasks"
+TASKS_MODULE = "pipeline.worker.tasks"
 START_RUN = "personasteer.start_run"  # first-release runs still in a queue
 EVALUATE_CHUNK = "personasteer.evaluate_chunk"
 FINALIZE_RUN = "personasteer.finalize_run"

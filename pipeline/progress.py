@@ -11,7 +11,7 @@ reports each one: a cache hit, a verdict or a failure) over the items the
 suite's ``estimate`` expects for the chunk's sessions; a suite without an
 estimate moves the count when it ends. A suite without the judge runs
 session by session and counts each session's units as it is done
-(``pipeline/execution.py``).
+(``pipeline/worker/execution.py``).
 
 Writing it. At most one write per ``WRITE_EVERY_S`` per chunk, never one per
 item: a poll every second or two sees the count move, and a thousand items a
@@ -202,7 +202,7 @@ def _stage(run: Run) -> str:
 
 def _stage_progress(run: Run) -> dict[str, int] | None:
     """Steps of the summary done, ``{"done", "total"}``, while summarizing
-    (written by the aggregation, ``pipeline/interim.summary_steps``).
+    (written by the aggregation, ``pipeline/worker/interim.summary_steps``).
 
     >>> from types import SimpleNamespace as Run
     >>> steps = {"summarizing": {"done": 2, "total": 5}}

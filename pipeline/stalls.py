@@ -24,7 +24,7 @@ decides; a run whose chunks no live process holds is decided by any. Where
 no worker sweeps at all, ``describe`` (the read side) still says
 ``no_worker`` once a sweep is overdue. A batch-mode run waiting for its
 batches at the provider (hours, by design) is not stalled: its steps fail
-the batch part on their own (``pipeline/batch.py``).
+the batch part on their own (``pipeline/batch/steps.py``).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def stalled(
     """Each running run that stopped moving and is this process's to decide
     (it holds the run's work, or no live process does), with its chunks in
     work, after its stall is recorded; True when its work is to be handed
-    out again (``pipeline.execution.check_stalls``)."""
+    out again (``pipeline.worker.execution.check_stalls``)."""
     stall_s = config["RUN_STALL_S"]
     if not WATCH.watched_for(stall_s, config["WATCHDOG_INTERVAL_S"]):
         return

@@ -2,7 +2,7 @@
 answered 200 with every worker dead).
 
 Each worker's consumer writes a beat into Redis every ``BEAT_S`` while it is
-connected and consuming (``pipeline/queue.py``: its consumer step): a key
+connected and consuming (``pipeline/worker/queue.py``: its consumer step): a key
 of its own that Redis expires ``ALIVE_S`` later, and its name in a set that
 lists the workers. A worker that stops cleanly removes both at once; a
 killed one, or one that lost Redis, is gone when its key expires. ``/readyz``

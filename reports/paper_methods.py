@@ -77,7 +77,7 @@ def run_cancelled(run) -> bool:
 
 def cancelled_sentence(run) -> str:
     """What a cancelled run's results cover, from its stored rows
-    (``pipeline/interim.cancel_cover``): the numbers below are of these.
+    (``pipeline/worker/interim.cancel_cover``): the numbers below are of these.
 
     >>> from types import SimpleNamespace
     >>> cover = {"responses": 90, "of_responses": 492, "complete": 6,

@@ -212,7 +212,7 @@
   // The cost sentence: the ceiling (every reply max_tokens long), and the
   // expected cost where the server found this judge's earlier runs of the
   // protocol in the workspace (their completion tokens per call, the same
-  // figures pipeline/budget.expected uses), at batch prices for a batch run.
+  // figures pipeline/service/budget.expected uses), at batch prices for a batch run.
   // The prompt cache's share comes from earlier runs sent the same way (an
   // online run's cache says nothing of a batch's); without one, none is
   // assumed, and the sentence says so.

@@ -1,5 +1,5 @@
 """Annotation queues: a sample of a run's items that people label in the
-browser, blind (``pipeline/annotations.py``), and their labels. Deleting the
+browser, blind (``pipeline/service/annotations.py``), and their labels. Deleting the
 run deletes both (``store/deletion.py``)."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class BatchRun(Base):
     poll_s: Mapped[float | None] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text)  # why the run went online
     # steps that failed in a row (reset by one that ends well), and the last
-    # one's error (English): at ``pipeline.batch.MAX_FAILURES`` the batch
+    # one's error (English): at ``pipeline.batch.steps.MAX_FAILURES`` the batch
     # part fails with it (``note`` ``step_failed``)
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     error: Mapped[str | None] = mapped_column(Text)

@@ -1,5 +1,5 @@
 """Claims for results before a run ends (``storage.runs``; the work
-is in ``pipeline/interim.py``). Each claim is a compare-and-set on
+is in ``pipeline/worker/interim.py``). Each claim is a compare-and-set on
 ``runs.interim_at``, so one worker does each piece of work however many
 ask at the same time."""
 
@@ -57,7 +57,7 @@ class InterimQueries(Repository):
             return conn.execute(query).rowcount == 1
 
     def beat_finalize(self, run_id: str) -> None:
-        """The finalize claim's holder is alive (``pipeline/execution.py``)."""
+        """The finalize claim's holder is alive (``pipeline/worker/execution.py``)."""
         query = (
             update(Run)
             .where(Run.id == run_id, Run.finalizing_at.is_not(None))

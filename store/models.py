@@ -114,7 +114,7 @@ class Run(Base):
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     aggregates: Mapped[dict[str, Any] | None] = mapped_column()
     # the aggregates of the rows stored so far (provisional, while the run is
-    # evaluated) and when they were last computed (pipeline/interim.py)
+    # evaluated) and when they were last computed (pipeline/worker/interim.py)
     interim: Mapped[dict[str, Any] | None] = mapped_column()
     interim_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # when a worker claimed the final aggregation (store/interim.py): the

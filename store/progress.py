@@ -116,7 +116,7 @@ class ProgressQueries(Repository):
         with the protocol of SHA-256 ``protocol`` (another protocol asks
         other modes with other prompts: its replies and cache say nothing of
         this one's), the history the estimate before a run reads
-        (``pipeline/budget.py``); models with no such run absent. Per model:
+        (``pipeline/service/budget.py``); models with no such run absent. Per model:
         ``runs``, their ``calls`` and ``completion_tokens``; the runs sent
         online (``online_runs``: no request in a batch file) with their
         ``prompt_tokens`` and ``cached_tokens``; and the runs that sent

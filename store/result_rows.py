@@ -116,7 +116,7 @@ class RowQueries(Repository):
         self, run_id: str, metrics: Sequence[Metric] | None = None
     ) -> dict[str, int]:
         """Rows by status; with ``metrics`` (objects with ``id`` and
-        ``keyed``), only theirs (the judge's: ``pipeline/finalizer.py``)."""
+        ``keyed``), only theirs (the judge's: ``pipeline/worker/finalizer.py``)."""
         query = (
             select(ResultRow.status, func.count())
             .where(ResultRow.run_id == run_id)

@@ -1,4 +1,4 @@
-"""SQL behind reusing an identical finished run (pipeline/reuse.py): find
+"""SQL behind reusing an identical finished run (pipeline/service/reuse.py): find
 the candidates, and make the copy in one transaction, rows copied in the
 database (never through Python). Atomic on purpose: a run that existed
 unfinished even for a moment would be planned and evaluated by a worker's

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from pipeline.runs import RunRequest
+from pipeline.service.runs import RunRequest
 from tests import workers
 
 # 2 s: no reply of the local scripted judge takes that long, even on a busy

@@ -18,7 +18,7 @@ from config import DEFAULTS
 from metrics import engine
 from metrics.columns import RowColumns
 from metrics.rows import finite_json
-from pipeline import finalizer
+from pipeline.worker import finalizer
 from store import suite_rows
 from tests import aggregate_rows as data
 

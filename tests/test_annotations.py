@@ -1,4 +1,4 @@
-"""Annotation queues (``pipeline/annotations.py``): made with the manage link,
+"""Annotation queues (``pipeline/service/annotations.py``): made with the manage link,
 labelled blind through their own token, read by the judge audit with the
 same figures the ``krippendorff`` package and scipy give on the labels."""
 
@@ -358,7 +358,7 @@ def settled_dashboard(client, run) -> str:
 def test_the_agreement_is_computed_on_a_worker_when_labels_change(judged, monkeypatch):
     """Page views never compute it (a bootstrap: seconds); a label makes a
     worker compute it once, and the page says so until it is stored."""
-    from pipeline import agreement
+    from pipeline.service import agreement
 
     app, run = judged
     client = app.test_client()
@@ -386,7 +386,7 @@ def test_an_agreement_that_fails_is_said_not_computed_for_ever(judged, monkeypat
     """A worker whose computation raises stores the failure for those
     labels (the page said "being computed" for ever before); the figures of
     the labels before stay, and the next label computes again."""
-    from pipeline import agreement
+    from pipeline.service import agreement
 
     app, run = judged
     client = app.test_client()

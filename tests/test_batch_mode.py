@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from pipeline.run_request import RunRequest
+from pipeline.service.run_request import RunRequest
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, base_config, submit, wait_for
@@ -267,7 +267,7 @@ def test_a_batch_whose_id_was_lost_is_found_not_sent_again(
 ):
     """A step that made the provider's batch and died before storing its id:
     the next finds the batch of its uploaded file instead of making another."""
-    from pipeline import batch_files
+    from pipeline.batch import batch_files
 
     app = judge_app(app_factory, server)
     path = crafted.write(tmp_path / "lost.jsonl", sessions()[:1])
@@ -308,7 +308,7 @@ def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
 ):
     """The finalizer cancels the batches it finds; one made after it looked
     (the run cancelled while the step was sending) is cancelled by the step."""
-    from pipeline import batch, batch_files
+    from pipeline.batch import batch_files, steps
 
     with ScriptedJudge(batch_seconds=600) as server:
         app = judge_app(app_factory, server)
@@ -332,7 +332,7 @@ def test_a_run_cancelled_while_its_batch_is_sent_cancels_that_batch(
             storage.runs.set_status(run.id, "cancelled")
 
         monkeypatch.setattr(batch_files, "send", send_then_cancelled)
-        batch.take_step(storage, app.config, run.id)
+        steps.take_step(storage, app.config, run.id)
         (made,) = storage.batches.batches(run.id)
         url = f"{server.url}/batches/{made.batch_id}"
         assert requests.get(url, timeout=10).json()["status"] in (

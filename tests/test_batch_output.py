@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select
 
 from judge_client.batch_api import answers_in
-from pipeline import batch
-from pipeline.run_request import RunRequest
+from pipeline.batch import steps
+from pipeline.service.run_request import RunRequest
 from store.batch_models import BatchAnswer
 from testing.judge_batches import FOREIGN_ID, MALFORMED
 from testing.judge_server import ScriptedJudge
@@ -146,10 +146,10 @@ def test_a_step_failing_three_times_fails_the_batch_part_and_stops_retrying(
     server.batches.look_fault = fault
     for step in range(3):
         assert storage.batches.state(run.id).stage != "answered", step
-        batch.take_step(storage, app.config, run.id)  # raises nothing
+        steps.take_step(storage, app.config, run.id)  # raises nothing
     state = storage.batches.state(run.id)
     assert (state.stage, state.note, state.failures) == ("answered", "step_failed", 3)
-    assert storage.batches.claim_due(sent_before=batch.utcnow()) == []
+    assert storage.batches.claim_due(sent_before=steps.utcnow()) == []
     (made,) = storage.batches.batches(run.id)  # cancelled at the provider
     assert server.batches.batches[made.batch_id].cancel_at is not None
     service.enqueue(run.id)
@@ -183,8 +183,8 @@ def test_a_step_that_fails_then_succeeds_starts_counting_again(
         )
     storage = app.extensions["storage"]
     server.batches.look_fault = (503, b"busy")
-    batch.take_step(storage, app.config, run.id)
-    batch.take_step(storage, app.config, run.id)
+    steps.take_step(storage, app.config, run.id)
+    steps.take_step(storage, app.config, run.id)
     assert storage.batches.state(run.id).failures == 2
     server.batches.look_fault = None
     wait_until(lambda: _read(storage, app, run.id))
@@ -193,7 +193,7 @@ def test_a_step_that_fails_then_succeeds_starts_counting_again(
 
 
 def _read(storage, app, run_id) -> bool:
-    batch.take_step(storage, app.config, run_id)
+    steps.take_step(storage, app.config, run_id)
     return storage.batches.state(run_id).stage != "waiting"
 
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
-from pipeline import execution
+from pipeline.worker import execution
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.browser_support import VIEWPORTS

@@ -1,4 +1,4 @@
-"""The judge budget (pipeline/budget.py): the estimate before a run starts,
+"""The judge budget (pipeline/service/budget.py): the estimate before a run starts,
 and the refusal over MAX_JUDGE_CALLS_PER_RUN through the API and the page."""
 
 from __future__ import annotations

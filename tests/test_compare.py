@@ -343,7 +343,7 @@ def test_a_comparison_reads_a_bounded_number_of_rows(app_factory, tmp_path):
 def test_the_page_and_its_exports_share_one_computation(
     app_factory, tmp_path, monkeypatch
 ):
-    from pipeline import comparison
+    from pipeline.service import comparison
 
     app = app_factory()
     client = app.test_client()

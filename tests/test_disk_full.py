@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import event
 
 from core.clock import utcnow
-from pipeline import execution
 from pipeline.leases import LEASES
+from pipeline.worker import execution
 from store import uploads
 from store.models import RunChunk
 from tests import crafted
@@ -39,7 +39,7 @@ def test_an_upload_on_a_full_disk_is_refused_and_leaves_no_file(
     def filling(stream, target):
         return original(FullDisk(stream.read()), target)
 
-    monkeypatch.setattr("pipeline.runs.store_upload", filling)
+    monkeypatch.setattr("pipeline.service.runs.store_upload", filling)
     path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
     with path.open("rb") as stream:
         answer = app.test_client().post(
@@ -86,7 +86,7 @@ def test_a_failed_attempts_claims_are_ended_for_the_other_workers(
     requests' claims, and another worker's retry waited out their deadline
     (16 minutes at the defaults). The failed attempt ends them; when that
     fails too (the database still down), the next sweep does."""
-    from pipeline import run_judge
+    from pipeline.batch import run_judge
     from store.call_claims import ClaimQueries
 
     app = app_factory()

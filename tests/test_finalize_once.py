@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from config import DEFAULTS
-from pipeline import finalizer, interim
+from pipeline.worker import finalizer, interim
 from store.models import utcnow
 from tests import aggregate_rows as data
 from tests.test_aggregate_equality import store_run

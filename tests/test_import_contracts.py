@@ -81,7 +81,7 @@ def test_a_suite_importing_another_breaks_a_contract(tree):
 
 
 def test_a_module_outside_metrics_importing_a_suite_breaks_a_contract(tree):
-    with (tree / "pipeline" / "annotations.py").open("a") as module:
+    with (tree / "pipeline" / "service" / "annotations.py").open("a") as module:
         module.write(
             "\nfrom metrics.suites.alignment import summary  # noqa: E402, F401\n"
         )
@@ -92,11 +92,11 @@ def test_a_module_outside_metrics_importing_a_suite_breaks_a_contract(tree):
 
 def test_a_store_module_importing_the_pipeline_breaks_a_contract(tree):
     with (tree / "store" / "uploads.py").open("a") as module:
-        module.write("\nimport pipeline.reuse  # noqa: E402, F401\n")
+        module.write("\nimport pipeline.service.reuse  # noqa: E402, F401\n")
     result = lint_imports(tree)
     assert result.returncode != 0
     assert "store is not allowed to import pipeline" in result.stdout
-    assert "store.uploads -> pipeline.reuse" in result.stdout
+    assert "store.uploads -> pipeline.service.reuse" in result.stdout
 
 
 def test_no_test_imports_a_benchmark():
@@ -173,3 +173,30 @@ def test_the_import_graph_has_no_cycle():
         if graph.chain_exists(importer=imported, imported=module)
     ]
     assert cycles == []
+
+
+def test_the_task_names_are_the_ones_queued_tasks_carry(app):
+    """A queued task is found by its name: the worker registers the names of
+    earlier releases (the pipeline's split moved the tasks module, not them),
+    and the service sends the same strings (pipeline/names.py)."""
+    from pipeline import names
+
+    celery = app.extensions["queue"].celery
+    celery.loader.import_default_modules()  # what a worker does: the tasks
+    registered = {name for name in celery.tasks if name.startswith("personasteer.")}
+    queued_by_earlier_releases = {
+        "personasteer.evaluate_chunk",
+        "personasteer.finalize_run",
+        "personasteer.compare_runs",
+        "personasteer.compute_agreement",
+        "personasteer.batch_step",
+    }
+    assert queued_by_earlier_releases <= registered
+    sent = {
+        names.EVALUATE_CHUNK,
+        names.FINALIZE_RUN,
+        names.COMPARE_RUNS,
+        names.COMPUTE_AGREEMENT,
+        names.BATCH_STEP,
+    }
+    assert sent == queued_by_earlier_releases

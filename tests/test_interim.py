@@ -1,4 +1,4 @@
-"""Results before a run ends (pipeline/interim.py): provisional aggregates of
+"""Results before a run ends (pipeline/worker/interim.py): provisional aggregates of
 the sessions stored so far, shown on the run's page and in its status; and
 a cancelled run keeps and shows what it evaluated.
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from core.status import RunStatus
 from metrics.results import judge_usage
-from pipeline import execution, finalizer, interim
 from pipeline.dispatch import dispatch
 from pipeline.names import EVALUATE_CHUNK, FINALIZE_RUN
-from pipeline.runs import RunRequest
+from pipeline.service.runs import RunRequest
+from pipeline.worker import execution, finalizer, interim
 from store.models import utcnow
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE
@@ -310,7 +310,7 @@ def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
     aggregation's modules beside the worker's first tasks, so the worker's
     first aggregation does not wait for them."""
     code = (
-        "import sys; from pipeline import interim; interim.preload().join(); "
+        "import sys; from pipeline.worker import interim; interim.preload().join(); "
         "print(all(name in sys.modules for name in interim.AGGREGATION_MODULES))"
     )
     done = subprocess.run(

@@ -108,7 +108,7 @@ def test_requests_sent_and_verdicts_from_the_cache_are_said_apart(
     and a run served from the cache showed a bare "0" in its workspace.
     ``calls`` are requests sent (paid); ``cached`` verdicts were taken from
     the cache without one (docs/results-format.md)."""
-    from pipeline import reuse
+    from pipeline.service import reuse
 
     app = app_factory(
         JUDGE_API_URL=server.url,

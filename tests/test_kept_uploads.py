@@ -1,4 +1,4 @@
-"""Upload once (pipeline/kept_uploads.py): the upload page's check keeps a
+"""Upload once (pipeline/service/kept_uploads.py): the upload page's check keeps a
 valid file and answers a signed reference; the run is started with the
 reference, and the file is not sent again."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import kept_uploads
+from pipeline.service import kept_uploads
 from store.uploads import PENDING
 from tests.test_api import sample_bytes, wait_final
 

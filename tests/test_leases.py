@@ -14,10 +14,11 @@ import pytest
 from core.clock import utcnow
 from core.status import Cancelled, LeaseLost
 from judge_client.outcome import StopCheck
-from pipeline import dispatch, execution
+from pipeline import dispatch
 from pipeline.leases import LEASES
 from pipeline.names import EVALUATE_CHUNK
-from pipeline.runs import RunRequest
+from pipeline.service.runs import RunRequest
+from pipeline.worker import execution
 from tests import crafted
 from tests.test_progress import RUN_FIELDS, planned_run
 

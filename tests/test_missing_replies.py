@@ -308,7 +308,7 @@ def test_a_run_that_stored_one_suites_rows_counts_its_missing_replies(any_storag
     missing rows over its suites: 1 // 2). Found by the witness, issue 56."""
     from config import DEFAULTS
     from metrics.results import run_header
-    from pipeline import interim
+    from pipeline.worker import interim
 
     storage = any_storage
     run = storage.runs.create_run(

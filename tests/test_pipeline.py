@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import reuse
+from pipeline.service import reuse
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import evaluate, submit, wait_for

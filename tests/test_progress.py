@@ -16,8 +16,9 @@ import pytest
 from evaluator import Judge, JudgeConfig
 from metrics.judging import judge_items
 from metrics.suites.alignment import ALIGNMENT
-from pipeline import dispatch, execution, progress
-from pipeline.runs import RunRequest
+from pipeline import dispatch, progress
+from pipeline.service.runs import RunRequest
+from pipeline.worker import execution
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit

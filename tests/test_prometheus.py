@@ -85,7 +85,7 @@ def test_server_errors_are_counted(app_factory):
 
 def test_json_logs_behind_the_setting(app_factory, capfd):
     app_factory(LOG_FORMAT="json")
-    logging.getLogger("pipeline.runs").warning("run %s is late", "r1")
+    logging.getLogger("pipeline.service.runs").warning("run %s is late", "r1")
     line = capfd.readouterr().err.strip().splitlines()[-1]
     record = json.loads(line)
     assert record["message"] == "run r1 is late" and record["levelname"] == "WARNING"

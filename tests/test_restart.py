@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST_LIFE = """
 import sys, time
 from app import create_app
-from pipeline.runs import RunRequest
+from pipeline.service.runs import RunRequest
 path = sys.argv[1]
 app = create_app({"INSTANCE_PATH": sys.argv[2]})
 service = app.extensions["runs"]

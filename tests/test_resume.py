@@ -1,4 +1,4 @@
-"""Recovery is one path, the sweep of void leases (pipeline/execution.sweep):
+"""Recovery is one path, the sweep of void leases (pipeline/worker/execution.sweep):
 the embedded worker's first sweep, as the only worker of its database, takes
 back every chunk in flight at once; a team's web process checks the broker
 before it records a run."""
@@ -13,8 +13,8 @@ def test_the_embedded_worker_takes_back_its_work_when_it_starts(app_factory, tmp
     dead worker left in the queue stays: its task finds the chunk taken."""
     from pathlib import Path
 
-    from pipeline import worker_process
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
+    from pipeline.worker import worker_process
     from tests import crafted
 
     app = app_factory(CHUNK_UNITS=10, RUN_INFLIGHT_CHUNKS=2)
@@ -47,9 +47,10 @@ def test_a_task_queued_while_the_worker_took_its_chunk_back_runs_once(
     two tasks queued. The first to come runs it, the other finds it done
     (found when every judge call of a first CLI run was made twice). Either
     may come first: a chunk sent again never waits behind its own copy."""
-    from pipeline import dispatch, execution
+    from pipeline import dispatch
     from pipeline.names import EVALUATE_CHUNK
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
+    from pipeline.worker import execution
     from tests import crafted
 
     app = app_factory(CHUNK_UNITS=1000)

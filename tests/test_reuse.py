@@ -1,4 +1,4 @@
-"""Reusing an identical finished run (pipeline/reuse.py): the same file,
+"""Reusing an identical finished run (pipeline/service/reuse.py): the same file,
 suites, options, judge settings and code give a copy of the rows, made in
 the database, with no judge call; anything different is evaluated."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import reuse
+from pipeline.service import reuse
 from tests.test_api import sample_bytes, upload, wait_final
 
 WEIGHTS = (

@@ -1,4 +1,4 @@
-"""A run's settings as a frozen, typed spec (pipeline/run_spec.py): made
+"""A run's settings as a frozen, typed spec (pipeline/service/run_spec.py): made
 from what the run recorded, and the only thing the worker reads of them."""
 
 from __future__ import annotations
@@ -12,14 +12,19 @@ from types import SimpleNamespace
 import pytest
 
 from config import DEFAULTS
-from pipeline.run_request import RunRequest
-from pipeline.run_spec import RunSpec
+from pipeline.service.run_request import RunRequest
+from pipeline.service.run_spec import RunSpec
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKER_MODULES = ("execution.py", "run_judge.py", "dispatch.py", "finalizer.py")
+WORKER_MODULES = (
+    "worker/execution.py",
+    "batch/run_judge.py",
+    "dispatch.py",
+    "worker/finalizer.py",
+)
 
 
 def test_the_spec_is_what_the_run_recorded(app_factory, tmp_path, judge_server):
@@ -146,7 +151,7 @@ def test_a_run_recorded_without_limits_takes_the_workers_and_says_so(caplog):
     }
     spec = RunSpec.of(run)
     assert spec.judge.limits is None
-    with caplog.at_level(logging.WARNING, logger="pipeline.run_spec"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.service.run_spec"):
         settings = spec.judge_config(config, run_id=run.id)
     assert settings is not None and settings.max_tokens == 777
     assert "r1" in caplog.text and "JUDGE_MAX_TOKENS" in caplog.text

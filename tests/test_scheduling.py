@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from pipeline.execution import Context, sweep
+from pipeline.worker.execution import Context, sweep
 from store.models import RunChunk
 from testing.judge_server import ScriptedJudge
 from tests import crafted
@@ -66,7 +66,7 @@ def test_one_pool_holds_the_concurrency_per_judge_model_across_runs(
         )
         path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
         service = app.extensions["runs"]
-        from pipeline.runs import RunRequest
+        from pipeline.service.runs import RunRequest
 
         ids = []
         for model in ("judge-a", "judge-b"):
@@ -120,7 +120,7 @@ def test_the_watchdog_requeues_lost_chunks_and_the_run_completes(app_factory, tm
     app = app_factory(CHUNK_UNITS=20, QUEUE_TIMEOUT_S=5.0, CHUNK_STALL_S=5.0)
     storage, service = app.extensions["storage"], app.extensions["runs"]
     app.extensions["test_worker"].ensure_started()  # a watchdog sweeps beside one
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(6))
     with path.open("rb") as stream:
@@ -139,7 +139,7 @@ def test_the_watchdog_requeues_lost_chunks_and_the_run_completes(app_factory, tm
 def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp_path):
     app = app_factory(CHUNK_UNITS=1000, MAX_CHUNK_ATTEMPTS=2)
     storage, service = app.extensions["storage"], app.extensions["runs"]
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))
     with path.open("rb") as stream:
@@ -178,7 +178,7 @@ def test_a_chunk_is_given_up_after_its_attempts_with_error_rows(app_factory, tmp
 def test_a_failing_chunk_is_tried_again(app_factory, tmp_path):
     app = app_factory()
     storage, service = app.extensions["storage"], app.extensions["runs"]
-    from pipeline.runs import RunRequest
+    from pipeline.service.runs import RunRequest
 
     path = crafted.write(tmp_path / "c.jsonl", sessions(2))
     with path.open("rb") as stream:

@@ -14,8 +14,9 @@ from core.clock import utcnow
 from core.holders import this_host
 from core.status import RunStatus
 from judge_client import pacing
-from pipeline import execution, stalls
+from pipeline import stalls
 from pipeline.leases import LEASES
+from pipeline.worker import execution
 from store.models import Run, RunChunk
 from tests.test_progress import planned_run
 

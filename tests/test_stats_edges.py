@@ -135,7 +135,7 @@ def test_length_bias_is_measured_within_methods():
 
 def test_length_bias_within_methods_from_the_database(any_storage):
     from config import DEFAULTS
-    from pipeline import finalizer
+    from pipeline.worker import finalizer
 
     storage = any_storage
     run = storage.runs.create_run(

@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 
 from core.status import ComparisonState
-from pipeline import comparison
+from pipeline.service import comparison
 from store.models import ComparisonRun, StoredComparison, utcnow
 from tests import crafted
 from tests.test_api import settled, wait_final

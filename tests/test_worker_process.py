@@ -1,4 +1,4 @@
-"""Embedded mode's worker process (pipeline/worker_process.py): a Celery
+"""Embedded mode's worker process (pipeline/worker/worker_process.py): a Celery
 worker on the local broker, off the web process, at a lower priority,
 restarted when it dies, one per instance, gone when the web process goes."""
 
@@ -123,7 +123,7 @@ def test_the_cli_evaluate_starts_the_worker_process(app_factory, tmp_path):
 def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
     tmp_path,
 ):
-    """``flask evaluate`` forks its worker (pipeline/forked_worker.py) instead
+    """``flask evaluate`` forks its worker (pipeline/worker/forked_worker.py) instead
     of starting an interpreter that imports the app again: the worker runs
     the command's run, holds no descriptor of the instance lock (the lock
     ends with its supervisor), writes nothing on the command's stdout (the
@@ -211,7 +211,7 @@ def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path
 def test_without_pidfds_a_command_spawns_its_worker(app_factory, monkeypatch):
     """A system without pidfds (Linux before 5.3) cannot wait on a forked
     worker without polling: the command spawns it, as a web process does."""
-    from pipeline import forked_worker
+    from pipeline.worker import forked_worker
 
     monkeypatch.setattr(forked_worker, "available", lambda: False)
     supervisor = app_factory(EMBEDDED_WORKER="process").extensions["worker"]
@@ -276,7 +276,7 @@ def test_the_setting_is_read_and_checked(value):
 def test_the_watchdog_starts_with_the_worker(app_factory):
     """Before any chunk is sent: a restarted worker with nothing new to send
     must still take back what the dead one held."""
-    from pipeline.worker_process import begin
+    from pipeline.worker.worker_process import begin
 
     app = app_factory()
     app.extensions["runs"].start_worker = None
@@ -289,7 +289,7 @@ def test_a_ready_worker_freezes_its_heap_once_what_runs_need_is_loaded():
     """(app.py's ready hooks) A full collection then skips what the imports
     made: it had stalled every judge call in flight for ~0.2 s."""
     code = (
-        "import gc, sys; from pipeline import interim, worker_process; "
+        "import gc, sys; from pipeline.worker import interim, worker_process; "
         "from judge_client import loop; "
         "worker_process.warm_up(interim.preload(), loop.warm_up()).join(); "
         "print(gc.get_freeze_count() > 10_000, 'scipy.special' in sys.modules, "

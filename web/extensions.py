@@ -14,13 +14,13 @@ def storage():
 
 
 def runs():
-    """The run service (``pipeline/runs.py``)."""
+    """The run service (``pipeline/service/runs.py``)."""
     return current_app.extensions["runs"]
 
 
 def annotation_service():
     """The annotation service of the run service's uploads."""
-    from pipeline.annotations import AnnotationService
+    from pipeline.service.annotations import AnnotationService
 
     return AnnotationService(storage(), runs().upload_path)
 

@@ -8,7 +8,7 @@ beyond ``JUDGE_CONCURRENCY`` (measured: none).
 What the fault exercises: chunks fail mid-judging with their requests'
 claims left behind (the release is refused too); before the claims fix
 their retries in the same live worker waited out those claims' 16-minute
-deadline (``core.holders.attempt``, ``pipeline/execution._release_claims``
+deadline (``core.holders.attempt``, ``pipeline/worker/execution._release_claims``
 end them). A task whose claim of its chunk was refused left the chunk
 ``sent`` for QUEUE_TIMEOUT_S (5 minutes; ``execution.UNCLAIMED``). The calls
 a failed chunk still had queued went out and their verdicts, which could
@@ -20,7 +20,7 @@ OperationalError"), so the run ended partial; it fails the attempt now
 (``core.status.StorageUnavailable``).
 
 The worker is the product's supervised worker process, forked as ``flask
-evaluate`` forks it (``pipeline/forked_worker.py``): the fault has to be in
+evaluate`` forks it (``pipeline/worker/forked_worker.py``): the fault has to be in
 the process that writes (``PRAGMA max_page_count`` is per connection), and a
 forked worker builds its app with the supervisor's ``create_app``, which the
 test wraps to install the switch on the worker's engine. A spawned worker

@@ -1,5 +1,5 @@
 """What a run's pages say it covers when it did not finish: a cancelled
-run's stored results (``pipeline/interim.cancel_cover``, counted from its
+run's stored results (``pipeline/worker/interim.cancel_cover``, counted from its
 stored rows when it was summarized), each suite's share of them, why its
 rows table is empty, and the progress a list of runs shows for it, in the
 same units as its page.

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from core import usage
 from metrics import registry
 from metrics.results import judge_models, judge_usage, missing_replies, not_asked
-from pipeline.run_spec import RunSpec
+from pipeline.service.run_spec import RunSpec
 from reports import tables
 from reports.paper_methods import methods_paragraph
 from reports.paper_text import has_cjk
@@ -170,7 +170,7 @@ def panel_judges(run) -> list[str]:
 
 def annotations_context(storage, run) -> dict:
     """The run's annotation queue, its label count and the judge against
-    the labels (``pipeline/annotations.py``)."""
+    the labels (``pipeline/service/annotations.py``)."""
     queue = storage.annotations.queue_of_run(run.id)
     if queue is None:
         return {

@@ -1,4 +1,4 @@
-"""Annotation queues in the browser (``pipeline/annotations.py``).
+"""Annotation queues in the browser (``pipeline/service/annotations.py``).
 
 The owner's side (``owner``, CSRF-protected forms on the manage link's
 dashboard, and ``POST /api/v1/runs/<manage>/annotations``): make a queue,
@@ -30,8 +30,8 @@ from flask import (
 from werkzeug.utils import secure_filename
 
 from core.problems import Rejected
-from pipeline import label_files
-from pipeline.annotations import (
+from pipeline.service import label_files
+from pipeline.service.annotations import (
     annotator_name,
     import_labels,
     label_dimensions,

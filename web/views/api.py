@@ -9,7 +9,7 @@ from flask import Blueprint, abort, current_app, jsonify, request
 from core.problems import Rejected
 from core.status import RunStatus
 from dataset import convert
-from pipeline.run_request import RunRequest
+from pipeline.service.run_request import RunRequest
 from translations import translate_problems
 from web.extensions import link
 from web.extensions import runs as _service

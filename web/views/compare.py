@@ -2,7 +2,7 @@
 its exports (CSV, JSON, LaTeX, Markdown). ``runs`` names two or more runs by
 their view (or manage) tokens; the replies only ever name view tokens.
 
-The comparison (``pipeline/comparison.py``) is computed once on a worker
+The comparison (``pipeline/service/comparison.py``) is computed once on a worker
 and stored. While it is being computed every endpoint answers 202 with
 ``Retry-After``: the API a JSON ``{"state": "computing"}``, the page and the
 exports a page that reloads itself. The stored comparison quacks like a
@@ -27,7 +27,7 @@ from flask_babel import get_locale
 from markupsafe import Markup
 
 from core.problems import Rejected
-from pipeline.comparison import compare_runs, comparison_keys
+from pipeline.service.comparison import compare_runs, comparison_keys
 from reports import paper, paper_summary
 from translations import translate_problems
 from web import extensions

@@ -9,8 +9,8 @@ from flask import current_app
 
 from core.problems import Rejected
 from metrics import registry
-from pipeline.run_request import FAMILY_PARTS, MAX_RUN_NAME_CHARS, family_pairs
-from pipeline.runs import RunRequest
+from pipeline.service.run_request import FAMILY_PARTS, MAX_RUN_NAME_CHARS, family_pairs
+from pipeline.service.runs import RunRequest
 from web import extensions
 from web.presentation.paging import decimal
 from web.security import access
@@ -144,7 +144,7 @@ def _options_from_form(form) -> dict:
 def submit(request, new_workspace: bool = False):
     """Store, validate, record and enqueue the uploaded run (web form and API):
     the file sent, or the one ``upload_ref`` names (kept when the upload
-    page checked it: ``pipeline/kept_uploads.py``). ``new_workspace``: a run
+    page checked it: ``pipeline/service/kept_uploads.py``). ``new_workspace``: a run
     sent without a workspace gets one of its own."""
     service = extensions.runs()
     wanted = replace(

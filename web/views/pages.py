@@ -29,8 +29,8 @@ from dataset.importers import IMPORTERS
 from metrics import protocols, registry
 from metrics.results import tidy_row
 from pipeline import stalls
-from pipeline.judge_check import check_judge
-from pipeline.runs import protocol_of
+from pipeline.service.judge_check import check_judge
+from pipeline.service.runs import protocol_of
 from reports import exports
 from translations import translate_problems
 from web.extensions import runs as _service

@@ -58,7 +58,7 @@ def status_body(run, link) -> dict:
 
 def provisional(run) -> dict | None:
     """While a run is evaluated: the summary of the sessions stored so far
-    (``pipeline/interim.py``), which changes until the run ends; else null."""
+    (``pipeline/worker/interim.py``), which changes until the run ends; else null."""
     interim = run.interim if run.status not in FINAL_RUN else None
     if not interim or "summary" not in interim:  # none yet, or summary steps only
         return None

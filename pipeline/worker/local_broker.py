@@ -11,7 +11,7 @@ residue: a delivered message is a deleted file. Both transports poll; a
 ``listdir`` of a near-empty folder every ``POLL_S`` costs microseconds.
 
 A worker that starts takes back what was in flight (its first sweep,
-``pipeline/worker_process.begin``); messages left in the folder by the one
+``pipeline/worker/worker_process.begin``); messages left in the folder by the one
 before are delivered too, and a chunk's task that finds it taken or done
 does nothing, so a restart runs no chunk twice.
 """
@@ -28,7 +28,7 @@ from typing import Any, cast
 from kombu.transport import filesystem
 from kombu.utils.json import dumps
 
-TRANSPORT = "pipeline.local_broker:Transport"
+TRANSPORT = "pipeline.worker.local_broker:Transport"
 POLL_S = 0.02  # a hand-off waits at most this long (the first call: ≤ 0.3 s)
 STAGING = ".staging"  # not a message name: the transport skips it
 # kombu's ``dumps`` has no annotations: a message body as JSON text

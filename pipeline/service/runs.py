@@ -1,6 +1,6 @@
 """The run service: creating, queueing, cancelling, retrying and resuming
 runs, and their results document. The one path shared by the web pages, the
-API and the CLI (its judge budget: ``pipeline/run_budget.py``).
+API and the CLI (its judge budget: ``pipeline/service/run_budget.py``).
 
 It takes the storage, the configuration and the queue explicitly (no Flask
 application context) and sends tasks by name, so it never imports them.
@@ -19,11 +19,12 @@ from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage
 from dataset.limits import Limits
 from metrics import registry, results, stats
-from pipeline import kept_uploads, reuse, stalls
+from pipeline import stalls
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
-from pipeline.run_budget import RunBudget
-from pipeline.run_request import (
+from pipeline.service import kept_uploads, reuse
+from pipeline.service.run_budget import RunBudget
+from pipeline.service.run_request import (
     RunRequest,
     check_file_name,
     checked_families,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 OnValid = Callable[[dataset.ValidationReport], object]
 
 
-class TaskQueue(Protocol):  # pipeline.queue.Queue, never imported here
+class TaskQueue(Protocol):  # pipeline.worker.queue.Queue, never imported here
     def send(self, task_name: str, *args: Any) -> None: ...
 
 
@@ -278,7 +279,7 @@ class RunService(RunBudget):
     # -- changing runs -------------------------------------------------------
     def cancel(self, run: Run) -> bool:
         """Queued chunks see the status and skip; every row stored so far is
-        kept and summarized (``pipeline/interim.py``). False if final."""
+        kept and summarized (``pipeline/worker/interim.py``). False if final."""
         if not self.storage.runs.cancel_run(run.id):
             return False
         self.wake()

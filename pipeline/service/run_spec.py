@@ -1,6 +1,6 @@
 """A run's settings, typed and frozen: what a worker reads of a run.
 
-Recorded when the run is made (``pipeline/run_request.py``: the suites'
+Recorded when the run is made (``pipeline/service/run_request.py``: the suites'
 options checked, the judge's settings from the request and the instance's
 configuration at that moment: model, sampling, history window and the
 limits of ``judge_client.config.RUN_LIMITS``) and stored as
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from config import DEFAULTS
 from judge_client.config import RUN_LIMITS, JudgeConfig
 from metrics import registry
-from pipeline.run_request import history_chars
+from pipeline.service.run_request import history_chars
 
 if TYPE_CHECKING:
     from store.models import Run
@@ -51,7 +51,7 @@ class JudgeSpec:
     history_chars: int  # dialogue history a prompt carries
     protocol: Mapping[str, Any] | None  # the stored protocol; None: the default
     use_cache: bool  # False: the run pays for its own verdicts (kept per run)
-    batch: bool = False  # through the provider's Batch API (pipeline/batch.py)
+    batch: bool = False  # through the provider's Batch API (pipeline/batch/steps.py)
     # max tokens, timeouts, retries... (judge_client.config.RUN_LIMITS) by
     # field; None: recorded by an earlier release (the worker's are used)
     limits: Mapping[str, Any] | None = None

@@ -1,5 +1,5 @@
 """Finalize a run once its chunks are all finished: one worker claims it,
-aggregates the stored rows (``pipeline/interim.py``) and sets the final
+aggregates the stored rows (``pipeline/worker/interim.py``) and sets the final
 status; a run with nothing evaluated fails with the counts of why, and so
 does one whose judge was asked without a single reply read
 (``no_readable_verdict``: the other suites' rows stay).
@@ -21,9 +21,9 @@ from core.clock import utcnow
 from core.status import ACTIVE_RUN, FAILED_ROWS, RowStatus, RunStatus
 from core.telemetry import FINALIZE_REQUESTS
 from metrics import registry
-from pipeline import interim
-from pipeline.batch import cancel_batches
+from pipeline.batch.steps import cancel_batches
 from pipeline.dispatch import fail_run
+from pipeline.worker import interim
 
 if TYPE_CHECKING:
     from store import StorageLike
@@ -64,7 +64,7 @@ def _beating(storage: StorageLike, run_id: str) -> Iterator[None]:
 
 
 def finalize(storage: StorageLike, run_id: str, config: dict[str, Any]) -> None:
-    """Aggregate a finished run (``pipeline/interim.py``); a cancelled one
+    """Aggregate a finished run (``pipeline/worker/interim.py``); a cancelled one
     keeps its status and gets the results of the rows it stored."""
     run = storage.runs.get_run(run_id)
     if run is not None and run.status == RunStatus.CANCELLED:

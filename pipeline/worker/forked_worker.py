@@ -13,7 +13,7 @@ connection.
 Only a command forks, before it starts anything: its one other thread may
 be Flask-Limiter's in-memory storage timer, which the child never uses (it
 builds its own app). A web process, with its server's threads and sockets,
-spawns (pipeline/worker_process.py), as does a restart. The child:
+spawns (pipeline/worker/worker_process.py), as does a restart. The child:
 
 * closes the instance lock's descriptor (the lock must end with the
   supervisor, not with its worker) and its copy of the lifeline's write end

@@ -1,8 +1,8 @@
 """The run service's judge budget (:class:`RunBudget`, a part of
-``pipeline.runs.RunService``): the calls a request would make, and the
+``pipeline.service.runs.RunService``): the calls a request would make, and the
 refusals of a run over the per-run limit, over its workspace's calls of the
 day, or, for a retry, over what the upload's budget has left. The figures
-themselves are ``pipeline/budget.py``'s."""
+themselves are ``pipeline/service/budget.py``'s."""
 
 from __future__ import annotations
 
@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from core.caps import Daily
 from core.problems import Rejected
-from pipeline import budget
-from pipeline.run_request import RunRequest, choose_suites, judge_options, public_judge
+from pipeline.service import budget
+from pipeline.service.run_request import (
+    RunRequest,
+    choose_suites,
+    judge_options,
+    public_judge,
+)
 
 if TYPE_CHECKING:
     import dataset

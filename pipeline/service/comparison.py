@@ -36,7 +36,7 @@ from metrics import registry
 from metrics.comparison import Comparison, Shared, Side, compare, run_labels
 from metrics.results import judge_models
 from metrics.rows import ResultRow, finite_json
-from pipeline.reuse import code_fingerprint
+from pipeline.service.reuse import code_fingerprint
 from store.uploads import upload_path
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from judge_client.batch_client import BatchClient, Recorder
 from judge_client.exchanges import Exchanges
 from judge_client.http import JudgeClient
 from metrics import registry
-from pipeline.allowance import CallAllowance
 from pipeline.leases import LEASES
-from pipeline.run_spec import RunSpec
+from pipeline.service.allowance import CallAllowance
+from pipeline.service.run_spec import RunSpec
 
 if TYPE_CHECKING:
     from store import StorageLike

@@ -1,5 +1,5 @@
 """Human agreement of an annotation queue's labels (issue 48): computed on
-a worker when the labels change (``pipeline/tasks.py``: the dispatcher
+a worker when the labels change (``pipeline/worker/tasks.py``: the dispatcher
 claims a queue whose labels changed, one computation at a time), stored
 with the state of the labels it read; a page shows what is stored and
 says when labels came in since. The bootstrap intervals take seconds, so

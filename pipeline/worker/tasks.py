@@ -1,4 +1,4 @@
-"""Celery tasks: thin. Each takes ids, calls :mod:`pipeline.execution` with
+"""Celery tasks: thin. Each takes ids, calls :mod:`pipeline.worker.execution` with
 the app's storage, configuration, queue and judge pool, and returns."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from celery import shared_task
 from flask import current_app
 
 from core.status import ACTIVE_RUN
-from pipeline import agreement, batch, comparison, dispatch, execution, finalizer
+from pipeline import dispatch
+from pipeline.batch import steps
 from pipeline.names import (
     BATCH_STEP,
     COMPARE_RUNS,
@@ -19,6 +20,8 @@ from pipeline.names import (
     FINALIZE_RUN,
     START_RUN,
 )
+from pipeline.service import agreement, comparison
+from pipeline.worker import execution, finalizer
 
 P = ParamSpec("P")
 
@@ -80,5 +83,5 @@ def batch_step(run_id: str) -> None:
     """A batch-mode run's next step: gather and send its requests, or ask
     about its batches and read their answers; then hand out what is due."""
     ctx = context()
-    batch.take_step(ctx.storage, ctx.config, run_id)
+    steps.take_step(ctx.storage, ctx.config, run_id)
     ctx.dispatch()

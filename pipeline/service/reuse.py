@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from store import StorageLike
     from store.models import Run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Everything a row's value depends on besides the file and the settings.
 CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py", "judge_client")
 
@@ -98,7 +98,7 @@ def reuse(
     spans: Iterable[tuple[str, int, int, int]],
     **fields: Any,
 ) -> str:
-    """A finished copy of ``source`` with ``fields`` (``pipeline/runs.py``
+    """A finished copy of ``source`` with ``fields`` (``pipeline/service/runs.py``
     passes what it would have created the run with); the new run's id."""
     from store import reuse as stored
 

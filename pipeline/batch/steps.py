@@ -6,7 +6,7 @@ A batch-mode run moves through stages (``store/judge_batches.py``), each
 step a task the dispatcher hands out once (:func:`take_step`):
 
 1. ``collect``: a gathering pass evaluates the run's judge suites with a
-   judge that sends nothing (``pipeline/run_judge.py: gathering_judge``):
+   judge that sends nothing (``pipeline/batch/run_judge.py: gathering_judge``):
    every first ask that neither the cache nor an earlier batch answers is
    written to batch files, one model each, split at
    ``JUDGE_BATCH_MAX_REQUESTS`` or ``JUDGE_BATCH_MAX_MB``, uploaded and made
@@ -58,10 +58,10 @@ from judge_client.batch_api import BatchAPI, BatchAPIError, OutputTooLarge, answ
 from judge_client.batch_client import Recorder
 from judge_client.http import JudgeHTTPError, read_completion
 from metrics import engine, registry
-from pipeline import batch_files
-from pipeline.batch_files import LEASE_S
-from pipeline.run_judge import gathering_judge
-from pipeline.run_spec import RunSpec
+from pipeline.batch import batch_files
+from pipeline.batch.batch_files import LEASE_S
+from pipeline.batch.run_judge import gathering_judge
+from pipeline.service.run_spec import RunSpec
 from store.uploads import upload_path
 
 if TYPE_CHECKING:

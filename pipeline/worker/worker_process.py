@@ -1,6 +1,6 @@
 """Embedded mode's Celery worker: a child process the app starts and
 supervises (``EMBEDDED_WORKER=process``, the default), consuming the local
-broker (``pipeline/local_broker.py``) as team mode's workers consume Redis.
+broker (``pipeline/worker/local_broker.py``) as team mode's workers consume Redis.
 
 Why a process: evaluation is CPU work in Python (prompt building, reply
 parsing, the deterministic suites). In the web process it held the GIL while
@@ -14,7 +14,7 @@ supervises it (another gunicorn worker or a CLI command on the same
 instance sends its tasks to that one, and takes over within
 ``TAKEOVER_S`` if the holder ends). A web process spawns the child, which
 gets the app's settings in a file it deletes at once (they hold the secret
-key); a command forks it (pipeline/forked_worker.py). Either way the child
+key); a command forks it (pipeline/worker/forked_worker.py). Either way the child
 has a pipe whose end of file tells it the app is gone: it exits, no orphan.
 
 Crash safety: a worker starts on an empty queue and takes back what was in
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from evaluator import warm_up_judge
-from pipeline import forked_worker
+from pipeline.worker import forked_worker
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 CreateApp = Callable[[dict[str, Any]], "Flask"]
 
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NICE = 10  # lower CPU priority than the web process
 RESTART_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
 STEADY_S = 60.0  # a worker that lived this long restarts without back-off growth
@@ -108,7 +108,7 @@ class WorkerProcess:
         """Cheap once running: called before every task is sent. ``fork``: a
         command about to wait for its run, whose process has no thread that
         matters to the worker and has not made its storage yet
-        (pipeline/forked_worker.py)."""
+        (pipeline/worker/forked_worker.py)."""
         if self._watcher is not None or self._stopping:
             return
         with self._lock:
@@ -240,7 +240,7 @@ def begin(app: Flask) -> None:
     back every chunk in flight at once (their tasks were in the queue or on
     the worker that died; a copy of one still queued is harmless), then
     sends what may run."""
-    from pipeline import execution
+    from pipeline.worker import execution
 
     try:
         execution.sweep(execution.Context.of(app), sole=True)
@@ -284,7 +284,7 @@ def serve(create_app: CreateApp, settings: dict[str, Any], lifeline: int) -> Non
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
     # Celery warns a worker run as root because a pickled task could run
     # code; this one is the app's own, as privileged as the app that starts
-    # it, and accepts JSON only (pipeline/queue.py). The warning was noise
+    # it, and accepts JSON only (pipeline/worker/queue.py). The warning was noise
     # on every embedded start, and a second line after a command's error.
     warnings.filterwarnings(
         "ignore", message="You're running the worker with superuser"

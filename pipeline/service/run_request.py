@@ -174,12 +174,12 @@ def judge_options(settings: dict[str, Any], request: RunRequest) -> dict[str, An
         # the instance's model when the request named none: a worker
         # configured with another still asks this one (run_spec.py)
         "judge_model": models[0] if models else settings.get("JUDGE_MODEL"),
-        # two or more: a panel (pipeline/execution.py: judge_for)
+        # two or more: a panel (pipeline/worker/execution.py: judge_for)
         "judge_models": models if len(models) > 1 else None,
         "use_cache": request.use_cache,
         "batch": request.batch,
         # recorded at submit: a worker configured otherwise judges the run
-        # as its header says (pipeline/run_spec.py: RunSpec.judge_config)
+        # as its header says (pipeline/service/run_spec.py: RunSpec.judge_config)
         "temperature": settings["JUDGE_TEMPERATURE"],
         "history_chars": settings["JUDGE_HISTORY_CHARS"],
         "judge_limits": run_limits(settings),  # max tokens, timeouts, retries...

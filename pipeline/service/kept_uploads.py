@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from core.problems import Rejected
-from pipeline.run_request import check_file_name, unstorable
+from pipeline.service.run_request import check_file_name, unstorable
 from store.uploads import Kept, drop_kept, keep_upload, kept_uploads, sweep_kept
 
 KEPT_S = 3600  # an hour between the check and the run

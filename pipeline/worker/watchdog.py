@@ -1,7 +1,7 @@
 """The watchdog: a thread beside each worker that renews the chunk leases
 its process holds (at least three times per lease, ``pipeline/leases.py``)
 and sweeps every ``WATCHDOG_INTERVAL_S``
-(``pipeline.execution.sweep``, the one recovery path): a chunk whose lease
+(``pipeline.worker.execution.sweep``, the one recovery path): a chunk whose lease
 is void is tried again or given up, and a run never stays ``queued`` or
 ``running`` for good. Sweeps are idempotent: two workers sweeping at once
 claim each chunk once."""
@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from time import monotonic
 
-from pipeline import execution
 from pipeline.leases import LEASES
+from pipeline.worker import execution
 
 log = logging.getLogger(__name__)
 

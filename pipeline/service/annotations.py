@@ -23,7 +23,7 @@ from core.problems import Rejected
 from core.status import RunStatus
 from dataset.annotation_sample import item_view, stratified_sample
 from metrics import registry
-from pipeline import agreement, label_files
+from pipeline.service import agreement, label_files
 
 if TYPE_CHECKING:
     from store import StorageLike
@@ -83,7 +83,7 @@ class AnnotationService:
 
     def agreement(self, run: Run, queue: AnnotationQueue) -> dict[str, Any] | None:
         """The queue's agreement, computed now if its labels changed
-        (``pipeline/agreement.py``; a worker's task, and tests)."""
+        (``pipeline/service/agreement.py``; a worker's task, and tests)."""
         return agreement.refresh(self.storage, run, queue)
 
     def shown_agreement(self, queue: AnnotationQueue) -> dict[str, Any]:
@@ -144,7 +144,7 @@ def checked_label(
 def import_labels(
     service: AnnotationService, run: Run, lines: Iterable[bytes]
 ) -> dict[str, int]:
-    """A ``labels.jsonl`` (``pipeline/label_files.py``) into a new queue of
+    """A ``labels.jsonl`` (``pipeline/service/label_files.py``) into a new queue of
     this run holding the items its replies match: ``{"imported",
     "unmatched"}``. Every value is checked as a label given on the page."""
     if run.status not in LABELLED:

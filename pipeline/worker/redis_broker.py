@@ -20,7 +20,7 @@ Redis cannot be reached, and the consumer reconnects with its usual
 back-off. Nothing is lost by not restoring: the chunks those messages carry
 are still being worked on by this worker's threads, their rows go to the
 database, and the watchdog sends again any chunk whose task went missing
-(``pipeline/execution.py: sweep``). Imported by kombu by name when the
+(``pipeline/worker/execution.py: sweep``). Imported by kombu by name when the
 worker or the web process connects (``TRANSPORT``), never before.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-TRANSPORT = "pipeline.redis_broker:Transport"
+TRANSPORT = "pipeline.worker.redis_broker:Transport"
 
 
 class Channel(kombu_redis.Channel):

@@ -1,5 +1,5 @@
 """The work a run's tasks do: evaluate one chunk, give up on one, and the
-watchdog's sweep (finalizing a run: ``pipeline/finalizer.py``).
+watchdog's sweep (finalizing a run: ``pipeline/worker/finalizer.py``).
 
 Functions take a :class:`Context` (storage, configuration, how to send a
 task, the judge pool) explicitly, so they run the same under a Celery task,
@@ -30,7 +30,8 @@ from core.status import (
 from evaluator import Judge, JudgePanel, JudgePool
 from metrics import engine, notes, registry
 from metrics.rows import ResultRow
-from pipeline import interim, stalls
+from pipeline import stalls
+from pipeline.batch.run_judge import attempt_holder, judge_for, taken_exchanges
 from pipeline.dispatch import (
     Send,
     dispatch,
@@ -39,8 +40,8 @@ from pipeline.dispatch import (
 )
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
-from pipeline.run_judge import attempt_holder, judge_for, taken_exchanges
-from pipeline.run_spec import RunSpec
+from pipeline.service.run_spec import RunSpec
+from pipeline.worker import interim
 from store.uploads import upload_path
 
 log = logging.getLogger(__name__)

@@ -4,9 +4,9 @@ go to a broker and a Celery worker process consumes them.
 
 With ``REDIS_URL`` the broker is Redis and ``celery -A app:celery_app
 worker`` processes run the tasks. Without it (the embedded default) the
-broker is a folder of the instance (``pipeline/local_broker.py``) and the
+broker is a folder of the instance (``pipeline/worker/local_broker.py``) and the
 app starts and supervises one worker process on it
-(``pipeline/worker_process.py``). The Celery app is made on first use, so
+(``pipeline/worker/worker_process.py``). The Celery app is made on first use, so
 commands that queue nothing do not import Celery.
 """
 
@@ -46,10 +46,10 @@ def celery_settings(config: dict[str, Any]) -> dict[str, Any]:
         "worker_hijack_root_logger": False,
     }
     if is_embedded(config):
-        from pipeline import local_broker
+        from pipeline.worker import local_broker
 
         return {**common, **local_broker.settings(config["QUEUE_FOLDER"])}
-    from pipeline import redis_broker
+    from pipeline.worker import redis_broker
 
     return {
         **common,

@@ -1,4 +1,4 @@
-"""A batch-mode run's batch files (``pipeline/batch.py``): the requests its
+"""A batch-mode run's batch files (``pipeline/batch/steps.py``): the requests its
 call caps allow, written as JSONL lines of at most
 ``JUDGE_BATCH_MAX_REQUESTS`` requests and ``JUDGE_BATCH_MAX_MB`` each,
 uploaded through the Files endpoint and made batches; each id stored the
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from evaluator import JudgeConfig, run_on_loop
 from judge_client.batch_api import BatchAPI
 from judge_client.batch_client import Recorder
-from pipeline.allowance import CallAllowance
-from pipeline.run_spec import RunSpec
+from pipeline.service.allowance import CallAllowance
+from pipeline.service.run_spec import RunSpec
 
 # a step's hold on its run (``store/judge_batches.py``), renewed as it
 # works: a worker that died holding it is replaced after this long (at
-# once when the embedded worker restarts: ``pipeline/execution.sweep``)
+# once when the embedded worker restarts: ``pipeline/worker/execution.sweep``)
 LEASE_S = 300.0
 
 if TYPE_CHECKING:
