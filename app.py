@@ -128,4 +128,4 @@ if __name__ == "__main__":
         worker_process.run(create_app, sys.argv[2])  # never returns
     if app.extensions["worker"] is not None:
         app.extensions["worker"].ensure_started()  # warm before the first upload
-    app.run(host="127.0.0.1", port=5000)
+    app.run(host="127.0.0.1", port=app.config["PORT"])

@@ -59,6 +59,28 @@ def _prices(name: str, raw: str) -> dict:
         ) from None
 
 
+def _port(name: str, raw: str) -> int:
+    """A TCP port.
+
+    >>> _port("PORT", "8080")
+    8080
+    >>> _port("PORT", "70000")
+    Traceback (most recent call last):
+    config.ConfigError: PORT must be a port from 1 to 65535, got 70000
+    """
+    port = _int(name, raw, 1)
+    if port > 65535:
+        raise ConfigError(f"{name} must be a port from 1 to 65535, got {port}")
+    return port
+
+
+def port(environ: Mapping[str, str] | None = None) -> int:
+    """The port the app serves on (``PORT``), for the set-up script's check
+    that it is free before anything is installed (scripts/check_port.py)."""
+    raw = (os.environ if environ is None else environ).get("PORT", "").strip()
+    return _port("PORT", raw) if raw else DEFAULTS["PORT"]
+
+
 def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
     if not raw.startswith(schemes):
         raise ConfigError(f"{name} must start with one of {schemes}, got {raw!r}")
@@ -257,6 +279,9 @@ DEFAULTS: dict = {
     # Base of the absolute links in API replies, e.g. https://bench.example.org;
     # unset: relative links (never taken from the request's Host header).
     "PUBLIC_URL": None,
+    # The port `python app.py` (and so `bash scripts/bootstrap.sh run`) serves
+    # on, at 127.0.0.1; gunicorn and `flask run` take their own.
+    "PORT": 5000,
     # Redis redelivers a task whose worker died once this has passed;
     # keep it above the longest chunk.
     "CELERY_VISIBILITY_TIMEOUT_S": 3600,
@@ -389,6 +414,7 @@ _PARSERS = {
     "TRUSTED_PROXIES": lambda n, v: _int(n, v, 0),
     "FORCE_HTTPS": _bool,
     "PUBLIC_URL": lambda n, v: _url(n, v, ("http://", "https://")),
+    "PORT": lambda n, v: _port(n, v),
     "DB_AUTO_UPGRADE": _bool,
     "CELERY_VISIBILITY_TIMEOUT_S": lambda n, v: _int(n, v, 1),
     "CHUNK_UNITS": lambda n, v: _int(n, v, 1),

@@ -340,7 +340,9 @@ def evaluate_command(
         click.echo()
     if run.status != RunStatus.DONE:  # what failed, counted by reason
         print_failures(current_app.extensions["storage"].rows.unscored_causes(run.id))
-    print_links(run, current_app.config.get("PUBLIC_URL"))
+    print_links(
+        run, current_app.config.get("PUBLIC_URL"), current_app.config.get("PORT", 5000)
+    )
     if unwritten is not None:  # the run is stored: its results can be had
         again = f"flask --app app report {run.id} --format json --out FILE"
         fail(f"{out}: {unwritten}; the run is stored, `{again}` writes it", FAILED)

@@ -24,7 +24,7 @@ from flask import current_app
 from core.status import FINAL_RUN, RunStatus
 from metrics.notes import NOTES, Note
 
-LOCAL_SERVER = "http://127.0.0.1:5000"  # where the README's start command serves
+LOCAL_SERVER = "http://127.0.0.1:{port}"  # where the README's start command serves
 FAILURE_REASONS_SHOWN = 10  # the commonest; the results hold every row
 
 
@@ -55,12 +55,12 @@ def print_failures(causes: list[tuple[str, str, str, int, dict[str, Any]]]) -> N
         click.echo(line, err=True)
 
 
-def print_links(run: Any, public_url: str | None) -> None:
+def print_links(run: Any, public_url: str | None, port: int = 5000) -> None:
     """The run's two links, absolute: on ``PUBLIC_URL``, else on the address
-    the README's start command serves, said to be a guess (this command does
+    the README's start command serves (``PORT``), said to be a guess (this command does
     not know where a server runs). The results on stdout never hold the
     manage token: they are meant to be published."""
-    base = (public_url or "").rstrip("/") or LOCAL_SERVER
+    base = (public_url or "").rstrip("/") or LOCAL_SERVER.format(port=port)
     if not public_url:
         click.echo(
             f"note: PUBLIC_URL is not set; the links assume a server at {base} "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian/Ubuntu machine.
 #   bash scripts/bootstrap.sh run    install everything, then serve http://127.0.0.1:5000
+#                                    (PORT=8080 bash scripts/bootstrap.sh run: another port)
 #   bash scripts/bootstrap.sh test   install everything, then lint and run the full test suite
 #   bash scripts/bootstrap.sh install
 # Idempotent: a second run only checks what is already there.
@@ -65,6 +66,12 @@ build_charts() {
   (cd frontend && npm run --silent build)
 }
 
+check_port() {
+  # before the install: a taken port (or a PORT that is no port) fails now,
+  # not after minutes of installing (config.py reads PORT; the system Python)
+  "$PYTHON" scripts/check_port.py
+}
+
 install_all() {
   install_system_packages
   install_python_packages
@@ -74,9 +81,11 @@ install_all() {
 
 case "${1:-}" in
   install) install_all ;;
+  check-port) check_port ;;
   run)
+    check_port
     install_all
-    log "serving on http://127.0.0.1:5000 (embedded worker, SQLite under instance/)"
+    log "serving on http://127.0.0.1:${PORT:-5000} (embedded worker, SQLite under instance/)"
     exec .venv/bin/python app.py
     ;;
   test)
@@ -98,7 +107,7 @@ case "${1:-}" in
     exec .venv/bin/python -m pytest -n 4 --dist worksteal --durations=15
     ;;
   *)
-    echo "usage: bash scripts/bootstrap.sh run|test|install" >&2
+    echo "usage: bash scripts/bootstrap.sh run|test|install|check-port" >&2
     exit 2
     ;;
 esac
