@@ -55,7 +55,12 @@ CRITERIA: dict[str, tuple[str, float]] = {
     "samples_alpha": ("at_least", 0.8),
     # score points of the difference-in-differences (metrics/self_preference.py)
     "self_preference": ("interval_not_above", 0.0),
+    # a recorded judge (verdicts a file carried, made elsewhere): its ρ with
+    # the human scores of each criterion, and its α with the run's judges
+    "recorded_human_spearman": ("at_least", 0.6),
+    "recorded_inter_judge_alpha": ("at_least", 0.667),
 }
+RECORDED_CRITERIA = ("recorded_human_spearman", "recorded_inter_judge_alpha")
 DEFAULTS = {name: threshold for name, (_, threshold) in CRITERIA.items()}
 # thresholds a protocol may set in [0, 1] (the rest: any number ≥ 0)
 UNIT_THRESHOLDS = {
@@ -65,6 +70,7 @@ UNIT_THRESHOLDS = {
     "inter_judge_alpha",
     "samples_alpha",
     "length_spearman",
+    *RECORDED_CRITERIA,
 }
 VERDICTS = ("fit", "not_fit", "not_enough_evidence")
 
@@ -112,6 +118,7 @@ def report_card(found: dict, context: dict | None = None) -> dict:
         _inter_judge(found, alignment, context.get("judges", 1), reasons),
         _samples(found, alignment, context.get("samples", 1), reasons),
         _self_preference(found.get("self_preference"), context),
+        *recorded_rows(found.get("human")),
     ]
     for row in rows:
         rule, _ = CRITERIA[row["criterion"]]
@@ -129,7 +136,15 @@ def overall(rows: list[dict]) -> dict:
     {'report_card_verdict': 'fit', 'report_card_failing': [], 'report_card_unmeasured': []}
     >>> overall([{"criterion": "a", "verdict": "not_measured", "applies": True}])["report_card_verdict"]
     'not_enough_evidence'
+
+    A recorded judge's rows are shown and hold no verdict of the run:
+
+    >>> overall([{"criterion": "a", "verdict": "pass", "applies": True},
+    ...          {"criterion": "b", "verdict": "fail", "applies": True,
+    ...           "recorded": True}])["report_card_verdict"]
+    'fit'
     """
+    rows = [r for r in rows if not r.get("recorded")]  # the run's own judges
     failing = [r["criterion"] for r in rows if r["verdict"] == "fail"]
     unmeasured = [
         r["criterion"] for r in rows if r["verdict"] == "not_measured" and r["applies"]
@@ -410,3 +425,92 @@ def _self_preference(found, context: dict) -> dict:
         )
         row["reason"] = note(code, **row["reason_params"]).english
     return row
+
+
+def _scale_name(entry: dict) -> str:
+    """A criterion and its scale as the card names it: ``engagement (1–5)``."""
+    low, high = (entry.get("scale") or [None, None])[:2]
+    return f"{entry.get('criterion')} ({low}–{high})"
+
+
+def recorded_rows(human) -> list[dict]:
+    """For each recorded judge (``human.<judge>.recorded``, verdicts a file
+    carried), in name order: its Spearman ρ with the human scores, the
+    criterion furthest from passing shown (``scale_criterion``, with that
+    criterion's n and interval); and, where judges of the run scored the
+    same criteria, its Krippendorff α with them (the lowest, ``with`` naming
+    that judge). Each row is marked ``recorded`` and holds no verdict of
+    the run (:func:`overall`).
+
+    >>> human = {"CJ/zh": {"recorded": True, "n": 9, "scores": {"e:1-5": {
+    ...     "criterion": "e", "scale": [1, 5], "spearman": 0.42, "n": 9,
+    ...     "spearman_ci": [0.1, 0.7], "alpha_with": {"j": {"alpha": 0.7, "n": 9}}},
+    ...     "m:1-3": {"criterion": "m", "scale": [1, 3], "spearman": 0.8, "n": 8}}},
+    ...     "j": {"n": 9, "scores": {}}}
+    >>> [(r["criterion"], r["judge"], r["value"], r["scale_criterion"], r["n"])
+    ...  for r in recorded_rows(human)]
+    [('recorded_human_spearman', 'CJ/zh', 0.42, 'e (1–5)', 9), ('recorded_inter_judge_alpha', 'CJ/zh', 0.7, 'e (1–5)', 9)]
+    """
+    rows = []
+    for judge in sorted(j for j, a in (human or {}).items() if _recorded(a)):
+        scores = [e for e in (human[judge].get("scores") or {}).values() if e]
+        rows.append(_recorded_spearman(judge, scores))
+        pairs = [
+            (entry, live, found)
+            for entry in scores
+            for live, found in sorted((entry.get("alpha_with") or {}).items())
+        ]
+        if pairs:
+            rows.append(_recorded_alpha(judge, pairs))
+    return rows
+
+
+def _recorded(entry) -> bool:
+    return isinstance(entry, dict) and bool(entry.get("recorded"))
+
+
+def _recorded_spearman(judge: str, scores: list[dict]) -> dict:
+    known = [e for e in scores if _finite(e.get("spearman")) is not None]
+    if not known:
+        first = scores[0] if scores else {}
+        code = (
+            "agreement_too_few"
+            if (first.get("n") or 0) < 2
+            else "agreement_one_side_constant"
+        )
+        row = _row("recorded_human_spearman", None, first.get("n"), True, code)
+        return row | {"judge": judge, "recorded": True}
+    worst = min(known, key=lambda e: (e["spearman"], _scale_name(e)))
+    row = _row("recorded_human_spearman", worst["spearman"], worst.get("n"), True)
+    interval = worst.get("spearman_ci") or [None, None]
+    return row | {
+        "judge": judge,
+        "recorded": True,
+        "scale_criterion": _scale_name(worst),
+        "ci_low": interval[0],
+        "ci_high": interval[1],
+    }
+
+
+def _recorded_alpha(judge: str, pairs: list[tuple[dict, str, dict]]) -> dict:
+    known = [p for p in pairs if _finite(p[2].get("alpha")) is not None]
+    if not known:
+        entry, live, found = pairs[0]
+        row = _row(
+            "recorded_inter_judge_alpha",
+            None,
+            found.get("n"),
+            True,
+            "validity_no_variance",
+        )
+        return row | {"judge": judge, "recorded": True, "with": live}
+    entry, live, found = min(
+        known, key=lambda p: (p[2]["alpha"], _scale_name(p[0]), p[1])
+    )
+    row = _row("recorded_inter_judge_alpha", found["alpha"], found.get("n"), True)
+    return row | {
+        "judge": judge,
+        "recorded": True,
+        "with": live,
+        "scale_criterion": _scale_name(entry),
+    }

@@ -31,7 +31,13 @@ LABELS = {
     "inter_judge_alpha": "Agreement between the panel's judges (α)",
     "samples_alpha": "Repeat-sample consistency (α)",
     "self_preference": "Self-preference (same model family)",
+    "recorded_human_spearman": "Recorded judge: agreement with human scores (ρ)",
+    "recorded_inter_judge_alpha": "Recorded judge: agreement with the run's judges (α)",
 }
+RECORDED_NOTE = (
+    "A recorded judge's rows (verdicts the file carried, made elsewhere) are "
+    "shown for comparison: they hold no verdict of the run."
+)
 RULES = {
     "at_least": "≥ {}",
     "at_most_abs": "abs. value ≤ {}",
@@ -55,12 +61,16 @@ def number(value, digits: int = 3) -> str:
 
 
 def card(run) -> dict | None:
-    """The run's ``judge_validity`` with its report card; None without a judge."""
-    if not getattr(run, "judge", None) or hasattr(run, "sides"):
-        return None  # no judge, or a comparison of runs (each has its own card)
+    """The run's ``judge_validity`` with its report card; None without a
+    judge, live or recorded (a file's verdicts)."""
+    if hasattr(run, "sides"):
+        return None  # a comparison of runs (each has its own card)
     measured = (run.aggregates or {}).get("judge_validity") or {}
+    judge = getattr(run, "judge", None)
+    if not judge and not measured.get("recorded_judges"):
+        return None
     return judge_validity(
-        measured, list(run.suites), run.judge.get("model"), run_context(run)
+        measured, list(run.suites), (judge or {}).get("model"), run_context(run)
     )
 
 
@@ -86,6 +96,8 @@ def _beside(row: dict) -> str:
         text += f" [{number(row['ci_low'], 3)}, {number(row['ci_high'], 3)}]"
     elif row.get("ci_note"):  # an interval of width 0: not shown, said why
         text += f" ({note(row['ci_note']).english})"
+    if row.get("with"):  # a recorded judge's α with a judge of the run
+        text += f" with {row['with']}"
     if row.get("base_rate") is not None:
         text += f"; majority-class base rate {number(row['base_rate'], 3)}"
     for shared in row.get("shared") or ():
@@ -159,9 +171,25 @@ def to_markdown(run) -> str:
     ]
     for row in found["report_card"]:
         lines.append("| " + " | ".join(markdown_escape(c) for c in cells(row)) + " |")
+    note = [markdown_escape(RECORDED_NOTE), ""] if _has_recorded(found) else []
     return "\n".join(
-        ["Judge report card: " + markdown_escape(_verdict_text(found)), "", *lines, ""]
+        [
+            "Judge report card: " + markdown_escape(_verdict_text(found)),
+            "",
+            *lines,
+            "",
+            *note,
+        ]
     )
+
+
+def _has_recorded(found: dict) -> bool:
+    return any(row.get("recorded") for row in found["report_card"])
+
+
+def _latex_caption(found: dict) -> str:
+    said = "Judge report card: " + _verdict_text(found) + "."
+    return said + (" " + RECORDED_NOTE if _has_recorded(found) else "")
 
 
 def _latex_cell(text: str) -> str:
@@ -202,7 +230,7 @@ def to_latex(run) -> str:
         r"\begin{table}[htbp]",
         r"\centering",
         r"\small",
-        rf"\caption{{{latex_escape('Judge report card: ' + _verdict_text(found))}}}",
+        rf"\caption{{{latex_escape(_latex_caption(found))}}}",
         r"\label{tab:personasteer-report-card}",
         r"\medskip",
         r"\setlength{\tabcolsep}{4pt}",
@@ -236,8 +264,9 @@ def _verdict_text(found: dict) -> str:
 
 
 def sentence(run) -> str:
-    """One sentence for the Methods paragraph; "" without a judge."""
-    found = card(run)
+    """One sentence for the Methods paragraph; "" without a judge of the
+    run's own (recorded judges are named in a sentence of their own)."""
+    found = card(run) if getattr(run, "judge", None) else None
     if found is None:
         return ""
     return (

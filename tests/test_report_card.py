@@ -484,3 +484,119 @@ def test_a_zero_width_self_preference_interval_is_null_with_a_note():
 
     assert differences(mine["self_preference"], [estimate], "sp") == []
     assert mine["report_card"][-1]["verdict"] == "fail"
+
+
+def test_recorded_judges_are_rows_of_the_card_and_hold_no_verdict():
+    """A recorded judge (verdicts a file carried) gets its own rows: its
+    lowest ρ with the human scores over the criteria, and its lowest α with
+    the run's judges, marked recorded; a failing recorded judge does not
+    make the run's judge unfit. Before: no such rows."""
+    human = {
+        "live": {"n": 20, "al_spearman": 0.9, "n_al": 20, "scores": {}},
+        "CJ/zh": {
+            "recorded": True,
+            "n": 9,
+            "scores": {
+                "engagement:1-5": {
+                    "criterion": "engagement",
+                    "scale": [1, 5],
+                    "spearman": 0.41,
+                    "spearman_ci": [0.1, 0.7],
+                    "n": 9,
+                    "alpha_with": {"live": {"alpha": 0.5, "n": 9, "level": "ordinal"}},
+                },
+                "memory:1-3": {
+                    "criterion": "memory",
+                    "scale": [1, 3],
+                    "spearman": 0.8,
+                    "n": 8,
+                },
+            },
+        },
+        "CJ/en": {
+            "recorded": True,
+            "n": 3,
+            "scores": {
+                "memory:1-3": {
+                    "criterion": "memory",
+                    "scale": [1, 3],
+                    "spearman": None,
+                    "n": 1,
+                }
+            },
+        },
+    }
+    found = judge_validity({"human": human}, ["alignment"], "live", {"judges": 1})
+    recorded = [r for r in found["report_card"] if r.get("recorded")]
+    shown = [
+        (r["criterion"], r["judge"], r["value"], r["n"], r["verdict"]) for r in recorded
+    ]
+    assert shown == [
+        ("recorded_human_spearman", "CJ/en", None, 1, "not_measured"),
+        ("recorded_human_spearman", "CJ/zh", 0.41, 9, "fail"),
+        ("recorded_inter_judge_alpha", "CJ/zh", 0.5, 9, "fail"),
+    ]
+    assert recorded[1]["scale_criterion"] == "engagement (1–5)"
+    assert (recorded[1]["ci_low"], recorded[1]["ci_high"]) == (0.1, 0.7)
+    assert recorded[2]["with"] == "live"
+    assert recorded[0]["reason_code"] == "agreement_too_few"
+    # the run's own judge passes; the recorded judge's failures are its own
+    assert rows_by(found)["human_al_spearman"]["verdict"] == "pass"
+    assert found["report_card_verdict"] != "not_fit"
+    assert found["report_card_failing"] == []
+
+
+def test_recorded_judges_in_the_card_of_a_run_without_a_judge(app_factory, tmp_path):
+    """A CharacterBench file evaluated with no judge configured: the card
+    (results, dashboard in en/zh/ko, export.md, export.tex) has a row per
+    recorded variant, marked recorded, whose ρ is scipy's on the same pairs;
+    the witness agrees on the card. Before: no card (no judge of the run)."""
+    from scipy import stats
+
+    from tests.test_api import wait_final
+    from tests.test_characterbench import _recorded_file, run_cli
+    from tests.test_workspaces import upload
+    from tests.witness.differences import validity_differences
+
+    triples = [
+        (1, 1.0, 1.4),
+        (2, 3.0, 2.1),
+        (3, 2.0, 3.3),
+        (4, 4.0, 3.9),
+        (2, 1.0, 2.2),
+    ]
+    folder = tmp_path / "cb"
+    folder.mkdir()
+    _recorded_file(folder / "memory_consistency_test.json", triples)
+    app = app_factory()
+    out = tmp_path / "cb.jsonl"
+    assert run_cli(app, str(folder), "--out", str(out)).exit_code == 0
+    client = app.test_client()
+    client.get("/")
+    answer = upload(client, out.read_bytes(), suites="alignment")
+    assert answer.status_code == 202, answer.get_json()
+    token = answer.get_json()["token"]
+    results = wait_final(client, token)["results"]
+    validity = results["judge_validity"]
+    rows = [r for r in validity["report_card"] if r.get("recorded")]
+    assert len(rows) == 16 and {r["criterion"] for r in rows} == {
+        "recorded_human_spearman"
+    }
+    zh = next(r for r in rows if r["judge"] == "CharacterJudge/zh")
+    labels = [t[0] for t in triples]
+    rho = stats.spearmanr([t[1] for t in triples], labels)[0]
+    assert zh["value"] == pytest.approx(rho) and zh["n"] == 5
+    assert zh["scale_criterion"] == "memory_consistency (1–4)"
+    assert validity_differences(results) == []
+    for lang, said in (("en", " (recorded)"), ("zh", "（记录）"), ("ko", " (기록됨)")):
+        page = client.get(f"/r/{token}?lang={lang}").get_data(as_text=True)
+        assert 'data-testid="report-card"' in page
+        assert f"CharacterJudge/zh{said}: {rho:.3f}" in page
+        assert 'data-testid="card-recorded-note"' in page
+    markdown = client.get(f"/r/{token}/export.md").get_data(as_text=True)
+    assert (
+        "| Recorded judge: agreement with human scores (ρ) · memory\\_consistency "
+        f"(1–4) | CharacterJudge/zh (recorded) | {rho:.3f}"
+    ) in markdown
+    tex = client.get(f"/r/{token}/export.tex").get_data(as_text=True)
+    assert r"CharacterJudge/zh (recorded) & \raggedright " + f"{rho:.3f}" in tex

@@ -508,7 +508,8 @@ def card_cells(row: dict[str, Any]) -> dict[str, str]:
     else:
         shown_value = f"{value:.3f}"
         shown_value = f"{0:.3f}" if float(shown_value) == 0 else shown_value
-    rule = CARD_RULES[{c: r for c, r, _ in ref.CARD}[row["criterion"]]]
+    rules = {c: r for c, r, _ in (*ref.CARD, *ref.RECORDED_CARD)}
+    rule = CARD_RULES[rules[row["criterion"]]]
     return {
         "value": shown_value,
         "n": NO_VALUE if not row["n"] else f"{row['n']:,}",

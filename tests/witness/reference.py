@@ -2674,6 +2674,11 @@ CARD = (  # criterion, rule, default threshold, in the card's order
     ("samples_alpha", "at_least", 0.8),
     ("self_preference", "interval_not_above", 0.0),
 )
+# a recorded judge's rows, after those (report-card.md "Recorded judges")
+RECORDED_CARD = (
+    ("recorded_human_spearman", "at_least", 0.6),
+    ("recorded_inter_judge_alpha", "at_least", 0.667),
+)
 
 
 def family_name(name: Any) -> str | None:
@@ -2805,7 +2810,7 @@ def card_rows(found: dict[str, Any], doc: dict[str, Any], index: Index) -> list[
         sampled,
     )
     rows["self_preference"] = preference_row(found.get("self_preference"))
-    out = []
+    out: list[dict[str, Any]] = []
     for criterion, rule, threshold in CARD:
         value, n, applies = rows[criterion]
         out.append(
@@ -2818,7 +2823,62 @@ def card_rows(found: dict[str, Any], doc: dict[str, Any], index: Index) -> list[
                 "verdict": verdict(rule, value, threshold, criterion, found),
             }
         )
+    return out + recorded_card_rows(found.get("human") or {}, validity)
+
+
+def recorded_card_rows(
+    human: dict[str, Any], validity: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """report-card.md "Recorded judges": per recorded judge, in name order,
+    its lowest ρ with the human scores over the criteria (n: that
+    criterion's); and, where the document gives its α with the run's judges
+    (``alpha_with``, not recomputed here), the lowest α. Each marked
+    recorded: no part of the overall verdict."""
+    out = []
+    published = validity.get("human") or {}
+    for judge in sorted(j for j, e in human.items() if e and e.get("recorded")):
+        scores = list((human[judge].get("scores") or {}).values())
+        known = [e for e in scores if e.get("spearman") is not None]
+        if known:
+            worst = min(known, key=lambda e: e["spearman"])
+            value, n = worst["spearman"], worst["n"]
+        else:
+            value, n = None, (scores[0]["n"] if scores else None)
+        out.append(recorded_row("recorded_human_spearman", value, n, judge))
+        given = ((published.get(judge) or {}).get("scores") or {}).values()
+        alphas = [
+            found
+            for entry in given
+            for found in (entry.get("alpha_with") or {}).values()
+        ]
+        if alphas:
+            measured = [a for a in alphas if a.get("alpha") is not None]
+            picked = min(measured, key=lambda a: a["alpha"]) if measured else alphas[0]
+            out.append(
+                recorded_row(
+                    "recorded_inter_judge_alpha",
+                    picked.get("alpha"),
+                    picked.get("n"),
+                    judge,
+                )
+            )
     return out
+
+
+def recorded_row(criterion: str, value: Any, n: Any, judge: str) -> dict[str, Any]:
+    threshold = dict((c, t) for c, _r, t in RECORDED_CARD)[criterion]
+    return {
+        "criterion": criterion,
+        "value": value,
+        "n": n,
+        "threshold": threshold,
+        "applies": True,
+        "judge": judge,
+        "recorded": True,
+        "verdict": "not_measured"
+        if value is None
+        else ("pass" if value >= threshold else "fail"),
+    }
 
 
 def low_end(estimate: dict[str, Any]) -> float:
@@ -2863,13 +2923,14 @@ def report_card(
     """``report_card`` and the overall verdict (report-card.md "The overall
     verdict"), with the default thresholds (the witness's protocols set none)."""
     rows = card_rows(found, doc, index)
-    failing = [r["criterion"] for r in rows if r["verdict"] == "fail"]
+    own = [r for r in rows if not r.get("recorded")]  # the run's own judges
+    failing = [r["criterion"] for r in own if r["verdict"] == "fail"]
     missing = [
-        r["criterion"] for r in rows if r["verdict"] == "not_measured" and r["applies"]
+        r["criterion"] for r in own if r["verdict"] == "not_measured" and r["applies"]
     ]
     if failing:
         overall = "not_fit"
-    elif missing or not any(r["verdict"] == "pass" for r in rows):
+    elif missing or not any(r["verdict"] == "pass" for r in own):
         overall = "not_enough_evidence"
     else:
         overall = "fit"

@@ -446,6 +446,10 @@ CRITERIA = {
     "inter_judge_alpha": _l("Agreement between the panel's judges (α)"),
     "samples_alpha": _l("Repeat-sample consistency (α)"),
     "self_preference": _l("Self-preference (same model family)"),
+    "recorded_human_spearman": _l("Recorded judge: agreement with human scores (ρ)"),
+    "recorded_inter_judge_alpha": _l(
+        "Recorded judge: agreement with the run's judges (α)"
+    ),
 }
 VERDICT_WORDS = {
     "pass": _l("pass"),
@@ -473,12 +477,13 @@ NOTHING_MEASURED = _l("no criterion could be measured")
 def card_view(run) -> dict | None:
     """The report card as the audit shows it: one overall line and a row
     per criterion (its value with n, threshold, verdict, and why when not
-    measured), in the reader's language; None without a judge."""
-    if not run.judge:
-        return None
+    measured), in the reader's language; None without a judge, live or
+    recorded (a file's verdicts: the card then shows their rows)."""
     measured = (run.aggregates or {}).get("judge_validity") or {}
+    if not run.judge and not measured.get("recorded_judges"):
+        return None
     found = judge_validity(
-        measured, list(run.suites), run.judge.get("model"), run_context(run)
+        measured, list(run.suites), (run.judge or {}).get("model"), run_context(run)
     )
     rows = [_card_row(row) for row in found["report_card"]]
     verdict = found["report_card_verdict"]
@@ -489,15 +494,30 @@ def card_view(run) -> dict | None:
     )
     criteria = ", ".join(str(CRITERIA[c]) for c in named) or str(NOTHING_MEASURED)
     line = str(OVERALL[verdict]) % {"criteria": criteria}
-    return {"verdict": verdict, "line": line, "rows": rows}
+    recorded = any(row.get("recorded") for row in found["report_card"])
+    return {
+        "verdict": verdict,
+        "line": line,
+        "rows": rows,
+        "recorded_note": str(RECORDED_ROWS) if recorded else "",
+    }
+
+
+RECORDED_ROWS = _l(
+    "A recorded judge's rows (verdicts the file carried, made elsewhere) are shown for comparison: they hold no verdict of the run."
+)
 
 
 def _card_row(row: dict) -> dict:
     criterion = row["criterion"]
     threshold = number(row["threshold"], 3).rstrip("0").rstrip(".")
+    label = str(CRITERIA[criterion])
+    if row.get("scale_criterion"):  # a criterion of human scores, its scale
+        label += f" · {row['scale_criterion']}"
     shown_ = {
         "criterion": criterion,
-        "label": str(CRITERIA[criterion]),
+        "recorded": bool(row.get("recorded")),
+        "label": label,
         "value": _card_value(row),
         "threshold": str(RULES[row["rule"]]) % {"threshold": threshold},
         "verdict": row["verdict"],
@@ -516,6 +536,7 @@ def _card_row(row: dict) -> dict:
     return shown_
 
 
+WITH_JUDGE = _l("with %(judge)s")
 SHARED = _l("⚑ judge %(judge)s and method %(method)s share the family %(family)s")
 BASE_RATE = _l("majority-class base rate %(rate)s")
 OWN_AND_OTHERS = _l(
@@ -526,16 +547,18 @@ OWN_AND_OTHERS = _l(
 def _card_value(row: dict) -> str:
     """The value with its n, its judge, its interval and what stands beside
     it (κ: the labels' base rate; self-preference: both scores)."""
-    if row["value"] is None:
-        return "—"
+    if row["value"] is None:  # a recorded judge's row still names it
+        return f"{_judge_named(row['judge'], row)}: —" if row.get("recorded") else "—"
     text = with_n(signed_number(row["value"]), row.get("n"))
     if row.get("ci_low") is not None and row.get("ci_high") is not None:
         low, high = signed_number(row["ci_low"]), signed_number(row["ci_high"])
         text += f" [{low}, {high}]"
     elif row.get("ci_note"):  # an interval of width 0: not shown, said why
         text += f" ({notes.translate(row['ci_note'], {}, None)})"
+    if row.get("with"):  # a recorded judge's α with a judge of the run
+        text += " " + str(WITH_JUDGE) % {"judge": row["with"]}
     if row.get("judge"):
-        text = f"{row['judge']}: {text}"
+        text = f"{_judge_named(row['judge'], row)}: {text}"
     if row.get("base_rate") is not None:
         text += "; " + str(BASE_RATE) % {"rate": number(row["base_rate"], 3)}
     return text
