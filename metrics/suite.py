@@ -151,6 +151,7 @@ class Chart:
     columns: str | None = None
     marks: str | None = None  # box plot: a marker value per method
     mark_label: LazyText | None = None
+    x_at_points: bool = False  # curve: a tick at each point's x (a sparse x)
 
 
 def series(*metric_ids: str) -> tuple[tuple[str, str], ...]:

@@ -272,8 +272,10 @@ def test_success_rate_by_inter_turns_with_n_and_wilson_intervals():
     assert summary["label_rate_ci_low"] == pytest.approx(low, abs=1e-12)
     assert summary["check_rate@helpful"] == pytest.approx(8 / 9)
     shares = found["panel"]["label_shares"]
-    assert shares["M · unaware_violation"] == [
-        {"k": 10, "mean": 0.5, "n": 4, "label": "unaware_violation"}
+    assert "M · correct" not in shares  # the error types only
+    assert shares["M · unaware_violation"] == [  # 0 where it did not occur
+        {"k": 2, "mean": 0.0, "n": 4, "label": "unaware_violation"},
+        {"k": 10, "mean": 0.5, "n": 4, "label": "unaware_violation"},
     ]
 
 
@@ -329,7 +331,8 @@ def test_the_sample_converts_and_evaluates_with_the_scripted_judge(
     assert document["judge_validity"]["human"] is None
     # the truncated verdict is unscored, so the run says partial
     assert document["run"]["status"] == "partial"
-    # the dashboard draws the curve (x = inter-turns) and each label's share
+    # the dashboard draws the curve (x = inter-turns, a tick at each) and the
+    # error types' shares
     run = app.extensions["storage"].runs.get_run(document["run"]["id"])
     client = app.test_client()
     page = client.get(f"/r/{run.token}").get_data(as_text=True)
@@ -340,9 +343,14 @@ def test_the_sample_converts_and_evaluates_with_the_scripted_judge(
     [line] = [t for t in curve["data"] if t.get("mode") == "lines+markers"]
     assert (line["x"], line["y"]) == ([2, 5], [0.25, 0.5])
     assert [c[0] for c in line["customdata"]] == [4, 2]  # n per point
-    shares = next(f for f in figures.values() if "label's share" in json.dumps(f))
-    names = {t.get("name") for t in shares["data"]}
-    assert {"demo · unaware_violation", "demo · correct"} <= names
+    assert curve["layout"]["xaxis"]["tickvals"] == [2, 5]
+    shares = next(f for f in figures.values() if "Error types by" in json.dumps(f))
+    names = {t.get("name") for t in shares["data"]} - {None}
+    assert names == {
+        "demo · unaware_violation",
+        "demo · unhelpful",
+        "demo · hallucinated_violation",
+    }
     assert "Success rate by number of inter-turns" in page
     # the exports: the results document (above), the rows, Markdown and LaTeX
     rows_csv = client.get(f"/r/{run.token}/export.csv").get_data(as_text=True)

@@ -224,6 +224,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     kinds: dict[tuple, Counter] = {}  # (label metric, method, x) -> labels
     unscored: Counter = Counter()  # (label metric, method, x)
     xs: dict[tuple, int | None] = {}
+    successes: set[str] = set()  # labels that count as a success
     for row in rows:
         metric, method = row["metric"], row["method"]
         if method not in methods or "@" not in metric:
@@ -243,6 +244,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
                     unscored[(metric, method, x)] += 1
                 continue
             kinds.setdefault((metric, method, x), Counter())[detail.get("label")] += 1
+            if row["value"] == 1.0:
+                successes.add(str(detail.get("label")))
         if row["value"] is None:
             continue
         items.setdefault((metric, method, row["session_id"], row["round"]), []).append(
@@ -296,12 +299,24 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
                 "unscored": unscored[(metric, method, x)],
             }
             curve[method].append(point)
-            if metric == first:
-                for label, found in point["labels"].items():
-                    series = shares.setdefault(f"{method} · {label}", {"points": []})
-                    series["points"].append(
-                        {"k": x, "mean": found["share"], "n": total, "label": label}
-                    )
+    if first is not None:  # the error types: each label not a success, at
+        # every x of the method (0 where it did not occur)
+        for method in methods:
+            points = curves[f"label_rate@{first.split('@', 1)[1]}"][method]
+            seen = sorted({label for p in points for label in p["labels"]} - successes)
+            for label in seen:
+                shares[f"{method} · {label}"] = {
+                    "points": [
+                        {
+                            "k": p["k"],
+                            "mean": (p["labels"].get(label) or {}).get("share") or 0.0,
+                            "n": p["n"],
+                            "label": label,
+                        }
+                        for p in points
+                        if p["n"]
+                    ]
+                }
     if first is not None:
         curves["label_rate"] = curves[f"label_rate@{first.split('@', 1)[1]}"]
     table = [
@@ -493,6 +508,7 @@ SUITE = Suite(
                 _l("Success rate by number of inter-turns (95% Wilson interval)"),
                 "curves.label_rate",
                 x_title=_l("Filler turns between the preference and the question"),
+                x_at_points=True,
                 y_metric="label_rate",
                 y_range=(0, 1),
                 empty=_l(
@@ -502,9 +518,10 @@ SUITE = Suite(
             Chart(
                 "label_shares",
                 "curve",
-                _l("Each label's share by number of inter-turns"),
+                _l("Error types by number of inter-turns"),
                 "panel.label_shares",
                 x_title=_l("Filler turns between the preference and the question"),
+                x_at_points=True,
                 y_title=_l("Share of scored replies"),
                 y_range=(0, 1),
                 columns="panel.label_share_names",

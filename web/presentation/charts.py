@@ -114,7 +114,7 @@ def curve_figure(
         )
     figure.update_layout(
         title=title_layout(labels["title"]),
-        xaxis={"title": {"text": wrap(labels["x"], AXIS)}, "dtick": 1},
+        xaxis={"title": {"text": wrap(labels["x"], AXIS)}, **_x_ticks(curves, labels)},
         yaxis={
             "title": {"text": wrap(labels["y"], AXIS)},
             "range": labels.get("range"),
@@ -122,6 +122,15 @@ def curve_figure(
         **LAYOUT,
     )
     return _plain(figure, labels["title"])
+
+
+def _x_ticks(curves: dict[str, list[dict]], labels: dict) -> dict:
+    """A tick per round (AL(k)), or, for a sparse x such as the number of
+    inter-turns (2, 5, 10, 30), a tick at each x a point has."""
+    if not labels.get("x_at_points"):
+        return {"dtick": 1}
+    xs = sorted({p["k"] for points in curves.values() for p in points or []})
+    return {"tickmode": "array", "tickvals": xs}
 
 
 FILLED_RADARS = 4

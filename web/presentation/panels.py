@@ -72,6 +72,7 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
             "y": _y_title(chart),
             "range": list(chart.y_range) if chart.y_range else None,
             "left_out": text(LEFT_OUT),
+            "x_at_points": chart.x_at_points,
         }
         # a curve's series are the methods, or the names ``columns`` lists
         names = list(data[chart.columns]) if chart.columns else methods
