@@ -12,6 +12,7 @@ import pytest
 
 from config import DEFAULTS
 from tests.browser_support import (
+    LANGS,
     VIEWPORTS,
     chromium,
     open_fold,
@@ -79,13 +80,14 @@ def styles(page, chart: str) -> dict:
     return {name: tuple(style) for name, style in found.items()}
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("viewport", ["phone", "desktop"])
 def test_32_methods_each_keep_one_style_in_every_chart_and_download(
-    site, browser, viewport
+    site, browser, viewport, lang
 ):
     page = open_page(
         browser,
-        site.url(f"/r/{site.token}"),
+        site.url(f"/r/{site.token}", lang),
         VIEWPORTS[viewport],
         accept_downloads=True,
     )
