@@ -47,23 +47,29 @@ def _write(text: str, out) -> None:
 
 
 def _run_report(
-    run, fmt: str, baseline: str, cjk: bool, min_effect: float | None = None
+    run,
+    fmt: str,
+    baseline: str,
+    cjk: bool,
+    min_effect: float | None = None,
+    holm: str = "metric",
 ) -> str:
     from metrics.results import judge_usage
     from reports import paper, paper_methods, paper_summary
 
     storage = current_app.extensions["storage"]
     if fmt == "json":
-        document = current_app.extensions["runs"].results_document(run, min_effect)
+        runs = current_app.extensions["runs"]
+        document = runs.results_document(run, min_effect, holm)
         return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     if fmt == "methods":
         used = judge_usage(run, storage.progress.judge_usage(run.id))
-        return paper_methods.methods_paragraph(run, used) + "\n"
+        return paper_methods.methods_paragraph(run, used, holm) + "\n"
     if fmt == "csv":
-        return paper_summary.summary_csv(run, baseline)
+        return paper_summary.summary_csv(run, baseline, holm)
     if fmt == "md":
-        return paper.to_markdown(run, baseline)
-    return paper.to_latex(run, baseline, cjk)
+        return paper.to_markdown(run, baseline, holm)
+    return paper.to_latex(run, baseline, cjk, holm)
 
 
 _OPTIONS = (
@@ -86,6 +92,14 @@ _OPTIONS = (
         help="JSON: each comparison also gives sessions_for_min_effect, the "
         "paired sessions needed to detect this standardized effect dz (> 0) "
         "with 80% power at alpha 0.05.",
+    ),
+    click.option(
+        "--holm",
+        type=click.Choice(["metric", "table"]),  # metrics.basis.HOLM_FAMILIES
+        default="metric",
+        show_default=True,
+        help="Holm family of the tables' marks and of delta_p_holm: within each "
+        "column (metric), or across every column of a table (table).",
     ),
 )
 
@@ -121,7 +135,7 @@ TOKENS_AS_GIVEN = {"ignore_unknown_options": True}
 )
 @_with_options
 @with_appcontext
-def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
+def report_command(run_key, fmt, baseline, cjk, out, min_effect, holm) -> None:
     """Write a finished run's report: the paper tables, summary.csv, the
     results document or the Methods paragraph (English)."""
     from reports import paper  # the numeric libraries, on use (cli/__init__.py)
@@ -131,7 +145,7 @@ def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
     if fmt != "json" and (not run.aggregates or not run.methods):
         fail(f"run {run.id} is {run.status}: it has no results to report", FAILED)
     chosen = paper.baseline_of(run, baseline) if run.methods else ""
-    _write(_run_report(run, fmt, chosen, cjk, min_effect), out)
+    _write(_run_report(run, fmt, chosen, cjk, min_effect, holm), out)
 
 
 @click.command("compare", context_settings=TOKENS_AS_GIVEN)
@@ -146,7 +160,7 @@ def report_command(run_key, fmt, baseline, cjk, out, min_effect) -> None:
 )
 @_with_options
 @with_appcontext
-def compare_command(run_keys, fmt, baseline, cjk, out, min_effect) -> None:
+def compare_command(run_keys, fmt, baseline, cjk, out, min_effect, holm) -> None:
     """Compare finished runs over their shared sessions (the first run's
     first method is the default baseline), as the /compare page does."""
     from pipeline.service.comparison import compare_now
@@ -162,15 +176,17 @@ def compare_command(run_keys, fmt, baseline, cjk, out, min_effect) -> None:
         raise SystemExit(INVALID) from None
     chosen = paper.baseline_of(comparison, baseline)
     if fmt == "json":
+        from metrics.basis import with_holm_family
         from metrics.stats import add_min_effect
 
         document = comparison.document()
         document["comparisons"] = add_min_effect(document["comparisons"], min_effect)
+        document = with_holm_family(document, holm)
         text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     elif fmt == "csv":
-        text = paper_summary.summary_csv(comparison, chosen)
+        text = paper_summary.summary_csv(comparison, chosen, holm)
     elif fmt == "md":
-        text = paper.to_markdown(comparison, chosen)
+        text = paper.to_markdown(comparison, chosen, holm)
     else:
-        text = paper.to_latex(comparison, chosen, cjk)
+        text = paper.to_latex(comparison, chosen, cjk, holm)
     _write(text, out)

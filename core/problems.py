@@ -235,6 +235,10 @@ MESSAGES: dict[str, LazyText] = {
     "bad_min_effect": _l(
         "%(path)s: %(value)s is not a minimum effect (a standardized difference dz above 0)."
     ),
+    "bad_holm": _l(
+        "%(path)s: %(value)s is not a Holm family: metric (within each column, "
+        "the default) or table (across every column of a table)."
+    ),
     "bad_cursor": _l("%(path)s: not a cursor this API handed out; start without one."),
     "too_many_tags": _l("%(path)s: %(count)s tags; the limit is %(limit)s."),
     # model families (self-preference, docs/input-format.md)

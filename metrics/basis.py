@@ -331,3 +331,56 @@ def add_value_deltas(
         adjusted = holm([c["delta_p"] for c in family])
         for comparison, p_holm in zip(family, adjusted, strict=True):
             comparison["delta_p_holm"] = p_holm
+
+
+# The Holm families a reader can ask for (``?holm=``, ``--holm``): within each
+# metric (a table: each column), the default, or across every compared metric
+# of a table (a claim resting on several columns at once)
+HOLM_FAMILIES = ("metric", "table")
+
+
+def with_holm_family(document: dict, family: str = "metric") -> dict:
+    """A results (or comparison) document stating its Holm family
+    (``holm_family``, placed before ``comparisons``). With ``"table"``, each
+    comparison's ``delta_p_holm`` is adjusted across every comparison of the
+    table its column belongs to (every compared metric of the suite, every
+    method pair) instead of within its metric; ``p_holm`` (the Wilcoxon
+    test of the per-session values) keeps its per-metric family.
+
+    >>> doc = {"summary": {}, "comparisons": [
+    ...     {"metric": "al", "value_metric": "al_avg", "delta_p": 0.01, "delta_p_holm": 0.01},
+    ...     {"metric": "binary", "value_metric": "binary_rate", "delta_p": 0.04,
+    ...      "delta_p_holm": 0.04}]}
+    >>> found = with_holm_family(doc, "table")
+    >>> list(found), [c["delta_p_holm"] for c in found["comparisons"]]
+    (['summary', 'holm_family', 'comparisons'], [0.02, 0.04])
+    >>> with_holm_family(doc)["comparisons"][0]["delta_p_holm"]
+    0.01
+    """
+    from metrics import registry
+    from metrics.stats import holm
+
+    comparisons = [dict(c) for c in document.get("comparisons") or []]
+    if family == "table":
+        suite_of = {
+            m.id: suite.name
+            for suite in registry.suites()
+            for m in suite.summary_metrics()
+        }
+        tables: dict[str, list[dict]] = {}
+        for comparison in comparisons:
+            if "delta_p" in comparison and comparison.get("value_metric"):
+                suite = suite_of.get(comparison["value_metric"], "")
+                tables.setdefault(suite, []).append(comparison)
+        for members in tables.values():
+            adjusted = holm([c["delta_p"] for c in members])
+            for comparison, p_holm in zip(members, adjusted, strict=True):
+                comparison["delta_p_holm"] = p_holm
+    found: dict = {}
+    for key, value in document.items():
+        if key == "comparisons":
+            found["holm_family"] = family
+        if key != "holm_family":
+            found[key] = comparisons if key == "comparisons" else value
+    found.setdefault("holm_family", family)
+    return found

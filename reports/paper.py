@@ -76,7 +76,7 @@ def baseline_of(run, wanted: str | None) -> str:
     return wanted if wanted is not None and wanted in run.methods else run.methods[0]
 
 
-def tables(run, baseline: str) -> list[dict]:
+def tables(run, baseline: str, holm: str = "metric") -> list[dict]:
     """The dashboard's comparison table of every suite of the run that still
     exists, computed from finite aggregates (older releases stored inf)."""
     clean = SimpleNamespace(
@@ -84,7 +84,7 @@ def tables(run, baseline: str) -> list[dict]:
     )
     known = set(registry.names())
     return [
-        table_views.comparison_table(clean, baseline, suite)
+        table_views.comparison_table(clean, baseline, suite, holm=holm)
         for suite in run.suites
         if suite in known
     ]
@@ -308,7 +308,7 @@ def _markdown_delta(value: str, versus: dict, mark: str) -> str:
     return f"{value} ({delta})"
 
 
-def to_latex(run, baseline: str, cjk: bool = False) -> str:
+def to_latex(run, baseline: str, cjk: bool = False, holm: str = "metric") -> str:
     """The run's tables as one LaTeX fragment (booktabs; no preamble). With
     ``cjk``, Chinese and Korean text is typeset through CJKutf8."""
     token = CJK_FONTS.set(cjk)
@@ -320,7 +320,7 @@ def to_latex(run, baseline: str, cjk: bool = False) -> str:
             r"% Characters the default fonts lack are written as \texttt{[U+XXXX]}"
             + (" (Chinese and Korean: CJK environments)." if cjk else "."),
         ]
-        for table in tables(run, baseline):
+        for table in tables(run, baseline, holm):
             parts.append(_latex_table(run, table, baseline))
             if _length_controlled(run, table):  # beside the raw win rate
                 parts.append(paper_length.to_latex(run))
@@ -410,10 +410,10 @@ def _label(name: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
 
 
-def to_markdown(run, baseline: str) -> str:
+def to_markdown(run, baseline: str, holm: str = "metric") -> str:
     """The run's tables as GitHub-flavoured Markdown, each with its caption."""
     parts = []
-    for table in tables(run, baseline):
+    for table in tables(run, baseline, holm):
         parts.append(_markdown_table(run, table, baseline))
         if _length_controlled(run, table):  # beside the raw win rate
             parts.append(paper_length.to_markdown(run))

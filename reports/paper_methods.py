@@ -322,7 +322,7 @@ def outcome_sentence(run) -> str:
     )
 
 
-def methods_paragraph(run, used: dict | None = None) -> str:
+def methods_paragraph(run, used: dict | None = None, holm: str = "metric") -> str:
     """The paragraph, one line of plain text; ``used`` is the run's
     ``judge_usage`` (metrics/results.py), said when given."""
     finished = iso_utc(run.finished_at)
@@ -336,7 +336,7 @@ def methods_paragraph(run, used: dict | None = None) -> str:
         paper_card.sentence(run),
         spent_sentence(used),
         outcome_sentence(run),
-        statistics_sentence(run),
+        statistics_sentence(run, holm),
         when,
     ]
     return " ".join(part for part in parts if part)

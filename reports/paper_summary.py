@@ -122,7 +122,7 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
     }
 
 
-def summary_rows(run, baseline: str | None = None) -> list[dict]:
+def summary_rows(run, baseline: str | None = None, holm: str = "metric") -> list[dict]:
     """Every (suite, method, summary metric) of the run, in the run's order,
     with the comparison table's Δ against ``baseline`` (the first method
     unless another is named) where the metric is a table column."""
@@ -138,7 +138,7 @@ def summary_rows(run, baseline: str | None = None) -> list[dict]:
     )
     found = []
     for name in (n for n in run.suites if n in known):
-        table = tables.comparison_table(clean, shown_against, name)
+        table = tables.comparison_table(clean, shown_against, name, holm=holm)
         shown = {
             (row["method"], cell["metric"].id): cell["versus"]
             for row in table["rows"]
@@ -198,12 +198,12 @@ def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
     return found
 
 
-def summary_csv(run, baseline: str | None = None) -> str:
+def summary_csv(run, baseline: str | None = None, holm: str = "metric") -> str:
     """``summary.csv``; cells a spreadsheet would run as formulas neutralised."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=SUMMARY_FIELDS)
     writer.writeheader()
-    for row in summary_rows(run, baseline):
+    for row in summary_rows(run, baseline, holm):
         writer.writerow(
             {k: safe_cell("" if row.get(k) is None else row[k]) for k in SUMMARY_FIELDS}
         )

@@ -119,9 +119,6 @@ def on_value_basis(versus: dict, value, baseline_value) -> dict:
     }
 
 
-HOLM_FAMILIES = ("metric", "table")  # ?holm= / --holm: the table's Holm family
-
-
 def comparison_table(
     run, baseline: str, suite: str, percent: bool = False, holm: str = "metric"
 ) -> dict:

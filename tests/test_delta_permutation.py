@@ -6,6 +6,7 @@ that follow it."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from types import SimpleNamespace
@@ -186,3 +187,138 @@ def test_a_stored_comparison_without_the_value_test_gets_no_mark(app):
         table = tables.comparison_table(run, "Base", "alignment")
     marks = [cell["mark"] for row in table["rows"] for cell in row["cells"]]
     assert set(marks) == {""}
+
+
+# -- the Holm family of a table (issue 58, finding 5) ------------------------------
+def test_a_table_family_adjusts_across_every_column(app):
+    found = engine.aggregate(
+        lambda suite: verdict_rows() + al_rows(), ["alignment"], ["Base", "Ours"]
+    )
+    run = SimpleNamespace(methods=["Base", "Ours"], aggregates=found)
+    with app.test_request_context("/?lang=en"):
+        by_metric = tables.comparison_table(run, "Base", "alignment")
+        by_table = tables.comparison_table(run, "Base", "alignment", holm="table")
+        caption = tables.table_caption(by_table, "Base")["delta"]
+        default_caption = tables.table_caption(by_metric, "Base")["delta"]
+    cells = [
+        (one["versus"], other["versus"])
+        for one, other in zip(
+            by_metric["rows"][1]["cells"], by_table["rows"][1]["cells"], strict=True
+        )
+        if one["versus"] and one["versus"]["p_value"] is not None
+    ]
+    assert len(cells) >= 2  # AL average and the keep-chatting rate at least
+    ps = [mine["p_value"] for mine, _ in cells]
+    for (mine, wide), expected in zip(cells, stats_holm(ps), strict=True):
+        assert mine["p_holm"] == mine["p_value"]  # one comparison per column
+        assert wide["p_holm"] == expected and wide["family_size"] == len(cells)
+    assert by_table["holm_family"] == "table"
+    assert "every comparison with Base in this table" in caption
+    assert "each column's comparisons with Base" in default_caption
+
+
+def stats_holm(ps):
+    from metrics.stats import holm
+
+    return holm(ps)
+
+
+def al_rows() -> list[dict]:
+    """Ours 10 points above Base in each of the ten sessions' one round."""
+    return [
+        {
+            "session_id": f"s{s}",
+            "round": 1,
+            "method": method,
+            "metric": "al",
+            "value": 50.0 + s + (10.0 if method == "Ours" else 0.0),
+            "status": "ok",
+            "judge": "",
+        }
+        for s in range(10)
+        for method in ("Base", "Ours")
+    ]
+
+
+def test_the_results_document_states_its_holm_family():
+    found = engine.aggregate(
+        lambda suite: verdict_rows() + al_rows(), ["alignment"], ["Base", "Ours"]
+    )
+    document = {"summary": found["summary"], "comparisons": found["comparisons"]}
+    plain = basis.with_holm_family(document)
+    wide = basis.with_holm_family(document, "table")
+    assert list(plain) == ["summary", "holm_family", "comparisons"]
+    assert (plain["holm_family"], wide["holm_family"]) == ("metric", "table")
+    tested = [c for c in wide["comparisons"] if c.get("delta_p") is not None]
+    assert len(tested) >= 2
+    assert [c["delta_p_holm"] for c in tested] == stats_holm(
+        [c["delta_p"] for c in tested]
+    )
+    assert [c["p_holm"] for c in wide["comparisons"]] == [
+        c["p_holm"] for c in plain["comparisons"]
+    ]  # the Wilcoxon family is untouched
+
+
+@pytest.fixture
+def two_runs(app_factory, tmp_path, judge_server):
+    from tests import crafted
+    from tests.pipeline_support import evaluate
+
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    path = crafted.write(tmp_path / "a.jsonl", crafted.alignment_sessions())
+    runs = [
+        evaluate(app, path, judge_server, suites=["alignment"])["run"]["id"]
+        for _ in range(2)
+    ]
+    return app, [app.extensions["storage"].runs.get_run(run) for run in runs]
+
+
+def test_holm_table_on_the_urls_and_the_cli(two_runs):
+    # before: ?holm= was ignored and no document said its family
+    app, (run, other) = two_runs
+    client = app.test_client()
+    token = run.token
+    body = client.get(f"/api/v1/runs/{token}/results?holm=table").get_json()
+    assert body["holm_family"] == "table"
+    assert client.get(f"/api/v1/runs/{token}/results").get_json()["holm_family"] == (
+        "metric"
+    )
+    bad = client.get(f"/api/v1/runs/{token}/results?holm=everything")
+    assert bad.status_code == 400
+    [error] = bad.get_json()["errors"]
+    assert (error["code"], error["path"]) == ("bad_holm", "holm")
+    page = client.get(f"/r/{token}?holm=table&lang=en").get_data(as_text=True)
+    assert "every comparison with Base in this table" in page
+    assert "each column&#39;s comparisons with Base" in client.get(
+        f"/r/{token}?lang=en"
+    ).get_data(as_text=True)
+    for url in (
+        f"/r/{token}?holm=all",
+        f"/r/{token}/export.md?holm=all",
+        f"/r/{token}/summary.csv?holm=all",
+        f"/r/{token}/export.json?holm=all",
+        f"/compare?runs={token},{other.token}&holm=all",
+        f"/compare/export.md?runs={token},{other.token}&holm=all",
+    ):
+        refused = client.get(url + "&lang=en" if "?" in url else url)
+        assert refused.status_code == 400, url
+        assert "holm" in refused.get_data(as_text=True), url
+    markdown = client.get(f"/r/{token}/export.md?holm=table").get_data(as_text=True)
+    assert "Holm-adjusted across every comparison with Base in this table" in markdown
+    exported = client.get(f"/r/{token}/export.json?holm=table").get_json()
+    assert exported["holm_family"] == "table"
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["report", token, "--format", "md", "--holm", "table"])
+    assert result.exit_code == 0, result.output
+    assert "Holm-adjusted across every comparison with Base in this table" in (
+        result.stdout
+    )
+    result = runner.invoke(
+        args=["report", token, "--format", "json", "--holm", "table"]
+    )
+    assert json.loads(result.stdout)["holm_family"] == "table"
+    compared = runner.invoke(args=["compare", token, other.token, "--holm", "table"])
+    assert compared.exit_code == 0, compared.output
+    assert "in this table (all columns together)" in compared.stdout
+    refused = runner.invoke(args=["report", token, "--holm", "everything"])
+    assert refused.exit_code == 2 and "--holm" in refused.output

@@ -18,7 +18,7 @@ import dataset
 from core.problems import Rejected
 from core.status import ACTIVE_RUN, RETRYABLE_RUN, BatchStage
 from dataset.limits import Limits
-from metrics import registry, results, stats
+from metrics import basis, registry, results, stats
 from pipeline import stalls
 from pipeline.dispatch import dispatch, fail_run, plan_from_upload, plan_run
 from pipeline.progress import run_progress
@@ -343,28 +343,36 @@ class RunService(RunBudget):
             return None
         return {"on": "rate_limit", "mean_wait_s": round(paced_s / calls, 1)}
 
-    def results_head(self, run: Run, min_effect: float | None = None) -> dict[str, Any]:
+    def results_head(
+        self, run: Run, min_effect: float | None = None, holm: str = "metric"
+    ) -> dict[str, Any]:
         """The results document without its rows (cheap at any run size);
         with ``min_effect``, each comparison also says the sessions needed
-        to detect it (``stats.add_min_effect``)."""
+        to detect it (``stats.add_min_effect``); ``holm`` is the Holm family
+        of ``delta_p_holm`` (``basis.with_holm_family``)."""
         counts = self.storage.rows.run_status_counts(run)
         head = results.head(run, counts, self.storage.progress.judge_usage(run.id))
         if min_effect is not None and head.get("comparisons"):
             head["comparisons"] = stats.add_min_effect(head["comparisons"], min_effect)
-        return head
+        return basis.with_holm_family(head, holm)
 
     def results_chunks(
-        self, run: Run, indent: int | None = None, min_effect: float | None = None
+        self,
+        run: Run,
+        indent: int | None = None,
+        min_effect: float | None = None,
+        holm: str = "metric",
     ) -> Iterator[str]:
         """The whole results document as JSON text, rows streamed from the
         database: what the CLI's ``--out``, the JSON export and
         ``/api/v1/runs/<token>/results`` write."""
-        opening = results.json_opening(self.results_head(run, min_effect), indent)
+        head = self.results_head(run, min_effect, holm)
+        opening = results.json_opening(head, indent)
         rows = self.storage.rows.iter_rows(run.id, detail=False)
         return chain([opening], results.json_rows(rows))
 
     def results_document(
-        self, run: Run, min_effect: float | None = None
+        self, run: Run, min_effect: float | None = None, holm: str = "metric"
     ) -> dict[str, Any]:
         """The whole document in memory (tests and small runs)."""
         counts = self.storage.rows.run_status_counts(run)
@@ -374,7 +382,7 @@ class RunService(RunBudget):
             found["comparisons"] = stats.add_min_effect(
                 found["comparisons"], min_effect
             )
-        return found
+        return basis.with_holm_family(found, holm)
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:

@@ -7,7 +7,7 @@ import math
 from types import SimpleNamespace
 
 from core import usage
-from metrics import registry
+from metrics import basis, registry
 from metrics.results import judge_models, judge_usage, missing_replies, not_asked
 from pipeline.service.run_spec import RunSpec
 from reports import tables
@@ -100,6 +100,13 @@ def sessions_section(storage, run, args) -> dict:
     }
 
 
+def holm_of(args) -> str:
+    """The Holm family of the tables' marks, ``?holm=`` (the views refuse
+    other values with a 400; here they read as the default)."""
+    holm = args.get("holm")
+    return holm if holm in basis.HOLM_FAMILIES else "metric"
+
+
 def results_context(run, args) -> dict:
     """Panels, their figures and the comparison tables against the baseline
     the query names: the dashboard's, and the comparison across runs'."""
@@ -109,6 +116,7 @@ def results_context(run, args) -> dict:
     if baseline not in run.methods:
         baseline = run.methods[0]
     percent = args.get("rates") == "percent"
+    holm = holm_of(args)
     sections = panels.build(run)
     all_figures = {}
     for section in sections:
@@ -120,8 +128,10 @@ def results_context(run, args) -> dict:
         "panels": sections,
         "baseline": baseline,
         "percent": percent,
+        "holm": holm,
         "tables": [
-            tables.comparison_table(run, baseline, suite, percent) for suite in suites
+            tables.comparison_table(run, baseline, suite, percent, holm)
+            for suite in suites
         ],
         "figures": all_figures,
         "plotly_locale": plotly_locale(),
@@ -243,7 +253,7 @@ def context(storage, run, args) -> dict:
         # what a cancelled run's stored rows cover (None: any other run)
         "cover": cancelled.stored_cover(run),
         "kept_in_cache": RunSpec.of(run).judge.use_cache,
-        "methods_paragraph": methods_paragraph(run, used),
+        "methods_paragraph": methods_paragraph(run, used, holm_of(args)),
         "audit": audit_rows(run),
         "report_card": card_view(run),
         "self_preference": self_preference_lines(run),

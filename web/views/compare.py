@@ -27,12 +27,14 @@ from flask_babel import get_locale
 from markupsafe import Markup
 
 from core.problems import Rejected
+from metrics import basis
 from pipeline.service.comparison import compare_runs, comparison_keys
 from reports import paper, paper_summary
 from translations import translate_problems
 from web import extensions
 from web.presentation import dashboard
 from web.presentation.settings_diff import settings_diff
+from web.views import run_reads
 from web.views.pages import RESULT_PARTS, error_page
 
 bp = Blueprint("compare", __name__)
@@ -92,6 +94,7 @@ def _rejected_json(rejected: Rejected):
 @bp.get("/api/v1/compare")
 def compare_api():
     try:
+        holm = run_reads.holm_arg()
         comparison = load(request.args)
     except Rejected as rejected:
         return _rejected_json(rejected)
@@ -99,7 +102,8 @@ def compare_api():
         headers = {"Retry-After": str(RETRY_AFTER_S)}
         return jsonify(state="computing", retry_after_s=RETRY_AFTER_S), 202, headers
     return current_app.response_class(
-        _json(comparison.document()), mimetype="application/json"
+        _json(basis.with_holm_family(comparison.document(), holm)),
+        mimetype="application/json",
     )
 
 
@@ -110,6 +114,7 @@ def _json(document: dict) -> str:
 @bp.get("/compare")
 def compare_page():
     try:
+        run_reads.holm_arg()  # ?holm=: metric or table, else a 400 page
         comparison, key = _load(request.args)
     except Rejected as rejected:
         return error_page(rejected)
@@ -135,12 +140,17 @@ def context(comparison, args) -> dict:
     }
 
 
-EXPORTS = {
+EXPORTS = {  # (comparison, baseline, Holm family) -> the file
     "csv": ("text/csv", paper_summary.summary_csv),
-    "json": ("application/json", lambda c, b: _json(c.document()) + "\n"),
+    "json": (
+        "application/json",
+        lambda c, b, h: _json(basis.with_holm_family(c.document(), h)) + "\n",
+    ),
     "tex": (
         "text/x-tex",
-        lambda c, b: paper.to_latex(c, b, cjk=request.args.get("cjk") == "cjkutf8"),
+        lambda c, b, h: paper.to_latex(
+            c, b, cjk=request.args.get("cjk") == "cjkutf8", holm=h
+        ),
     ),
     "md": ("text/markdown", paper.to_markdown),
 }
@@ -153,6 +163,7 @@ def export(extension: str):
     if extension not in EXPORTS:
         abort(404)
     try:
+        holm = run_reads.holm_arg()
         comparison = load(request.args)
     except Rejected as rejected:
         return error_page(rejected)
@@ -160,7 +171,7 @@ def export(extension: str):
         return _computing_page()
     mimetype, render = EXPORTS[extension]
     baseline = paper.baseline_of(comparison, request.args.get("baseline"))
-    response = Response(render(comparison, baseline), mimetype=mimetype)
+    response = Response(render(comparison, baseline, holm), mimetype=mimetype)
     name = f"personasteer-{comparison.id}.{extension}"
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

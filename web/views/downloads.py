@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, request
 
+from core.problems import Rejected
 from metrics.results import judge_usage
 from reports import exports, paper, paper_methods, paper_summary
 from web import extensions
 from web.security import access
+from web.views.pages import error_page
+from web.views.run_reads import holm_arg
 
 bp = Blueprint("downloads", __name__)
 
@@ -38,21 +41,35 @@ def export_tex(token: str):
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
     cjk = request.args.get("cjk") == "cjkutf8"  # CJK text through CJKutf8
-    return _attachment(paper.to_latex(run, baseline, cjk), "text/x-tex", run, "tex")
+    try:
+        holm = holm_arg()
+    except Rejected as rejected:
+        return error_page(rejected)
+    body = paper.to_latex(run, baseline, cjk, holm)
+    return _attachment(body, "text/x-tex", run, "tex")
 
 
 @bp.get("/r/<token>/export.md")
 def export_markdown(token: str):
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
-    return _attachment(paper.to_markdown(run, baseline), "text/markdown", run, "md")
+    try:
+        holm = holm_arg()
+    except Rejected as rejected:
+        return error_page(rejected)
+    body = paper.to_markdown(run, baseline, holm)
+    return _attachment(body, "text/markdown", run, "md")
 
 
 @bp.get("/r/<token>/summary.csv")
 def summary_csv(token: str):
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
-    body = paper_summary.summary_csv(run, baseline)
+    try:
+        holm = holm_arg()
+    except Rejected as rejected:
+        return error_page(rejected)
+    body = paper_summary.summary_csv(run, baseline, holm)
     return _attachment(body, "text/csv", run, "summary.csv")
 
 
@@ -60,5 +77,9 @@ def summary_csv(token: str):
 def methods_txt(token: str):
     run = _finished_run(token)
     used = judge_usage(run, extensions.storage().progress.judge_usage(run.id))
-    body = paper_methods.methods_paragraph(run, used) + "\n"
+    try:
+        holm = holm_arg()
+    except Rejected as rejected:
+        return error_page(rejected)
+    body = paper_methods.methods_paragraph(run, used, holm) + "\n"
     return _attachment(body, "text/plain", run, "methods.txt")

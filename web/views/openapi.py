@@ -231,6 +231,14 @@ PATHS = {
                     "description": "A standardized effect dz: each comparison also gives "
                     "sessions_for_min_effect (80% power, alpha 0.05).",
                 },
+                {
+                    "name": "holm",
+                    "in": "query",
+                    "schema": {"type": "string", "enum": ["metric", "table"]},
+                    "description": "Holm family of delta_p_holm: within each metric "
+                    "(default) or across every compared metric of a suite's table; "
+                    "stated as holm_family.",
+                },
             ],
             "responses": {
                 "200": _json(

@@ -39,7 +39,7 @@ from web.presentation import dashboard
 from web.presentation.single_flight import SingleFlight
 from web.security import access
 from web.security.headers import csp_nonce
-from web.views import forms
+from web.views import forms, run_reads
 
 bp = Blueprint("pages", __name__)
 
@@ -127,6 +127,10 @@ def create_run():
 @bp.get("/r/<token>")
 def run_page(token: str):
     run = run_or_404(token)
+    try:
+        run_reads.holm_arg()  # ?holm=: metric or table, else a 400 page
+    except Rejected as rejected:
+        return error_page(rejected)
     memo = access.workspace_memo(run)
     if run.status not in FINAL_RUN:
         counts = _storage().rows.status_counts(run.id)
@@ -266,7 +270,12 @@ def export_csv(token: str):
 @bp.get("/r/<token>/export.json")
 def export_json(token: str):
     run = run_or_404(token)
-    body = stream_with_context(_service().results_chunks(run, indent=1))
+    try:
+        holm = run_reads.holm_arg()
+    except Rejected as rejected:
+        return error_page(rejected)
+    chunks = _service().results_chunks(run, indent=1, holm=holm)
+    body = stream_with_context(chunks)
     return _download(body, "application/json", exports.file_name(run, "json"))
 
 

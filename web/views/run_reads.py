@@ -17,7 +17,7 @@ from flask import Response, request, stream_with_context
 
 from core.problems import Rejected
 from core.status import FINAL_RUN
-from metrics import results, stats
+from metrics import basis, results, stats
 from web.extensions import runs as _service
 
 ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
@@ -95,9 +95,22 @@ def service_rows(run):
 def results_stream(run, indent: int | None = None) -> Response:
     """The whole results document, rows streamed from the database;
     ``?min_effect=`` (a dz above 0) adds each comparison's sessions needed
-    to detect that effect (``stats.add_min_effect``)."""
-    body = _service().results_chunks(run, indent, min_effect_arg())
+    to detect that effect (``stats.add_min_effect``); ``?holm=table``
+    adjusts ``delta_p_holm`` across every column of a table."""
+    body = _service().results_chunks(run, indent, min_effect_arg(), holm_arg())
     return Response(stream_with_context(body), mimetype=JSON)
+
+
+def holm_arg(args=None) -> str:
+    """``?holm=``: the Holm family of the tables and of ``delta_p_holm``,
+    ``metric`` (the default) or ``table``; anything else is a 400 naming
+    the parameter."""
+    raw = (request.args if args is None else args).get("holm")
+    if raw is None or raw == "":
+        return "metric"
+    if raw not in basis.HOLM_FAMILIES:
+        raise Rejected.one("bad_holm", path="holm", value=raw[:20])
+    return raw
 
 
 def min_effect_arg() -> float | None:
