@@ -117,7 +117,27 @@ def criterion_agreement(judged, labelled, same_scale: list[int] | None = None) -
             found["weighted_kappa_ci"], found["weighted_kappa_left_out"] = (
                 kappa_interval(judged, labelled)
             )
+        else:
+            found["weighted_kappa_note"] = kappa_reason(judged, labelled, same_scale)
     return found
+
+
+def kappa_reason(a, b, scale: list[int]) -> str:
+    """Why :func:`weighted_kappa` has no value: a note code.
+
+    >>> kappa_reason([1.5, 2, 3], [1, 2, 3], [1, 3]), kappa_reason([1], [2], [1, 3])
+    ('kappa_off_points', 'agreement_too_few')
+    >>> kappa_reason([1, 2], [1, 2], [1, 10]), kappa_reason([2, 2], [1, 2], [1, 3])
+    ('kappa_scale_too_long', 'agreement_one_side_constant')
+    """
+    low, high = scale
+    if high - low + 1 > KAPPA_POINTS:
+        return "kappa_scale_too_long"
+    if len(a) < 2:
+        return "agreement_too_few"
+    if any(float(v) not in range(low, high + 1) for v in (*a, *b)):
+        return "kappa_off_points"
+    return "agreement_one_side_constant"
 
 
 KAPPA_RESAMPLES = 2000
@@ -130,8 +150,9 @@ def kappa_interval(a, b) -> tuple[list | None, int]:
     over items (pairs resampled with replacement, ``KAPPA_RESAMPLES``
     times, numpy's default generator seeded with ``KAPPA_SEED``), and the
     resamples left out because a side was constant in them (κ undefined;
-    they are counted, never scored). None below ``KAPPA_LEAST`` pairs or
-    when fewer than half the resamples give a κ. With quadratic weights
+    they are counted, never scored). None below ``KAPPA_LEAST`` pairs,
+    when fewer than half the resamples give a κ, or when all give one value
+    (an interval of width 0 is no interval). With quadratic weights
     κ = 1 − mean((a − b)²) / (mean(a²) + mean(b²) − 2·mean(a)·mean(b))
     (the weights' scale cancels), so every resample is computed at once.
 
@@ -163,4 +184,6 @@ def kappa_interval(a, b) -> tuple[list | None, int]:
     if len(kappas) < KAPPA_RESAMPLES / 2:
         return None, left_out
     low, high = np.quantile(kappas, [0.025, 0.975])
+    if high - low <= 1e-9:  # every resample agrees: no spread to show
+        return None, left_out
     return [float(low), float(high)], left_out

@@ -422,6 +422,18 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
         _l("one side gave one class only (all yes or all no): κ is undefined"),
         None,
     ),
+    "kappa_off_points": (
+        _l(
+            "a value lies between the scale's points (a mean of samples): weighted κ needs whole points"
+        ),
+        None,
+    ),
+    "kappa_scale_too_long": (
+        _l(
+            "the scale has more than 5 points: weighted κ is given on short ordinal scales only"
+        ),
+        None,
+    ),
     "agreement_one_side_constant": (
         _l("one side gave the same value to every item: there is no order to compare"),
         None,

@@ -89,9 +89,11 @@ def served_sample(
     data: Path = ROOT / "sample_data.jsonl",
     suites: list[str] | None = None,
     database_url: str | None = None,
+    **options,
 ):
     """sample_data.jsonl (or ``data``) evaluated by every suite (or
-    ``suites``), then served on a port (SQLite, or ``database_url``)."""
+    ``suites``; ``options``: the run's, e.g. ``protocol="characterbench"``),
+    then served on a port (SQLite, or ``database_url``)."""
     with ScriptedJudge() as judge:
         app = create_test_app(
             {
@@ -106,7 +108,7 @@ def served_sample(
             # every suite, the opt-in ones (pairwise) included: their charts
             # go through the same layout checks
             every = suites or [suite.name for suite in registry.suites()]
-            document = evaluate(app, data, judge, suites=every)
+            document = evaluate(app, data, judge, suites=every, **options)
             run = app.extensions["storage"].runs.get_run(document["run"]["id"])
             server = make_server("127.0.0.1", 0, app, threaded=True)
             thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -344,12 +344,18 @@ def agreement_rows(page: str) -> list[list[str]]:
     import re
 
     found = []
-    for row in re.findall(
-        r'<tr[^>]*data-testid="agreement-row">(.*?)</tr>', page, re.S
+    for criterion, row in re.findall(
+        r'<tr[^>]*data-testid="agreement-row" data-criterion="([^"]*)">(.*?)</tr>',
+        page,
+        re.S,
     ):
         cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
         found.append(
-            [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split()) for c in cells]
+            [html.unescape(criterion)]
+            + [
+                " ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())
+                for c in cells
+            ]
         )
     return found
 

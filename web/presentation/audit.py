@@ -293,7 +293,9 @@ def agreement_table(human: dict | None) -> list[dict]:
             value, ends = row.get(name), row.get(f"{name}_ci")
             cell = {"heading": heading, "value": "", "interval": "", "why": ""}
             if name in row and value is None:
-                cell.update(value="—", why=_why_not(name, row["n"]))
+                code = row.get(f"{name}_note")
+                why = notes.translate(code, None, None) if code else None
+                cell.update(value="—", why=why or _why_not(name, row["n"]))
             elif name in row:
                 cell.update(value=number(value, 3), interval=_interval(ends).strip())
             cells.append(cell)
