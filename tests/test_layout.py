@@ -95,6 +95,25 @@ def test_no_page_scrolls_sideways(browser, site, lang, viewport):
             page.context.close()
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_panel_tables_fit_their_card_on_a_desktop(browser, site, lang):
+    """At 1440 px every panel table (the pairwise suite's nine-column
+    length-controlled table too) fits its card without scrolling inside it:
+    headings wrap between words. Failed before (issue 58 brief item 5): the
+    length-controlled table was 1534 px wide in a 1098 px box."""
+    page = open_page(browser, site.pages(lang)["dashboard"], VIEWPORTS["desktop"])
+    try:
+        for fold in fold_ids(page):
+            shown = open_fold(page, fold)
+            for wrap in shown.locator(".table-wrap:has(> .panel-table)").all():
+                scrolled, box = wrap.evaluate(
+                    "(el) => [el.scrollWidth, el.clientWidth]"
+                )
+                assert scrolled <= box, f"{fold} in {lang}: {scrolled} > {box} px"
+    finally:
+        page.context.close()
+
+
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_session_metric_grid_text_never_overlaps(browser, site, lang, viewport):
