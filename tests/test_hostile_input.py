@@ -120,3 +120,21 @@ def test_random_paths_and_methods(client, method, path, token):
 
     url = path.replace("{t}", quote(token, safe=""))
     assert_no_server_error(client.open(url, method=method))
+
+
+def test_a_form_part_whose_name_werkzeug_cannot_read_is_a_400(client):
+    """Issue 60 (Schemathesis): a multipart part named ``"\\"`` reaches the
+    form under the key None, and reading the run's fields raised TypeError
+    (500) on POST /api/v1/validate and /api/v1/runs."""
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="\\"\r\n\r\n1\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"'
+        b"\r\n\r\n{}\r\n--b--\r\n"
+    )
+    for url in ("/api/v1/validate", "/api/v1/runs"):
+        answer = client.post(
+            url, data=body, content_type="multipart/form-data; boundary=b"
+        )
+        assert answer.status_code == 400, url
+        [error] = answer.get_json()["errors"]
+        assert (error["path"], error["code"]) == ("form", "bad_characters")

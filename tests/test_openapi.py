@@ -3,6 +3,7 @@ references resolve."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -31,3 +32,70 @@ def test_references_resolve(client):
     text = json.dumps(document)
     for name in set(re.findall(r'"#/components/schemas/(\w+)"', text)):
         assert name in document["components"]["schemas"], name
+
+
+def test_the_request_schemas_are_the_ones_the_server_validates_with(app_factory):
+    """Issue 60: the document was written by hand beside the form checks
+    (``from`` no enum, ``file`` not required); now both are the marshmallow
+    schemas of web/views/schemas.py, with the bounds the configuration sets."""
+    from dataset.importers import IMPORTERS
+
+    app = app_factory(MAX_SAMPLES=7, MAX_COMPARED_RUNS=5)
+    document = app.test_client().get("/api/v1/openapi.json").get_json()
+    shapes = document["components"]["schemas"]
+    assert shapes["ConvertForm"]["properties"]["from"]["enum"] == sorted(IMPORTERS)
+    assert set(shapes["ConvertForm"]["required"]) == {"file", "from"}
+    assert shapes["ValidateForm"]["required"] == ["file"]
+    assert shapes["RunForm"]["anyOf"] == [
+        {"required": ["file"]},
+        {"required": ["upload_ref"]},
+    ]
+    assert shapes["RunForm"]["properties"]["samples"]["maximum"] == 7
+    runs, holm = document["paths"]["/api/v1/compare"]["get"]["parameters"]
+    assert holm["schema"]["enum"] == ["metric", "table"]
+    assert (runs["schema"]["minItems"], runs["schema"]["maxItems"]) == (2, 5)
+    # the server refuses what the document refuses, naming field and code
+    client = app.test_client()
+    answer = client.post(
+        "/api/v1/convert",
+        data={"file": (io.BytesIO(b"{}"), "a.json"), "from": "nope"},
+        content_type="multipart/form-data",
+    )
+    assert answer.status_code == 400
+    [error] = answer.get_json()["errors"]
+    assert (error["path"], error["code"]) == ("from", "unknown_layout")
+
+
+def test_a_created_run_or_workspace_links_to_the_operations_on_its_token(client):
+    document = client.get("/api/v1/openapi.json").get_json()
+    ids = {
+        operation["operationId"]
+        for operations in document["paths"].values()
+        for operation in operations.values()
+    }
+    run = document["paths"]["/api/v1/runs"]["post"]["responses"]["202"]["links"]
+    space = document["paths"]["/api/v1/workspaces"]["post"]["responses"]["201"]
+    for links in (run, space["links"]):
+        assert links and all(link["operationId"] in ids for link in links.values())
+        for link in links.values():
+            assert link["parameters"] == {"token": "$response.body#/manage_token"}
+    on_tokens = {
+        operation["operationId"]
+        for path, operations in document["paths"].items()
+        if path.startswith(("/api/v1/runs/{token}", "/api/v1/workspaces/{token}"))
+        for operation in operations.values()
+    }
+    linked = {link["operationId"] for link in [*run.values(), *space["links"].values()]}
+    assert linked == on_tokens
+
+
+def test_every_operation_names_the_statuses_it_can_answer(client):
+    document = client.get("/api/v1/openapi.json").get_json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            said = set(operation["responses"])
+            assert "503" in said, (method, path)
+            if operation.get("parameters"):
+                assert "400" in said, (method, path)
+            if "requestBody" in operation:
+                assert "413" in said, (method, path)

@@ -40,6 +40,7 @@ from translations import translate_problems
 from web import extensions
 from web.extensions import storage as _storage
 from web.security import cross_site
+from web.views import schemas
 
 owner = Blueprint("annotations", __name__)
 api = Blueprint("annotations_api", __name__, url_prefix="/api/v1")
@@ -92,10 +93,10 @@ def create_queue(token: str):
 @api.post("/runs/<token>/annotations")
 def create_queue_api(token: str):
     run = _managed_run(token)
-    body = _json_object()
     try:
+        body = schemas.load(schemas.NewQueue, _json_object())
         queue = service().create(
-            run, body.get("size"), body.get("per_item", 1), bool(body.get("dimensions"))
+            run, body["size"], body["per_item"], body["dimensions"]
         )
     except Rejected as rejected:
         return _rejected(rejected)
@@ -177,9 +178,8 @@ def add_annotator_api(token: str):
     annotator's own link (the same one if asked again)."""
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     try:
-        link = _storage().annotations.annotator_link(
-            queue.id, annotator_name(_json_object().get("name"))
-        )
+        name = schemas.load(schemas.NewAnnotator, _json_object())["name"]
+        link = _storage().annotations.annotator_link(queue.id, annotator_name(name))
     except Rejected as rejected:
         return _rejected(rejected)
     shared = extensions.link("labelling.page", token=link.token)  # never from Host
@@ -264,11 +264,12 @@ def import_labels_api(token: str):
     """A ``labels.jsonl`` of another run of the same replies (form field
     ``file``): ``{"imported", "unmatched"}``."""
     run = _managed_run(token)
-    upload = request.files.get("file")
-    if upload is None:
-        return _rejected(Rejected.one("missing_file", path="file"))
     try:
-        found = import_labels(service(), run, upload.stream)
+        form = schemas.LabelsForm
+        upload = schemas.load(
+            form, schemas.form_data(form, request.form, request.files)
+        )
+        found = import_labels(service(), run, upload["file"].stream)
     except Rejected as rejected:
         return _rejected(rejected)
     extensions.runs().wake()  # the new queue's agreement, on a worker

@@ -15,7 +15,7 @@ from web.extensions import link
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
 from web.security import access, cross_site
-from web.views import forms, openapi, run_reads
+from web.views import forms, openapi, run_reads, schemas
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
@@ -50,11 +50,15 @@ def _managed(token: str, act):
 @bp.post("/validate")
 def validate():
     """What the upload page's suite picker asks before the real submission."""
-    try:
+    form = schemas.forms_for(current_app.config)["ValidateForm"]
+    try:  # the form's own fields first: the file's report comes after
+        schemas.load(form, schemas.form_data(form, request.form, request.files))
         upload = forms.uploaded_file(request.files)
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
     asked = _asked_run()
+    if isinstance(asked, Rejected) and asked.status == 400:  # the form's own fields
+        return jsonify(errors=_errors(asked.errors)), 400
     run = None if isinstance(asked, Rejected) else asked
     report = _service().validate(upload.stream, upload.filename, run)
     body = report.to_dict()
@@ -111,7 +115,12 @@ def create_run():
 def run_status(token: str):
     """Cheap to poll: no rows (``?include=rows`` adds them, streamed)."""
     run = run_or_404(token)
-    if request.args.get("include") == "rows":
+    query = schemas.StatusQuery
+    try:
+        asked = schemas.load(query, schemas.form_data(query, request.args, {}))
+    except Rejected as rejected:
+        return jsonify(errors=_errors(rejected.errors)), rejected.status
+    if asked.get("include") == "rows":
         return run_reads.status_with_rows(run, link)
     return jsonify(run_reads.status_body(run, link))
 
@@ -214,13 +223,13 @@ def _new_workspace_name() -> str:
         blank = not request.get_data(cache=True).strip()
         if (request.form or not blank) and "name" not in request.form:
             raise refused  # a part without the name, or a body of no part
-        return forms.workspace_name(None, request.form)
+        return forms.workspace_name(request.form.to_dict())
     if not request.get_data(cache=True).strip():
-        return forms.workspace_name(None, {})
+        return forms.workspace_name({})
     body = request.get_json(silent=True) if request.is_json else None
     if not isinstance(body, dict):
         raise refused
-    return forms.workspace_name(body, {})
+    return forms.workspace_name(body)
 
 
 @bp.get("/workspaces/<token>")
@@ -247,7 +256,7 @@ def rename_workspace(token: str):
         problem = Rejected.one("json_only", path="name", http=415)
         return jsonify(errors=_errors(problem.errors)), problem.status
     try:
-        name = forms.workspace_name(body, {})
+        name = forms.workspace_name(body, schemas.WorkspaceName)
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), 400
     _storage().workspaces.rename_workspace(found.item.id, name)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
@@ -15,11 +14,10 @@ from werkzeug.utils import secure_filename
 from core.problem_words import in_reader_language
 from core.problems import Rejected
 from dataset import convert
-from dataset.characterbench import LANGUAGES
-from dataset.importers import IMPORTERS, Options
+from dataset.importers import Options
 from translations import translate_problems
 from web.security import cross_site, shared_slots
-from web.views import forms
+from web.views import schemas
 
 bp = Blueprint("conversion", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
@@ -38,14 +36,20 @@ def convert_upload():
     in ``X-Sessions-Converted`` and ``X-Records-Skipped``, the first
     records not converted and why in ``X-Skipped`` (JSON, ASCII)."""
     try:
-        upload = forms.uploaded_file(request.files)
-        layout = request.form.get("from", "")
-        if layout not in IMPORTERS:
-            raise Rejected.one("unknown_layout", path="from", layouts=sorted(IMPORTERS))
-        options = _options(request.form, current_app.config["MAX_TEXT_CHARS"])
-        options = replace(options, source=upload.filename or "")
+        form = schemas.forms_for(current_app.config)["ConvertForm"]
+        fields = schemas.load(
+            form, schemas.form_data(form, request.form, request.files)
+        )
     except Rejected as rejected:
         return _rejected(rejected)
+    upload, layout = fields["file"], fields["from"]
+    options = Options(
+        method=fields["method"].strip() or "model",
+        profile=fields["profile"].strip(),
+        personality=fields["personality"].strip(),
+        language=fields["language"],
+        source=upload.filename or "",
+    )
     # read and written a record at a time: the file is never held whole
     sink = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by _chunks)
     slots = current_app.config["CONVERT_SLOTS"]
@@ -108,25 +112,3 @@ def _chunks(sink, size: int = 1 << 16):
     with sink:
         while chunk := sink.read(size):
             yield chunk.encode("utf-8")
-
-
-def _options(form, max_chars: int) -> Options:
-    """The CLI's ``--profile``, ``--personality`` and ``--method``."""
-    values = {name: form.get(name, "").strip() for name in OPTION_FIELDS}
-    for name, value in values.items():
-        if len(value) > max_chars:
-            raise Rejected.one(
-                "too_long", path=name, length=len(value), limit=max_chars
-            )
-    language = values["language"] or "zh"
-    if language not in LANGUAGES:
-        raise Rejected.one("unknown_language", path="language", languages=LANGUAGES)
-    return Options(
-        method=values["method"] or "model",
-        profile=values["profile"],
-        personality=values["personality"],
-        language=language,
-    )
-
-
-OPTION_FIELDS = ("profile", "personality", "method", "language")

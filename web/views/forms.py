@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 
 from flask import current_app
@@ -14,8 +15,8 @@ from pipeline.service.runs import RunRequest
 from web import extensions
 from web.presentation.paging import decimal
 from web.security import access
+from web.views import schemas
 
-MAX_TAGS, MAX_TAG_CHARS, MAX_COMMENT_CHARS = 20, 64, 5000
 MAX_JUDGES = 8  # judge models of one panel
 
 
@@ -58,8 +59,11 @@ def run_request(form, files=None) -> RunRequest:
     forgery hole."""
     config = current_app.config
     for key, value in form.items(multi=True):  # names, models, tokens, options
-        if not (storable(key) and storable(value)):
-            raise Rejected.one("bad_characters", path=key if storable(key) else "form")
+        named = key is not None and storable(key)  # werkzeug: None for name="\"
+        if not (named and storable(value)):
+            raise Rejected.one("bad_characters", path=key if named else "form")
+    settings = schemas.forms_for(config)["RunSettings"]
+    schemas.load(settings, schemas.form_data(settings, form, files or {}))
     suites = [
         s.strip()
         for value in form.getlist("suites")
@@ -147,6 +151,8 @@ def submit(request, new_workspace: bool = False):
     page checked it: ``pipeline/service/kept_uploads.py``). ``new_workspace``: a run
     sent without a workspace gets one of its own."""
     service = extensions.runs()
+    whole = schemas.forms_for(current_app.config)["RunForm"]
+    schemas.load(whole, schemas.form_data(whole, request.form, request.files))
     wanted = replace(
         run_request(request.form, request.files), new_workspace=new_workspace
     )
@@ -161,51 +167,14 @@ def run_fields(body) -> dict:
     """The editable fields of a run from a JSON object: ``name`` (string or
     null), ``tags`` (strings), ``comment`` (string or null). When one is
     wrong, every problem is reported and nothing is applied."""
-    from core.problems import Problem
-    from dataset.fields import type_name
-
     if not isinstance(body, dict):
-        found = type_name(body)
-        raise Rejected.one("wrong_type", path="body", expected="object", found=found)
-    fields: dict[str, object] = {}
-    problems: list[Problem] = []
-    for name, limit in (("name", MAX_RUN_NAME_CHARS), ("comment", MAX_COMMENT_CHARS)):
-        if name not in body:
-            continue
-        value = body[name]
-        if value is not None and not isinstance(value, str):
-            problems.append(_wrong_type(name, "string", value))
-        elif value is not None and not storable(value):
-            problems.append(Problem.make(None, name, "bad_characters"))
-        elif value is not None and len(value) > limit:
-            problems.append(
-                Problem.make(None, name, "too_long", length=len(value), limit=limit)
-            )
-        else:
-            fields[name] = (value or "").strip() or None
-    if "tags" in body:
-        tags = body["tags"]
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            problems.append(_wrong_type("tags", "array of strings", tags))
-        elif not all(storable(t) for t in tags):
-            problems.append(Problem.make(None, "tags", "bad_characters"))
-        elif len(tags) > MAX_TAGS:
-            problems.append(
-                Problem.make(
-                    None, "tags", "too_many_tags", count=len(tags), limit=MAX_TAGS
-                )
-            )
-        else:
-            problems += [
-                Problem.make(
-                    None, f"tags[{i}]", "too_long", length=len(t), limit=MAX_TAG_CHARS
-                )
-                for i, t in enumerate(tags)
-                if len(t) > MAX_TAG_CHARS
-            ]
-            fields["tags"] = sorted({t.strip() for t in tags if t.strip()})
-    if problems:
-        raise Rejected(problems)
+        raise Rejected([_wrong_type("body", "object", body)])
+    fields = schemas.load(schemas.RunFields, body)
+    for name in ("name", "comment"):
+        if name in fields:
+            fields[name] = (fields[name] or "").strip() or None
+    if "tags" in fields:
+        fields["tags"] = sorted({t.strip() for t in fields["tags"] if t.strip()})
     return fields
 
 
@@ -225,16 +194,11 @@ def storable(text: str) -> bool:
     return True
 
 
-def workspace_name(body, form) -> str:
-    """The name a new workspace is given: from a JSON object or the form;
-    text a database cannot store is a 400."""
-    name = body.get("name") if isinstance(body, dict) else None
-    if name is not None and not isinstance(name, str):
-        raise Rejected([_wrong_type("name", "string", name)])
-    name = str(name if name is not None else form.get("name", ""))[:255].strip()
-    if not storable(name):
-        raise Rejected.one("bad_characters", path="name")
-    return name
+def workspace_name(body: Mapping, schema=schemas.NewWorkspace) -> str:
+    """A workspace's name from a JSON object or a form (``schema``: a new
+    workspace's, or a rename's); a name that is no text, or text a
+    database cannot store, is a 400."""
+    return (schemas.load(schema, body).get("name") or "")[:255].strip()
 
 
 def _wrong_type(path: str, expected: str, value):

@@ -10,18 +10,15 @@ document, ``/rows`` pages through them with a cursor.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 
 from flask import Response, request, stream_with_context
 
-from core.problems import Rejected
 from core.status import FINAL_RUN
-from metrics import basis, results, stats
+from metrics import results
 from web.extensions import runs as _service
+from web.views import schemas
 
-ROWS_PAGE = 1000  # rows per /rows page unless ?limit= asks for fewer or more
-MAX_ROWS_PAGE = 10_000
 JSON = "application/json"
 
 
@@ -105,48 +102,16 @@ def holm_arg(args=None) -> str:
     """``?holm=``: the Holm family of the tables and of ``delta_p_holm``,
     ``metric`` (the default) or ``table``; anything else is a 400 naming
     the parameter."""
-    raw = (request.args if args is None else args).get("holm")
-    if raw is None or raw == "":
-        return "metric"
-    if raw not in basis.HOLM_FAMILIES:
-        raise Rejected.one("bad_holm", path="holm", value=raw[:20])
-    return raw
+    query, given = schemas.HolmQuery, request.args if args is None else args
+    return schemas.load(query, schemas.form_data(query, given, {}))["holm"]
 
 
 def min_effect_arg() -> float | None:
     """``?min_effect=``: None when absent, else a dz above 0 or a 400."""
-    raw = request.args.get("min_effect")
-    if raw is None or raw == "":
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not stats.valid_min_effect(value):
-        raise Rejected.one("bad_min_effect", path="min_effect", value=raw[:20])
-    return value
-
-
-def page_limit() -> int:
-    """``?limit=`` (1 to MAX_ROWS_PAGE), or a 400 naming the bounds."""
-    raw = request.args.get("limit", str(ROWS_PAGE))
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_ROWS_PAGE:
-        raise Rejected.one(
-            "bad_limit", path="limit", value=raw[:20], limit=MAX_ROWS_PAGE
-        )
-    return limit
-
-
-def page_cursor() -> int:
-    """``?cursor=`` as handed out by the previous page (0: from the start)."""
-    raw = request.args.get("cursor") or "0"
-    if not (raw.isascii() and raw.isdecimal()) or len(raw) > 18:
-        raise Rejected.one("bad_cursor", path="cursor")
-    return int(raw)
+    query = schemas.ResultsQuery
+    return schemas.load(query, schemas.form_data(query, request.args, {})).get(
+        "min_effect"
+    )
 
 
 def rows_page(run, link) -> dict:
@@ -155,8 +120,11 @@ def rows_page(run, link) -> dict:
     rows are only added, and an upsert keeps a row's place."""
     from store import row_pages  # SQL: loaded by the first page, not the CLI
 
-    limit, after = page_limit(), page_cursor()
-    filters = {name: request.args.get(name) for name in row_pages.FILTERS}
+    query = schemas.load(
+        schemas.RowsQuery, schemas.form_data(schemas.RowsQuery, request.args, {})
+    )
+    limit, after = query["limit"], int(query["cursor"])
+    filters = {name: query.get(name) for name in row_pages.FILTERS}
     found, cursor = row_pages.rows_after(
         _service().storage, run.id, after, limit, filters
     )

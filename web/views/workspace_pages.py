@@ -113,7 +113,7 @@ def rename_workspace(token: str):
     try:
         if not found.can_manage:
             raise Rejected.one("view_only", http=403)
-        name = forms.workspace_name(None, request.form)
+        name = forms.workspace_name(request.form.to_dict())
     except Rejected as rejected:
         return error_page(rejected)
     _storage().workspaces.rename_workspace(found.item.id, name)
