@@ -15,12 +15,15 @@ The table follows the suite's comparison table of a suite that computes
 ...     "B": {"pairwise_winrate": 0.1, "pairwise_winrate_lc": None}}})
 >>> print(to_markdown(run).splitlines()[2])
 | A | 0.90 (n=4) | — | 0.50 [0.25, 0.75] (n=4) | — | — |
+>>> parts({"bt_score": 0.0, "bt_ci_low": 0.0, "bt_ci_high": 0.0}, "bt_score", "bt")
+('0.00', '', '')
 """
 
 from __future__ import annotations
 
 from metrics import registry
 from metrics.counts import count_key
+from metrics.stats import spread_or_none
 from reports.paper_summary import english_note
 from reports.paper_text import (
     FIT_WIDTH,
@@ -78,10 +81,12 @@ def parts(values: dict, metric: str, prefix: str) -> tuple[str, str, str]:
     value = values.get(metric)
     low, high = values.get(f"{prefix}_ci_low"), values.get(f"{prefix}_ci_high")
     n = values.get(count_key(metric))
+    # an interval of width 0 (the baseline's strength, fixed at 0) is none
+    spread = (
+        low is not None and high is not None and spread_or_none(low, high) is not None
+    )
     interval = (
-        f"[{number(low)}, {number(high)}]"
-        if value is not None and low is not None and high is not None
-        else ""
+        f"[{number(low)}, {number(high)}]" if value is not None and spread else ""
     )
     counted = f"(n={n:,})" if isinstance(n, int) and value is not None else ""
     return number(value), interval, counted

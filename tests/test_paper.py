@@ -544,3 +544,64 @@ def test_no_judge_no_card():
     run.judge = None
     assert "report card" not in paper.to_markdown(run, "Base")
     assert "report-card" not in paper.to_latex(run, "Base")
+
+
+def test_the_length_control_table_follows_the_pairwise_table(tmp_path):
+    """The raw win rate and strength beside the longer-reply baseline and the
+    length-controlled values, each with its interval and n (issue 58); the
+    baseline's strength (fixed at 0: an interval of width 0) has none; the
+    LaTeX compiles."""
+    values = {
+        "Base": {
+            "pairwise_winrate": 0.2,
+            "pairwise_winrate_ci_low": 0.1,
+            "pairwise_winrate_ci_high": 0.3,
+            "pairwise_winrate_n": 8,
+            "bt_score": 0.0,
+            "bt_ci_low": 0.0,
+            "bt_ci_high": 0.0,
+            "bt_score_n": 8,
+            "pairwise_winrate_lc": 0.45,
+            "pairwise_winrate_lc_ci_low": 0.3,
+            "pairwise_winrate_lc_ci_high": 0.6,
+            "pairwise_winrate_lc_n": 8,
+            "pairwise_longer_wins_rate": 0.1,
+            "pairwise_longer_wins_rate_n": 8,
+            "bt_lc_score": 0.0,
+            "bt_lc_ci_low": 0.0,
+            "bt_lc_ci_high": 0.0,
+        },
+        "Ours": {
+            "pairwise_winrate": 0.8,
+            "bt_score": 1.39,
+            "pairwise_winrate_lc": 0.55,
+            "pairwise_longer_wins_rate": 0.9,
+            "bt_lc_score": -0.2,
+            "bt_lc_ci_low": -0.9,
+            "bt_lc_ci_high": 0.4,
+            "bt_lc_score_n": 8,
+        },
+    }
+    pairwise = next(
+        s.name for s in registry.suites() if "bt_lc_score" in [m.id for m in s.metrics]
+    )
+    run = SimpleNamespace(
+        id="0123456789abcdef",
+        methods=["Base", "Ours"],
+        suites=[pairwise],
+        aggregates={"summary": values, "comparisons": []},
+    )
+    markdown = paper.to_markdown(run, "Base")
+    assert "Length control of the pairwise verdicts." in markdown
+    assert (
+        "| Base | 0.20 [0.10, 0.30] (n=8) | 0.10 (n=8) | 0.45 [0.30, 0.60] (n=8) "
+        "| 0.00 (n=8) | 0.00 |"
+    ) in markdown
+    assert (
+        "| Ours | 0.80 | 0.90 | 0.55 | 1.39 | -0.20 [-0.90, 0.40] (n=8) |" in markdown
+    )
+    assert markdown.index("Pairwise win rate ↑") < markdown.index("Length control")
+    tex = paper.to_latex(run, "Base")
+    assert r"\label{tab:personasteer-length-control}" in tex
+    assert r"{\footnotesize [$-$0.90, 0.40]}" in tex
+    compile_fragment(tex, tmp_path / "length")

@@ -622,7 +622,8 @@ def length_differences(witness: Witness, name: str, tables: list[Table]) -> list
                     values.get(f"{prefix}_ci_low"),
                     values.get(f"{prefix}_ci_high"),
                 )
-                if low is not None and high is not None:
+                # an interval of width 0 is not printed (docs/methods.md)
+                if low is not None and high is not None and abs(high - low) > 1e-9:
                     wanted += [low, high]
                 n = values.get(_count_key(metric))
                 if n:
