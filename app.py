@@ -72,7 +72,7 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
         on_init = partial(worker_process.begin, app)
         on_ready = partial(_ready_embedded, watchdog)
         if app.config["EMBEDDED_WORKER"] == "process":
-            supervisor = WorkerProcess(app.config, instance, create_app)
+            supervisor = WorkerProcess(app.config, instance)
             app.before_request(supervisor.ensure_started)  # a no-op once it runs
             service.start_worker = supervisor.ensure_started
     else:
@@ -85,12 +85,20 @@ def _wire_queue(app: Flask, service: RunService, instance: Path) -> None:
 
 def _ready_embedded(watchdog: Watchdog) -> None:
     watchdog.start()
-    worker_process.warm_up(interim.preload(), warm_up_judge())
+    _preload()
 
 
 def _ready_on_redis(watchdog: Watchdog) -> None:
     watchdog.start()
-    worker_process.warm_up(interim.preload(), warm_up_judge())
+    _preload()
+
+
+def _preload() -> None:
+    """What every run needs (the aggregation's scipy parts, the judge's
+    HTTP client), loaded in threads once the worker consumes, not by the
+    first chunk or the first finalize."""
+    interim.preload()
+    warm_up_judge()
 
 
 def _resend_after_reconnect(app: Flask) -> None:

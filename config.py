@@ -124,6 +124,24 @@ def _choice(name: str, raw: str, choices: tuple[str, ...]) -> str:
     return lowered
 
 
+def _embedded_worker(name: str, raw: str) -> str:
+    """``process`` or ``none``. The forked worker (a command forked its
+    worker instead of spawning it) was removed in issue 60: a setting that
+    asks for it stops the start with what to set instead.
+
+    >>> _embedded_worker("EMBEDDED_WORKER", "fork")
+    Traceback (most recent call last):
+    ...
+    config.ConfigError: EMBEDDED_WORKER=fork: the forked worker was removed; set EMBEDDED_WORKER=process (the app spawns its worker process) or none
+    """
+    if raw.strip().lower() in ("fork", "forked"):
+        raise ConfigError(
+            f"{name}={raw.strip()}: the forked worker was removed; set "
+            f"{name}=process (the app spawns its worker process) or none"
+        )
+    return _choice(name, raw, ("process", "none"))
+
+
 def _bool(name: str, raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
@@ -373,7 +391,7 @@ _PARSERS = {
     "MAX_PROMPT_CHARS_PER_CALL": lambda n, v: _int(n, v, 1000),
     "LOG_FORMAT": lambda n, v: _choice(n, v, ("text", "json")),
     "PLOTLY_BUNDLE": lambda n, v: _choice(n, v, ("charts", "full")),
-    "EMBEDDED_WORKER": lambda n, v: _choice(n, v, ("process", "none")),
+    "EMBEDDED_WORKER": _embedded_worker,
     "PROMETHEUS_MULTIPROC_DIR": lambda n, v: v,
     "MAX_SESSIONS": lambda n, v: _int(n, v, 1),
     "MAX_ROUNDS_PER_SESSION": lambda n, v: _int(n, v, 1),

@@ -323,10 +323,7 @@ def evaluate_command(
         current_app.config["JUDGE_CONCURRENCY"] = concurrency
     worker = current_app.extensions["worker"]
     if worker is not None:  # embedded: it starts while this reads the file
-        # forked before this process loads SQLAlchemy: each loads it on its
-        # own core, and the first to make the storage upgrades a new schema
-        # while the other waits (store/__init__.py)
-        worker.ensure_started(fork=True)
+        worker.ensure_started()
     run = _submit(_readable(file), request)
     run = wait_with_progress(run.id)
     # rows streamed from the database: a run of any size in constant memory

@@ -113,15 +113,9 @@ def fail_run(storage: StorageLike, run_id: str, code: str, **params: Any) -> Non
 
 
 # -- recovery ------------------------------------------------------------------
-def plan_missing(storage: StorageLike, config: dict[str, Any], run: Run) -> None:
-    """Plan a run whose chunks were never (or, by the first release, only
-    partly) recorded; idempotent: finished chunks are kept."""
-    planned = sum(storage.chunks.chunk_states(run.id).values())
-    if not planned or planned < (run.chunks_planned or 0):
-        plan_from_upload(storage, config, run)
-
-
 def plan_from_upload(storage: StorageLike, config: dict[str, Any], run: Run) -> None:
+    """Plan a run from its stored upload (a retry, or a run whose chunks
+    were never recorded: the sweep); an unreadable upload fails it."""
     path = upload_path(config["UPLOAD_FOLDER"], run.upload_id)
     try:
         spans = list(dataset.session_spans(path))

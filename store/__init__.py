@@ -173,7 +173,7 @@ class LazyStorage:
 def _held(path: Path | None) -> Iterator[None]:
     """An exclusive lock on ``path`` for the block. The processes of one
     instance may make their storage at the same moment: ``flask evaluate``
-    and the worker it forks at once both upgrade a new database, and two
+    and the worker it starts at once both upgrade a new database, and two
     upgrades at once would race (SQLite runs Alembic's DDL outside any
     transaction). One upgrades; the other waits, then finds the head. (A
     team's workers on several machines share no folder: there, ``flask db

@@ -231,14 +231,16 @@ def deployment(request, tmp_path, deployment_env):
 @pytest.fixture(
     params=[
         "embedded",
-        "worker_process",
         pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.postgres]),
     ]
 )
 def web_app(request):
+    """The two deployment modes the product ships: embedded (no Redis, the
+    supervised worker process on the local broker) and team mode (a Celery
+    worker on Redis, PostgreSQL). The tests' in-process worker
+    (``embedded_app``, tests/worker_support.py) runs the same Celery worker
+    and serves the other tests; it is not a third mode to repeat these in."""
     if request.param == "embedded":
-        return request.getfixturevalue("embedded_app")
-    if request.param == "worker_process":
         return request.getfixturevalue("worker_process_app")
     return request.getfixturevalue("redis_deployment").app
 

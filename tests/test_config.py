@@ -114,3 +114,14 @@ def test_the_configuration_reference_is_generated_and_current():
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("raw", ["fork", "Forked"])
+def test_a_setting_asking_for_the_removed_forked_worker_stops_the_start(raw):
+    """Issue 60 removed the forked worker: a deployment that asks for it is
+    told what to set instead, not left with a generic choice error."""
+    with pytest.raises(config.ConfigError, match="forked worker was removed"):
+        config.from_environ({"EMBEDDED_WORKER": raw})
+    assert config.from_environ({"EMBEDDED_WORKER": "process"}) == {
+        "EMBEDDED_WORKER": "process"
+    }

@@ -188,7 +188,7 @@ def test_start_up_upgrades_only_when_configured(app_factory, tmp_path, auto):
 def test_processes_starting_on_a_new_database_upgrade_it_one_at_a_time(
     tmp_path, monkeypatch
 ):
-    """A command and the worker it forks make their storage at once: one
+    """A command and the worker it starts make their storage at once: one
     upgrades the new database while the other waits at the instance's lock,
     then finds the head (two upgrades at once raced: SQLite runs the DDL
     outside a transaction)."""

@@ -120,14 +120,11 @@ def test_the_cli_evaluate_starts_the_worker_process(app_factory, tmp_path):
     assert out.stat().st_size > 0
 
 
-def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
-    tmp_path,
-):
-    """``flask evaluate`` forks its worker (pipeline/worker/forked_worker.py) instead
-    of starting an interpreter that imports the app again: the worker runs
-    the command's run, holds no descriptor of the instance lock (the lock
-    ends with its supervisor), writes nothing on the command's stdout (the
-    results document), and ends with the command."""
+def test_a_commands_worker_keeps_neither_the_lock_nor_its_stdout(tmp_path):
+    """A command's worker is spawned, as a web process's is (issue 60 removed
+    the forked worker): it runs the command's run, holds no descriptor of the
+    instance lock (the lock ends with its supervisor), writes nothing on the
+    command's stdout (the results document), and ends with the command."""
     settings = {
         **base_config(tmp_path),
         "EMBEDDED_WORKER": "process",
@@ -140,8 +137,7 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
         "from tests.pipeline_support import submit, wait_for\n"
         f"app = create_app({settings!r})\n"
         "supervisor = app.extensions['worker']\n"
-        "app.extensions['storage'].get()\n"  # as the command does: the schema first
-        "supervisor.ensure_started(fork=True)\n"
+        "supervisor.ensure_started()\n"
         f"run = submit(app, __import__('pathlib').Path({str(path)!r}), None, "
         "suites=['quality'])\n"
         "status = wait_for(app, run)['run']['status']\n"
@@ -161,64 +157,13 @@ def test_a_command_forks_its_worker_which_keeps_neither_the_lock_nor_its_stdout(
     assert command.returncode == 0, command.stderr[-3000:]
     found = json.loads(command.stdout)  # the only line on stdout
     assert found["status"] == "done"
-    assert "--worker" not in found["cmdline"]  # forked, not spawned
+    assert "--worker" in found["cmdline"]  # spawned: python app.py --worker
     assert found["parent"] != os.getpid() and found["pid"] != found["parent"]
     assert not any(fd.endswith("queue.lock") for fd in found["fds"]), found["fds"]
     deadline = time.monotonic() + 60
     while alive(found["pid"]):
         assert time.monotonic() < deadline, "the worker outlived its command"
         time.sleep(0.2)
-
-
-def test_a_killed_forked_worker_is_reaped_and_a_spawned_one_replaces_it(tmp_path):
-    """The supervisor waits on a forked worker as on a spawned one (its
-    pidfd): killed, it is reaped, its exit code seen, and a new worker is
-    spawned (a restart never forks: the supervisor's thread runs by then)."""
-    settings = {
-        **base_config(tmp_path),
-        "EMBEDDED_WORKER": "process",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'd.sqlite3'}",
-    }
-    script = (
-        "import json, os, signal, time\n"
-        "from app import create_app\n"
-        f"app = create_app({settings!r})\n"
-        "supervisor = app.extensions['worker']\n"
-        "app.extensions['storage'].get()\n"
-        "supervisor.ensure_started(fork=True)\n"
-        "forked = supervisor._process\n"
-        "os.kill(forked.pid, signal.SIGKILL)\n"
-        "deadline = time.monotonic() + 120\n"
-        "while supervisor.restarts < 1 and time.monotonic() < deadline:\n"
-        "    time.sleep(0.1)\n"
-        "new = supervisor._process\n"
-        "print(json.dumps({'code': forked.poll(), 'restarts': supervisor.restarts,\n"
-        "    'spawned': '--worker' in open(f'/proc/{new.pid}/cmdline').read()}))\n"
-        "supervisor.stop()\n"
-    )
-    command = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        timeout=300,
-        capture_output=True,
-        text=True,
-    )
-    assert command.returncode == 0, command.stderr[-3000:]
-    found = json.loads(command.stdout)
-    assert found == {"code": -signal.SIGKILL, "restarts": 1, "spawned": True}
-
-
-def test_without_pidfds_a_command_spawns_its_worker(app_factory, monkeypatch):
-    """A system without pidfds (Linux before 5.3) cannot wait on a forked
-    worker without polling: the command spawns it, as a web process does."""
-    from pipeline.worker import forked_worker
-
-    monkeypatch.setattr(forked_worker, "available", lambda: False)
-    supervisor = app_factory(EMBEDDED_WORKER="process").extensions["worker"]
-    supervisor.ensure_started(fork=True)
-    assert supervisor.config_path is not None  # the spawned worker's settings
-    assert "--worker" in Path(f"/proc/{supervisor.pid}/cmdline").read_text()
-    supervisor.stop()
 
 
 def test_the_first_request_starts_the_worker(app_factory):
@@ -283,23 +228,3 @@ def test_the_watchdog_starts_with_the_worker(app_factory):
     begin(app)
     watchdog = app.extensions["watchdog"]
     assert watchdog._thread is not None and watchdog._thread.is_alive()
-
-
-def test_a_ready_worker_freezes_its_heap_once_what_runs_need_is_loaded():
-    """(app.py's ready hooks) A full collection then skips what the imports
-    made: it had stalled every judge call in flight for ~0.2 s."""
-    code = (
-        "import gc, sys; from pipeline.worker import interim, worker_process; "
-        "from judge_client import loop; "
-        "worker_process.warm_up(interim.preload(), loop.warm_up()).join(); "
-        "print(gc.get_freeze_count() > 10_000, 'scipy.special' in sys.modules, "
-        "'judge_client.transport' in sys.modules)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert done.stdout.split() == ["True", "True", "True"], done.stderr

@@ -36,7 +36,7 @@ from pipeline.dispatch import (
     Send,
     dispatch,
     finalize_when_complete,
-    plan_missing,
+    plan_from_upload,
 )
 from pipeline.leases import LEASES
 from pipeline.progress import ChunkProgress, expected_items
@@ -315,7 +315,7 @@ def sweep(ctx: Context, sole: bool = False) -> dict[str, int]:
         if not storage.chunks.chunk_states(
             run.id
         ):  # never planned: plan it, or fail it
-            plan_missing(storage, config, run)
+            plan_from_upload(storage, config, run)
         finalize_when_complete(storage, run.id, ctx.send)
     found = {"stale": len(stale), "given_up": given_up, "stalled": check_stalls(ctx)}
     return {**found, "sent": ctx.dispatch()}

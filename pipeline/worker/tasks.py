@@ -9,8 +9,6 @@ from typing import ParamSpec, cast
 from celery import shared_task
 from flask import current_app
 
-from core.status import ACTIVE_RUN
-from pipeline import dispatch
 from pipeline.batch import steps
 from pipeline.names import (
     BATCH_STEP,
@@ -18,7 +16,6 @@ from pipeline.names import (
     COMPUTE_AGREEMENT,
     EVALUATE_CHUNK,
     FINALIZE_RUN,
-    START_RUN,
 )
 from pipeline.service import agreement, comparison
 from pipeline.worker import execution, finalizer
@@ -40,25 +37,15 @@ def context() -> execution.Context:
 
 
 @task(EVALUATE_CHUNK)
-def evaluate_chunk(run_id: str, chunk: int, *_sent: object) -> None:
-    """One chunk of a run (``_sent``: the send it was, or, in tasks queued by
-    the first release, the chunk's byte range; the chunk's row holds both)."""
+def evaluate_chunk(run_id: str, chunk: int, _sent: int | None = None) -> None:
+    """One chunk of a run (``_sent``: the send it was, which the chunk's row
+    holds too: a task of an earlier send finds its claim void)."""
     execution.evaluate_chunk(context(), run_id, chunk)
 
 
 @task(FINALIZE_RUN)
 def finalize_run(run_id: str) -> None:
     finalizer.finalize(current_app.extensions["storage"], run_id, current_app.config)
-
-
-@task(START_RUN)
-def start_run(run_id: str) -> None:
-    """A run queued by the first release: plan it if needed, then dispatch."""
-    ctx = context()
-    run = ctx.storage.runs.get_run(run_id)
-    if run is not None and run.status in ACTIVE_RUN:
-        dispatch.plan_missing(ctx.storage, ctx.config, run)
-        ctx.dispatch()
 
 
 @task(COMPARE_RUNS)

@@ -12,10 +12,10 @@ One worker per instance and database: the process that holds the lock
 beside the database's queue folder (``instance/queue.lock``)
 supervises it (another gunicorn worker or a CLI command on the same
 instance sends its tasks to that one, and takes over within
-``TAKEOVER_S`` if the holder ends). A web process spawns the child, which
-gets the app's settings in a file it deletes at once (they hold the secret
-key); a command forks it (pipeline/worker/forked_worker.py). Either way the child
-has a pipe whose end of file tells it the app is gone: it exits, no orphan.
+``TAKEOVER_S`` if the holder ends). The child is spawned (``python app.py
+--worker``; a web process and a command alike) and gets the app's settings
+in a file it deletes at once (they hold the secret key). It has a pipe whose
+end of file tells it the app is gone: it exits, no orphan.
 
 Crash safety: a worker starts on an empty queue and takes back what was in
 flight (:func:`begin`); if it dies, the supervisor starts another after a
@@ -25,7 +25,6 @@ short back-off, which does the same. Finished chunks are kept.
 from __future__ import annotations
 
 import fcntl
-import gc
 import json
 import logging
 import os
@@ -36,12 +35,10 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from evaluator import warm_up_judge
-from pipeline.worker import forked_worker
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -76,24 +73,18 @@ class WorkerProcess:
     """The supervisor, in the app's process: starts the worker on first use,
     restarts it when it dies, stops it with the app."""
 
-    def __init__(
-        self,
-        config: dict[str, Any],
-        instance: Path,
-        create_app: CreateApp | None = None,
-    ):
+    def __init__(self, config: dict[str, Any], instance: Path):
         self.config = config
-        self.create_app = create_app  # a forked worker builds its app with it
         self.instance = Path(instance)
+        # what is spawned, followed by the settings file's path
+        self.command = [sys.executable, str(ROOT / "app.py"), "--worker"]
         self.config_path: Path | None = None  # the latest worker's settings
         # beside the database's queue: another database of the same checkout
         # has a worker of its own (config.queue_folder)
         self.lock_path = Path(config["QUEUE_FOLDER"]).with_suffix(".lock")
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._process: subprocess.Popen[bytes] | forked_worker.ForkedWorker | None = (
-            None
-        )
+        self._process: subprocess.Popen[bytes] | None = None
         self._lock_descriptor: int | None = None  # held: this process supervises
         self._stopping = False
         self._watcher: threading.Thread | None = None
@@ -104,17 +95,14 @@ class WorkerProcess:
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
 
-    def ensure_started(self, fork: bool = False) -> None:
-        """Cheap once running: called before every task is sent. ``fork``: a
-        command about to wait for its run, whose process has no thread that
-        matters to the worker and has not made its storage yet
-        (pipeline/worker/forked_worker.py)."""
+    def ensure_started(self) -> None:
+        """Cheap once running: called before every task is sent."""
         if self._watcher is not None or self._stopping:
             return
         with self._lock:
             if self._watcher is None and not self._stopping:
                 if self._take_lock():
-                    self._start(fork)
+                    self._spawn()
                 self._watcher = threading.Thread(
                     target=self._supervise, name="worker-supervisor", daemon=True
                 )
@@ -130,20 +118,10 @@ class WorkerProcess:
         except BlockingIOError:
             os.close(descriptor)
             return False
-        # not inherited by a spawned child; a forked one closes it: the lock
-        # must end with this process, not with its worker
+        # not inherited by the spawned child: the lock must end with this
+        # process, not with its worker
         self._lock_descriptor = descriptor
         return True
-
-    def _start(self, fork: bool) -> None:
-        if fork and self.create_app is not None and forked_worker.available():
-            settings = worker_config(self.config)
-            self._process = forked_worker.fork(
-                partial(serve, self.create_app, settings), self._lock_descriptor
-            )
-            log.info("worker process %d forked", self._process.pid)
-        else:
-            self._spawn()
 
     def _spawn(self) -> None:
         # A file per worker (0600): a fixed name let the worker of a command
@@ -156,7 +134,7 @@ class WorkerProcess:
         with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
             sink.write(json.dumps(worker_config(self.config)))
         self._process = subprocess.Popen(
-            [sys.executable, str(ROOT / "app.py"), "--worker", str(self.config_path)],
+            [*self.command, str(self.config_path)],
             cwd=ROOT,
             stdin=subprocess.PIPE,  # its end of file: this process is gone
             stdout=2,  # onto our stderr: our stdout is the CLI's results document
@@ -215,24 +193,6 @@ class WorkerProcess:
             self.config_path.unlink(missing_ok=True)  # it holds the secret key
 
 
-def warm_up(*loaders: threading.Thread) -> threading.Thread:
-    """Once ``loaders`` (threads importing what every run needs) are done,
-    freeze the heap: a full collection scanned every object the imports
-    made, 0.14–0.20 s each time with the GIL held, so every judge call in
-    flight stalled that long every few seconds of a large run (measured:
-    ten such pauses in a 10,000-call run, 1.6 s in all). What runs create
-    afterwards is collected as usual."""
-
-    def freeze() -> None:
-        for loader in loaders:
-            loader.join()
-        gc.freeze()
-
-    freezer = threading.Thread(target=freeze, name="warm-up", daemon=True)
-    freezer.start()
-    return freezer
-
-
 def begin(app: Flask) -> None:
     """What a worker on the local broker does before it consumes (Celery's
     ``worker_init``, however the worker was started): it is the only worker
@@ -270,16 +230,15 @@ def run(
 
 
 def serve(create_app: CreateApp, settings: dict[str, Any], lifeline: int) -> None:
-    """The worker, spawned or forked: a lower priority, the app's settings,
+    """The worker process: a lower priority, the app's settings,
     then a Celery worker (:func:`begin` runs when it is built)."""
     os.nice(NICE)
     threading.Thread(
         target=_exit_at_end_of_file, args=(lifeline,), name="lifeline", daemon=True
     ).start()
     # The judge's HTTP client loads while the app and Celery start, not when
-    # the first chunk asks for it: a forked worker is ready about when its
-    # command has stored the run, and that import (0.2-0.5 s here) was the
-    # wait between the run stored and its first judge call.
+    # the first chunk asks for it: that import (0.2-0.5 s here) was the wait
+    # between the run stored and its first judge call.
     warm_up_judge()
     app = create_app({**settings, "EMBEDDED_WORKER": "none"})
     # Celery warns a worker run as root because a pickled task could run

@@ -19,20 +19,19 @@ while a suite's judge worked became ``error`` rows ("internal error:
 OperationalError"), so the run ended partial; it fails the attempt now
 (``core.status.StorageUnavailable``).
 
-The worker is the product's supervised worker process, forked as ``flask
-evaluate`` forks it (``pipeline/worker/forked_worker.py``): the fault has to be in
-the process that writes (``PRAGMA max_page_count`` is per connection), and a
-forked worker builds its app with the supervisor's ``create_app``, which the
-test wraps to install the switch on the worker's engine. A spawned worker
-(``python app.py --worker``) is a new interpreter that only a hook in the
-product could reach, and the in-process worker of tests/worker_support.py
-shares its process with the web side, which is not the deployment.
+The worker is the product's supervised worker process: the fault has to be
+in the process that writes (``PRAGMA max_page_count`` is per connection).
+The supervisor spawns ``tests/faults/full_worker.py`` in place of ``python
+app.py --worker`` (its ``command``): the product's worker process with the
+switch installed on its engine. The in-process worker of
+tests/worker_support.py shares its process with the web side, which is not
+the deployment.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from functools import partial
 
 import pytest
 from sqlalchemy import select
@@ -60,16 +59,6 @@ SETTINGS = {
 }
 
 
-def worker_app(switch: FullSwitch, settings: dict):
-    """The worker process's app (it runs there, after the fork), with the
-    switch on its database engine."""
-    from app import create_app
-
-    app = create_app(settings)
-    switch.install(app.extensions["storage"].get().engine)
-    return app
-
-
 @pytest.fixture
 def embedded(tmp_path):
     """The embedded default: SQLite, the supervised worker process."""
@@ -84,13 +73,15 @@ def embedded(tmp_path):
         }
     )
     supervisor = app.extensions["worker"]
-    supervisor.create_app = partial(worker_app, switch)
+    supervisor.command = [
+        sys.executable,
+        "-m",
+        "tests.faults.full_worker",
+        str(switch.flag),
+    ]
     storage = app.extensions["storage"]
     try:
-        storage.get()  # the schema first, as `flask evaluate` does before it forks
-        supervisor.ensure_started(fork=True)
-        # spawned instead (a system without pidfds), the switch is not in it
-        assert supervisor.config_path is None, "the worker was not forked"
+        supervisor.ensure_started()
         yield app, switch
     finally:
         switch.free()
