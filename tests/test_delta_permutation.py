@@ -289,6 +289,16 @@ def test_holm_table_on_the_urls_and_the_cli(two_runs):
     assert (error["code"], error["path"]) == ("bad_holm", "holm")
     page = client.get(f"/r/{token}?holm=table&lang=en").get_data(as_text=True)
     assert "every comparison with Base in this table" in page
+    # the picker shows the family, and the exports keep it
+    assert '<option value="table" selected>' in page
+    assert f"/r/{token}/export.md?baseline=Base&amp;holm=table" in page
+    assert f"/r/{token}/summary.csv?holm=table" in page
+    for lang, said in (
+        ("zh", "本表中与 Base 的全部比较"),
+        ("ko", "이 표의 Base와의 모든 비교"),
+    ):
+        shown = client.get(f"/r/{token}?holm=table&lang={lang}").get_data(as_text=True)
+        assert said in shown, lang
     assert "each column&#39;s comparisons with Base" in client.get(
         f"/r/{token}?lang=en"
     ).get_data(as_text=True)

@@ -129,6 +129,7 @@ def results_context(run, args) -> dict:
         "baseline": baseline,
         "percent": percent,
         "holm": holm,
+        "holm_link": None if holm == "metric" else holm,  # exports keep it
         "tables": [
             tables.comparison_table(run, baseline, suite, percent, holm)
             for suite in suites
