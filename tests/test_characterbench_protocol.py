@@ -220,6 +220,21 @@ def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge
                 )
             )
 
+    # the witness (tests/witness/reference.py, written from the docs) agrees
+    from tests.witness.differences import validity_differences
+
+    assert validity_differences(results) == []
+    from tests.witness import reference
+
+    witnessed = reference.judge_validity(results)["human"]
+    assert witnessed["scripted"]["scores"]["engagement:1-5"]["source"] == "criterion"
+    assert "weighted_kappa" in witnessed["scripted"]["scores"]["engagement:1-5"]
+    zh_alpha = witnessed["CharacterJudge/zh"]["scores"]["engagement:1-5"]["alpha_with"]
+    sc_alpha = witnessed["CharacterJudge/en_sc"]["scores"]["engagement:1-5"][
+        "alpha_with"
+    ]
+    assert zh_alpha["scripted"]["level"] == "ordinal"
+    assert sc_alpha["scripted"]["level"] == "interval"
     # the dashboard's judge audit: one table, recorded and live side by side
     from tests.test_characterbench import agreement_rows
 

@@ -2273,26 +2273,33 @@ def human_agreement(index: Index, judge: str) -> dict[str, Any]:
 
 def human_scores(index: Index, judge: str) -> tuple[dict[str, Any], int]:
     """Per criterion and scale (rows ``human_score@<criterion>:<low>-<high>``,
-    alignment.md "Judge checks"; input-format "Human scores"): ρ and τ-b of
-    the judge's ``al`` against the scores, the scale and n; and the
-    responses with a score the judge scored (the entry's ``n`` when the
-    file has no AL or binary label)."""
+    alignment.md "Judge checks" and "Agreement per criterion"; input-format
+    "Human scores"): the judge's own score of the criterion on its scale
+    (rows ``judge_score@<criterion>:<low>-<high>``, source ``criterion``,
+    with κw as both are on the scale) when it has one, else its ``al``
+    (source ``al``: ranks); the scale and n; and the responses with a score
+    the judge scored (the entry's ``n`` when the file has no AL or binary
+    label)."""
     al = item_table(index, "al", judge)
     found: dict[str, Any] = {}
     scored: set = set()
     for metric in sorted(m for m in index.metrics if m.startswith("human_score@")):
         labels = fact_table(index, metric)
-        keys = sorted(set(al) & set(labels), key=str)
-        if not keys:
-            continue
         key = metric.removeprefix("human_score@")
         criterion, _, scale = key.rpartition(":")
         low, _, high = scale.partition("-")
-        judged, given = [al[k] for k in keys], [labels[k] for k in keys]
+        bounds = [int(low), int(high)]
+        own = item_table(index, f"judge_score@{key}", judge)
+        values, same, source = (own, bounds, "criterion") if own else (al, None, "al")
+        keys = sorted(set(values) & set(labels), key=str)
+        if not keys:
+            continue
+        judged, given = [values[k] for k in keys], [labels[k] for k in keys]
         found[key] = {
             "criterion": criterion,
-            "scale": [int(low), int(high)],
-            **criterion_stats(judged, given),
+            "scale": bounds,
+            "source": source,
+            **criterion_stats(judged, given, same),
         }
         scored |= set(keys)
     return found, len(scored)
@@ -2392,11 +2399,82 @@ def recorded_entries(index: Index) -> dict[str, Any]:
             "scale": scale,
             **criterion_stats(judged, given, scale),
         }
+        if alphas := alpha_with_live(index, mine, key, scale):
+            entry["scores"][key]["alpha_with"] = alphas
         entry["items"] |= set(keys)
     return {
         judge: {"recorded": True, "n": len(entry.pop("items")), **entry}
         for judge, entry in found.items()
     }
+
+
+def alpha_with_live(
+    index: Index, recorded: dict, key: str, scale: list[int]
+) -> dict[str, Any]:
+    """alignment.md "Agreement per criterion", ``alpha_with``: for each
+    judge of the run with ``judge_score@<key>`` rows, Krippendorff's α of
+    the recorded verdicts and its scores on the items both have (units the
+    items, the two judges the coders), ordinal when every value of both is
+    a point of the scale, else interval; with n and the level."""
+    found: dict[str, Any] = {}
+    points = range(scale[0], scale[1] + 1)
+    for judge in index.models:
+        live = item_table(index, f"judge_score@{key}", judge)
+        if not live:
+            continue
+        keys = sorted(set(live) & set(recorded), key=str)
+        units = [[recorded[k], live[k]] for k in keys]
+        whole = bool(units) and all(
+            v.denominator == 1 and v in points for unit in units for v in unit
+        )
+        level = "ordinal" if whole else "interval"
+        alpha = (
+            krippendorff_alpha_ordinal(units)
+            if whole
+            else krippendorff_alpha_interval(units)
+        )
+        found[judge] = {"alpha": alpha, "n": len(keys), "level": level}
+    return found
+
+
+def krippendorff_alpha_ordinal(units: Iterable[Sequence[Fraction]]) -> float | None:
+    """Krippendorff's α with the ordinal metric (Krippendorff, 2004): the
+    distance of values c ≤ k is (Σ_{c≤g≤k} n_g − (n_c + n_k)/2)², n_g the
+    pairable values equal to g; 1 − D_o / D_e as for the interval metric.
+
+    >>> krippendorff_alpha_ordinal([[Fraction(1), Fraction(1)], [Fraction(3), Fraction(3)]])
+    1.0
+    """
+    pairable = [list(unit) for unit in units if len(unit) >= 2]
+    everything = [value for unit in pairable for value in unit]
+    n = len(everything)
+    if n < 2:
+        return None
+    counts = Counter(everything)
+    values = sorted(counts)
+    rank = {value: index for index, value in enumerate(values)}
+
+    def distance(a: Fraction, b: Fraction) -> Fraction:
+        low, high = sorted((rank[a], rank[b]))
+        between = sum(counts[values[g]] for g in range(low, high + 1))
+        return (Fraction(between) - Fraction(counts[a] + counts[b], 2)) ** 2
+
+    def pairs(unit: Sequence[Fraction]) -> Fraction:
+        return sum(
+            (
+                distance(a, b)
+                for i, a in enumerate(unit)
+                for j, b in enumerate(unit)
+                if i != j and a != b
+            ),
+            Fraction(0),
+        )
+
+    observed = sum((pairs(u) / (len(u) - 1) for u in pairable), Fraction(0)) / n
+    expected = pairs(everything) / (n * (n - 1))
+    if expected == 0:
+        return None
+    return float(1 - observed / expected)
 
 
 def base_rate(labels: Sequence[Fraction]) -> float | None:
