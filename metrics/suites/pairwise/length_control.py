@@ -44,7 +44,7 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from metrics.stats import BOOTSTRAP_SEED
+from metrics.stats import BOOTSTRAP_SEED, spread_or_none
 from metrics.suites.pairwise import ranking
 from metrics.suites.pairwise.bt_separation import separation
 
@@ -557,10 +557,25 @@ def table_rows(panel: dict, methods: list[str]) -> list[dict]:
 
     >>> table_rows({"length_control": {"methods": {"A": {"pairwise_winrate": 0.9}}}}, ["A", "B"])
     [{'method': 'A', 'pairwise_winrate': 0.9}]
+
+    An interval of width 0 (the baseline's strength, fixed at 0) is shown
+    as none:
+
+    >>> table_rows({"length_control": {"methods": {"A": {"pairwise_winrate": 0.5,
+    ...     "bt_lc_score": 0.0, "bt_lc_ci_low": 0.0, "bt_lc_ci_high": 0.0}}}}, ["A"])
+    [{'method': 'A', 'pairwise_winrate': 0.5, 'bt_lc_score': 0.0, 'bt_lc_ci_low': None, 'bt_lc_ci_high': None}]
     """
     found = (panel.get("length_control") or {}).get("methods") or {}
     return [
-        {"method": m, **found[m]}
+        _no_flat_interval({"method": m, **found[m]})
         for m in methods
         if (found.get(m) or {}).get("pairwise_winrate") is not None
     ]
+
+
+def _no_flat_interval(row: dict) -> dict:
+    for prefix in ("pairwise_winrate_lc", "bt_lc"):
+        low, high = row.get(f"{prefix}_ci_low"), row.get(f"{prefix}_ci_high")
+        if low is not None and high is not None and spread_or_none(low, high) is None:
+            row[f"{prefix}_ci_low"] = row[f"{prefix}_ci_high"] = None
+    return row
