@@ -61,12 +61,47 @@ def test_the_copied_tree_keeps_every_contract(tree):
     assert result.returncode == 0, result.stdout
 
 
-def test_a_pipeline_module_in_no_layer_breaks_a_contract(tree):
-    (tree / "pipeline" / "unplaced.py").write_text('"""New."""\n')
+@pytest.mark.parametrize("side", ["", "service", "worker", "batch"])
+def test_a_pipeline_module_in_no_layer_breaks_a_contract(tree, side):
+    """At the pipeline's root (what both sides share) and on each side."""
+    folder = tree / "pipeline" / side
+    (folder / "unplaced.py").write_text('"""New."""\n')
     result = lint_imports(tree)
     assert result.returncode != 0
-    assert "pipeline.unplaced" in result.stdout
+    assert ".".join(filter(None, ["pipeline", side, "unplaced"])) in result.stdout
     assert "not listed as layers" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "imported", "contract"),
+    [
+        (
+            "service/runs.py",
+            "pipeline.worker.tasks",
+            "The pipeline by side: the worker on batch mode, on the run service",
+        ),
+        (
+            "service/run_spec.py",
+            "celery",
+            "The run service sends tasks by name",
+        ),
+        (
+            "dispatch.py",
+            "pipeline.service.runs",
+            "The pipeline by side: the worker on batch mode, on the run service",
+        ),
+    ],
+)
+def test_the_service_never_imports_the_worker_nor_the_shared_modules_a_side(
+    tree, module, imported, contract
+):
+    """The service sends tasks by name, and what both sides share is below
+    both: an import the other way breaks a named contract."""
+    with (tree / "pipeline" / module).open("a") as source:
+        source.write(f"\nimport {imported}  # noqa: E402, F401\n")
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert contract in " ".join(result.stdout.split()), result.stdout
 
 
 def test_a_suite_importing_another_breaks_a_contract(tree):
