@@ -26,6 +26,7 @@ from bench import (
     paid_once_drill,
     pairwise,
     prompt_cache,
+    readers,
     slow_judge_drill,
     startup,
     style,
@@ -59,7 +60,8 @@ BENCHMARKS = {
 }
 # Run only when named (``python -m bench pacing_peers``): it installs the
 # peers' own environment (bench/peers/env.py), which the product never needs.
-ON_REQUEST = {"pacing_peers": pacing_peers.run}
+# ``readers`` needs the team services (PostgreSQL, Redis) the default lacks.
+ON_REQUEST = {"pacing_peers": pacing_peers.run, "readers": readers.run}
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
 

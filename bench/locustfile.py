@@ -113,3 +113,37 @@ class ReaderUser(DrillUser):
     @task
     def poll_status(self) -> None:
         self.status()
+
+
+class ViewLinkReader(DrillUser):
+    """A lab on one link (issue 61): a finished run's view link and its
+    replies grid, read as a browser reads them. Each user keeps the
+    ``ETag`` of what it was sent and asks again with ``If-None-Match`` (a
+    reload), unless ``DRILL_CONDITIONAL=0`` (every request a first visit).
+    A 304 counts as a success; it is reported under its route."""
+
+    conditional = _setting("DRILL_CONDITIONAL", "1") != "0"
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.etags: dict[str, str] = {}
+
+    def read(self, path: str, name: str) -> None:
+        headers = {}
+        if self.conditional and path in self.etags:
+            headers["If-None-Match"] = self.etags[path]
+        response = self.call("GET", path, name, headers=headers)
+        if response.headers.get("ETag"):
+            self.etags[path] = response.headers["ETag"]
+
+    @task(2)
+    def view_dashboard(self) -> None:
+        self.read(f"/r/{TOKEN}", "/r/[token]")
+
+    @task(1)
+    def replies_grid(self) -> None:
+        self.read(f"/r/{TOKEN}/replies", "/r/[token]/replies")
+
+    @task(1)
+    def replies_second_page(self) -> None:
+        self.read(f"/r/{TOKEN}/replies?page=2", "/r/[token]/replies?page=2")

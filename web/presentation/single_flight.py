@@ -42,8 +42,12 @@ class _Flight:
 
 
 class SingleFlight:
-    def __init__(self, size: int = 64) -> None:
+    """``previous=False``: readers of a version being built wait for it
+    (a page that must never be older than its data)."""
+
+    def __init__(self, size: int = 64, previous: bool = True) -> None:
         self.size = size
+        self.previous = previous
         self._lock = threading.Lock()
         self._kept: OrderedDict[Hashable, tuple[Hashable, Any]] = OrderedDict()
         self._flights: dict[Hashable, _Flight] = {}
@@ -60,7 +64,7 @@ class SingleFlight:
             mine = flight is None or flight.version != version
             if mine:
                 flight = self._flights[family] = _Flight(version)
-            elif kept is not None:
+            elif kept is not None and self.previous:
                 return kept[1]  # the previous version, at once
         assert flight is not None
         if mine:

@@ -70,6 +70,8 @@ def init_app(app) -> None:
         if "Cache-Control" not in response.headers:  # assets set their own
             # Pages, exports and API answers carry tokens (a run's, a
             # workspace's, an annotator's) or what they open: no shared or
-            # browser cache keeps them
+            # browser cache keeps them. The one exception sets its own: a
+            # finished run's view-link pages, which the reader's browser
+            # keeps and revalidates by ETag (web/views/final_pages.py)
             response.headers["Cache-Control"] = "no-store"
         return response

@@ -9,7 +9,6 @@ from flask import (
     Response,
     abort,
     current_app,
-    g,
     redirect,
     render_template,
     request,
@@ -38,8 +37,7 @@ from web.extensions import storage as _storage
 from web.presentation import dashboard
 from web.presentation.single_flight import SingleFlight
 from web.security import access
-from web.security.headers import csp_nonce
-from web.views import forms, run_reads
+from web.views import final_pages, forms, run_reads
 
 bp = Blueprint("pages", __name__)
 
@@ -144,7 +142,7 @@ def run_page(token: str):
             provisional_part=_provisional_part(run),
             batch_part=_storage().batches.outcome(run.id),
         )
-    if g.get("manage_token"):  # the owner's: its forms carry their CSRF token
+    if not final_pages.storable(run):  # the owner's: its forms carry their CSRF token
         return render_template(
             "dashboard.html",
             **dashboard.context(_storage(), run, request.args),
@@ -153,22 +151,18 @@ def run_page(token: str):
     return _shared_dashboard(run)
 
 
-def _shared_dashboard(run) -> str:
-    """A view link's dashboard, the same page for each of its readers but
-    for the CSP nonce (``tests/test_shared_pages.py`` checks it): rendered
-    once per results version, language and query; each reader's copy
-    carries their own nonce."""
-    family = ("dashboard", request.full_path, str(get_locale()))
+def _shared_dashboard(run) -> Response:
+    """A view link's dashboard, the same page for each of its readers:
+    rendered once per results version, language and query, then served as
+    stored bytes, with an ``ETag`` (``final_pages.py``)."""
 
-    def build() -> tuple[str, str]:
-        page = render_template(
+    def build() -> str:
+        return render_template(
             "dashboard.html", **dashboard.context(_storage(), run, request.args)
         )
-        return csp_nonce(), page
 
     version = dashboard.shown_version(_storage(), run)
-    built_with, page = RESULT_PARTS.get(family, version, build)
-    return page.replace(f'nonce="{built_with}"', f'nonce="{csp_nonce()}"')
+    return final_pages.serve("dashboard", version, build)
 
 
 def _provisional_part(run) -> Markup | None:

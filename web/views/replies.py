@@ -10,8 +10,9 @@ from flask import Blueprint, abort, render_template, request
 
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
-from web.presentation import replies
+from web.presentation import dashboard, replies
 from web.security import access
+from web.views import final_pages
 
 bp = Blueprint("replies", __name__)
 
@@ -20,8 +21,16 @@ bp = Blueprint("replies", __name__)
 def grid(token: str):
     run = access.run_or_404(token)
     upload = _service().upload_path(run)
-    context = replies.grid_context(_storage(), run, request.args, upload)
-    return render_template("replies.html", **context)
+
+    def build() -> str:
+        context = replies.grid_context(_storage(), run, request.args, upload)
+        return render_template("replies.html", **context)
+
+    if not final_pages.storable(run):
+        return build()
+    # the texts are read from the stored upload: its presence is part of it
+    version = (dashboard.shown_version(_storage(), run), upload.exists())
+    return final_pages.serve("replies", version, build)
 
 
 @bp.get("/r/<token>/replies/exchange")

@@ -1,0 +1,63 @@
+"""A finished run's pages as its view link shows them, served as stored bytes
+(issue 61: a lab of 100 readers on one link). The page of a view link is
+the same for each of its readers: it is rendered once per version of what
+it shows, language and URL (the token and the query are in the URL), kept
+as bytes with the CSP nonce it was rendered with and an ``ETag`` (a hash of
+those bytes), and sent as they are; a reader whose browser already holds
+them (``If-None-Match``) gets a 304 with no body.
+
+Only a finished run (``core.status.FINAL_RUN``) through its view token: a
+running run's page changes with every result, and the owner's page (manage
+token) carries its own CSRF token in its forms; both are rendered for each
+request and never stored by the browser (``Cache-Control: no-store``).
+
+The version is asked of the database on every request (what the page shows
+changes with a rename, a tag, a comment, a label: ``shown_version``), so a
+stored page is never older than its data. The nonce is the one the page was
+rendered with, for all its readers: a new version, a new language or a new
+query is a new rendering with a new nonce, so nobody can know a nonce before
+the page that carries it exists. The response's CSP header names that same
+nonce, for a 200 and a 304 alike (a browser merges a 304's headers into the
+page it keeps: a fresh nonce there would block the kept page's scripts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+
+from flask import Response, g, request
+from flask_babel import get_locale
+
+from core.status import FINAL_RUN
+from web.presentation.single_flight import SingleFlight
+from web.security.headers import csp_nonce
+
+# every view link's stored pages in this process, the most recently used
+PAGES = SingleFlight(size=256, previous=False)
+# a browser keeps the page but asks before each use; no shared cache keeps it
+CACHE_CONTROL = "private, no-cache"
+
+
+def storable(run) -> bool:
+    """A page that may be stored: a finished run read through its view link."""
+    return run.status in FINAL_RUN and not g.get("manage_token")
+
+
+def serve(kind: str, version: Hashable, build: Callable[[], str]) -> Response:
+    """The page ``build`` renders, from the stored bytes of ``version`` when
+    they exist; a 304 when the reader holds them already."""
+    family = (kind, request.full_path, str(get_locale()))
+
+    def render() -> tuple[str, bytes, str]:
+        body = build().encode()
+        return csp_nonce(), body, hashlib.sha256(body).hexdigest()[:32]
+
+    nonce, body, etag = PAGES.get(family, version, render)
+    g.csp_nonce = nonce  # the CSP header names the nonce the stored page has
+    response = Response(body, mimetype="text/html")
+    response.set_etag(etag)
+    response.headers["Cache-Control"] = CACHE_CONTROL
+    response.vary.update(("Cookie", "Accept-Language"))
+    response.make_conditional(request)  # a 304 when If-None-Match matches
+    return response
