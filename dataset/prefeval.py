@@ -83,6 +83,33 @@ def run_of(source: str) -> dict:
     return {"model": model or None, "topic": topic or None, "turns": int(found["n"])}
 
 
+JUDGE = "PrefEval-judge"  # the benchmark's own judge, as a recorded judge
+CHECKS = ("acknow", "violate", "hallucinate", "helpful")
+_ANSWER = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def recorded(analysis) -> dict:
+    """The benchmark judge's four answers in a run file
+    (``evaluation_error_analysis``) as a recorded judge's verdicts on the
+    PrefEval protocol's checks: a yes/no answer is 1/0; an empty or other
+    answer is left out (no verdict: PrefEval itself reads it as "no").
+
+    >>> recorded({"acknow": {"answer": "Yes"}, "violate": {"answer": " no."},
+    ...           "hallucinate": {"answer": ""}, "helpful": "?"})
+    {'acknow': {'value': 1, 'scale': [0, 1]}, 'violate': {'value': 0, 'scale': [0, 1]}}
+    """
+    if not isinstance(analysis, dict):
+        return {}
+    found = {}
+    for check in CHECKS:
+        part = analysis.get(check)
+        answer = part.get("answer") if isinstance(part, dict) else None
+        said = _ANSWER.match(answer) if isinstance(answer, str) else None
+        if said:
+            found[check] = {"value": int(said[1].lower() == "yes"), "scale": [0, 1]}
+    return found
+
+
 def item_key(question: str) -> str:
     """The item's key across files: its ``question`` (whitespace and case
     aside), which PrefEval keeps the same across the explicit, implicit and
@@ -127,6 +154,10 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
     session = make_session(
         f"{form}/{topic}/{turns}turn/{number - 1}", profile, options, rounds
     )
+    verdicts = recorded(record.get("evaluation_error_analysis"))
+    if verdicts:  # the benchmark judge's verdicts ride on the reply they judge
+        reply = {"text": answer, "judges": {JUDGE: verdicts}}
+        session["rounds"][0]["responses"][method] = reply
     known = (
         "preference",
         "question",

@@ -60,7 +60,15 @@ def test_explicit_the_preference_is_the_profile_and_the_first_turn():
     assert s["user_profile"] == item["preference"]
     [round_] = s["rounds"]
     assert round_["user_message"] == item["question"]
-    assert round_["responses"] == {"demo": item["response_to_q"]}
+    # the benchmark judge's verdicts ride on the reply as a recorded judge
+    [reply] = round_["responses"].values()
+    assert reply["text"] == item["response_to_q"]
+    assert reply["judges"] == {
+        "PrefEval-judge": {
+            check: {"value": int(found["answer"] == "Yes"), "scale": [0, 1]}
+            for check, found in item["evaluation_error_analysis"].items()
+        }
+    }
     assert s["meta"]["history"] == [
         {"speaker": "user", "text": item["preference"]},
         {"speaker": "assistant", "text": item["response_to_pref"]},

@@ -407,3 +407,98 @@ def test_a_broken_label_or_check_is_refused_naming_the_key(change, key, said):
         protocols.load(broken)
     problems = {(k, str(p.get("detail", ""))) for _, k, _, p in caught.value.problems}
     assert any(k == key and said in detail for k, detail in problems), problems
+
+
+def recorded_sample(tmp_path) -> Path:
+    """The sample's run file converted by the importer (PrefEval's own
+    verdicts on each reply as the recorded judge PrefEval-judge), each reply
+    scripting the same verdicts for the run's judge, but the fourth item's
+    hallucination check, which the run's judge answers no (PrefEval's is
+    empty)."""
+    path = sample_file()
+    sessions = []
+    for number, item in enumerate(json.loads(path.read_text("utf-8")), 1):
+        session = prefeval(item, number, Options(source=path.name))
+        reply = session["rounds"][0]["responses"]["demo"]
+        said = recorded(item)
+        said["hallucinate"] = (
+            "0" if said["hallucinate"] == "none" else said["hallucinate"]
+        )
+        reply["text"] = scripted(reply["text"], **said)
+        sessions.append(session)
+    return crafted.write(tmp_path / "recorded.jsonl", sessions)
+
+
+def test_prefevals_own_verdicts_are_a_recorded_judge_without_any_judge(
+    app_factory, tmp_path
+):
+    """A run file's evaluation_error_analysis enters as the recorded judge
+    PrefEval-judge: with no judge configured, no call, its four verdicts per
+    reply (the empty one left out), its labels by PrefEval's rule and its
+    accuracy 1/4, the sample's stated figure."""
+    app = app_factory()
+    document = evaluate(
+        app, recorded_sample(tmp_path), None, suites=["checks"], protocol="prefeval"
+    )
+    assert document["run"]["counts"]["judge_calls"] == 0
+    rows = document["rows"]
+    verdicts = [r for r in rows if r["metric"].startswith("recorded_check@")]
+    assert len(verdicts) == 4 * 4 - 1  # the empty hallucination verdict left out
+    labels = {
+        r["session_id"].rsplit("/", 1)[1]: r["metric"].rsplit(":", 1)[1]
+        for r in rows
+        if r["metric"].startswith("recorded_label_is@PrefEval-judge@outcome:")
+        and r["value"] == 1.0
+    }
+    assert labels == {
+        "0": "correct",
+        "1": "unhelpful",
+        "2": "hallucinated_violation",
+        "3": "unaware_violation",
+    }
+    summary = document["summary"]["demo"]
+    assert summary["recorded_label_rate@PrefEval-judge@outcome"] == 0.25
+    [point] = document["curves"]["recorded_label_rate@PrefEval-judge@outcome"]["demo"]
+    assert (point["k"], point["mean"], point["n"]) == (2, 0.25, 4)
+    # the run's own checks: not configured, never a number
+    own = [r for r in rows if r["metric"].startswith(("check@", "label@"))]
+    assert {r["status"] for r in own} == {"not_configured"}
+
+
+def test_the_runs_judge_is_compared_with_the_recorded_judge_check_by_check(
+    app_factory, server, tmp_path
+):
+    from sklearn.metrics import cohen_kappa_score
+
+    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
+    document = evaluate(
+        app, recorded_sample(tmp_path), None, suites=["checks"], protocol="prefeval"
+    )
+    summary = document["summary"]["demo"]
+    # the same verdicts on every item both answered: agreement 1
+    assert summary["check_agreement@PrefEval-judge@violate"] == 1.0
+    assert summary["check_kappa@PrefEval-judge@violate"] == pytest.approx(
+        cohen_kappa_score(["0", "0", "1", "1"], ["0", "0", "1", "1"])
+    )
+    # hallucinate: 3 items both answered (PrefEval's fourth is empty)
+    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+    table = {
+        (r["judge"], r["check"]): r
+        for r in run.aggregates["panels"]["checks"]["recorded_agreement"]
+    }
+    assert table[("PrefEval-judge", "hallucinate")]["n"] == 3
+    assert table[("PrefEval-judge", "acknow")] == {
+        "judge": "PrefEval-judge",
+        "check": "acknow",
+        "n": 4,
+        "agreement": 1.0,
+        "kappa": 1.0,
+    }
+    page = app.test_client().get(f"/r/{run.token}").get_data(as_text=True)
+    assert "This run&#39;s judge against the recorded judges" in page or (
+        "This run's judge against the recorded judges" in page
+    )
+    # both judges' accuracy by inter-turns, side by side in the table
+    assert (
+        summary["label_rate"] == summary["recorded_label_rate@PrefEval-judge@outcome"]
+    )

@@ -28,7 +28,9 @@ import math
 from collections import Counter
 from functools import partial
 from statistics import fmean
+from typing import cast
 
+from core.i18n import LazyText
 from core.status import RowStatus
 from metrics import protocols
 from metrics.dialogue import history, user_message
@@ -42,6 +44,7 @@ from metrics.suite import (
     Format,
     JudgeMode,
     JudgeUse,
+    Level,
     Metric,
     Panel,
     Suite,
@@ -103,8 +106,11 @@ def run(
             )
             for _, _, key in _keys(sessions, methods)
         ]
-    if judge is None:
-        return [
+    x = {s["session_id"]: inter_turns(s) for s in sessions}
+    recorded = list(_recorded_rows(sessions, methods, checks, x))
+    recorded += list(_label_rows(recorded, protocol, x, RECORDED))
+    if judge is None:  # the recorded judges' verdicts still count: no call
+        return recorded + [
             result_row(key, f"{kind}@{name}", None, note=note("no_judge"))
             for _, _, key in _keys(sessions, methods)
             for kind, names in (("check", checks), ("label", protocol.labels))
@@ -127,8 +133,7 @@ def run(
             items = judge_items(mode, samples, **fields)
             rows += batch.add(items, partial(_check_rows, key, mode))
     rows += batch.flush()
-    x = {s["session_id"]: inter_turns(s) for s in sessions}
-    return rows + list(_label_rows(rows, protocol, x))
+    return rows + list(_label_rows(rows, protocol, x)) + recorded
 
 
 def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
@@ -157,35 +162,139 @@ def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
     return [result_row(key, metric, 1.0 if ones > zeros else 0.0, detail=detail)]
 
 
-def _label_rows(rows: list[ResultRow], protocol, x: dict):
+RECORDED = "recorded_"  # rows of a recorded judge: recorded_check@<judge>@<check>
+
+
+def _recorded_rows(sessions, methods, checks: dict, x: dict):
+    """The verdicts judges made elsewhere on the protocol's checks, carried
+    by the file (a reply's ``judges.<judge>.<check>``, ``{"value": 0 or 1,
+    "scale": [0, 1]}``: PrefEval's own judge, from a run file's
+    ``evaluation_error_analysis``): rows ``recorded_check@<judge>@<check>``,
+    no call, never a human label."""
+    for session, index, key in _keys(sessions, methods):
+        response = session["rounds"][index]["responses"][key["method"]]
+        judges = response.get("judges") if isinstance(response, dict) else None
+        judges = judges if isinstance(judges, dict) else {}
+        for judge in sorted(judges):
+            for check in checks:
+                found = (judges[judge] or {}).get(check)
+                if not isinstance(found, dict) or found.get("scale") != [0, 1]:
+                    continue
+                if found.get("value") not in (0, 1):
+                    continue
+                detail = {
+                    "judge": judge,
+                    "recorded": True,
+                    "inter_turns": x.get(session["session_id"]),
+                }
+                metric = f"{RECORDED}check@{judge}@{check}"
+                yield result_row(key, metric, float(found["value"]), detail=detail)
+
+
+def _label_rows(rows: list[ResultRow], protocol, x: dict, prefix: str = ""):
     """Each derived label of each item from its checks' rows (one judge's
-    rows: a panel's judges run the suite each)."""
+    rows: a panel's judges run the suite each); with ``prefix``
+    ``recorded_``, each recorded judge's labels from its verdicts
+    (``recorded_label@<judge>@<label>``)."""
     verdicts: dict[tuple, dict[str, float | None]] = {}
+    head = f"{prefix}check@"
     for row in rows:
         metric = row["metric"]
-        if not metric.startswith("check@"):
+        if not metric.startswith(head):
             continue
-        item = (row["session_id"], row["round"], row["method"])
-        verdicts.setdefault(item, {})[metric[len("check@") :]] = row["value"]
-    for (session_id, round_, method), found in verdicts.items():
+        judge, _, check = metric[len(head) :].rpartition("@")
+        item = (judge, row["session_id"], row["round"], row["method"])
+        verdicts.setdefault(item, {})[check] = row["value"]
+    for (judge, session_id, round_, method), found in verdicts.items():
         key = {"session_id": session_id, "round": round_, "method": method}
+        who = f"{judge}@" if prefix else ""
         for name, label in protocol.labels.items():
-            detail = {"inter_turns": x.get(session_id)}
+            detail: dict = {"inter_turns": x.get(session_id)}
+            if prefix:
+                detail.update(judge=judge, recorded=True)
             chosen, waiting = label.decide(found)
             if chosen is None:
                 why = note("label_undecided", checks=", ".join(waiting) or "-")
                 for metric in (
-                    f"label@{name}",
-                    *(f"label_is@{name}:{kind}" for kind in label.labels),
+                    f"{prefix}label@{who}{name}",
+                    *(f"{prefix}label_is@{who}{name}:{kind}" for kind in label.labels),
                 ):
                     yield result_row(key, metric, None, RowStatus.UNSCORED, why, detail)
                 continue
             value = 1.0 if chosen in label.success else 0.0
             detail["label"] = chosen
-            yield result_row(key, f"label@{name}", value, detail=detail)
+            yield result_row(key, f"{prefix}label@{who}{name}", value, detail=detail)
             for kind in label.labels:  # one-hot: each label's share is a mean
                 is_it = 1.0 if kind == chosen else 0.0
-                yield result_row(key, f"label_is@{name}:{kind}", is_it, detail=detail)
+                metric = f"{prefix}label_is@{who}{name}:{kind}"
+                yield result_row(key, metric, is_it, detail=detail)
+
+
+# summary metric of each row kind (recorded_check: read by _agreement)
+SUMMARY_OF = {
+    "check": "check_rate",
+    "label": "label_rate",
+    "label_is": "label_share",
+    "recorded_label": "recorded_label_rate",
+    "recorded_label_is": "recorded_label_share",
+}
+
+
+def _points(curve: dict, metric: str, by_x: dict, kinds: dict, unscored) -> None:
+    """``metric``'s points by number of inter-turns, per method, into ``curve``."""
+    for (m, method, x), values in sorted(
+        by_x.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)
+    ):
+        if m != metric or x is None or method not in curve:
+            continue
+        counted = kinds.get((metric, method, x), Counter())
+        total = sum(counted.values())
+        curve[method].append(
+            {
+                "k": x,
+                **_share(values),
+                "labels": {
+                    label: {"n": count, "share": count / total if total else None}
+                    for label, count in sorted(counted.items())
+                },
+                "unscored": unscored[(metric, method, x)],
+            }
+        )
+
+
+def _agreement(items: dict, methods: list[str], summary: dict) -> list[dict]:
+    """The run's judge against each recorded judge, check by check, on the
+    items both answered: per method ``check_agreement@<judge>@<check>`` (the
+    share of equal verdicts) and ``check_kappa@<judge>@<check>`` (Cohen's κ;
+    None when one side is constant); the table pools the methods."""
+    from metrics.agreement import cohen_kappa
+
+    pairs: dict[tuple, list[tuple[float, float]]] = {}
+    for (metric, method, session, round_), values in items.items():
+        if not metric.startswith("recorded_check@"):
+            continue
+        judge, _, check = metric.split("@", 1)[1].rpartition("@")
+        own = items.get((f"check@{check}", method, session, round_))
+        if own:
+            pair = (fmean(own), fmean(values))
+            pairs.setdefault((judge, check, method), []).append(pair)
+    table: dict[tuple, list[tuple[float, float]]] = {}
+    for (judge, check, method), found in sorted(pairs.items()):
+        ours, theirs = [a for a, _ in found], [b for _, b in found]
+        same = sum(a == b for a, b in found) / len(found)
+        summary[method][f"check_agreement@{judge}@{check}"] = same
+        summary[method][f"check_kappa@{judge}@{check}"] = cohen_kappa(ours, theirs)
+        table.setdefault((judge, check), []).extend(found)
+    return [
+        {
+            "judge": judge,
+            "check": check,
+            "n": len(found),
+            "agreement": sum(a == b for a, b in found) / len(found),
+            "kappa": cohen_kappa([a for a, _ in found], [b for _, b in found]),
+        }
+        for (judge, check), found in table.items()
+    ]
 
 
 def wilson(successes: float, n: int) -> tuple[float | None, float | None]:
@@ -230,13 +339,13 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
         if method not in methods or "@" not in metric:
             continue
         detail = row.get("detail") or {}
-        if metric.startswith("label_is@"):
+        if metric.startswith(("label_is@", "recorded_label_is@")):
             if row["value"] is not None:
                 items.setdefault(
                     (metric, method, row["session_id"], row["round"]), []
                 ).append(row["value"])
             continue
-        if metric.startswith("label@"):
+        if metric.startswith(("label@", "recorded_label@")):
             x = detail.get("inter_turns")
             xs[(row["session_id"], row["round"])] = x
             if row["value"] is None:
@@ -256,19 +365,16 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     for (metric, method, session, round_), values in items.items():
         value = fmean(values)
         pooled.setdefault((metric, method), []).append(value)
-        if metric.startswith("label@"):
+        if metric.startswith(("label@", "recorded_label@")):
             x = xs.get((session, round_))
             by_x.setdefault((metric, method, x), []).append(value)
     summary: dict[str, dict] = {method: {} for method in methods}
     for (metric, method), values in sorted(pooled.items()):
         base, name = metric.split("@", 1)
         found = _share(values)
-        if base == "check":
-            summary[method][f"check_rate@{name}"] = found["mean"]
-        elif base == "label_is":
-            summary[method][f"label_share@{name}"] = found["mean"]
-        else:
-            summary[method][f"label_rate@{name}"] = found["mean"]
+        shown = SUMMARY_OF.get(base)
+        if shown is not None:
+            summary[method][f"{shown}@{name}"] = found["mean"]
     labels = sorted({m for m, _ in pooled if m.startswith("label@")})
     first = labels[0] if labels else None
     curves: dict[str, dict[str, list[dict]]] = {}
@@ -282,23 +388,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
                 summary[method]["label_rate"] = found["mean"]
                 summary[method]["label_rate_ci_low"] = found["ci_low"]
                 summary[method]["label_rate_ci_high"] = found["ci_high"]
-        for (m, method, x), values in sorted(
-            by_x.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)
-        ):
-            if m != metric or x is None:
-                continue
-            counted = kinds.get((metric, method, x), Counter())
-            total = sum(counted.values())
-            point = {
-                "k": x,
-                **_share(values),
-                "labels": {
-                    label: {"n": count, "share": count / total if total else None}
-                    for label, count in sorted(counted.items())
-                },
-                "unscored": unscored[(metric, method, x)],
-            }
-            curve[method].append(point)
+        _points(curve, metric, by_x, kinds, unscored)
     if first is not None:  # the error types: each label not a success, at
         # every x of the method (0 where it did not occur)
         for method in methods:
@@ -319,6 +409,14 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
                 }
     if first is not None:
         curves["label_rate"] = curves[f"label_rate@{first.split('@', 1)[1]}"]
+    recorded_labels = sorted({m for m, _ in pooled if m.startswith("recorded_label@")})
+    for metric in recorded_labels:  # each recorded judge's, as the run's own
+        name = metric.split("@", 1)[1]
+        curve = curves.setdefault(
+            f"recorded_label_rate@{name}", {m: [] for m in methods}
+        )
+        _points(curve, metric, by_x, kinds, unscored)
+    agreement = _agreement(items, methods, summary)
     table = [
         {
             "method": method,
@@ -335,6 +433,27 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
         for method in methods
         for point in (curves.get("label_rate") or {}).get(method, [])
     ]
+    for metric in recorded_labels:  # the first label as each recorded judge gave it
+        judge, _, name = metric.split("@", 1)[1].rpartition("@")
+        if first is None or name != first.split("@", 1)[1]:
+            continue
+        table += [
+            {
+                "method": method,
+                "judge": judge,
+                "k": point["k"],
+                "rate": point["mean"],
+                "low": point["ci_low"],
+                "high": point["ci_high"],
+                "n": point["n"],
+                "unscored": point["unscored"],
+                "labels": ", ".join(
+                    f"{label} {found['n']}" for label, found in point["labels"].items()
+                ),
+            }
+            for method in methods
+            for point in curves[f"recorded_label_rate@{judge}@{name}"].get(method, [])
+        ]
     return {
         "summary": summary,
         "curves": curves,
@@ -342,6 +461,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "label_shares": {name: s["points"] for name, s in shares.items()},
             "label_share_names": list(shares),
             "by_inter_turns": table,
+            "recorded_agreement": agreement,
             "labels": [m.split("@", 1)[1] for m in labels],
         },
     }
@@ -476,6 +596,117 @@ METRICS = (
     ),
 )
 
+
+def _extra(
+    metric_id: str,
+    label: LazyText,
+    level: str,
+    bounds: tuple[float, float],
+    fmt: Format,
+    description: LazyText,
+) -> Metric:
+    """A recorded judge's rows and summaries, and the agreement with one."""
+    return Metric(
+        metric_id,
+        label,
+        cast(Level, level),
+        True,
+        bounds,
+        fmt,
+        description,
+        keyed=True,
+        ranked=False,
+        in_table=False,
+        needs_judge=metric_id.startswith("check_"),
+        source=SOURCES.get(metric_id),
+    )
+
+
+# the rows a summary value rests on (its <id>_n counts their sessions)
+SOURCES = {
+    "recorded_label_rate": "recorded_label",
+    "recorded_label_share": "recorded_label_is",
+    "check_agreement": "recorded_check",
+    "check_kappa": "recorded_check",
+}
+
+
+METRICS += tuple(
+    _extra(metric_id, label, level, bounds, fmt, description)
+    for metric_id, label, level, bounds, fmt, description in (
+        (
+            "recorded_check",
+            _l("Recorded judge's check"),
+            "row",
+            UNIT,
+            Format.RATE,
+            _l(
+                "A check's verdict a judge made elsewhere, carried by the file (recorded_check@<judge>@<check>): 1 yes, 0 no; never a human label."
+            ),
+        ),
+        (
+            "recorded_label",
+            _l("Recorded judge's derived label"),
+            "row",
+            UNIT,
+            Format.RATE,
+            _l(
+                "The protocol's label from a recorded judge's verdicts (recorded_label@<judge>@<name>): 1 success, 0 not."
+            ),
+        ),
+        (
+            "recorded_label_is",
+            _l("Recorded judge's label is this one"),
+            "row",
+            UNIT,
+            Format.RATE,
+            _l(
+                "1 when a recorded judge's label is this one, else 0 (recorded_label_is@<judge>@<name>:<label>)."
+            ),
+        ),
+        (
+            "recorded_label_rate",
+            _l("Success rate (recorded judge)"),
+            "summary",
+            UNIT,
+            Format.RATE,
+            _l(
+                "Share of replies whose label from a recorded judge's verdicts is a success (recorded_label_rate@<judge>@<name>)."
+            ),
+        ),
+        (
+            "recorded_label_share",
+            _l("Share of a label (recorded judge)"),
+            "summary",
+            UNIT,
+            Format.RATE,
+            _l(
+                "Share of replies a recorded judge's verdicts give this label (recorded_label_share@<judge>@<name>:<label>)."
+            ),
+        ),
+        (
+            "check_agreement",
+            _l("Same verdict as a recorded judge"),
+            "summary",
+            UNIT,
+            Format.RATE,
+            _l(
+                "Share of replies on which this run's judge and a recorded judge gave the same verdict on a check (check_agreement@<judge>@<check>)."
+            ),
+        ),
+        (
+            "check_kappa",
+            _l("Cohen's κ with a recorded judge"),
+            "summary",
+            (-1.0, 1.0),
+            Format.SCORE,
+            _l(
+                "Cohen's kappa between this run's judge and a recorded judge on a check (check_kappa@<judge>@<check>); none when one side is constant."
+            ),
+        ),
+    )
+)
+
 SUITE = Suite(
     name="checks",
     label=_l("Protocol checks and derived labels"),
@@ -533,6 +764,7 @@ SUITE = Suite(
                 _l("Success rate by number of inter-turns"),
                 (
                     Column("method", _l("Method")),
+                    Column("judge", _l("Recorded judge")),
                     Column("k", _l("Inter-turns"), "count"),
                     Column("rate", _l("Success rate"), "score"),
                     Column("low", _l("95% CI low"), "score"),
@@ -542,6 +774,18 @@ SUITE = Suite(
                     Column("labels", _l("Labels")),
                 ),
                 lambda panel, methods: list(panel.get("by_inter_turns") or []),
+            ),
+            Table(
+                "recorded_agreement",
+                _l("This run's judge against the recorded judges, check by check"),
+                (
+                    Column("judge", _l("Recorded judge")),
+                    Column("check", _l("Check")),
+                    Column("n", _l("n"), "count"),
+                    Column("agreement", _l("Same verdict"), "score"),
+                    Column("kappa", _l("Cohen's κ"), "score"),
+                ),
+                lambda panel, methods: list(panel.get("recorded_agreement") or []),
             ),
         ),
         empty=_l(
