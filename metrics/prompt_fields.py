@@ -68,3 +68,23 @@ def _context(turns, name) -> str:
             speaker = who.get(said, said)
             lines.append(f"{speaker}: {turn['text']}")
     return "\n".join(lines)
+
+
+def meta_fields(session: dict) -> dict[str, str]:
+    """The fields a criterion or check takes from ``meta`` alone, as
+    :func:`prompt_fields` renders them (``history``: the file's earlier
+    turns only): what the cost estimate adds to each request naming them.
+
+    >>> meta_fields({"meta": {"character": {"name": "Kit"}}})["character"]
+    'Name: Kit'
+    """
+    meta = _dict(session.get("meta"))
+    character = _dict(meta.get("character"))
+    reference = meta.get("reference")
+    return {
+        "character": _character(character),
+        "reference": reference.strip()
+        if isinstance(reference, str) and reference.strip()
+        else NONE_GIVEN,
+        "history": _context(meta.get("history"), character.get("name")),
+    }

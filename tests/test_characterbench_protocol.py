@@ -436,3 +436,43 @@ def test_the_sample_evaluates_with_no_judge(tmp_path):
         assert found["n"] == len(judged)
         if len(judged) >= 2 and len(set(judged)) > 1 and len(set(labels)) > 1:
             _scipy(found, judged, labels)
+
+
+def test_judge_check_asks_each_dimension_on_its_scale(app_factory, judge_server):
+    """``flask judge-check --protocol characterbench``: one request per
+    dimension, the example's character and reference filled in, the verdict
+    read on the dimension's scale."""
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    result = app.test_cli_runner().invoke(
+        args=["judge-check", "--protocol", "characterbench", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    found = {r["mode"]: r for r in json.loads(result.output)}
+    assert set(found) == set(SCALES)
+    for name, checked in found.items():
+        low, high = SCALES[name]
+        assert low <= checked["verdict"] <= high, checked
+
+
+def test_the_cost_estimate_counts_one_request_per_reply_with_its_context():
+    """A converted record is asked its own dimension only, and the estimate
+    counts the character, reference and earlier turns the prompt shows."""
+    from dataset.characterbench import characterbench
+    from dataset.importers import Options
+    from metrics.judging import judge_items
+    from metrics.prompt_fields import prompt_fields
+    from metrics.suites.alignment import estimate
+    from metrics.suites.alignment.criteria import asked
+
+    [record] = _records("memory_consistency_test.json")[:1]
+    session = characterbench(
+        record, 1, Options(source="memory_consistency_test.json", profile="A user.")
+    )
+    [method] = session["rounds"][0]["responses"]
+    options = {"protocol": PROTOCOL.stored()}
+    calls, chars = estimate(session, [method], None, options)
+    assert calls == 1
+    [mode] = asked(session, PROTOCOL.criteria())
+    [item] = judge_items(mode, 1, **prompt_fields(session, method, 0, None))
+    sent = sum(len(message["content"]) for message in item.messages)
+    assert 0.9 * sent <= chars <= 1.1 * sent, (chars, sent)

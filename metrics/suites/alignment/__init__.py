@@ -244,8 +244,10 @@ def estimate(
     >>> estimate(s, ["M"], None, {})[0], estimate(s, ["M"], None, aloe)[0]
     (4, 2)
     """
-    modes = [*modes_of(options).values(), *criteria.asked(session, _criteria(options))]
+    named = criteria.asked(session, _criteria(options))
+    modes = [*modes_of(options).values(), *named]
     fixed, uses = prompt_sizes(modes)
+    base_extra = criteria.context_chars(session, named) if named else 0
     profile, personality = session["user_profile"], session["user_personality"]
     base = uses["profile"] * len(profile) + uses["personality"] * len(personality)
     calls = chars = 0
@@ -256,7 +258,7 @@ def estimate(
             asked = len(user_message(round_, response))
             shown = history_chars if window is None else min(history_chars, window)
             calls += len(modes)
-            chars += fixed + base + uses["history"] * shown
+            chars += fixed + base + base_extra + uses["history"] * shown
             chars += uses["user_message"] * asked
             chars += uses["response"] * len(response["text"])
             # "User: ...\nAssistant: ..." and a blank line

@@ -41,7 +41,7 @@ from typing import Any
 from core.status import RowStatus
 from metrics.items import JUDGE_SCORES
 from metrics.notes import note
-from metrics.prompt_fields import _dict
+from metrics.prompt_fields import _dict, meta_fields
 from metrics.rows import ResultRow, result_row
 from metrics.suite import JudgeMode
 
@@ -104,3 +104,24 @@ def no_judge_rows(key: dict, modes: list[JudgeMode]) -> list[ResultRow]:
     return [
         result_row(key, score_metric(m), None, note=note("no_judge")) for m in modes
     ]
+
+
+def context_chars(session: dict, modes: list[JudgeMode]) -> int:
+    """The characters the criterion ``modes`` add to one round's requests
+    beyond the fields every mode has: the character, the reference and the
+    file's earlier turns, in each mode whose template names them (the cost
+    estimate's share of them).
+
+    >>> from metrics import protocols
+    >>> mode = protocols.builtin("characterbench").criteria()["engagement"]
+    >>> context_chars({"meta": {"character": {"name": "Kit"},
+    ...     "history": [{"speaker": "user", "text": "Hi"}]}}, [mode])
+    17
+    """
+    fields = meta_fields(session)
+    total = 0
+    for mode in modes:
+        prompt = mode.template
+        used = {*prompt.system.get_identifiers(), *prompt.user.get_identifiers()}
+        total += sum(len(text) for name, text in fields.items() if name in used)
+    return total
