@@ -498,6 +498,17 @@ def test_the_runs_judge_is_compared_with_the_recorded_judge_check_by_check(
     assert "This run&#39;s judge against the recorded judges" in page or (
         "This run's judge against the recorded judges" in page
     )
+    # one number of inter-turns: the interval is an error bar (no band)
+    figures = json.loads(page.split('id="figures">', 1)[1].split("</script>", 1)[0])
+    curve = next(
+        f for f in figures.values() if "inter-turns (95% Wilson" in json.dumps(f)
+    )
+    [line] = [t for t in curve["data"] if t.get("mode") == "lines+markers"]
+    [point] = document["curves"]["label_rate"]["demo"]
+    assert line["error_y"]["array"] == [pytest.approx(point["ci_high"] - point["mean"])]
+    assert line["error_y"]["arrayminus"] == [
+        pytest.approx(point["mean"] - point["ci_low"])
+    ]
     # both judges' accuracy by inter-turns, side by side in the table
     assert (
         summary["label_rate"] == summary["recorded_label_rate@PrefEval-judge@outcome"]

@@ -97,6 +97,8 @@ def curve_figure(
                     ],
                     "size": [7 if k else 9 for k in kept],
                 },
+                # a band needs two points: a lone interval is an error bar
+                error_y=_lone_interval(points) if len(banded) == 1 else None,
                 customdata=[[p["n"]] for p in points],
                 hovertemplate=f"%{{y:.2f}} (n=%{{customdata[0]}})<extra>{plain(method)}</extra>",
             )
@@ -122,6 +124,27 @@ def curve_figure(
         **LAYOUT,
     )
     return _plain(figure, labels["title"])
+
+
+def _lone_interval(points: list[dict]) -> dict:
+    """The one point's interval as an error bar (the others have none).
+
+    >>> _lone_interval([{"mean": 0.25, "ci_low": 0.05, "ci_high": 0.7}])["array"]
+    [0.44999999999999996]
+    """
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [
+            None if p.get("ci_high") is None else p["ci_high"] - p["mean"]
+            for p in points
+        ],
+        "arrayminus": [
+            None if p.get("ci_low") is None else p["mean"] - p["ci_low"] for p in points
+        ],
+        "thickness": 1.5,
+        "width": 6,
+    }
 
 
 def _x_ticks(curves: dict[str, list[dict]], labels: dict) -> dict:
