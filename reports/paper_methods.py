@@ -189,6 +189,43 @@ def recorded_sentence(run) -> str:
     )
 
 
+def criterion_agreement_sentence(run) -> str:
+    """How the agreement with human scores per criterion was measured, when
+    the run has any (``judge_validity.human.<judge>.scores``).
+
+    >>> class Run: aggregates = {"judge_validity": {"human": {"j": {"scores": {
+    ...     "e:1-5": {"weighted_kappa": 0.5, "alpha_with": {"k": {}}}}}}}}
+    >>> print(criterion_agreement_sentence(Run()))
+    Agreement with the human scores was measured per criterion on the criterion's own scale: Pearson r, Spearman rho and Kendall tau-b with 95% Fisher-z intervals, quadratic-weighted Cohen's kappa where both raters are on the scale's points (95% percentile bootstrap interval over items, 2000 resamples, fixed seed), and Krippendorff's alpha between each recorded judge and each judge of the run on the same items (ordinal on the scale's points, else interval).
+    """
+    validity = (getattr(run, "aggregates", None) or {}).get("judge_validity") or {}
+    scores = [
+        found
+        for entry in (validity.get("human") or {}).values()
+        for found in (entry.get("scores") or {}).values()
+    ]
+    if not scores:
+        return ""
+    said = (
+        "Agreement with the human scores was measured per criterion on the "
+        "criterion's own scale: Pearson r, Spearman rho and Kendall tau-b with "
+        "95% Fisher-z intervals"
+    )
+    if any("weighted_kappa" in found for found in scores):
+        said += (
+            ", quadratic-weighted Cohen's kappa where both raters are on the "
+            "scale's points (95% percentile bootstrap interval over items, 2000 "
+            "resamples, fixed seed)"
+        )
+    if any(found.get("alpha_with") for found in scores):
+        said += (
+            ", and Krippendorff's alpha between each recorded judge and each "
+            "judge of the run on the same items (ordinal on the scale's points, "
+            "else interval)"
+        )
+    return said + "."
+
+
 def protocol_text(judge: dict) -> str:
     """following the judge protocol … (file, version, SHA-256)."""
     protocol = judge.get("protocol")
@@ -333,6 +370,7 @@ def methods_paragraph(run, used: dict | None = None, holm: str = "metric") -> st
         cancelled_sentence(run),
         judge_sentence(run),
         recorded_sentence(run),
+        criterion_agreement_sentence(run),
         paper_card.sentence(run),
         spent_sentence(used),
         outcome_sentence(run),

@@ -262,6 +262,9 @@ def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge
     )
     assert f"{live['kendall']:.3f}" in line and f"{live['pearson']:.3f}" in line
     assert "| memory\\_consistency (1–4) | CharacterJudge/zh (recorded) |" in markdown
+    methods = client.get(f"/r/{token}/methods.txt").get_data(as_text=True)
+    assert "Agreement with the human scores was measured per criterion" in methods
+    assert "Krippendorff's alpha between each recorded judge" in methods
     tex = client.get(f"/r/{token}/export.tex").get_data(as_text=True)
     assert "memory\\_consistency (1--4) & CharacterJudge/zh (recorded)" in tex
 
