@@ -150,11 +150,12 @@ def convert_files(
 ) -> list[tuple[Path, ConvertReport]]:
     """The sessions of every file of ``sources`` in one JSONL at ``out``
     (session ids unique over them all), with each file's report. Each file's
-    name is the importer's ``Options.source`` (CharacterBench's dimension)."""
+    path is the importer's ``Options.source`` (CharacterBench's dimension is
+    in its name, PrefEval's method in its folders)."""
     reports, ids = [], SessionIds(layout)
     with out.open("w", encoding="utf-8") as sink:
         for source in sources:
-            named = replace(options, source=source.name)
+            named = replace(options, source=str(source))
             with source.open("rb") as stream:
                 report = convert_stream(stream, source.suffix, layout, named, sink, ids)
             reports.append((source, report))

@@ -125,6 +125,24 @@ def item_key(question: str) -> str:
     return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
 
 
+def method_of(source: str) -> str | None:
+    """The method (PrefEval's task: zero-shot, remind, cot, rag_5,
+    selfcritic, …) of a result file, from the folder under
+    ``generation_results/`` its path names; None when it names none (a file
+    given by name alone, or uploaded).
+
+    >>> method_of("benchmark_results/explicit/generation_results/remind/travel_demo/x.json")
+    'remind'
+    >>> method_of("error_demo_travel_demo_2interturn.json") is None
+    True
+    """
+    parts = PurePath(source).parts
+    for index, part in enumerate(parts[:-2]):
+        if part == "generation_results":
+            return parts[index + 1]
+    return None
+
+
 def form_of(record: dict) -> str:
     """explicit, choice-based or persona-driven, from the item's fields."""
     conversation = record.get("conversation")
@@ -147,12 +165,16 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
     run = run_of(options.source)
     form = form_of(record)
     history, profile = _context(record, form, preference)
+    task = method_of(options.source)
     method = options.method if options.method != "model" else run["model"] or "model"
+    if task and options.method == "model":  # model x method: mixtral-remind
+        method = f"{method}-{task}"
     topic = run["topic"] or "topic"
     turns = "?" if run["turns"] is None else run["turns"]
     rounds = [{"round": 1, "user_message": question, "responses": {method: answer}}]
+    where = f"{form}/{task}" if task else form  # runs of two methods never collide
     session = make_session(
-        f"{form}/{topic}/{turns}turn/{number - 1}", profile, options, rounds
+        f"{where}/{topic}/{turns}turn/{number - 1}", profile, options, rounds
     )
     verdicts = recorded(record.get("evaluation_error_analysis"))
     if verdicts:  # the benchmark judge's verdicts ride on the reply they judge

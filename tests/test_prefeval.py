@@ -236,3 +236,30 @@ def test_items_match_by_question_across_forms_and_runs():
         == p["meta"]["hidden_preference"]
     )
     assert a["meta"]["reference"] == explicit["preference"]
+
+
+def test_each_method_folder_is_its_own_method(app_factory, tmp_path):
+    """PrefEval keeps each method's results in its own folder
+    (<form>/generation_results/<method>/<topic>/): converting a folder with
+    zero-shot and remind runs of the same model gives model x method, and the
+    same item of the two runs two sessions (before: one method 'demo', the
+    second file's ids already taken and made from record numbers)."""
+    source = tmp_path / "benchmark_results" / "explicit" / "generation_results"
+    for task in ("remind", "zero-shot"):
+        folder = source / task / "travel_restaurant"
+        folder.mkdir(parents=True)
+        (folder / EXPLICIT.name).write_bytes(EXPLICIT.read_bytes())
+    out = tmp_path / "p.jsonl"
+    runner = app_factory().test_cli_runner()
+    result = runner.invoke(args=["convert", str(tmp_path), "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "already used" not in result.stderr
+    sessions = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert sorted(s["session_id"] for s in sessions) == [
+        "explicit/remind/travel_restaurant/5turn/0",
+        "explicit/zero-shot/travel_restaurant/5turn/0",
+    ]
+    assert sorted(m for s in sessions for m in s["rounds"][0]["responses"]) == [
+        "demo-remind",
+        "demo-zero-shot",
+    ]
