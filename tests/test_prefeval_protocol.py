@@ -513,3 +513,16 @@ def test_the_runs_judge_is_compared_with_the_recorded_judge_check_by_check(
     assert (
         summary["label_rate"] == summary["recorded_label_rate@PrefEval-judge@outcome"]
     )
+
+
+@pytest.mark.parametrize(("successes", "n"), [(0, 6), (6, 6), (0, 1), (3, 7)])
+def test_wilson_bounds_match_scipy_and_are_exact_at_the_ends(successes, n):
+    from scipy.stats import binomtest
+
+    low, high = binomtest(successes, n).proportion_ci(method="wilson")
+    found = checks.wilson(successes, n)
+    assert found == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    if successes == 0:  # not 2.8e-17: a share of none has 0 as its bound
+        assert found[0] == 0.0
+    if successes == n:
+        assert found[1] == 1.0

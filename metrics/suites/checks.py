@@ -303,13 +303,19 @@ def wilson(successes: float, n: int) -> tuple[float | None, float | None]:
 
     >>> [round(v, 4) for v in wilson(1, 4)]
     [0.0456, 0.6994]
+    >>> wilson(0, 6)[0], wilson(6, 6)[1]
+    (0.0, 1.0)
     """
     if n == 0:
         return None, None
     p, z2 = successes / n, Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the bound at 0 of all failures (at 1 of all successes) is exact on
+    # paper; the float sum leaves 3e-17
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
 
 
 def _share(values: list[float]) -> dict:
