@@ -29,7 +29,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from bench.judge_orchestration import start_judge
+from bench.judge_orchestration import cpu_seconds, start_judge
 from bench.load import (
     FINAL,
     UPLOAD,
@@ -60,6 +60,12 @@ def _schema(statement: str) -> None:
     with engine.begin() as conn:
         conn.execute(text(statement))
     engine.dispose()
+
+
+def gunicorn_cpu(master: int) -> float:
+    """CPU seconds of gunicorn's master and its workers."""
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return sum(cpu_seconds(pid) for pid in (master, *children))
 
 
 def finished_run(workdir: Path, database_url: str) -> str:

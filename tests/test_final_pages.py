@@ -197,3 +197,20 @@ def test_the_owner_s_pages_are_never_stored(served):
         assert response.status_code == 200
         assert "ETag" not in response.headers
         assert response.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize("route", [0, 1])
+def test_a_reader_who_accepts_gzip_gets_the_stored_gzip_copy(served, route):
+    import gzip
+
+    app, run = served
+    client = app.test_client()
+    url = routes(run)[route]
+    plain = client.get(url)
+    packed = client.get(url, headers={"Accept-Encoding": "gzip, deflate"})
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in packed.headers["Vary"]
+    assert gzip.decompress(packed.get_data()) == plain.get_data()
+    assert packed.headers["ETag"] != plain.headers["ETag"]
+    held = {"Accept-Encoding": "gzip", "If-None-Match": packed.headers["ETag"]}
+    assert client.get(url, headers=held).status_code == 304

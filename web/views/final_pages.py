@@ -23,8 +23,10 @@ page it keeps: a fresh nonce there would block the kept page's scripts).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from collections.abc import Callable, Hashable
+from typing import NamedTuple
 
 from flask import Response, g, request
 from flask_babel import get_locale
@@ -32,6 +34,17 @@ from flask_babel import get_locale
 from core.status import FINAL_RUN
 from web.presentation.single_flight import SingleFlight
 from web.security.headers import csp_nonce
+from web.views import assets
+
+
+class Stored(NamedTuple):
+    """A rendered page: the nonce it carries, its bytes, a gzip copy, ETag."""
+
+    nonce: str
+    body: bytes
+    gzipped: bytes
+    etag: str
+
 
 # every view link's stored pages in this process, the most recently used
 PAGES = SingleFlight(size=256, previous=False)
@@ -46,18 +59,26 @@ def storable(run) -> bool:
 
 def serve(kind: str, version: Hashable, build: Callable[[], str]) -> Response:
     """The page ``build`` renders, from the stored bytes of ``version`` when
-    they exist; a 304 when the reader holds them already."""
+    they exist (gzipped once, for a reader who accepts it); a 304 when the
+    reader holds them already."""
     family = (kind, request.full_path, str(get_locale()))
 
-    def render() -> tuple[str, bytes, str]:
+    def render() -> Stored:
         body = build().encode()
-        return csp_nonce(), body, hashlib.sha256(body).hexdigest()[:32]
+        etag = hashlib.sha256(body).hexdigest()[:32]
+        # mtime=0: the same bytes, so the same ETag, in every worker
+        return Stored(csp_nonce(), body, gzip.compress(body, 6, mtime=0), etag)
 
-    nonce, body, etag = PAGES.get(family, version, render)
-    g.csp_nonce = nonce  # the CSP header names the nonce the stored page has
-    response = Response(body, mimetype="text/html")
-    response.set_etag(etag)
+    stored = PAGES.get(family, version, render)
+    g.csp_nonce = stored.nonce  # the CSP header names the stored page's nonce
+    if assets.accepts_gzip():
+        response = Response(stored.gzipped, mimetype="text/html")
+        response.headers["Content-Encoding"] = "gzip"
+        response.set_etag(f"{stored.etag}-gz")  # another representation
+    else:
+        response = Response(stored.body, mimetype="text/html")
+        response.set_etag(stored.etag)
     response.headers["Cache-Control"] = CACHE_CONTROL
-    response.vary.update(("Cookie", "Accept-Language"))
+    response.vary.update(("Cookie", "Accept-Language", "Accept-Encoding"))
     response.make_conditional(request)  # a 304 when If-None-Match matches
     return response
