@@ -127,7 +127,12 @@ def run() -> dict:
                         continue
                     os.environ["DRILL_CONDITIONAL"] = conditional
                     users = ("ViewLinkReader", USERS, SPAWN_RATE, SECONDS)
-                    result.update(drill(tag, base, server, *users, token, workdir))
+                    before = gunicorn_cpu(server.pid)
+                    found = drill(tag, base, server, *users, token, workdir)
+                    used = gunicorn_cpu(server.pid) - before
+                    # drill() counts the master only; its workers do the work
+                    found[f"{tag}_server_cores"] = round(used / SECONDS, 2)
+                    result.update(found)
             finally:
                 stop(server)
     finally:
