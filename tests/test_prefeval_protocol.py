@@ -498,6 +498,9 @@ def test_the_runs_judge_is_compared_with_the_recorded_judge_check_by_check(
     assert "This run&#39;s judge against the recorded judges" in page or (
         "This run's judge against the recorded judges" in page
     )
+    # the methods' success rates compared session by session: one method
+    # here, so no comparison, and the session values are there for them
+    assert document["comparisons"] == []
     # one number of inter-turns: the interval is an error bar (no band)
     figures = json.loads(page.split('id="figures">', 1)[1].split("</script>", 1)[0])
     curve = next(
@@ -526,3 +529,24 @@ def test_wilson_bounds_match_scipy_and_are_exact_at_the_ends(successes, n):
         assert found[0] == 0.0
     if successes == n:
         assert found[1] == 1.0
+
+
+def test_methods_are_compared_on_the_success_rate_session_by_session(
+    app_factory, server, tmp_path
+):
+    app = app_factory(JUDGE_API_URL=server.url, JUDGE_MODEL="scripted", **FAST_JUDGE)
+    cases = ["correct", "unhelpful", "inconsistent", "correct", "correct", "correct"]
+    sessions = []
+    for i, case in enumerate(cases):
+        s = session(f"s{i}", 2, "x")
+        s["rounds"][0]["responses"] = {
+            "A": scripted("a", **CRAFTED[case]),
+            "B": scripted("b", **CRAFTED["unhelpful"]),
+        }
+        sessions.append(s)
+    path = crafted.write(tmp_path / "two.jsonl", sessions)
+    document = evaluate(app, path, None, suites=["checks"], protocol="prefeval")
+    [found] = [c for c in document["comparisons"] if c["metric"] == "label"]
+    assert (found["a"], found["b"], found["n"]) == ("A", "B", 6)
+    assert found["diff"] == pytest.approx(4 / 6)
+    assert found["value_metric"] == "label_rate"

@@ -460,8 +460,23 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             for method in methods
             for point in curves[f"recorded_label_rate@{judge}@{name}"].get(method, [])
         ]
+    # the first label's success per session (its rounds' mean): the paired
+    # comparisons of methods (Δ of label_rate, its interval and test)
+    per_session: dict[str, dict[str, list[float]]] = {}
+    for (metric, method, session, _round), values in items.items():
+        if metric == first:
+            per_session.setdefault(method, {}).setdefault(session, []).append(
+                fmean(values)
+            )
+    session_values = {
+        "label": {
+            method: {sid: fmean(v) for sid, v in found.items()}
+            for method, found in per_session.items()
+        }
+    }
     return {
         "summary": summary,
+        "session_values": session_values if first is not None else {},
         "curves": curves,
         "panel": {
             "label_shares": {name: s["points"] for name, s in shares.items()},
@@ -565,7 +580,7 @@ METRICS = (
         Format.RATE,
         needs_judge=True,
         keyed=True,  # label_rate@<name> for each derived label
-        source="label",
+        compare="label",  # methods compared session by session
         description=_l(
             "Share of replies whose derived label is a success (PrefEval: correct = helpful and no violation)."
         ),
