@@ -14,21 +14,25 @@ request and never stored by the browser (``Cache-Control: no-store``).
 The version is asked of the database on every request (what the page shows
 changes with a rename, a tag, a comment, a label: ``shown_version``), so a
 stored page is never older than its data. The nonce is the one the page was
-rendered with, for all its readers: a new version, a new language or a new
-query is a new rendering with a new nonce, so nobody can know a nonce before
-the page that carries it exists. The response's CSP header names that same
+rendered with, for all its readers, derived from the page (URL, language)
+and its version with the app's secret (``page_nonce``): every worker renders
+the same bytes, and a new version, a new language or a new query is a new
+rendering with a new nonce, so nobody can know a nonce before the page that
+carries it exists. The response's CSP header names that same
 nonce, for a 200 and a 304 alike (a browser merges a 304's headers into the
 page it keeps: a fresh nonce there would block the kept page's scripts).
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import hmac
 from collections.abc import Callable, Hashable
 from typing import NamedTuple
 
-from flask import Response, g, request
+from flask import Response, current_app, g, request
 from flask_babel import get_locale
 
 from core.status import FINAL_RUN
@@ -57,6 +61,16 @@ def storable(run) -> bool:
     return run.status in FINAL_RUN and not g.get("manage_token")
 
 
+def page_nonce(family: Hashable, version: Hashable) -> str:
+    """The nonce of one rendering: derived from the page and its version
+    with the app's secret, so every worker renders the same bytes (the same
+    ETag: a reader's 304 holds whichever worker answers) and nobody without
+    the secret can tell it before the page exists."""
+    secret = str(current_app.secret_key).encode()
+    digest = hmac.new(secret, repr((family, version)).encode(), "sha256").digest()
+    return base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
+
+
 def serve(kind: str, version: Hashable, build: Callable[[], str]) -> Response:
     """The page ``build`` renders, from the stored bytes of ``version`` when
     they exist (gzipped once, for a reader who accepts it); a 304 when the
@@ -64,6 +78,7 @@ def serve(kind: str, version: Hashable, build: Callable[[], str]) -> Response:
     family = (kind, request.full_path, str(get_locale()))
 
     def render() -> Stored:
+        g.csp_nonce = page_nonce(family, version)
         body = build().encode()
         etag = hashlib.sha256(body).hexdigest()[:32]
         # mtime=0: the same bytes, so the same ETag, in every worker
