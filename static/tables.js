@@ -1,6 +1,7 @@
 // Tables, in the browser: `table.sortable` sorts by a click on a header
 // (numbers by `data-sort-value` when a cell has one), `table[data-filterable]`
-// gets a filter box, and a table without rows says so. Strings come from the
+// gets a filter box, `table.cards` labels its cells for a phone's cards,
+// and a table without rows says so. Strings come from the
 // #ui-strings JSON block in base.html.
 (function () {
   "use strict";
@@ -118,6 +119,22 @@
     });
   }
 
+  // `table.cards` is a card per row on a phone (static/app.css): each cell
+  // names its column with its heading (as translated on the page), unless
+  // the server labelled it already.
+  function labelCells(table) {
+    const head = table.tHead && table.tHead.rows[table.tHead.rows.length - 1];
+    if (!head) return;
+    const titles = Array.from(head.cells).map((cell) => cell.textContent.replace(/\s+/g, " ").trim());
+    for (const row of bodyRows(table)) {
+      if (row.cells.length !== titles.length) continue;
+      Array.from(row.cells).forEach((cell, index) => {
+        if (!cell.hasAttribute("data-label") && titles[index]) cell.dataset.label = titles[index];
+      });
+    }
+  }
+
+  for (const table of document.querySelectorAll("table.cards")) labelCells(table);
   for (const table of document.querySelectorAll("table.sortable")) makeSortable(table);
   for (const table of document.querySelectorAll("table[data-filterable]")) makeFilterable(table);
   for (const table of document.querySelectorAll(".table-wrap table")) {
