@@ -7,6 +7,8 @@ one (``Storage.request_comparison``, exactly once) and wakes the dispatcher,
 which hands it to a worker as it hands out chunks (and again if that worker
 dies). The request waits at most ``COMPARE_WAIT_S`` for it: a web thread is never held longer,
 and a larger comparison answers "computing" until a worker has stored it.
+A workspace's page asks ahead for the comparisons of its newest finished
+runs (:func:`compare_ahead`), so the first open of one is a read.
 The key digests each run's id, name, status and end, so a rename or a retry
 asks for a new comparison; deleting a run deletes the comparisons it is in.
 
@@ -93,6 +95,48 @@ def compare_runs(
         while len(_RECENT) > RECENT_COMPARISONS:
             _RECENT.popitem(last=False)
     return found
+
+
+# The comparisons a workspace's reader is likely to open next are asked for
+# as its page is shown: each pair of its newest finished runs, in the order
+# the page lists them (newest first, the order its checkboxes send), so a
+# worker has stored it before the compare page is opened.
+AHEAD_RUNS = 3
+_ASKED: OrderedDict[str, None] = OrderedDict()  # keys this process asked ahead
+ASKED_KEYS = 256
+
+
+def compare_ahead(
+    storage: StorageLike,
+    runs: list[Run],
+    config: dict[str, Any],
+    enqueue: Callable[[], object],
+) -> int:
+    """Ask the workers for the comparisons of each pair of the newest
+    ``AHEAD_RUNS`` finished ``runs`` (listed newest first), never waiting;
+    pairs that cannot be compared are left out. How many were asked."""
+    finished = [run for run in runs if run.status in FINAL_RUN][:AHEAD_RUNS]
+    asked = 0
+    for index, first in enumerate(finished):
+        for second in finished[index + 1 :]:
+            pair = [first, second]
+            key, runs_digest = comparison_keys(pair)
+            with _LOCK:
+                if key in _ASKED or key in _RECENT:
+                    continue
+                _ASKED[key] = None
+                while len(_ASKED) > ASKED_KEYS:
+                    _ASKED.popitem(last=False)
+            try:
+                _check(storage, pair, config)
+            except Rejected:
+                continue
+            if storage.comparisons.stored_comparison(key) is None:
+                ids = [run.id for run in pair]
+                asked += storage.comparisons.request_comparison(key, runs_digest, ids)
+    if asked:
+        enqueue()  # the dispatcher hands them to workers, as it does chunks
+    return asked
 
 
 def compare_now(

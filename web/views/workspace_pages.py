@@ -20,6 +20,8 @@ from flask import (
 from core import usage
 from core.problems import Rejected
 from metrics.results import judge_usage
+from pipeline.service.comparison import compare_ahead
+from web import extensions
 from web.extensions import storage as _storage
 from web.presentation import cancelled, run_list
 from web.security.access import memo_of
@@ -40,6 +42,8 @@ def _workspace_or_404(token: str):
 def workspace_page(token: str):
     found = _workspace_or_404(token)
     runs = _storage().workspaces.workspace_runs(found.item.id)
+    # the comparisons a reader ticks next, computed before they are opened
+    compare_ahead(_storage(), runs, current_app.config, extensions.runs().wake)
     used = _storage().progress.judge_usage_of([run.id for run in runs])
     saved = request.args.get("saved")
     return render_template(
