@@ -48,7 +48,7 @@ def test_the_request_schemas_are_the_ones_the_server_validates_with(app_factory)
     assert shapes["ValidateForm"]["required"] == ["file"]
     assert shapes["RunForm"]["anyOf"] == [
         {"required": ["file"]},
-        {"required": ["upload_ref"]},
+        {"required": ["upload_ref"], "properties": {"upload_ref": {"minLength": 1}}},
     ]
     assert shapes["RunForm"]["properties"]["samples"]["maximum"] == 7
     runs, holm = document["paths"]["/api/v1/compare"]["get"]["parameters"]

@@ -117,7 +117,9 @@ def run_status(token: str):
     run = run_or_404(token)
     query = schemas.StatusQuery
     try:
-        asked = schemas.load(query, schemas.form_data(query, request.args, {}))
+        asked = schemas.load(
+            query, schemas.form_data(query, request.args, {}, blank_is_absent=True)
+        )
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
     if asked.get("include") == "rows":

@@ -103,15 +103,17 @@ def holm_arg(args=None) -> str:
     ``metric`` (the default) or ``table``; anything else is a 400 naming
     the parameter."""
     query, given = schemas.HolmQuery, request.args if args is None else args
-    return schemas.load(query, schemas.form_data(query, given, {}))["holm"]
+    return schemas.load(
+        query, schemas.form_data(query, given, {}, blank_is_absent=True)
+    )["holm"]
 
 
 def min_effect_arg() -> float | None:
     """``?min_effect=``: None when absent, else a dz above 0 or a 400."""
     query = schemas.ResultsQuery
-    return schemas.load(query, schemas.form_data(query, request.args, {})).get(
-        "min_effect"
-    )
+    return schemas.load(
+        query, schemas.form_data(query, request.args, {}, blank_is_absent=True)
+    ).get("min_effect")
 
 
 def rows_page(run, link) -> dict:
@@ -121,7 +123,8 @@ def rows_page(run, link) -> dict:
     from store import row_pages  # SQL: loaded by the first page, not the CLI
 
     query = schemas.load(
-        schemas.RowsQuery, schemas.form_data(schemas.RowsQuery, request.args, {})
+        schemas.RowsQuery,
+        schemas.form_data(schemas.RowsQuery, request.args, {}, blank_is_absent=True),
     )
     limit, after = query["limit"], int(query["cursor"])
     filters = {name: query.get(name) for name in row_pages.FILTERS}

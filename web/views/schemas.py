@@ -141,15 +141,12 @@ class Choice(validate.OneOf):
 
 
 class UploadField(fields.Raw):
-    """A file part of a multipart form (``type: string, format: binary``)."""
+    """A file part of a multipart form (its ``contentMediaType``:
+    ``openapi.file_part``)."""
 
     def __init__(self, code: str = "missing_file", **kwargs) -> None:
         super().__init__(
-            metadata={
-                "type": "string",
-                "format": "binary",
-                **kwargs.pop("metadata", {}),
-            },
+            metadata={"type": "string", **kwargs.pop("metadata", {})},
             error_messages={"required": [{"code": code}]},
             **kwargs,
         )
@@ -242,7 +239,7 @@ def _run_form_fields(config: Mapping) -> dict[str, fields.Field]:
 class _RunsForm(RequestSchema):
     @validates_schema
     def file_or_kept(self, data, **kwargs):
-        if "file" not in data and "upload_ref" not in data:
+        if "file" not in data and not data.get("upload_ref"):
             raise ValidationError([{"code": "missing_file"}], "file")
 
 
@@ -254,8 +251,8 @@ def _forms(max_samples: int, max_text: int) -> dict[str, type[Schema]]:
     runs = {
         **run,
         "file": UploadField(required=False, **described("required unless upload_ref")),
-        "upload_ref": fields.String(
-            validate=Longest(200, minimum=1),
+        "upload_ref": fields.String(  # the page sends it empty with a file
+            validate=Longest(200),
             **described(
                 "a file validate kept (keep=1), instead of file: valid for an"
                 " hour, once"
@@ -405,15 +402,18 @@ def load(schema: type[Schema], data: Mapping[str, Any]) -> dict[str, Any]:
         raise Rejected(list(problems(said, schema, data))) from None
 
 
-def form_data(schema: type[Schema], form, files) -> dict[str, Any]:
-    """A multipart or urlencoded form as ``schema`` reads it: a field left
-    empty is a field not given (as a browser sends an unused input)."""
+def form_data(
+    schema: type[Schema], form, files, blank_is_absent: bool = False
+) -> dict[str, Any]:
+    """A multipart or urlencoded form (or a query: ``blank_is_absent``, a
+    parameter left empty is one not given) as ``schema`` reads it. A file
+    part without a file name is no file (a browser's unused file input)."""
     data: dict[str, Any] = {}
     for name, field in schema().fields.items():
         if isinstance(field, UploadField):
             if getattr(files.get(name), "filename", None):  # a file was chosen
                 data[name] = files.get(name)
-        elif form.get(name, "").strip() != "":
+        elif name in form and not (blank_is_absent and not form[name].strip()):
             data[name] = form.get(name)
     return data
 
