@@ -97,7 +97,7 @@ def delta_interval(
     """
     import numpy as np
 
-    sessions = list(dict.fromkeys([*a, *b]))
+    sessions = sorted({*a, *b})  # by id: resamples draw by position
     if len(sessions) < 2:
         return None, None
     strata = list(
@@ -183,7 +183,7 @@ def delta_permutation_p(a: Parts, b: Parts) -> tuple[float | None, str | None, i
 
     from metrics.stats import at_resolution
 
-    sessions = list(dict.fromkeys([*a, *b]))
+    sessions = sorted({*a, *b})  # by id: resamples draw by position
     n = len(sessions)
     if n < 2:
         return None, None, 0

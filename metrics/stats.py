@@ -389,7 +389,9 @@ def compare_paired(
     >>> c["n"], c["unpaired_a"], "unpaired_b" in c
     (2, 1, False)
     """
-    shared = [key for key in values_a if key in values_b]
+    # sessions in one order whatever order the rows came in: the seeded
+    # resamples draw by position (the same interval from SQLite and PostgreSQL)
+    shared = sorted(key for key in values_a if key in values_b)
     diffs = [values_a[key] - values_b[key] for key in shared]
     ci = paired_bootstrap_ci(diffs)
     dz = cohens_dz(diffs)

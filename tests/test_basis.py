@@ -125,7 +125,7 @@ def test_session_mean_interval_matches_the_paired_bootstrap():
     a = {f"s{i}": float(i % 5) for i in range(30)}
     b = {f"s{i}": float((i * 7) % 4) for i in range(30)}
     low, high = basis.delta_ci(basis.of_session_values(a), basis.of_session_values(b))
-    diffs = [a[s] - b[s] for s in a]
+    diffs = [a[s] - b[s] for s in sorted(a)]  # in id order, as both draw
     expected = stats.paired_bootstrap_ci(diffs)
     assert (low, high) == pytest.approx(expected, abs=1e-12)
 

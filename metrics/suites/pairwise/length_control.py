@@ -269,7 +269,7 @@ def _session_shares(data: _Data, beta, weights) -> list[float | None]:
 
 
 def longer_wins_rate(comparisons: list[Comparison], method: str) -> list[float]:
-    """Per session (run order of sessions), the share of the method's
+    """Per session (by session id), the share of the method's
     comparisons a judge that always picks the longer reply would give it
     (equal lengths a tie): the "longer reply wins" baseline of its win rate.
 
@@ -282,7 +282,7 @@ def longer_wins_rate(comparisons: list[Comparison], method: str) -> list[float]:
             continue
         own, other = (chars_a, chars_b) if method == a else (chars_b, chars_a)
         by_session[session].append(1.0 if own > other else 0.0 if own < other else 0.5)
-    return [fmean(values) for values in by_session.values()]
+    return [fmean(by_session[session]) for session in sorted(by_session)]
 
 
 def longer_won_share(comparisons: list[Comparison]) -> tuple[float | None, int]:

@@ -234,7 +234,9 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     summary: dict[str, dict[str, float | None]] = {}
     winrates: dict[str, dict] = {}
     for method in methods:
-        ci = _winrate_ci(list(per_session.get(method, {}).values()))
+        shares = per_session.get(method, {})
+        # by session id: the seeded resamples draw by position
+        ci = _winrate_ci([shares[s] for s in sorted(shares)])
         winrates[method] = ci
         bt = strengths.get(method, {})
         summary[method] = {

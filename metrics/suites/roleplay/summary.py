@@ -18,22 +18,29 @@ PANEL_SESSIONS = 50  # ALMP drill-down entries per method on the dashboard
 
 # -- summary ----------------------------------------------------------------
 def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
+    """The first ``PANEL_SESSIONS`` sessions by id of each method (not the
+    first to arrive: the same sessions whatever order the rows came in)."""
     panel: dict[str, list[dict]] = {method: [] for method in methods}
     for row in rows.dicts(rows.where("almp", scored=False, status=RowStatus.OK)):
         entries = panel.get(row["method"])
         if entries is None:
             continue
-        if len(entries) < PANEL_SESSIONS:
-            detail = row["detail"]
-            assert detail is not None  # an ok almp row always carries its matches
-            entries.append(
-                {
-                    "session_id": row["session_id"],
-                    "matched": detail["matched"],
-                    "missed": detail["missed"],
-                }
-            )
-    return panel
+        detail = row["detail"]
+        assert detail is not None  # an ok almp row always carries its matches
+        entries.append(
+            {
+                "session_id": row["session_id"],
+                "matched": detail["matched"],
+                "missed": detail["missed"],
+            }
+        )
+        if len(entries) > 2 * PANEL_SESSIONS:  # bounded: keep the smallest ids
+            entries[:] = sorted(entries, key=_session_id)[:PANEL_SESSIONS]
+    return {m: sorted(e, key=_session_id)[:PANEL_SESSIONS] for m, e in panel.items()}
+
+
+def _session_id(entry: dict) -> str:
+    return entry["session_id"]
 
 
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:

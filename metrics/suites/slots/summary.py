@@ -76,8 +76,9 @@ def _collect(
 ) -> tuple[dict[str, _Sums], dict[str, dict[str, dict[str, float]]]]:
     """Counts summed per method, one by one in the order the rows arrived
     (a running sum: the same float as adding them in a loop), and the
-    session values of ``slot_f1`` and ``latency`` (a repeated session keeps
-    its last row, e.g. the second judge's of a panel)."""
+    session values of ``slot_f1`` and ``latency``: a session with several
+    rows (a panel's judges) has their mean, so no judge's row stands for the
+    panel and the arrival order of rows changes nothing."""
     np = columns._numpy()
     totals: dict[str, _Sums] = defaultdict(_Sums)  # method -> metric -> summed count
     names = rows.names["metric"].names
@@ -94,9 +95,7 @@ def _collect(
         # from 0, as ``_Sums`` starts (0 + -0.0 is 0.0)
         totals[method][metric] = float(np.cumsum(np.r_[0.0, values[start:end]])[-1])
     # metric -> method -> sid -> value
-    per_session: dict[str, dict[str, dict[str, float]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
+    seen: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     index = rows.where(SESSION_VALUES)
     for method, metric, session, value in zip(
         rows.strings("method", index),
@@ -105,7 +104,12 @@ def _collect(
         rows.values(index),
         strict=True,
     ):
-        per_session[metric][method][session] = value
+        seen[metric, method, session].append(value)
+    per_session: dict[str, dict[str, dict[str, float]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for (metric, method, session), values in seen.items():
+        per_session[metric][method][session] = fmean(values)
     return totals, per_session
 
 
@@ -171,7 +175,11 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     totals, per_session = _collect(rows)
     summary: dict[str, dict[str, float | None]] = {}
     topic_f1: dict[str, dict[str, float]] = {}
-    latencies = {m: list(per_session["latency"][m].values()) for m in methods}
+    latencies = {  # by session id, whatever order the rows came in
+        m: [by[s] for s in sorted(by)]
+        for m in methods
+        for by in [per_session["latency"][m]]
+    }
     for method in methods:
         counts = totals.get(method, _Sums())
         has_counts = "slot_tp" in counts
@@ -208,7 +216,8 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
 def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
     """Micro F1 = 2·TP / (2·TP + FP + FN): per method and session its
     numerator and denominator (``metrics/basis.py``), from the session's
-    slot counts."""
+    slot counts, summed over its rows (a panel's judges pooled, as the
+    method's totals pool them)."""
     index = rows.where(["slot_tp", "slot_fp", "slot_fn"])
     counts: dict[tuple[str, str], dict[str, float]] = {}
     for method, metric, session, value in zip(
@@ -218,7 +227,8 @@ def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
         rows.values(index),
         strict=True,
     ):
-        counts.setdefault((method, session), {})[metric] = value
+        own = counts.setdefault((method, session), {})
+        own[metric] = own.get(metric, 0.0) + value
     found: dict[str, dict] = {}
     for (method, session), c in counts.items():
         if method in methods:
