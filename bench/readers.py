@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import tempfile
+import threading
+import time
 import uuid
 from pathlib import Path
+
+import requests
 
 from bench.judge_orchestration import cpu_seconds, start_judge
 from bench.load import (
@@ -60,6 +65,40 @@ def _schema(statement: str) -> None:
     with engine.begin() as conn:
         conn.execute(text(statement))
     engine.dispose()
+
+
+class HealthProbe:
+    """``/healthz`` asked every 0.25 s beside the readers (the operator's
+    liveness probe under the same load): its p50/p95 in ms."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.times = url, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._probe, daemon=True)
+
+    def __enter__(self) -> HealthProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+    def _probe(self) -> None:
+        while not self._stop.wait(0.25):
+            started = time.perf_counter()
+            try:
+                requests.get(self.url, timeout=30).raise_for_status()
+            except requests.RequestException:
+                self.times.append(float("inf"))  # counted, never hidden
+                continue
+            self.times.append(1000 * (time.perf_counter() - started))
+
+    def percentiles(self) -> list[float] | None:
+        if len(self.times) < 20:
+            return None
+        cuts = statistics.quantiles(self.times, n=20)
+        return [round(statistics.median(self.times), 1), round(cuts[18], 1)]
 
 
 def gunicorn_cpu(master: int) -> float:
@@ -128,8 +167,10 @@ def run() -> dict:
                     os.environ["DRILL_CONDITIONAL"] = conditional
                     users = ("ViewLinkReader", USERS, SPAWN_RATE, SECONDS)
                     before = gunicorn_cpu(server.pid)
-                    found = drill(tag, base, server, *users, token, workdir)
+                    with HealthProbe(f"{base}/healthz") as probe:
+                        found = drill(tag, base, server, *users, token, workdir)
                     used = gunicorn_cpu(server.pid) - before
+                    found[f"{tag}_healthz_during_p50/p95_ms"] = probe.percentiles()
                     # drill() counts the master only; its workers do the work
                     found[f"{tag}_server_cores"] = round(used / SECONDS, 2)
                     result.update(found)
