@@ -8,7 +8,9 @@ threaded server, embedded worker, SQLite; scripted judge at 50 ms):
   view beside a dashboard view of one of the runs, both view links,
   medians of 20 (target: compare at most 3x the dashboard); and beside a
   dashboard built for its query (a new ``page``, as the first reader of a
-  page pays).
+  page pays). And two runs in a workspace: its page asks the workers for
+  the comparison of its newest runs (issue 61); the time until that is
+  stored, and the compare page's first open then.
 * **after a label**: a dashboard view right after each of 10 labels (a
   new version of the page: the agreement is pending, a worker computes
   it) against a dashboard built for its query, medians (target: at most
@@ -33,11 +35,14 @@ FINAL = ("done", "partial", "failed", "cancelled")
 VIEWS = 20
 
 
-def submit(base: str, samples: int) -> dict:
+def submit(base: str, samples: int, workspace: str | None = None) -> dict:
+    fields = {"suites": "alignment,quality", "samples": str(samples)}
+    if workspace:
+        fields["workspace"] = workspace
     response = requests.post(
         f"{base}/api/v1/runs",
         files={"file": ("sample.jsonl", SAMPLE)},
-        data={"suites": "alignment,quality", "samples": str(samples)},
+        data=fields,
         timeout=120,
     )
     response.raise_for_status()
@@ -62,6 +67,29 @@ def first_compare_s(base: str, tokens: list[str]) -> float:
     while timed_get(url)[1] != 200:
         pass  # "Comparing runs…": asked again at once
     return round(time.perf_counter() - started, 2)
+
+
+def compare_after_workspace(base: str) -> dict:
+    """Two more runs in a workspace; its page is shown (which asks the
+    workers for the comparison of its newest runs, issue 61), then the
+    compare page as its checkboxes open it (newest first): the time from
+    the workspace page to a 200 when asked at once, and the first open's
+    own time once the comparison is stored."""
+    space = requests.post(f"{base}/api/v1/workspaces", json={}, timeout=60).json()
+    runs = [submit(base, samples, space["manage_token"]) for samples in (1, 2)]
+    tokens = [run["token"] for run in reversed(runs)]  # as the page lists them
+    started = time.perf_counter()
+    requests.get(f"{base}/w/{space['token']}", timeout=120).raise_for_status()
+    api = f"{base}/api/v1/compare?runs={','.join(tokens)}"
+    while requests.get(api, timeout=120).status_code != 200:
+        time.sleep(0.05)
+    stored_s = time.perf_counter() - started
+    seconds, status = timed_get(f"{base}/compare?runs={','.join(tokens)}&lang=en")
+    assert status == 200, status
+    return {
+        "compare_stored_after_workspace_s": round(stored_s, 2),
+        "compare_first_open_stored_s": round(seconds, 2),
+    }
 
 
 def compare_views(base: str, tokens: list[str]) -> dict:
@@ -115,6 +143,7 @@ def run() -> dict:
                 "name": "team pages: compare of two 9-session runs; dashboard after a label",
                 "compare_first_s": first_compare_s(base, tokens),
                 **compare_views(base, tokens),
+                **compare_after_workspace(base),
                 **after_labels(base, first),
             }
     finally:

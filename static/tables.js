@@ -130,6 +130,8 @@
       if (row.cells.length !== titles.length) continue;
       Array.from(row.cells).forEach((cell, index) => {
         if (!cell.hasAttribute("data-label") && titles[index]) cell.dataset.label = titles[index];
+        // nothing in it (no note): no card line of a heading alone
+        if (!cell.textContent.trim() && !cell.children.length) cell.dataset.blank = "";
       });
     }
   }
