@@ -197,6 +197,10 @@ def _noted(run, table: dict) -> str:
             said = paper_summary.english_note(aggregates, row["method"], column.id)
             if said:
                 methods.setdefault((column.label.msgid, said), []).append(row["method"])
+    if table.get("rank_metric"):  # why a method has no rank (the dash)
+        for row in table["rows"]:
+            if row.get("rank") is None and row.get("rank_note"):
+                methods.setdefault(("Rank", row["rank_note"]), []).append(row["method"])
     found = [
         f"{_named(noted, len(table['rows']))}, {label}: {said}"
         for (label, said), noted in methods.items()
