@@ -146,7 +146,7 @@ class UploadField(fields.Raw):
 
     def __init__(self, code: str = "missing_file", **kwargs) -> None:
         super().__init__(
-            metadata={"type": "string", **kwargs.pop("metadata", {})},
+            metadata=kwargs.pop("metadata", {}),
             error_messages={"required": [{"code": code}]},
             **kwargs,
         )
