@@ -50,8 +50,10 @@ class Stored(NamedTuple):
     etag: str
 
 
-# every view link's stored pages in this process, the most recently used
-PAGES = SingleFlight(size=256, previous=False)
+# every view link's stored pages in this process, the 64 most recently used
+# (as many as the run pages' parts: a query varied on purpose costs renders,
+# as before, but no more memory than 64 pages and their gzip copies)
+PAGES = SingleFlight(size=64, previous=False)
 # a browser keeps the page but asks before each use; no shared cache keeps it
 CACHE_CONTROL = "private, no-cache"
 
