@@ -174,6 +174,9 @@ INPUT_FIELDS = {
     ("dataset/schema.py", "slots"),
     ("metrics/protocol_checks.py", "alignment"),
     ("metrics/protocol_checks.py", "pairwise"),
+    # OpenAPI's own keyword for how a parameter is serialized ("style":
+    # "form"), not the style suite
+    ("web/views/openapi.py", "style"),
 }
 PRODUCT = [
     p
