@@ -42,6 +42,7 @@ from typing import Literal
 
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.notes import note
+from metrics.stats import CI_NO_SPREAD, spread_or_none
 
 RESAMPLES, SEED = 1000, 20261126
 Key = tuple
@@ -120,7 +121,9 @@ def _judge(by_item, annotators, values: dict) -> dict:
 def _with_ci(
     pairs: list[tuple], statistic, undefined: str = "agreement_one_side_constant"
 ) -> dict:
-    """The statistic of the pairs with a 95% percentile bootstrap interval;
+    """The statistic of the pairs with a 95% percentile bootstrap interval
+    (None with ``ci_note`` ``ci_no_spread`` when it has width 0: every
+    resample gives the same value, as perfect agreement does);
     when it has no value, why (``reason_code``: fewer than two items, or
     ``undefined``: the statistic is undefined on these items)."""
     if len(pairs) < 2:
@@ -139,11 +142,16 @@ def _with_ci(
         again = statistic([a[i] for i in picked], [b[i] for i in picked])
         if again is not None:
             found.append(again)
-    ci = (
-        [float(np.percentile(found, 2.5)), float(np.percentile(found, 97.5))]
+    ends = (
+        spread_or_none(
+            float(np.percentile(found, 2.5)), float(np.percentile(found, 97.5))
+        )
         if found
         else None
     )
+    ci = list(ends) if ends else None
+    if found and ends is None:  # every resample agrees: width 0, not shown
+        return {"value": value, "ci": None, "n": len(pairs), "ci_note": CI_NO_SPREAD}
     return {"value": value, "ci": ci, "n": len(pairs)}
 
 

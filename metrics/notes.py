@@ -215,6 +215,12 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
         ),
         None,
     ),
+    "ci_no_variation": (
+        _l(
+            "no interval: every value is the same, so a t interval has width 0 and says nothing (an interval of width 0 is not shown as one)"
+        ),
+        None,
+    ),
     # a rank group without a rank (metrics/rank_groups.py)
     "rank_no_value": (_l("no rank: the method has no value here"), None),
     "rank_no_interval": (
@@ -225,7 +231,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     ),
     "rank_ci_no_spread": (
         _l(
-            "no rank: the value's interval has no width (every resample gives the same value), so it cannot be placed against the others"
+            "no rank: the value's interval has width 0 (every resample, or every value, is the same), so it cannot be placed against the others"
         ),
         None,
     ),
@@ -291,6 +297,12 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
     "judge_offset": (
         _l(
             "judge %(judge)s scores %(offset)s points from the panel's other judges on the items they share (95%% CI %(ci_low)s to %(ci_high)s): the panel mean pools this offset"
+        ),
+        None,
+    ),
+    "judge_offset_constant": (
+        _l(
+            "judge %(judge)s scores %(offset)s points from the panel's other judges on every item they share (the same difference each time, so no interval): the panel mean pools this offset"
         ),
         None,
     ),

@@ -14,7 +14,7 @@ chaining overlaps would put all three in one group and say less than the
 intervals do.
 
 A method without a value, or without an interval (fewer than two sessions,
-an interval of width 0: ``ci_no_spread``), has no rank (null, with a note
+an interval of width 0: ``ci_no_spread``, ``ci_no_variation``), has no rank (null, with a note
 saying why) and does not count against the others: it is never placed by
 a guess.
 
@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping
 
 from metrics import registry
-from metrics.stats import CI_NO_SPREAD, at_resolution
+from metrics.stats import ZERO_WIDTH_NOTES, at_resolution
 
 RANK_NO_VALUE = "rank_no_value"
 RANK_NO_INTERVAL = "rank_no_interval"
@@ -176,7 +176,7 @@ def ranks(
     params}}}`` saying why a rank is null (``rank_no_value``,
     ``rank_ci_no_spread``, ``rank_no_interval``). ``said``: the summary
     notes (``metrics.results.summary_notes``), where an interval's
-    ``ci_no_spread`` is read.
+    ``ci_no_spread`` or ``ci_no_variation`` is read.
 
     >>> summary = {"A": {"pairwise_winrate": 0.7, "pairwise_winrate_ci_low": 0.6,
     ...                  "pairwise_winrate_ci_high": 0.8},
@@ -209,7 +209,7 @@ def ranks(
 def _no_spread(noted: dict, metric_id: str) -> bool:
     """Whether the value's interval was left out for having no width."""
     return any(
-        (noted.get(f"{stem}_ci_{end}") or {}).get("code") == CI_NO_SPREAD
+        (noted.get(f"{stem}_ci_{end}") or {}).get("code") in ZERO_WIDTH_NOTES
         for stem in interval_stems(metric_id)
         for end in ("low", "high")
     )

@@ -41,7 +41,7 @@ import math
 from typing import Any
 
 from metrics.notes import note
-from metrics.stats import CI_NO_SPREAD
+from metrics.stats import ZERO_WIDTH_NOTES
 
 # criterion -> (rule, default threshold)
 CRITERIA: dict[str, tuple[str, float]] = {
@@ -350,17 +350,17 @@ def _samples(found: dict, alignment: bool, samples: int, reasons: dict) -> dict:
 
 def _above(estimate: dict, threshold: float) -> bool:
     """Whether an estimate's interval lies above the threshold; an
-    interval of width 0 (``ci_no_spread``: every session's difference the
+    interval of width 0 (``ci_no_variation``: every session's difference the
     same) is its value.
 
-    >>> _above({"value": 6.0, "ci_low": None, "ci_note": "ci_no_spread"}, 0.0)
+    >>> _above({"value": 6.0, "ci_low": None, "ci_note": "ci_no_variation"}, 0.0)
     True
     >>> _above({"value": 6.0, "ci_low": -1.0}, 0.0), _above({"value": 0.0,
-    ...     "ci_low": None, "ci_note": "ci_no_spread"}, 0.0)
+    ...     "ci_low": None, "ci_note": "ci_no_variation"}, 0.0)
     (False, False)
     """
     low = estimate.get("ci_low")
-    if low is None and estimate.get("ci_note") == CI_NO_SPREAD:
+    if low is None and estimate.get("ci_note") in ZERO_WIDTH_NOTES:
         low = estimate.get("value")
     return low is not None and low > threshold
 

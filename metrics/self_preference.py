@@ -14,7 +14,7 @@ session s (the unit of every paired test here):
 The estimate is the mean of ``d(s)`` over the sessions that have it, with a
 Student-t 95% interval (n − 1 degrees of freedom) and n, the sessions (an
 interval of width 0, every session's d the same, is null with ``ci_note``
-``ci_no_spread``, as every interval of the platform). A
+``ci_no_variation``, as every t interval of the platform). A
 positive value: J favours its family's method beyond what it does for the
 others, relative to the other families' judges. Beside it, J's own mean AL
 of M (``judge_score``) and the other-family judges' (``other_families_score``),
@@ -43,7 +43,7 @@ from statistics import fmean
 
 from metrics import row_source
 from metrics.notes import note
-from metrics.stats import CI_NO_SPREAD, mean_ci, spread_or_none
+from metrics.stats import mean_ci
 
 METRIC = "al"
 
@@ -171,11 +171,8 @@ def _estimate(means, judge, method, name, methods, judges) -> dict:
     if len(diffs) < 2:
         return missing("self_preference_too_few", judge=judge, n=len(diffs))
     interval = mean_ci(diffs)
-    ends = spread_or_none(interval["ci_low"], interval["ci_high"])
     found |= {"value": interval["mean"]}
-    if ends is None:  # every session's d the same: no interval, said why
-        return found | {
-            "ci_note": CI_NO_SPREAD,
-            "ci_reason": note(CI_NO_SPREAD).english,
-        }
-    return found | {"ci_low": ends[0], "ci_high": ends[1]}
+    if interval.get("ci_note"):  # every session's d the same: no interval
+        code = interval["ci_note"]
+        return found | {"ci_note": code, "ci_reason": note(code).english}
+    return found | {"ci_low": interval["ci_low"], "ci_high": interval["ci_high"]}

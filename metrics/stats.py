@@ -37,10 +37,16 @@ BOOTSTRAP_PART = 1_000_000
 def mean_ci(values: list[float], level: float = 0.95) -> dict:
     """Mean with a Student-t confidence interval (small n is the norm here).
 
+    An interval of width 0 (every value the same, at :func:`at_resolution`)
+    is never shown as one: both ends None and ``ci_note``
+    ``ci_no_variation``; the mean stays.
+
     >>> mean_ci([50.0, 30.0])["mean"], mean_ci([50.0, 30.0])["n"]
     (40.0, 2)
     >>> mean_ci([7.0])["ci_low"] is None
     True
+    >>> mean_ci([6.0, 6.0, 6.0])
+    {'mean': 6.0, 'n': 3, 'ci_low': None, 'ci_high': None, 'ci_note': 'ci_no_variation'}
     """
     n = len(values)
     if n == 0:
@@ -53,19 +59,32 @@ def mean_ci(values: list[float], level: float = 0.95) -> dict:
     from scipy.special import stdtrit
 
     half = float(stdtrit(n - 1, 0.5 + level / 2)) * stdev(values) / math.sqrt(n)
-    return {"mean": mean, "n": n, "ci_low": mean - half, "ci_high": mean + half}
+    ends = spread_or_none(mean - half, mean + half)
+    if ends is None:
+        return {
+            "mean": mean,
+            "n": n,
+            "ci_low": None,
+            "ci_high": None,
+            "ci_note": CI_NO_VARIATION,
+        }
+    return {"mean": mean, "n": n, "ci_low": ends[0], "ci_high": ends[1]}
 
 
 def normal_ci(values: list[float]) -> tuple[float, float] | None:
-    """mean ± 1.96·σ/√n, as the simulation seed states (σ = sample SD).
+    """mean ± 1.96·σ/√n, as the simulation seed states (σ = sample SD);
+    None from fewer than two values, or when it has width 0 (every value
+    the same: ``ci_no_variation``, :func:`spread_or_none`).
 
     >>> normal_ci([1.0, 3.0])
     (0.04..., 3.96...)
+    >>> normal_ci([0.0, 0.0, 0.0]) is None
+    True
     """
     if len(values) < 2:
         return None
     mean, half = fmean(values), 1.96 * stdev(values) / math.sqrt(len(values))
-    return (mean - half, mean + half)
+    return spread_or_none(mean - half, mean + half)
 
 
 def ols(
@@ -94,6 +113,10 @@ def ols(
 # their percentiles fall between them by chance.
 EXACT_BOOTSTRAP_BELOW = 10
 CI_NO_SPREAD = "ci_no_spread"  # a percentile interval of width 0: not shown
+# a t (or normal) interval of width 0: every value the same, s = 0
+CI_NO_VARIATION = "ci_no_variation"
+# the notes saying an interval was left out for having width 0
+ZERO_WIDTH_NOTES = frozenset({CI_NO_SPREAD, CI_NO_VARIATION})
 
 
 @functools.cache

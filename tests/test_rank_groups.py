@@ -157,7 +157,16 @@ def test_a_run_carries_its_ranks_everywhere(embedded_app):
         assert {m: ranks[m][metric] for m in ranks} == rank_groups.rank_groups(
             intervals
         )
-    assert document["rank_notes"] == {}
+    # sample_data.jsonl: every session of Base has the same BVS (and so
+    # on): a normal interval of width 0, null with ci_no_variation, so no
+    # rank (issue 58: before, [v, v] was shown and ranked)
+    assert document["rank_notes"]
+    for method, said in document["rank_notes"].items():
+        for metric, why in said.items():
+            assert why["code"] == "rank_ci_no_spread"
+            low = metric.replace("_avg", "_ci_low")
+            assert summary[method][low] is None
+            assert document["summary_notes"][method][low]["code"] == "ci_no_variation"
     run = embedded_app.extensions["storage"].runs.get_run(document["run"]["id"])
     client = embedded_app.test_client()
     csv_text = client.get(f"/r/{run.token}/summary.csv").get_data(as_text=True)

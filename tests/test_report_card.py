@@ -443,9 +443,11 @@ def test_a_judge_that_prefers_longer_replies_is_not_fit(
 
 def test_a_zero_width_self_preference_interval_is_null_with_a_note():
     """Every session's difference the same (+6): the t interval has width 0,
-    so both ends are null with ci_no_spread (as every interval of the
-    platform), and the card still fails on the value; the witness agrees.
-    Before: [6.0, 6.0] was published as an interval."""
+    so both ends are null with ci_no_variation (the t interval's note, as
+    every t interval of the platform; ci_no_spread, "every resample of the
+    sessions", was wrong for it before), and the card still fails on the
+    value; the witness agrees. Before: [6.0, 6.0] was published as an
+    interval."""
     rows = [
         reference.row(
             f"s{s}",
@@ -466,7 +468,8 @@ def test_a_zero_width_self_preference_interval_is_null_with_a_note():
     [estimate] = self_preference.estimates(rows, families)
     assert estimate["value"] == pytest.approx(6.0) and estimate["n"] == 5
     assert estimate["ci_low"] is None and estimate["ci_high"] is None
-    assert estimate["ci_note"] == "ci_no_spread"
+    assert estimate["ci_note"] == "ci_no_variation"
+    assert "t interval has width 0" in estimate["ci_reason"]
     found = judge_validity(
         {"self_preference": [estimate]},
         ["alignment"],
@@ -474,7 +477,7 @@ def test_a_zero_width_self_preference_interval_is_null_with_a_note():
         {"judges": 2, "families": families},
     )
     row = rows_by(found)["self_preference"]
-    assert row["verdict"] == "fail" and row["ci_note"] == "ci_no_spread"
+    assert row["verdict"] == "fail" and row["ci_note"] == "ci_no_variation"
     assert row["ci_low"] is None and row["ci_high"] is None
     doc = reference.tiny_doc(rows, ["Ours", "Base"], models=("gpt", "claude"))
     doc["run"]["families"] = families

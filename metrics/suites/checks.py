@@ -319,8 +319,9 @@ def wilson(successes: float, n: int) -> tuple[float | None, float | None]:
 
 
 def _share(values: list[float]) -> dict:
-    """Mean with Wilson's interval (every value 0 or 1) or Student's t (a
-    panel's pooled fractions)."""
+    """Mean with Wilson's interval (every value 0 or 1; never of width 0
+    with an item) or Student's t (a panel's pooled fractions; null with
+    ``ci_note`` ``ci_no_variation`` when every value is the same)."""
     from metrics.stats import mean_ci
 
     n = len(values)
@@ -385,6 +386,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     first = labels[0] if labels else None
     curves: dict[str, dict[str, list[dict]]] = {}
     shares: dict[str, dict[str, list[dict]]] = {}
+    notes: dict[str, dict] = {}
     for metric in labels:
         name = metric.split("@", 1)[1]
         curve = curves.setdefault(f"label_rate@{name}", {m: [] for m in methods})
@@ -394,6 +396,11 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
                 summary[method]["label_rate"] = found["mean"]
                 summary[method]["label_rate_ci_low"] = found["ci_low"]
                 summary[method]["label_rate_ci_high"] = found["ci_high"]
+                if found.get("ci_note"):  # a t interval of width 0: said why
+                    said = {"code": found["ci_note"]}
+                    notes.setdefault(method, {}).update(
+                        label_rate_ci_low=said, label_rate_ci_high=dict(said)
+                    )
         _points(curve, metric, by_x, kinds, unscored)
     if first is not None:  # the error types: each label not a success, at
         # every x of the method (0 where it did not occur)
@@ -484,6 +491,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             "by_inter_turns": table,
             "recorded_agreement": agreement,
             "labels": [m.split("@", 1)[1] for m in labels],
+            "notes": notes,
         },
     }
 

@@ -484,18 +484,30 @@ def sample_variance(values: Sequence[Fraction]) -> Fraction:
 
 def mean_ci(values: Sequence[Fraction]) -> tuple[float, float] | None:
     """Student-t 95% interval mean ± t(0.975, n−1)·s/√n, ``None`` for n < 2
-    (README "Comparisons", last paragraph: ``mean_ci``).
+    and when it has width 0, every value the same (README "Comparisons",
+    last paragraph: ``mean_ci``; methods.md: an interval of width 0 is
+    never shown, note ``ci_no_variation``).
 
     >>> low, high = mean_ci([Fraction(10), Fraction(10), Fraction(5)])
     >>> round(low, 2), round(high, 2)
     (1.16, 15.5)
+    >>> mean_ci([Fraction(6), Fraction(6), Fraction(6)]) is None
+    True
     """
     n = len(values)
     if n < 2:
         return None
     centre = float(mean(values))
     half = t_quantile(0.975, n - 1) * math.sqrt(float(sample_variance(values) / n))
+    if 2 * half <= ZERO_DIFFERENCE:  # width 0: no interval
+        return None
     return centre - half, centre + half
+
+
+def flat_values(values: Sequence[Fraction]) -> bool:
+    """Two values or more, all the same: a t (or normal) interval of width 0
+    (note ``ci_no_variation``)."""
+    return len(values) >= 2 and len(set(values)) == 1
 
 
 def ols(points: Sequence[tuple[Fraction, Fraction]]) -> dict[str, Fraction] | None:
@@ -1678,6 +1690,8 @@ def mean_over_sessions_summary(index: Index, suite: str, method: str) -> dict[st
                 if len(means) > 1
                 else None
             )
+            if half is not None and 2 * half <= ZERO_DIFFERENCE:
+                half = None  # width 0 (every session the same): no interval
             centre = published(mean_or_none(means))
             out[f"{metric}_ci_low"] = (
                 None if half is None or centre is None else centre - half
@@ -2161,10 +2175,16 @@ def bt_bounds_ok(
         return None if fitted is None else fitted.get(method)
 
     atoms, separated, extra = bootstrap_distribution(n, strength)
-    if low is None or high is None:
-        return separated >= Fraction(2, 100) or not atoms
     low_levels = order_statistic_levels(BT_RESAMPLES_KEPT, 0.025)
     high_levels = order_statistic_levels(BT_RESAMPLES_KEPT, 0.975)
+    # methods.md: an interval of width 0 (the baseline's) is null
+    flat_bt = bool(atoms) and quantile(
+        atoms, max(0.0, low_levels[0] - extra)
+    ) == quantile(atoms, min(1.0, high_levels[1] + extra))
+    if low is None or high is None:
+        return separated >= Fraction(2, 100) or not atoms or flat_bt
+    if abs(Fraction(high) - Fraction(low)) <= ZERO_DIFFERENCE:
+        return False  # an interval of width 0 is never published
     return separated <= Fraction(9, 100) and bounds_in_distribution(
         atoms,
         low,
@@ -2661,9 +2681,14 @@ def judge_offsets(index: Index) -> dict[str, Any] | None:
             "spread_ratio": ratio,
             "note": None,
         }
+        if flat_values(diffs):  # the same d on every item: width 0
+            entry["ci_note"] = "ci_no_variation"
         if ratio is not None and not 0.5 <= ratio <= 2.0:
             params = {"judge": judge, "ratio": f"{ratio:.2f}"}
             entry["note"] = {"code": "judge_scale", "params": params}
+        elif flat_values(diffs) and diffs[0] != 0:
+            params = {"judge": judge, "offset": f"{float(diffs[0]):+.2f}"}
+            entry["note"] = {"code": "judge_offset_constant", "params": params}
         elif interval and (interval[0] > 0 or interval[1] < 0):
             params = {
                 "judge": judge,
@@ -2855,19 +2880,19 @@ def preference(
     # over the sessions with a d; without one, every session J scored M
     scored = own or list(means[(judge, method)].values())
     # report-card.md: an interval of width 0 (every d the same) is null,
-    # with ci_note ci_no_spread
-    flat = interval is not None and len(set(diffs)) == 1
+    # with ci_note ci_no_variation
+    flat = bool(others and rest) and flat_values(diffs)
     found = {
         "judge": judge,
         "method": method,
-        "value": float(mean(diffs)) if interval else None,
+        "value": float(mean(diffs)) if interval or flat else None,
         "n": len(diffs),
         "ci_low": interval[0] if interval and not flat else None,
         "ci_high": interval[1] if interval and not flat else None,
         "judge_score": float(mean(scored)) if scored else None,
         "other_families_score": float(mean(other)) if other else None,
     }
-    return found | ({"ci_note": "ci_no_spread"} if flat else {})
+    return found | ({"ci_note": "ci_no_variation"} if flat else {})
 
 
 def worst(values: dict[str, Any] | None, rule: str) -> tuple[str | None, Any]:
@@ -3005,7 +3030,7 @@ def recorded_row(criterion: str, value: Any, n: Any, judge: str) -> dict[str, An
 def low_end(estimate: dict[str, Any]) -> float:
     """The interval's low end; without an interval for lack of spread, the
     value (every session's d)."""
-    if estimate["ci_low"] is None and estimate.get("ci_note") == "ci_no_spread":
+    if estimate["ci_low"] is None and estimate.get("ci_note") == "ci_no_variation":
         return estimate["value"]
     return estimate["ci_low"]
 

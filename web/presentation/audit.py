@@ -202,10 +202,13 @@ def _one(value, n, missing: str) -> str:
 
 
 def _offset(found: dict) -> str:
-    """A judge's offset, its interval and n.
+    """A judge's offset, its interval and n (no interval when it has
+    width 0: the note says why).
 
     >>> _offset({"offset": 6.0, "n": 40, "ci_low": 5.5, "ci_high": 6.5})
     '+6.000 [5.500, 6.500] (n=40)'
+    >>> _offset({"offset": 6.0, "n": 5, "ci_low": None, "ci_note": "ci_no_variation"})
+    '+6.000 (n=5)'
     """
     if found.get("offset") is None:
         return "—"

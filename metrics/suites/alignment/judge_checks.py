@@ -518,7 +518,9 @@ def judge_offsets(rows: Rows) -> dict | None:
     scored, with n (those items) and a Student-t 95% interval; the ratio of
     its scores' standard deviation to the other judges' mean standard
     deviation on the same items; and a note when the interval excludes 0
-    (``judge_offset``) or the ratio is outside [1/2, 2] (``judge_scale``).
+    (``judge_offset``), the offset is the same non-zero difference on every
+    item (``judge_offset_constant``) or the ratio is outside [1/2, 2]
+    (``judge_scale``).
     A panel mean pools these offsets; α can stay high under a constant one.
     None with fewer than two judges.
 
@@ -526,10 +528,14 @@ def judge_offsets(rows: Rows) -> dict | None:
     ...          "metric": "al", "value": v + (6 if j == "b" else 0), "status": "ok"}
     ...         for k, v in enumerate((40, 55, 62, 70, 81), start=1) for j in "ab"]
     >>> found = judge_offsets(rows)
-    >>> found["b"]["offset"], found["b"]["n"], found["b"]["ci_low"]
-    (6.0, 5, 6.0)
+    >>> found["b"]["offset"], found["b"]["n"], found["b"]["ci_low"], found["b"]["ci_note"]
+    (6.0, 5, None, 'ci_no_variation')
     >>> found["b"]["note"]
-    {'code': 'judge_offset', 'params': {'judge': 'b', 'offset': '+6.00', 'ci_low': '6.00', 'ci_high': '6.00'}}
+    {'code': 'judge_offset_constant', 'params': {'judge': 'b', 'offset': '+6.00'}}
+
+    An offset the same on every item has a t interval of width 0, which is
+    never shown as one: both ends None, ``ci_note`` ``ci_no_variation``,
+    and the note ``judge_offset_constant`` (no interval to quote).
     """
     if len(set(row_source.judge_names(rows)) - {""}) < 2:
         return None
@@ -555,6 +561,7 @@ def judge_offsets(rows: Rows) -> dict | None:
             "n": ci["n"],
             "ci_low": ci["ci_low"],
             "ci_high": ci["ci_high"],
+            **({"ci_note": ci["ci_note"]} if ci.get("ci_note") else {}),
             "spread_ratio": _spread_ratio(mine, others[:, shared]),
         }
         found[name]["note"] = _offset_note(name, found[name])
@@ -582,6 +589,10 @@ def _offset_note(judge: str, found: dict) -> dict | None:
             "code": "judge_scale",
             "params": {"judge": judge, "ratio": f"{ratio:.2f}"},
         }
+    if found.get("ci_note") and stats.at_resolution(found["offset"]) != 0.0:
+        # the same difference on every item: no interval to quote
+        params = {"judge": judge, "offset": f"{found['offset']:+.2f}"}
+        return {"code": "judge_offset_constant", "params": params}
     if low is not None and (low > 0 or high < 0):
         params = {
             "judge": judge,

@@ -208,6 +208,10 @@ def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
         noted = curve_notes(points[method], line, "al")
         if not slopes and points[method]:  # AL scored, no session of two rounds
             noted["al_session_slope"] = {"code": "session_slope_no_two_rounds"}
+        if ci.get("ci_note"):  # every session's slope the same: width 0
+            said_ci = {"code": ci["ci_note"]}
+            noted["al_session_slope_ci_low"] = said_ci
+            noted["al_session_slope_ci_high"] = dict(said_ci)
         if noted:
             said[method] = noted
     return found, points, said

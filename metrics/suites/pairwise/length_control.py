@@ -44,7 +44,7 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from metrics.stats import BOOTSTRAP_SEED, spread_or_none
+from metrics.stats import BOOTSTRAP_SEED, CI_NO_SPREAD, spread_or_none
 from metrics.suites.pairwise import ranking
 from metrics.suites.pairwise.bt_separation import separation
 
@@ -365,7 +365,13 @@ def length_controlled(
     def interval(draws, missing: int):
         if not draws or missing > limit:
             return None, None
-        return _quantiles(draws, tail)
+        # an interval of width 0 (the baseline's strength, 0 in every
+        # resample) is not shown as one: None, None with ci_no_spread
+        return spread_or_none(*_quantiles(draws, tail)) or (None, None)
+
+    def note_of(draws, missing: int, low) -> dict:
+        shown = low is not None or not draws or missing > limit
+        return {} if shown else {"ci_note": CI_NO_SPREAD}
 
     point_rates = (
         _session_shares(data, point["beta"], np.ones(sessions))
@@ -382,11 +388,13 @@ def length_controlled(
                 "mean": None if point["beta"] is None else point["beta"][i],
                 "ci_low": bt_low,
                 "ci_high": bt_high,
+                **note_of([b[i] for b in betas], no_strength, bt_low),
             },
             "winrate_lc": {
                 "mean": point_rates[i],
                 "ci_low": rate_low,
                 "ci_high": rate_high,
+                **note_of(kept, no_strength + len(rates) - len(kept), rate_low),
             },
         }
     gamma_low, gamma_high = interval(gammas, no_gamma)
@@ -487,6 +495,12 @@ def summary_part(
             pairwise_longer_wins_rate_ci_low=ci["ci_low"],
             pairwise_longer_wins_rate_ci_high=ci["ci_high"],
         )
+        if ci.get("ci_note"):  # an interval of width 0: said why
+            said = {"code": ci["ci_note"]}
+            notes.setdefault(method, {}).update(
+                pairwise_longer_wins_rate_ci_low=said,
+                pairwise_longer_wins_rate_ci_high=dict(said),
+            )
     fitted = None
     present = [m for m in methods if any(m in (c[1], c[2]) for c in found)]
     absent = ", ".join(m for m in methods if m not in present)
@@ -519,6 +533,12 @@ def summary_part(
             bt_lc_ci_low=lc["bt_lc"]["ci_low"],
             bt_lc_ci_high=lc["bt_lc"]["ci_high"],
         )
+        for key, part in (("pairwise_winrate_lc", "winrate_lc"), ("bt_lc", "bt_lc")):
+            if lc[part].get("ci_note"):  # an interval of width 0: said why
+                said = {"code": lc[part]["ci_note"]}
+                notes.setdefault(method, {}).update(
+                    {f"{key}_ci_low": said, f"{key}_ci_high": dict(said)}
+                )
     won, won_n = longer_won_share(found)
     if fitted and fitted["shift"] is not None:
         effect = {

@@ -23,7 +23,7 @@ import math
 import sys
 from collections import defaultdict
 
-from metrics.stats import BOOTSTRAP_SEED
+from metrics.stats import BOOTSTRAP_SEED, CI_NO_SPREAD, spread_or_none
 from metrics.suites.pairwise.bt_separation import separation
 
 BT_RESAMPLES = 500
@@ -213,7 +213,10 @@ def bt_with_ci(
     sessions compared). A resample in which some methods won, or lost,
     every comparison has no finite strengths (``metrics/suites/pairwise/bt_separation.py``):
     it is left out and counted, and past ``SEPARATED_SHARE`` of them no
-    interval is given (178 of 500 once gave [0.0, 8.82] around ln 5).
+    interval is given (178 of 500 once gave [0.0, 8.82] around ln 5). An
+    interval of width 0 (the baseline's: its strength is 0 in every
+    resample) is not shown as one: both ends None, ``ci_note``
+    ``ci_no_spread``.
 
     >>> lopsided = [(f"s{i}", "A", "B", 1.0) for i in range(5)] + [("s5", "A", "B", 0.0)]
     >>> found = bt_with_ci(lopsided, ["A", "B"], "B")["A"]
@@ -251,16 +254,21 @@ def bt_with_ci(
     usable = draws and separated <= SEPARATED_SHARE * resamples
     low, high = np.quantile(draws, [tail, 1 - tail], axis=0) if usable else (None, None)
     counts = _sessions_per_method(outcomes)
-    return {
-        method: {
+    found = {}
+    for i, method in enumerate(methods):
+        ends = None
+        if low is not None and high is not None:
+            ends = spread_or_none(float(low[i]), float(high[i]))
+        found[method] = {
             "mean": float(estimate[i]),
-            "ci_low": None if low is None else float(low[i]),
-            "ci_high": None if high is None else float(high[i]),
+            "ci_low": None if ends is None else ends[0],
+            "ci_high": None if ends is None else ends[1],
             "n": counts.get(method, 0),
             "resamples_separated": separated,
         }
-        for i, method in enumerate(methods)
-    }
+        if ends is None and low is not None:  # every kept resample the same
+            found[method]["ci_note"] = CI_NO_SPREAD
+    return found
 
 
 def _sessions_per_method(outcomes: list[Outcome]) -> dict[str, int]:

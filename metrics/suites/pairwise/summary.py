@@ -118,7 +118,8 @@ def bt_notes(
 def _left_out_notes(strengths: dict) -> dict[str, dict]:
     """Beside each end of a Bradley–Terry interval, how many resamples it
     left out (separated: no finite strengths), or why it has none (more
-    than ``ranking.SEPARATED_SHARE`` of them were).
+    than ``ranking.SEPARATED_SHARE`` of them were; width 0, as the
+    baseline's: ``ci_no_spread``).
 
     >>> _left_out_notes({"A": {"mean": 1.0, "ci_low": 0.1, "resamples_separated": 3}})
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -129,6 +130,10 @@ def _left_out_notes(strengths: dict) -> dict[str, dict]:
     """
     said = {}
     for method, bt in strengths.items():
+        if bt.get("mean") is not None and bt.get("ci_note"):  # width 0
+            reason = {"code": bt["ci_note"]}
+            said[method] = {"bt_ci_low": reason, "bt_ci_high": dict(reason)}
+            continue
         left_out = bt.get("resamples_separated") or 0
         if bt.get("mean") is None or not left_out:
             continue

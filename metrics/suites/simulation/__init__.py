@@ -149,6 +149,22 @@ def _method_summary(values: dict, method: str) -> dict:
     return summary
 
 
+def _interval_notes(values: dict, methods: list[str]) -> dict:
+    """``{method: {"<id>_ci_low": note, "<id>_ci_high": note}}`` for each
+    interval left out for having width 0 (every session's value the same:
+    ``ci_no_variation``; summary notes)."""
+    notes: dict[str, dict] = {}
+    for method in methods:
+        for metric in IDS:
+            scored = list(values[metric].get(method, {}).values())
+            if len(scored) >= 2 and stats.normal_ci(scored) is None:
+                said = {"code": stats.CI_NO_VARIATION}
+                notes.setdefault(method, {}).update(
+                    {f"{metric}_ci_low": said, f"{metric}_ci_high": dict(said)}
+                )
+    return notes
+
+
 def statistics(values: dict, methods: list[str]) -> list[dict]:
     """Welch's t and Cohen's d for every pair of methods and every metric,
     over all scored sessions of each method (unpaired, as the source document ``seeds/simulation-quality-metrics.txt`` compares)."""
@@ -164,12 +180,15 @@ def statistics(values: dict, methods: list[str]) -> list[dict]:
 
 
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
-    """Per-method means with 95% normal CIs, CRRS bands and method statistics."""
+    """Per-method means with 95% normal CIs (null with the summary note
+    ``ci_no_variation`` when every session's value is the same: an interval
+    of width 0 is never shown as one), CRRS bands and method statistics."""
     rows = row_source.readable(rows)
     values = {metric: session_means(rows, metric, methods) for metric in IDS}
     summary = {method: _method_summary(values, method) for method in methods}
     bands = {method: crrs_band(summary[method]["crrs_avg"]) for method in methods}
     panel = dict(crrs_band=bands, alpha=ALPHA, statistics=statistics(values, methods))
+    panel["notes"] = _interval_notes(values, methods)
     return {"summary": summary, "session_values": values, "panel": panel}
 
 
