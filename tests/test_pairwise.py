@@ -225,7 +225,8 @@ methods = [f"m{i}" for i in range(6)]
 outcomes = [(f"s{s}", methods[i], methods[j], rnd.choice([0.0, 0.5, 1.0]))
             for s in range(30) for i in range(6) for j in range(i + 1, 6)]
 found = ranking.bt_with_ci(outcomes, methods, "m0")
-print(json.dumps({m: [v["mean"].hex(), v["ci_low"].hex(), v["ci_high"].hex()]
+hexed = lambda v: None if v is None else v.hex()  # the baseline: no interval
+print(json.dumps({m: [hexed(v["mean"]), hexed(v["ci_low"]), hexed(v["ci_high"])]
                   for m, v in found.items()}))
 """
 

@@ -110,6 +110,10 @@ def test_the_win_rate_at_zero_length_difference_is_the_models():
         lc = result["methods"][method]
         assert lc["winrate_lc"]["mean"] == pytest.approx(expected, abs=1e-12)
         assert lc["winrate_lc"]["ci_low"] <= expected <= lc["winrate_lc"]["ci_high"]
+        if method == "A":  # the baseline: 0 in every resample, width 0
+            assert lc["bt_lc"]["ci_low"] is None and lc["bt_lc"]["ci_high"] is None
+            assert lc["bt_lc"]["ci_note"] == "ci_no_spread"
+            continue
         assert lc["bt_lc"]["ci_low"] <= beta[method] <= lc["bt_lc"]["ci_high"]
     assert result["shift"] == pytest.approx(sigma(result["gamma"] * math.tanh(1)) - 0.5)
     assert result["shift_ci_low"] < result["shift"] < result["shift_ci_high"]

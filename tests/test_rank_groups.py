@@ -97,13 +97,25 @@ def test_an_interval_of_no_width_says_so():
 
 
 def test_bradley_terry_strengths_rank_on_their_own_intervals():
+    """The baseline A (strength 0 in every resample) has no interval, so no
+    rank (issue 58: its [0, 0] was ranked before)."""
     summary = {
-        "A": {"bt_score": 0.0, "bt_ci_low": 0.0, "bt_ci_high": 0.0},
+        "A": {"bt_score": 0.0, "bt_ci_low": None, "bt_ci_high": None},
         "B": {"bt_score": 1.2, "bt_ci_low": 0.4, "bt_ci_high": 2.0},
         "C": {"bt_score": 0.5, "bt_ci_low": -0.3, "bt_ci_high": 1.1},
+        "D": {"bt_score": -1.5, "bt_ci_low": -2.5, "bt_ci_high": -0.5},
     }
-    found, _ = rank_groups.ranks({"summary": summary}, list(summary), ["pairwise"])
-    assert {m: found[m]["bt_score"] for m in summary} == {"A": 2, "B": 1, "C": 1}
+    said = {"A": {"bt_ci_low": {"code": "ci_no_spread"}}}
+    found, why = rank_groups.ranks(
+        {"summary": summary}, list(summary), ["pairwise"], said
+    )
+    assert {m: found[m]["bt_score"] for m in summary} == {
+        "A": None,
+        "B": 1,
+        "C": 1,
+        "D": 3,
+    }
+    assert why["A"]["bt_score"]["code"] == "rank_ci_no_spread"
 
 
 def small_run():
@@ -173,7 +185,8 @@ def test_a_run_carries_its_ranks_everywhere(embedded_app):
     rows = list(csv.DictReader(io.StringIO(csv_text)))
     for row in rows:
         if row["metric"] in ranks[row["method"]]:
-            assert row["rank"] == str(ranks[row["method"]][row["metric"]])
+            rank = ranks[row["method"]][row["metric"]]
+            assert row["rank"] == ("" if rank is None else str(rank))
     md = client.get(f"/r/{run.token}/export.md").get_data(as_text=True)
     assert "| Method | Rank | Persona adherence (PAS) ↑ |" in md
     base = ranks["Base"]["pas_avg"]

@@ -215,3 +215,32 @@ def test_perfect_human_agreement_has_no_zero_width_interval():
 def test_every_zero_width_note_is_translated():
     for code in ("ci_no_spread", "ci_no_variation", "judge_offset_constant"):
         assert code in notes.NOTES
+
+
+def test_the_paper_table_says_why_a_method_has_no_rank():
+    """A method whose ranked value has an interval of width 0 prints a dash
+    in the Rank column, and the caption says why. Before: the dash stood
+    alone (tests/witness/test_compare.py: "Rank (unexplained)")."""
+    from types import SimpleNamespace
+
+    from reports import paper
+
+    summary = {
+        "A": {"pas_avg": 0.7, "pas_ci_low": 0.6, "pas_ci_high": 0.8},
+        "B": {"pas_avg": 0.5, "pas_ci_low": None, "pas_ci_high": None},
+    }
+    flat = {"code": "ci_no_variation"}
+    run = SimpleNamespace(
+        id="0123456789abcdef",
+        methods=["A", "B"],
+        suites=["simulation"],
+        aggregates={
+            "summary": summary,
+            "comparisons": [],
+            "summary_notes": {"B": {"pas_ci_low": flat, "pas_ci_high": dict(flat)}},
+        },
+        judge=None,
+    )
+    md = paper.to_markdown(run, "A")
+    assert "\n| B | — |" in md
+    assert "B, Rank: no rank: the value's interval has width 0" in md

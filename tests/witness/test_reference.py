@@ -423,7 +423,9 @@ def test_every_known_disagreement_still_disagrees():
 
 def test_judge_offsets_by_hand():
     """alignment.md "Judge checks": judge b scores 6 above judge a on every
-    item, so its offset is +6 with a zero-width interval and the note."""
+    item, so its offset is +6; its t interval has width 0, so both ends are
+    null with ci_note ci_no_variation, and the note judge_offset_constant
+    (issue 58: [6.0, 6.0] was published before)."""
     rows = [
         row(f"s{i}", 1, "M", "al", base + shift, judge)
         for i, base in enumerate((40, 55, 70))
@@ -433,6 +435,10 @@ def test_judge_offsets_by_hand():
         "judge_offsets"
     ]
     assert (found["b"]["offset"], found["b"]["n"]) == (6, 3)
-    assert (found["b"]["ci_low"], found["b"]["ci_high"]) == (6.0, 6.0)
-    assert found["b"]["note"]["code"] == "judge_offset"
+    assert (found["b"]["ci_low"], found["b"]["ci_high"]) == (None, None)
+    assert found["b"]["ci_note"] == "ci_no_variation"
+    assert found["b"]["note"] == {
+        "code": "judge_offset_constant",
+        "params": {"judge": "b", "offset": "+6.00"},
+    }
     assert found["a"]["offset"] == -6 and found["b"]["spread_ratio"] == 1.0
