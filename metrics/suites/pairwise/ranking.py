@@ -254,7 +254,7 @@ def bt_with_ci(
     usable = draws and separated <= SEPARATED_SHARE * resamples
     low, high = np.quantile(draws, [tail, 1 - tail], axis=0) if usable else (None, None)
     counts = _sessions_per_method(outcomes)
-    found = {}
+    found: dict[str, dict] = {}
     for i, method in enumerate(methods):
         ends = None
         if low is not None and high is not None:
