@@ -269,7 +269,7 @@ def statistics_sentence(run, holm_family: str = "metric") -> str:
         f" For {pairs_text(run, comparisons)}, each session-level metric was "
         "compared over the sessions both methods scored: mean paired difference "
         "with a 95% percentile paired bootstrap confidence interval "
-        f"({stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}), "
+        f"({bootstrap_text([c.get('n') or 0 for c in comparisons])}), "
         "two-sided Wilcoxon signed-rank test (zero differences ranked, then set "
         "aside: Pratt 1959; exact up to 200 nonzero differences) and "
         "Cohen's dz (mean difference over the standard deviation of the "
@@ -295,6 +295,34 @@ def statistics_sentence(run, holm_family: str = "metric") -> str:
         if suite.methods_note:
             text += " " + suite.methods_note
     return text
+
+
+def bootstrap_text(paired: list[int]) -> str:
+    """How the paired intervals were drawn, as the comparisons' ``n`` say:
+    the exact bootstrap distribution below ``EXACT_BOOTSTRAP_BELOW`` sessions,
+    seeded resamples from there on.
+
+    >>> bootstrap_text([9, 9])
+    'the exact bootstrap distribution: every resample of the 9 or fewer paired sessions weighted by its probability; an interval of width 0 is not reported'
+    >>> bootstrap_text([30])[:40]
+    '2,000 resamples, seed 20240521; an inter'
+    """
+    below = stats.EXACT_BOOTSTRAP_BELOW
+    exact = [n for n in paired if n < below]
+    drawn = f"{stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}"
+    if not exact:
+        found = drawn
+    elif len(exact) == len(paired):
+        found = (
+            "the exact bootstrap distribution: every resample of the "
+            f"{max(exact)} or fewer paired sessions weighted by its probability"
+        )
+    else:
+        found = (
+            f"the exact bootstrap distribution below {below} paired sessions, "
+            f"else {drawn}"
+        )
+    return found + "; an interval of width 0 is not reported"
 
 
 def pairs_text(run, comparisons: list[dict]) -> str:

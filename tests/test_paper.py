@@ -314,7 +314,10 @@ def test_methods_paragraph_names_judge_prompts_and_their_hashes():
     assert "The judge judge-x was sent 12 requests, 1 re-ask (3,400 prompt" in text
     assert "judge-x (temperature 0.0, 3 samples per item" in text
     assert "last 12,000 characters" in text
-    assert f"seed {stats.BOOTSTRAP_SEED}" in text and "2,000 resamples" in text
+    # 9 paired sessions: the exact bootstrap, not 2,000 seeded resamples
+    # (the paragraph said "2,000 resamples, seed 20240521" for any n)
+    assert "the exact bootstrap distribution" in text
+    assert f"seed {stats.BOOTSTRAP_SEED}" not in text
     assert "Welch's t-test" in text and "Cohen's d (pooled" in text
     assert "Holm-adjusted within each metric" in text
     assert text == paper_methods.methods_paragraph(run, used)  # deterministic
