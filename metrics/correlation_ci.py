@@ -10,7 +10,10 @@ coefficient needs:
 
 the ends are tanh(atanh(v) ∓ 1.959964·SE). A coefficient of ±1 (z infinite;
 within 10⁻¹² of it, as float noise leaves r of identical columns) or one
-that is null has no interval (null), as has one below its n.
+that is null has no interval (null), as has one below its n; at ±1 the
+interval would have width 0, so ``<stat>_ci_note`` says so
+(``ci_fisher_at_one``), and a κ interval of width 0 has
+``weighted_kappa_ci_note`` ``ci_no_spread``.
 
 >>> found = criterion_agreement([1, 2, 3, 4, 5, 3], [2, 1, 4, 3, 5, 4])
 >>> found["n"], round(found["pearson"], 4), [round(e, 4) for e in found["pearson_ci"]]
@@ -26,6 +29,7 @@ from __future__ import annotations
 import math
 
 from metrics.agreement import _finite, kendall, spearman
+from metrics.stats import CI_FISHER_AT_ONE, CI_NO_SPREAD
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 # (statistic, the SE of its Fisher z at n and value, the least n)
@@ -54,6 +58,29 @@ def fisher_interval(statistic: str, value: float | None, n: int) -> list | None:
         return None
     z, se = math.atanh(value), se_of(n, value)
     return [math.tanh(z - Z95 * se), math.tanh(z + Z95 * se)]
+
+
+def at_one(statistic: str, value: float | None, n: int) -> bool:
+    """Whether ``statistic`` at ``value`` over ``n`` pairs has no interval
+    for being ±1 (its Fisher interval has width 0 at ±1: both ends ±1).
+
+    >>> at_one("spearman", 1.0, 9), at_one("spearman", 1.0, 3), at_one("pearson", 0.5, 9)
+    (True, False, False)
+    """
+    least = INTERVALS[statistic][1]
+    return value is not None and n >= least and abs(value) >= 1 - RESOLUTION
+
+
+def kappa_flat(a, b) -> bool:
+    """Whether κ's bootstrap interval is null for having width 0 (every
+    resample with a κ gives the same one), not for too few pairs or
+    resamples: the note ``ci_no_spread``.
+
+    >>> kappa_flat([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), kappa_flat([1, 2], [1, 2])
+    (True, False)
+    """
+    ends = _kappa_quantiles(a, b)[0]
+    return ends is not None and ends[1] - ends[0] <= 1e-9
 
 
 def pearson(a, b) -> float | None:
@@ -111,12 +138,16 @@ def criterion_agreement(judged, labelled, same_scale: list[int] | None = None) -
     }
     for name in INTERVALS:
         found[f"{name}_ci"] = fisher_interval(name, found[name], n)
+        if at_one(name, found[name], n):  # width 0: no interval, said why
+            found[f"{name}_ci_note"] = CI_FISHER_AT_ONE
     if same_scale is not None:
         found["weighted_kappa"] = weighted_kappa(judged, labelled, same_scale)
         if found["weighted_kappa"] is not None:
             found["weighted_kappa_ci"], found["weighted_kappa_left_out"] = (
                 kappa_interval(judged, labelled)
             )
+            if found["weighted_kappa_ci"] is None and kappa_flat(judged, labelled):
+                found["weighted_kappa_ci_note"] = CI_NO_SPREAD
         else:
             found["weighted_kappa_note"] = kappa_reason(judged, labelled, same_scale)
     return found
@@ -162,6 +193,16 @@ def kappa_interval(a, b) -> tuple[list | None, int]:
     >>> kappa_interval([1, 2, 3, 4], [1, 2, 3, 4])
     (None, 0)
     """
+    ends, left_out = _kappa_quantiles(a, b)
+    if ends is None or ends[1] - ends[0] <= 1e-9:  # width 0: no spread to show
+        return None, left_out
+    return list(ends), left_out
+
+
+def _kappa_quantiles(a, b) -> tuple[tuple[float, float] | None, int]:
+    """The 2.5% and 97.5% quantiles of the resampled κ (None below
+    ``KAPPA_LEAST`` pairs or when fewer than half the resamples give a κ),
+    and the resamples left out."""
     import numpy as np
 
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -184,6 +225,4 @@ def kappa_interval(a, b) -> tuple[list | None, int]:
     if len(kappas) < KAPPA_RESAMPLES / 2:
         return None, left_out
     low, high = np.quantile(kappas, [0.025, 0.975])
-    if high - low <= 1e-9:  # every resample agrees: no spread to show
-        return None, left_out
-    return [float(low), float(high)], left_out
+    return (float(low), float(high)), left_out

@@ -221,6 +221,12 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
         ),
         None,
     ),
+    "ci_fisher_at_one": (
+        _l(
+            "no interval: the coefficient is ±1, where Fisher's z is infinite, so its interval has width 0 (an interval of width 0 is not shown as one)"
+        ),
+        None,
+    ),
     # a rank group without a rank (metrics/rank_groups.py)
     "rank_no_value": (_l("no rank: the method has no value here"), None),
     "rank_no_interval": (

@@ -115,8 +115,10 @@ EXACT_BOOTSTRAP_BELOW = 10
 CI_NO_SPREAD = "ci_no_spread"  # a percentile interval of width 0: not shown
 # a t (or normal) interval of width 0: every value the same, s = 0
 CI_NO_VARIATION = "ci_no_variation"
+# a Fisher-z interval at r = ±1 (z infinite): both ends ±1, width 0
+CI_FISHER_AT_ONE = "ci_fisher_at_one"
 # the notes saying an interval was left out for having width 0
-ZERO_WIDTH_NOTES = frozenset({CI_NO_SPREAD, CI_NO_VARIATION})
+ZERO_WIDTH_NOTES = frozenset({CI_NO_SPREAD, CI_NO_VARIATION, CI_FISHER_AT_ONE})
 
 
 @functools.cache

@@ -10,7 +10,14 @@ from __future__ import annotations
 import pytest
 from scipy import stats as scipy_stats
 
-from metrics import human_agreement, notes, rank_groups, self_preference, stats
+from metrics import (
+    correlation_ci,
+    human_agreement,
+    notes,
+    rank_groups,
+    self_preference,
+    stats,
+)
 from metrics.agreement import spearman
 from metrics.suites import simulation
 from metrics.suites.alignment import judge_checks
@@ -244,3 +251,26 @@ def test_the_paper_table_says_why_a_method_has_no_rank():
     md = paper.to_markdown(run, "A")
     assert "\n| B | — |" in md
     assert "B, Rank: no rank: the value's interval has width 0" in md
+
+
+def test_agreement_at_one_says_why_it_has_no_interval():
+    """r = ρ = τ = 1 (and κ = 1 on a 1–5 scale): Fisher's z is infinite, so
+    the interval would be [1, 1]; κ's every resample gives 1. Both are null
+    with a note; the audit shows it beside the value. Before: null with no
+    reason."""
+    from web.presentation.audit import agreement_table
+
+    found = correlation_ci.criterion_agreement([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [1, 5])
+    for name in ("pearson", "spearman", "kendall"):
+        assert found[f"{name}_ci"] is None
+        assert found[f"{name}_ci_note"] == "ci_fisher_at_one"
+    assert found["weighted_kappa"] == pytest.approx(1.0)
+    assert found["weighted_kappa_ci"] is None
+    assert found["weighted_kappa_ci_note"] == "ci_no_spread"
+    below = correlation_ci.criterion_agreement([1, 2, 3], [1, 2, 3])
+    assert below["pearson_ci"] is None and "pearson_ci_note" not in below
+    human = {
+        "J": {"n": 5, "scores": {"q:1-5": {"criterion": "q", "scale": [1, 5], **found}}}
+    }
+    [row] = agreement_table(human)
+    assert "Fisher's z is infinite" in row["cells"][0]["why"]

@@ -301,6 +301,8 @@ def agreement_table(human: dict | None) -> list[dict]:
                 cell.update(value="—", why=why or _why_not(name, row["n"]))
             elif name in row:
                 cell.update(value=number(value, 3), interval=_interval(ends).strip())
+                if not ends and row.get(f"{name}_ci_note"):  # width 0: why none
+                    cell["why"] = notes.translate(row[f"{name}_ci_note"], None, None)
             cells.append(cell)
         alpha = [
             {
