@@ -206,7 +206,9 @@ def run_over_http(
                 "judge_model": ",".join(plan.judges),
                 "workspace": workspace,  # (its manage token)
                 "protocol": plan.protocol,
-                "batch": "1" if plan.batch else "",
+                # as the upload form's checkbox: sent only when ticked (an
+                # empty field is refused since the API checks fields as sent)
+                **({"batch": "1"} if plan.batch else {}),
             },
             timeout=60,
         )
