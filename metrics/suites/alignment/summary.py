@@ -229,10 +229,14 @@ def _binary_rates(rows: Rows, methods: list[str]) -> dict:
 
 def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
     """The parts (``metrics/basis.py``) of AL average (per round k in the
-    average, the session's AL sum and count) and of the keep-chatting rate
-    (the session's yes votes and verdicts): what their Δ intervals resample.
-    ``points`` are the AL curves: their sparse rounds are left out here as
-    in the average."""
+    average, the session's AL and 1) and of the keep-chatting rate (the
+    session's yes share per item and its items): what their Δ intervals and
+    permutation tests resample. A panel's judges are pooled per item first,
+    as the curves pool them (``row_source.item_groups``), so an item weighs
+    one whatever the number of judges: across two runs with one and two
+    judges, an item of the second weighed two and the permutation p moved
+    (witness: 3/4, printed 0.25). ``points`` are the AL curves: their
+    sparse rounds are left out here as in the average."""
     found: dict[str, dict] = {"al_avg": {}, "binary_rate": {}}
     left_out = {
         m: {p["k"] for p in drawn if not p["in_average"]} for m, drawn in points.items()
@@ -243,13 +247,16 @@ def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
         ):
             if method not in methods:
                 continue
-            strata: dict = {}
+            by_round: dict = {}  # a panel's judges pooled per item first
             for value, k in zip(values, rounds, strict=True):
                 if column == "al_avg" and k in left_out.get(method, ()):
                     continue
+                by_round.setdefault(k, []).append(value)
+            strata: dict = {}
+            for k, item in by_round.items():
                 stratum = k if column == "al_avg" else None
                 num, den = strata.get(stratum, (0.0, 0.0))
-                strata[stratum] = (num + value, den + 1.0)
+                strata[stratum] = (num + fmean(item), den + 1.0)
             if strata:
                 found[column].setdefault(method, {})[session] = strata
     return found
