@@ -218,7 +218,7 @@ def table_cells(html: str) -> list[list[dict]]:
     """Per comparison table, its cells as {method, column, value, delta}."""
     tables = []
     for table in re.findall(
-        r'<table class="sortable comparison-table".*?</table>', html, re.S
+        r'<table class="[^"]*\bcomparison-table\b[^"]*".*?</table>', html, re.S
     ):
         cells = []
         for row in re.findall(r"<tr.*?</tr>", table, re.S)[1:]:
