@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from metrics import basis, registry, stats
+from metrics import basis, registry
 from metrics.counts import count_key
 from metrics.rows import finite_json
 from reports import (
@@ -53,6 +53,7 @@ from reports import tables as table_views
 from reports.paper_text import (
     CJK_FONTS,
     FIT_WIDTH,
+    bootstrap_text,
     direction,
     heading,
     latex_escape,
@@ -124,8 +125,9 @@ def caption(run, table: dict, baseline: str) -> str:
         return text
     return text + (
         f" Δ vs {baseline}: a method's value − the value of {baseline}, on the "
-        f"column's basis, with a 95% paired bootstrap CI ({stats.BOOTSTRAP_RESAMPLES:,} resamples "
-        "of the sessions, both values recomputed, fixed seed); * p<0.05, "
+        "column's basis, with a 95% paired bootstrap CI of the sessions, both "
+        f"values recomputed ({bootstrap_text([v.get('n') or 0 for v in versus])}); "
+        "* p<0.05, "
         "** p<0.01, *** p<0.001, two-sided paired permutation test of Δ on the "
         "same basis (each session's parts of the two methods kept or swapped, "
         "both values recomputed; every assignment up to "

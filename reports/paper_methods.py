@@ -28,11 +28,12 @@ from functools import lru_cache
 
 from config import PROJECT_ROOT
 from core.status import RunStatus
-from metrics import basis, registry, stats
+from metrics import basis, registry
 from metrics.judging import PROMPT_DIR
 from metrics.results import missing_replies, not_asked
 from reports import paper_card, paper_panel
 from reports.paper_spent import plural, spent_sentence
+from reports.paper_text import bootstrap_text
 
 
 @lru_cache
@@ -295,34 +296,6 @@ def statistics_sentence(run, holm_family: str = "metric") -> str:
         if suite.methods_note:
             text += " " + suite.methods_note
     return text
-
-
-def bootstrap_text(paired: list[int]) -> str:
-    """How the paired intervals were drawn, as the comparisons' ``n`` say:
-    the exact bootstrap distribution below ``EXACT_BOOTSTRAP_BELOW`` sessions,
-    seeded resamples from there on.
-
-    >>> bootstrap_text([9, 9])
-    'the exact bootstrap distribution: every resample of the 9 or fewer paired sessions weighted by its probability; an interval of width 0 is not reported'
-    >>> bootstrap_text([30])[:40]
-    '2,000 resamples, seed 20240521; an inter'
-    """
-    below = stats.EXACT_BOOTSTRAP_BELOW
-    exact = [n for n in paired if n < below]
-    drawn = f"{stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}"
-    if not exact:
-        found = drawn
-    elif len(exact) == len(paired):
-        found = (
-            "the exact bootstrap distribution: every resample of the "
-            f"{max(exact)} or fewer paired sessions weighted by its probability"
-        )
-    else:
-        found = (
-            f"the exact bootstrap distribution below {below} paired sessions, "
-            f"else {drawn}"
-        )
-    return found + "; an interval of width 0 is not reported"
 
 
 def pairs_text(run, comparisons: list[dict]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from metrics import registry
+from metrics import registry, stats
 
 # With CJKutf8 (a .tex export asked with ``?cjk=cjkutf8``), runs of Chinese
 # and Korean characters are typeset in CJK environments (fonts gbsn and mj)
@@ -237,3 +237,31 @@ def span(values: list[int]) -> str:
     """
     low, high = min(values), max(values)
     return str(low) if low == high else f"{low}–{high}"
+
+
+def bootstrap_text(paired: list[int]) -> str:
+    """How the paired intervals were drawn, as the comparisons' ``n`` say:
+    the exact bootstrap distribution below ``EXACT_BOOTSTRAP_BELOW`` sessions,
+    seeded resamples from there on.
+
+    >>> bootstrap_text([9, 9])
+    'the exact bootstrap distribution: every resample of the 9 or fewer paired sessions weighted by its probability; an interval of width 0 is not reported'
+    >>> bootstrap_text([30])[:40]
+    '2,000 resamples, seed 20240521; an inter'
+    """
+    below = stats.EXACT_BOOTSTRAP_BELOW
+    exact = [n for n in paired if n < below]
+    drawn = f"{stats.BOOTSTRAP_RESAMPLES:,} resamples, seed {stats.BOOTSTRAP_SEED}"
+    if not exact:
+        found = drawn
+    elif len(exact) == len(paired):
+        found = (
+            "the exact bootstrap distribution: every resample of the "
+            f"{max(exact)} or fewer paired sessions weighted by its probability"
+        )
+    else:
+        found = (
+            f"the exact bootstrap distribution below {below} paired sessions, "
+            f"else {drawn}"
+        )
+    return found + "; an interval of width 0 is not reported"

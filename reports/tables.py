@@ -261,7 +261,16 @@ def delta_title(cell: dict, method: str, baseline: str) -> str:
         baseline=baseline,
         basis=basis_of(metric),
     )
-    if versus.get("ci_low") is not None:
+    if versus.get("ci_low") is not None and (versus.get("n") or 0) < (
+        stats.EXACT_BOOTSTRAP_BELOW
+    ):
+        text += " " + _(
+            "95%% interval: the exact bootstrap distribution of the %(n)s "
+            "paired sessions (every resample weighted by its probability), "
+            "both values recomputed.",
+            n=versus.get("n"),
+        )
+    elif versus.get("ci_low") is not None:
         text += " " + _(
             "95%% interval: %(resamples)s paired resamples of the sessions, "
             "both values recomputed.",

@@ -332,3 +332,23 @@ def test_holm_table_on_the_urls_and_the_cli(two_runs):
     assert "in this table (all columns together)" in compared.stdout
     refused = runner.invoke(args=["report", token, "--holm", "everything"])
     assert refused.exit_code == 2 and "--holm" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("n", "said"),
+    [
+        (9, "the exact bootstrap distribution of the 9 paired sessions"),
+        (10, "2000 paired resamples of the sessions"),
+    ],
+)
+def test_the_delta_title_says_how_its_interval_was_drawn(app, n, said):
+    # before: "2000 paired resamples" whatever the n, though below 10
+    # sessions the interval is the exact bootstrap distribution
+    from metrics import registry
+
+    cell = {
+        "metric": registry.spec("binary_rate"),
+        "versus": {"ci_low": -0.1, "ci_high": 0.1, "n": n},
+    }
+    with app.test_request_context("/?lang=en"):
+        assert said in tables.delta_title(cell, "Ours", "Base")

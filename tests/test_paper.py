@@ -205,7 +205,12 @@ def test_caption_states_tests_correction_and_real_n():
     assert (
         "Δ vs Base: a method's value − the value of Base, on the column's basis" in text
     )
-    assert "95% paired bootstrap CI (2,000 resamples of the sessions, both" in text
+    # its comparisons pair 7 and 9 sessions: the exact bootstrap (the caption
+    # said "2,000 resamples of the sessions" whatever the n)
+    assert (
+        "95% paired bootstrap CI of the sessions, both values recomputed "
+        "(the exact bootstrap distribution: every resample of the 9 or fewer" in text
+    )
     assert (
         "* p<0.05, ** p<0.01, *** p<0.001, two-sided paired permutation test of Δ "
         "on the same basis" in text
