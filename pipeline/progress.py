@@ -24,11 +24,27 @@ one catches up: progress must never fail the scoring.
 
 Estimates. The rate is the one observed since the run started (its first
 chunk went to a worker): ``done / elapsed``. The page shows the time left
-as a range, and only once a twentieth of the units are done and ten seconds
-have passed (before that a rate says little). A smoothed recent rate would
-follow a changing judge faster, but would need a history of samples shared
-by every web process; the overall rate needs none and does not jump when a
-chunk finishes.
+as a range ``[low, high]`` (``eta_low_s``/``eta_high_s``), and says
+"estimating" (``eta_note``) until there is evidence: ``MIN_JUDGE_CALLS``
+judge calls answered (a judged run), ``STABLE_SHARE`` of the units done and
+``STABLE_AFTER_S`` seconds elapsed. The range:
+
+* high: the rate so far, start-up included: the slowest the run has gone.
+  A judge that later slows below its average (rate limits that start
+  late) overruns it; the page's waiting line says so then;
+* low: that rate, faster by what the evidence cannot rule out. The count:
+  ``n`` calls (units without a judge) give the rate to about ``1/sqrt(n)``
+  (a Poisson count), so up to ``RATE_Z / sqrt(n)`` faster. The start-up:
+  the elapsed time includes the worker picking the chunk up, the first
+  connection and pacing's first, slower requests. Charged to the rate they
+  made early estimates 2-5x too long (issue 61: "3-4 minutes" for a run
+  that took 86 s), so the low end assumes up to ``WARMUP_S`` seconds of it
+  did no work: ``elapsed / (elapsed - WARMUP_S)`` faster (at most
+  ``1 / MIN_WORK_SHARE``), a factor that falls to 1 as the run goes on.
+
+A smoothed recent rate would follow a changing judge faster, but would need
+a history of samples shared by every web process; the overall rate needs
+none and does not jump when a chunk finishes.
 """
 
 from __future__ import annotations
@@ -37,7 +53,7 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from math import ceil
+from math import ceil, sqrt
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
@@ -168,7 +184,10 @@ def run_progress(run: Run, now: datetime | None = None) -> dict[str, Any]:
     """``progress`` of a status poll: ``done`` and ``total`` units, and from
     the rate observed since the run started, ``units_per_second``,
     ``eta_seconds`` and ``judge_calls_per_minute``; null while not yet
-    estimable (nothing done yet, no judge, a run not started)."""
+    estimable (nothing done yet, no judge, a run not started). The time left
+    as a range, ``eta_low_s``/``eta_high_s`` (also ``eta_range``), null with
+    ``eta_note: "estimating"`` until the evidence is enough
+    (:func:`_eta_range`)."""
     elapsed = _elapsed(run, now or datetime.now(UTC))
     done, total = run.done, run.total
     rate = done / elapsed if elapsed and done else None
@@ -178,13 +197,17 @@ def run_progress(run: Run, now: datetime | None = None) -> dict[str, Any]:
     else:
         eta = ceil((total - done) / rate) if rate else None
     judge_rate = run.judge_calls * 60 / elapsed if run.judge and elapsed else None
+    span = _eta_range(run, done, total, elapsed, rate)
     return {
         "done": done,
         "total": total,
         "stage": _stage(run),
         "stage_progress": _stage_progress(run),
         "eta_seconds": eta,
-        "eta_range": _eta_range(run, done, total, elapsed, rate),
+        "eta_range": span,
+        "eta_low_s": None if span is None else span[0],
+        "eta_high_s": None if span is None else span[1],
+        "eta_note": _eta_note(run, span),
         "units_per_second": round(rate, 3) if rate else None,
         "judge_calls_per_minute": None if judge_rate is None else round(judge_rate, 1),
     }
@@ -216,31 +239,60 @@ def _stage_progress(run: Run) -> dict[str, int] | None:
     return steps
 
 
-STABLE_SHARE, STABLE_AFTER_S = 0.05, 10.0  # an ETA is shown once both hold
-RATE_SPREAD = (0.8, 1.25)  # the range: the rate so far, this much slower/faster
+# an ETA is shown once all hold: a twentieth of the units, 15 s, and 20 judge
+# calls (a judged run). 20 calls pin a rate to about 1/sqrt(20) = 22%: fewer
+# leave the count's part of the range wider than the rest
+STABLE_SHARE, STABLE_AFTER_S, MIN_JUDGE_CALLS = 0.05, 15.0, 20
+# start-up the low end allows: worker pick-up, first connection and pacing's
+# first requests came to 10-16 s in issue 61's runs
+WARMUP_S, MIN_WORK_SHARE = 12.0, 0.2
+RATE_Z = 1.645  # the count's spread: one side of a 90% interval
 
 
 def _eta_range(
     run: Run, done: int, total: int, elapsed: float | None, rate: float | None
 ) -> list[int] | None:
-    """Seconds left as ``[low, high]`` once the rate is worth a forecast
-    (``STABLE_SHARE`` of the units done and ``STABLE_AFTER_S`` elapsed):
-    a range, because judges speed up and slow down. None before, and once
+    """Seconds left as ``[low, high]`` once the evidence is enough (see the
+    module's "Estimates"): from the rate so far, spread by the count it
+    rests on and by the start-up it may include. None before, and once
     nothing is left to evaluate.
 
     >>> from types import SimpleNamespace as Run
-    >>> _eta_range(Run(status="running"), 30, 90, 60.0, 0.5)
-    [96, 150]
-    >>> _eta_range(Run(status="running"), 2, 90, 60.0, 2 / 60) is None  # too early
+    >>> judged = {"status": "running", "judge": {"model": "m"}}
+    >>> _eta_range(Run(**judged, judge_calls=120), 30, 90, 60.0, 0.5)
+    [84, 120]
+    >>> _eta_range(Run(**judged, judge_calls=9), 30, 90, 60.0, 0.5) is None
     True
     """
     if run.status in FINAL_RUN or not rate or not elapsed or done >= total:
         return None
-    if done < STABLE_SHARE * total or elapsed < STABLE_AFTER_S:
+    if not _enough_evidence(run, done, total, elapsed):
         return None
-    slow, fast = RATE_SPREAD
+    count = run.judge_calls if getattr(run, "judge", None) else done
+    spread = RATE_Z / sqrt(max(count, 1))
+    warmup = elapsed / max(elapsed - WARMUP_S, elapsed * MIN_WORK_SHARE)
     left = total - done
-    return [ceil(left / (rate * fast)), ceil(left / (rate * slow))]
+    low = left / (rate * (1 + spread) * warmup)
+    high = left / rate
+    return [ceil(low), ceil(high)]
+
+
+def _enough_evidence(run: Run, done: int, total: int, elapsed: float) -> bool:
+    """Whether the rate so far is worth a forecast: ``STABLE_SHARE`` of the
+    units, ``STABLE_AFTER_S`` seconds and, with a judge, ``MIN_JUDGE_CALLS``
+    calls answered."""
+    if done < STABLE_SHARE * total or elapsed < STABLE_AFTER_S:
+        return False
+    return not getattr(run, "judge", None) or run.judge_calls >= MIN_JUDGE_CALLS
+
+
+def _eta_note(run: Run, span: list[int] | None) -> str | None:
+    """``"estimating"`` while a queued or running run shows no range (the
+    evidence is short); None once there is one, while summarizing and once
+    final."""
+    if span is not None or _stage(run) not in ("queued", "evaluating"):
+        return None
+    return "estimating"
 
 
 def _elapsed(run: Run, now: datetime) -> float | None:

@@ -218,7 +218,10 @@ def test_estimates_come_from_the_rate_since_the_run_started():
         "stage": "evaluating",
         "stage_progress": None,
         "eta_seconds": 120,
-        "eta_range": [96, 150],
+        "eta_range": [84, 120],
+        "eta_low_s": 84,
+        "eta_high_s": 120,
+        "eta_note": None,
         "units_per_second": 0.5,
         "judge_calls_per_minute": 120.0,
     }
@@ -242,6 +245,101 @@ def test_estimates_are_null_until_estimable(fields, eta, rate, judge_rate):
     shown = progress.run_progress(run, now)
     assert (shown["eta_seconds"], shown["units_per_second"]) == (eta, rate)
     assert shown["judge_calls_per_minute"] == judge_rate
+
+
+def test_the_time_left_says_estimating_until_there_is_evidence():
+    """Before 20 judge calls, a twentieth of the units and 15 s, no range:
+    ``eta_note`` says so (it gave a range from 10 s and 5% before)."""
+    early = [
+        {"judge_calls": 19},  # too few calls
+        {"done": 4, "judge_calls": 40},  # under a twentieth of the units
+        {"started_at": None, "created_at": None},  # no clock yet
+        {"status": "queued", "started_at": None, "done": 0, "judge_calls": 0},
+    ]
+    for fields in early:
+        run, now = a_run(**fields)
+        shown = progress.run_progress(run, now)
+        assert (shown["eta_low_s"], shown["eta_high_s"]) == (None, None), fields
+        assert shown["eta_note"] == "estimating", fields
+    run, now = a_run(judge_calls=20)
+    run.started_at = now - timedelta(seconds=15)
+    shown = progress.run_progress(run, now)
+    assert shown["eta_note"] is None
+    assert 0 < shown["eta_low_s"] < shown["eta_high_s"]
+    for fields in ({"status": "done", "done": 90}, {"done": 90}):  # summarizing
+        run, now = a_run(**fields, interim=None)
+        run.finished_at = now
+        assert progress.run_progress(run, now)["eta_note"] is None
+
+
+def simulated_polls(total, startup_s, slow_calls, slow_rate, rate, step_s=0.5):
+    """A run of ``total`` one-call units polled every ``step_s`` seconds on
+    a synthetic clock: nothing for ``startup_s`` (pick-up, first connection),
+    then ``slow_calls`` at ``slow_rate`` (pacing's first requests), then the
+    rest at ``rate`` per second. Yields (elapsed, run, now) while running,
+    and returns nothing; the final time is computed by the caller."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    slow_s = slow_calls / slow_rate
+    elapsed = step_s
+    while True:
+        work = elapsed - startup_s
+        if work <= 0:
+            done = 0
+        elif work <= slow_s:
+            done = int(work * slow_rate)
+        else:
+            done = min(total, slow_calls + int((work - slow_s) * rate))
+        if done >= total:
+            return
+        run = SimpleNamespace(
+            status="running",
+            done=done,
+            total=total,
+            judge_calls=done,
+            judge={"model": "m"},
+            created_at=start,
+            started_at=start,
+            finished_at=None,
+            interim=None,
+        )
+        yield elapsed, run, start + timedelta(seconds=elapsed)
+        elapsed += step_s
+
+
+@pytest.mark.parametrize(
+    ("total", "startup_s", "slow_calls", "slow_rate", "rate"),
+    [
+        (400, 6.0, 20, 2.0, 5.0),  # issue 61: an 86 s run, first ETAs 3-4 min
+        (400, 3.0, 40, 2.5, 5.0),
+        (600, 4.0, 20, 2.0, 4.0),
+        (300, 0.0, 0, 1.0, 3.0),  # no slow start: the range still holds
+        (2000, 5.0, 50, 5.0, 20.0),
+    ],
+)
+def test_the_early_range_contains_the_final_time(
+    total, startup_s, slow_calls, slow_rate, rate
+):
+    """A run with a slow start: every range shown while running contains
+    the time actually left, the first ones included, and the range
+    narrows as the run goes on. A start-up worth more than ``WARMUP_S``
+    of idle time can still fall outside (the module's "Estimates"). Before,
+    the first case's first range was [244, 380] s with 76 s left, and
+    about half of all ranges missed in every case."""
+    finish = startup_s + slow_calls / slow_rate + (total - slow_calls) / rate
+    spans = []
+    for elapsed, run, now in simulated_polls(
+        total, startup_s, slow_calls, slow_rate, rate
+    ):
+        shown = progress.run_progress(run, now)
+        if shown["eta_note"] == "estimating":
+            assert not spans  # once estimable, it stays so
+            continue
+        low, high = shown["eta_low_s"], shown["eta_high_s"]
+        left = finish - elapsed
+        assert low - 1 <= left <= high + 1, (elapsed, low, left, high)
+        spans.append(high / low)
+    assert spans, "no range was ever shown"
+    assert spans[-1] < spans[0]  # it narrows with the evidence
 
 
 # -- whole runs ------------------------------------------------------------------
