@@ -17,6 +17,7 @@ from bench import (
     dashboard,
     dashboard_browser,
     economics,
+    eta,
     floor,
     handoff,
     judge_orchestration,
@@ -61,7 +62,8 @@ BENCHMARKS = {
 # Run only when named (``python -m bench pacing_peers``): it installs the
 # peers' own environment (bench/peers/env.py), which the product never needs.
 # ``readers`` needs the team services (PostgreSQL, Redis) the default lacks.
-ON_REQUEST = {"pacing_peers": pacing_peers.run, "readers": readers.run}
+# ``eta`` is a one-minute run whose figure is a share, not a speed.
+ON_REQUEST = {"pacing_peers": pacing_peers.run, "readers": readers.run, "eta": eta.run}
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
 
