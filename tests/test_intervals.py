@@ -123,8 +123,12 @@ def test_the_bt_interval_says_how_many_resamples_it_left_out():
     summary, notes = found["summary"], found["panel"]["notes"]
     for method in ("A", "B"):
         assert summary[method]["bt_resamples_left_out"] == direct
-    assert summary["A"]["bt_ci_low"] is not None
-    note = notes["A"]["bt_ci_low"]
+    # A, the first method, is the baseline fixed at 0: its [0, 0] is no
+    # interval (ci_no_spread); B's is the one the left-out count qualifies
+    assert summary["A"]["bt_ci_low"] is None
+    assert notes["A"]["bt_ci_low"] == {"code": "ci_no_spread"}
+    assert summary["B"]["bt_ci_low"] is not None
+    note = notes["B"]["bt_ci_low"]
     assert note == {
         "code": "bt_resamples_left_out",
         "params": {"left_out": direct, "resamples": ranking.BT_RESAMPLES},
