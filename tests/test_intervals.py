@@ -142,7 +142,8 @@ def test_the_bt_interval_says_how_many_resamples_it_left_out():
     even = [(f"s{i}", "A", "B", 1.0 if i % 2 else 0.0) for i in range(40)]
     found = summarize(_pairwise_rows(even), ["A", "B"])
     assert found["summary"]["A"]["bt_resamples_left_out"] == 0
-    assert "bt_ci_low" not in found["panel"].get("notes", {}).get("A", {})
+    said = found["panel"].get("notes", {})
+    assert "bt_ci_low" not in said.get("B", {})  # (A's: the baseline's)
 
 
 def test_separated_resamples_are_counted_as_an_independent_count_finds():
