@@ -36,6 +36,7 @@ from functools import partial
 from typing import Any
 
 from config import DEFAULTS
+from core.i18n import LazyText
 from core.status import RowStatus
 from dataset.replies import replied
 from metrics import protocols, stats
@@ -258,6 +259,27 @@ __all__ = ["bt_baseline", "parse_pairwise", "summarize", "validity"]
 RATE, UNIT = Format.RATE, (0.0, 1.0)
 CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwise"}
 
+
+def _interval_ends(
+    stem: str, label: LazyText, bounds: tuple | None, fmt: Format = Format.SCORE
+) -> list[Metric]:
+    """``<stem>_ci_low`` and ``_ci_high``: the value's label, a judge's work,
+    neither ranked nor a table column of their own."""
+    return [
+        Metric(
+            f"{stem}_ci_{end}",
+            label,
+            "summary",
+            True,
+            bounds,
+            fmt,
+            needs_judge=True,
+            **CI_FREE,
+        )
+        for end in ("low", "high")
+    ]
+
+
 METRICS = (
     Metric(
         "pairwise",
@@ -287,19 +309,7 @@ METRICS = (
         ),
         basis=_l("mean over sessions of the share of comparisons won"),
     ),
-    *(
-        Metric(
-            f"pairwise_winrate_ci_{end}",
-            _l("Pairwise win rate"),
-            "summary",
-            True,
-            UNIT,
-            RATE,
-            needs_judge=True,
-            **CI_FREE,
-        )
-        for end in ("low", "high")
-    ),
+    *_interval_ends("pairwise_winrate", _l("Pairwise win rate"), UNIT, RATE),
     Metric(
         "bt_score",
         _l("Bradley–Terry strength"),
@@ -313,18 +323,7 @@ METRICS = (
         ),
         basis=_l("Bradley–Terry maximum-likelihood strength"),
     ),
-    *(
-        Metric(
-            f"bt_ci_{end}",
-            _l("Bradley–Terry strength"),
-            "summary",
-            True,
-            None,
-            needs_judge=True,
-            **CI_FREE,
-        )
-        for end in ("low", "high")
-    ),
+    *_interval_ends("bt", _l("Bradley–Terry strength"), None),
     Metric(
         "pairwise_winrate_lc",
         _l("Length-controlled win rate"),
@@ -343,18 +342,8 @@ METRICS = (
             "model's win probability at zero length difference, mean over sessions"
         ),
     ),
-    *(
-        Metric(
-            f"pairwise_winrate_lc_ci_{end}",
-            _l("Length-controlled win rate"),
-            "summary",
-            True,
-            UNIT,
-            RATE,
-            needs_judge=True,
-            **CI_FREE,
-        )
-        for end in ("low", "high")
+    *_interval_ends(
+        "pairwise_winrate_lc", _l("Length-controlled win rate"), UNIT, RATE
     ),
     Metric(
         "bt_lc_score",
@@ -371,18 +360,7 @@ METRICS = (
         ),
         basis=_l("length-controlled Bradley–Terry strength"),
     ),
-    *(
-        Metric(
-            f"bt_lc_ci_{end}",
-            _l("Length-controlled Bradley–Terry strength"),
-            "summary",
-            True,
-            None,
-            needs_judge=True,
-            **CI_FREE,
-        )
-        for end in ("low", "high")
-    ),
+    *_interval_ends("bt_lc", _l("Length-controlled Bradley–Terry strength"), None),
     Metric(
         "pairwise_longer_wins_rate",
         _l("Win rate if the longer reply always won"),
@@ -399,18 +377,11 @@ METRICS = (
         ),
         basis=_l("mean over sessions of the share the longer reply would win"),
     ),
-    *(
-        Metric(
-            f"pairwise_longer_wins_rate_ci_{end}",
-            _l("Win rate if the longer reply always won"),
-            "summary",
-            True,
-            UNIT,
-            RATE,
-            needs_judge=True,
-            **CI_FREE,
-        )
-        for end in ("low", "high")
+    *_interval_ends(
+        "pairwise_longer_wins_rate",
+        _l("Win rate if the longer reply always won"),
+        UNIT,
+        RATE,
     ),
     Metric(
         "bt_resamples_left_out",
