@@ -115,39 +115,25 @@ class ChunkQueries(Repository):
         state: str = ChunkState.DONE,
         lease: int | None = None,
     ) -> bool:
-        """Record a chunk as finished once, counting into the run's progress
-        the units its partial count had not (``store/progress.py``); False
-        for a redelivered chunk, or a ``lease`` no longer held."""
+        """Record a planned chunk as finished once, counting into the run's
+        progress the units its partial count had not (``store/progress.py``);
+        False for a redelivered chunk, a ``lease`` no longer held, or a chunk
+        no one planned (every run's chunks are planned at dispatch)."""
         values = {"state": str(state), "items": units, "beat_at": utcnow()}
         held = [] if lease is None else held_by(lease)
         with self.engine.begin() as conn:
             found = lock_chunk(
                 conn, run_id, chunk, RunChunk.state.not_in(FINISHED), *held
             )
-            if found is None and lease is not None:
+            if found is None:
                 return False
-            changed = found is not None
-            counted = min(found.items, units) if found is not None else 0
-            if found is not None:
-                conn.execute(
-                    update(RunChunk)
-                    .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk)
-                    .values(**values)
-                )
-            else:  # a chunk planned by no one (first-release runs)
-                insert = (
-                    self._insert(RunChunk)
-                    .values(
-                        run_id=run_id, chunk=chunk, units=units, attempts=0, **values
-                    )
-                    .on_conflict_do_nothing(index_elements=["run_id", "chunk"])
-                )
-                # RETURNING, not rowcount: psycopg reports -1 for this INSERT
-                inserted = conn.execute(insert.returning(RunChunk.id)).first()
-                changed = inserted is not None
-            if changed:
-                add_to_run(conn, run_id, done=units - counted)
-        return changed
+            conn.execute(
+                update(RunChunk)
+                .where(RunChunk.run_id == run_id, RunChunk.chunk == chunk)
+                .values(**values)
+            )
+            add_to_run(conn, run_id, done=units - min(found.items, units))
+        return True
 
     def sessions_between(self, run_id: str, start: int, end: int) -> list[str]:
         """Ids of the sessions stored in a byte range of the run's upload."""

@@ -83,14 +83,22 @@ def test_unscored_rows_keep_null_values_and_detail(any_storage):
 
 def test_chunk_progress_counts_once(any_storage):
     run = any_storage.runs.create_run(**RUN_FIELDS, total=10)
+    any_storage.chunks.plan_chunks(run.id, [(0, 0, 6, 6), (1, 6, 10, 4)])
     assert any_storage.chunks.finish_chunk(run.id, 0, 6) is True
     assert any_storage.chunks.finish_chunk(run.id, 0, 6) is False  # redelivered
     assert any_storage.chunks.finish_chunk(run.id, 1, 4) is True
     assert any_storage.runs.get_run(run.id).done == 10
 
 
+def test_a_chunk_no_one_planned_is_not_counted(any_storage):
+    run = any_storage.runs.create_run(**RUN_FIELDS, total=10)
+    assert any_storage.chunks.finish_chunk(run.id, 7, 6) is False
+    assert any_storage.runs.get_run(run.id).done == 0
+
+
 def test_run_state_is_status_done_and_total(any_storage):
     run = any_storage.runs.create_run(**RUN_FIELDS, total=10)
+    any_storage.chunks.plan_chunks(run.id, [(0, 0, 6, 6)])
     any_storage.chunks.finish_chunk(run.id, 0, 6)
     assert any_storage.runs.run_state(run.id) == ("queued", 6, 10)
     assert any_storage.runs.run_state("nope") is None
