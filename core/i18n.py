@@ -50,10 +50,10 @@ class LazyText:
     def __html__(self) -> Markup:  # Jinja autoescaping and Flask's JSON provider
         return escape(str(self))
 
-    def __mod__(self, params) -> str:
+    def __mod__(self, params: object) -> str:
         return str(self) % params
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, LazyText) and other.msgid == self.msgid
 
     def __hash__(self) -> int:

@@ -14,12 +14,15 @@ for log shippers (``LOG_FORMAT=json``, python-json-logger).
 from __future__ import annotations
 
 import logging
+from typing import TextIO
 
 FIELDS = "{asctime}{levelname}{name}{message}{process}{threadName}"
 MARK = "_personasteer"  # the handler this module installed
 
 
-def configure(log_format: str, stream=None, level: int = logging.INFO) -> None:
+def configure(
+    log_format: str, stream: TextIO | None = None, level: int = logging.INFO
+) -> None:
     """Install (or remove) the root handler of ``log_format``. Idempotent:
     each app created in one process replaces the handler, never adds one."""
     root = logging.getLogger()

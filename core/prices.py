@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 # the keys of an entry's qualifiers, and the price names they give
 QUALIFIERS = {
@@ -74,8 +75,8 @@ def parse_prices(raw: str) -> dict[str, dict[str, float]]:
     return prices
 
 
-def _from_json(text: str) -> dict[str, dict]:
-    found = {}
+def _from_json(text: str) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
     for model, value in json.loads(text).items():
         if isinstance(value, dict):
             found[model] = dict(value)
@@ -85,8 +86,8 @@ def _from_json(text: str) -> dict[str, dict]:
     return found
 
 
-def _from_text(text: str) -> dict[str, dict]:
-    found: dict[str, dict] = {}
+def _from_text(text: str) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
     model = None
     for part in filter(None, re.split(r"[,\s]+", text)):
         name, _, figures = part.rpartition("=")
@@ -99,7 +100,9 @@ def _from_text(text: str) -> dict[str, dict]:
     return found
 
 
-def _figures(names: tuple[str, ...], figures: str, model: str, what: str) -> dict:
+def _figures(
+    names: tuple[str, ...], figures: str, model: str, what: str
+) -> dict[str, str]:
     values = figures.split("/")
     if len(values) != len(names):
         wanted = "/".join("ab"[: len(names)])

@@ -8,6 +8,9 @@ shown as is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from core.i18n import _l
 
 TYPE_NAMES = {
@@ -68,7 +71,7 @@ WORDS = {
 }
 
 
-def in_reader_language(params: dict) -> dict:
+def in_reader_language(params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` with the listed words translated.
 
     >>> in_reader_language({"expected": "object", "found": "number", "line": 3})

@@ -17,7 +17,9 @@ placeholders: ``message`` is the English text (logs, CLI, stored data) and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.i18n import LazyText, _l
 from core.problem_words import in_reader_language
@@ -353,17 +355,17 @@ class Problem:
     path: str
     code: str
     message: str  # English, from the template and the params
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def make(cls, line: int | None, path: str, code: str, **params) -> Problem:
+    def make(cls, line: int | None, path: str, code: str, **params: Any) -> Problem:
         params = {"path": path, **params}
         return cls(line, path, code, _format(MESSAGES[code].msgid, params), params)
 
     def translated(self) -> str:
         return translate(self.to_dict())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "line": self.line,
             "path": self.path,
@@ -373,7 +375,7 @@ class Problem:
         }
 
 
-def _format(template: str, params: dict) -> str:
+def _format(template: str, params: Mapping[str, Any]) -> str:
     shown = {
         k: ", ".join(map(str, v)) if isinstance(v, list) else v
         for k, v in params.items()
@@ -384,12 +386,13 @@ def _format(template: str, params: dict) -> str:
         return template
 
 
-def translate(problem: dict) -> str:
+def translate(problem: Mapping[str, Any]) -> str:
     """A problem dict's message in the current language (its English message
     when the code is unknown, e.g. a problem stored by an older release)."""
     template = MESSAGES.get(problem.get("code", ""))
     if template is None:
-        return problem.get("message", "")
+        message: str = problem.get("message", "")
+        return message
     params = in_reader_language(dict(problem.get("params") or {}))
     return _format(str(template), params)
 
@@ -403,10 +406,10 @@ class Rejected(Exception):
         self.status = status
 
     @classmethod
-    def one(cls, code: str, path: str = "", http: int = 400, **params) -> Rejected:
+    def one(cls, code: str, path: str = "", http: int = 400, **params: Any) -> Rejected:
         """One problem; ``http`` is the status (params may hold a run's ``status``)."""
         return cls([Problem.make(None, path, code, **params)], http)
 
     @property
-    def errors(self) -> list[dict]:
+    def errors(self) -> list[dict[str, Any]]:
         return [problem.to_dict() for problem in self.problems]

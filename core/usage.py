@@ -15,7 +15,9 @@ token is priced once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from core.prices import parse_prices
 
@@ -61,15 +63,21 @@ _PREFIX = "judge_usage|"
 _MILLION = Decimal(1_000_000)
 _TOKENS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
+# counters by name, and a model's prices by name (US$ per million tokens)
+Counts = Mapping[str, int]
+Price = Mapping[str, float]
+
 
 def key(model: str, field: str) -> str:
     return f"{_PREFIX}{model}|{field}"
 
 
-def split(counters: dict[str, int]) -> tuple[dict[str, int], dict[str, dict]]:
+def split(
+    counters: Mapping[str, int],
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """(the run's own counters, {model: {field: n}})."""
     run: dict[str, int] = {}
-    models: dict[str, dict] = {}
+    models: dict[str, dict[str, int]] = {}
     for name, value in counters.items():
         if name.startswith(_PREFIX):
             model, field = name[len(_PREFIX) :].rsplit("|", 1)
@@ -79,7 +87,7 @@ def split(counters: dict[str, int]) -> tuple[dict[str, int], dict[str, dict]]:
     return run, models
 
 
-def of_reply(reply: dict) -> dict[str, int]:
+def of_reply(reply: Mapping[str, Any]) -> dict[str, int]:
     """The token counters of one reply (``judge_client.http.read_completion``);
     a reply marked ``"via": "batch"`` also counts its tokens as batch ones.
 
@@ -101,11 +109,11 @@ def of_reply(reply: dict) -> dict[str, int]:
     }
 
 
-def _at(price: dict, name: str, fallback: str) -> Decimal:
+def _at(price: Price, name: str, fallback: str) -> Decimal:
     return Decimal(str(price.get(name, price.get(fallback))))
 
 
-def _tokens(price: dict, counts: list[int], pre: str) -> Decimal:
+def _tokens(price: Price, counts: list[int], pre: str) -> Decimal:
     """Dollars x 10^6 for tokens at the ``pre``-prefixed prices; cached
     input at the input price where no cached price is given; ``counts``
     are prompt, cached and completion tokens."""
@@ -117,7 +125,7 @@ def _tokens(price: dict, counts: list[int], pre: str) -> Decimal:
     )
 
 
-def cost_note(counts: dict, price: dict | None) -> str | None:
+def cost_note(counts: Counts, price: Price | None) -> str | None:
     """Why :func:`cost` is null: ``no_price`` (the model has none) or
     ``no_batch_price`` (requests went in batch files and no batch price is
     given); None when it is known.
@@ -132,19 +140,19 @@ def cost_note(counts: dict, price: dict | None) -> str | None:
     return None
 
 
-def has_batch(price: dict | None) -> bool:
+def has_batch(price: Price | None) -> bool:
     """Whether ``price`` gives the batch input and output prices."""
     return bool(price) and {"batch_input", "batch_output"} <= set(price or ())
 
 
-def _batched(counts: dict) -> bool:
+def _batched(counts: Counts) -> bool:
     return any(
         counts.get(f"batch_{n}", 0)
         for n in ("calls", "prompt_tokens", "completion_tokens")
     )
 
 
-def cost(counts: dict, price: dict | None) -> float | None:
+def cost(counts: Counts, price: Price | None) -> float | None:
     """US dollars for the tokens in ``counts`` at ``price`` (per million
     tokens), exact (decimal sums): online prompt tokens not cached at the
     input price, cached ones at the cached-input price (the input price
@@ -180,7 +188,7 @@ def cost(counts: dict, price: dict | None) -> float | None:
     return float(total / _MILLION)
 
 
-def batch_cost(counts: dict, price: dict | None) -> float | None:
+def batch_cost(counts: Counts, price: Price | None) -> float | None:
     """What every request of ``counts`` would have cost at the batch prices
     (cached prompt tokens at the batch cached-input price, else the batch
     input price); null without a batch price (``cost_note`` of a batched
@@ -198,7 +206,7 @@ def batch_cost(counts: dict, price: dict | None) -> float | None:
     return float(total / _MILLION)
 
 
-def output_mode(counts: dict) -> str | None:
+def output_mode(counts: Counts) -> str | None:
     """How a judge gave its verdicts: ``json_schema`` (structured output
     honoured by every reply asked for it), ``text`` (the server refused the
     parameter; the text grammar read the replies), ``ignored`` (asked, every
@@ -221,7 +229,7 @@ def output_mode(counts: dict) -> str | None:
     return "ignored" if ignored else None
 
 
-def priced(counts: dict, price: dict | None) -> dict:
+def priced(counts: Counts, price: Price | None) -> dict[str, Any]:
     """What ``judge_usage`` shows beside a model's counters: the share of
     its prompt tokens served from the provider's cache (null without prompt
     tokens), the cost and why it is null, the price its cached tokens were
@@ -250,7 +258,7 @@ def priced(counts: dict, price: dict | None) -> dict:
     }
 
 
-def totals(used: dict) -> dict:
+def totals(used: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """A run's ``judge_usage`` summed over its judges: ``requests`` sent
     (``calls``: re-asks and failed requests included), ``cached`` verdicts
     (taken from the cache: no request, no cost), ``tokens`` and
@@ -269,18 +277,18 @@ def totals(used: dict) -> dict:
     >>> totals({"c": {"prompt_tokens": 3, "cost_usd": None}})["cost_usd"] is None
     True
     """
-    costs = [
+    costs: list[float | None] = [
         counts.get("cost_usd") if _used_tokens(counts) else 0.0
         for counts in used.values()
     ]
-    known = all(cost is not None for cost in costs)
+    known = [cost for cost in costs if cost is not None]
     return {
         "requests": sum(c.get("calls", 0) for c in used.values()),
         "cached": sum(c.get("cached", 0) for c in used.values()),
         "tokens": sum(_used_tokens(c) for c in used.values()),
-        "cost_usd": float(sum(costs)) if known else None,
+        "cost_usd": float(sum(known)) if len(known) == len(costs) else None,
     }
 
 
-def _used_tokens(counts: dict) -> int:
+def _used_tokens(counts: Counts) -> int:
     return counts.get("prompt_tokens", 0) + counts.get("completion_tokens", 0)
