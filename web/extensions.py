@@ -5,27 +5,36 @@ of the same two-line helper in every blueprint module.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from flask import current_app, url_for
 
+if TYPE_CHECKING:
+    from pipeline.service.annotations import AnnotationService
+    from pipeline.service.runs import RunService
+    from store import StorageLike
 
-def storage():
+
+def storage() -> StorageLike:
     """The storage layer (``store/storage.py``)."""
-    return current_app.extensions["storage"]
+    # app.py's create_app puts a store.LazyStorage there (store.init_app)
+    return cast("StorageLike", current_app.extensions["storage"])
 
 
-def runs():
+def runs() -> RunService:
     """The run service (``pipeline/service/runs.py``)."""
-    return current_app.extensions["runs"]
+    # app.py's create_app puts the RunService it made there
+    return cast("RunService", current_app.extensions["runs"])
 
 
-def annotation_service():
+def annotation_service() -> AnnotationService:
     """The annotation service of the run service's uploads."""
     from pipeline.service.annotations import AnnotationService
 
     return AnnotationService(storage(), runs().upload_path)
 
 
-def link(endpoint: str, **values) -> str:
+def link(endpoint: str, **values: Any) -> str:
     """A link a reply gives out: absolute on ``PUBLIC_URL`` when it is set,
     else relative. Never built from the request's ``Host`` header, which
     the client controls."""

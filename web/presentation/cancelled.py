@@ -11,15 +11,18 @@ nothing. Its pages count the stored rows instead.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.status import RunStatus
 from metrics import registry
 from reports.formatting import count
 from translations import _, metric_label
 
+if TYPE_CHECKING:
+    from store.models import Run
 
-def stored_cover(run) -> dict[str, Any] | None:
+
+def stored_cover(run: Run) -> dict[str, Any] | None:
     """A summarized cancelled run's ``cancel_cover``; None for any other run
     and for a cancelled run of an earlier release (summarized without it)."""
     if getattr(run, "status", None) != RunStatus.CANCELLED:
@@ -28,7 +31,7 @@ def stored_cover(run) -> dict[str, Any] | None:
     return cover
 
 
-def suite_sessions(run, suite: str) -> int | None:
+def suite_sessions(run: Run, suite: str) -> int | None:
     """Sessions a cancelled run stored the suite's results for; None when
     the run was not cancelled or is not summarized yet. A run of an earlier
     release only says how many sessions have any row."""
@@ -40,7 +43,7 @@ def suite_sessions(run, suite: str) -> int | None:
     return 0 if not run.aggregates.get("sessions_scored") else None
 
 
-def suite_note(run, suite: str) -> dict[str, str | None]:
+def suite_note(run: Run, suite: str) -> dict[str, str | None]:
     """What a suite's card says of a cancelled run: ``empty``, the reason
     it has nothing to show when the suite stored no result (not the suite's
     own "needs a configured judge"), or ``covers``, how many sessions its
@@ -64,7 +67,7 @@ def suite_note(run, suite: str) -> dict[str, str | None]:
     return {"empty": None, "covers": None}
 
 
-def rows_empty(run, filters: dict[str, Any]) -> str:
+def rows_empty(run: Run, filters: dict[str, Any]) -> str:
     """Why the rows table of ``run`` has no row under ``filters``."""
     filtered = any(value is not None for value in filters.values())
     if getattr(run, "status", None) != RunStatus.CANCELLED:
@@ -86,7 +89,7 @@ def rows_empty(run, filters: dict[str, Any]) -> str:
     return _("The run was cancelled before any result row was stored.")
 
 
-def progress_cell(run) -> dict[str, Any]:
+def progress_cell(run: Run) -> dict[str, Any]:
     """What a list of runs shows of a run's progress: ``done`` of ``total``
     in ``unit`` (``responses`` or ``sessions``); ``stored``: counted from a
     cancelled run's stored rows, as its page does; ``pending``: a cancelled

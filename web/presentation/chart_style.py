@@ -5,6 +5,7 @@ labels, and wrapped into lines for titles drawn in images)."""
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 # Okabe & Ito's colour-blind-safe palette (Wong, Nature Methods 8:441,
 # 2011) without its yellow, unreadable as a line on white. Seven colours
@@ -60,7 +61,7 @@ def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def method_style(index: int) -> dict:
+def method_style(index: int) -> dict[str, str]:
     """How the method at ``index`` of a run's methods (the file's order) is
     drawn in every chart of the run: a colour, a line dash, a marker and a
     bar pattern.
@@ -86,7 +87,7 @@ def rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({red},{green},{blue},{alpha})"
 
 
-def plain(text) -> str:
+def plain(text: object) -> str:
     """Text for a figure, shown as it is: Plotly interprets a subset of HTML
     in labels (``<a href>``, ``<b>``, ``<br>``), so ``<`` and ``>`` of
     uploaded names are escaped and render literally.
@@ -111,7 +112,7 @@ def _columns(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
 
 
-def wrap(text, width: int = 56) -> str:
+def wrap(text: object, width: int = 56) -> str:
     """Figure text in lines of about ``width`` columns (wide characters count
     two) joined by ``<br>``, each line escaped with :func:`plain`.
 
@@ -142,7 +143,7 @@ def wrap(text, width: int = 56) -> str:
     return "<br>".join(plain(part) for part in lines if part)
 
 
-def title_layout(text) -> dict:
+def title_layout(text: object) -> dict[str, Any]:
     """The title drawn in downloaded images (the page draws its own)."""
     return {
         "text": wrap(text),

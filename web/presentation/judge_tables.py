@@ -17,19 +17,25 @@ run, so a reader sees whether the judges agree on the ranking of methods.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from metrics import registry
 from metrics.counts import count_key
 from metrics.results import judge_models
+from metrics.suite import Metric
+
+if TYPE_CHECKING:
+    from store.models import Run
 
 
-def judge_tables(run) -> list[dict]:
+def judge_tables(run: Run) -> list[dict[str, Any]]:
     """Per suite with per-judge metrics: columns (metric, judge; "" for the
     panel) and one row of cells per method. [] for a run of one judge."""
     judges = judge_models(run.judge)
     if len(judges) < 2:
         return []
     summary = (run.aggregates or {}).get("summary", {})
-    found = []
+    found: list[dict[str, Any]] = []
     for name in run.suites:
         suite = registry.get(name)
         metrics = [m for m in suite.summary_metrics() if m.per_judge and m.in_table]
@@ -50,7 +56,7 @@ def judge_tables(run) -> list[dict]:
     return found
 
 
-def _cell(values: dict, metric, judge: str) -> dict:
+def _cell(values: dict[str, Any], metric: Metric, judge: str) -> dict[str, Any]:
     key = f"{metric.id}@{judge}" if judge else metric.id
     return {
         "metric": metric,

@@ -40,7 +40,7 @@ def decimal(raw: str | None, high: int) -> int | None:
     return value if value <= high else None
 
 
-def paged(total: int, page: int, size: int = PAGE_SIZE) -> dict:
+def paged(total: int, page: int, size: int = PAGE_SIZE) -> dict[str, int]:
     """What ``_pager.html`` reads, with the offset of the page.
 
     >>> paged(101, 9, 50)["page"], paged(101, 9, 50)["pages"], paged(0, 1)["pages"]

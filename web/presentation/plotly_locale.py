@@ -15,7 +15,7 @@ from flask_babel import get_locale
 from translations import _
 
 
-def plotly_locale() -> dict | None:
+def plotly_locale() -> dict[str, str | dict[str, str]] | None:
     """``{"name", "dictionary"}`` for the current language; None in English."""
     language = str(get_locale() or "en")
     if language == "en":

@@ -6,7 +6,8 @@ by the best (a run without the metric sorts last)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from core.status import FINAL_RUN
 from metrics import notes, registry
@@ -15,17 +16,20 @@ from metrics.results import summary_notes
 from metrics.suite import Metric
 from translations import _
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 SHOWN_METHODS = 4  # per cell; the rest are counted
 
 
-def lead_columns(runs) -> list[tuple[str, Metric]]:
+def lead_columns(runs: Iterable[Run]) -> list[tuple[str, Metric]]:
     """``(suite, lead metric)`` of every suite some run evaluated, in the
     registry's order."""
     used = {name for run in runs for name in run.suites}
     return [(s.name, s.lead_metric) for s in registry.suites() if s.name in used]
 
 
-def lead_cell(run, metric: Metric) -> dict[str, Any]:
+def lead_cell(run: Run, metric: Metric) -> dict[str, Any]:
     """The run's values of ``metric`` by method (finished runs only: an
     interim value is no result), the best first-class, each with the
     sessions behind it (``n``); a method without a value says why
@@ -64,7 +68,9 @@ def lead_cell(run, metric: Metric) -> dict[str, Any]:
     }
 
 
-def _line(values: dict, said: dict, method: str, metric: Metric) -> dict[str, Any]:
+def _line(
+    values: dict[str, Any], said: dict[str, Any], method: str, metric: Metric
+) -> dict[str, Any]:
     """One method's value and its n, or why it has none."""
     value = values.get(metric.id)
     value = value if isinstance(value, int | float) else None

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import TYPE_CHECKING
 
-from flask import abort, current_app, g, request, session
+from flask import Flask, abort, current_app, g, request, session
 
 from core.problems import Rejected
 from web import extensions
 
+if TYPE_CHECKING:
+    from store.models import Run, Workspace
+    from store.workspaces import Access
 
-def run_access(token: str):
+
+def run_access(token: str) -> Access[Run]:
     """``Access(run, can_manage)`` for a view or manage token, else 404."""
     found = extensions.storage().runs.find_run(token)
     if found is None:
@@ -26,11 +31,11 @@ def run_access(token: str):
     return found
 
 
-def run_or_404(token: str):
+def run_or_404(token: str) -> Run:
     return run_access(token).item
 
 
-def managed_run(token: str):
+def managed_run(token: str) -> Run:
     """The run, when ``token`` may change it; ``Rejected`` (403) for a view
     token, so the caller answers with its translated message."""
     found = run_access(token)
@@ -45,7 +50,7 @@ def remember_workspace(run_id: str) -> None:
     session["workspace_memo_for"] = run_id
 
 
-def workspace_memo(run) -> dict | None:
+def workspace_memo(run: Run) -> dict[str, str | None] | None:
     """The run's workspace for the browser to remember (local storage), on
     the page the uploader lands on after the upload only: the run's manage
     link, sent on to someone, shows the run's own tokens and never the
@@ -58,7 +63,7 @@ def workspace_memo(run) -> dict | None:
     return None if workspace is None else memo_of(workspace, manage=True)
 
 
-def memo_of(workspace, manage: bool) -> dict:
+def memo_of(workspace: Workspace, manage: bool) -> dict[str, str | None]:
     """What the browser keeps of a workspace: the link it was opened with."""
     return {
         "name": workspace.name,
@@ -68,9 +73,9 @@ def memo_of(workspace, manage: bool) -> dict:
     }
 
 
-def init_app(app) -> None:
+def init_app(app: Flask) -> None:
     @app.context_processor
-    def manage_token():
+    def manage_token() -> dict[str, str | None]:
         return {"manage_token": g.get("manage_token")}
 
 

@@ -14,9 +14,12 @@ and Django's origin check; the forms keep their CSRF token as well.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+from werkzeug.datastructures import Headers
 
 from core.problems import Rejected
 from translations import translate_problems
@@ -25,7 +28,9 @@ CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SAME_SITE = frozenset({"same-origin", "none"})  # "none": typed by the user
 
 
-def from_elsewhere(method: str, headers, host: str) -> bool:
+def from_elsewhere(
+    method: str, headers: Headers | Mapping[str, str], host: str
+) -> bool:
     """Whether a browser sent this state-changing request from another site.
 
     >>> from_elsewhere("POST", {"Sec-Fetch-Site": "cross-site"}, "a.example")
@@ -48,7 +53,9 @@ def from_elsewhere(method: str, headers, host: str) -> bool:
     return origin == "null" or urlsplit(origin).netloc.lower() != host.lower()
 
 
-def key_missing(method: str, headers, keys: list[str]) -> bool:
+def key_missing(
+    method: str, headers: Headers | Mapping[str, str], keys: list[str]
+) -> bool:
     """With ``API_KEYS`` set, whether a state-changing request lacks one. The
     app's own pages (same-origin fetches) need none: whoever reached them
     passed the deployment's own sign-in.
@@ -73,7 +80,7 @@ def protect(bp: Blueprint) -> None:
     ``API_KEYS`` set, programs without a key."""
 
     @bp.before_request
-    def refuse_cross_site():
+    def refuse_cross_site() -> ResponseReturnValue | None:
         if from_elsewhere(request.method, request.headers, request.host):
             problem = Rejected.one("cross_site", http=403)
             return jsonify(errors=translate_problems(problem.errors)), 403

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import secrets
 
-from flask import g
+from flask import Flask, Response, g
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 
 def csp_nonce() -> str:
     if "csp_nonce" not in g:
         g.csp_nonce = secrets.token_urlsafe(16)
-    return g.csp_nonce
+    nonce: str = g.csp_nonce
+    return nonce
 
 
 def content_security_policy(nonce: str) -> str:
@@ -41,7 +42,7 @@ def content_security_policy(nonce: str) -> str:
     )
 
 
-def init_app(app) -> None:
+def init_app(app: Flask) -> None:
     https = app.config["FORCE_HTTPS"]
     app.config.update(
         SESSION_COOKIE_HTTPONLY=True,
@@ -53,12 +54,13 @@ def init_app(app) -> None:
     if app.config["TRUSTED_PROXIES"]:
         # Only the client address: links are built from PUBLIC_URL, never
         # from forwarded host or scheme headers.
-        app.wsgi_app = ProxyFix(
+        # Flask's documented way to add WSGI middleware replaces the method
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=0, x_host=0
         )
 
     @app.after_request
-    def add_security_headers(response):
+    def add_security_headers(response: Response) -> Response:
         response.headers["Content-Security-Policy"] = content_security_policy(
             csp_nonce()
         )

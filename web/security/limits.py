@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from flask import Flask, Response, jsonify, render_template, request
 from flask_limiter import Limiter
@@ -70,7 +71,7 @@ KEYS = {"RATE_LIMIT_LABELS": per_link}  # scopes not counted per client address
 KEY_PREFIX = "personasteer"
 
 
-def storage_uri(config) -> str:
+def storage_uri(config: Mapping[str, Any]) -> str:
     """Team mode counts in Redis, shared by every web process; embedded in memory.
 
     >>> storage_uri({"REDIS_URL": "redis://queue:6379/0"})
@@ -78,7 +79,8 @@ def storage_uri(config) -> str:
     >>> storage_uri({"REDIS_URL": None})
     'memory://'
     """
-    return config.get("REDIS_URL") or "memory://"
+    url: str | None = config.get("REDIS_URL")
+    return url or "memory://"
 
 
 def init_app(app: Flask) -> Limiter:

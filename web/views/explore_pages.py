@@ -108,7 +108,7 @@ def differences(token: str):
     metric = _metric_or_404(
         request.args.get("metric") or (choices[0] if choices else None)
     )
-    a = _method_or_404(run, request.args.get("a") or (methods[:1] or [None])[0])
+    a = _method_or_404(run, request.args.get("a") or (methods[0] if methods else None))
     b = _method_or_404(run, request.args.get("b") or (methods[1:2] or [a])[0])
     source = explore.source_metric(metric)
     found: list[queries.Difference] = []
@@ -204,7 +204,7 @@ def diff(token: str):
     if span is None:
         abort(404)
     methods = run.methods or []
-    a = _method_or_404(run, request.args.get("a") or (methods[:1] or [None])[0])
+    a = _method_or_404(run, request.args.get("a") or (methods[0] if methods else None))
     b = _method_or_404(run, request.args.get("b") or (methods[1:2] or [a])[0])
     metric = request.args.get("metric") or None
     source = explore.source_metric(_metric_or_404(metric)) if metric else None
