@@ -22,28 +22,35 @@ True
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
+from typing import Any
 
 from dataset.replies import replied
 
+# an item: [session id, round number, method]
+Item = list[str | int]
 
-def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> list[list]:
+
+def stratified_sample(
+    sessions: Iterable[dict[str, Any]], methods: list[str], size: int, seed: int
+) -> list[Item]:
     """``[session_id, round, method]`` of up to ``size`` present replies.
     Each stratum keeps a uniform reservoir of ``size`` (Algorithm R), so a
     file of any length is read once in bounded memory."""
     draw = random.Random(seed)
-    strata: dict[tuple[int, int], list[list]] = {}
+    strata: dict[tuple[int, int], list[Item]] = {}
     seen: dict[tuple[int, int], int] = {}
     for session in sessions:
         for round_ in session["rounds"]:
             for position, method in enumerate(methods):
                 if replied(round_, method):
                     key = (round_["round"], position)
-                    item = [session["session_id"], round_["round"], method]
+                    item: Item = [session["session_id"], round_["round"], method]
                     _keep(strata.setdefault(key, []), seen, key, item, size, draw)
     pools = [strata[key] for key in sorted(strata)]
     for pool in pools:
         draw.shuffle(pool)
-    taken: list[list] = []
+    taken: list[Item] = []
     while len(taken) < size and any(pools):
         for pool in pools:
             if pool and len(taken) < size:
@@ -52,7 +59,14 @@ def stratified_sample(sessions, methods: list[str], size: int, seed: int) -> lis
     return taken
 
 
-def _keep(pool: list, seen: dict, key, item: list, size: int, draw) -> None:
+def _keep(
+    pool: list[Item],
+    seen: dict[tuple[int, int], int],
+    key: tuple[int, int],
+    item: Item,
+    size: int,
+    draw: random.Random,
+) -> None:
     """Algorithm R: after n items every one is in the pool with chance size/n."""
     seen[key] = count = seen.get(key, 0) + 1
     if len(pool) < size:
@@ -63,7 +77,9 @@ def _keep(pool: list, seen: dict, key, item: list, size: int, draw) -> None:
         pool[slot] = item
 
 
-def item_view(session: dict, round_number: int, method: str) -> dict:
+def item_view(
+    session: dict[str, Any], round_number: int, method: str
+) -> dict[str, Any]:
     """What the annotator sees of one item: the user, the dialogue so far
     (the user's messages and this method's replies) and the reply to label.
     No method name, no score: the page is blind.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from dataset.fields import FieldChecks, is_number, type_name
+from dataset.fields import FieldChecks, JSONObject, KeyPath, is_number, type_name
 
 CRITERION = re.compile(r"[a-z0-9_-]{1,40}")  # a human score's criterion
 # a recorded judge's name: no "@" or ":" (its rows' ids are
@@ -16,7 +16,7 @@ JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,47}")
 
 
 class BlockChecks(FieldChecks):
-    def _check_optional_blocks(self, session: dict) -> None:
+    def _check_optional_blocks(self, session: JSONObject) -> None:
         self._string_list(session, (), "sample_dialogues", allow_string=True)
         self._string_list(session, (), "attributes")
         self._string_list(session, (), "target_order")
@@ -36,7 +36,7 @@ class BlockChecks(FieldChecks):
             )
 
     def _check_slot_map(
-        self, parent: dict, base: tuple, key: str, updates: bool = False
+        self, parent: JSONObject, base: KeyPath, key: str, updates: bool = False
     ) -> None:
         """``{topic: {field: str | [str]}}`` for ground truth and memory
         snapshots; ``updates`` (a response's ``slots``) also allows ``null``
@@ -85,7 +85,7 @@ class BlockChecks(FieldChecks):
                 else:
                     self._string_list(fields, topic_path, name, True, numbers=True)
 
-    def _check_slot_update(self, fields: dict, path: tuple, name: str) -> None:
+    def _check_slot_update(self, fields: JSONObject, path: KeyPath, name: str) -> None:
         update = fields[name]
         if update is None:  # a deletion
             return
@@ -99,7 +99,7 @@ class BlockChecks(FieldChecks):
             self._string_list(update, path, "value", True, numbers=True)
         self._typed(update, path, "append", lambda v: isinstance(v, bool), "boolean")
 
-    def _check_human(self, response: dict, path: tuple) -> None:
+    def _check_human(self, response: JSONObject, path: KeyPath) -> None:
         """``{"al": 0-100, "binary": 0 | 1}``, both optional: human labels the
         judge is checked against."""
         human = self._object(response, path, "human")
@@ -115,7 +115,7 @@ class BlockChecks(FieldChecks):
         if "scores" in human:
             self._check_human_scores(human, path)
 
-    def _check_judges(self, response: dict, path: tuple) -> None:
+    def _check_judges(self, response: JSONObject, path: KeyPath) -> None:
         """``{judge: {criterion: {"value", "scale"}}}``: verdicts a judge
         made elsewhere (recorded judges), each score as a human score's."""
         judges = self._object(response, path, "judges") or {}
@@ -126,7 +126,7 @@ class BlockChecks(FieldChecks):
             self._check_human_scores(judges, (*path, "judges"), name)
 
     def _check_human_scores(
-        self, human: dict, path: tuple, key: str = "scores"
+        self, human: JSONObject, path: KeyPath, key: str = "scores"
     ) -> None:
         """``{criterion: {"value": number, "scale": [low, high]}}``: a human
         score on the criterion's own scale (integers, low < high), the value
@@ -159,7 +159,7 @@ class BlockChecks(FieldChecks):
                     (*where, "value"), "human_score_range", low=scale[0], high=scale[1]
                 )
 
-    def _check_sim(self, response: dict, path: tuple) -> None:
+    def _check_sim(self, response: JSONObject, path: KeyPath) -> None:
         sim = self._object(response, path, "sim")
         if sim is None:
             return

@@ -37,13 +37,16 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import Any
 
 from dataset.turns import Options, make_session, skipped
 
 JUDGE = "CharacterJudge"  # the benchmark's own fine-tuned judge (pred_* fields)
 
 
-def recorded_judges(record: dict, dimension: str, scale: tuple[int, int]) -> dict:
+def recorded_judges(
+    record: dict[str, Any], dimension: str, scale: tuple[int, int]
+) -> dict[str, Any]:
     """Each ``pred_<variant>`` field as the verdict of the recorded judge
     ``CharacterJudge/<variant>`` on the dimension's scale (``judges`` of a
     reply, ``docs/input-format.md#recorded-judges``); a value that is not a
@@ -120,7 +123,9 @@ def dimension_of(source: str) -> str | None:
     return max(found, key=len) if found else None
 
 
-def characterbench(record: dict, number: int, options: Options) -> dict:
+def characterbench(
+    record: dict[str, Any], number: int, options: Options
+) -> dict[str, Any]:
     """One record as a session (see the module); :class:`Skipped` names the
     field and what is wrong with it."""
     dimension = dimension_of(options.source)
@@ -172,7 +177,7 @@ def characterbench(record: dict, number: int, options: Options) -> dict:
         options,
         rounds,
     )
-    reply: dict = {"text": text}
+    reply: dict[str, Any] = {"text": text}
     if score is not None:  # the human label, on the dimension's own scale
         reply["human"] = {"scores": {dimension: {"value": score, "scale": [low, high]}}}
     if judges := recorded_judges(record, dimension, (low, high)):
@@ -236,7 +241,7 @@ REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
 }
 
 
-def reference_of(dimension: str, chosen: dict) -> str:
+def reference_of(dimension: str, chosen: dict[str, Any]) -> str:
     """The dimension's reference as text, for a judge prompt's reference
     slot ("" when the dimension has none or the record lacks it): each
     part found, a list as lines, an object as ``key: value`` lines.
@@ -265,7 +270,9 @@ def reference_of(dimension: str, chosen: dict) -> str:
     return "\n".join(parts)
 
 
-def _versions(record: dict, language: str) -> tuple[dict, dict | None]:
+def _versions(
+    record: dict[str, Any], language: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The chosen language's fields and the other's (None when absent)."""
     zh = {k: record[k] for k in TEXT_FIELDS if k in record}
     en = record.get("translation_en")
@@ -278,7 +285,7 @@ def _versions(record: dict, language: str) -> tuple[dict, dict | None]:
     return en, zh
 
 
-def _speaker_names(record: dict, chosen: dict) -> dict[str, str]:
+def _speaker_names(record: dict[str, Any], chosen: dict[str, Any]) -> dict[str, str]:
     """Who a ``speaker`` value means, lower-cased: the words for user and
     character, and both parties' names in either language."""
     names = {word: "user" for word in USER_WORDS}
@@ -295,7 +302,7 @@ def _speaker_names(record: dict, chosen: dict) -> dict[str, str]:
     return names
 
 
-def _history(chosen: dict, names: dict[str, str]) -> list[dict]:
+def _history(chosen: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
     """The greeting (a character turn) and the dialogue items, each with
     its speaker (``user``/``character``), the speaker as written, and its
     ``turn`` and ``label`` when the item has them."""
@@ -322,14 +329,14 @@ def _history(chosen: dict, names: dict[str, str]) -> list[dict]:
     return history
 
 
-def _greeting(chosen: dict) -> str:
+def _greeting(chosen: dict[str, Any]) -> str:
     greeting = chosen.get("greeting")
     if not isinstance(greeting, str) or greeting.strip().lower() in NONE_WORDS:
         return ""
     return greeting
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     """A persona as text: a string as it is (a translation's ``N/A`` as
     none), an object as ``key: value`` lines, else none.
 
@@ -343,7 +350,7 @@ def _text(value) -> str:
     return ""
 
 
-def _value(item) -> str:
+def _value(item: object) -> str:
     if isinstance(item, list):
         return ", ".join(str(part) for part in item)
     return str(item)

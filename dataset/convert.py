@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from dataset import user_json
 from dataset.importers import (
@@ -82,7 +82,9 @@ class SessionIds:
         self.layout = layout
         self.taken: dict[bytes, int] = {}  # digest of an id -> its record
 
-    def assign(self, session: dict, number: int, report: ConvertReport) -> None:
+    def assign(
+        self, session: dict[str, Any], number: int, report: ConvertReport
+    ) -> None:
         own = session.get("session_id")
         if own is None:
             made = self._unused(generated_id(self.layout, number))
@@ -189,7 +191,7 @@ def detect_head(head: bytes, suffix: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _head_records(head: str, suffix: str, sample: int = 5) -> list:
+def _head_records(head: str, suffix: str, sample: int = 5) -> list[Any]:
     """Up to ``sample`` whole records at the start of ``head``."""
     lines = head.split("\n")[:-1] if len(head) >= HEAD_BYTES else head.split("\n")
     if suffix.lower() == ".csv":

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeGuard
 
 from core.problems import Problem
 from dataset.limits import Limits
@@ -22,8 +24,25 @@ from dataset.limits import Limits
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 WARNING_LINES = 5  # line numbers a grouped warning names
 
+# where a value sits in a line: keys and list indexes from the line's object
+KeyPath = tuple[str | int, ...]
+# a JSON object as read (its values are any JSON value)
+JSONObject = Mapping[str, Any]
 
-def type_name(value) -> str:
+
+class Sink(Protocol):
+    """Where the checks report (``dataset.validation``'s collector)."""
+
+    def error(self, problem: Problem) -> None: ...
+
+    def warning(self, problem: Problem) -> None: ...
+
+    def counted_warning(
+        self, problem: Problem, count: int, lines: list[int]
+    ) -> None: ...
+
+
+def type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -34,7 +53,7 @@ def type_name(value) -> str:
     return names.get(type(value), "value")
 
 
-def format_path(parts: tuple) -> str:
+def format_path(parts: KeyPath) -> str:
     """``rounds[2].responses.Ours``; odd keys are quoted: ``responses["a b"]``.
 
     >>> format_path(("rounds", 2, "responses", "Ours"))
@@ -53,15 +72,15 @@ def format_path(parts: tuple) -> str:
     return text
 
 
-def is_int(value) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def is_finite_number(value) -> bool:
+def is_finite_number(value: object) -> TypeGuard[int | float]:
     """Not NaN nor infinite (JSON's 1e999 reads as infinity)."""
     return is_number(value) and math.isfinite(value)
 
@@ -69,7 +88,7 @@ def is_finite_number(value) -> bool:
 class FieldChecks:
     """Reports problems of one line; subclasses walk the session format."""
 
-    def __init__(self, sink, limits: Limits | None = None):
+    def __init__(self, sink: Sink, limits: Limits | None = None):
         self.sink = sink
         self.limits = limits or Limits()
         self.seen_ids: dict[str, int] = {}
@@ -79,8 +98,8 @@ class FieldChecks:
         # the lines (sessions) lacking a reply of a method, for its warning:
         # method -> [how many, the first WARNING_LINES]; and the lines with
         # rounds so far, for a method first seen later (it lacks all of them)
-        self.lacking: dict[str, list] = {}
-        self.round_lines: list = [0, []]
+        self.lacking: dict[str, list[Any]] = {}
+        self.round_lines: list[Any] = [0, []]
         self.line_replies: dict[str, int] = {}  # this line: method -> replies
         self.line_slots = 0  # this line: rounds with a responses object
         self.to_evaluate = 0  # replies of non-blank text (a file with none is refused)
@@ -89,17 +108,23 @@ class FieldChecks:
         self.line = 0
         self.ok = True
 
-    def error(self, path: tuple, code: str, **params) -> None:
+    def error(self, path: KeyPath, code: str, **params: Any) -> None:
         self.ok = False
         self.sink.error(Problem.make(self.line, format_path(path), code, **params))
 
-    def warn(self, path: tuple, code: str, **params) -> None:
+    def warn(self, path: KeyPath, code: str, **params: Any) -> None:
         self.sink.warning(Problem.make(self.line, format_path(path), code, **params))
 
     # -- primitives -------------------------------------------------------
     def _typed(
-        self, parent: dict, base: tuple, key: str, kinds, expected: str, required=False
-    ):
+        self,
+        parent: JSONObject,
+        base: KeyPath,
+        key: str,
+        kinds: Callable[[Any], bool],
+        expected: str,
+        required: bool = False,
+    ) -> Any:
         path = (*base, key)
         if key not in parent:
             if required:
@@ -111,8 +136,16 @@ class FieldChecks:
             return None
         return value
 
-    def _string(self, parent, base, key, required=False, non_empty=False, limit=None):
-        value = self._typed(
+    def _string(
+        self,
+        parent: JSONObject,
+        base: KeyPath,
+        key: str,
+        required: bool = False,
+        non_empty: bool = False,
+        limit: int | None = None,
+    ) -> str | None:
+        value: str | None = self._typed(
             parent, base, key, lambda v: isinstance(v, str), "string", required
         )
         if non_empty and isinstance(value, str) and not value.strip():
@@ -120,12 +153,19 @@ class FieldChecks:
         self._length(value, (*base, key), limit)
         return value
 
-    def _length(self, value, path: tuple, limit: int | None = None) -> None:
+    def _length(self, value: object, path: KeyPath, limit: int | None = None) -> None:
         limit = limit or self.limits.max_text_chars
         if isinstance(value, str) and len(value) > limit:
             self.error(path, "too_long", length=len(value), limit=limit)
 
-    def _string_list(self, parent, base, key, allow_string=False, numbers=False):
+    def _string_list(
+        self,
+        parent: JSONObject,
+        base: KeyPath,
+        key: str,
+        allow_string: bool = False,
+        numbers: bool = False,
+    ) -> None:
         """An array of strings (or, ``allow_string``, one string); with
         ``numbers`` a JSON number stands for its text (slot values, 22 for
         "22": :func:`value_text`)."""
@@ -171,13 +211,16 @@ class FieldChecks:
                 limit=self.limits.max_text_chars,
             )
 
-    def _object(self, parent, base, key, required=False) -> dict | None:
-        return self._typed(
+    def _object(
+        self, parent: JSONObject, base: KeyPath, key: str, required: bool = False
+    ) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._typed(
             parent, base, key, lambda v: isinstance(v, dict), "object", required
         )
+        return found
 
 
-def value_text(value) -> str | None:
+def value_text(value: object) -> str | None:
     """A slot value as text: a string as it is, a JSON number as its decimal
     text (22 -> "22", 2.5 -> "2.5"); None for anything else.
 

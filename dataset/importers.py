@@ -27,7 +27,7 @@ both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from core.i18n import LazyText, _l
 from dataset.characterbench import characterbench
@@ -56,7 +56,7 @@ CHAT_OPTIONS = ("profile", "personality", "method")
 
 
 class Importer(NamedTuple):
-    convert: Callable[[dict, int, Options], dict]
+    convert: Callable[[dict[str, Any], int, Options], dict[str, Any]]
     id_prefix: str  # of the session id made for a record: <prefix>-<number>
     title: str | LazyText  # what the upload page and validate call the layout
     # the options (Options fields) it reads: the upload page's Convert asks these
@@ -91,7 +91,9 @@ IMPORTERS: dict[str, Importer] = {
 }
 
 
-def convert_record(name: str, record, number: int, options: Options) -> dict:
+def convert_record(
+    name: str, record: object, number: int, options: Options
+) -> dict[str, Any]:
     """One record as a session; its ``session_id`` is None when the record
     carries none."""
     if not isinstance(record, dict):
@@ -105,7 +107,7 @@ def generated_id(name: str, number: int) -> str:
     return f"{IMPORTERS[name].id_prefix}-{number}"
 
 
-def detect(record) -> str | None:
+def detect(record: object) -> str | None:
     """The known layout one record is in, if any.
 
     >>> detect({"messages": [{"role": "user", "content": "hi"}]})
@@ -132,7 +134,7 @@ def detect(record) -> str | None:
     return None
 
 
-def _conversations_layout(turns: list) -> str | None:
+def _conversations_layout(turns: list[Any]) -> str | None:
     """ALOE's rounds (``user`` + ``assistant``) or ShareGPT's turns
     (``from`` + ``value``); None for neither."""
     first = turns[0] if turns else None
@@ -143,7 +145,7 @@ def _conversations_layout(turns: list) -> str | None:
     return None
 
 
-def _spelled_otherwise(record: dict) -> bool:
+def _spelled_otherwise(record: dict[str, Any]) -> bool:
     """Our layout with one of the spellings ``lenient`` reads."""
     if any(
         isinstance(record.get(k), list) for k in ("user_profile", "user_personality")

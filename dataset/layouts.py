@@ -7,6 +7,8 @@ it (``user_personality``: a warning), or the record is skipped."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 from dataset.turns import (
     SYSTEM_ROLES,
@@ -21,7 +23,14 @@ from dataset.turns import (
 )
 
 
-def _chat(record, number, options, messages, role_key, text_key) -> dict:
+def _chat(
+    record: dict[str, Any],
+    number: int,
+    options: Options,
+    messages: object,
+    role_key: str,
+    text_key: str,
+) -> dict[str, Any]:
     """A chat of ``messages`` (dicts with a role and a text) as a session:
     system messages make the profile, the others the rounds."""
     if not isinstance(messages, list) or not messages:
@@ -51,18 +60,22 @@ def _chat(record, number, options, messages, role_key, text_key) -> dict:
     return session
 
 
-def sharegpt(record: dict, number: int, options: Options) -> dict:
+def sharegpt(record: dict[str, Any], number: int, options: Options) -> dict[str, Any]:
     return _chat(record, number, options, record.get("conversations"), "from", "value")
 
 
-def openai_messages(record: dict, number: int, options: Options) -> dict:
+def openai_messages(
+    record: dict[str, Any], number: int, options: Options
+) -> dict[str, Any]:
     found = record.get("metadata")
-    metadata: dict = found if isinstance(found, dict) else {}
+    metadata: dict[str, Any] = found if isinstance(found, dict) else {}
     merged = {**metadata, **{k: v for k, v in record.items() if k != "metadata"}}
     return _chat(merged, number, options, record.get("messages"), "role", "content")
 
 
-def personachat(record: dict, number: int, options: Options) -> dict:
+def personachat(
+    record: dict[str, Any], number: int, options: Options
+) -> dict[str, Any]:
     """Synthetic-Persona-Chat's columns (CSV or JSON): ``user 1 personas``
     (the user: our profile), ``user 2 personas`` (the replier: kept in
     ``meta``), ``Best Generated Conversation`` ("User 1: …" / "User 2: …"
@@ -81,7 +94,7 @@ def personachat(record: dict, number: int, options: Options) -> dict:
     return session
 
 
-def _speaker_lines(lines) -> list[tuple[str, str]]:
+def _speaker_lines(lines: Iterable[object]) -> list[tuple[str, str]]:
     r"""``User 1: …`` / ``User 2: …`` lines as turns; a line without such a
     prefix continues the turn above it (a reply over several lines, such as
     a recipe), and one before any turn is refused.
@@ -114,7 +127,7 @@ _SPEAKERS = {
 }
 
 
-def _persona(value) -> str:
+def _persona(value: object) -> str:
     """Persona sentences (one text, one per line, or a list) as one text."""
     if isinstance(value, list):
         return " ".join(str(item).strip() for item in value if str(item).strip())
@@ -126,7 +139,7 @@ def _persona(value) -> str:
 ALOE_METHODS = ("preferred", "rejected")
 
 
-def aloe(record: dict, number: int, options: Options) -> dict:
+def aloe(record: dict[str, Any], number: int, options: Options) -> dict[str, Any]:
     """ALOE's conversations file (``docs/importers.md``): ``preferred`` and
     ``rejected`` answer the same message in the same history, so they are
     two methods of one session; ``chosen`` (the reply the conversation went
@@ -151,9 +164,13 @@ def aloe(record: dict, number: int, options: Options) -> dict:
     turns = record.get("conversations")
     if not isinstance(turns, list) or not turns:
         raise Skipped("no conversations")
-    rounds: list[dict] = []
+    rounds: list[dict[str, Any]] = []
     kept = ("chosen", "inferred_profile", "inferred_personality")
-    meta: dict = {"source": "aloe", "line": number, **{key: [] for key in kept}}
+    meta: dict[str, Any] = {
+        "source": "aloe",
+        "line": number,
+        **{key: [] for key in kept},
+    }
     for k, turn in enumerate(turns, start=1):
         replies = turn.get("assistant") if isinstance(turn, dict) else None
         if not isinstance(replies, dict):
@@ -176,13 +193,13 @@ def aloe(record: dict, number: int, options: Options) -> dict:
     return session
 
 
-def _reply(value, k: int, name: str) -> str | None:
+def _reply(value: object, k: int, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise Skipped(f"round {k}: {name} is not text")
 
 
-def _raw_line(value) -> str:
+def _raw_line(value: object) -> str:
     """A line as ALOE stores it: JSON-quoted text with its newline, decoded;
     plain text as it is."""
     text = value.strip() if isinstance(value, str) else ""
@@ -198,7 +215,9 @@ def _raw_line(value) -> str:
 SILENCE = "__ SILENCE __"  # PersonaChat: the other speaker said nothing yet
 
 
-def personachat_original(record: dict, number: int, options: Options) -> dict:
+def personachat_original(
+    record: dict[str, Any], number: int, options: Options
+) -> dict[str, Any]:
     """PersonaChat (ConvAI2) as released: ``personality`` (the replier's
     persona sentences) and ``utterances``, whose last ``history`` holds the
     dialogue so far, the partner first, and whose ``candidates`` end with
@@ -225,7 +244,7 @@ def personachat_original(record: dict, number: int, options: Options) -> dict:
     return session
 
 
-def lenient(record: dict, number: int, options: Options) -> dict:
+def lenient(record: dict[str, Any], number: int, options: Options) -> dict[str, Any]:
     """Our own layout as other tools spell it: rounds numbered from 0 or as
     strings (or not at all), and the profile or personality as a list.
 
@@ -254,7 +273,7 @@ def lenient(record: dict, number: int, options: Options) -> dict:
     return session
 
 
-def _number(value, index: int) -> int:
+def _number(value: object, index: int) -> int:
     """A round number written as an integer or a string of digits; the
     position (from 1) when it is absent."""
     if value is None:

@@ -15,7 +15,9 @@ so a small file cannot cost unbounded time or memory. The defaults live in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 from config import DEFAULTS
 
@@ -38,7 +40,7 @@ class Limits:
     max_round: int = INT32_MAX  # round numbers: INTEGER
 
     @classmethod
-    def from_config(cls, config: dict) -> Limits:
+    def from_config(cls, config: Mapping[str, Any]) -> Limits:
         names = {
             "max_sessions": "MAX_SESSIONS",
             "max_rounds": "MAX_ROUNDS_PER_SESSION",

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import Any
 
 from dataset.turns import Options, make_session, skipped
 
@@ -60,7 +61,7 @@ FILLER_SOURCE = "filtered_inter_turns.json"  # where the N filler turns come fro
 _RUN_FILE = re.compile(r"^(?:error_)?(?P<rest>.+)_(?P<n>\d+)(?:inter)?turn$")
 
 
-def run_of(source: str) -> dict:
+def run_of(source: str) -> dict[str, Any]:
     """Model, topic and number of filler turns from a generation file's name
     (``[error_]<model>_<topic>_<N>interturn.json``); each None when the name
     does not say it. A known topic settles where the model's name ends.
@@ -88,7 +89,7 @@ CHECKS = ("acknow", "violate", "hallucinate", "helpful")
 _ANSWER = re.compile(r"^\W*(yes|no)\b", re.I)
 
 
-def recorded(analysis) -> dict:
+def recorded(analysis: object) -> dict[str, Any]:
     """The benchmark judge's four answers in a run file
     (``evaluation_error_analysis``) as a recorded judge's verdicts on the
     PrefEval protocol's checks: a yes/no answer is 1/0; an empty or other
@@ -143,7 +144,7 @@ def method_of(source: str) -> str | None:
     return None
 
 
-def form_of(record: dict) -> str:
+def form_of(record: dict[str, Any]) -> str:
     """explicit, choice-based or persona-driven, from the item's fields."""
     conversation = record.get("conversation")
     if isinstance(conversation, dict) and "query" in conversation:
@@ -153,7 +154,7 @@ def form_of(record: dict) -> str:
     return "explicit"
 
 
-def prefeval(record: dict, number: int, options: Options) -> dict:
+def prefeval(record: dict[str, Any], number: int, options: Options) -> dict[str, Any]:
     """One item as a session (see the module); :class:`Skipped` names the
     field and what is wrong with it."""
     preference, question = _text(record, "preference"), _text(record, "question")
@@ -207,19 +208,21 @@ def prefeval(record: dict, number: int, options: Options) -> dict:
     return session
 
 
-def _text(record: dict, key: str) -> str:
+def _text(record: dict[str, Any], key: str) -> str:
     value = record.get(key)
     if not isinstance(value, str) or not value.strip():
         raise skipped("missing_empty_text", field=key)
     return value
 
 
-def _context(record: dict, form: str, preference: str) -> tuple[list[dict], str]:
+def _context(
+    record: dict[str, Any], form: str, preference: str
+) -> tuple[list[dict[str, Any]], str]:
     """The turns before the filler (``meta.history``) and the user profile:
     the stated preference (explicit), the persona (persona-driven), none
     (choice-based: ``--profile``, else the record is skipped)."""
     conversation = record.get("conversation")
-    history: list[dict] = []
+    history: list[dict[str, Any]] = []
     if form == "explicit":
         history.append({"speaker": "user", "text": preference})
         reply = record.get("response_to_pref")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from config import DEFAULTS
 
@@ -60,7 +60,7 @@ def _ending_length(raw: bytes) -> int:
     return 1 if raw.endswith(b"\n") else 0
 
 
-def normalize_session(session: dict) -> dict:
+def normalize_session(session: dict[str, Any]) -> dict[str, Any]:
     """Responses as objects (``{"text": ...}``), so metric code sees one
     shape; a missing reply (``null``) is left out, as an absent one is.
 
@@ -76,7 +76,9 @@ def normalize_session(session: dict) -> dict:
     return session
 
 
-def iter_sessions(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
+def iter_sessions(
+    path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[dict[str, Any]]:
     """Yield the normalised sessions of an already validated file."""
     with Path(path).open("rb") as stream:
         for _, raw, _ in read_lines(stream, max_line_bytes):
@@ -87,7 +89,7 @@ def iter_sessions(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
 def sessions_from(
     path: str | Path, start: int, budget: int
-) -> Iterator[tuple[dict, int]]:
+) -> Iterator[tuple[dict[str, Any], int]]:
     """``(session, byte offset after its line)`` of an already validated
     file from byte ``start`` (a line start), until about ``budget`` bytes
     are read: the work one request does is bounded, and the next part
@@ -121,7 +123,7 @@ def session_spans(path: str | Path) -> Iterator[tuple[str, int, int, int]]:
             offset += len(raw)
 
 
-def read_sessions(path: str | Path, start: int, end: int) -> list[dict]:
+def read_sessions(path: str | Path, start: int, end: int) -> list[dict[str, Any]]:
     """The normalised sessions stored between two byte offsets of a file."""
     with open(path, "rb") as stream:
         stream.seek(start)

@@ -18,7 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from dataset import user_json
 from dataset.reader import is_blank
@@ -61,7 +61,7 @@ def one_document(text: str) -> bool:
     return False
 
 
-def splits(document) -> list:
+def splits(document: object) -> list[Any]:
     """A file's records: the items of an array, or of every list in an
     object of splits (PersonaChat's ``{"train": [...], "valid": [...]}``),
     in order; any other object is one record."""
@@ -76,7 +76,7 @@ def splits(document) -> list:
     return [document]
 
 
-def _csv_rows(text) -> Iterator[tuple[int, object]]:
+def _csv_rows(text: TextIO) -> Iterator[tuple[int, object]]:
     rows = csv.DictReader(text)
     number = 0
     try:
@@ -86,7 +86,7 @@ def _csv_rows(text) -> Iterator[tuple[int, object]]:
         yield number + 1, Skipped(f"not read as CSV (line {rows.line_num}): {exc}")
 
 
-def _json_lines(text, head: str) -> Iterator[tuple[int, object]]:
+def _json_lines(text: TextIO, head: str) -> Iterator[tuple[int, object]]:
     lines = _lines(head, text)
     for number, line in enumerate(lines, start=1):
         if is_blank(line):
@@ -103,7 +103,7 @@ def _json_lines(text, head: str) -> Iterator[tuple[int, object]]:
             yield from enumerate(found, start=1)
 
 
-def _lines(head: str, text) -> Iterator[str]:
+def _lines(head: str, text: TextIO) -> Iterator[str]:
     """The lines of ``head`` and then of the rest of the stream."""
     rest = io.StringIO(head)
     pending = ""
@@ -129,7 +129,7 @@ def _whole_document(text: str) -> Iterator[tuple[int, object]]:
     yield from enumerate(splits(document), start=1)
 
 
-def _array_items(text, buffer: str) -> Iterator[tuple[int, object]]:
+def _array_items(text: TextIO, buffer: str) -> Iterator[tuple[int, object]]:
     """The items of a JSON array, one decoded at a time from a window of
     the stream that grows only to hold the item being read."""
     decoder = json.JSONDecoder()

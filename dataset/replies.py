@@ -27,21 +27,39 @@ the whole session instead and skips the pairs with a missing side.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Protocol
 
-def replied(round_: dict, method: str) -> bool:
+# a suite's judge cost of one session per sample: (session, its methods,
+# the history window in characters, the run's options) -> (calls, chars)
+Estimator = Callable[
+    [dict[str, Any], list[str], int | None, dict[str, Any]], tuple[int, int]
+]
+
+
+class Estimating(Protocol):
+    """A suite that may say what a session costs (``metrics.suite.Suite``)."""
+
+    @property
+    def estimate(self) -> Estimator | None: ...
+
+
+def replied(round_: dict[str, Any], method: str) -> bool:
     """A reply to score: there, and not empty (blank text is no answer to
     score; it gets an ``unscored`` row, ``empty_replies``)."""
     response = round_["responses"].get(method)
     return response is not None and bool(reply_text(response).strip())
 
 
-def reply_text(response) -> str:
+def reply_text(response: object) -> str:
     """The text of a reply, as written (a string) or normalized (an object)."""
     text = response.get("text") if isinstance(response, dict) else response
     return text if isinstance(text, str) else ""
 
 
-def groups(session: dict, methods: list[str]) -> list[tuple[dict, list[str]]]:
+def groups(
+    session: dict[str, Any], methods: list[str]
+) -> list[tuple[dict[str, Any], list[str]]]:
     """``(session part, its methods)``: the methods that replied to the same
     rounds, with those rounds only; the session itself when every method
     replied to every round. A method that replied to none is in no group."""
@@ -60,12 +78,14 @@ def groups(session: dict, methods: list[str]) -> list[tuple[dict, list[str]]]:
     ]
 
 
-def _only(round_: dict, methods: list[str]) -> dict:
+def _only(round_: dict[str, Any], methods: list[str]) -> dict[str, Any]:
     kept = {m: reply for m, reply in round_["responses"].items() if m in methods}
     return {**round_, "responses": kept}
 
 
-def missing_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
+def missing_replies(
+    session: dict[str, Any], methods: list[str]
+) -> list[tuple[int, str]]:
     """``(round number, method)`` of every reply the session lacks."""
     return [
         (round_["round"], method)
@@ -75,7 +95,7 @@ def missing_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
     ]
 
 
-def empty_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
+def empty_replies(session: dict[str, Any], methods: list[str]) -> list[tuple[int, str]]:
     """``(round number, method)`` of every reply that is blank text.
 
     >>> empty_replies({"rounds": [{"round": 1, "responses": {"A": " ", "B": None}}]},
@@ -91,20 +111,27 @@ def empty_replies(session: dict, methods: list[str]) -> list[tuple[int, str]]:
 
 
 def estimate(
-    suite, session: dict, methods: list[str], window: int | None, options: dict
-):
+    suite: Estimating,
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
+) -> tuple[int, int]:
     """``suite.estimate`` over the replies there are: ``(calls, chars)``
     for a run with ``options`` (its protocol says which modes are asked)."""
+    estimator = suite.estimate
+    if estimator is None:
+        raise TypeError("the suite has no estimate")
     if getattr(suite, "reads_missing", False):
-        return suite.estimate(session, methods, window, options)
+        return estimator(session, methods, window, options)
     calls = chars = 0
     for part, group in groups(session, methods):
-        more_calls, more_chars = suite.estimate(part, group, window, options)
+        more_calls, more_chars = estimator(part, group, window, options)
         calls, chars = calls + more_calls, chars + more_chars
     return calls, chars
 
 
-def session_methods(session: dict) -> list[str]:
+def session_methods(session: dict[str, Any]) -> list[str]:
     """The methods a session names, in the order they first appear."""
     found: dict[str, None] = {}
     for round_ in session["rounds"]:

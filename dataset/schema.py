@@ -16,10 +16,19 @@ Primitive checks are in :mod:`dataset.fields`, the optional suite blocks in
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from core.problems import Problem
 from dataset.blocks import BlockChecks
-from dataset.fields import WARNING_LINES, format_path, is_int, is_number, type_name
+from dataset.fields import (
+    WARNING_LINES,
+    JSONObject,
+    KeyPath,
+    format_path,
+    is_int,
+    is_number,
+    type_name,
+)
 from dataset.replies import reply_text
 
 __all__ = ["SESSION_FIELDS", "SessionChecker", "format_path", "type_name"]
@@ -44,7 +53,7 @@ UNKNOWN_KEYS = 50  # distinct unknown field names a report names
 class SessionChecker(BlockChecks):
     """Checks lines one at a time; remembers only ids and the method set."""
 
-    def check(self, line: int, session: dict) -> bool:
+    def check(self, line: int, session: JSONObject) -> bool:
         self.line, self.ok = line, True
         self._check_id(session)
         for key in ("user_profile", "user_personality"):
@@ -68,7 +77,7 @@ class SessionChecker(BlockChecks):
         return self.ok
 
     # -- session parts ----------------------------------------------------
-    def _check_id(self, session: dict) -> None:
+    def _check_id(self, session: JSONObject) -> None:
         session_id = self._string(
             session,
             (),
@@ -90,7 +99,7 @@ class SessionChecker(BlockChecks):
         else:
             self.seen_ids[session_id] = self.line
 
-    def _check_rounds(self, session: dict) -> None:
+    def _check_rounds(self, session: JSONObject) -> None:
         rounds = self._typed(
             session, (), "rounds", lambda v: isinstance(v, list), "array", True
         )
@@ -119,7 +128,9 @@ class SessionChecker(BlockChecks):
                 self._string(round_, path, "user_message", required=True)
             self._check_responses(round_, path)
 
-    def _check_round_number(self, round_: dict, path: tuple, previous: int | None):
+    def _check_round_number(
+        self, round_: JSONObject, path: KeyPath, previous: int | None
+    ) -> int | None:
         number = round_.get("round")
         if isinstance(number, str) and number.strip().isdigit():  # "3"
             self.error((*path, "round"), "round_as_string")
@@ -146,7 +157,7 @@ class SessionChecker(BlockChecks):
             )
         return number
 
-    def _check_responses(self, round_: dict, path: tuple) -> None:
+    def _check_responses(self, round_: JSONObject, path: KeyPath) -> None:
         responses = round_.get("responses")
         if type(responses) is not dict:
             responses = self._object(round_, path, "responses", required=True)
@@ -167,7 +178,7 @@ class SessionChecker(BlockChecks):
             self._check_response(response, (*path, method))
         self._check_method_set(responses, path)
 
-    def _check_response(self, response, path: tuple) -> None:
+    def _check_response(self, response: object, path: KeyPath) -> None:
         if response is None:  # a missing reply (docs/input-format.md)
             return
         if isinstance(response, str):
@@ -201,7 +212,7 @@ class SessionChecker(BlockChecks):
         if "judges" in response:
             self._check_judges(response, path)
 
-    def _check_method_set(self, responses: dict, path: tuple) -> None:
+    def _check_method_set(self, responses: JSONObject, path: KeyPath) -> None:
         """Methods are the union over the file, in the order they first
         appear; a method may lack a reply in any round (null or absent).
         Replies are counted per method, so the report can say how many
@@ -256,7 +267,7 @@ class SessionChecker(BlockChecks):
                 self.sink.counted_warning(problem, count, lines)
 
 
-def _count_line(counted: list, line: int) -> None:
+def _count_line(counted: list[Any], line: int) -> None:
     """One more line in ``[count, first lines]``."""
     counted[0] += 1
     if len(counted[1]) < WARNING_LINES:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.i18n import _l
 from core.problem_words import NO_PROFILE
@@ -53,7 +54,7 @@ REASONS = {
 }
 
 
-def skipped(code: str, **params) -> Skipped:
+def skipped(code: str, **params: object) -> Skipped:
     """A :class:`Skipped` whose reason is ``REASONS[code]`` with ``params``.
 
     >>> str(skipped("missing_text", field="response_messages.model"))
@@ -71,7 +72,9 @@ class Options:
     source: str = ""  # the file's name: CharacterBench's dimension is in it
 
 
-def turns_to_rounds(turns: Iterable[tuple[str, str | None]], method: str) -> list[dict]:
+def turns_to_rounds(
+    turns: Iterable[tuple[str, str | None]], method: str
+) -> list[dict[str, Any]]:
     r"""``(role, text)`` turns (role ``user`` or ``assistant``; system turns
     already dropped) to rounds: each user message with the reply after it.
     A user message without one gets a missing reply (``null``); two replies
@@ -84,7 +87,7 @@ def turns_to_rounds(turns: Iterable[tuple[str, str | None]], method: str) -> lis
     [{'round': 1, 'user_message': 'a', 'responses': {'M': None}},
      {'round': 2, 'user_message': 'b', 'responses': {'M': 'B\n\nC'}}]
     """
-    rounds: list[dict] = []
+    rounds: list[dict[str, Any]] = []
     waiting: str | None = None  # a user message not yet answered
     for role, text in turns:
         if role == "user":
@@ -116,11 +119,11 @@ def opening(turns: Sequence[tuple[str, str | None]]) -> list[str]:
     return found
 
 
-def _round(number: int, message: str, method: str, reply: str | None) -> dict:
+def _round(number: int, message: str, method: str, reply: str | None) -> dict[str, Any]:
     return {"round": number, "user_message": message, "responses": {method: reply}}
 
 
-def own_id(*values) -> str | None:
+def own_id(*values: object) -> str | None:
     """A record's own session id: the first of ``values`` that is a
     non-blank string or an integer, as text; None when it has none (the
     converter then makes one from the record number and says so).
@@ -137,8 +140,12 @@ def own_id(*values) -> str | None:
 
 
 def make_session(
-    session_id: str | None, profile, options: Options, rounds, personality=None
-) -> dict:
+    session_id: str | None,
+    profile: str | None,
+    options: Options,
+    rounds: list[dict[str, Any]],
+    personality: str | None = None,
+) -> dict[str, Any]:
     """A session of the record's own id (None: the converter makes one)."""
     profile = (profile or "").strip() or options.profile
     if not profile:  # the CLI names --profile, the upload page its field
@@ -153,7 +160,7 @@ def make_session(
     }
 
 
-def check_rounds(rounds: list[dict]) -> None:
+def check_rounds(rounds: list[dict[str, Any]]) -> None:
     """A session is something to evaluate: every round has a user message
     and some round has a reply. Else the record is not converted (never
     an empty message, nor a session of missing replies only)."""
@@ -167,7 +174,7 @@ def check_rounds(rounds: list[dict]) -> None:
         raise Skipped("no reply to evaluate (every reply is missing or empty)")
 
 
-def message_text(content) -> str | None:
+def message_text(content: object) -> str | None:
     """A message's content: a string, or OpenAI's list of parts (text kept);
     None for ``null`` (a reply that was not produced)."""
     if content is None or isinstance(content, str):

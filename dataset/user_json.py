@@ -18,6 +18,10 @@ dataset.user_json.Unreadable: an integer of more than 4,300 digits
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 _DECODER = json.JSONDecoder()
 
@@ -26,17 +30,17 @@ class Unreadable(ValueError):
     """Not JSON we read; the message says why (line and column if known)."""
 
 
-def loads(text: str | bytes):
+def loads(text: str | bytes) -> Any:
     """``json.loads`` (bytes as UTF-8, as json reads them), refusals ``Unreadable``."""
     return _read(json.loads, text)
 
 
-def raw_decode(text: str, start: int = 0):
+def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
     """``(value, end)`` of the JSON value at ``start`` (``JSONDecoder.raw_decode``)."""
     return _read(_DECODER.raw_decode, text, start)
 
 
-def _read(decode, *args):
+def _read(decode: Callable[..., _T], *args: object) -> _T:
     try:
         return decode(*args)
     except RecursionError:

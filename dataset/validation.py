@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, NoReturn, Protocol, cast
 
 from config import DEFAULTS
 from core.problems import Problem
 from dataset import replies
-from dataset.fields import WARNING_LINES
+from dataset.fields import WARNING_LINES, KeyPath
 from dataset.limits import Limits
 from dataset.reader import (
     DEFAULT_MAX_LINE_BYTES,
@@ -54,7 +54,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 class SuiteLike(Protocol):
     name: str
 
-    def supports(self, session: dict) -> bool: ...
+    def supports(self, session: dict[str, Any]) -> bool: ...
 
 
 @dataclass
@@ -63,7 +63,8 @@ class ValidationReport:
     # one warning per code and path (its first occurrence) and how many lines
     # had it, with the first few: a condition every session has is said once
     warnings: list[Problem] = field(default_factory=list)
-    warning_counts: dict[tuple[str, str], list] = field(default_factory=dict)
+    # (code, path) -> [lines that had it, the first WARNING_LINES of them]
+    warning_counts: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     errors_total: int = 0
     sessions: int = 0
     rounds: int = 0
@@ -90,7 +91,7 @@ class ValidationReport:
             return []
         return [name for name, count in self.suite_sessions.items() if count]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         errors = [problem.to_dict() for problem in self.errors]
         hidden = self.errors_total - len(self.errors)
         if hidden > 0:
@@ -108,12 +109,12 @@ class ValidationReport:
             "estimate": self.estimate(),
         }
 
-    def _grouped(self, problem: Problem) -> dict:
+    def _grouped(self, problem: Problem) -> dict[str, Any]:
         key = (problem.code, problem.path)
         count, lines = self.warning_counts.get(key, (1, [problem.line]))
         return {**problem.to_dict(), "count": count, "lines": lines}
 
-    def estimate(self) -> dict:
+    def estimate(self) -> dict[str, dict[str, int]]:
         """Judge calls and prompt characters per suite, for one sample each."""
         if not self.valid:
             return {}
@@ -149,7 +150,7 @@ class _Collector:
         if len(counted[1]) < WARNING_LINES and problem.line not in counted[1]:
             counted[1].append(problem.line)
 
-    def counted_warning(self, problem: Problem, count: int, lines: list) -> None:
+    def counted_warning(self, problem: Problem, count: int, lines: list[int]) -> None:
         """A warning the checker counted over the file itself (a method's
         missing replies: known only once every line is read)."""
         self.report.warning_counts[(problem.code, problem.path)] = [count, lines]
@@ -161,7 +162,7 @@ def has_allowed_extension(filename: str) -> bool:
 
 
 def validate_file(
-    path: str | Path, filename: str | None = None, **options
+    path: str | Path, filename: str | None = None, **options: Any
 ) -> ValidationReport:
     """Validate a file on disk; ``filename`` is the user's name for it."""
     path = Path(path)
@@ -178,7 +179,7 @@ def validate_stream(
     limits: Limits | None = None,
     collect_spans: bool = False,
     history_chars: int | None = None,
-    run_options: dict | None = None,
+    run_options: dict[str, Any] | None = None,
 ) -> ValidationReport:
     """``run_options``: what the estimates read of the run (its protocol
     says which judge modes are asked; none: the default protocol's)."""
@@ -220,7 +221,11 @@ def validate_stream(
 
 
 def _count_valid_session(
-    report, session: dict, suites, history_chars, run_options: dict
+    report: ValidationReport,
+    session: dict[str, Any],
+    suites: list[SuiteLike],
+    history_chars: int | None,
+    run_options: dict[str, Any],
 ) -> None:
     report.rounds += len(session["rounds"])
     normalize_session(session)
@@ -229,15 +234,19 @@ def _count_valid_session(
             report.suite_sessions[suite.name] += 1
             if getattr(suite, "estimate", None) is not None:
                 methods = replies.session_methods(session)
+                # it has an estimate (just checked): what replies.estimate reads
+                estimating = cast(replies.Estimating, suite)
                 calls, chars = replies.estimate(
-                    suite, session, methods, history_chars, run_options
+                    estimating, session, methods, history_chars, run_options
                 )
                 totals = report.estimates.setdefault(suite.name, [0, 0])
                 totals[0] += calls
                 totals[1] += chars
 
 
-def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
+def _decoded_lines(
+    stream: BinaryIO, limit: int, sink: _Collector
+) -> Iterator[tuple[int, str | None, int, int]]:
     """(line number, text or None, byte offset, byte size) of every line."""
     offset = 0
     for lineno, raw, size in read_lines(stream, limit):
@@ -258,11 +267,11 @@ def _decoded_lines(stream: BinaryIO, limit: int, sink: _Collector):
             yield lineno, None, start, size
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _has_lone_surrogate(value) -> bool:
+def _has_lone_surrogate(value: object) -> bool:
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -270,7 +279,7 @@ def _has_lone_surrogate(value) -> bool:
     return False
 
 
-def _parse_object(lineno: int, text: str, sink: _Collector) -> dict | None:
+def _parse_object(lineno: int, text: str, sink: _Collector) -> dict[str, Any] | None:
     try:
         value = json.loads(text, parse_constant=_reject_constant)  # NaN, Infinity
         if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
@@ -296,7 +305,7 @@ def _parse_object(lineno: int, text: str, sink: _Collector) -> dict | None:
     return value
 
 
-def _nul_path(value, path: tuple) -> tuple | None:
+def _nul_path(value: object, path: KeyPath) -> KeyPath | None:
     """Where the first string (or key) holding U+0000 is, if any."""
     if isinstance(value, str):
         return path if "\x00" in value else None
