@@ -58,7 +58,7 @@ MESSAGES: dict[str, LazyText] = {
     "wrong_type": _l("%(path)s: expected %(expected)s, found %(found)s."),
     "empty_value": _l("%(path)s: must not be empty."),
     "round_below_one": _l("%(path)s: must be an integer >= 1."),
-    # other tools' spellings of our layout (dataset/importers.py "lenient")
+    # other tools' spellings of our layout (dataset/importers/lenient.py)
     "round_zero_based": _l(
         "%(path)s: rounds are counted from 0 here; we count from 1. Convert the "
         "file with: flask --app app convert --from lenient FILE --out FIXED.jsonl"

@@ -1,4 +1,4 @@
-"""Converting a file of another layout (``dataset/importers.py``) into our
+"""Converting a file of another layout (``dataset/importers/``) into our
 JSONL (pure): the records are read from JSON Lines, a JSON array (ShareGPT
 exports are one) or CSV (Synthetic-Persona-Chat ships CSV), converted one by
 one, and written out; a record that cannot be converted is reported with

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from core.registry import Registry
 from metrics.judging import Prompt, Verdict
 from metrics.protocol_checks import CRITERION, ProtocolError, check, is_check
 from metrics.suite import JudgeMode
@@ -153,17 +154,28 @@ class Protocol:
         }
 
 
+def _discover() -> None:
+    for path in PROTOCOL_DIR.glob("*.toml"):
+        BUILTINS.register(path.stem, path)
+
+
+# name -> its file under protocols/ (the upload page's choices, --protocol)
+BUILTINS: Registry[Path] = Registry(
+    "built-in protocol", _discover, order=lambda name, _: name
+)
+
+
 def builtins() -> list[str]:
-    return sorted(path.stem for path in PROTOCOL_DIR.glob("*.toml"))
+    return BUILTINS.names()
 
 
 @lru_cache(maxsize=16)
 def builtin(name: str) -> Protocol:
     """A built-in protocol (read once per process: the files ship with the
     code, and every chunk of a run asks for its protocol)."""
-    if name not in builtins():
+    if name not in BUILTINS:
         raise ProtocolError([(None, "name", "unknown_protocol", {"name": name[:80]})])
-    return load((PROTOCOL_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+    return load(BUILTINS[name].read_text(encoding="utf-8"))
 
 
 def from_options(options: dict) -> Protocol:

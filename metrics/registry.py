@@ -21,36 +21,34 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from core import problems
+from core.registry import Registry
 from metrics.suite import Metric, Suite
-
-_lock = threading.RLock()
-_suites: dict[str, Suite] = {}
-_metrics: dict[str, Metric] = {}
-_discovered = [False]
 
 
 def _discover() -> None:
-    with _lock:
-        if _discovered[0]:
-            return
-        _discovered[0] = True
-        import metrics.suites as package
+    import metrics.suites as package
 
-        for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            if isinstance(getattr(module, "SUITE", None), Suite):
-                register(module.SUITE)
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        if isinstance(getattr(module, "SUITE", None), Suite):
+            register(module.SUITE)
+
+
+# name -> Suite, by Suite.order
+SUITES: Registry[Suite] = Registry(
+    "suite", _discover, order=lambda name, suite: (suite.order, name)
+)
+_metrics: dict[str, Metric] = {}
 
 
 def register(suite: Suite) -> Suite:
     """Add a suite; its name and metric ids must be new."""
-    with _lock:
-        if suite.name in _suites:
+    with SUITES.lock:
+        if suite.name in SUITES:
             raise ValueError(f"suite {suite.name!r} is already registered")
         taken = [m.id for m in suite.metrics if m.id in _metrics]
         if taken:
@@ -58,14 +56,14 @@ def register(suite: Suite) -> Suite:
         for option in suite.options:
             if option.problem_message is not None:
                 problems.define(option.problem, option.problem_message)
-        _suites[suite.name] = suite
+        SUITES.register(suite.name, suite)
         _metrics.update({metric.id: metric for metric in suite.metrics})
     return suite
 
 
 def unregister(name: str) -> None:
-    with _lock:
-        suite = _suites.pop(name)
+    with SUITES.lock:
+        suite = SUITES.unregister(name)
         for metric in suite.metrics:
             _metrics.pop(metric.id, None)
 
@@ -73,7 +71,7 @@ def unregister(name: str) -> None:
 @contextmanager
 def registered(suite: Suite) -> Iterator[Suite]:
     """A suite that exists for the duration of a ``with`` block (tests)."""
-    _discover()
+    len(SUITES)  # the discovered suites first
     register(suite)
     try:
         yield suite
@@ -82,12 +80,11 @@ def registered(suite: Suite) -> Iterator[Suite]:
 
 
 def suites() -> list[Suite]:
-    _discover()
-    return sorted(_suites.values(), key=lambda suite: (suite.order, suite.name))
+    return SUITES.entries()
 
 
 def names() -> list[str]:
-    return [suite.name for suite in suites()]
+    return SUITES.names()
 
 
 def option_names() -> set[str]:
@@ -97,18 +94,17 @@ def option_names() -> set[str]:
 
 def get(name: str) -> Suite:
     """The suite called ``name`` (KeyError when there is none)."""
-    _discover()
-    return _suites[name]
+    return SUITES.get(name)
 
 
 def metrics() -> dict[str, Metric]:
-    _discover()
+    len(SUITES)
     return dict(_metrics)
 
 
 def spec(metric_id: str) -> Metric | None:
     """A metric's metadata; ``<id>@<key>`` resolves to a keyed metric ``id``."""
-    _discover()
+    len(SUITES)  # discovered
     found = _metrics.get(metric_id)
     if found is None and "@" in metric_id:
         base = _metrics.get(metric_id.split("@", 1)[0])

@@ -111,7 +111,7 @@
     const label = (strings.layouts || {})[layout] || layout;
     offer.appendChild(element("p", strings.looks_like.replace("{layout}", label)));
     const fields = {};
-    // the options this layout's importer reads (dataset/importers.py)
+    // the options this layout's importer reads (dataset/importers/)
     const names = (strings.layout_options || {})[layout] || ["profile", "personality", "method"];
     for (const name of names) {
       const row = element("label", strings["convert_" + name], "convert-option");

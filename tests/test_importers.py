@@ -1,4 +1,4 @@
-"""Importers (``dataset/importers.py``, ``docs/importers.md``): each layout's
+"""Importers (``dataset/importers/``, ``docs/importers.md``): each layout's
 sample file, written by hand in that layout, converted by the CLI into a
 file that validates, with the mapping checked field by field."""
 
@@ -359,3 +359,34 @@ def test_a_conversion_on_the_page_names_the_profile_field_not_a_flag(
     assert field in problem["message"] and "--profile" not in problem["message"]
     [skipped] = json.loads(post("sharegpt").headers["X-Skipped"])
     assert field in skipped["reason"] and "--profile" not in skipped["reason"]
+
+
+def test_the_upload_page_lists_the_importers_of_the_registry(app_factory):
+    """Issue 60: the upload page's layouts (their titles and the options
+    their Convert asks) are the importer registry's, reaching its script as
+    JSON; an importer added to ``dataset/importers/`` needs no page edit."""
+    import re
+
+    from dataset.importers import IMPORTERS
+
+    page = app_factory().test_client().get("/").get_data(as_text=True)
+    found = re.search(
+        r'<script type="application/json" id="i18n">(.*?)</script>', page, re.S
+    )
+    strings = json.loads(found.group(1))
+    assert list(strings["layouts"]) == IMPORTERS.names()
+    assert strings["layout_options"] == {
+        name: list(entry.options) for name, entry in IMPORTERS.items()
+    }
+    assert strings["layouts"]["sharegpt"] == "ShareGPT"
+
+
+def test_every_importer_declares_how_its_records_are_recognized():
+    """Detection is each importer's own ``detect`` (no if-chain elsewhere):
+    every sample file is recognized as its layout by exactly the importer
+    that names it first by precedence, and no sample by none."""
+    from dataset.importers import IMPORTERS
+
+    assert sorted(FILES) == IMPORTERS.names(), "a sample file per importer"
+    for name, entry in IMPORTERS.items():
+        assert callable(entry.detect) and entry.name == name

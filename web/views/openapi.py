@@ -18,7 +18,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import current_app
 from marshmallow import Schema
 
-from dataset.importers import IMPORTERS
+from dataset.importers import IMPORTERS, reading
 from reports.paper_methods import platform_version
 from web.security.limits import LIMITED_ENDPOINTS
 from web.views import schemas
@@ -132,8 +132,7 @@ def _operations(forms: dict) -> dict:
                 f"{', '.join(sorted(IMPORTERS))}) converted to our "
                 "JSONL, as a download (docs/importers.md); nothing is stored. "
                 "Options as the CLI's: `profile`, `personality`, `method`, "
-                "`language` (characterbench: zh or en; its dimension is "
-                "the file's name). "
+                f"`language` (zh or en; read by {', '.join(reading('language'))}). "
                 "At most CONVERT_SLOTS run at once on a server: one more is "
                 "a 503 convert_busy with Retry-After.",
                 "requestBody": _form(forms["ConvertForm"]),

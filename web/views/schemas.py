@@ -30,7 +30,7 @@ from marshmallow import (
 from core.problems import MESSAGES, Problem, Rejected
 from dataset.characterbench import LANGUAGES
 from dataset.fields import type_name
-from dataset.importers import IMPORTERS
+from dataset.importers import IMPORTERS, reading
 from metrics import basis, registry
 from pipeline.service.annotations import MAX_ANNOTATOR_CHARS, PER_ITEM_RANGE, SIZE_RANGE
 from pipeline.service.run_request import MAX_RUN_NAME_CHARS
@@ -282,7 +282,7 @@ def _forms(max_samples: int, max_text: int) -> dict[str, type[Schema]]:
         "language": fields.String(
             load_default="zh",
             validate=Choice(LANGUAGES, "unknown_language", languages=LANGUAGES),
-            **described("characterbench: the file's language"),
+            **described("the file's language, for " + ", ".join(reading("language"))),
         ),
     }
     return {

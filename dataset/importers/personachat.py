@@ -1,0 +1,20 @@
+"""Synthetic-Persona-Chat (``docs/importers.md#personachat``)."""
+
+from __future__ import annotations
+
+from dataset.importer import Importer
+from dataset.layouts import personachat
+
+
+def looks_like(record: dict) -> bool:
+    return "Best Generated Conversation" in record or "user 1 personas" in record
+
+
+IMPORTER = Importer(
+    "personachat",
+    personachat,
+    looks_like,
+    "persona-chat",
+    "Synthetic-Persona-Chat",
+    precedence=60,
+)
