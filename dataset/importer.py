@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core.i18n import LazyText
 from dataset.turns import Options
@@ -20,10 +21,10 @@ class Importer:
     """One layout's importer, declared by its module as ``IMPORTER``."""
 
     name: str  # what --from, the API's ``from`` and the upload page call it
-    convert: Callable[[dict, int, Options], dict]
+    convert: Callable[[dict[str, Any], int, Options], dict[str, Any]]
     # whether one record (a dict) is in this layout; the first importer
     # whose ``detect`` holds, by ``precedence``, names a file's layout
-    detect: Callable[[dict], bool]
+    detect: Callable[[dict[str, Any]], bool]
     id_prefix: str  # of the session id made for a record: <prefix>-<number>
     title: str | LazyText  # what the upload page and validate call the layout
     # the options (Options fields) it reads: the upload page's Convert asks these

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
 from core.registry import Registry
 from dataset.importer import Importer
@@ -76,7 +77,9 @@ def reading(option: str) -> list[str]:
     return [name for name, found in IMPORTERS.items() if option in found.options]
 
 
-def convert_record(name: str, record, number: int, options: Options) -> dict:
+def convert_record(
+    name: str, record: object, number: int, options: Options
+) -> dict[str, Any]:
     """One record as a session; its ``session_id`` is None when the record
     carries none."""
     if not isinstance(record, dict):
@@ -90,7 +93,7 @@ def generated_id(name: str, number: int) -> str:
     return f"{IMPORTERS.get(name).id_prefix}-{number}"
 
 
-def detect(record) -> str | None:
+def detect(record: object) -> str | None:
     """The known layout one record is in, if any: the first importer, by
     precedence, that recognizes it.
 

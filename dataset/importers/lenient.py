@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.i18n import _l
 from dataset.importer import Importer
 from dataset.layouts import lenient
 
 
-def spelled_otherwise(record: dict) -> bool:
+def spelled_otherwise(record: dict[str, Any]) -> bool:
     """Our layout with one of the spellings ``lenient`` reads.
 
     >>> spelled_otherwise({"rounds": [{"round": 0}]})

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataset.importer import Importer
 from dataset.layouts import personachat
 
 
-def looks_like(record: dict) -> bool:
+def looks_like(record: dict[str, Any]) -> bool:
     return "Best Generated Conversation" in record or "user 1 personas" in record
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.i18n import _l
 from dataset.importer import Importer
 from dataset.layouts import personachat_original
 
 
-def looks_like(record: dict) -> bool:
+def looks_like(record: dict[str, Any]) -> bool:
     return isinstance(record.get("utterances"), list) and "personality" in record
 
 

@@ -3,11 +3,13 @@ method is the model in the file's name, unless --method names one."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataset.importer import Importer
 from dataset.prefeval import prefeval
 
 
-def looks_like(record: dict) -> bool:
+def looks_like(record: dict[str, Any]) -> bool:
     return "preference" in record and "question" in record
 
 

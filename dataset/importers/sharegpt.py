@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataset.importer import Importer
 from dataset.layouts import sharegpt
 
 
-def looks_like(record: dict) -> bool:
+def looks_like(record: dict[str, Any]) -> bool:
     """>>> looks_like({"conversations": [{"from": "human", "value": "hi"}]})
     True
     """
