@@ -88,7 +88,9 @@ class BatchAPI:
             )
         return content
 
-    async def _json(self, method: str, path: str, what: str, **kwargs: Any) -> dict:
+    async def _json(
+        self, method: str, path: str, what: str, **kwargs: Any
+    ) -> dict[str, Any]:
         """The reply as a JSON object; anything else (a proxy's error page
         in a 200) is the provider failing the call."""
         content = await self._call(method, path, what, **kwargs)
@@ -112,9 +114,10 @@ class BatchAPI:
             made = await self._json("POST", "/files", "upload", data=form)
         if not isinstance(made.get("id"), str):
             raise BatchAPIError("upload", 200, "the reply names no file id")
-        return made["id"]
+        file_id: str = made["id"]  # a str: checked above
+        return file_id
 
-    async def create(self, file_id: str, metadata: dict[str, str]) -> dict:
+    async def create(self, file_id: str, metadata: dict[str, str]) -> dict[str, Any]:
         body = {
             "input_file_id": file_id,
             "endpoint": "/v1/chat/completions",
@@ -123,7 +126,7 @@ class BatchAPI:
         }
         return await self._json("POST", "/batches", "create", json=body)
 
-    async def made_from(self, file_id: str) -> dict | None:
+    async def made_from(self, file_id: str) -> dict[str, Any] | None:
         """The provider's batch of an input file, among its newest 100."""
         listed = (await self._json("GET", "/batches?limit=100", "list")).get("data")
         found = (
@@ -137,10 +140,10 @@ class BatchAPI:
         )
         return found[0] if found else None
 
-    async def retrieve(self, batch_id: str) -> dict:
+    async def retrieve(self, batch_id: str) -> dict[str, Any]:
         return await self._json("GET", f"/batches/{batch_id}", "retrieve")
 
-    async def cancel(self, batch_id: str) -> dict:
+    async def cancel(self, batch_id: str) -> dict[str, Any]:
         return await self._json("POST", f"/batches/{batch_id}/cancel", "cancel")
 
     async def download(self, file_id: str, sink: BinaryIO, limit: int) -> None:

@@ -25,10 +25,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from judge_client.http import JudgeClient, Refused, read_completion
+from judge_client.http import (
+    BeforeAttempt,
+    JudgeClient,
+    Messages,
+    Refused,
+    read_completion,
+)
 from metrics.notes import note
 
 # a batch answer's usage, counted when the batch is read, not per item
@@ -40,7 +46,7 @@ class Pending(Refused):
     """A request gathered for a batch: no answer yet, nothing sent."""
 
 
-def custom_id(body: dict) -> str:
+def custom_id(body: Mapping[str, Any]) -> str:
     """The request's name in a batch file: sha256 of its canonical JSON,
     without ``response_format``. Whether structured output is asked for
     changes as the judge's replies honour or ignore it, and the answer to
@@ -55,9 +61,9 @@ class Recorder:
     """The requests one gathering pass found unanswered, each once."""
 
     def __init__(self) -> None:
-        self.bodies: dict[str, dict] = {}
+        self.bodies: dict[str, dict[str, Any]] = {}
 
-    def add(self, body: dict) -> None:
+    def add(self, body: dict[str, Any]) -> None:
         self.bodies.setdefault(custom_id(body), body)
 
 
@@ -78,7 +84,13 @@ class BatchClient:
         self._answer_of = answer_of
         self.recorder = recorder
 
-    async def complete(self, messages: list, sample: int, before_attempt=None, **extra):
+    async def complete(
+        self,
+        messages: Messages,
+        sample: int,
+        before_attempt: BeforeAttempt | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         body = self.online.request_body(messages, sample, **extra)
         answer = await asyncio.to_thread(self._answer_of, custom_id(body))
         if answer is not None and answer.status_code == 200:
@@ -92,7 +104,7 @@ class BatchClient:
             raise Pending(note("batch_pending"))
         return await self.online.complete(messages, sample, before_attempt, **extra)
 
-    def _reask(self, sample: int, extra: dict) -> bool:
+    def _reask(self, sample: int, extra: Mapping[str, Any]) -> bool:
         """A re-ask (for the format, or with more tokens after a cut reply)
         goes online, never in another batch: a batch may take up to its
         24-hour window, and re-asks are a few of a run's requests."""

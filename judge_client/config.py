@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from config import DEFAULTS
 from metrics.judging import JudgeItem
@@ -35,7 +37,10 @@ class JudgeConfig:
 
     @classmethod
     def from_settings(
-        cls, config: dict, options: dict, limits: dict | None = None
+        cls,
+        config: Mapping[str, Any],
+        options: Mapping[str, Any],
+        limits: Mapping[str, Any] | None = None,
     ) -> JudgeConfig | None:
         """The judge a run uses: its own settings (``options``: endpoint,
         model, sampling; ``limits``: those of :data:`RUN_LIMITS`, as the run
@@ -60,7 +65,7 @@ class JudgeConfig:
             **{**run_limits(config), **(limits or {})},
         )
 
-    def public(self) -> dict:
+    def public(self) -> dict[str, Any]:
         """What results may show: never the API key."""
         return {
             "model": self.model,
@@ -88,7 +93,7 @@ RUN_LIMITS = {
 }
 
 
-def run_limits(config: dict) -> dict:
+def run_limits(config: Mapping[str, Any]) -> dict[str, Any]:
     """The judge limits of :data:`RUN_LIMITS` in ``config``, by field.
 
     >>> run_limits(DEFAULTS)["max_tokens"] == DEFAULTS["JUDGE_MAX_TOKENS"]
@@ -116,7 +121,7 @@ class StructuredOutput:
             self.state = "json_schema" if honoured else "ignored"
 
 
-def response_format(name: str, schema: dict) -> dict:
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """OpenAI's ``response_format`` for a JSON schema, strict."""
     return {
         "type": "json_schema",
@@ -124,7 +129,7 @@ def response_format(name: str, schema: dict) -> dict:
     }
 
 
-def prompt_chars(messages: list) -> int:
+def prompt_chars(messages: Iterable[Mapping[str, Any]]) -> int:
     """Characters of a request's messages (what the prompt cap counts).
 
     >>> prompt_chars([{"role": "user", "content": "abc"}, {"content": "de"}])

@@ -22,10 +22,11 @@ stores what :meth:`Exchanges.take` gives with its rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge_client.outcome import kept_reply
+from judge_client.outcome import JudgeOutcome, kept_reply
+from metrics.judging import JudgeItem
 
 MESSAGE_CHARS = 20_000  # of each message's content kept (a reply: outcome.py)
 
@@ -38,7 +39,12 @@ class Exchanges:
         self.message_chars = message_chars
         self._kept: list[dict[str, Any]] = []
 
-    def keep(self, rows: Sequence[dict], items: Sequence, outcomes: Sequence) -> None:
+    def keep(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        items: Sequence[JudgeItem],
+        outcomes: Sequence[JudgeOutcome],
+    ) -> None:
         """The items one build made ``rows`` from, under each reply the rows
         name (a pairwise item scores two replies, each its own row)."""
         for key, metrics in _replies(rows).items():
@@ -63,7 +69,7 @@ class Exchanges:
                     }
                 )
 
-    def _bounded(self, message: dict) -> dict:
+    def _bounded(self, message: Mapping[str, Any]) -> dict[str, Any]:
         content = message.get("content")
         if isinstance(content, str):
             return {**message, "content": kept_reply(content, self.message_chars)}
@@ -75,7 +81,9 @@ class Exchanges:
         return kept
 
 
-def _replies(rows: Sequence[dict]) -> dict[tuple[str, int, str], list[str]]:
+def _replies(
+    rows: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, int, str], list[str]]:
     """Each reply the rows name (session-level rows: round 0, as stored),
     with the metrics of its rows in order."""
     found: dict[tuple[str, int, str], list[str]] = {}

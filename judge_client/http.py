@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
+from typing import Any
 
 from core.telemetry import JUDGE_FAILURES, JUDGE_SECONDS
 from judge_client.config import JudgeConfig, prompt_chars
@@ -18,6 +20,10 @@ from metrics.notes import Note, note
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 120.0
 CHARS_PER_TOKEN = 4  # the prompt's tokens, roughly, until replies report them
+# a request's messages: role/content objects, as rendered
+Messages = Sequence[Mapping[str, Any]]
+# awaited before each attempt of a call (e.g. a check that its run goes on)
+BeforeAttempt = Callable[[], Awaitable[object]]
 
 
 def names_structured_output(error: JudgeHTTPError) -> bool:
@@ -32,7 +38,12 @@ def names_structured_output(error: JudgeHTTPError) -> bool:
 class JudgeHTTPError(Exception):
     """A call that failed; ``note`` says why, for the row (metrics/notes.py)."""
 
-    def __init__(self, reason: Note, status: int | None = None, retry_after=None):
+    def __init__(
+        self,
+        reason: Note,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(reason.english)
         self.note = reason
         self.status = status
@@ -116,7 +127,13 @@ class JudgeClient:
         # max_completion_tokens; learned from the first 400 that says so.
         self.token_field = "max_tokens"
 
-    async def complete(self, messages: list, sample: int, before_attempt=None, **extra):
+    async def complete(
+        self,
+        messages: Messages,
+        sample: int,
+        before_attempt: BeforeAttempt | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         """One call, retried on transport errors (``_complete_once``);
         ``before_attempt``: a coroutine function awaited before each request."""
         try:
@@ -129,23 +146,33 @@ class JudgeClient:
             self.token_field = "max_completion_tokens"
             return await self._retrying(messages, sample, before_attempt, **extra)
 
-    async def _retrying(self, *args, **extra) -> dict:
+    async def _retrying(
+        self,
+        messages: Messages,
+        sample: int,
+        before_attempt: BeforeAttempt | None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         """Up to ``max_retries`` more attempts after a retryable failure. (A
         loop, not tenacity: its bookkeeping per call was a tenth of the
         client's CPU at hundreds of calls a second, bench/client_cpu.py.)"""
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return await self._complete_once(*args, **extra)
+                return await self._complete_once(
+                    messages, sample, before_attempt, **extra
+                )
             except JudgeHTTPError as error:
                 if not error.retryable or attempt == attempts:
                     raise
                 await asyncio.sleep(self._backoff.seconds(attempt, error))
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def request_body(self, messages: list, sample: int, **extra) -> dict:
+    def request_body(
+        self, messages: Messages, sample: int, **extra: Any
+    ) -> dict[str, Any]:
         """The request as sent (online, or as a line of a batch file)."""
-        body = {
+        body: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
             "temperature": self.config.temperature,
@@ -158,8 +185,12 @@ class JudgeClient:
         return body
 
     async def _complete_once(
-        self, messages: list, sample: int, before_attempt=None, **extra
-    ) -> dict:
+        self,
+        messages: Messages,
+        sample: int,
+        before_attempt: BeforeAttempt | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         """One request; ``extra`` overrides or adds body fields
         (``max_tokens``, ``response_format``)."""
         pace = pace_for(self.url, self.config.model, self.config.rpm, self.config.tpm)
@@ -214,7 +245,7 @@ class JudgeClient:
         return {**reply, "paced_s": paced_s}  # (progress shows a run held back)
 
 
-def read_completion(content: bytes) -> dict:
+def read_completion(content: bytes) -> dict[str, Any]:
     """The reply's text, why it stopped, and the usage it reports."""
     try:
         payload = json.loads(content)
@@ -247,6 +278,6 @@ def read_completion(content: bytes) -> dict:
     }
 
 
-def _count(value) -> int:
+def _count(value: object) -> int:
     """A token count as reported; anything that is not a count is 0."""
     return value if isinstance(value, int) and value >= 0 else 0

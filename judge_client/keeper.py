@@ -21,6 +21,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from time import monotonic
+from typing import Any
 
 from core.status import StorageUnavailable
 
@@ -32,14 +33,16 @@ class VerdictKeeper:
     """``await keep(entry)`` returns once ``entry`` is in the cache. Runs on
     the judge loop (one thread): no lock is needed."""
 
-    def __init__(self, put: Callable[[list[dict]], None], deadline_s: float = 0.0):
+    def __init__(
+        self, put: Callable[[list[dict[str, Any]]], None], deadline_s: float = 0.0
+    ):
         self._put = put
         self.deadline_s = deadline_s
-        self._pending: list[tuple[dict, asyncio.Future]] = []
-        self._writer: asyncio.Task | None = None
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
-    async def keep(self, entry: dict) -> None:
-        kept = asyncio.get_running_loop().create_future()
+    async def keep(self, entry: dict[str, Any]) -> None:
+        kept: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((entry, kept))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.ensure_future(self._write())
@@ -70,7 +73,9 @@ class VerdictKeeper:
                     break
 
 
-def _settle(batch: list[tuple[dict, asyncio.Future]], error: Exception | None) -> None:
+def _settle(
+    batch: list[tuple[dict[str, Any], asyncio.Future[None]]], error: Exception | None
+) -> None:
     for _, kept in batch:
         if kept.done():  # its call was cut meanwhile
             continue

@@ -16,7 +16,11 @@ import importlib
 import os
 import sys
 import threading
+from collections.abc import Coroutine
 from concurrent.futures import Future
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 _LOOP: asyncio.AbstractEventLoop | None = None
 _LOCK = threading.Lock()
@@ -35,12 +39,12 @@ def get() -> asyncio.AbstractEventLoop:
         return _LOOP
 
 
-def submit(coroutine) -> Future:
+def submit(coroutine: Coroutine[Any, Any, _T]) -> Future[_T]:
     """Run ``coroutine`` on the loop; cancelling the future cancels it."""
     return asyncio.run_coroutine_threadsafe(coroutine, get())
 
 
-def run(coroutine, timeout: float | None = None):
+def run(coroutine: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
     """Run ``coroutine`` on the loop and wait for its result (for callers
     outside a run, e.g. ``judge-check``); never call it on the loop itself."""
     return submit(coroutine).result(timeout)

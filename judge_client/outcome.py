@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from time import monotonic
+from typing import Any, Protocol, TypeVar
 
 from core import usage
 from core.status import Cancelled
 from metrics.notes import Note
 
 STORED_REPLY_CHARS = 20_000  # of a raw reply kept as evidence on the row
+_T = TypeVar("_T")
+
+
+class Prompted(Protocol):
+    """A judge request (``metrics.judging.JudgeItem``): its prompt's version."""
+
+    @property
+    def prompt_version(self) -> str: ...
 
 
 def kept_reply(text: str | None, limit: int = STORED_REPLY_CHARS) -> str | None:
@@ -30,7 +41,7 @@ def kept_reply(text: str | None, limit: int = STORED_REPLY_CHARS) -> str | None:
 @dataclass
 class JudgeOutcome:
     status: str  # a RowStatus: ok | unscored | error
-    verdict: dict | None = None
+    verdict: dict[str, Any] | None = None
     raw: str | None = None
     note: Note | None = None  # why there is no verdict
     cached: bool = False
@@ -47,7 +58,7 @@ class Usage:
 
     TOTALS = ("judge_calls", "cache_hits", "prompt_tokens", "completion_tokens")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self._counts: dict[str, int] = {}
 
@@ -88,7 +99,12 @@ class StopCheck:
     for that long may have lost its chunk meanwhile, so its calls wait for
     the new answer instead of going out on the old one."""
 
-    def __init__(self, should_stop=None, interval_s: float = 0.5, fresh_s=2.0):
+    def __init__(
+        self,
+        should_stop: Callable[[], bool] | None = None,
+        interval_s: float = 0.5,
+        fresh_s: float = 2.0,
+    ):
         self.should_stop = should_stop
         self.interval_s, self.fresh_s = interval_s, fresh_s
         self.checked_at = 0.0  # the first call asks
@@ -102,6 +118,8 @@ class StopCheck:
         return self.stopped is None and monotonic() - self.checked_at >= self.fresh_s
 
     def _ask(self) -> None:
+        if self.should_stop is None:  # check and acheck never ask then
+            return
         try:
             stop = self.should_stop()
         except Cancelled as exc:
@@ -148,11 +166,13 @@ class StopCheck:
         self._raise()
 
 
-def settled(futures: dict, within: float | None = None) -> dict[int, tuple]:
+def settled(
+    futures: Mapping[int, Future[_T]], within: float | None = None
+) -> dict[int, _T]:
     """The outcomes of calls that end (each waits for its reply or its
     deadline; a call not yet sent stops at its check and is left out). With
     ``within`` seconds, the calls still under way after them are cut."""
-    outcomes = {}
+    outcomes: dict[int, _T] = {}
     until = None if within is None else monotonic() + within
     for index, future in futures.items():
         left = None if until is None else max(until - monotonic(), 0.0)
@@ -165,7 +185,9 @@ def settled(futures: dict, within: float | None = None) -> dict[int, tuple]:
     return outcomes
 
 
-def cache_entry(item, reply: dict, parsed: dict) -> dict:
+def cache_entry(
+    item: Prompted, reply: Mapping[str, Any], parsed: dict[str, Any]
+) -> dict[str, Any]:
     """What the judge cache keeps of a verdict (``store/judge_cache.py``)."""
     return {
         "prompt_version": item.prompt_version,

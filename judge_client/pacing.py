@@ -30,6 +30,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from time import monotonic
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ class Pace:
             self._early -= 1
             self._turn.set()
 
-    def holding(self) -> dict | None:
+    def holding(self) -> dict[str, Any] | None:
         """The requests waiting for their turn now, for a run that stopped
         moving (``pipeline/stalls.py``): how many, the longest wait, the
         limits, and whether the judge refused one as over its limit (429)
@@ -217,7 +218,7 @@ class Pace:
         )
 
 
-def holding() -> dict[tuple[str, str], dict]:
+def holding() -> dict[tuple[str, str], dict[str, Any]]:
     """Per endpoint and model of this process, the requests its pace holds
     back now (``Pace.holding``)."""
     found = {key: pace.holding() for key, pace in list(_PACES.items())}

@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Future, InvalidStateError
 from contextlib import suppress
 from functools import partial
+from typing import Any, TypeVar
 
 from judge_client import loop
+
+_T = TypeVar("_T")
+# a call waiting for a slot: (its caller's future, a coroutine function, its arguments)
+_Call = tuple[Future[Any], Callable[..., Awaitable[Any]], tuple[Any, ...]]
 
 
 class JudgePool:
@@ -38,10 +43,16 @@ class JudgePool:
     def in_flight(self) -> int:
         return sum(len(lane.running) for lane in self._lanes.values())
 
-    def submit(self, function, *args, key: str = "", lane: str = "") -> Future:
+    def submit(
+        self,
+        function: Callable[..., Awaitable[_T]],
+        *args: Any,
+        key: str = "",
+        lane: str = "",
+    ) -> Future[_T]:
         """Queue ``function(*args)`` (a coroutine function) under ``key``
         (a run), in ``lane`` (a judge endpoint and model)."""
-        future: Future = Future()
+        future: Future[_T] = Future()
         with self._lock:
             waiting = self._lanes.setdefault(lane, _Lane()).queues
             waiting.setdefault(key, deque()).append((future, function, args))
@@ -65,7 +76,13 @@ class JudgePool:
                     lane.running.add(task)
                     future.add_done_callback(partial(_cancel_with, running, task))
 
-    async def _call(self, lane: _Lane, future: Future, function, args) -> None:
+    async def _call(
+        self,
+        lane: _Lane,
+        future: Future[Any],
+        function: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+    ) -> None:
         try:
             _settle(future.set_result, await function(*args))
         except asyncio.CancelledError:
@@ -76,7 +93,7 @@ class JudgePool:
             lane.running.discard(asyncio.current_task())
             self._start_more()
 
-    def withdraw(self, futures: Iterable[Future]) -> None:
+    def withdraw(self, futures: Iterable[Future[Any]]) -> None:
         """Cancel those of ``futures`` still waiting for a slot (they were
         never sent); the calls under way go on."""
         wanted = set(futures)
@@ -114,10 +131,11 @@ class _Lane:
     """One judge endpoint and model: its calls waiting per run, and under way."""
 
     def __init__(self) -> None:
-        self.queues: dict[str, deque] = {}  # insertion order: whose turn is next
-        self.running: set[asyncio.Task] = set()  # changed on the loop only
+        # insertion order: whose turn is next
+        self.queues: dict[str, deque[_Call]] = {}
+        self.running: set[asyncio.Task[None]] = set()  # changed on the loop only
 
-    def next(self):
+    def next(self) -> _Call | None:
         """The next call still wanted, from the run whose turn it is (under
         the pool's lock); None when nothing waits."""
         while self.queues:
@@ -131,12 +149,14 @@ class _Lane:
         return None
 
 
-def _cancel_with(running, task: asyncio.Task, future: Future) -> None:
+def _cancel_with(
+    running: asyncio.AbstractEventLoop, task: asyncio.Task[None], future: Future[Any]
+) -> None:
     """The caller cancelled the call's future: cancel the call itself."""
     if future.cancelled():
         running.call_soon_threadsafe(task.cancel)
 
 
-def _settle(setter, value) -> None:
+def _settle(setter: Callable[[_T], None], value: _T) -> None:
     with suppress(InvalidStateError):  # cancelled meanwhile: nobody waits for it
         setter(value)

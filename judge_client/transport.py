@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -23,7 +24,9 @@ from judge_client.pacing import HEADERS
 
 # (scheme, host, port) -> (session, the proxy to go through or None);
 # used on the loop only
-_SESSIONS: dict[tuple, tuple[aiohttp.ClientSession, str | None]] = {}
+_SESSIONS: dict[
+    tuple[str, str | None, int | None], tuple[aiohttp.ClientSession, str | None]
+] = {}
 READ_PIECE = 65_536
 # The names a failed call's note has always shown (they were requests').
 _KINDS = (
@@ -88,7 +91,7 @@ def timeouts(connect_s: float, read_s: float) -> aiohttp.ClientTimeout:
 async def fetch(
     url: str,
     body: bytes,
-    headers: dict,
+    headers: Mapping[str, str],
     timeout: aiohttp.ClientTimeout,
     limit: int,
     deadline_s: float,
