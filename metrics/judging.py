@@ -1,6 +1,7 @@
 """What suites need to ask the judge (pure; ``evaluator.py`` does the asking).
 
-A suite renders a versioned prompt file from ``prompts/`` into messages and
+A suite renders a versioned prompt file, kept in its own folder
+(``metrics/suites/<suite>/prompts/<mode>_v<n>.txt``), into messages and
 wraps them in :class:`JudgeItem`s of one of its :class:`JudgeMode`s; the
 judge returns outcomes whose verdicts the mode's parser produced. Parsing
 never invents a score: a reply without a readable verdict parses to ``None``
@@ -24,11 +25,25 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
+from core.registry import Registry
 from metrics.notes import Note, note
 from metrics.suite import JudgeMode
 from metrics.verdicts import NoVerdict
 
-PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
+# Every suite keeps its prompt files in its folder; a version (a file's stem)
+# names one file in all of them.
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+
+
+def _find_prompts() -> None:
+    for path in sorted(SUITES_DIR.rglob("*.txt")):
+        PROMPT_FILES.register(path.stem, path)
+
+
+# version -> its file (the file a recorded version's SHA-256 is read from)
+PROMPT_FILES: Registry[Path] = Registry(
+    "prompt version", _find_prompts, order=lambda name, _: name
+)
 _BOXED = re.compile(r"\\boxed\{\s*(-?\d+(?:\.\d+)?)\s*\}")
 # The whole reply may be one ```json fenced block; nothing may precede or follow.
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```\Z", re.S | re.I)
@@ -82,16 +97,28 @@ def fenced(value: str, markers: re.Pattern | None) -> str:
     return markers.sub(lambda found: found[0][0] + _JOINER + found[0][1:], value)
 
 
+def prompt_file(version: str) -> Path | None:
+    """The file of a prompt version, in its suite's folder; None when this
+    installation has none.
+
+    >>> prompt_file("jera_v1").relative_to(SUITES_DIR).as_posix()
+    'roleplay/prompts/jera_v1.txt'
+    >>> prompt_file("../pyproject") is None
+    True
+    """
+    return PROMPT_FILES.get(version, None)
+
+
 @lru_cache
 def load_prompt(version: str) -> Prompt:
-    """Read ``prompts/<version>.txt`` (:func:`read_prompt`)."""
-    return read_prompt(PROMPT_DIR / f"{version}.txt")
+    """Read the prompt file of ``version`` (:func:`read_prompt`)."""
+    return read_prompt(PROMPT_FILES[version])
 
 
 def read_prompt(path: Path) -> Prompt:
     """A prompt file: a ``# system`` part, then a ``# user`` part; its
     version is the file's stem. A suite may keep its prompt in its own
-    folder: ``JudgeMode(..., template=read_prompt(HERE / "mine_v1.txt"))``."""
+    folder: ``JudgeMode(..., template=read_prompt(HERE / "prompts" / "mine_v1.txt"))``."""
     text = path.read_text(encoding="utf-8")
     _, system, user = re.split(r"^# (?:system|user)\n", text, flags=re.M)
     return Prompt(path.stem, Template(system.strip()), Template(user.strip()))
@@ -139,7 +166,8 @@ def reask_messages(item: JudgeItem, reply: str) -> list[dict]:
 
 
 def mode_prompt(mode: JudgeMode) -> Prompt:
-    """A protocol mode's own prompt, else the file ``prompts/<prompt>.txt``."""
+    """A protocol mode's own prompt, else its suite's file of that version
+    (:func:`prompt_file`)."""
     return mode.template if mode.template is not None else load_prompt(mode.prompt)
 
 

@@ -99,12 +99,13 @@ class JudgeMode:
     the JSON schema asked for as structured output (None: text only)."""
 
     name: str
-    prompt: str  # file stem under prompts/, e.g. "alignment_v1" (stored per score)
+    # its prompt file's stem in the suite's folder, e.g. "jera_v2" (stored per score)
+    prompt: str
     parse: Callable[[str], Any]  # reply text -> Verdict | NoVerdict (or None)
     format: str = ""
     schema: dict | None = field(default=None, hash=False, compare=False)
     # From a protocol (metrics/protocols.py): the prompt itself (else the
-    # file ``prompts/<prompt>.txt``), its dimensions and its kind of verdict.
+    # suite's file ``prompts/<prompt>.txt``), its dimensions and its kind of verdict.
     template: Any = field(default=None, hash=False, compare=False)
     dimensions: tuple[str, ...] = ()
     verdict: Any = field(default=None, hash=False, compare=False)

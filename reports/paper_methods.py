@@ -3,7 +3,7 @@
 It states what a reader needs to reproduce the numbers: the data file
 (SHA-256, sessions, rounds, methods), the platform version, the suites and
 their options, the judge (model, temperature, samples, history window and
-every prompt version with the SHA-256 of its file under ``prompts/``), and
+every prompt version with the SHA-256 of its file in its suite's folder), and
 the statistics (``metrics/stats.py``). It is deterministic: the only moment
 it names is the run's ``finished_at``.
 
@@ -29,7 +29,7 @@ from functools import lru_cache
 from config import PROJECT_ROOT
 from core.status import RunStatus
 from metrics import basis, registry
-from metrics.judging import PROMPT_DIR
+from metrics.judging import prompt_file
 from metrics.results import missing_replies, not_asked
 from reports import paper_card, paper_panel
 from reports.paper_spent import plural, spent_sentence
@@ -48,16 +48,15 @@ def platform_version() -> str:
 
 
 def prompt_sha256(version: str) -> str | None:
-    """SHA-256 of ``prompts/<version>.txt``; None when this installation has
+    """SHA-256 of the prompt file of ``version`` (in its suite's folder,
+    ``metrics.judging.prompt_file``); None when this installation has
     no such file (a version is never edited: a new one is a new file).
 
     >>> len(prompt_sha256("jera_v1")), prompt_sha256("../pyproject")
     (64, None)
     """
-    path = PROMPT_DIR / f"{version}.txt"
-    if "/" in version or "\\" in version or not path.is_file():
-        return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    path = prompt_file(version)
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def data_sentence(run) -> str:
@@ -251,9 +250,10 @@ def prompts_text(prompts: dict) -> str:
         if "@" in version:  # a protocol's mode: the protocol's digest says it
             parts.append(f"{mode}: {version}")
             continue
-        digest = prompt_sha256(version)
+        digest, path = prompt_sha256(version), prompt_file(version)
         found = f"SHA-256 {digest}" if digest else "file not in this installation"
-        parts.append(f"{mode}: prompts/{version}.txt ({found})")
+        shown = path.relative_to(PROJECT_ROOT).as_posix() if path else f"{version}.txt"
+        parts.append(f"{mode}: {shown} ({found})")
     return "; ".join(parts) or "none recorded"
 
 

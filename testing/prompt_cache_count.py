@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 from config import PROJECT_ROOT
-from metrics.judging import PROMPT_DIR, read_prompt
+from metrics.judging import PROMPT_FILES, read_prompt
 from metrics.suites import roleplay
 from metrics.suites.slots import judge as slot_judge
 from metrics.suites.slots.matching import merge_writes
@@ -57,7 +57,7 @@ def as_version(mode: str, messages: tuple, version: str) -> list[dict]:
     """The same request with the prompt file ``<mode>_<version>``."""
     form = judge_forms.form_of(messages[0]["content"], messages[1]["content"])
     assert form is not None and form.mode.name == mode, mode
-    return read_prompt(PROMPT_DIR / f"{mode}_{version}.txt").render(**form.fields)
+    return read_prompt(PROMPT_FILES[f"{mode}_{version}"]).render(**form.fields)
 
 
 def cached_share(requests: list[tuple], version: str) -> dict:
@@ -77,7 +77,7 @@ def cached_share(requests: list[tuple], version: str) -> dict:
 
 def fixed_prefix_tokens(name: str) -> int:
     """The system message and the user text before the first field."""
-    prompt = read_prompt(PROMPT_DIR / f"{name}.txt")
+    prompt = read_prompt(PROMPT_FILES[name])
     user = prompt.user.template
     return (len(prompt.system.template) + user.index("$")) // CHARS_PER_TOKEN
 

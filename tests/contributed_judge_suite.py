@@ -17,7 +17,7 @@ from metrics.suite import (Chart, JudgeMode, JudgeUse, Metric, Panel, Suite, _l,
                            series)
 from metrics.verdicts import Kind, NoVerdict, read
 
-PROMPT = read_prompt(Path(__file__).with_name("politeness_v1.txt"))
+PROMPT = read_prompt(Path(__file__).parent / "prompts" / "politeness_v1.txt")
 FORMAT = "Reasoning: <one sentence>\\nScore: <1 to 5>"
 KIND = Kind.score(1, 5, integer=True).asking(FORMAT)
 

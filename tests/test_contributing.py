@@ -31,7 +31,7 @@ GIT = ["git", "-c", "user.name=drill", "-c", "user.email=drill@localhost"]
 EXPECTED = {
     "metrics/suites/brevity.py",
     "metrics/suites/politeness/__init__.py",
-    "metrics/suites/politeness/politeness_v1.txt",
+    "metrics/suites/politeness/prompts/politeness_v1.txt",
     "tests/test_politeness.py",
     "docs/metrics/politeness.md",
     "tests/test_brevity.py",
@@ -275,7 +275,8 @@ def test_the_guide_adds_suites_and_a_metric_touching_only_what_it_names(tmp_path
     folder = tree / "metrics/suites/politeness"
     folder.mkdir()
     (folder / "__init__.py").write_text(politeness.POLITENESS)
-    (folder / "politeness_v1.txt").write_text(politeness.PROMPT)
+    (folder / "prompts").mkdir()
+    (folder / "prompts/politeness_v1.txt").write_text(politeness.PROMPT)
     (tree / "tests/test_politeness.py").write_text(politeness.TEST_POLITENESS)
     with (tree / "metrics/suites/quality/__init__.py").open("a") as module:
         module.write(QUALITY_METRIC)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from metrics import protocols
-from metrics.judging import _MARKER, load_prompt
+from metrics.judging import _MARKER, PROMPT_FILES, load_prompt
 
-PROMPTS = sorted(p.stem for p in (Path(__file__).parents[1] / "prompts").glob("*.txt"))
+PROMPTS = PROMPT_FILES.names()
 FIELD = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 
 

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import protocols, registry, stats
-from metrics.judging import PROMPT_DIR
+from metrics.judging import prompt_file
 from reports import paper, paper_methods, paper_summary, paper_text
 from tests import crafted
 from tests.pipeline_support import evaluate
@@ -312,8 +312,8 @@ def test_methods_paragraph_names_judge_prompts_and_their_hashes():
         }
     }
     text = paper_methods.methods_paragraph(run, used)
-    digest = hashlib.sha256((PROMPT_DIR / "jera_v1.txt").read_bytes()).hexdigest()
-    assert f"prompts/jera_v1.txt (SHA-256 {digest})" in text
+    digest = hashlib.sha256(prompt_file("jera_v1").read_bytes()).hexdigest()
+    assert f"metrics/suites/roleplay/prompts/jera_v1.txt (SHA-256 {digest})" in text
     assert f"protocols/personasteer.toml, version 2, SHA-256 {protocol.sha256}" in text
     assert f"alignment: personasteer/alignment@{protocol.sha256[:12]}" in text
     assert "The judge judge-x was sent 12 requests, 1 re-ask (3,400 prompt" in text

@@ -15,7 +15,7 @@ from babel.messages.pofile import read_po
 
 import dataset
 from metrics import counts, protocols, registry
-from metrics.judging import PROMPT_DIR, JudgeItem
+from metrics.judging import JudgeItem, prompt_file
 from metrics.rows import scored
 from tests.fake_judge import FakeJudge
 
@@ -49,9 +49,7 @@ def test_suite_declares_everything_it_needs(suite):
         assert suite.modes, "a judge suite names its prompt files and parsers"
     for mode in suite.modes:
         # a protocol's mode carries its prompt; any other names its file
-        assert (
-            mode.template is not None or (PROMPT_DIR / f"{mode.prompt}.txt").is_file()
-        )
+        assert mode.template is not None or prompt_file(mode.prompt) is not None
         assert callable(mode.parse)
         item = JudgeItem(mode, ())
         assert item.read("no verdict here")[0] is None

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from metrics import registry
-from metrics.judging import PROMPT_DIR, mode_prompt
+from metrics.judging import mode_prompt, prompt_file
 from testing import judge_forms, prompt_cache_count
 from testing.judge_server import ScriptedJudge
 from tests import crafted
@@ -32,8 +32,8 @@ def suite_modes():
 def test_the_suites_ask_with_version_2_the_lines_of_version_1_reordered(name):
     mode = suite_modes()[name]
     assert mode.prompt == f"{name}_v2"
-    old = (PROMPT_DIR / f"{name}_v1.txt").read_text(encoding="utf-8")
-    new = (PROMPT_DIR / f"{name}_v2.txt").read_text(encoding="utf-8")
+    old = prompt_file(f"{name}_v1").read_text(encoding="utf-8")
+    new = prompt_file(f"{name}_v2").read_text(encoding="utf-8")
     moved = old.replace("version 1", "version 2").replace("slot above", "slot below")
     assert sorted(moved.splitlines()) == sorted(new.splitlines())
 

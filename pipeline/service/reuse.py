@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 # Everything a row's value depends on besides the file and the settings.
-CODE = ("metrics", "dataset", "core", "prompts", "evaluator.py", "judge_client")
+# (the suites' prompt files are in their folders, under metrics/)
+CODE = ("metrics", "dataset", "core", "evaluator.py", "judge_client")
 
 
 @cache
