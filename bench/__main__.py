@@ -26,6 +26,7 @@ from bench import (
     pacing_peers,
     paid_once_drill,
     pairwise,
+    per_call,
     prompt_cache,
     readers,
     slow_judge_drill,
@@ -63,7 +64,13 @@ BENCHMARKS = {
 # peers' own environment (bench/peers/env.py), which the product never needs.
 # ``readers`` needs the team services (PostgreSQL, Redis) the default lacks.
 # ``eta`` is a one-minute run whose figure is a share, not a speed.
-ON_REQUEST = {"pacing_peers": pacing_peers.run, "readers": readers.run, "eta": eta.run}
+# ``per_call`` checks out an earlier commit (a git worktree) to run beside.
+ON_REQUEST = {
+    "pacing_peers": pacing_peers.run,
+    "readers": readers.run,
+    "eta": eta.run,
+    "per_call": per_call.run,
+}
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
 
