@@ -321,3 +321,20 @@ def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
         cwd=Path(__file__).resolve().parents[1],
     )
     assert done.stdout.split() == ["True"], done.stderr
+
+
+def test_a_worker_preloads_nothing_its_aggregations_do_not_load():
+    """scipy.stats is no aggregation's of stored rows: loaded beside the
+    first judge calls it held their GIL for 0.5 s of CPU (issue 61 item 8)."""
+    code = (
+        "import sys; from pipeline.worker import interim; interim.preload().join(); "
+        "print('scipy.stats' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.stdout.split() == ["False"], done.stderr

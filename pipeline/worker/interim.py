@@ -85,11 +85,14 @@ def aggregate_stored(
     )
 
 
-# What every aggregation loads (scipy.special for the t quantiles, scipy.stats
-# for Wilcoxon and ranks, numpy, the row readers): ~0.7 s of CPU here, which
-# a worker's first aggregation (provisional, or the finalize of a run too
-# short for one) would otherwise spend (issue 32).
-AGGREGATION_MODULES = ("scipy.special", "scipy.stats", "numpy", "store.suite_rows")
+# What every aggregation loads (scipy.special for the t quantiles, numpy, the
+# row readers), which a worker's first aggregation (provisional, or the
+# finalize of a run too short for one) would otherwise spend (issue 32).
+# Not scipy.stats: Wilcoxon and the stored rows' ranks are computed without
+# it (metrics/stats.py, store/suite_rows.py), and its 0.5 s of CPU loaded
+# while the first calls go out held the GIL they need (issue 61 item 8); a
+# panel's agreement or an in-memory rank check loads it on use.
+AGGREGATION_MODULES = ("scipy.special", "numpy", "store.suite_rows")
 
 
 def preload() -> threading.Thread:
