@@ -40,6 +40,7 @@ from metrics.stats import (
     CI_NO_SPREAD,
     EXACT_BOOTSTRAP_BELOW,
     exact_resamples,
+    resample_sums,
     spread_or_none,
     weighted_quantiles,
 )
@@ -85,11 +86,16 @@ def delta_ci(a: Parts, b: Parts, level: float = 0.95) -> tuple[float, float] | N
 
 
 def delta_interval(
-    a: Parts, b: Parts, level: float = 0.95
+    a: Parts, b: Parts, level: float = 0.95, memo: dict | None = None
 ) -> tuple[tuple[float, float] | None, str | None]:
     """``(interval, note)``: the note ``ci_no_spread`` when the resampled
     differences give an interval of width 0 (four sessions of one
     difference gave [0.125, 0.125]); None otherwise.
+
+    ``memo`` (a dict the caller keeps for one set of comparisons) holds
+    each method's statistic on every exact resample by its parts' bytes: a
+    method compared with several others is resampled once, the same floats
+    (issue 61: 15 pairs of 6 methods resampled 6 values, not 30).
 
     >>> same = {"s1": {None: (1.0, 1.0)}, "s2": {None: (1.0, 1.0)}}
     >>> delta_interval(same, {"s1": {None: (0.0, 1.0)}, "s2": {None: (0.0, 1.0)}})
@@ -107,8 +113,8 @@ def delta_interval(
     n = len(sessions)
     tail = (1 - level) / 2
     if n < EXACT_BOOTSTRAP_BELOW:
-        counts, weights = exact_resamples(n)
-        diffs = _weighted(arrays[0], counts) - _weighted(arrays[1], counts)
+        weights = exact_resamples(n)[1]
+        diffs = _weighted(arrays[0], memo) - _weighted(arrays[1], memo)
         kept = ~np.isnan(diffs)
         if not kept.any():
             return None, None
@@ -198,8 +204,8 @@ def delta_permutation_p(a: Parts, b: Parts) -> tuple[float | None, str | None, i
 
     def reaching(swaps) -> tuple[int, int]:
         deltas = _swapped_deltas(swaps, num_a, den_a, num_b, den_b)
-        kept = deltas[~np.isnan(deltas)]
-        return sum(at_resolution(abs(float(d))) >= bar for d in kept), len(kept)
+        kept = np.abs(deltas[~np.isnan(deltas)])
+        return reaching_count(kept, bar), len(kept)
 
     if n <= PERMUTATION_EXACT_UP_TO:
         every = np.arange(2**n)[:, None] >> np.arange(n)[None, :] & 1
@@ -213,6 +219,35 @@ def delta_permutation_p(a: Parts, b: Parts) -> tuple[float | None, str | None, i
         found, kept = reaching(rng.integers(0, 2, size=(size, n)).astype(float))
         count, counted = count + found, counted + kept
     return (count + 1) / (counted + 1), PERMUTATION_SAMPLED, PERMUTATION_DRAWS
+
+
+# |Δ*| this close to the bar (relatively) is rounded to find whether it
+# reaches it; farther off, at_resolution (a rounding at 12 significant
+# digits, relative error at most 5e-12) cannot move it across
+BAR_BAND = 1e-10
+
+
+def reaching_count(sizes, bar: float) -> int:
+    """How many of ``sizes`` (|Δ*|, no NaN) reach ``bar`` (an
+    :func:`metrics.stats.at_resolution` value) at that resolution: the count
+    of ``at_resolution(size) >= bar``, the same count, with only the sizes
+    within ``BAR_BAND`` of the bar rounded one by one (at_resolution is
+    monotone and moves a size by at most 5e-12 of it).
+
+    >>> reaching_count([1 - 2 / 3, 1 / 3, 0.3, 0.4], 0.333333333333)
+    3
+    """
+    import numpy as np
+
+    from metrics.stats import at_resolution
+
+    sizes = np.asarray(sizes, dtype=float)
+    if bar <= 0.0:  # every size is at least 0
+        return len(sizes)
+    above = sizes > bar * (1 + BAR_BAND)
+    near = ~above & (sizes >= bar * (1 - BAR_BAND))
+    close = sum(at_resolution(float(size)) >= bar for size in sizes[near])
+    return int(above.sum()) + close
 
 
 def _swapped_deltas(swaps, num_a, den_a, num_b, den_b):
@@ -262,14 +297,20 @@ def _ratio_mean(num, den):
         return np.where(present > 0, totals / np.maximum(present, 1), np.nan)
 
 
-def _weighted(matrix, counts):
-    """The statistic on each exact resample (a row of ``counts``: how often
-    each session is drawn); NaN where no stratum has a denominator."""
-
-    num, den = (
-        (counts[:, :, None] * m[None, :, :]).sum(axis=1) for m in matrix
-    )  # resamples x strata, summed over sessions in a fixed order
-    return _ratio_mean(num, den)
+def _weighted(matrix, memo: dict | None = None):
+    """The statistic on each exact resample (a row of
+    :func:`metrics.stats.exact_resamples`' counts: how often each session is
+    drawn); NaN where no stratum has a denominator. Kept in ``memo`` by the
+    matrices' bytes and shape (equal parts, equal floats)."""
+    num, den = matrix
+    key = (num.shape, num.tobytes(), den.tobytes())
+    if memo is not None and key in memo:
+        return memo[key]
+    # resamples x strata, summed over sessions in a fixed order
+    found = _ratio_mean(resample_sums(num), resample_sums(den))
+    if memo is not None:
+        memo[key] = found
+    return found
 
 
 def add_value_deltas(
@@ -298,6 +339,7 @@ def add_value_deltas(
         if m.compare and m.in_table
     }
     families: dict[str, list[dict]] = {}
+    memo: dict = {}  # each method's resampled values, shared by its pairs
     for comparison in comparisons:
         column = columns.get(comparison["metric"])
         if column is None:
@@ -313,7 +355,7 @@ def add_value_deltas(
             part_a, part_b = (
                 own.get(m) or of_session_values(sessions.get(m) or {}) for m in (a, b)
             )
-            ci, note = delta_interval(part_a, part_b)
+            ci, note = delta_interval(part_a, part_b, memo=memo)
             p, test, assignments = delta_permutation_p(part_a, part_b)
         comparison.update(
             value_metric=column.id,

@@ -143,9 +143,77 @@ def exact_resamples(n: int):
     return counts, weights
 
 
+@functools.cache
+def _exact_columns(n: int):
+    """:func:`exact_resamples`' counts by unit (a row per unit, as floats,
+    contiguous): how often each resample draws unit i."""
+    import numpy as np
+
+    columns = np.ascontiguousarray(exact_resamples(n)[0].T, dtype=float)
+    columns.flags.writeable = False
+    return columns
+
+
+def resample_sums(values):
+    """Σᵢ countsᵢ·valuesᵢ for every exact resample of ``len(values)`` units
+    (:func:`exact_resamples`): a vector for a vector of values, resamples x
+    k for values of shape (units, k). Bit for bit what numpy gives for
+    ``(counts * values).sum(axis=1)`` (and ``(counts[:, :, None] *
+    values[None]).sum(axis=1)``), the same products added in the same order:
+    from 0.0, one column in numpy's pairwise order (eight partial sums from
+    eight units on), several columns one unit after the other. Done a unit
+    at a time on contiguous columns, without the resamples x units (x k)
+    products, it is several times faster; ``tests/test_small_sample_intervals.py``
+    checks the bits against numpy's expressions.
+
+    >>> resample_sums([1.0, 2.0]).tolist()
+    [2.0, 3.0, 4.0]
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    columns = _exact_columns(n)
+    if values.ndim == 2 and values.shape[1] != 1:
+        # k x resamples while adding (contiguous), resamples x k returned
+        found = values[0][:, None] * columns[0][None, :] + 0.0
+        for unit in range(1, n):
+            found += values[unit][:, None] * columns[unit][None, :]
+        return np.ascontiguousarray(found.T)
+    flat = values.reshape(n)
+    terms = [columns[unit] * flat[unit] for unit in range(n)]
+    if n < 8:
+        found = np.full(len(columns[0]), -0.0)
+        for term in terms:
+            found += term
+    else:
+        if n > PAIRWISE_BLOCK:
+            raise ValueError(f"{n} units: more than numpy's pairwise block")
+        partial = terms[:8]
+        whole = n - n % 8
+        for start in range(8, whole, 8):
+            partial = [
+                s + t for s, t in zip(partial, terms[start : start + 8], strict=True)
+            ]
+        found = ((partial[0] + partial[1]) + (partial[2] + partial[3])) + (
+            (partial[4] + partial[5]) + (partial[6] + partial[7])
+        )
+        for term in terms[whole:]:
+            found += term
+    found = 0.0 + found
+    return found if values.ndim == 1 else found[:, None]
+
+
+PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: a plain pairwise sum up to it
+
+
 def weighted_quantiles(values, weights, levels) -> list[float]:
     """The smallest value whose cumulative weight reaches each level (the
     quantile of a discrete distribution; ``weights`` integers or floats).
+
+    With integer weights the answer does not depend on how ties are ordered
+    (the cumulative weights are exact), so only each level's tail is sorted
+    (:func:`_tail_quantiles`): the same value as sorting everything.
 
     >>> weighted_quantiles([3.0, 1.0, 2.0], [1, 1, 2], [0.25, 0.5, 0.75])
     [1.0, 2.0, 2.0]
@@ -153,11 +221,63 @@ def weighted_quantiles(values, weights, levels) -> list[float]:
     import numpy as np
 
     values, weights = np.asarray(values, dtype=float), np.asarray(weights)
+    if (
+        len(values) >= TAIL_SORT_FROM
+        and weights.dtype.kind in "iu"
+        and not np.isnan(values).any()
+    ):
+        return _tail_quantiles(values, weights, levels)
     order = np.argsort(values, kind="stable")
     cumulative = np.cumsum(weights[order])
     total = cumulative[-1]
     found = np.searchsorted(cumulative, [level * total for level in levels], "left")
     return [float(values[order][min(i, len(values) - 1)]) for i in found]
+
+
+# From this many values a quantile sorts only the tail that holds it
+TAIL_SORT_FROM = 256
+
+
+def _tail_quantiles(values, weights, levels) -> list[float]:
+    """:func:`weighted_quantiles` for integer ``weights``, sorting only the
+    tails that hold the levels: below a low cut when its weight reaches the
+    level, above a high cut when the weight under the cut does not (one
+    partition finds both cuts; they move outward until every level is held,
+    at worst every value is sorted). The smallest value v with W(≤ v) ≥ the
+    level's weight is the same whichever values are sorted."""
+    import numpy as np
+
+    count, total = len(values), int(weights.sum())
+    targets = [level * total for level in levels]
+    share = max(1, count // 8)
+    while 2 * share < count - 1:
+        cuts = np.partition(values, [share, count - 1 - share])
+        low, high = values <= cuts[share], values >= cuts[count - 1 - share]
+        held_low = int(weights[low].sum())
+        under_high = total - int(weights[high].sum())
+        if all(t <= held_low or under_high < t for t in targets):
+            break
+        share *= 4
+    else:
+        low = high = np.ones(count, dtype=bool)
+        held_low, under_high = total, 0
+    found: list[float] = []
+    sorted_sides: dict[bool, tuple] = {}
+    for target in targets:
+        on_low = target <= held_low
+        if on_low not in sorted_sides:
+            chosen = low if on_low else high
+            kept = values[chosen]
+            order = np.argsort(kept)
+            below = 0 if on_low else under_high
+            sorted_sides[on_low] = (
+                kept[order],
+                below + np.cumsum(weights[chosen][order]),
+            )
+        kept, cumulative = sorted_sides[on_low]
+        index = int(np.searchsorted(cumulative, target, "left"))
+        found.append(float(kept[min(index, len(kept) - 1)]))
+    return found
 
 
 def spread_or_none(low: float, high: float) -> tuple[float, float] | None:
@@ -188,9 +308,8 @@ def paired_bootstrap_ci(
     values = np.asarray(diffs, dtype=float)
     tail = (1 - level) / 2
     if n < EXACT_BOOTSTRAP_BELOW:
-        counts, weights = exact_resamples(n)
-        means = (counts * values).sum(axis=1) / n
-        low, high = weighted_quantiles(means, weights, [tail, 1 - tail])
+        means = resample_sums(values) / n
+        low, high = weighted_quantiles(means, exact_resamples(n)[1], [tail, 1 - tail])
         return spread_or_none(low, high)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     rows = max(1, BOOTSTRAP_PART // n)
@@ -289,7 +408,7 @@ def wilcoxon_p(diffs: list[float]) -> float | None:
     return math.erfc(abs(z) / math.sqrt(2))
 
 
-def cohens_dz(diffs: list[float]) -> float | None:
+def cohens_dz(diffs: list[float], sd: float | None = None) -> float | None:
     """Paired effect size: mean difference over the SD of the differences;
     None when they do not vary at :func:`at_resolution` (differences equal
     on paper have no spread: their float noise gave an SD of 3e-17 and
@@ -302,11 +421,19 @@ def cohens_dz(diffs: list[float]) -> float | None:
     True
     >>> cohens_dz([0.1, 0.2, -0.3])
     0.0
+
+    ``sd``: :func:`sd_diff` of the same differences when the caller has it
+    (the same float: its SD is computed once).
     """
-    if len(diffs) < 2 or stdev([at_resolution(d) for d in diffs]) == 0:
+    if sd is not None:
+        if sd == 0.0:  # sd_diff: they do not vary at the resolution
+            return None
+    elif len(diffs) < 2 or not _varies(diffs):
         return None
     centre = fmean(diffs)
-    return 0.0 if at_resolution(centre) == 0.0 else centre / stdev(diffs)
+    if at_resolution(centre) == 0.0:
+        return 0.0
+    return centre / (stdev(diffs) if sd is None else sd)
 
 
 def sd_diff(diffs: list[float]) -> float | None:
@@ -320,9 +447,16 @@ def sd_diff(diffs: list[float]) -> float | None:
     """
     if len(diffs) < 2:
         return None
-    if stdev([at_resolution(d) for d in diffs]) == 0:
+    if not _varies(diffs):
         return 0.0
     return stdev(diffs)
+
+
+def _varies(diffs: list[float]) -> bool:
+    """Whether the differences differ at :func:`at_resolution` (their SD
+    there is not 0: statistics.stdev is exact, so 0 only when all are equal).
+    """
+    return len({at_resolution(d) for d in diffs}) > 1
 
 
 def rank_biserial(diffs: list[float]) -> float | None:
@@ -403,6 +537,7 @@ def compare_paired(
     values_a: dict,
     values_b: dict,
     count_unpaired: bool = False,
+    memo: dict | None = None,
 ) -> dict:
     """Compare two methods on the sessions both have scored (diff = a − b).
     Sessions only one of them has a value for (a missing reply, an unscored
@@ -413,13 +548,17 @@ def compare_paired(
     ...                    {"s1": 0.0, "s2": 1.0}, count_unpaired=True)
     >>> c["n"], c["unpaired_a"], "unpaired_b" in c
     (2, 1, False)
+
+    ``memo``: a dict the caller keeps across comparisons, where equal
+    differences find their interval computed once (:func:`memo_ci`).
     """
     # sessions in one order whatever order the rows came in: the seeded
     # resamples draw by position (the same interval from SQLite and PostgreSQL)
     shared = sorted(key for key in values_a if key in values_b)
     diffs = [values_a[key] - values_b[key] for key in shared]
-    ci = paired_bootstrap_ci(diffs)
-    dz = cohens_dz(diffs)
+    ci = paired_bootstrap_ci(diffs) if memo is None else memo_ci(memo, diffs)
+    sd = sd_diff(diffs)
+    dz = cohens_dz(diffs, sd)
     sessions = sessions_for_power(dz)
     unpaired = {
         name: left
@@ -443,13 +582,25 @@ def compare_paired(
         "effect_size": dz,
         "effect_size_name": "dz",
         "rank_biserial": rank_biserial(diffs),
-        "sd_diff": sd_diff(diffs),
+        "sd_diff": sd,
         "sessions_for_80_power": sessions,
         "sessions_for_80_power_note": power_note(dz, len(diffs), sessions),
         "n": len(diffs),
         "n_zero": sum(1 for d in diffs if at_resolution(d) == 0.0),
         **unpaired,
     }
+
+
+def memo_ci(memo: dict, diffs: list[float]) -> tuple[float, float] | None:
+    """:func:`paired_bootstrap_ci` of ``diffs``, kept in ``memo`` by their
+    floats' bits (two runs of the same methods often give two pairs the
+    same differences: each exact bootstrap is done once)."""
+    import numpy as np
+
+    key = np.asarray(diffs, dtype=float).tobytes()
+    if key not in memo:
+        memo[key] = paired_bootstrap_ci(diffs)
+    return memo[key]
 
 
 def add_min_effect(comparisons: list[dict], min_effect: float | None) -> list[dict]:
@@ -520,10 +671,17 @@ def compare_all(
     """
     pairs = method_pairs(methods, max_methods)
     comparisons = []
+    memo: dict = {}  # intervals by their differences (memo_ci)
     for metric, by_method in session_values.items():
         family = [
             compare_paired(
-                metric, a, b, by_method.get(a, {}), by_method.get(b, {}), count_unpaired
+                metric,
+                a,
+                b,
+                by_method.get(a, {}),
+                by_method.get(b, {}),
+                count_unpaired,
+                memo,
             )
             for a, b in pairs
         ]

@@ -352,3 +352,19 @@ def test_the_delta_title_says_how_its_interval_was_drawn(app, n, said):
     }
     with app.test_request_context("/?lang=en"):
         assert said in tables.delta_title(cell, "Ours", "Base")
+
+
+def test_the_count_reaching_the_bar_is_the_rounded_count():
+    """Issue 61 item 3: |Δ*| are compared with the bar in numpy, and only
+    those within ``BAR_BAND`` of it are rounded one by one: the count is
+    the plain count of at_resolution(|Δ*|) >= bar, ties at 12 digits
+    (1 − 2/3 against 1/3) and the zero rule included."""
+    rng = np.random.default_rng(58)
+    for bar_from in (1 / 3, 1 - 2 / 3, 0.25, 1e-9, 1.0000000000001e-9, 0.0, 7.5):
+        bar = at_resolution(bar_from)
+        around = bar * (1 + rng.normal(size=400) * 1e-11)
+        spread = bar * rng.random(400) * 3
+        steps = np.array([np.nextafter(bar, 0.0), bar, np.nextafter(bar, 1.0)])
+        sizes = np.abs(np.concatenate([around, spread, steps, [1 - 2 / 3, 1 / 3, 0.0]]))
+        expected = sum(at_resolution(float(s)) >= bar for s in sizes)
+        assert basis.reaching_count(sizes, bar) == expected, bar_from

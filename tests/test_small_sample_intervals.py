@@ -130,3 +130,83 @@ def test_the_win_rate_interval_of_identical_shares_is_null_with_a_note():
         brute_force([1.0, 0.5, 0.0, 1.0])
     )
     assert varied["ci_note"] is None
+
+
+def exact_values(rng, n: int, k: int, kind: int) -> np.ndarray:
+    """Session values of the kinds that give float ties and signed zeros."""
+    if kind == 0:
+        return rng.random((n, k)) * 100
+    if kind == 1:  # thirds: sums equal on paper differ in the last bit
+        return rng.integers(-3, 4, (n, k)) / 3
+    if kind == 2:  # negative zeros beside sevenths
+        return np.where(rng.random((n, k)) < 0.5, -0.0, rng.integers(0, 3, (n, k)) / 7)
+    return rng.normal(size=(n, k)) * 1e-3
+
+
+@pytest.mark.parametrize("kind", range(4))
+def test_resample_sums_are_numpys_bits(kind):
+    """Issue 61 item 3: the exact bootstrap's sums, a unit at a time on
+    contiguous columns, are bit for bit numpy's (counts * values).sum(axis=1)
+    and (counts[:, :, None] * values[None]).sum(axis=1) that froze the
+    reference (signed zeros included): the faster sum moves no interval."""
+    rng = np.random.default_rng(61 + kind)
+    for n in range(2, stats.EXACT_BOOTSTRAP_BELOW):
+        counts = stats.exact_resamples(n)[0]
+        for k in (1, 2, 3, 7, 13, 40):
+            values = exact_values(rng, n, k, kind)
+            expected = (counts[:, :, None] * values[None]).sum(axis=1)
+            assert stats.resample_sums(values).tobytes() == expected.tobytes(), (n, k)
+            column = values[:, 0].copy()
+            expected = (counts * column).sum(axis=1)
+            assert stats.resample_sums(column).tobytes() == expected.tobytes(), n
+
+
+@pytest.mark.parametrize("kind", range(4))
+def test_a_quantile_from_its_tail_is_the_quantile_of_every_value(kind):
+    """The quantile sorts only its tail (integer weights): the same value as
+    a stable sort of every resample, whatever the ties."""
+    rng = np.random.default_rng(7 + kind)
+    levels = [0.025, 0.975, 0.5, 1e-6, 1 - 1e-6, 0.0, 1.0]
+    for n in range(2, stats.EXACT_BOOTSTRAP_BELOW):
+        weights = stats.exact_resamples(n)[1]
+        for _ in range(4):
+            means = stats.resample_sums(exact_values(rng, n, 1, kind)[:, 0]) / n
+            order = np.argsort(means, kind="stable")
+            cumulative = np.cumsum(weights[order])
+            found = np.searchsorted(cumulative, [x * cumulative[-1] for x in levels])
+            expected = [float(means[order][min(i, len(means) - 1)]) for i in found]
+            got = stats.weighted_quantiles(means, weights, levels)
+            assert np.array(got).tobytes() == np.array(expected).tobytes(), n
+
+
+def test_one_method_is_resampled_once_however_many_it_is_compared_with():
+    """The cold comparison's work is bounded: six methods x nine sessions,
+    15 pairs, each method's value on the 24,310 exact resamples is computed
+    once per column (a numerator and a denominator sum per method), not once
+    per pair and side; the intervals are those computed pair by pair."""
+    rng = np.random.default_rng(9)
+    sessions = [f"s{i}" for i in range(9)]
+    methods = [f"m{j}" for j in range(6)]
+    values = {
+        m: {
+            s: {r: (float(rng.integers(0, 100)), 1.0) for r in (1, 2, 3)}
+            for s in sessions
+        }
+        for m in methods
+    }
+    pairs = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1 :]]
+    calls = []
+    original = basis.resample_sums
+
+    def counted(matrix):
+        calls.append(matrix.shape)
+        return original(matrix)
+
+    memo: dict = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(basis, "resample_sums", counted)
+        shared = [
+            basis.delta_interval(values[a], values[b], memo=memo) for a, b in pairs
+        ]
+    assert len(calls) == 2 * len(methods)  # 12, not 2 x 2 x 15 = 60
+    assert shared == [basis.delta_interval(values[a], values[b]) for a, b in pairs]
