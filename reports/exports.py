@@ -14,6 +14,9 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+from reports import Reported
 
 CSV_FIELDS = (
     "session_id",
@@ -29,9 +32,10 @@ CSV_FIELDS = (
 # OWASP CSV injection: a cell starting with one of these is a formula to a
 # spreadsheet. Real numbers (e.g. "-0.25") stay as they are.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_V = TypeVar("_V")
 
 
-def safe_cell(value):
+def safe_cell(value: _V) -> _V | str:
     if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
         return value
     if _is_number(value):
@@ -46,7 +50,9 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def csv_chunks(rows: Iterable[dict], flush_bytes: int = 64 * 1024) -> Iterator[str]:
+def csv_chunks(
+    rows: Iterable[dict[str, Any]], flush_bytes: int = 64 * 1024
+) -> Iterator[str]:
     """The tidy rows as CSV text, streamed in pieces of about ``flush_bytes``."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore")
@@ -60,5 +66,5 @@ def csv_chunks(rows: Iterable[dict], flush_bytes: int = 64 * 1024) -> Iterator[s
     yield buffer.getvalue()
 
 
-def file_name(run, extension: str) -> str:
+def file_name(run: Reported, extension: str) -> str:
     return f"personasteer-{run.id[:12]}.{extension}"

@@ -17,32 +17,38 @@ percentage points). Every template formats numbers through these.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from flask_babel import format_decimal, format_percent
-from flask_babel import gettext as _
 
 from metrics.registry import spec
 from metrics.suite import Format
+from translations import _
+
+if TYPE_CHECKING:  # for the checker only: no run-time dependency
+    from typing_extensions import TypeIs
 
 P_FLOOR = 0.0001  # smaller p-values are shown as "< 0.0001"
 MINUS = "\u2212"  # a real minus sign, as typeset
 
 
-def _finite(value) -> bool:
+def _finite(value: object) -> TypeIs[int | float]:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
-def number(value, digits: int = 2) -> str:
+def number(value: object, digits: int = 2) -> str:
     """``value`` rounded to ``digits``; a value that rounds to zero is shown
     as zero, never "-0.00"."""
     if not _finite(value):
         return "—"
     rounded = round(float(value), digits) + 0.0  # + 0.0 turns -0.0 into 0.0
     pattern = f"#,##0.{'0' * digits}" if digits else "#,##0"
-    return format_decimal(rounded, format=pattern)
+    shown: str = format_decimal(rounded, format=pattern)  # flask-babel: untyped
+    return shown
 
 
-def signed(value, digits: int = 2) -> str:
+def signed(value: object, digits: int = 2) -> str:
     """A difference with its sign ("+0.16", "−0.08"; zero has none)."""
     shown = number(value, digits)
     if not _finite(value) or round(float(value), digits) == 0:
@@ -50,11 +56,11 @@ def signed(value, digits: int = 2) -> str:
     return f"+{shown}" if value > 0 else MINUS + shown.lstrip("-")
 
 
-def count(value) -> str:
+def count(value: object) -> str:
     return number(value, 0)
 
 
-def p_value(value) -> str:
+def p_value(value: object) -> str:
     if not _finite(value):
         return "—"
     if value < P_FLOOR:
@@ -67,17 +73,18 @@ def is_rate(metric_id: str) -> bool:
     return metric is not None and metric.format == Format.RATE
 
 
-def metric_number(metric_id: str, value, percent: bool = False) -> str:
+def metric_number(metric_id: str, value: object, percent: bool = False) -> str:
     """A metric's value in its display format (see ``metrics.suite.Format``)."""
     metric = spec(metric_id)
     if metric is not None and metric.format == Format.COUNT:
         return count(value)
     if percent and is_rate(metric_id) and _finite(value):
-        return format_percent(value, format="#,##0.0%")
+        shown: str = format_percent(value, format="#,##0.0%")  # flask-babel: untyped
+        return shown
     return number(value)
 
 
-def metric_difference(metric_id: str, value, percent: bool = False) -> str:
+def metric_difference(metric_id: str, value: object, percent: bool = False) -> str:
     """A difference of a metric's values: rates shown as percentages differ
     in percentage points."""
     if percent and is_rate(metric_id) and _finite(value):
@@ -86,7 +93,7 @@ def metric_difference(metric_id: str, value, percent: bool = False) -> str:
     return signed(value, digits)
 
 
-def display_key(metric_id: str, value, percent: bool = False) -> float | None:
+def display_key(metric_id: str, value: object, percent: bool = False) -> float | None:
     """The value rounded as it is shown, for deciding ties: methods that
     look equal on the page are equal (no bold "best" among equal numbers).
 
@@ -102,7 +109,7 @@ def display_key(metric_id: str, value, percent: bool = False) -> float | None:
     return round(float(value), digits) + 0.0
 
 
-GLOBALS = {
+GLOBALS: dict[str, Callable[..., str]] = {
     "number": number,
     "signed": signed,
     "count": count,

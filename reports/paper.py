@@ -36,11 +36,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 from metrics import basis, registry
 from metrics.counts import count_key
 from metrics.rows import finite_json
+from metrics.suite import Metric
 from reports import (
+    Reported,
     paper_agreement,
     paper_card,
     paper_criteria,
@@ -67,7 +70,7 @@ LATEX_BLOCK_COLUMNS = 4  # metric columns per tabular: wider suites get blocks
 HEADING_CHARS = 14  # LaTeX column headings wrap at about this many characters
 
 
-def baseline_of(run, wanted: str | None) -> str:
+def baseline_of(run: Reported, wanted: str | None) -> str:
     """``wanted`` when it is a method of the run, else the first method.
 
     >>> baseline_of(SimpleNamespace(methods=["A", "B"]), "B"), baseline_of(
@@ -77,7 +80,7 @@ def baseline_of(run, wanted: str | None) -> str:
     return wanted if wanted is not None and wanted in run.methods else run.methods[0]
 
 
-def tables(run, baseline: str, holm: str = "metric") -> list[dict]:
+def tables(run: Reported, baseline: str, holm: str = "metric") -> list[dict[str, Any]]:
     """The dashboard's comparison table of every suite of the run that still
     exists, computed from finite aggregates (older releases stored inf)."""
     clean = SimpleNamespace(
@@ -91,7 +94,7 @@ def tables(run, baseline: str, holm: str = "metric") -> list[dict]:
     ]
 
 
-def shown_versus(table: dict) -> list[dict]:
+def shown_versus(table: dict[str, Any]) -> list[dict[str, Any]]:
     """The comparisons a table shows (a Δ needs a difference)."""
     return [
         cell["versus"]
@@ -101,7 +104,7 @@ def shown_versus(table: dict) -> list[dict]:
     ]
 
 
-def caption(run, table: dict, baseline: str) -> str:
+def caption(run: Reported, table: dict[str, Any], baseline: str) -> str:
     """What the values are (each column's basis), and the tests, correction
     and n behind each Δ: the dashboard's, in English."""
     suite = registry.get(table["suite"])
@@ -138,7 +141,7 @@ def caption(run, table: dict, baseline: str) -> str:
     )
 
 
-def rank_sentence(table: dict) -> str:
+def rank_sentence(table: dict[str, Any]) -> str:
     """What the Rank column means (empty without one), in English.
 
     >>> rank_sentence({"rank_metric": registry.spec("bt_score")})[:45]
@@ -156,7 +159,7 @@ def rank_sentence(table: dict) -> str:
     )
 
 
-def rank_cell(row: dict, plain=str) -> str:
+def rank_cell(row: dict[str, Any], plain: Callable[[str], str] = str) -> str:
     """A row's rank, or the dash without one.
 
     >>> rank_cell({"rank": 2}), rank_cell({"rank": None})
@@ -165,7 +168,7 @@ def rank_cell(row: dict, plain=str) -> str:
     return plain(number(None)) if row.get("rank") is None else str(row["rank"])
 
 
-def _holm_family(table: dict, baseline: str) -> str:
+def _holm_family(table: dict[str, Any], baseline: str) -> str:
     """The marks' Holm family, in English."""
     if table.get("holm_family") == "table":
         return (
@@ -175,7 +178,7 @@ def _holm_family(table: dict, baseline: str) -> str:
     return f"Holm-adjusted within each column over its comparisons with {baseline}."
 
 
-def _unpaired(versus: list[dict]) -> str:
+def _unpaired(versus: list[dict[str, Any]]) -> str:
     """What the pairing left out, in a run whose file lacks replies."""
     left = max(
         ((v.get("unpaired_a") or 0) + (v.get("unpaired_b") or 0) for v in versus),
@@ -189,7 +192,7 @@ def _unpaired(versus: list[dict]) -> str:
     )
 
 
-def _noted(run, table: dict) -> str:
+def _noted(run: Reported, table: dict[str, Any]) -> str:
     """The summary notes of the table's values (why one is null, or what a
     panel mean rests on), in English."""
     aggregates = run.aggregates or {}
@@ -219,7 +222,7 @@ def _named(methods: list[str], of: int) -> str:
     return "every method" if len(methods) == of > 1 else ", ".join(methods)
 
 
-def legend(columns) -> list[str]:
+def legend(columns: list[Metric]) -> list[str]:
     """The arrows the headings use, and the bold.
 
     >>> legend([registry.spec("ertd_avg"), registry.spec("al_r2")])
@@ -234,7 +237,7 @@ def legend(columns) -> list[str]:
     return [*found, "the best value per column in bold"] if ranked else found
 
 
-def _mean_counts(run, table: dict) -> list[int]:
+def _mean_counts(run: Reported, table: dict[str, Any]) -> list[int]:
     """The sessions behind the table's values (the summary's ``<id>_n``)."""
     summary = (run.aggregates or {}).get("summary") or {}
     found = (
@@ -246,7 +249,12 @@ def _mean_counts(run, table: dict) -> list[int]:
     return [n for n in found if isinstance(n, int)]
 
 
-def _cell(cell: dict, bold: Callable[[str], str], delta, plain=str) -> str:
+def _cell(
+    cell: dict[str, Any],
+    bold: Callable[[str], str],
+    delta: Callable[[str, dict[str, Any], str], str],
+    plain: Callable[[str], str] = str,
+) -> str:
     value = plain(number(cell["value"]))
     shown = bold(value) if cell["best"] and cell["value"] is not None else value
     versus = cell["versus"]
@@ -255,18 +263,19 @@ def _cell(cell: dict, bold: Callable[[str], str], delta, plain=str) -> str:
     return delta(shown, versus, cell["mark"])
 
 
-def _shown_diff(versus: dict):
+def _shown_diff(versus: dict[str, Any]) -> float | None:
     """The difference of the two values as printed (``reports/tables.py``)."""
-    return versus.get("shown_diff", versus["diff"])
+    diff: float | None = versus.get("shown_diff", versus["diff"])
+    return diff
 
 
-def _interval(versus: dict) -> str:
+def _interval(versus: dict[str, Any]) -> str:
     if versus["ci_low"] is None or versus["ci_high"] is None:
         return ""
     return f" [{number(versus['ci_low'])}, {number(versus['ci_high'])}]"
 
 
-def _latex_delta(value: str, versus: dict, mark: str) -> str:
+def _latex_delta(value: str, versus: dict[str, Any], mark: str) -> str:
     """The value, and under it the Δ and its CI in small print."""
     stars = f"$^{{{mark}}}$" if mark else ""
     diff = latex_number(number(_shown_diff(versus), signed=True))
@@ -290,7 +299,7 @@ def stacked(lines: list[str], align: str) -> str:
     return rf"\begin{{tabular}}[{align}]{{@{{}}r@{{}}}}{body}\end{{tabular}}"
 
 
-def latex_heading(metric) -> str:
+def latex_heading(metric: Metric) -> str:
     r"""A column heading, wrapped at ``HEADING_CHARS`` and bottom-aligned.
 
     >>> print(latex_heading(registry.spec("dei_avg")))
@@ -308,13 +317,15 @@ def latex_heading(metric) -> str:
     return stacked([latex_escape(line) for line in lines], "b")
 
 
-def _markdown_delta(value: str, versus: dict, mark: str) -> str:
+def _markdown_delta(value: str, versus: dict[str, Any], mark: str) -> str:
     stars = " " + markdown_escape(mark) if mark else ""
     delta = f"Δ {number(_shown_diff(versus), signed=True)}{_interval(versus)}{stars}"
     return f"{value} ({delta})"
 
 
-def to_latex(run, baseline: str, cjk: bool = False, holm: str = "metric") -> str:
+def to_latex(
+    run: Reported, baseline: str, cjk: bool = False, holm: str = "metric"
+) -> str:
     """The run's tables as one LaTeX fragment (booktabs; no preamble). With
     ``cjk``, Chinese and Korean text is typeset through CJKutf8."""
     token = CJK_FONTS.set(cjk)
@@ -332,8 +343,9 @@ def to_latex(run, baseline: str, cjk: bool = False, holm: str = "metric") -> str
                 parts.append(paper_length.to_latex(run))
         if panel := paper_panel.to_latex(run):  # each judge beside the panel mean
             parts.append(panel)
-        if getattr(run, "agreement", None):  # a comparison of runs' judges
-            parts.append(paper_agreement.to_latex(run.agreement))
+        # a comparison of runs' judges
+        if agreement := getattr(run, "agreement", None):
+            parts.append(paper_agreement.to_latex(agreement))
         if criteria := paper_criteria.to_latex(_validity(run)):  # per criterion
             parts.append(criteria)
         if turns := paper_inter_turns.to_latex(_curves(run), list(run.methods)):
@@ -345,7 +357,7 @@ def to_latex(run, baseline: str, cjk: bool = False, holm: str = "metric") -> str
         CJK_FONTS.reset(token)
 
 
-def _latex_table(run, table: dict, baseline: str) -> str:
+def _latex_table(run: Reported, table: dict[str, Any], baseline: str) -> str:
     """One float: the caption, then the columns in blocks of
     ``LATEX_BLOCK_COLUMNS`` (a wide suite stays within the page)."""
     indices = list(range(len(table["columns"])))
@@ -369,7 +381,7 @@ def _latex_table(run, table: dict, baseline: str) -> str:
     return "\n".join(lines)
 
 
-def _latex_block(table: dict, block: list[int]) -> list[str]:
+def _latex_block(table: dict[str, Any], block: list[int]) -> list[str]:
     def bold(text: str) -> str:
         return rf"\textbf{{{text}}}"
 
@@ -392,17 +404,17 @@ def _latex_block(table: dict, block: list[int]) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}}"]
 
 
-def _curves(run) -> dict | None:
+def _curves(run: Reported) -> dict[str, Any] | None:
     """The run's curves (none for a comparison of runs)."""
     return (getattr(run, "aggregates", None) or {}).get("curves")
 
 
-def _validity(run) -> dict | None:
+def _validity(run: Reported) -> dict[str, Any] | None:
     """The run's judge checks (none for a comparison of runs)."""
     return (getattr(run, "aggregates", None) or {}).get("judge_validity")
 
 
-def _length_controlled(run, table: dict) -> bool:
+def _length_controlled(run: Reported, table: dict[str, Any]) -> bool:
     """Whether the length-controlled table follows this suite's table (a
     run's, not a comparison of runs': each run has its own fit)."""
     return (
@@ -416,7 +428,7 @@ def _label(name: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in name.lower())
 
 
-def to_markdown(run, baseline: str, holm: str = "metric") -> str:
+def to_markdown(run: Reported, baseline: str, holm: str = "metric") -> str:
     """The run's tables as GitHub-flavoured Markdown, each with its caption."""
     parts = []
     for table in tables(run, baseline, holm):
@@ -425,8 +437,8 @@ def to_markdown(run, baseline: str, holm: str = "metric") -> str:
             parts.append(paper_length.to_markdown(run))
     if panel := paper_panel.to_markdown(run):  # each judge beside the panel mean
         parts.append(panel)
-    if getattr(run, "agreement", None):  # a comparison of runs' judges
-        parts.append(paper_agreement.to_markdown(run.agreement))
+    if agreement := getattr(run, "agreement", None):  # a comparison of runs' judges
+        parts.append(paper_agreement.to_markdown(agreement))
     if criteria := paper_criteria.to_markdown(_validity(run)):  # per criterion
         parts.append(criteria)
     if turns := paper_inter_turns.to_markdown(_curves(run), list(run.methods)):
@@ -436,7 +448,7 @@ def to_markdown(run, baseline: str, holm: str = "metric") -> str:
     return "\n".join(parts)
 
 
-def _markdown_table(run, table: dict, baseline: str) -> str:
+def _markdown_table(run: Reported, table: dict[str, Any], baseline: str) -> str:
     def bold(text: str) -> str:
         return f"**{text}**"
 

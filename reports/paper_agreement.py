@@ -23,6 +23,8 @@ Judge agreement: two runs' judges on the same responses of a method (n items). �
 
 from __future__ import annotations
 
+from typing import Any
+
 from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape, number
 
 CAPTION = (
@@ -35,7 +37,7 @@ CAPTION = (
 HEAD = ["Metric", "Method", "Judges", "n", "Spearman ρ", "α / κ", "Agreement", "Reason"]
 
 
-def _cells(entry: dict) -> list[str]:
+def _cells(entry: dict[str, Any]) -> list[str]:
     def judge(side: str) -> str:
         facts = entry.get(f"judge_{side}") or {}
         return str(facts.get("model") or entry.get(f"run_{side}") or "?")
@@ -55,7 +57,7 @@ def _cells(entry: dict) -> list[str]:
     return [entry["metric"], entry["method"], judges, count, *shown, reason]
 
 
-def to_markdown(entries: list[dict]) -> str:
+def to_markdown(entries: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(HEAD) + " |", "|:--|:--|:--|--:|--:|--:|--:|:--|"]
     for entry in entries:
         lines.append(
@@ -64,7 +66,7 @@ def to_markdown(entries: list[dict]) -> str:
     return "\n".join([*lines, "", markdown_escape(CAPTION), ""])
 
 
-def to_latex(entries: list[dict]) -> str:
+def to_latex(entries: list[dict[str, Any]]) -> str:
     head = " & ".join(latex_escape(h) for h in HEAD) + r" \\"
     rows = [" & ".join(latex_escape(c) for c in _cells(e)) + r" \\" for e in entries]
     return "\n".join(

@@ -17,9 +17,12 @@ By the judge report card (docs/metrics/report-card.md) the judge is not fit to p
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from metrics.notes import note
 from metrics.validity import judge_validity, run_context
+from reports import Reported
 from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape
 
 LABELS = {
@@ -50,7 +53,7 @@ SAID = {
 }
 
 
-def number(value, digits: int = 3) -> str:
+def number(value: float, digits: int = 3) -> str:
     """Three decimals, never "-0.000".
 
     >>> number(-0.00001), number(0.4567)
@@ -60,7 +63,7 @@ def number(value, digits: int = 3) -> str:
     return shown if float(shown) != 0 else f"{0:.{digits}f}"
 
 
-def card(run) -> dict | None:
+def card(run: Reported) -> dict[str, Any] | None:
     """The run's ``judge_validity`` with its report card; None without a
     judge, live or recorded (a file's verdicts)."""
     if hasattr(run, "sides"):
@@ -74,7 +77,7 @@ def card(run) -> dict | None:
     )
 
 
-def value_text(row: dict) -> str:
+def value_text(row: dict[str, Any]) -> str:
     """A criterion's value with its judge, n and interval, or why it has none
     (the Methods sentence)."""
     if row["value"] is None:
@@ -88,7 +91,7 @@ def value_text(row: dict) -> str:
     return text
 
 
-def _beside(row: dict) -> str:
+def _beside(row: dict[str, Any]) -> str:
     """What a value's cell shows after the number: its interval (or why it
     has none), κ's base rate, the judge–method pairs sharing a family."""
     text = ""
@@ -108,7 +111,7 @@ def _beside(row: dict) -> str:
     return text
 
 
-def judge_text(row: dict) -> str:
+def judge_text(row: dict[str, Any]) -> str:
     """The judge a row is about ("" for the run's quantity); a recorded
     judge's (verdicts carried by the file) said so."""
     if not row.get("judge"):
@@ -116,14 +119,14 @@ def judge_text(row: dict) -> str:
     return f"{row['judge']} (recorded)" if row.get("recorded") else row["judge"]
 
 
-def _threshold(row: dict) -> str:
+def _threshold(row: dict[str, Any]) -> str:
     return RULES[row["rule"]].format(f"{row['threshold']:g}")
 
 
 HEADER = ("Criterion", "Judge", "Value", "n", "Threshold", "Verdict")
 
 
-def cells(row: dict) -> list[str]:
+def cells(row: dict[str, Any]) -> list[str]:
     """A row's cells, as text: criterion, judge, value (with its interval
     and what stands beside it), n, threshold, verdict (and why when not
     measured).
@@ -150,7 +153,7 @@ def cells(row: dict) -> list[str]:
     ]
 
 
-def label(row: dict) -> str:
+def label(row: dict[str, Any]) -> str:
     """The criterion's English label (a criterion of human scores names its
     criterion and scale)."""
     found = LABELS[row["criterion"]]
@@ -159,7 +162,7 @@ def label(row: dict) -> str:
     return found
 
 
-def to_markdown(run) -> str:
+def to_markdown(run: Reported) -> str:
     """The report card as a Markdown table with its verdict line; "" without
     a judge."""
     found = card(run)
@@ -183,11 +186,11 @@ def to_markdown(run) -> str:
     )
 
 
-def _has_recorded(found: dict) -> bool:
+def _has_recorded(found: dict[str, Any]) -> bool:
     return any(row.get("recorded") for row in found["report_card"])
 
 
-def _latex_caption(found: dict) -> str:
+def _latex_caption(found: dict[str, Any]) -> str:
     said = "Judge report card: " + _verdict_text(found) + "."
     return said + (" " + RECORDED_NOTE if _has_recorded(found) else "")
 
@@ -214,13 +217,13 @@ RAGGED = "\\raggedright "
 ROW_END = r" \tabularnewline"
 
 
-def _latex_row(texts) -> str:
+def _latex_row(texts: Iterable[str]) -> str:
     """A row of the card: the text cells ragged right, n as it is."""
     shown = [text if index == 3 else RAGGED + text for index, text in enumerate(texts)]
     return " & ".join(shown) + ROW_END
 
 
-def to_latex(run) -> str:
+def to_latex(run: Reported) -> str:
     """The report card as a LaTeX float (booktabs), its verdict line the
     caption; "" without a judge."""
     found = card(run)
@@ -246,7 +249,7 @@ def to_latex(run) -> str:
     return "\n".join(lines)
 
 
-def _verdict_text(found: dict) -> str:
+def _verdict_text(found: dict[str, Any]) -> str:
     verdict = found["report_card_verdict"]
     rows = {row["criterion"]: row for row in found["report_card"]}
     if verdict == "not_fit":
@@ -263,7 +266,7 @@ def _verdict_text(found: dict) -> str:
     return SAID[verdict].format(named)
 
 
-def sentence(run) -> str:
+def sentence(run: Reported) -> str:
     """One sentence for the Methods paragraph; "" without a judge of the
     run's own (recorded judges are named in a sentence of their own)."""
     found = card(run) if getattr(run, "judge", None) else None

@@ -28,6 +28,8 @@ Agreement with the human scores per criterion, each on the criterion's own scale
 
 from __future__ import annotations
 
+from typing import Any
+
 from reports.formatting import number as _number
 from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape
 
@@ -79,7 +81,7 @@ LATEX_CAPTION = latex_escape(CAPTION.split(" r, ρ, τ-b:")[0]) + (
 )
 
 
-def criterion_rows(human: dict | None) -> list[dict]:
+def criterion_rows(human: dict[str, Any] | None) -> list[dict[str, Any]]:
     """``{criterion, scale, judge, recorded, source, n, <statistic>,
     <statistic>_ci, alpha_with}`` per (criterion, judge): by criterion, the
     run's judges before the recorded ones, each group by name."""
@@ -100,7 +102,7 @@ def criterion_rows(human: dict | None) -> list[dict]:
     )
 
 
-def statistic(row: dict, name: str) -> str:
+def statistic(row: dict[str, Any], name: str) -> str:
     """A statistic with its interval, a dash when it has no value, empty
     when the row has no such statistic (κw of AL against a 1–5 scale).
 
@@ -118,7 +120,7 @@ def statistic(row: dict, name: str) -> str:
     return f"{shown} [{number(ends[0])}, {number(ends[1])}]" if ends else shown
 
 
-def alpha_text(row: dict) -> str:
+def alpha_text(row: dict[str, Any]) -> str:
     """Each judge of the run's α with a recorded judge, its level and n."""
     parts = []
     for judge, found in (row.get("alpha_with") or {}).items():
@@ -127,18 +129,19 @@ def alpha_text(row: dict) -> str:
     return "; ".join(parts)
 
 
-def criterion_text(row: dict) -> str:
+def criterion_text(row: dict[str, Any]) -> str:
     low, high = row["scale"]
     return f"{row['criterion']} ({low}–{high})"
 
 
-def judge_text(row: dict) -> str:
+def judge_text(row: dict[str, Any]) -> str:
     if row["recorded"]:
         return f"{row['judge']} (recorded)"
-    return row["judge"] + (" (AL)" if row["source"] == "al" else "")
+    judge: str = row["judge"]
+    return judge + (" (AL)" if row["source"] == "al" else "")
 
 
-def _cells(row: dict) -> list[str]:
+def _cells(row: dict[str, Any]) -> list[str]:
     return [
         criterion_text(row),
         judge_text(row),
@@ -148,11 +151,11 @@ def _cells(row: dict) -> list[str]:
     ]
 
 
-def _rows(validity: dict | None) -> list[dict]:
+def _rows(validity: dict[str, Any] | None) -> list[dict[str, Any]]:
     return criterion_rows((validity or {}).get("human"))
 
 
-def to_markdown(validity: dict | None) -> str:
+def to_markdown(validity: dict[str, Any] | None) -> str:
     """The table and its caption; "" when no judge has a criterion score."""
     rows = _rows(validity)
     if not rows:
@@ -168,7 +171,7 @@ def to_markdown(validity: dict | None) -> str:
     return "\n".join([*lines, "", markdown_escape(CAPTION), ""])
 
 
-def to_latex(validity: dict | None) -> str:
+def to_latex(validity: dict[str, Any] | None) -> str:
     rows = _rows(validity)
     if not rows:
         return ""

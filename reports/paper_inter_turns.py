@@ -18,6 +18,8 @@ Success rate of the derived label by number of inter-turns (filler turns between
 
 from __future__ import annotations
 
+from typing import Any
+
 from reports.formatting import number as _number
 from reports.paper_text import FIT_WIDTH, latex_escape, markdown_escape
 
@@ -40,11 +42,11 @@ CAPTION = (
 )
 
 
-def number(value) -> str:
+def number(value: float | None) -> str:
     return "—" if value is None else _number(value, 3)
 
 
-def rows(curves: dict | None, methods: list[str]) -> list[list[str]]:
+def rows(curves: dict[str, Any] | None, methods: list[str]) -> list[list[str]]:
     """The table's cells, methods in the run's order, points by inter-turns."""
     found = (curves or {}).get(CURVE) or {}
     table = []
@@ -70,7 +72,7 @@ def rows(curves: dict | None, methods: list[str]) -> list[list[str]]:
     return table
 
 
-def to_markdown(curves: dict | None, methods: list[str]) -> str:
+def to_markdown(curves: dict[str, Any] | None, methods: list[str]) -> str:
     """The table in Markdown ("" when the run has no such curve)."""
     cells = rows(curves, methods)
     if not cells:
@@ -86,7 +88,7 @@ def to_markdown(curves: dict | None, methods: list[str]) -> str:
     return "\n".join(lines)
 
 
-def to_latex(curves: dict | None, methods: list[str]) -> str:
+def to_latex(curves: dict[str, Any] | None, methods: list[str]) -> str:
     """The table as a booktabs float ("" when the run has no such curve)."""
     cells = rows(curves, methods)
     if not cells:

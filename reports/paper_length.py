@@ -21,9 +21,12 @@ The table follows the suite's comparison table of a suite that computes
 
 from __future__ import annotations
 
+from typing import Any
+
 from metrics import registry
 from metrics.counts import count_key
 from metrics.stats import spread_or_none
+from reports import Reported
 from reports.paper_summary import english_note
 from reports.paper_text import (
     FIT_WIDTH,
@@ -65,17 +68,17 @@ def applies(suite_name: str) -> bool:
     return any(m.id == LENGTH_CONTROLLED for m in suite.metrics)
 
 
-def _summary(run) -> dict:
+def _summary(run: Reported) -> dict[str, Any]:
     return (run.aggregates or {}).get("summary") or {}
 
 
-def computed(run) -> bool:
+def computed(run: Reported) -> bool:
     """Whether the run's summary holds the length-controlled values (a run
     aggregated before them does not)."""
     return any(LENGTH_CONTROLLED in values for values in _summary(run).values())
 
 
-def parts(values: dict, metric: str, prefix: str) -> tuple[str, str, str]:
+def parts(values: dict[str, Any], metric: str, prefix: str) -> tuple[str, str, str]:
     """The value (two decimals), its interval and its n, as text ("" for a
     missing interval or n; the dash for a missing value)."""
     value = values.get(metric)
@@ -100,7 +103,7 @@ def labels() -> list[str]:
     return found
 
 
-def caption(run) -> str:
+def caption(run: Reported) -> str:
     """The caption, with the summary notes of its null values."""
     aggregates = run.aggregates or {}
     said: dict[str, list[str]] = {}
@@ -113,7 +116,7 @@ def caption(run) -> str:
     return CAPTION + (f" Notes: {'; '.join(found)}." if found else "")
 
 
-def to_markdown(run) -> str:
+def to_markdown(run: Reported) -> str:
     """The table and its caption; "" when the run has no such values."""
     if not computed(run):
         return ""
@@ -151,7 +154,7 @@ def _heading(text: str) -> str:
     return _stacked([latex_escape(line) for line in lines], "b")
 
 
-def to_latex(run) -> str:
+def to_latex(run: Reported) -> str:
     """The same table as a LaTeX float (booktabs): the value, and under it
     its interval and n in small print."""
     if not computed(run):

@@ -23,15 +23,16 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from datetime import UTC
+from datetime import UTC, datetime
 from functools import lru_cache
+from typing import Any
 
 from config import PROJECT_ROOT
 from core.status import RunStatus
 from metrics import basis, registry
 from metrics.judging import prompt_file
 from metrics.results import missing_replies, not_asked
-from reports import paper_card, paper_panel
+from reports import ReportedRun, paper_card, paper_panel
 from reports.paper_spent import plural, spent_sentence
 from reports.paper_text import bootstrap_text
 
@@ -59,7 +60,7 @@ def prompt_sha256(version: str) -> str | None:
     return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def data_sentence(run) -> str:
+def data_sentence(run: ReportedRun) -> str:
     methods = ", ".join(run.methods)
     # a cancelled run evaluated part of the file (cancelled_sentence)
     verb = "We began to evaluate" if run_cancelled(run) else "We evaluated"
@@ -71,11 +72,11 @@ def data_sentence(run) -> str:
     )
 
 
-def run_cancelled(run) -> bool:
+def run_cancelled(run: ReportedRun) -> bool:
     return getattr(run, "status", None) == RunStatus.CANCELLED
 
 
-def cancelled_sentence(run) -> str:
+def cancelled_sentence(run: ReportedRun) -> str:
     """What a cancelled run's results cover, from its stored rows
     (``pipeline/worker/interim.cancel_cover``): the numbers below are of these.
 
@@ -111,7 +112,7 @@ def cancelled_sentence(run) -> str:
     )
 
 
-def suites_text(run) -> str:
+def suites_text(run: ReportedRun) -> str:
     known = set(registry.names())
     return "; ".join(
         f"{registry.get(name).label.msgid} ({name}{options_text(run, name)})"
@@ -121,7 +122,7 @@ def suites_text(run) -> str:
     )
 
 
-def options_text(run, suite: str) -> str:
+def options_text(run: ReportedRun, suite: str) -> str:
     """The suite options the run set, as ``, name = JSON``."""
     stored = run.options or {}
     return "".join(
@@ -131,7 +132,7 @@ def options_text(run, suite: str) -> str:
     )
 
 
-def judge_sentence(run) -> str:
+def judge_sentence(run: ReportedRun) -> str:
     judged = [name for name in run.suites if _uses_judge(name)]
     if not judged:
         return "No metric of these suites uses an LLM judge."
@@ -169,7 +170,7 @@ def judge_sentence(run) -> str:
     )
 
 
-def recorded_sentence(run) -> str:
+def recorded_sentence(run: ReportedRun) -> str:
     """Recorded judges (verdicts carried by the file, ``judges``): named, and
     said to be neither called nor human labels.
 
@@ -189,7 +190,7 @@ def recorded_sentence(run) -> str:
     )
 
 
-def criterion_agreement_sentence(run) -> str:
+def criterion_agreement_sentence(run: ReportedRun) -> str:
     """How the agreement with human scores per criterion was measured, when
     the run has any (``judge_validity.human.<judge>.scores``).
 
@@ -226,7 +227,7 @@ def criterion_agreement_sentence(run) -> str:
     return said + "."
 
 
-def protocol_text(judge: dict) -> str:
+def protocol_text(judge: dict[str, Any]) -> str:
     """following the judge protocol … (file, version, SHA-256)."""
     protocol = judge.get("protocol")
     if not protocol:
@@ -243,7 +244,7 @@ def _uses_judge(name: str) -> bool:
     return name in registry.names() and registry.get(name).uses_judge
 
 
-def prompts_text(prompts: dict) -> str:
+def prompts_text(prompts: dict[str, Any]) -> str:
     """Every prompt version with the SHA-256 of its file."""
     parts = []
     for mode, version in sorted(prompts.items()):
@@ -257,7 +258,7 @@ def prompts_text(prompts: dict) -> str:
     return "; ".join(parts) or "none recorded"
 
 
-def statistics_sentence(run, holm_family: str = "metric") -> str:
+def statistics_sentence(run: ReportedRun, holm_family: str = "metric") -> str:
     comparisons = (run.aggregates or {}).get("comparisons") or []
     text = (
         "Summary values are per-method means unless the metric names another statistic."
@@ -298,7 +299,7 @@ def statistics_sentence(run, holm_family: str = "metric") -> str:
     return text
 
 
-def pairs_text(run, comparisons: list[dict]) -> str:
+def pairs_text(run: ReportedRun, comparisons: list[dict[str, Any]]) -> str:
     pairs = {frozenset((c["a"], c["b"])) for c in comparisons}
     every = len(run.methods) * (len(run.methods) - 1) // 2
     if len(pairs) >= every:
@@ -306,7 +307,7 @@ def pairs_text(run, comparisons: list[dict]) -> str:
     return f"each method paired with {run.methods[0]}"
 
 
-def iso_utc(moment) -> str | None:
+def iso_utc(moment: datetime | None) -> str | None:
     """ISO 8601 in UTC (SQLite hands back naive datetimes stored as UTC).
 
     >>> from datetime import datetime
@@ -321,7 +322,7 @@ def iso_utc(moment) -> str | None:
     )
 
 
-def outcome_sentence(run) -> str:
+def outcome_sentence(run: ReportedRun) -> str:
     """How many result rows were scored and why the others were not: a
     reader must know what the means leave out.
 
@@ -360,7 +361,9 @@ def outcome_sentence(run) -> str:
     )
 
 
-def methods_paragraph(run, used: dict | None = None, holm: str = "metric") -> str:
+def methods_paragraph(
+    run: ReportedRun, used: dict[str, Any] | None = None, holm: str = "metric"
+) -> str:
     """The paragraph, one line of plain text; ``used`` is the run's
     ``judge_usage`` (metrics/results.py), said when given."""
     finished = iso_utc(run.finished_at)

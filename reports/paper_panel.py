@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from metrics import registry
 from metrics.results import judge_models
+from reports import Reported
 from reports.paper_text import (
     english_label,
     latex_escape,
@@ -37,13 +38,13 @@ POOLING = (
 )
 
 
-def panel_judges(run) -> list[str]:
+def panel_judges(run: Reported) -> list[str]:
     """The judges of a panel run, in the run's order; [] for one judge."""
     models = judge_models(getattr(run, "judge", None))
     return models if len(models) > 1 else []
 
 
-def row_judge(run, metric_id: str) -> str:
+def row_judge(run: Reported, metric_id: str) -> str:
     """Whose value a ``summary.csv`` row is: a judge of the panel, the panel
     mean (a pooled per-judge metric of a panel run), the panel (a judged
     metric made from every judge's verdicts together: the length-controlled
@@ -59,7 +60,7 @@ def row_judge(run, metric_id: str) -> str:
     return key if key in judges else f"{PANEL_MEAN} ({', '.join(judges)})"
 
 
-def sentence(run) -> str:
+def sentence(run: Reported) -> str:
     """The Methods paragraph's account of the panel ("" for one judge)."""
     judges = panel_judges(run)
     if not judges:
@@ -70,7 +71,7 @@ def sentence(run) -> str:
     )
 
 
-def _tables(run) -> list[tuple[str, list[str], list[list[float | None]]]]:
+def _tables(run: Reported) -> list[tuple[str, list[str], list[list[float | None]]]]:
     """``(metric id, judges + panel mean, rows per method)`` per pooled metric."""
     judges = panel_judges(run)
     summary = (run.aggregates or {}).get("summary") or {}
@@ -92,7 +93,7 @@ def _tables(run) -> list[tuple[str, list[str], list[list[float | None]]]]:
     return found
 
 
-def to_markdown(run) -> str:
+def to_markdown(run: Reported) -> str:
     """One table per pooled metric: methods by judges, then the panel mean."""
     parts = []
     for metric_id, heads, rows in _tables(run):
@@ -110,7 +111,7 @@ def to_markdown(run) -> str:
     return "\n".join(parts)
 
 
-def to_latex(run) -> str:
+def to_latex(run: Reported) -> str:
     """The same tables as LaTeX floats (booktabs)."""
     parts = []
     for metric_id, heads, rows in _tables(run):

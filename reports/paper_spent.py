@@ -11,6 +11,8 @@ papers); the dashboard says the same in the reader's language
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["plural", "spent_sentence"]
 
 
@@ -23,7 +25,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def spent_sentence(used: dict | None) -> str:
+def spent_sentence(used: dict[str, Any] | None) -> str:
     """What the judges used: the requests sent to each (``calls``: each
     paid, re-asks included) and, apart from them, the verdicts taken from
     the cache (``cached``: no request, no cost); tokens, the share of the
@@ -77,7 +79,7 @@ def spent_sentence(used: dict | None) -> str:
     return " ".join(parts)
 
 
-def _cache_and_cost(counts: dict) -> str:
+def _cache_and_cost(counts: dict[str, Any]) -> str:
     """The cached share, the cost and what batch would have cost, as the
     clauses of :func:`spent_sentence` (nothing about a cost never priced)."""
     text = ""

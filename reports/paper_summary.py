@@ -23,13 +23,15 @@ from __future__ import annotations
 import csv
 import io
 from types import SimpleNamespace
+from typing import Any
 
 from metrics import notes, rank_groups, registry
 from metrics.counts import count_key, is_count
 from metrics.rank_groups import panel_statistic
 from metrics.results import summary_notes
 from metrics.rows import finite_json
-from reports import paper_panel
+from metrics.suite import Suite
+from reports import Reported, paper_panel
 from reports.exports import safe_cell
 from reports.paper_text import english_label
 
@@ -69,7 +71,7 @@ SUMMARY_FIELDS = (
 # rank_note: why a ranked value has no rank, in English
 
 
-def metric_ids(suite, summary: dict) -> list[str]:
+def metric_ids(suite: Suite, summary: dict[str, Any]) -> list[str]:
     """The suite's summary metric ids in declaration order; a keyed metric is
     followed by the ``<id>@<key>`` values some method has.
 
@@ -92,7 +94,9 @@ def metric_ids(suite, summary: dict) -> list[str]:
     return ids
 
 
-def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> dict:
+def summary_row(
+    aggregates: dict[str, Any], suite: str, method: str, metric_id: str
+) -> dict[str, Any]:
     """One row of ``summary.csv`` (None where unknown). Its CI is the
     value's own: ``<id>_ci_low``, ``pas_avg`` -> ``pas_ci_low``, ``bt_score``
     -> ``bt_ci_low`` (pairwise.md: Bradley–Terry strength with its CI).
@@ -122,7 +126,9 @@ def summary_row(aggregates: dict, suite: str, method: str, metric_id: str) -> di
     }
 
 
-def summary_rows(run, baseline: str | None = None, holm: str = "metric") -> list[dict]:
+def summary_rows(
+    run: Reported, baseline: str | None = None, holm: str = "metric"
+) -> list[dict[str, Any]]:
     """Every (suite, method, summary metric) of the run, in the run's order,
     with the comparison table's Δ against ``baseline`` (the first method
     unless another is named) where the metric is a table column."""
@@ -155,7 +161,9 @@ def summary_rows(run, baseline: str | None = None, holm: str = "metric") -> list
     return found
 
 
-def _rank(ranked: dict, why: dict, method: str, metric_id: str) -> dict:
+def _rank(
+    ranked: dict[str, Any], why: dict[str, Any], method: str, metric_id: str
+) -> dict[str, Any]:
     """The rank columns of one row: its rank and, without one, why."""
     said = (why.get(method) or {}).get(metric_id)
     note = notes.Note(said["code"], dict(said.get("params") or {})) if said else None
@@ -165,7 +173,7 @@ def _rank(ranked: dict, why: dict, method: str, metric_id: str) -> dict:
     }
 
 
-def english_note(aggregates: dict, method: str, metric_id: str) -> str | None:
+def english_note(aggregates: dict[str, Any], method: str, metric_id: str) -> str | None:
     """The summary note of a value, in English (None without one).
 
     >>> english_note({"summary_notes": {"M": {"al_avg": {"code": "panel_judge_missing",
@@ -178,7 +186,9 @@ def english_note(aggregates: dict, method: str, metric_id: str) -> str | None:
     return notes.Note(found["code"], dict(found.get("params") or {})).english
 
 
-def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
+def _versus(
+    shown: dict[tuple[str, str], Any], method: str, metric_id: str, baseline: str
+) -> dict[str, Any]:
     """The Δ columns of one row (empty off the table or without a Δ)."""
     metric = registry.spec(metric_id)
     basis = metric.basis.msgid if metric and metric.basis else "mean over sessions"
@@ -198,7 +208,9 @@ def _versus(shown: dict, method: str, metric_id: str, baseline: str) -> dict:
     return found
 
 
-def summary_csv(run, baseline: str | None = None, holm: str = "metric") -> str:
+def summary_csv(
+    run: Reported, baseline: str | None = None, holm: str = "metric"
+) -> str:
     """``summary.csv``; cells a spreadsheet would run as formulas neutralised."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=SUMMARY_FIELDS)

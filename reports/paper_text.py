@@ -4,9 +4,11 @@ numbers as papers print them (no locale: exported files are English).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextvars import ContextVar
 
 from metrics import registry, stats
+from metrics.suite import Metric
 
 # With CJKutf8 (a .tex export asked with ``?cjk=cjkutf8``), runs of Chinese
 # and Korean characters are typeset in CJK environments (fonts gbsn and mj)
@@ -124,7 +126,7 @@ def cjk_family(char: str) -> str | None:
     return None
 
 
-def has_cjk(texts) -> bool:
+def has_cjk(texts: Iterable[object]) -> bool:
     """Whether any text holds characters a CJKutf8 export would typeset."""
     return any(cjk_family(char) for text in texts for char in str(text))
 
@@ -208,7 +210,7 @@ def number(value: float | None, signed: bool = False) -> str:
     return shown if float(shown) != 0 else "0.00"
 
 
-def direction(metric) -> str:
+def direction(metric: Metric) -> str:
     """↑ or ↓ for a ranked metric, '' for an unranked one.
 
     >>> direction(registry.spec("ertd_avg")), direction(registry.spec("al_r2"))
@@ -219,7 +221,7 @@ def direction(metric) -> str:
     return "↑" if metric.higher_is_better else "↓"
 
 
-def heading(metric) -> str:
+def heading(metric: Metric) -> str:
     """Column heading: English label and direction.
 
     >>> heading(registry.spec("quality_avg"))

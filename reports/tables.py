@@ -8,12 +8,16 @@ The dashboard, the comparison page and the paper exports all read these."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from metrics import rank_groups, registry, stats
 from metrics.basis import PERMUTATION_SAMPLED
 from metrics.counts import count_key
 from metrics.notes import translate
 from metrics.registry import spec
 from metrics.results import summary_notes
+from metrics.suite import Metric
+from reports import Reported
 from reports.formatting import display_key, p_value
 from translations import _, metric_label
 
@@ -33,7 +37,7 @@ def significance(p_value: float | None) -> str:
 
 
 def best_methods(
-    summary: dict, methods: list[str], metric_id: str, percent: bool = False
+    summary: dict[str, Any], methods: list[str], metric_id: str, percent: bool = False
 ) -> set[str]:
     """Methods holding the best value of a ranked summary metric, compared as
     shown on the page; none when every method shows the same value (a tie
@@ -71,7 +75,9 @@ SIGNED = (
 SWAPPED = (("ci_low", "ci_high"), ("delta_ci_low", "delta_ci_high"))
 
 
-def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method: str):
+def versus_baseline(
+    comparisons: list[dict[str, Any]], metric: str, baseline: str, method: str
+) -> dict[str, Any] | None:
     """The comparison of ``method`` against ``baseline``, oriented method −
     baseline (every difference and effect size flips sign together)."""
     for comparison in comparisons:
@@ -90,7 +96,9 @@ def versus_baseline(comparisons: list[dict], metric: str, baseline: str, method:
     return None
 
 
-def on_value_basis(versus: dict, value, baseline_value) -> dict:
+def on_value_basis(
+    versus: dict[str, Any], value: float | None, baseline_value: float | None
+) -> dict[str, Any]:
     """A comparison as a table shows it: Δ is the difference of the two
     values shown, with the interval of that difference (sessions
     resampled, ``metrics/basis.py``) and its p from the paired permutation
@@ -120,8 +128,12 @@ def on_value_basis(versus: dict, value, baseline_value) -> dict:
 
 
 def comparison_table(
-    run, baseline: str, suite: str, percent: bool = False, holm: str = "metric"
-) -> dict:
+    run: Reported,
+    baseline: str,
+    suite: str,
+    percent: bool = False,
+    holm: str = "metric",
+) -> dict[str, Any]:
     """Methods x the suite's summary metrics that are table columns (the
     charts show the others, e.g. radar dimensions and CI ends). Each Δ is
     on its column's basis (the difference of the values shown); its marks
@@ -182,7 +194,7 @@ def comparison_table(
     }
 
 
-def _adjust(versus: dict[str, dict], holm: str) -> None:
+def _adjust(versus: dict[str, dict[str, Any]], holm: str) -> None:
     """Holm over each column's comparisons with the baseline, or over every
     comparison of the table; each comparison says its family's size."""
     families = (
@@ -197,7 +209,9 @@ def _adjust(versus: dict[str, dict], holm: str) -> None:
             shown.update(p_holm=p_holm, family_size=size, holm_family=holm)
 
 
-def shared_notes(columns, rows: list[dict]) -> list[dict]:
+def shared_notes(
+    columns: list[Metric], rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """A column where no method has a value, for one reason: the reason is
     said once under the table, and its cells say only that the value is
     missing (``shared_note``)."""
@@ -216,8 +230,13 @@ def shared_notes(columns, rows: list[dict]) -> list[dict]:
 
 
 def _column_versus(
-    comparisons, summary, metric, methods, baseline, percent: bool = False
-) -> dict:
+    comparisons: list[dict[str, Any]],
+    summary: dict[str, Any],
+    metric: Metric,
+    methods: list[str],
+    baseline: str,
+    percent: bool = False,
+) -> dict[str, Any]:
     """Per method, its comparison with the baseline on this column, on the
     column's basis (Holm-adjusted by :func:`_adjust`).
     ``shown_diff`` is the difference of the two values as they are shown
@@ -239,11 +258,11 @@ def _column_versus(
     return found
 
 
-def _note(found: dict | None) -> str | None:
+def _note(found: dict[str, Any] | None) -> str | None:
     return translate(found["code"], found.get("params"), None) if found else None
 
 
-def value_title(cell: dict) -> str:
+def value_title(cell: dict[str, Any]) -> str:
     """What a summary value is and how many sessions stand behind it."""
     metric, n = cell["metric"], cell["n"]
     basis = str(metric.basis) if metric.basis else _("mean over sessions")
@@ -252,7 +271,7 @@ def value_title(cell: dict) -> str:
     return _("%(basis)s; %(n)s sessions", basis=basis, n=n)
 
 
-def delta_title(cell: dict, method: str, baseline: str) -> str:
+def delta_title(cell: dict[str, Any], method: str, baseline: str) -> str:
     """The basis of the Δ beside a value, and its test."""
     versus, metric = cell["versus"], cell["metric"]
     text = _(
@@ -291,7 +310,7 @@ def delta_title(cell: dict, method: str, baseline: str) -> str:
     return text
 
 
-def p_sentence(versus: dict) -> str:
+def p_sentence(versus: dict[str, Any]) -> str:
     """Δ's test and its p, in the reader's language."""
     if versus.get("test") == PERMUTATION_SAMPLED:
         return _(
@@ -310,7 +329,7 @@ def p_sentence(versus: dict) -> str:
     )
 
 
-def holm_sentence(versus: dict, baseline: str) -> str:
+def holm_sentence(versus: dict[str, Any], baseline: str) -> str:
     """The Holm family of a cell's p and its adjusted p."""
     if versus.get("holm_family") == "table":
         return _(
@@ -329,7 +348,7 @@ def holm_sentence(versus: dict, baseline: str) -> str:
     )
 
 
-def basis_of(metric) -> str:
+def basis_of(metric: Metric) -> str:
     """How a column's value is computed, in the reader's language."""
     return str(metric.basis) if metric.basis else _("mean over sessions")
 
@@ -346,7 +365,7 @@ def rank_caption(column: str) -> str:
     )
 
 
-def table_caption(table: dict, baseline: str) -> dict:
+def table_caption(table: dict[str, Any], baseline: str) -> dict[str, Any]:
     """What a comparison table's values and Δ are, said under it: each
     column's basis where it is not a mean over sessions, and the test and
     Holm family behind the marks."""
@@ -388,7 +407,7 @@ def table_caption(table: dict, baseline: str) -> dict:
     }
 
 
-def _delta_caption(table: dict, baseline: str) -> str:
+def _delta_caption(table: dict[str, Any], baseline: str) -> str:
     """What Δ, its interval and its marks are, and the marks' Holm family."""
     text = _(
         "Δ: a method's value − the value of %(baseline)s, on the column's "

@@ -86,7 +86,11 @@ def values(token: str):
         run=run,
         metric=metric,
         table_value=table_value,
-        table_basis=tables.basis_of(shown) if table_value is not None else None,
+        table_basis=(
+            tables.basis_of(shown)
+            if shown is not None and table_value is not None
+            else None
+        ),
         source=source,
         method=method,
         order=order,
