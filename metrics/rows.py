@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from statistics import fmean
-from typing import NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from core.status import RowStatus
 from metrics import columns, notes, row_source, stats
@@ -69,7 +69,7 @@ def result_row(
     return row
 
 
-def finite_json(value):
+def finite_json(value: object) -> Any:
     """``value`` with every non-finite float made ``None`` (strict JSON: no
     ``NaN``/``Infinity``; an undefined statistic is null).
 
