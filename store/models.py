@@ -139,7 +139,9 @@ class Run(Base):
     reuse_key: Mapped[str | None] = mapped_column(String(64), index=True)
     reused_from: Mapped[str | None] = mapped_column(String(32))
     reused_rows: Mapped[int | None] = mapped_column(BigInteger)
-    history_truncated: Mapped[int] = mapped_column(BigInteger, default=0)
+    history_truncated: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
     # Owner rights (cancel, retry, rename, delete). Runs of earlier releases
     # have none: their share token keeps every right it had.
     # (Indexes, not constraints: on SQLite a new constraint rebuilds the table,
@@ -207,9 +209,15 @@ class RunChunk(Base):
     items: Mapped[int] = mapped_column(Integer, default=0)
     start: Mapped[int | None] = mapped_column(BigInteger)  # byte range in the upload
     end: Mapped[int | None] = mapped_column(BigInteger)
-    units: Mapped[int] = mapped_column(Integer, default=0)
-    state: Mapped[str] = mapped_column(String(16), default=ChunkState.PENDING.value)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)  # sends: tasks match it
+    units: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # the database's default is the state of the first release's chunks, all
+    # finished (0003); the product always writes the state
+    state: Mapped[str] = mapped_column(
+        String(16), default=ChunkState.PENDING.value, server_default="done"
+    )
+    attempts: Mapped[int] = mapped_column(  # sends: tasks match it
+        Integer, default=0, server_default="0"
+    )
     # the lease (store/chunks.py): a fencing token grown at every claim and
     # release, the claims made (what gives up on a chunk), who holds it
     lease: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -271,13 +279,21 @@ class JudgeUsage(Base):
     structured_rejected: Mapped[int] = mapped_column(BigInteger, default=0)
     structured_ignored: Mapped[int] = mapped_column(BigInteger, default=0)
     # the provider's prompt cache, and requests through batch files (0023)
-    cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    batch_calls: Mapped[int] = mapped_column(BigInteger, default=0)
-    batch_prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    batch_cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    batch_completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
+    batch_calls: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    batch_prompt_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
+    batch_cached_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
+    batch_completion_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0"
+    )
     # time requests waited under the endpoint's rate limits (0023)
-    paced_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    paced_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class RunSession(Base):

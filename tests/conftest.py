@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 import config
 from store.storage import Storage
 from testing.judge_server import ScriptedJudge
-from tests import services
+from tests import schema_support, services
 from tests.pipeline_support import (
     FAST_JUDGE,
     GENEROUS_RATE_LIMITS,
@@ -83,8 +83,10 @@ def runner(app):
 
 @pytest.fixture
 def sqlite_storage(tmp_path):
-    storage = Storage(f"sqlite:///{tmp_path / 'store.sqlite3'}")
-    storage.upgrade()
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    schema_support.prepare(url)  # the schema directly: tests/test_migrations.py
+    storage = Storage(url)
+    storage.upgrade()  # at the head already: what the product's start finds
     return storage
 
 
@@ -115,8 +117,9 @@ def any_database_url(request):
 
 @pytest.fixture
 def postgres_storage(postgres_url):
+    schema_support.prepare(postgres_url)
     storage = Storage(postgres_url)
-    storage.upgrade()
+    storage.upgrade()  # at the head already
     yield storage
     storage.engine.dispose()
 
@@ -191,7 +194,8 @@ def redis_deployment(tmp_path, deployment_env):
         **deployment_env,
     }
     app = create_test_app({**base_config(tmp_path), **config.from_environ(env)})
-    app.extensions["storage"].upgrade()  # what `flask db upgrade` does
+    # what `flask db upgrade` does, directly (tests/schema_support.py)
+    schema_support.prepare(env["DATABASE_URL"])
     deployment = RedisDeployment(app, env, tmp_path / "worker.log")
     deployment.start_worker()
     yield deployment

@@ -220,3 +220,53 @@ def test_processes_starting_on_a_new_database_upgrade_it_one_at_a_time(
     other.join()
     assert upgrades == [threading.current_thread().name]  # the other found the head
     assert migrate.stored_revision(second.engine) == migrate.newest_revision()
+
+
+def _described(url: str) -> dict:
+    """Every table's columns (type, nullability, default), indexes, unique
+    constraints and foreign keys, as the database reports them."""
+    engine = create_engine(url)
+    found = inspect(engine)
+    described = {
+        table: {
+            # in any order: a migration appends a column the model may
+            # declare in the middle, and the product names every column
+            "columns": sorted(
+                (c["name"], str(c["type"]), c["nullable"], c.get("default"))
+                for c in found.get_columns(table)
+            ),
+            "indexes": sorted(
+                (i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                for i in found.get_indexes(table)
+            ),
+            "unique": sorted(
+                tuple(u["column_names"]) for u in found.get_unique_constraints(table)
+            ),
+            "foreign_keys": sorted(
+                (tuple(f["constrained_columns"]), f["referred_table"])
+                for f in found.get_foreign_keys(table)
+            ),
+        }
+        for table in sorted(found.get_table_names())
+    }
+    with engine.connect() as conn:
+        described["alembic_version"] = conn.execute(
+            text("SELECT version_num FROM alembic_version")
+        ).all()
+    engine.dispose()
+    return described
+
+
+def test_the_tests_schema_is_the_migrated_one(tmp_path):
+    """The tests skip the migrations (tests/schema_support.py: the models'
+    tables, stamped at the head); what they start from is what the
+    migrations build, default values and indexes included."""
+    from tests import schema_support
+
+    migrated = f"sqlite:///{tmp_path / 'migrated.sqlite3'}"
+    engine = create_engine(migrated)
+    migrate.upgrade(engine)
+    engine.dispose()
+    direct = f"sqlite:///{tmp_path / 'direct.sqlite3'}"
+    schema_support.prepare(direct)
+    assert _described(direct) == _described(migrated)

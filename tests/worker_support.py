@@ -72,9 +72,12 @@ def attach(app) -> InProcessWorker | None:
 
 
 def create_test_app(settings: dict):
-    """``create_app``, with the tests' worker attached when it is embedded."""
+    """``create_app``, with the tests' worker attached when it is embedded,
+    on a database that already has the schema (tests/schema_support.py)."""
     from app import create_app
+    from tests import schema_support
 
+    schema_support.prepare_for_app(settings)
     app = create_app(settings)
     attach(app)
     return app
