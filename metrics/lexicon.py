@@ -5,7 +5,7 @@
 missing, ``synsets`` returns nothing and ``wordnet_status`` says why, so a
 suite can record "synonyms unavailable" instead of crashing.
 
-(tests/test_lexicon.py covers both cases; a doctest here would leave nltk
+(tests/metrics/test_lexicon.py covers both cases; a doctest here would leave nltk
 pointed at a missing folder for the rest of the session.)
 """
 

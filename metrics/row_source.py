@@ -17,7 +17,7 @@ A :class:`RowSource` reads through a :class:`Reader` (the database,
 
 Rows come in storage key order, the order of those rows inside the whole
 suite's rows, so every value is the one a table of all rows gives
-(``tests/test_aggregate_equality.py``, ``tests/test_row_source.py``).
+(``tests/metrics/test_aggregate_equality.py``, ``tests/metrics/test_row_source.py``).
 Suites take rows as dicts, as :class:`~metrics.columns.RowColumns`, or as a
 source; each helper here accepts all three.
 

@@ -12,7 +12,7 @@ comparison of two runs asks hundreds of tests of. ``scipy.stats.wilcoxon``
 with ``zero_method="pratt"`` never uses the exact distribution when there
 are zeros; its permutation test over every sign flip
 (``method=PermutationMethod(n_resamples=np.inf)``) is the reference
-``tests/test_sign_flips.py`` compares with.
+``tests/metrics/test_sign_flips.py`` compares with.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def mean_ci(values: list[float], level: float = 0.95) -> dict:
     if n < 2:
         return {"mean": mean, "n": 1, "ci_low": None, "ci_high": None}
     # stdtrit is what scipy.stats.t.ppf computes (equal to the last bit for
-    # every df, tests/test_stats_edges.py), without loading scipy.stats
+    # every df, tests/metrics/test_stats_edges.py), without loading scipy.stats
     from scipy.special import stdtrit
 
     half = float(stdtrit(n - 1, 0.5 + level / 2)) * stdev(values) / math.sqrt(n)
@@ -496,7 +496,7 @@ def welch_t(a: list[float], b: list[float]) -> tuple[float, float] | None:
     t = (fmean(a) - fmean(b)) / math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     # stdtr(df, -|t|) is what scipy.stats.t.sf(|t|, df) computes (equal to
-    # the last bit, tests/test_stats_edges.py), without loading scipy.stats
+    # the last bit, tests/metrics/test_stats_edges.py), without loading scipy.stats
     from scipy.special import stdtr
 
     return t, float(2 * stdtr(df, -abs(t)))

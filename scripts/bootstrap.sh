@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 APT_PACKAGES=(python3-venv python3-dev wordnet-base wordnet-sense-index chromium fonts-noto-cjk
-  texlive-latex-base texlive-latex-recommended  # pdflatex + booktabs: tests/test_paper.py
+  texlive-latex-base texlive-latex-recommended  # pdflatex + booktabs: tests/reports/test_paper.py
   latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp latex-cjk-korean texlive-lang-korean  # CJKutf8
   nodejs)  # builds the dashboard's plotly.js (frontend/); npm too, below
 

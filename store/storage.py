@@ -8,7 +8,7 @@ only the first time its completion is recorded.
 
 A caller names the repository: ``storage.runs.get_run(run_id)``,
 ``storage.rows.upsert_rows(rows)``. Each is small (at most 20 public
-methods, ``tests/test_storage_layout.py``) and typed.
+methods, ``tests/store/test_storage_layout.py``) and typed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The paid-once drill (issue 46), shared by ``tests/test_paid_once.py`` and
+"""The paid-once drill (issue 46), shared by ``tests/pipeline/test_paid_once.py`` and
 ``bench/paid_once_drill.py`` (which runs it in both modes beside four busy
 CPU loops): a worker stopped with SIGSTOP past its chunk lease, then
 SIGCONT; another killed with kill -9. Each disturbed run is compared with an undisturbed run of the

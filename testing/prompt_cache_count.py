@@ -9,7 +9,7 @@ method, mode), counted by the scripted judge's cache model
 tokens seen before, in 128-token steps, 4 characters a token). The v1
 request of an item carries the fields of its v2 request (read back the way
 the scripted judge reads them, ``judge_forms.form_of``). No app, no server:
-``tests/test_static_first_prompts.py`` checks that a run through the
+``tests/metrics/test_static_first_prompts.py`` checks that a run through the
 scripted judge reports the same cached tokens; ``bench/prompt_cache.py``
 reports the figures.
 

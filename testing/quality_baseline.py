@@ -4,7 +4,7 @@
 
 It is kept only as the baseline of ``bench/suites.py`` (the optimised suite
 is measured against it in the same run) and as the reference
-``tests/test_quality.py`` checks the optimised rows against, value for value.
+``tests/metrics/suites/test_quality.py`` checks the optimised rows against, value for value.
 Not used by the product; do not optimise it. The formulas, rules and notes
 are documented in ``metrics/suites/quality/__init__.py``.
 """

@@ -1,5 +1,5 @@
 """Varied synthetic rows of every suite, and an exact encoding of aggregates,
-for ``tests/test_aggregate_equality.py`` (issue 17: aggregation in bounded
+for ``tests/metrics/test_aggregate_equality.py`` (issue 17: aggregation in bounded
 memory must not change a single stored bit).
 
 The rows are made by a seeded ``random.Random`` only (no suite code runs), so

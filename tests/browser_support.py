@@ -2,7 +2,7 @@
 app serving sample_data.jsonl already evaluated with the scripted judge.
 
 Under ``CI`` a missing Chromium is a failure, never a skip (as in
-tests/test_browser.py)."""
+tests/browser/test_flow.py)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def app_factory(tmp_path):
                 "JUDGE_API_URL": None,
                 "JUDGE_MODEL": None,
                 # the Celery worker in this process (tests/worker_support.py);
-                # tests/test_worker_process.py runs the supervised child
+                # tests/pipeline/worker/test_worker_process.py runs the supervised child
                 "EMBEDDED_WORKER": "none",
                 **GENEROUS_RATE_LIMITS,
                 **overrides,

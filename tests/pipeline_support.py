@@ -16,7 +16,7 @@ FAST_JUDGE = {"JUDGE_TIMEOUT_S": 2.0, "JUDGE_MAX_RETRIES": 2, "JUDGE_CONCURRENCY
 
 
 # The rate limits stay on in tests (their code runs on every request) but no
-# test other than tests/test_rate_limits.py should ever reach them.
+# test other than tests/web/security/test_limits.py should ever reach them.
 GENEROUS_RATE_LIMITS = {
     "RATE_LIMIT_UPLOADS": "1000000 per hour",
     "RATE_LIMIT_VALIDATIONS": "1000000 per hour",
@@ -38,7 +38,7 @@ def base_config(tmp_path) -> dict:
         "JUDGE_API_URL": None,
         "JUDGE_MODEL": None,
         # the worker in the test's process (tests/worker_support.py); the
-        # supervised child: tests/test_worker_process.py and the drills
+        # supervised child: tests/pipeline/worker/test_worker_process.py and the drills
         "EMBEDDED_WORKER": "none",
         **FAST_JUDGE,
         **GENEROUS_RATE_LIMITS,

@@ -32,13 +32,13 @@ EXPECTED = {
     "metrics/suites/brevity.py",
     "metrics/suites/politeness/__init__.py",
     "metrics/suites/politeness/prompts/politeness_v1.txt",
-    "tests/test_politeness.py",
+    "tests/metrics/suites/test_politeness.py",
     "docs/metrics/politeness.md",
-    "tests/test_brevity.py",
+    "tests/metrics/suites/test_brevity.py",
     "docs/metrics/brevity.md",
     "docs/metrics/README.md",
     "metrics/suites/quality/__init__.py",
-    "tests/test_quality.py",
+    "tests/metrics/suites/test_quality.py",
     "docs/metrics/quality.md",
     "locales/messages.pot",
     "locales/zh/LC_MESSAGES/messages.po",
@@ -48,14 +48,14 @@ EXPECTED = {
 # the tests that walk the registry, the catalogs, the contracts and the
 # reference, and the two suites' own
 DRILL_TESTS = [
-    "tests/test_registry.py",
+    "tests/metrics/test_registry.py",
     "tests/test_translations.py",
-    "tests/test_aggregate_equality.py",
+    "tests/metrics/test_aggregate_equality.py",
     "tests/test_import_contracts.py",
-    "tests/test_quality.py",
-    "tests/test_brevity.py",
-    "tests/test_politeness.py",
-    "tests/test_api.py::test_validate_endpoint_reports_suites",
+    "tests/metrics/suites/test_quality.py",
+    "tests/metrics/suites/test_brevity.py",
+    "tests/metrics/suites/test_politeness.py",
+    "tests/web/views/test_api.py::test_validate_endpoint_reports_suites",
     "metrics/suites/brevity.py",
     "metrics/suites/politeness/__init__.py",
     "metrics/suites/quality/__init__.py",
@@ -271,16 +271,18 @@ def test_the_guide_adds_suites_and_a_metric_touching_only_what_it_names(tmp_path
     tree.mkdir()
     copy_of_the_repository(tree)
     (tree / "metrics/suites/brevity.py").write_text(BREVITY)
-    (tree / "tests/test_brevity.py").write_text(TEST_BREVITY)
+    (tree / "tests/metrics/suites/test_brevity.py").write_text(TEST_BREVITY)
     folder = tree / "metrics/suites/politeness"
     folder.mkdir()
     (folder / "__init__.py").write_text(politeness.POLITENESS)
     (folder / "prompts").mkdir()
     (folder / "prompts/politeness_v1.txt").write_text(politeness.PROMPT)
-    (tree / "tests/test_politeness.py").write_text(politeness.TEST_POLITENESS)
+    (tree / "tests/metrics/suites/test_politeness.py").write_text(
+        politeness.TEST_POLITENESS
+    )
     with (tree / "metrics/suites/quality/__init__.py").open("a") as module:
         module.write(QUALITY_METRIC)
-    with (tree / "tests/test_quality.py").open("a") as tests:
+    with (tree / "tests/metrics/suites/test_quality.py").open("a") as tests:
         tests.write(TEST_QUALITY_METRIC)
     run(tree, "make", "messages")
     fill_catalogs(tree)

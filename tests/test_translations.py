@@ -135,7 +135,7 @@ def test_json_decoder_words_and_type_names_are_translated_and_paths_shown_once(
     for english in ("Expecting value", "string or object", "number"):
         assert english not in messages, messages
     assert messages.count("rounds[0].responses") == 1
-    from tests.test_web import post_run
+    from tests.web.views.test_pages import post_run
 
     client.get(f"/?lang={lang}")  # the language sticks (cookie)
     page = post_run(client, data, name="bad.jsonl").get_data(as_text=True)

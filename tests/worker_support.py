@@ -2,7 +2,7 @@
 process runs (threads pool, the local broker, ``worker_process.begin`` when
 it is built), but in the test's own process, so a test that creates an app per
 case does not pay a process start each time. Most tests use it
-(``EMBEDDED_WORKER=none``); tests/test_worker_process.py and the drills
+(``EMBEDDED_WORKER=none``); tests/pipeline/worker/test_worker_process.py and the drills
 run the supervised child the product starts."""
 
 from __future__ import annotations

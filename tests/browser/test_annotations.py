@@ -16,7 +16,7 @@ from tests.browser_support import VIEWPORTS
 from tests.pipeline_support import evaluate
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 

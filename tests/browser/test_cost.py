@@ -14,8 +14,8 @@ from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
 from tests import crafted
+from tests.browser.test_flow import upload
 from tests.pipeline_support import FAST_JUDGE
-from tests.test_browser import upload
 
 pytestmark = pytest.mark.browser
 PRICE = {"input": 2.5, "output": 10.0}

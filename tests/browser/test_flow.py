@@ -15,7 +15,7 @@ from testing.judge_server import ScriptedJudge
 from tests.browser_support import fold_ids, open_fold, translated
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 XSS = "</script><script>alert('xss')</script>"
 
@@ -449,7 +449,7 @@ def test_recorded_judges_are_read_in_the_audit_on_a_phone(
     never scrolls sideways (screenshot test-artifacts/recorded-judges-*.png)."""
     from dataset.characterbench import characterbench
     from dataset.importers import Options
-    from tests.test_characterbench import _recorded_file, read
+    from tests.dataset.test_characterbench import _recorded_file, read
 
     source = tmp_path
     triples = [

@@ -16,7 +16,7 @@ from tests.browser_support import LANGS, VIEWPORTS
 from tests.pipeline_support import evaluate
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 MARKUP = '<img src=x onerror="window.hacked=1"><b>bold</b>'
 PANEL = ["scripted", "scripted+10"]

@@ -35,7 +35,7 @@ from tests.pipeline_support import base_config, wait_for
 from tests.worker_support import create_test_app
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ["scripted", "scripted+10"]
 
 # table (CSS selector) -> its key columns, by their headings (msgids); a

@@ -13,8 +13,8 @@ from werkzeug.serving import make_server
 from pipeline.worker import execution
 from testing.judge_server import ScriptedJudge
 from tests import crafted
+from tests.browser.test_flow import ARTIFACTS
 from tests.browser_support import VIEWPORTS, open_fold
-from tests.test_browser import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 JUDGES = ["scripted", "scripted+10"]
@@ -131,7 +131,7 @@ def test_a_cancelled_runs_reasons_stay_in_the_browser(
     said "Nothing to show." (static/tables.js wrote it over every empty
     table, the server's reason too; the empty workspace's as well)."""
     from tests.browser_support import open_fold, translated
-    from tests.test_interim import cancel_after, judged_run, summarized
+    from tests.pipeline.worker.test_interim import cancel_after, judged_run, summarized
 
     app, _space, run, ctx, chunks = judged_run(app_factory, tmp_path, judge_server)
     cancel_after(monkeypatch, app, run, "alignment")

@@ -12,7 +12,7 @@ import pytest
 import dataset
 from metrics import registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED_LINE = (
     '{"session_id":"user_001","user_profile":"22-year-old student in NYC, likes hiking",'
     '"user_personality":"curious, introverted, witty","rounds":[{"round":1,'

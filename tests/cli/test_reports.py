@@ -9,7 +9,7 @@ import pytest
 
 from tests import crafted
 from tests.pipeline_support import evaluate
-from tests.test_api import settled
+from tests.web.views.test_api import settled
 
 DOWNLOADS = {
     "tex": "export.tex",

@@ -18,7 +18,7 @@ from dataset.characterbench import SCALES, characterbench, dimension_of
 from dataset.convert import detect_file
 from dataset.importers import Options, Skipped
 
-FOLDER = Path(__file__).parent / "data" / "importers" / "characterbench"
+FOLDER = Path(__file__).parents[1] / "data" / "importers" / "characterbench"
 ENGAGEMENT = FOLDER / "engagement_test.json"
 
 
@@ -384,8 +384,8 @@ def test_human_scores_reach_the_judge_audit_on_their_own_scale(
     scale and n, equal to scipy's on the same pairs."""
     from scipy import stats
 
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import wait_final
 
     engagement = [(20, 1), (35, 2), (30, 3), (70, 4), (90, 5), (60, 5)]
     memory = [(80, 4), (25, 1), (50, 2), (45, 3)]
@@ -571,8 +571,8 @@ def test_recorded_judges_reach_the_audit_without_a_judge(app_factory, tmp_path):
     dimension (scipy's on the same pairs), marked recorded."""
     from scipy import stats
 
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import wait_final
 
     triples = [
         (1, 1.0, 1.4),

@@ -12,7 +12,7 @@ import pytest
 from dataset.convert import detect_file
 from tests.pipeline_support import evaluate
 
-SAMPLES = Path(__file__).parent / "data" / "importers"
+SAMPLES = Path(__file__).parents[1] / "data" / "importers"
 FILES = {
     "sharegpt": "sharegpt.json",
     "openai-messages": "openai_messages.jsonl",

@@ -16,10 +16,10 @@ import pytest
 
 import dataset
 
-CORPUS = Path(__file__).parent / "corpus" / "malformed"
+CORPUS = Path(__file__).parents[1] / "corpus" / "malformed"
 # files that were rejected until missing replies could be expressed: valid
 # now, each with one warning per method that lacks replies
-MISSING_REPLIES = Path(__file__).parent / "corpus" / "missing_replies"
+MISSING_REPLIES = Path(__file__).parents[1] / "corpus" / "missing_replies"
 MISSING = "missing_field"
 TYPE = "wrong_type"
 

@@ -16,7 +16,7 @@ from dataset.convert import detect_file
 from dataset.importers import Options, Skipped
 from dataset.prefeval import prefeval, run_of
 
-FOLDER = Path(__file__).parent / "data" / "importers" / "prefeval"
+FOLDER = Path(__file__).parents[1] / "data" / "importers" / "prefeval"
 EXPLICIT = FOLDER / "error_demo_travel_restaurant_5interturn.json"
 CHOICE = FOLDER / "demo_travel_activities_2interturn.json"
 PERSONA = FOLDER / "demo_travel_transportation_10interturn.json"
@@ -204,7 +204,7 @@ def test_a_folder_of_nested_result_files_converts(app_factory, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert "1 sessions converted, 1 records skipped; valid" in result.stdout
     # files of two layouts are refused, each layout named with a file in it
-    other = Path(__file__).parent / "data" / "importers" / "aloe.jsonl"
+    other = Path(__file__).parents[1] / "data" / "importers" / "aloe.jsonl"
     (nested / "aloe.jsonl").write_bytes(other.read_bytes())
     mixed = runner.invoke(args=["convert", str(source), "--out", str(out)])
     assert mixed.exit_code == 2

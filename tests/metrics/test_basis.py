@@ -255,8 +255,8 @@ def test_dashboard_compare_page_and_csv_show_delta_on_the_values_basis(
     app_factory, judge_server, tmp_path
 ):
     from tests import crafted
-    from tests.test_api import settled, wait_final
-    from tests.test_workspaces import upload
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import settled, wait_final
 
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     client = app.test_client()

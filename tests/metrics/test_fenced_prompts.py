@@ -40,7 +40,7 @@ def test_a_field_cannot_write_its_templates_markers(name, prompt):
 
 
 def test_a_user_protocol_is_fenced_by_its_own_markers():
-    text = (Path(__file__).parents[1] / "protocols" / "aloe.toml").read_text()
+    text = (Path(__file__).parents[2] / "protocols" / "aloe.toml").read_text()
     custom = protocols.load(
         text.replace("RESPONSE", "ANSWER").replace('"aloe"', '"mine"')
     )

@@ -22,7 +22,7 @@ from reports import tables
 def test_wilcoxon_is_exact_on_the_nonzero_differences():
     """Without zeros, matched against scipy's exact test (no ties among the
     differences, n <= 30); with zeros, Pratt's ranks (issue 58):
-    tests/test_sign_flips.py."""
+    tests/metrics/test_sign_flips.py."""
     rng = random.Random(7)
     for _ in range(200):
         nonzero = rng.sample(range(1, 200), rng.randint(2, 30))

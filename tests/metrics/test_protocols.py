@@ -16,7 +16,7 @@ from metrics.protocol_checks import ProtocolError, fields_of
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE, evaluate
-from tests.test_api import wait_final
+from tests.web.views.test_api import wait_final
 
 ALOE = (protocols.PROTOCOL_DIR / "aloe.toml").read_text(encoding="utf-8")
 

@@ -16,7 +16,7 @@ from metrics.results import summary_notes
 from reports import paper, paper_summary
 from tests.pipeline_support import evaluate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_doctests():

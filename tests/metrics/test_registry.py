@@ -19,7 +19,7 @@ from metrics.judging import JudgeItem, prompt_file
 from metrics.rows import scored
 from tests.fake_judge import FakeJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUITES = registry.suites()
 LEVELS = {"row", "session", "summary"}
 SOURCES = re.compile(r"^(summary|panel|curves\.\w+|panel\.\w+)$")

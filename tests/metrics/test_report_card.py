@@ -396,7 +396,7 @@ FAMILIES_THREE = {
 
 
 def test_unknown_family_names_are_refused(client):
-    from tests.test_api import sample_bytes, upload
+    from tests.web.views.test_api import sample_bytes, upload
 
     bad = upload(client, sample_bytes(), method_families="Nobody=acme")
     assert bad.status_code == 400
@@ -556,9 +556,9 @@ def test_recorded_judges_in_the_card_of_a_run_without_a_judge(app_factory, tmp_p
     the witness agrees on the card. Before: no card (no judge of the run)."""
     from scipy import stats
 
-    from tests.test_api import wait_final
-    from tests.test_characterbench import _recorded_file, run_cli
-    from tests.test_workspaces import upload
+    from tests.dataset.test_characterbench import _recorded_file, run_cli
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import wait_final
     from tests.witness.differences import validity_differences
 
     triples = [

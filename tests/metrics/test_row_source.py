@@ -12,7 +12,7 @@ from metrics.columns import RowColumns
 from metrics.suites.alignment import length_control, rank_checks
 from store import suite_rows
 from tests import aggregate_rows as data
-from tests.test_aggregate_equality import store_run
+from tests.metrics.test_aggregate_equality import store_run
 
 ALIGNMENT = registry.get("alignment")
 

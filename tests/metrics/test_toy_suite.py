@@ -19,7 +19,7 @@ from metrics.rows import result_row, scored
 from metrics.suite import Chart, Column, Metric, Option, Panel, Suite, Table, series
 from tests.pipeline_support import wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the toy suite: everything it is, in one object -----------------------------

@@ -17,7 +17,7 @@ from metrics.suites.alignment import parse_alignment, parse_binary
 from metrics.suites.pairwise import parse_pairwise
 from metrics.verdicts import BINARY, CHOICE, Kind, NoVerdict, read
 
-CORPUS = Path(__file__).parent / "data" / "judge_replies.jsonl"
+CORPUS = Path(__file__).parents[1] / "data" / "judge_replies.jsonl"
 PAIRWISE = {1.0: "A", 0.0: "B", 0.5: "tie"}
 KINDS = {
     "mtbench_single": Kind.score(1, 10),

@@ -18,8 +18,8 @@ from pipeline.worker import execution
 from store import uploads
 from store.models import RunChunk
 from tests import crafted
+from tests.pipeline.test_progress import planned_run
 from tests.pipeline_support import FAST_JUDGE, evaluate
-from tests.test_progress import planned_run
 
 
 def test_an_upload_on_a_full_disk_is_refused_and_leaves_no_file(

@@ -20,7 +20,7 @@ from pipeline.names import EVALUATE_CHUNK
 from pipeline.service.runs import RunRequest
 from pipeline.worker import execution
 from tests import crafted
-from tests.test_progress import RUN_FIELDS, planned_run
+from tests.pipeline.test_progress import RUN_FIELDS, planned_run
 
 ROW = {
     "session_id": "s1",

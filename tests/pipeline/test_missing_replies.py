@@ -14,7 +14,7 @@ import pytest
 from metrics import registry
 from tests.pipeline_support import evaluate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVERY_SUITE = [suite.name for suite in registry.suites()]
 TOUCHED = {"ps-en-002", "ps-zh-001"}  # the sessions that lose replies
 

@@ -12,7 +12,7 @@ import pytest
 from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit, wait_for
-from tests.test_api import results_of, upload, wait_final
+from tests.web.views.test_api import results_of, upload, wait_final
 
 pytestmark = pytest.mark.slow
 

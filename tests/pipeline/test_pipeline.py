@@ -220,7 +220,7 @@ def test_sample_data_with_a_judge_that_answers_everything_ends_done(
     rows are not_applicable (with the reason), never unscored."""
     from metrics import registry
 
-    sample = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+    sample = Path(__file__).resolve().parents[2] / "sample_data.jsonl"
     document = evaluate(embedded_app, sample, judge_server, suites=registry.names())
     assert document["run"]["status"] == "done"
     statuses = {row["status"] for row in document["rows"]}

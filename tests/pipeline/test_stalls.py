@@ -18,7 +18,7 @@ from pipeline import stalls
 from pipeline.leases import LEASES
 from pipeline.worker import execution
 from store.models import Run, RunChunk
-from tests.test_progress import planned_run
+from tests.pipeline.test_progress import planned_run
 
 STILL = {"RUN_STALL_S": 60.0, "MAX_CHUNK_ATTEMPTS": 3}
 

@@ -24,7 +24,7 @@ from reports import paper, paper_methods, paper_summary, paper_text
 from tests import crafted
 from tests.pipeline_support import evaluate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "a&b%c$d#e_f{g}h~i^j\\k<l>m|n--o"
 CHINESE = "中文方法 «Ü» Café"
 DOCUMENT = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "build_nltk_data.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_nltk_data.py"
 WORDNET_SRC = Path("/usr/share/wordnet")
 _spec = importlib.util.spec_from_file_location("build_nltk_data", SCRIPT)
 build = importlib.util.module_from_spec(_spec)

@@ -21,7 +21,7 @@ from store.storage import Storage
 from testing.judge_server import ScriptedJudge
 from tests.pipeline_support import base_config, submit, wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data.jsonl"
 TABLES = ("judge_exchanges", "judge_exchange_texts")
 

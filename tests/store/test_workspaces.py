@@ -19,7 +19,7 @@ from store.models import (
     Workspace,
 )
 from tests import crafted
-from tests.test_api import sample_bytes, settled, wait_final
+from tests.web.views.test_api import sample_bytes, settled, wait_final
 
 FINAL = ("done", "partial", "failed", "cancelled")
 RUN_FIELDS = {
@@ -223,7 +223,7 @@ def test_workspace_page_lists_runs_and_only_the_manage_link_edits(
 def test_saves_deletes_and_renames_confirm_and_runs_of_one_file_are_told_apart(
     app_factory,
 ):
-    from tests.test_web import csrf_token
+    from tests.web.views.test_pages import csrf_token
 
     app = app_factory()
     client = app.test_client()

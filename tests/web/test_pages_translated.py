@@ -20,9 +20,9 @@ from metrics.notes import NOTES, note
 from metrics.rows import result_row
 from testing.judge_server import ScriptedJudge
 from tests.pipeline_support import submit, wait_for
-from tests.test_api import settled
+from tests.web.views.test_api import settled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data.jsonl"
 PLACEHOLDER = re.compile(r"%\(\w+\)s|%%")
 MIN_FRAGMENT = 10  # shorter English fragments can occur inside other words

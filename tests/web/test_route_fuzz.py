@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests import crafted
-from tests.test_api import upload, wait_final
+from tests.web.views.test_api import upload, wait_final
 
 HOSTILE = ["%00", "a%00b", "%ED%A0%80", "%FF%FE", "9" * 30, "%C2%B2", "-1", "", "null"]
 QUERY_NAMES = [

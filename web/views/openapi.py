@@ -6,7 +6,7 @@ source. The operations' prose, their answers (each status an operation
 gives) and the answers' shapes are written here, next to docs/api.md. A
 test walks the app's routes and fails when an ``/api/v1`` route is missing;
 Schemathesis holds the served app to the document
-(tests/test_api_contract.py)."""
+(tests/web/views/test_api_contract.py)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from metrics.rows import result_row
 from metrics.suites import pairwise
 from metrics.suites.pairwise import ranking
 from tests import crafted
-from tests.test_api import wait_final
-from tests.test_compare import scores_of
-from tests.test_workspaces import upload
+from tests.pipeline.service.test_comparison import scores_of
+from tests.store.test_workspaces import upload
+from tests.web.views.test_api import wait_final
 
 JUDGES = ["scripted", "scripted-position-a"]
 STRENGTHS = {"Weak": 0, "Mid": 1, "Strong": 5}
@@ -237,7 +237,7 @@ def test_bradley_terry_is_bit_identical_whatever_the_blas_threads():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     outputs = set()
     for threads in ("1", "4"):
         env = {

@@ -27,13 +27,13 @@ from tests import crafted
 from tests.fake_judge import FakeJudge
 from tests.pipeline_support import FAST_JUDGE, evaluate
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "formats" / "prefeval_sample"
+SAMPLE = Path(__file__).resolve().parents[4] / "shared" / "formats" / "prefeval_sample"
 RUN_FILE = (
     SAMPLE
     / "benchmark_results/explicit/generation_results/remind/travel_demo"
     / "error_demo_travel_demo_2interturn.json"
 )
-LOCAL = Path(__file__).parent / "data" / "importers" / "prefeval_sample"
+LOCAL = Path(__file__).parents[2] / "data" / "importers" / "prefeval_sample"
 CHECKS = ("acknow", "violate", "hallucinate", "helpful")
 PREFEVAL = {"protocol": protocols.builtin("prefeval").stored()}
 

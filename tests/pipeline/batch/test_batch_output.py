@@ -22,8 +22,8 @@ from store.batch_models import BatchAnswer
 from testing.judge_batches import FOREIGN_ID, MALFORMED
 from testing.judge_server import ScriptedJudge
 from tests import crafted
+from tests.pipeline.batch.test_batch_mode import judge_app, sessions, wait_until
 from tests.pipeline_support import submit, wait_for
-from tests.test_batch_mode import judge_app, sessions, wait_until
 
 TWO_SESSIONS = 40  # 2 sessions x 5 rounds x 2 methods x 2 judge modes
 SKIPPED_AS = {
@@ -241,7 +241,7 @@ def test_requests_listed_answers_kept_and_missing_ones_marked(any_storage):
     """The queries behind the reader (INSERT ... SELECT ... ON CONFLICT and
     the rest) on SQLite and PostgreSQL: listed twice, kept once; only sent
     ids are found; a request no line answered is marked missing once."""
-    from tests.test_exchange_texts import new_run
+    from tests.store.test_exchange_texts import new_run
 
     storage = any_storage
     run = new_run(storage, "batch")

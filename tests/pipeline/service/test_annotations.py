@@ -13,7 +13,7 @@ import pytest
 
 from tests.pipeline_support import evaluate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 
 from store.models import Run
-from tests.test_api import sample_bytes, upload
-from tests.test_web import post_run
+from tests.web.views.test_api import sample_bytes, upload
+from tests.web.views.test_pages import post_run
 
 PANEL = ["scripted", "scripted+10"]
 
@@ -120,7 +120,7 @@ def test_a_run_stops_at_exactly_its_call_cap_and_retries_cannot_pass_it(
     app_factory, judge_server, tmp_path
 ):
     from tests import crafted
-    from tests.test_api import wait_final
+    from tests.web.views.test_api import wait_final
 
     limit = 50  # the estimate is 40 (20 items x 2 modes); re-asks would make 80
     app = app_factory(
@@ -145,7 +145,7 @@ def test_a_run_stops_at_exactly_its_call_cap_and_retries_cannot_pass_it(
 
 def test_a_prompt_over_the_cap_is_never_sent(app_factory, judge_server, tmp_path):
     from tests import crafted
-    from tests.test_api import wait_final
+    from tests.web.views.test_api import wait_final
 
     app = app_factory(
         JUDGE_API_URL=judge_server.url,
@@ -168,8 +168,8 @@ def test_a_workspace_stops_at_its_daily_cap_across_runs(
     app_factory, judge_server, tmp_path
 ):
     from tests import crafted
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload as upload_into
+    from tests.store.test_workspaces import upload as upload_into
+    from tests.web.views.test_api import wait_final
 
     daily = 60  # each run's estimate is 40; unparseable replies ask twice
     app = app_factory(
@@ -208,7 +208,7 @@ def test_daily_reservations_share_one_count_and_give_back_what_was_unused(
     any_storage,
 ):
     from core.caps import DAILY_CAP, Daily
-    from tests.test_workspaces import RUN_FIELDS
+    from tests.store.test_workspaces import RUN_FIELDS
 
     storage = any_storage
     a, b = (storage.runs.create_run(**RUN_FIELDS, upload_id="u") for _ in range(2))
@@ -237,8 +237,8 @@ def test_the_estimate_before_a_run_is_within_ten_percent_of_its_cost(
     earlier runs of the judge; against a run on the scripted judge that
     reports usage (and its prompt cache) like OpenAI."""
     from testing import datagen
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload as upload_into
+    from tests.store.test_workspaces import upload as upload_into
+    from tests.web.views.test_api import wait_final
 
     price = {"input": 2.5, "output": 10.0, "cached_input": 1.25}
     app = app_factory(
@@ -286,7 +286,7 @@ def test_the_estimate_counts_the_modes_the_runs_protocol_asks(
     within 5% of what the judge was sent."""
     import json
 
-    from tests.test_api import wait_final
+    from tests.web.views.test_api import wait_final
 
     app, client = judged()
     fields = {"suites": "alignment", "protocol": protocol}
@@ -334,8 +334,8 @@ def priced_workspace(app_factory, judge_server, tmp_path):
     rounds (a method's later prompts share their first 1,024 tokens: the
     scripted judge serves them from its prompt cache, as OpenAI does)."""
     from testing import datagen
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload as upload_into
+    from tests.store.test_workspaces import upload as upload_into
+    from tests.web.views.test_api import wait_final
 
     app = app_factory(
         JUDGE_API_URL=judge_server.url,

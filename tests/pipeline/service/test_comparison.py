@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests import crafted
-from tests.test_api import results_of, settled, wait_final
-from tests.test_workspaces import RUN_FIELDS, upload
+from tests.store.test_workspaces import RUN_FIELDS, upload
+from tests.web.views.test_api import results_of, settled, wait_final
 
 TWO_JUDGES = ["scripted", "scripted+10"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def compare(client, *tokens, **args):
@@ -149,7 +149,7 @@ def test_same_file_two_judges_agreement_matches_a_hand_computation(
     assert "| al | Ours | scripted vs scripted+10 | 10 |" in md
     tex = settled(client, f"/compare/export.tex?runs={runs}").get_data(as_text=True)
     assert r"\label{tab:personasteer-judge-agreement}" in tex
-    from tests.test_paper import compile_fragment
+    from tests.reports.test_paper import compile_fragment
 
     compile_fragment(tex, tmp_path / "agreement")
 
@@ -388,7 +388,7 @@ def test_a_compare_tex_of_long_slashed_and_cjk_names_fits_the_page(
 ):
     """Every .tex of a comparison compiles with pdflatex, with no overfull box
     over 1 pt, whatever the run names (long, with "/", in Chinese)."""
-    from tests.test_paper import compile_fragment
+    from tests.reports.test_paper import compile_fragment
 
     app = app_factory()
     client = app.test_client()

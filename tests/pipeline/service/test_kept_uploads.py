@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.service import kept_uploads
 from store.uploads import PENDING
-from tests.test_api import sample_bytes, wait_final
+from tests.web.views.test_api import sample_bytes, wait_final
 
 
 def check(client, data: bytes, **fields):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.service import reuse
-from tests.test_api import sample_bytes, upload, wait_final
+from tests.web.views.test_api import sample_bytes, upload, wait_final
 
 WEIGHTS = (
     '{"coherence": 1, "completeness": 0, "length": 0, "structure": 0, "vocabulary": 0}'

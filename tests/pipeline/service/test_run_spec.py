@@ -18,7 +18,7 @@ from testing.judge_server import ScriptedJudge
 from tests import crafted
 from tests.pipeline_support import submit, wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 WORKER_MODULES = (
     "worker/execution.py",
     "batch/run_judge.py",

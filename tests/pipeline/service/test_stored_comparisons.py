@@ -14,8 +14,8 @@ from core.status import ComparisonState
 from pipeline.service import comparison
 from store.models import ComparisonRun, StoredComparison, utcnow
 from tests import crafted
-from tests.test_api import settled, wait_final
-from tests.test_workspaces import RUN_FIELDS, upload
+from tests.store.test_workspaces import RUN_FIELDS, upload
+from tests.web.views.test_api import settled, wait_final
 
 
 def finished_pair(app, tmp_path, other_sessions=False) -> list[str]:

@@ -9,7 +9,7 @@ from config import DEFAULTS
 from pipeline.worker import finalizer, interim
 from store.models import utcnow
 from tests import aggregate_rows as data
-from tests.test_aggregate_equality import store_run
+from tests.metrics.test_aggregate_equality import store_run
 
 
 def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):

@@ -318,7 +318,7 @@ def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert done.stdout.split() == ["True"], done.stderr
 

@@ -13,11 +13,11 @@ import pytest
 
 from testing.judge_server import ScriptedJudge
 from tests import crafted
+from tests.pipeline.worker.test_worker_crash import sessions
 from tests.pipeline_support import wait_for
-from tests.test_worker_crash import sessions
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # a nice-10 worker
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 FIRST_LIFE = """
 import sys, time

@@ -25,7 +25,7 @@ from tests.worker_support import create_test_app
 from web.presentation.explore import snippet
 from web.presentation.word_diff import tokenize, word_diff
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_data.jsonl"
 XSS = "</script><script>alert(1)</script>"
 ROW = re.compile(r"<tr\b([^>]*\bdata-session=[^>]*)>")

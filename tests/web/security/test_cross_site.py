@@ -12,7 +12,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from tests import crafted
-from tests.test_api import upload
+from tests.web.views.test_api import upload
 
 ATTACK = """<!doctype html><html><body>
 <form id="f" method="post" enctype="multipart/form-data" action="{site}/api/v1/runs">

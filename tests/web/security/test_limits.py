@@ -11,8 +11,8 @@ import redis
 import config
 from config import ConfigError
 from tests import crafted, services
-from tests.test_api import sample_bytes, upload
-from tests.test_web import csrf_token, finished_page, post_run
+from tests.web.views.test_api import sample_bytes, upload
+from tests.web.views.test_pages import csrf_token, finished_page, post_run
 
 TINY = "2 per minute"
 NOT_JSONL = b"not json\n"  # rejected with a 400: cheap, and it still counts

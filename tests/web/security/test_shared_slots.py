@@ -32,7 +32,7 @@ def test_a_killed_holder_keeps_no_slot(tmp_path):
         ],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[3],
     )
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -11,7 +11,7 @@ import pytest
 from metrics import registry
 from tests import crafted
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 FINAL = ("done", "partial", "failed", "cancelled")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

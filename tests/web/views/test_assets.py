@@ -16,7 +16,7 @@ import pytest
 
 from web.views import assets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 PLOTLY_URL = f"/vendor/plotly-{plotly.__version__}.min.js"
 

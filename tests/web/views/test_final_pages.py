@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, update
 
 from store.models import Run
-from tests import test_shared_pages as shared
+from tests.web.views import test_shared_pages as shared
 from web.presentation import dashboard, replies
 from web.presentation.single_flight import SingleFlight
 from web.views import final_pages
@@ -118,7 +118,7 @@ def test_another_run_s_token_is_another_page(served, judge_server):
     from tests.pipeline_support import evaluate
 
     app, run = served
-    sample = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+    sample = Path(__file__).resolve().parents[3] / "sample_data.jsonl"
     document = evaluate(app, sample, judge_server, suites=["quality"])
     other = app.extensions["storage"].runs.get_run(document["run"]["id"])
     client = app.test_client()
@@ -145,7 +145,7 @@ def test_a_change_makes_a_new_page_and_a_new_etag(served):
 
 
 def test_a_label_makes_a_new_etag(served):
-    from tests.test_annotations import label, make_queue
+    from tests.pipeline.service.test_annotations import label, make_queue
 
     app, run = served
     client = app.test_client()

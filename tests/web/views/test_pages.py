@@ -12,9 +12,9 @@ import pytest
 
 from testing.judge_server import ScriptedJudge
 from tests import crafted
-from tests.test_api import rejected_large_upload
+from tests.web.views.test_api import rejected_large_upload
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 XSS = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
@@ -253,7 +253,7 @@ def test_every_form_needs_its_csrf_token(client, tmp_path, action):
 
 
 def test_the_share_link_never_comes_from_the_host_header(client):
-    from tests.test_api import sample_bytes, upload, wait_final
+    from tests.web.views.test_api import sample_bytes, upload, wait_final
 
     token = upload(client, sample_bytes(), suites="quality").get_json()["token"]
     wait_final(client, token)
@@ -265,7 +265,7 @@ def test_the_share_link_never_comes_from_the_host_header(client):
 
 
 def test_the_workspace_manage_token_is_handed_over_once_after_the_upload(app):
-    from tests.test_api import sample_bytes, wait_final
+    from tests.web.views.test_api import sample_bytes, wait_final
 
     client = app.test_client()
     client.get("/")

@@ -8,7 +8,7 @@ import logging
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.test_api import sample_bytes, upload, wait_final
+from tests.web.views.test_api import sample_bytes, upload, wait_final
 
 
 def scrape(client) -> dict[tuple[str, tuple], float]:

@@ -15,7 +15,7 @@ from store.replies import write_exchanges
 from testing.judge_server import ScriptedJudge
 from tests.pipeline_support import base_config, submit, wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 MARKUP = '<script>alert("x")</script><b>bold</b>'
 
 

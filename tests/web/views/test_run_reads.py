@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.test_api import sample_bytes, upload, wait_final
+from tests.web.views.test_api import sample_bytes, upload, wait_final
 
 
 @pytest.fixture

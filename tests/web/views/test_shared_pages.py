@@ -22,7 +22,7 @@ def served(app_factory, judge_server):
     from tests.pipeline_support import evaluate
 
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
-    sample = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+    sample = Path(__file__).resolve().parents[3] / "sample_data.jsonl"
     document = evaluate(app, sample, judge_server, suites=["alignment", "quality"])
     return app, app.extensions["storage"].runs.get_run(document["run"]["id"])
 
@@ -59,7 +59,7 @@ def test_readers_get_the_same_page_and_the_nonce_it_was_built_with(served, monke
 def test_a_label_makes_a_new_page(served):
     """Labels change what readers see (the agreement, or that a worker is
     computing it): the shared page is built again."""
-    from tests.test_annotations import label, make_queue
+    from tests.pipeline.service.test_annotations import label, make_queue
 
     app, run = served
     client = app.test_client()

@@ -16,7 +16,7 @@ from dataset.characterbench import SCALES
 from metrics import protocols
 from metrics.protocol_checks import ProtocolError
 
-SAMPLE = Path(__file__).parent / "data" / "importers" / "characterbench"
+SAMPLE = Path(__file__).parents[3] / "data" / "importers" / "characterbench"
 PROTOCOL = protocols.builtin("characterbench")
 # most released records have no user profile: the converter takes one given
 PROFILE = ("--profile", "A user chatting with the character.")
@@ -154,8 +154,8 @@ def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge
     from sklearn.metrics import cohen_kappa_score
 
     from metrics.correlation_ci import kappa_interval
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import wait_final
 
     folder = tmp_path / "cb"
     folder.mkdir()
@@ -236,7 +236,7 @@ def test_a_live_run_scores_each_dimension_on_its_scale_beside_the_recorded_judge
     assert zh_alpha["scripted"]["level"] == "ordinal"
     assert sc_alpha["scripted"]["level"] == "interval"
     # the dashboard's judge audit: one table, recorded and live side by side
-    from tests.test_characterbench import agreement_rows
+    from tests.dataset.test_characterbench import agreement_rows
 
     page = client.get(f"/r/{token}?lang=en").get_data(as_text=True)
     rows = {(row[0], row[1]): row for row in agreement_rows(page)}
@@ -275,8 +275,8 @@ def test_the_sample_converts_and_a_live_run_scores_it(
     """The shared sample's three dimension files: every record converts, a
     run with the protocol asks each session its own dimension and stores
     its score on that dimension's scale."""
-    from tests.test_api import wait_final
-    from tests.test_workspaces import upload
+    from tests.store.test_workspaces import upload
+    from tests.web.views.test_api import wait_final
 
     app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     out = tmp_path / "sample.jsonl"
@@ -344,7 +344,7 @@ def test_recorded_judges_evaluate_with_no_judge_through_the_cli(tmp_path):
     --from characterbench`` on the dimension files, then ``flask evaluate``:
     done, no judge call, and each recorded CharacterJudge variant's
     agreement with the human scores per dimension, equal to scipy's."""
-    from tests.test_cli import clean_env, flask_command
+    from tests.cli.test_commands import clean_env, flask_command
 
     folder = tmp_path / "cb"
     folder.mkdir()
@@ -398,7 +398,7 @@ def test_the_sample_evaluates_with_no_judge(tmp_path):
     """The shared sample as released: converted and evaluated with no judge,
     each recorded variant's agreement per dimension where two items or more
     give one, equal to scipy's."""
-    from tests.test_cli import clean_env, flask_command
+    from tests.cli.test_commands import clean_env, flask_command
 
     env = {
         key: value

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from tests import crafted
-from tests.test_api import wait_final
-from tests.test_workspaces import upload
+from tests.store.test_workspaces import upload
+from tests.web.views.test_api import wait_final
 
 
 def lengthy(al: int, binary: int, human: dict | None = None) -> dict:
@@ -113,7 +113,7 @@ def test_the_human_field_is_validated_with_line_and_path(app_factory):
 def test_a_judge_panel_scores_every_item_once_per_judge(
     app_factory, judge_server, tmp_path
 ):
-    from tests.test_compare import alpha_interval
+    from tests.pipeline.service.test_comparison import alpha_interval
 
     panel = ["scripted", "scripted+10"]
     app = app_factory(

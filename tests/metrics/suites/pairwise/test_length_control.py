@@ -18,8 +18,8 @@ from metrics.suites import pairwise
 from metrics.suites.pairwise import length_control, ranking
 from tests import crafted
 from tests.fake_judge import FakeJudge
-from tests.test_api import wait_final
-from tests.test_workspaces import upload
+from tests.store.test_workspaces import upload
+from tests.web.views.test_api import wait_final
 
 METHODS = ["A", "B", "C"]
 
