@@ -163,7 +163,7 @@ def resample_sums(values):
     from 0.0, one column in numpy's pairwise order (eight partial sums from
     eight units on), several columns one unit after the other. Done a unit
     at a time on contiguous columns, without the resamples x units (x k)
-    products, it is several times faster; ``tests/test_small_sample_intervals.py``
+    products, it is several times faster; ``tests/metrics/test_small_sample_intervals.py``
     checks the bits against numpy's expressions.
 
     >>> resample_sums([1.0, 2.0]).tolist()

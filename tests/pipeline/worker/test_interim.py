@@ -335,6 +335,6 @@ def test_a_worker_preloads_nothing_its_aggregations_do_not_load():
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert done.stdout.split() == ["False"], done.stderr
