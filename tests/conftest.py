@@ -84,7 +84,7 @@ def runner(app):
 @pytest.fixture
 def sqlite_storage(tmp_path):
     url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    schema_support.prepare(url)  # the schema directly: tests/test_migrations.py
+    schema_support.prepare(url)  # the schema directly: tests/store/test_migrations.py
     storage = Storage(url)
     storage.upgrade()  # at the head already: what the product's start finds
     return storage

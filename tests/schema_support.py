@@ -9,7 +9,7 @@ would) and copied, a millisecond, wherever a test's app or storage will open a
 new SQLite file. The product's start-up still runs and finds the head.
 
 The migrations themselves are tested once per database in
-tests/test_migrations.py: the upgrade from the first release's schema with its
+tests/store/test_migrations.py: the upgrade from the first release's schema with its
 rows intact, and that the migrated schema equals the models (alembic's
 ``compare_metadata`` finds no difference), on SQLite and PostgreSQL.
 """
