@@ -52,12 +52,15 @@ class Registry(Mapping[str, T], Generic[T]):
         kind: str,
         discover: Callable[[], object] | None = None,
         order: Callable[[str, T], Any] | None = None,
+        lock: threading.RLock | None = None,
     ) -> None:
+        """``lock``: another registry's, when this one's discovery is that
+        one's (one lock, so two threads never wait for each other)."""
         self.kind = kind
         self._discover = discover
         self._order = order
         self._entries: dict[str, T] = {}
-        self.lock = threading.RLock()
+        self.lock = lock or threading.RLock()
         self._discovered = discover is None
         self._discovering = False
 

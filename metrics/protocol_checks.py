@@ -15,35 +15,39 @@ metrics.protocol_checks.ProtocolError: line 2: : not valid TOML: an integer of m
 
 from __future__ import annotations
 
+import importlib
 import re
 import tomllib
 from string import Template
 
+from core.registry import Registry
+from metrics.suite import ProtocolMode
+
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
-KINDS = {"alignment": "score", "binary": "binary", "pairwise": "choice"}
-# The fields each mode's templates may use: what the suites fill in.
-MODE_FIELDS = {
-    "alignment": {"profile", "personality", "history", "user_message", "response"},
-    "binary": {"profile", "personality", "history", "user_message", "response"},
-    "pairwise": {
+# The modes a suite asks by name (their kind and the fields their templates
+# may use) are declared by the suites (``Suite.protocol_modes``) and read
+# from PROTOCOL_MODES when a protocol is checked (``fixed_modes``).
+# A mode of any other name is a criterion (kind "criterion"): a score on the
+# scale the protocol declares for it, stored as judge_score@<criterion>:<low>-<high>
+# and asked of the sessions that name the criterion (``docs/protocols.md``).
+# Its templates may use the session's profile, personality, history, user
+# message and response, and the evaluated character's persona and the
+# criterion's reference, when the session carries them.
+CRITERION = "criterion"
+CRITERION_FIELDS = frozenset(
+    {
         "profile",
         "personality",
         "history",
         "user_message",
-        "response_a",
-        "response_b",
-    },
-}
-# A mode of any other name is a criterion (kind "criterion"): a score on the
-# scale the protocol declares for it, stored as judge_score@<criterion>:<low>-<high>
-# and asked of the sessions that name the criterion (``docs/protocols.md``).
-# Its templates may also use the evaluated character's persona and the
-# criterion's reference, when the session carries them.
-CRITERION = "criterion"
-CRITERION_FIELDS = MODE_FIELDS["alignment"] | {"character", "reference"}
+        "response",
+        "character",
+        "reference",
+    }
+)
 CRITERION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # A mode of another name with kind "binary" is a yes/no check, asked by the
-# checks suite (metrics/suites/checks.py) with the criterion's fields; the
+# suite that asks checks, with the criterion's fields; the
 # protocol's derived labels (``[labels.<name>]``) are rules over the checks.
 CHECK = "binary"
 TOP_KEYS = {
@@ -147,7 +151,7 @@ def check(text: str) -> dict:
         bad(
             "modes",
             "bad_value",
-            detail="a table with at least one of alignment, binary, pairwise, "
+            detail=f"a table with at least one of {', '.join(fixed_modes())}, "
             "a criterion or a check",
         )
     for name, spec in (modes or {}).items() if isinstance(modes, dict) else ():
@@ -192,32 +196,65 @@ def _check_report_card(table, bad) -> None:
     return None
 
 
+def _discover_suites() -> None:
+    """The suites register their protocol modes (``metrics/registry.py``),
+    found by name, as the registry finds the suites' modules: the suites
+    read protocols, so this checker imports none of them."""
+    importlib.import_module("metrics.registry").names()
+
+
+# name -> ProtocolMode: the modes of a protocol the suites ask by name, each
+# declared by its suite (``Suite.protocol_modes``); filled on the first read
+PROTOCOL_MODES: Registry[ProtocolMode] = Registry(
+    "protocol mode", _discover_suites, order=lambda name, _: name
+)
+
+
+def fixed_modes() -> dict[str, ProtocolMode]:
+    """The modes the suites ask by name, as they declare them.
+
+    >>> modes = fixed_modes()
+    >>> all(kind_of(name) == mode.kind for name, mode in modes.items())
+    True
+    """
+    return dict(PROTOCOL_MODES.items())
+
+
 def kind_of(name: str, spec: dict | None = None) -> str:
-    """The kind a mode of this name must be: the fixed modes' own, else a
+    """The kind a mode of this name must be: a fixed mode's own, else a
     criterion's, or a yes/no check's when it says ``kind = "binary"``.
 
-    >>> kind_of("pairwise"), kind_of("engagement"), kind_of("helpful", {"kind": "binary"})
-    ('choice', 'criterion', 'binary')
+    >>> kind_of("engagement"), kind_of("helpful", {"kind": "binary"})
+    ('criterion', 'binary')
     """
-    if name in KINDS:
-        return KINDS[name]
+    fixed = fixed_modes().get(name)
+    if fixed is not None:
+        return fixed.kind
     return CHECK if isinstance(spec, dict) and spec.get("kind") == CHECK else CRITERION
 
 
 def is_check(name: str, kind: str) -> bool:
-    """A yes/no check: a mode of another name than the fixed three, of kind binary."""
-    return name not in KINDS and kind == CHECK
+    """A yes/no check: a mode of another name than the fixed ones, of kind binary."""
+    return name not in fixed_modes() and kind == CHECK
 
 
-def fields_of(name: str) -> set[str]:
+def fields_of(name: str) -> frozenset[str]:
     """The placeholders the templates of a mode of this name may use."""
-    return MODE_FIELDS.get(name, CRITERION_FIELDS)
+    fixed = fixed_modes().get(name)
+    return fixed.fields if fixed is not None else CRITERION_FIELDS
+
+
+def _listed(names: list[str], last: str) -> str:
+    """>>> _listed(["a", "b", "c"], "or"), _listed(["a"], "or")
+    ('a, b or c', 'a')
+    """
+    return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else names[0]
 
 
 def _check_mode(name: str, spec, bad) -> None:
     where = f"modes.{name}"
     kind = kind_of(name, spec)
-    if name not in KINDS and not CRITERION_NAME.fullmatch(name):
+    if name not in fixed_modes() and not CRITERION_NAME.fullmatch(name):
         return bad(
             where,
             "bad_value",
@@ -239,7 +276,7 @@ def _check_mode(name: str, spec, bad) -> None:
         detail = (
             f"the {name} mode is of kind {kind}"
             if kind != CRITERION
-            else "a mode other than alignment, binary or pairwise is a "
+            else f"a mode other than {_listed(list(fixed_modes()), 'or')} is a "
             'criterion (kind = "criterion") or a yes/no check (kind = "binary")'
         )
         bad(f"{where}.kind", "bad_value", detail=detail)
@@ -294,7 +331,7 @@ def _check_criterion(where: str, spec: dict, bad) -> None:
             bad(f"{where}.{key}", "unknown_key")
 
 
-def _check_template(where: str, text, fields: set[str], bad) -> None:
+def _check_template(where: str, text, fields: frozenset[str], bad) -> None:
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         return bad(where, "bad_value", detail=f"text of at most {MAX_TEXT} characters")
     if where.endswith(".format"):

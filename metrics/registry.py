@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 from core import problems
 from core.registry import Registry
+from metrics.protocol_checks import PROTOCOL_MODES
 from metrics.suite import Metric, Suite
 
 
@@ -38,9 +39,14 @@ def _discover() -> None:
             register(module.SUITE)
 
 
-# name -> Suite, by Suite.order
+# name -> Suite, by Suite.order. Registering a suite registers the protocol
+# modes it asks by name in the checker's PROTOCOL_MODES, whose discovery is
+# this one: one lock for both, so two threads never wait for each other.
 SUITES: Registry[Suite] = Registry(
-    "suite", _discover, order=lambda name, suite: (suite.order, name)
+    "suite",
+    _discover,
+    lambda name, suite: (suite.order, name),
+    PROTOCOL_MODES.lock,
 )
 _metrics: dict[str, Metric] = {}
 
@@ -56,8 +62,13 @@ def register(suite: Suite) -> Suite:
         for option in suite.options:
             if option.problem_message is not None:
                 problems.define(option.problem, option.problem_message)
+        taken = [m.name for m in suite.protocol_modes if m.name in PROTOCOL_MODES]
+        if taken:
+            raise ValueError(f"protocol modes already registered: {taken}")
         SUITES.register(suite.name, suite)
         _metrics.update({metric.id: metric for metric in suite.metrics})
+        for mode in suite.protocol_modes:
+            PROTOCOL_MODES.register(mode.name, mode)
     return suite
 
 
@@ -66,6 +77,8 @@ def unregister(name: str) -> None:
         suite = SUITES.unregister(name)
         for metric in suite.metrics:
             _metrics.pop(metric.id, None)
+        for mode in suite.protocol_modes:
+            PROTOCOL_MODES.unregister(mode.name)
 
 
 @contextmanager

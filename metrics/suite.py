@@ -22,10 +22,10 @@ names a suite. ``CONTRIBUTING.md`` walks through adding one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, overload
 
 from core.i18n import LazyText, _l
 from metrics import columns
@@ -112,6 +112,47 @@ class JudgeMode:
     # A protocol's criterion mode (kind "criterion"): the criterion it
     # scores on its verdict's scale (``judge_score@<criterion>:<low>-<high>``)
     criterion: str | None = None
+
+
+@dataclass(frozen=True)
+class ProtocolMode:
+    """A mode of a judge protocol that a suite asks by its name (a protocol
+    file's ``[modes.<name>]``): the kind of verdict it must give and the
+    ``$fields`` its templates may use, the ones the suite fills in. The
+    protocol checker (``metrics/protocol_checks.py``) reads these from the
+    registry; a mode of another name is a criterion or a yes/no check."""
+
+    name: str
+    kind: Literal["score", "binary", "choice"]
+    fields: frozenset[str]
+
+
+class LazyModes(Sequence[JudgeMode]):
+    """A suite's judge modes, read on first use: modes taken from a protocol
+    cannot be read while the suite is imported (reading a protocol runs the
+    checker, which asks the registry for the suites' protocol modes)."""
+
+    def __init__(self, load: Callable[[], Iterable[JudgeMode]]) -> None:
+        self._load = load
+        self._modes: tuple[JudgeMode, ...] | None = None
+
+    def _found(self) -> tuple[JudgeMode, ...]:
+        if self._modes is None:
+            self._modes = tuple(self._load())
+        return self._modes
+
+    @overload
+    def __getitem__(self, index: int) -> JudgeMode: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[JudgeMode]: ...
+    def __getitem__(self, index: int | slice) -> JudgeMode | Sequence[JudgeMode]:
+        return self._found()[index]
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __repr__(self) -> str:
+        return f"LazyModes({self._found()!r})"
 
 
 @dataclass(frozen=True)
@@ -220,7 +261,10 @@ class Suite:
     # some response needs each of them; "a|b": either name meets it
     response_fields: tuple[str, ...] = ()
     judge: JudgeUse = JudgeUse.NONE
-    modes: tuple[JudgeMode, ...] = ()
+    modes: Sequence[JudgeMode] = ()  # a tuple, or LazyModes
+    # the modes of a protocol the suite asks by name, with their kind and
+    # fields (the protocol checker reads them through the registry)
+    protocol_modes: tuple[ProtocolMode, ...] = ()
     options: tuple[Option, ...] = ()
     panel: Panel = Panel()
     order: int = 100  # position in lists and on the dashboard

@@ -44,6 +44,7 @@ from metrics.suite import (
     Format,
     JudgeMode,
     JudgeUse,
+    LazyModes,
     Level,
     Metric,
     Panel,
@@ -748,7 +749,8 @@ SUITE = Suite(
     judge=JudgeUse.REQUIRED,
     # the shipped example's checks; a run asks those of its own protocol
     # (``checks_of``), whose prompt versions its header records
-    modes=tuple(protocols.builtin("prefeval").checks.values()),
+    # read on first use: reading a protocol runs the checker, which reads the registry
+    modes=LazyModes(lambda: protocols.builtin("prefeval").checks.values()),
     estimate=estimate,
     summary_details=True,  # the label and the inter-turns count are in details
     order=18,

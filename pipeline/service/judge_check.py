@@ -4,8 +4,13 @@ grammar read (or why none), latency, tokens, why the reply stopped, and
 whether the server honoured structured output. ``flask --app app
 judge-check`` and the upload page's "Test judge" button share it.
 
->>> from metrics.protocol_checks import CRITERION_FIELDS, MODE_FIELDS
->>> sorted(EXAMPLE) == sorted(set().union(*MODE_FIELDS.values(), CRITERION_FIELDS))
+The example fills every field a mode's templates may use: those of the
+modes the suites ask by name (the registry's protocol modes) and a
+criterion's.
+
+>>> from metrics.protocol_checks import CRITERION_FIELDS, fixed_modes
+>>> fields = [mode.fields for mode in fixed_modes().values()]
+>>> sorted(EXAMPLE) == sorted(set().union(*fields, CRITERION_FIELDS))
 True
 """
 

@@ -296,3 +296,62 @@ def test_the_test_judge_button_needs_the_pages_csrf_token(app_factory, server):
     assert answer.status_code == 200
     [aloe] = answer.get_json()["results"]
     assert aloe["mode"] == "alignment" and 1 <= aloe["verdict"] <= 5
+
+
+def test_the_protocol_checker_names_no_suite():
+    """Issue 60: the checker knew two suites' modes (``KINDS``,
+    ``MODE_FIELDS``); now each suite declares the protocol modes it asks
+    (``Suite.protocol_modes``) and the checker reads them from its registry
+    at call time. No suite's name is in its source, nor a name of such a
+    mode: not as a string, not in its messages, comments or docstrings."""
+    import ast
+
+    from metrics import protocol_checks, registry
+
+    path = Path(protocol_checks.__file__)
+    source = path.read_text(encoding="utf-8")
+    suites = set(registry.names())
+    modes = set(protocol_checks.PROTOCOL_MODES.names())
+    assert modes, "the suites declare the modes they ask"
+    strings = [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    assert [s for s in strings if s in suites | modes - {"binary"}] == []
+    # "binary" is a kind of verdict as well as a mode's name: the kinds
+    # (score, binary, choice, criterion) are the checker's own vocabulary
+    spelled = [
+        name
+        for name in sorted(modes - {"binary"})
+        if re.search(rf"\b{re.escape(name)}\b", source)
+    ]
+    assert spelled == []
+
+
+def test_a_suite_s_protocol_modes_are_what_the_checker_checks_with():
+    """A mode a suite declares is checked with that suite's kind and fields;
+    a suite registered with a mode of its own makes the checker accept it
+    as that kind (and unregistered, a criterion again)."""
+    from metrics import protocol_checks, registry
+    from metrics.suite import ProtocolMode
+
+    for name, mode in protocol_checks.PROTOCOL_MODES.items():
+        assert protocol_checks.kind_of(name) == mode.kind
+        assert fields_of(name) == mode.fields
+        owners = [s.name for s in registry.suites() if mode in s.protocol_modes]
+        assert len(owners) == 1, (name, owners)
+    suite = registry.get(registry.names()[0])
+    toy = type(suite)(
+        name="toy_protocol_user",
+        label=suite.label,
+        description=suite.description,
+        metrics=(),
+        run=suite.run,
+        summarize=suite.summarize,
+        protocol_modes=(ProtocolMode("verdictish", "choice", frozenset({"response"})),),
+    )
+    with registry.registered(toy):
+        assert protocol_checks.kind_of("verdictish") == "choice"
+        assert fields_of("verdictish") == {"response"}
+    assert protocol_checks.kind_of("verdictish") == "criterion"

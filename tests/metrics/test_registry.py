@@ -165,13 +165,12 @@ def test_the_scripted_judge_scores_every_judge_suite_through_its_modes(suite):
     assert statuses["ok"] > 0, f"{suite.name}: {dict(statuses)}"
 
 
-# Field names of the input format, and judge protocol modes (protocols/*.toml),
-# that happen to equal a suite name. frontend/ builds plotly.js (its
+# Field names of the input format that happen to equal a suite name (the
+# protocol modes a suite asks are declared by the suite: protocol_checks.py
+# names none). frontend/ builds plotly.js (its
 # node_modules are third-party code).
 INPUT_FIELDS = {
     ("dataset/schema.py", "slots"),
-    ("metrics/protocol_checks.py", "alignment"),
-    ("metrics/protocol_checks.py", "pairwise"),
     # OpenAPI's own keyword for how a parameter is serialized ("style":
     # "form"), not the style suite
     ("web/views/openapi.py", "style"),

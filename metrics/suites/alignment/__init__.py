@@ -5,6 +5,7 @@ are in :mod:`metrics.suites.alignment.summary`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from statistics import fmean, pstdev
 from typing import Any
@@ -21,8 +22,10 @@ from metrics.suite import (
     Format,
     JudgeMode,
     JudgeUse,
+    LazyModes,
     Metric,
     Panel,
+    ProtocolMode,
     Suite,
     _l,
 )
@@ -33,12 +36,39 @@ from metrics.suites.alignment.summary import (
     summarize,
 )
 
-# The modes of the default protocol (protocols/personasteer.toml); a run
-# with another protocol takes its modes from it (``modes_of``).
-_DEFAULT = protocols.builtin(protocols.DEFAULT)
-ALIGNMENT, BINARY = _DEFAULT.modes["alignment"], _DEFAULT.modes["binary"]
-MODES = (ALIGNMENT, BINARY)
-parse_alignment, parse_binary = ALIGNMENT.parse, BINARY.parse
+# What the suite fills in for its modes' templates (``request_items``)
+FIELDS = frozenset({"profile", "personality", "history", "user_message", "response"})
+# The protocol modes it asks by name: the checker reads their kinds and
+# fields from the registry (metrics/protocol_checks.py)
+PROTOCOL_MODES = (
+    ProtocolMode("alignment", "score", FIELDS),
+    ProtocolMode("binary", "binary", FIELDS),
+)
+
+
+def _default_modes() -> tuple[JudgeMode, JudgeMode]:
+    """The modes of the default protocol (protocols/personasteer.toml); a
+    run with another protocol takes its modes from it (``modes_of``)."""
+    found = protocols.builtin(protocols.DEFAULT).modes
+    return found["alignment"], found["binary"]
+
+
+# read on first use: reading a protocol runs the checker, which reads the
+# registry of suites (this one among them)
+MODES = LazyModes(_default_modes)
+_LAZY = {
+    "ALIGNMENT": lambda: MODES[0],
+    "BINARY": lambda: MODES[1],
+    "parse_alignment": lambda: MODES[0].parse,
+    "parse_binary": lambda: MODES[1].parse,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``ALIGNMENT``, ``BINARY`` and their parsers, read on first use."""
+    if name in _LAZY:
+        return _LAZY[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def modes_of(options: dict) -> dict[str, JudgeMode]:
@@ -53,7 +83,7 @@ def request_items(
     index: int,
     samples: int,
     history_text: str | None = None,
-    modes: tuple[JudgeMode, ...] = MODES,
+    modes: Sequence[JudgeMode] = MODES,
 ) -> dict:
     """``{mode: [JudgeItem per sample]}`` for one (session, round, method);
     ``history_text`` is the method's dialogue so far (whole when not given)."""
@@ -524,6 +554,7 @@ SUITE = Suite(
     summarize=summarize,
     judge=JudgeUse.REQUIRED,
     modes=MODES,
+    protocol_modes=PROTOCOL_MODES,
     estimate=estimate,
     order=10,
     lead="al_avg",  # the mean AL: length control needs enough sessions to fit

@@ -20,6 +20,7 @@ judge's position bias goes to the results' ``judge_validity``:
 ``first_position_rate`` (share of decisive single-order verdicts that chose
 the first reply; 0.5 is no preference).
 
+>>> from metrics.suites.pairwise import parse_pairwise
 >>> parse_pairwise("B is warmer.\\n\\\\boxed{B}").score, parse_pairwise("\\\\boxed{tie}").score
 (0.0, 0.5)
 >>> parse_pairwise("A is better").note.code
@@ -50,9 +51,11 @@ from metrics.suite import (
     Format,
     JudgeMode,
     JudgeUse,
+    LazyModes,
     Metric,
     Option,
     Panel,
+    ProtocolMode,
     Suite,
     Table,
     _l,
@@ -60,10 +63,35 @@ from metrics.suite import (
 from metrics.suites.pairwise.length_control import table_rows
 from metrics.suites.pairwise.summary import bt_baseline, summarize, validity
 
-# The default protocol's mode (protocols/personasteer.toml); a run with
-# another protocol takes its own (``mode_of``).
-PAIRWISE = protocols.builtin(protocols.DEFAULT).modes["pairwise"]
-parse_pairwise = PAIRWISE.parse
+# The protocol mode it asks by name, with the fields it fills in; the
+# checker reads it from the registry (metrics/protocol_checks.py)
+PROTOCOL_MODE = ProtocolMode(
+    "pairwise",
+    "choice",
+    frozenset(
+        {
+            "profile",
+            "personality",
+            "history",
+            "user_message",
+            "response_a",
+            "response_b",
+        }
+    ),
+)
+# The default protocol's mode (protocols/personasteer.toml), read on first
+# use (reading a protocol runs the checker, which reads the registry); a run
+# with another protocol takes its own (``mode_of``).
+MODES = LazyModes(lambda: [protocols.builtin(protocols.DEFAULT).modes["pairwise"]])
+
+
+def __getattr__(name: str) -> Any:
+    """``PAIRWISE`` and ``parse_pairwise``, read on first use."""
+    if name == "PAIRWISE":
+        return MODES[0]
+    if name == "parse_pairwise":
+        return MODES[0].parse
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def mode_of(options: dict) -> JudgeMode | None:
@@ -408,7 +436,8 @@ SUITE = Suite(
     run=run,
     summarize=summarize,
     judge=JudgeUse.REQUIRED,
-    modes=(PAIRWISE,),
+    modes=MODES,
+    protocol_modes=(PROTOCOL_MODE,),
     options=(
         Option("pairwise_baseline", _l("Pairwise baseline method"), validate_baseline),
     ),
