@@ -30,7 +30,7 @@ class Reported(Protocol):
 
 
 class ReportedRun(Reported, Protocol):
-    """What the Methods paragraph reads of a run besides (``store.models.Run``)."""
+    """What the Methods paragraph also reads of a run (``store.models.Run``)."""
 
     @property
     def sessions(self) -> int: ...
