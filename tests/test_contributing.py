@@ -305,3 +305,95 @@ def test_the_guide_adds_suites_and_a_metric_touching_only_what_it_names(tmp_path
         "addopts=--strict-markers --doctest-modules",
         *DRILL_TESTS,
     )
+
+
+# "Adding an importer": a layout of {"who", "said": [[message, reply], ...]}
+TOYCHAT = '''"""Toychat's chats (``docs/importers.md#toychat``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dataset.importer import Importer
+from dataset.turns import Options, Skipped, make_session, own_id
+
+
+def toychat(record: dict[str, Any], number: int, options: Options) -> dict[str, Any]:
+    said = record.get("said")
+    if not isinstance(said, list) or not said:
+        raise Skipped("nothing said")
+    rounds = [
+        {"round": k, "user_message": str(pair[0]), "responses": {options.method: pair[1]}}
+        for k, pair in enumerate(said, start=1)
+    ]
+    return make_session(own_id(record.get("id")), record.get("who"), options, rounds)
+
+
+def looks_like(record: dict[str, Any]) -> bool:
+    return "who" in record and isinstance(record.get("said"), list)
+
+
+IMPORTER = Importer("toychat", toychat, looks_like, "toychat", "Toychat")
+'''
+TEST_TOYCHAT = """import json
+
+from dataset.convert import detect_head
+from dataset.importers import IMPORTERS, Options, convert_record
+
+RECORD = {"id": "t1", "who": "A nurse", "said": [["Hi", "Hello"], ["Bye", None]]}
+
+
+def test_a_record_converts_and_its_layout_is_detected():
+    session = convert_record("toychat", RECORD, 1, Options(method="M"))
+    assert session["user_profile"] == "A nurse"
+    assert [r["responses"]["M"] for r in session["rounds"]] == ["Hello", None]
+    assert detect_head(json.dumps([RECORD]).encode(), ".json") == "toychat"
+    assert IMPORTERS["toychat"].title == "Toychat"
+
+
+def test_the_cli_and_the_api_offer_it(app_factory):
+    app = app_factory()
+    helped = app.test_cli_runner().invoke(args=["convert", "--help"])
+    assert "toychat" in helped.output
+    document = app.test_client().get("/api/v1/openapi.json").get_json()
+    form = document["components"]["schemas"]["ConvertForm"]
+    assert "toychat" in form["properties"]["from"]["enum"]
+"""
+# what the guide says a new importer touches
+IMPORTER_EXPECTED = {
+    "dataset/importers/toychat.py",
+    "tests/dataset/importers/test_toychat.py",
+    "docs/importers.md",
+}
+
+
+def test_the_guide_adds_an_importer_touching_only_what_it_names(tmp_path):
+    """CONTRIBUTING's "Adding an importer" in a copy: the importer's module,
+    its test and its doc, and it is offered by the CLI, the API and the
+    upload page (the registry-walking importer tests run in the copy)."""
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    copy_of_the_repository(tree)
+    (tree / "dataset/importers/toychat.py").write_text(TOYCHAT)
+    (tree / "tests/dataset/importers").mkdir(parents=True, exist_ok=True)
+    (tree / "tests/dataset/importers/test_toychat.py").write_text(TEST_TOYCHAT)
+    with (tree / "docs/importers.md").open("a") as doc:
+        doc.write("\n## `toychat`\n\n`who` is the profile; `said` the rounds.\n")
+
+    changed = run(tree, "git", "status", "--porcelain", "--untracked-files=all")
+    assert {line[3:] for line in changed.splitlines()} == IMPORTER_EXPECTED
+    run(
+        tree,
+        PYTHON,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=--strict-markers --doctest-modules",
+        "tests/dataset/importers/test_toychat.py",
+        "tests/dataset/test_importers.py",
+        "tests/test_import_contracts.py",
+        "dataset/importers",
+    )
