@@ -48,12 +48,15 @@ def _shut_pools():
         POOLS.pop().shutdown()
 
 
-def make_judge(server, cache=None, **options):
+def make_judge(server, cache=None, timeout_s=30.0, **options):
+    # A generous per-call timeout: a loaded machine must not turn a reply
+    # into a retry (judge_calls would count it); the timeout test passes
+    # a short one against the server's 1.5 s sleep.
     config = JudgeConfig(
         base_url=server.url,
         model="scripted",
         api_key="sk-secret",
-        timeout_s=0.5,
+        timeout_s=timeout_s,
         max_retries=2,
         concurrency=4,
         backoff_cap_s=0.05,
@@ -116,7 +119,9 @@ def test_401_fails_at_once(scripted):
 
 
 def test_timeouts_end_as_errors(scripted):
-    [outcome] = make_judge(scripted).evaluate([item("[[fault=timeout]]")])
+    [outcome] = make_judge(scripted, timeout_s=0.5).evaluate(
+        [item("[[fault=timeout]]")]
+    )
     assert outcome.status == "error"
     assert outcome.note.code == "network_error"
 
