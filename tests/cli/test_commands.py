@@ -256,3 +256,18 @@ def test_evaluate_into_a_full_disk_says_so_and_keeps_the_run(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, said
     assert "error: /dev/full: No space left on device" in done.stderr, said
     assert "report" in done.stderr  # how to write the stored run's results
+
+
+def test_every_command_of_the_cli_package_is_registered(app):
+    from cli import COMMANDS
+
+    names = {command.name for command in COMMANDS}
+    assert names == {
+        "validate",
+        "evaluate",
+        "judge-check",
+        "convert",
+        "report",
+        "compare",
+    }
+    assert names <= set(app.cli.commands)

@@ -1,6 +1,7 @@
 """Importers (``dataset/importers/``, ``docs/importers.md``): each layout's
 sample file, written by hand in that layout, converted by the CLI into a
-file that validates, with the mapping checked field by field."""
+file that validates, with the mapping checked field by field; and through
+the API's ``/api/v1/convert`` (``web/views/conversion.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """End to end through the queue, real workers and real HTTP to the scripted
 judge: once on the embedded worker, once on Redis + PostgreSQL with a worker
-started as a separate ``celery -A app:celery_app worker`` process."""
+started as a separate ``celery -A app:celery_app worker`` process. The
+queue (``pipeline/worker/queue.py``) on the local broker and on Redis
+(``pipeline/worker/redis_broker.py``)."""
 
 from __future__ import annotations
 

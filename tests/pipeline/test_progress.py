@@ -1,7 +1,8 @@
 """Progress that moves per unit while a chunk evaluates: the throttled
 writes, counting each unit once (retries, redelivery, cancellation), the
 estimates of a status poll, and whole runs polled through the API on the
-embedded worker and on Redis + PostgreSQL."""
+embedded worker and on Redis + PostgreSQL. The counters are
+``store/progress.py``'s."""
 
 from __future__ import annotations
 

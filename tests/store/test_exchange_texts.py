@@ -2,7 +2,8 @@
 finding 7): a run whose verdicts all come from the cache stores references
 to the text its first run stored, none of its own; the exchange page reads
 the shared text; deleting a run keeps the text another run points to, and
-the last run's deletion takes it."""
+the last run's deletion takes it (``store/exchange_models.py``,
+``store/deletion.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The storage layer on SQLite and PostgreSQL (the ``any_storage`` fixture)."""
+"""The storage layer on SQLite and PostgreSQL (the ``any_storage`` fixture):
+its engine and repositories (``store/database.py``), chunks
+(``store/chunks.py``) and result rows (``store/result_rows.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Workspaces, view and manage tokens, and deletion: the API flow on SQLite
-(embedded) and PostgreSQL (team mode), and the storage rules on both."""
+(embedded) and PostgreSQL (team mode), the workspace page
+(``web/views/workspace_pages.py``), and the storage rules on both."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ request the run did not send is skipped and counted, its request goes
 online; an output file over ``JUDGE_BATCH_OUTPUT_MAX_MB`` fails the batch
 part with its reason; a step that fails three times in a row fails the
 batch part instead of being dispatched again for ever. Real HTTP to the
-scripted judge's Batch API (``testing/judge_batches.py``)."""
+scripted judge's Batch API (``testing/judge_batches.py``); the batch parts
+as ``store/judge_batches.py`` keeps them."""
 
 from __future__ import annotations
 

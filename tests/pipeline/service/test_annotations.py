@@ -1,4 +1,7 @@
-"""Annotation queues (``pipeline/service/annotations.py``): made with the manage link,
+"""Annotation queues (``pipeline/service/annotations.py``; stored by
+``store/annotations.py``, ``store/annotator_links.py`` and
+``store/annotation_models.py``; as files by ``pipeline/service/label_files.py``):
+made with the manage link,
 labelled blind through their own token, read by the judge audit with the
 same figures the ``krippendorff`` package and scipy give on the labels."""
 

@@ -1,5 +1,6 @@
 """The judge budget (pipeline/service/budget.py): the estimate before a run starts,
-and the refusal over MAX_JUDGE_CALLS_PER_RUN through the API and the page."""
+and the refusal over MAX_JUDGE_CALLS_PER_RUN through the API and the page; a
+run's own estimate and ceiling (``pipeline/service/run_budget.py``)."""
 
 from __future__ import annotations
 

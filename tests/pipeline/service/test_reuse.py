@@ -1,6 +1,7 @@
 """Reusing an identical finished run (pipeline/service/reuse.py): the same file,
 suites, options, judge settings and code give a copy of the rows, made in
-the database, with no judge call; anything different is evaluated."""
+the database (``store/reuse.py``), with no judge call; anything different is
+evaluated."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Comparisons are computed once on a worker and stored: a request answers
 "computing" (202) rather than holding a web thread, exactly one request
 asks for the work, a dead worker's comparison is asked for again, failures
-are stored as their reason, and deleting a run deletes its comparisons."""
+are stored as their reason, and deleting a run deletes its comparisons
+(``store/comparison.py``)."""
 
 from __future__ import annotations
 

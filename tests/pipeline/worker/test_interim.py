@@ -1,6 +1,7 @@
 """Results before a run ends (pipeline/worker/interim.py): provisional aggregates of
 the sessions stored so far, shown on the run's page and in its status; and
-a cancelled run keeps and shows what it evaluated.
+a cancelled run keeps and shows what it evaluated. The claim on a piece of
+interim work and its stored result are ``store/interim.py``'s.
 
 Chunks are handed out here by hand (``send`` records them), so the run sits
 between two chunks for as long as the test needs: no timing involved."""

@@ -1,4 +1,5 @@
-"""Web pages through the Flask test client: forms, CSRF, headers, pages."""
+"""Web pages through the Flask test client: forms, CSRF, headers, pages, and
+the error answers ``web/__init__.py`` gives."""
 
 from __future__ import annotations
 
