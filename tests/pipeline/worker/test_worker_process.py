@@ -228,3 +228,38 @@ def test_the_watchdog_starts_with_the_worker(app_factory):
     begin(app)
     watchdog = app.extensions["watchdog"]
     assert watchdog._thread is not None and watchdog._thread.is_alive()
+
+
+def test_the_worker_process_loads_no_pages_and_no_commands(tmp_path):
+    """``python app.py --worker`` runs tasks only: the web's and the CLI's
+    modules were 0.15 s of its CPU before its first judge call (issue 61
+    item 8). Its lifeline ends at once (stdin empty): it exits, and what it
+    imported before serving is in ``-X importtime``'s lines."""
+    settings = tmp_path / "worker.json"
+    settings.write_text(json.dumps(base_config(tmp_path)))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "app.py", "--worker", str(settings)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    loaded = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "pipeline.worker.worker_process" in loaded, done.stderr[-2000:]
+    assert not loaded & {"web", "cli"}
+    assert not settings.exists()  # read, then deleted: it holds the secret key
+
+
+def test_the_worker_app_has_no_pages(tmp_path):
+    """``create_app(serve=False)``: what tasks need (storage, queue, judge
+    pool, watchdog), no routes but the static files' Flask adds."""
+    from app import create_app
+
+    worker = create_app(base_config(tmp_path), serve=False)
+    assert {"storage", "queue", "judge_pool", "watchdog"} <= set(worker.extensions)
+    assert [rule.endpoint for rule in worker.url_map.iter_rules()] == ["static"]
