@@ -8,10 +8,13 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any, Protocol
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import Insert, Update
+from sqlalchemy.sql.selectable import Select
 
 from core.holders import gone
 from core.status import StorageUnavailable
@@ -44,6 +47,21 @@ class CacheQueries(Repository):
         with self.engine.connect() as conn:
             return {row.key: row for row in conn.execute(query)}
 
+    # The statements of a put, built once: a worker puts each verdict as it
+    # is read (judge_client/keeper.py), and building them per put was a
+    # fifth of its CPU (issue 61 item 8).
+    @cached_property
+    def _put_entries(self) -> Insert:
+        return self._insert(table_of(JudgeCacheEntry)).on_conflict_do_nothing(
+            index_elements=["key"]
+        )
+
+    @cached_property
+    def _put_owned(self) -> Insert:
+        return self._insert(table_of(RunCacheKey)).on_conflict_do_nothing(
+            index_elements=["run_id", "key"]
+        )
+
     def cache_put(
         self, entries: Iterable[dict[str, Any]], run_id: str | None = None
     ) -> None:
@@ -53,22 +71,16 @@ class CacheQueries(Repository):
         entries = list(entries)
         if not entries:
             return
-        stmt = self._insert(table_of(JudgeCacheEntry)).on_conflict_do_nothing(
-            index_elements=["key"]
-        )
         with self.engine.begin() as conn:
             if run_id is not None and not _run_alive(conn, run_id):
                 return  # deleted: nothing of it is written
-            conn.execute(stmt, entries)
+            conn.execute(self._put_entries, entries)
             if run_id is not None:
                 keys = [
                     {"run_id": run_id, "key": key}
                     for key in {e["key"] for e in entries}
                 ]
-                owned = self._insert(table_of(RunCacheKey)).on_conflict_do_nothing(
-                    index_elements=["run_id", "key"]
-                )
-                conn.execute(owned, keys)
+                conn.execute(self._put_owned, keys)
 
     def record_cache_keys(self, run_id: str, keys: Iterable[str]) -> None:
         """Remember that a run wrote or read these judge cache entries."""
@@ -81,16 +93,26 @@ class CacheQueries(Repository):
                 conn.execute(stmt, rows)
 
 
+_RUNS = table_of(Run)
+# (built once, the run a parameter: see CacheQueries._put_entries)
+_LOCK_RUN: Select[tuple[str]] = (
+    select(_RUNS.c.id)
+    .where(_RUNS.c.id == bindparam("alive_id"))
+    .with_for_update(key_share=True)
+)
+_TOUCH_RUN: Update = (
+    update(_RUNS).where(_RUNS.c.id == bindparam("alive_id")).values(id=_RUNS.c.id)
+)
+
+
 def _run_alive(conn: Connection, run_id: str) -> bool:
     """Whether the run exists, locked against its deletion until the
     transaction ends. PostgreSQL: FOR KEY SHARE, which waits for a deletion
     but not for the progress updates that lock the run's row all the time;
     SQLite: a write, which takes the database's write lock first."""
     if conn.dialect.name == "postgresql":
-        query = select(Run.id).where(Run.id == run_id).with_for_update(key_share=True)
-        return conn.execute(query).first() is not None
-    touch = update(Run).where(Run.id == run_id).values(id=Run.id)
-    return conn.execute(touch).rowcount > 0
+        return conn.execute(_LOCK_RUN, {"alive_id": run_id}).first() is not None
+    return conn.execute(_TOUCH_RUN, {"alive_id": run_id}).rowcount > 0
 
 
 class CacheStore(Protocol):
