@@ -1,10 +1,12 @@
 """One generic registry type (as lm-evaluation-harness's ``Registry``): a
 typed mapping from a name to its entry, filled by the modules that define
-the entries. The suites (``metrics/registry.py``), the importers
-(``dataset/importers/``), the built-in judge protocols and the protocol
-modes the suites ask (``metrics/protocols.py``, ``metrics/registry.py``) are
-each one ``Registry``; every list the pages, the CLI and the API show is
-read from one of them.
+the entries. The suites (``metrics/registry.py``: ``SUITES``), the
+importers (``dataset/importers/``: ``IMPORTERS``), the built-in judge
+protocols (``metrics/protocols.py``: ``BUILTINS``), the protocol modes the
+suites ask (``metrics/protocol_checks.py``: ``PROTOCOL_MODES``) and the
+suites' prompt files (``metrics/judging.py``: ``PROMPT_FILES``) are each one
+``Registry``; every list the pages, the CLI and the API show is read from
+one of them.
 
 A registry may be given ``discover``: called once, on the first read, to
 import the modules that register their entries (no list to edit when an
