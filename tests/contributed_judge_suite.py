@@ -108,7 +108,7 @@ TEST_POLITENESS = """from pathlib import Path
 from metrics import registry
 from tests.pipeline_support import FAST_JUDGE, evaluate
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_data.jsonl"
+SAMPLE = Path(__file__).resolve().parents[3] / "sample_data.jsonl"  # tests/metrics/suites/
 
 
 def test_the_scripted_judge_scores_every_reply_through_the_suites_mode(
