@@ -19,6 +19,9 @@ lint: ## ruff check + format check, import contracts, type check
 	.venv/bin/lint-imports
 	.venv/bin/mypy
 
+test-fast: ## Units, contracts and doctests: no servers, no browser (about a minute)
+	$(PY) -m pytest -q -n 2 -m "not integration"
+
 check: lint ## Lint, then the full test suite (needs Redis and PostgreSQL for some tests)
 	$(PY) -m pytest
 
@@ -43,4 +46,4 @@ bench: ## Run the benchmarks and write bench/results.json
 lock: ## Regenerate the hashed locks requirements*.txt from pyproject.toml
 	bash scripts/lock.sh
 
-.PHONY: help install run test lint check messages format worker reference settings bench lock
+.PHONY: help install run test test-fast lint check messages format worker reference settings bench lock

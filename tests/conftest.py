@@ -20,6 +20,57 @@ from tests.pipeline_support import (
 )
 from tests.worker_support import create_test_app, stop_worker
 
+# The fast loop (`make test-fast`): units, contracts and doctests, no servers.
+# A test is an integration test, and left to `make check`, when it needs a
+# service or a browser, is marked slow, asks (through any fixture) for one of
+# the fixtures below, which build apps, workers, judges or databases, or sits
+# in a module that starts them itself (a scripted judge, an HTTP server, a
+# subprocess, an app through create_test_app, a run through pipeline_support).
+INTEGRATION_MARKERS = ("slow", "browser", "redis", "postgres")
+INTEGRATION_FIXTURES = frozenset(
+    {
+        "app_factory",
+        "embedded_app",
+        "worker_process_app",
+        "deployment",
+        "web_app",
+        "redis_deployment",
+        "judge_server",
+        "browser",
+        "postgres_url",
+    }
+)
+INTEGRATION_NAMES = (
+    "ScriptedJudge",
+    "make_server",
+    "subprocess",
+    "create_test_app",
+    "create_app",
+    "evaluate",
+    "submit",
+    "wait_for",
+    "harness",
+    "upload",
+    "wait_final",
+)
+
+
+def is_integration(item: pytest.Item) -> bool:
+    if any(item.get_closest_marker(name) for name in INTEGRATION_MARKERS):
+        return True
+    if INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        hasattr(module, name) for name in INTEGRATION_NAMES
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture
 def app_factory(tmp_path):

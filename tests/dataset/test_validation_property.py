@@ -11,6 +11,7 @@ import copy
 import io
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,7 @@ def test_random_bytes_give_a_report(prefix, body, max_line_bytes):
 
 
 # -- (b) random JSON values, one per line -----------------------------------------
+@pytest.mark.slow
 @FAST
 @given(
     values=st.lists(JSON_VALUES, max_size=6),
@@ -174,6 +176,7 @@ def test_the_session_to_mutate_is_valid():
     assert report.methods == ["Base", "Ours"]
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data(), mutations=st.integers(1, 3), mutated_first=st.booleans())
 def test_mutated_sessions_give_a_report(data, mutations, mutated_first):

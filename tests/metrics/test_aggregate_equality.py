@@ -102,6 +102,7 @@ def test_aggregates_equal_the_frozen_reference(scenario, order):
     assert_same(data.aggregate(scenario, order), f"{scenario}/{order}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", list(data.SCENARIOS))
 def test_the_order_rows_arrive_in_changes_no_aggregate(scenario):
     """The same rows in storage-key order and shuffled give the same
@@ -144,6 +145,7 @@ def store_run(storage, rows: list[dict]):
     return run
 
 
+@pytest.mark.slow
 def test_finalize_stores_the_frozen_reference(sqlite_storage):
     storage = sqlite_storage
     run = store_run(storage, data.synthetic_rows("panel", "shuffled"))

@@ -67,6 +67,7 @@ def test_weighted_kappa_is_its_definition(seed):
     )
 
 
+@pytest.mark.slow
 def test_the_kappa_interval_is_scikit_learn_s_kappa_on_each_resample():
     """The closed form on every resample is scikit-learn's quadratic κ of
     that resample; a resample where a side is constant is left out and

@@ -4,6 +4,7 @@ votes tie are left out; how many is always said beside κ (issue 58, F8)."""
 
 from __future__ import annotations
 
+import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from metrics.human_agreement import human_agreement
@@ -17,6 +18,7 @@ def _labels(votes: dict[int, tuple[int, int]]) -> list:
     ]
 
 
+@pytest.mark.slow
 def test_kappa_says_how_many_tied_majorities_it_left_out():
     # items 0-5 agree (majority = the vote), items 6-8 tie (one yes, one no)
     votes = {i: (i % 2, i % 2) for i in range(6)} | {i: (1, 0) for i in range(6, 9)}
@@ -33,6 +35,7 @@ def test_kappa_says_how_many_tied_majorities_it_left_out():
     assert found["binary_kappa"]["n"] == found["n_binary"] == 6
 
 
+@pytest.mark.slow
 def test_no_tie_is_said_as_zero():
     votes = {i: (i % 2, i % 2) for i in range(4)}
     judge = {(f"s{i}", 1, "A"): (50.0, i % 2) for i in range(4)}

@@ -20,6 +20,7 @@ def project_wordnet():
     lexicon.configure(str(NLTK_DATA))
 
 
+@pytest.mark.slow
 def test_synonyms_share_a_synset(project_wordnet):
     assert lexicon.synsets("happy") & lexicon.synsets("glad")
     assert lexicon.synsets("ice cream")  # multi-word collocation

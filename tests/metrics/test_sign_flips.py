@@ -31,6 +31,7 @@ def every_flip(diffs) -> float:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1500)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(SCORES, min_size=2, max_size=11))

@@ -671,6 +671,7 @@ def varied_sessions(seed: int, count: int, methods: list[str]) -> list[dict]:
     return sessions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options", [{}, {"quality_weights": VALID | {"coherence": 0.45, "length": 0.0}}]
 )

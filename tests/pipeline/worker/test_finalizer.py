@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from config import DEFAULTS
 from pipeline.worker import finalizer, interim
 from store.models import utcnow
@@ -12,6 +14,7 @@ from tests import aggregate_rows as data
 from tests.metrics.test_aggregate_equality import store_run
 
 
+@pytest.mark.slow
 def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
     storage = any_storage
     run = store_run(storage, data.synthetic_rows("single", "key"))
@@ -39,6 +42,7 @@ def test_racing_finalizations_aggregate_once(any_storage, monkeypatch):
     assert len(calls) == 1
 
 
+@pytest.mark.slow
 def test_a_stale_claim_is_taken_again(sqlite_storage, monkeypatch):
     """A worker that died while aggregating leaves its claim, no longer
     refreshed; once it is older than FINALIZE_STALE_S the next caller
@@ -53,6 +57,7 @@ def test_a_stale_claim_is_taken_again(sqlite_storage, monkeypatch):
     assert storage.runs.get_run(run.id).status in ("done", "partial")
 
 
+@pytest.mark.slow
 def test_a_long_aggregation_keeps_its_claim(sqlite_storage, monkeypatch):
     """The claim is refreshed while the aggregation runs, so a slow but live
     finalization is not taken over."""

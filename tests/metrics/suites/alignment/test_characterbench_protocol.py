@@ -339,6 +339,7 @@ def _expected(records_by_dimension: dict) -> dict:
     return found
 
 
+@pytest.mark.slow
 def test_recorded_judges_evaluate_with_no_judge_through_the_cli(tmp_path):
     """The path a user takes, with no judge configured: ``flask convert
     --from characterbench`` on the dimension files, then ``flask evaluate``:
@@ -394,6 +395,7 @@ def test_recorded_judges_evaluate_with_no_judge_through_the_cli(tmp_path):
         _scipy(found, judged, labels)
 
 
+@pytest.mark.slow
 def test_the_sample_evaluates_with_no_judge(tmp_path):
     """The shared sample as released: converted and evaluated with no judge,
     each recorded variant's agreement per dimension where two items or more
