@@ -72,6 +72,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _schema_template_folder(tmp_path_factory):
+    """The tests' schema template lives in pytest's temporary folder."""
+    schema_support.folder = tmp_path_factory.mktemp("schema")
+
+
 @pytest.fixture
 def app_factory(tmp_path):
     """Build apps on temporary storage; every one is shut down afterwards."""

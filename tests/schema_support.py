@@ -24,6 +24,10 @@ from pathlib import Path
 
 _lock = threading.Lock()
 _template: Path | None = None
+# where the template is made: pytest's temporary folder of the session
+# (tests/conftest.py sets it; pytest removes old ones), else a folder of its
+# own removed at exit
+folder: Path | None = None
 
 
 def create_schema(url: str) -> None:
@@ -48,9 +52,11 @@ def create_schema(url: str) -> None:
 
 
 def _build_template() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="schema-template-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    path = folder / "schema.sqlite3"
+    where = folder
+    if where is None:
+        where = Path(tempfile.mkdtemp(prefix="schema-template-"))
+        atexit.register(shutil.rmtree, where, ignore_errors=True)
+    path = where / "schema.sqlite3"
     create_schema(f"sqlite:///{path}")
     return path
 
