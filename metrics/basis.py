@@ -339,11 +339,18 @@ def add_value_deltas(
         if m.compare and m.in_table
     }
     families: dict[str, list[dict]] = {}
-    memo: dict = {}  # each method's resampled values, shared by its pairs
+    # each method's resampled values, shared by its pairs within a column
+    # (compare_all lists a metric's pairs together); dropped at the next
+    # column, so it holds one column's methods (24,310 floats each), not all
+    memo: dict = {}
+    memo_metric = None
     for comparison in comparisons:
         column = columns.get(comparison["metric"])
         if column is None:
             continue
+        if comparison["metric"] != memo_metric:
+            memo.clear()
+            memo_metric = comparison["metric"]
         a, b = comparison["a"], comparison["b"]
         value_a, value_b = ((summary.get(m) or {}).get(column.id) for m in (a, b))
         delta, ci, note = None, None, None
