@@ -4,7 +4,8 @@ reader's language (``metrics/validity.py`` says why a quantity is missing)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from core.i18n import _l
 from metrics import notes, registry
@@ -17,6 +18,9 @@ from metrics.validity import (
     true_reason,
 )
 from reports.formatting import count, number
+
+if TYPE_CHECKING:
+    from store.models import Run
 
 EXPLAINED = {
     "position_consistency": (
@@ -129,7 +133,7 @@ COUNTED = {
 }
 
 
-def with_n(value: str, n) -> str:
+def with_n(value: str, n: int | None) -> str:
     """A shown value and the n it rests on.
 
     >>> with_n("0.912", 48), with_n("0.912", None)
@@ -138,7 +142,7 @@ def with_n(value: str, n) -> str:
     return value if n is None else f"{value} (n={count(n)})"
 
 
-def shown(key: str, value, n=None, missing: str = "") -> str:
+def shown(key: str, value: Any, n: Any = None, missing: str = "") -> str:
     """A quantity as the audit table shows it, each value with its n
     (``n``: a number, or ``{judge: n}`` beside ``{judge: value}``); a
     judge's missing value says why (``missing``).
@@ -173,14 +177,14 @@ def shown(key: str, value, n=None, missing: str = "") -> str:
     return _one(value, n, missing)
 
 
-def _judge_named(judge: str, found: dict) -> str:
+def _judge_named(judge: str, found: dict[str, Any]) -> str:
     """A judge's name, a recorded judge's (verdicts carried by the file) said so."""
     if found.get("recorded"):
         return _l("%(judge)s (recorded)") % {"judge": judge}
     return judge
 
 
-def length_effect(value: dict) -> str:
+def length_effect(value: dict[str, Any]) -> str:
     """The pairwise length preference: the win-probability shift, its
     interval, n, and how often the longer reply won.
 
@@ -188,20 +192,23 @@ def length_effect(value: dict) -> str:
     ...                "longer_won_share": 1.0, "longer_won_n": 72})
     '+0.500 [+0.500, +0.500] (n=8) · 1.000 (n=72)'
     """
-    sign = lambda v: "—" if v is None else ("+" if v >= 0 else "") + signed_number(v)  # noqa: E731
+
+    def sign(v: float | None) -> str:
+        return "—" if v is None else ("+" if v >= 0 else "") + signed_number(v)
+
     shift = f"{sign(value['value'])} [{sign(value.get('ci_low'))}, {sign(value.get('ci_high'))}]"
     won = value.get("longer_won_share")
     longer = "—" if won is None else with_n(number(won, 3), value.get("longer_won_n"))
     return f"{with_n(shift, value.get('n'))} · {longer}"
 
 
-def _one(value, n, missing: str) -> str:
+def _one(value: float | None, n: int | None, missing: str) -> str:
     if value is None:
         return f"— ({missing})" if missing else "—"
     return with_n(number(value, 3), n)
 
 
-def _offset(found: dict) -> str:
+def _offset(found: dict[str, Any]) -> str:
     """A judge's offset, its interval and n (no interval when it has
     width 0: the note says why).
 
@@ -218,7 +225,7 @@ def _offset(found: dict) -> str:
     return with_n(shown_, found.get("n"))
 
 
-def offset_notes(value: dict | None) -> str:
+def offset_notes(value: dict[str, Any] | None) -> str:
     """The offsets' notes (an interval that excludes 0, another scale) in
     the reader's language."""
     return "; ".join(
@@ -235,12 +242,12 @@ HUMAN_PARTS = (
 )
 
 
-def _has_labels(value: dict) -> bool:
+def _has_labels(value: dict[str, Any]) -> bool:
     """An entry with AL or keep-chatting labels (not only criterion scores)."""
     return any(name in value for _label, name, _rested in HUMAN_PARTS)
 
 
-def _agreement(value: dict) -> str:
+def _agreement(value: dict[str, Any]) -> str:
     """ρ, τ and κ with the labelled items; a missing one says why, and one
     resting on fewer items than the rest says how many. (Agreement with
     scores on a criterion's own scale is the audit's table:
@@ -267,7 +274,7 @@ TABLE_STATISTICS = (
 LEVELS = {"ordinal": _l("ordinal"), "interval": _l("interval")}
 
 
-def agreement_table(human: dict | None) -> list[dict]:
+def agreement_table(human: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The audit's table of agreement with human scores per criterion
     (``reports/paper_criteria.py`` orders the rows: per criterion, the
     run's judges, then the recorded ones): each row's criterion, judge (a
@@ -329,7 +336,7 @@ def agreement_table(human: dict | None) -> list[dict]:
     return table
 
 
-def _interval(ends) -> str:
+def _interval(ends: Sequence[float] | None) -> str:
     """A 95% interval after its value ('' without one).
 
     >>> _interval([0.1234, 0.9]), _interval(None)
@@ -338,7 +345,7 @@ def _interval(ends) -> str:
     return f" [{number(ends[0], 3)}, {number(ends[1], 3)}]" if ends else ""
 
 
-def _why_not(name: str, items) -> str:
+def _why_not(name: str, items: int | None) -> str:
     """Why an agreement with the file's human labels has no value."""
     if items is not None and items < 2:
         return notes.translate("agreement_too_few", None, None)
@@ -349,7 +356,9 @@ def _why_not(name: str, items) -> str:
 
 
 def per_method(
-    found: dict, counted: dict | None = None, order: list[str] | None = None
+    found: dict[str, dict[str, float | None]],
+    counted: dict[str, dict[str, int]] | None = None,
+    order: list[str] | None = None,
 ) -> str:
     """Each method's ρ with its n, per judge, the methods in ``order`` (the
     file's; a stored dict's keys come back sorted, or by length on PostgreSQL).
@@ -370,7 +379,7 @@ def per_method(
     return "[" + "; ".join(parts) + "]"
 
 
-def in_order(keyed: dict, order: list[str] | None) -> list[str]:
+def in_order(keyed: Mapping[str, object], order: list[str] | None) -> list[str]:
     """The keys of ``keyed`` in ``order``, any other after them as stored.
 
     >>> in_order({"RAG": 1, "Base": 2, "X": 3}, ["Base", "RAG"])
@@ -380,11 +389,11 @@ def in_order(keyed: dict, order: list[str] | None) -> list[str]:
     return listed + [key for key in keyed if key not in listed]
 
 
-def signed_number(value) -> str:
+def signed_number(value: float | None) -> str:
     return "—" if value is None else number(value, 3).replace("-", "−")
 
 
-def audit_rows(run) -> list[dict] | None:
+def audit_rows(run: Run) -> list[dict[str, Any]] | None:
     """One row per quantity, or None when the run had no judge at all. Each
     value carries its n (what it counts is said under it); a missing one
     says why, in the reader's language."""
@@ -437,7 +446,7 @@ def _reason(code: str, key: str) -> str:
 NOT_RECORDED = _l("n was not recorded: the run was aggregated before this release.")
 
 
-def _missing_for_one(key: str, context: dict) -> str:
+def _missing_for_one(key: str, context: dict[str, Any]) -> str:
     """Why one judge of a panel has no value of a quantity the others have."""
     code = true_reason(key, quantities()[key][1], context)
     return _reason(code, key)
@@ -481,7 +490,7 @@ OVERALL = {
 NOTHING_MEASURED = _l("no criterion could be measured")
 
 
-def card_view(run) -> dict | None:
+def card_view(run: Run) -> dict[str, Any] | None:
     """The report card as the audit shows it: one overall line and a row
     per criterion (its value with n, threshold, verdict, and why when not
     measured), in the reader's language; None without a judge, live or
@@ -515,7 +524,7 @@ RECORDED_ROWS = _l(
 )
 
 
-def _card_row(row: dict) -> dict:
+def _card_row(row: dict[str, Any]) -> dict[str, Any]:
     criterion = row["criterion"]
     threshold = number(row["threshold"], 3).rstrip("0").rstrip(".")
     label = str(CRITERIA[criterion])
@@ -551,7 +560,7 @@ OWN_AND_OTHERS = _l(
 )
 
 
-def _card_value(row: dict) -> str:
+def _card_value(row: dict[str, Any]) -> str:
     """The value with its n, its judge, its interval and what stands beside
     it (κ: the labels' base rate; self-preference: both scores)."""
     if row["value"] is None:  # a recorded judge's row still names it
@@ -571,7 +580,7 @@ def _card_value(row: dict) -> str:
     return text
 
 
-def self_preference_lines(run) -> list[str]:
+def self_preference_lines(run: Run) -> list[str]:
     """Each judge sharing a family with a method: its score of that method
     beside the other families' judges' (the same sessions), and the
     difference-in-differences."""

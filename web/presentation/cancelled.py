@@ -11,7 +11,7 @@ nothing. Its pages count the stored rows instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.status import RunStatus
 from metrics import registry
@@ -20,9 +20,10 @@ from translations import _, metric_label
 
 if TYPE_CHECKING:
     from store.models import Run
+    from web.presentation.shown import Shown
 
 
-def stored_cover(run: Run) -> dict[str, Any] | None:
+def stored_cover(run: Shown) -> dict[str, Any] | None:
     """A summarized cancelled run's ``cancel_cover``; None for any other run
     and for a cancelled run of an earlier release (summarized without it)."""
     if getattr(run, "status", None) != RunStatus.CANCELLED:
@@ -31,7 +32,7 @@ def stored_cover(run: Run) -> dict[str, Any] | None:
     return cover
 
 
-def suite_sessions(run: Run, suite: str) -> int | None:
+def suite_sessions(run: Shown, suite: str) -> int | None:
     """Sessions a cancelled run stored the suite's results for; None when
     the run was not cancelled or is not summarized yet. A run of an earlier
     release only says how many sessions have any row."""
@@ -43,7 +44,7 @@ def suite_sessions(run: Run, suite: str) -> int | None:
     return 0 if not run.aggregates.get("sessions_scored") else None
 
 
-def suite_note(run: Run, suite: str) -> dict[str, str | None]:
+def suite_note(run: Shown, suite: str) -> dict[str, str | None]:
     """What a suite's card says of a cancelled run: ``empty``, the reason
     it has nothing to show when the suite stored no result (not the suite's
     own "needs a configured judge"), or ``covers``, how many sessions its
@@ -57,13 +58,15 @@ def suite_note(run: Run, suite: str) -> dict[str, str | None]:
             ),
             "covers": None,
         }
-    if covered is not None and covered < run.sessions:
-        covers = _(
-            "Cancelled: this suite's results cover %(sessions)s of %(total)s sessions.",
-            sessions=count(covered),
-            total=count(run.sessions),
-        )
-        return {"empty": None, "covers": covers}
+    if covered is not None:  # only a cancelled Run has a count (suite_sessions)
+        total = cast("Run", run).sessions
+        if covered < total:
+            covers = _(
+                "Cancelled: this suite's results cover %(sessions)s of %(total)s sessions.",
+                sessions=count(covered),
+                total=count(total),
+            )
+            return {"empty": None, "covers": covers}
     return {"empty": None, "covers": None}
 
 

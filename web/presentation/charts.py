@@ -8,6 +8,8 @@ block, so nothing here is ever rendered as HTML.
 from __future__ import annotations
 
 import json
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from web.presentation.chart_style import (
     AXIS,
@@ -21,25 +23,31 @@ from web.presentation.chart_style import (
     wrap,
 )
 
+if TYPE_CHECKING:
+    from plotly.graph_objects import Figure
+
 # plotly's Python package is imported by the builders (~0.5 s): pages that
 # draw no chart, and every CLI command, never pay for it.
 
 
-def _go():
+def _go() -> ModuleType:
     import plotly.graph_objects as go
 
-    return go
+    module: ModuleType = go  # plotly ships no types: its module is Any
+    return module
 
 
-def _plain(figure, title) -> dict:
+def _plain(figure: Figure, title: object) -> dict[str, Any]:
     """JSON-ready figure plus ``title``: the raw text for the page heading
     (Jinja escapes it there; Plotly never sees it)."""
     return {**json.loads(figure.to_json()), "title": str(title)}
 
 
 def curve_figure(
-    curves: dict[str, list[dict]], methods: list[str], labels: dict
-) -> dict | None:
+    curves: dict[str, list[dict[str, Any]]],
+    methods: list[str],
+    labels: dict[str, Any],
+) -> dict[str, Any] | None:
     """Mean per round with a shaded 95% CI band per method (where n > 1).
     A round left out of the curve's average (``in_average`` false: too few
     sessions) is drawn hollow, and the legend says so (``labels["left_out"]``).
@@ -126,7 +134,7 @@ def curve_figure(
     return _plain(figure, labels["title"])
 
 
-def _lone_interval(points: list[dict]) -> dict:
+def _lone_interval(points: list[dict[str, Any]]) -> dict[str, Any]:
     """The one point's interval as an error bar (the others have none).
 
     >>> _lone_interval([{"mean": 0.25, "ci_low": 0.05, "ci_high": 0.7}])["array"]
@@ -147,7 +155,9 @@ def _lone_interval(points: list[dict]) -> dict:
     }
 
 
-def _x_ticks(curves: dict[str, list[dict]], labels: dict) -> dict:
+def _x_ticks(
+    curves: dict[str, list[dict[str, Any]]], labels: dict[str, Any]
+) -> dict[str, Any]:
     """A tick per round (AL(k)), or, for a sparse x such as the number of
     inter-turns (2, 5, 10, 30), a tick at each x a point has."""
     if not labels.get("x_at_points"):
@@ -160,12 +170,12 @@ FILLED_RADARS = 4
 
 
 def radar_figure(
-    summary: dict[str, dict],
+    summary: dict[str, dict[str, Any]],
     methods: list[str],
     axes: list[tuple[str, str]],
     title: str,
     radial_range: tuple[float, float] | None = None,
-):
+) -> dict[str, Any] | None:
     """Per-dimension averages per method; ``axes`` = (metric id, label)."""
     if not any(
         summary.get(m, {}).get(metric) is not None
@@ -214,7 +224,9 @@ def radar_figure(
     return _plain(figure, title)
 
 
-def _finish(figure, title: str, y_title: str | None = None, **layout) -> dict:
+def _finish(
+    figure: Figure, title: str, y_title: str | None = None, **layout: Any
+) -> dict[str, Any]:
     figure.update_layout(
         title=title_layout(title),
         yaxis={"title": {"text": wrap(y_title or "", AXIS)}},
@@ -224,8 +236,8 @@ def _finish(figure, title: str, y_title: str | None = None, **layout) -> dict:
 
 
 def bars_with_ci(
-    values: dict[str, dict], methods: list[str], title: str, y_title: str
-) -> dict | None:
+    values: dict[str, dict[str, Any]], methods: list[str], title: str, y_title: str
+) -> dict[str, Any] | None:
     """One bar per method: ``values[method] = {"mean", "ci_low", "ci_high", "n"}``."""
     shown = [m for m in methods if values.get(m, {}).get("mean") is not None]
     if not shown:
@@ -264,8 +276,8 @@ def bars_with_ci(
 
 
 def forest_plot(
-    values: dict[str, dict], methods: list[str], title: str, x_title: str
-) -> dict | None:
+    values: dict[str, dict[str, Any]], methods: list[str], title: str, x_title: str
+) -> dict[str, Any] | None:
     """One point per method with its CI as a horizontal bar, and a line at 0
     (the baseline): ``values[method] = {"mean", "ci_low", "ci_high", "n"}``."""
     shown = [m for m in methods if values.get(m, {}).get("mean") is not None]
@@ -319,7 +331,7 @@ def grouped_bars(
     groups: list[tuple[str, str]],
     title: str,
     stacked: bool = False,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """``values[method][group] = number``; ``groups`` = (key, label). One
     trace per method (grouped) or per group (stacked by method)."""
     if not any(
@@ -360,7 +372,7 @@ def heatmap(
     methods: list[str],
     columns: list[str],
     title: str,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Methods x columns (e.g. per-topic F1), numbers printed in the cells."""
     if not methods or not columns:
         return None
@@ -395,7 +407,7 @@ def box_plot(
     y_title: str,
     marks: dict[str, float] | None = None,
     mark_label: str = "",
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Distribution per method, with an optional marker per method (e.g. P95)."""
     if not any(samples.get(m) for m in methods):
         return None

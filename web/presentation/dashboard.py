@@ -4,7 +4,9 @@ rows: the page cost does not grow with the number of rows in a run."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from core import usage
 from metrics import basis, registry
@@ -25,6 +27,11 @@ from web.presentation.judge_tables import judge_tables
 from web.presentation.paging import page_number, paged
 from web.presentation.plotly_locale import plotly_locale
 
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.models import Run
+    from web.presentation.shown import Shown
+
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
 
@@ -33,7 +40,7 @@ ROW_COLUMNS = ("session_id", "round", "method", "metric", "judge", "value", "sta
 ROW_FILTERS = ("method", "metric", "status", "judge")
 
 
-def _row_count(storage, run, filters: dict) -> int:
+def _row_count(storage: StorageLike, run: Run, filters: dict[str, Any]) -> int:
     """Rows the table pages through. Unfiltered, a finished run's stored
     status counts say it (a COUNT over millions of rows on every view);
     by status alone, too."""
@@ -43,7 +50,8 @@ def _row_count(storage, run, filters: dict) -> int:
         filters["method"] or filters["metric"] or filters["judge"] or ranged
     ):
         status = filters["status"]
-        return stored.get(status, 0) if status else sum(stored.values())
+        counts: dict[str, int] = stored
+        return counts.get(status, 0) if status else sum(counts.values())
     return storage.rows.count_filtered_rows(run.id, filters)
 
 
@@ -60,10 +68,12 @@ def finite_number(raw: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def rows_section(storage, run, args) -> dict:
+def rows_section(
+    storage: StorageLike, run: Run, args: Mapping[str, str]
+) -> dict[str, Any]:
     """One page of the rows table, filtered and sorted on the server (a run
     can hold millions of rows)."""
-    filters: dict = {name: args.get(name) or None for name in ROW_FILTERS}
+    filters: dict[str, Any] = {name: args.get(name) or None for name in ROW_FILTERS}
     for bound in ("value_min", "value_max"):
         filters[bound] = finite_number(args.get(bound))
     sort = args.get("sort") if args.get("sort") in ROW_COLUMNS else None
@@ -86,7 +96,9 @@ def rows_section(storage, run, args) -> dict:
     }
 
 
-def sessions_section(storage, run, args) -> dict:
+def sessions_section(
+    storage: StorageLike, run: Run, args: Mapping[str, str]
+) -> dict[str, Any]:
     paging = paged(
         storage.chunks.count_sessions(run.id),
         page_number(args.get("spage")),
@@ -100,14 +112,14 @@ def sessions_section(storage, run, args) -> dict:
     }
 
 
-def holm_of(args) -> str:
+def holm_of(args: Mapping[str, str]) -> str:
     """The Holm family of the tables' marks, ``?holm=`` (the views refuse
     other values with a 400; here they read as the default)."""
     holm = args.get("holm")
     return holm if holm in basis.HOLM_FAMILIES else "metric"
 
 
-def results_context(run, args) -> dict:
+def results_context(run: Shown, args: Mapping[str, str]) -> dict[str, Any]:
     """Panels, their figures and the comparison tables against the baseline
     the query names: the dashboard's, and the comparison across runs'."""
     known = set(registry.names())
@@ -118,7 +130,7 @@ def results_context(run, args) -> dict:
     percent = args.get("rates") == "percent"
     holm = holm_of(args)
     sections = panels.build(run)
-    all_figures = {}
+    all_figures: dict[str, dict[str, Any]] = {}
     for section in sections:
         all_figures.update(section["figures"])
     return {
@@ -139,7 +151,7 @@ def results_context(run, args) -> dict:
     }
 
 
-def provisional_context(run, args) -> dict:
+def provisional_context(run: Run, args: Mapping[str, str]) -> dict[str, Any]:
     """The charts and tables of a run still evaluated, from the aggregates
     of the sessions stored so far (``runs.interim``); {} before there are
     any. ``provisional`` says how many sessions they cover."""
@@ -160,7 +172,7 @@ def provisional_context(run, args) -> dict:
     return {**shown, "provisional": provisional_summary(run)}
 
 
-def provisional_summary(run) -> dict | None:
+def provisional_summary(run: Run) -> dict[str, Any] | None:
     """How many sessions a run's interim results cover, and when they were
     computed; None before there are any."""
     if not run.interim or "summary" not in run.interim:
@@ -172,14 +184,14 @@ def provisional_summary(run) -> dict | None:
     }
 
 
-def panel_judges(run) -> list[str]:
+def panel_judges(run: Run) -> list[str]:
     """The judges of a panel run (each scores every item: its rows, its
     scores and its reasoning are shown under its name); [] for one judge."""
     models = judge_models(run.judge)
     return models if len(models) > 1 else []
 
 
-def annotations_context(storage, run) -> dict:
+def annotations_context(storage: StorageLike, run: Run) -> dict[str, Any]:
     """The run's annotation queue, its label count and the judge against
     the labels (``pipeline/service/annotations.py``)."""
     queue = storage.annotations.queue_of_run(run.id)
@@ -204,7 +216,7 @@ def annotations_context(storage, run) -> dict:
     }
 
 
-def _methods_in_order(shown: dict, run) -> dict:
+def _methods_in_order(shown: dict[str, Any], run: Run) -> dict[str, Any]:
     """The human-agreement card lists the methods in the file's order (its
     stored dict's keys come back sorted, or by length on PostgreSQL)."""
     human = shown.get("human")
@@ -215,7 +227,7 @@ def _methods_in_order(shown: dict, run) -> dict:
     return {**shown, "human": {**human, "methods": ordered}}
 
 
-def shown_version(storage, run) -> tuple:
+def shown_version(storage: StorageLike, run: Run) -> tuple[object, ...]:
     """What a finished run's dashboard shows changes with: its results (a
     finalize sets ``finished_at``; a cancelled run's summary comes after its
     status), its name, tags and comment, and its human labels' agreement."""
@@ -234,12 +246,12 @@ def shown_version(storage, run) -> tuple:
     return (*named, queue.id, queue.agreement_key, labels)
 
 
-def _retried(storage, run):
+def _retried(storage: StorageLike, run: Run) -> Run | None:
     """The run this one retried, if it still exists (its view link)."""
     return storage.runs.get_run(run.retry_of) if run.retry_of else None
 
 
-def context(storage, run, args) -> dict:
+def context(storage: StorageLike, run: Run, args: Mapping[str, str]) -> dict[str, Any]:
     known = set(registry.names())
     suites = [name for name in run.suites if name in known]
     used = judge_usage(run, storage.progress.judge_usage(run.id))

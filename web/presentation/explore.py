@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
@@ -24,6 +25,9 @@ from web.presentation.word_diff import (
     tokenize,
     word_diff,
 )
+
+if TYPE_CHECKING:
+    from store.explore import DetailHit
 
 TOP_DIFFERENCES = 50
 MIN_QUERY, MAX_QUERY = 2, 200
@@ -133,7 +137,7 @@ class ResponseHit:
 
 
 def find_in_responses(
-    sessions: Iterable[dict], needle: str, limit: int = MAX_HITS
+    sessions: Iterable[dict[str, Any]], needle: str, limit: int = MAX_HITS
 ) -> tuple[list[ResponseHit], bool]:
     """Responses containing ``needle`` (ignoring case), in file order: at
     most ``limit`` hits, and whether there were more.
@@ -170,14 +174,14 @@ def find_in_responses(
 DETAIL_FIELDS = ("reasoning", "raw")
 
 
-def detail_text(value) -> str | None:
+def detail_text(value: object) -> str | None:
     """A detail field as text (a raw reply may be stored as JSON data)."""
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
 
 
-def group_detail_hits(hits: Iterable, needle: str) -> list[dict]:
+def group_detail_hits(hits: Iterable[DetailHit], needle: str) -> list[dict[str, Any]]:
     """One entry per (session, round, method, field, text) with the metrics
     sharing it (a failed judge call leaves its reply on every metric of the
     call), each with a marked snippet, in the order given.
@@ -190,7 +194,7 @@ def group_detail_hits(hits: Iterable, needle: str) -> list[dict]:
     >>> [(h["round"], h["field"], h["metrics"], str(h["snippet"])) for h in found]
     [(1, 'raw', ['al', 'al_style'], 'Not <mark>JSON</mark> at all')]
     """
-    grouped: dict[tuple, dict] = {}
+    grouped: dict[tuple[str, int, str, str, str | None], dict[str, Any]] = {}
     for hit in hits:
         for field in DETAIL_FIELDS:
             text = detail_text(hit.detail.get(field))
@@ -213,12 +217,17 @@ def group_detail_hits(hits: Iterable, needle: str) -> list[dict]:
     return list(grouped.values())
 
 
-def _response(round_: dict, method: str) -> dict:
+def _response(round_: dict[str, Any], method: str) -> dict[str, Any]:
     response = round_.get("responses", {}).get(method)
     return response if isinstance(response, dict) else {}
 
 
-def diff_rounds(rounds: list[dict], a: str, b: str, scores: dict) -> list[dict]:
+def diff_rounds(
+    rounds: list[dict[str, Any]],
+    a: str,
+    b: str,
+    scores: dict[tuple[int, str], float],
+) -> list[dict[str, Any]]:
     """Every round of a session, within the page's diff budget: each round
     compares at most ``MAX_DIFF_TOKENS`` words a side, all rounds together
     ``MAX_DIFF_PAGE_TOKENS``; the page then shows the rest unmarked."""
@@ -231,19 +240,19 @@ def diff_rounds(rounds: list[dict], a: str, b: str, scores: dict) -> list[dict]:
     return found
 
 
-def _words(round_: dict, a: str, b: str) -> int:
+def _words(round_: dict[str, Any], a: str, b: str) -> int:
     """The longer reply's words (what comparing a whole round took)."""
     texts = [_response(round_, m).get("text") for m in (a, b)]
     return max(len(tokenize(t)[1]) if isinstance(t, str) else 0 for t in texts)
 
 
 def diff_round(
-    round_: dict,
+    round_: dict[str, Any],
     a: str,
     b: str,
     scores: dict[tuple[int, str], float] | None = None,
     max_tokens: int = MAX_DIFF_TOKENS,
-) -> dict:
+) -> dict[str, Any]:
     """One round of the diff page: both responses marked, their per-method
     user messages (simulations) and, if given, their scores.
 

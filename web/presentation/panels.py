@@ -8,6 +8,9 @@ series it draws; a table gives its columns and a function that lists its rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
 from flask_babel import get_locale
 
 from core.i18n import _l, text
@@ -20,15 +23,19 @@ from translations import _, metric_label
 from web.presentation import cancelled, charts
 from web.presentation.single_flight import SingleFlight
 
+if TYPE_CHECKING:
+    from store.models import Run
+    from web.presentation.shown import Shown
+
 
 class Sources:
     """Where a suite's chart values live in a run's stored aggregates."""
 
-    def __init__(self, aggregates: dict, suite: str):
+    def __init__(self, aggregates: dict[str, Any], suite: str) -> None:
         self.aggregates = aggregates
-        self.panel = (aggregates.get("panels") or {}).get(suite) or {}
+        self.panel: dict[str, Any] = (aggregates.get("panels") or {}).get(suite) or {}
 
-    def __getitem__(self, path: str):
+    def __getitem__(self, path: str) -> Any:  # stored JSON: a dict or a list
         head, _, key = path.partition(".")
         root = self.panel if head == "panel" else self.aggregates.get(head) or {}
         return root.get(key) or {} if key else root
@@ -42,7 +49,9 @@ def _y_title(chart: Chart) -> str:
     return metric_label(chart.y_metric) if chart.y_metric else text(chart.y_title)
 
 
-def _ci_values(chart: Chart, data: Sources, methods: list[str]) -> dict:
+def _ci_values(
+    chart: Chart, data: Sources, methods: list[str]
+) -> dict[str, dict[str, Any]]:
     """``{method: {mean, ci_low, ci_high, n}}`` of the chart's one series."""
     key = chart.series[0][0]
     if chart.source == "summary":  # <key>_avg with <key>_ci_low/_ci_high beside it
@@ -62,7 +71,7 @@ def _ci_values(chart: Chart, data: Sources, methods: list[str]) -> dict:
     return {m: source.get(m, {}).get(key) or {} for m in methods}
 
 
-def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
+def figure(chart: Chart, data: Sources, methods: list[str]) -> dict[str, Any] | None:
     """The Plotly figure of one chart, or None when it has nothing to draw."""
     title = text(chart.title)
     if chart.kind == "curve":
@@ -110,13 +119,13 @@ def figure(chart: Chart, data: Sources, methods: list[str]) -> dict | None:
     raise ValueError(f"unknown chart kind {chart.kind!r}")
 
 
-def cell(column: Column, value) -> str:
+def cell(column: Column, value: Any) -> str:
     """One table cell, formatted per its column."""
     if column.format == "flag":
         return "*" if value else ""
     if value is None:
         return "—"
-    formats = {
+    formats: dict[str, Callable[[], str]] = {
         "metric": lambda: metric_label(value),
         "score": lambda: number(value),
         "p": lambda: p_value(value),
@@ -126,7 +135,7 @@ def cell(column: Column, value) -> str:
     return formats.get(column.format, lambda: str(value))()
 
 
-def table(spec: Table, data: Sources, methods: list[str]) -> dict:
+def table(spec: Table, data: Sources, methods: list[str]) -> dict[str, Any]:
     rows = spec.rows(data.panel, methods)
     return {
         "id": spec.id,
@@ -146,10 +155,11 @@ LEFT_OUT = _l(
 BUILT = SingleFlight(64)  # ~50 KB of figure data each
 
 
-def section(suite: Suite, run) -> dict:
+def section(suite: Suite, run: Shown) -> dict[str, Any]:
     data = Sources(run.aggregates or {}, suite.name)
     cause = true_cause(data.aggregates, suite.name)
-    figures, missing = {}, []
+    figures: dict[str, dict[str, Any]] = {}
+    missing: list[dict[str, str]] = []
     for chart in suite.panel.charts:
         built = figure(chart, data, run.methods)
         if built:
@@ -183,7 +193,7 @@ def section(suite: Suite, run) -> dict:
     }
 
 
-def _said_of_every_chart(reasons: dict, suite: Suite) -> str | None:
+def _said_of_every_chart(reasons: dict[str, Any], suite: Suite) -> str | None:
     """The one reason every chart of the suite gives, when they all give the
     same (a panel whose judges scored no item in common): the suite's true
     reason, before the rows' causes (a judge's HTTP 500s) that led to it."""
@@ -198,7 +208,7 @@ def _said_of_every_chart(reasons: dict, suite: Suite) -> str | None:
 SAID_BY_THE_SUITE = ("not_configured",)
 
 
-def causes_shown(aggregates: dict, suite: str, most: int = 3) -> list[str]:
+def causes_shown(aggregates: dict[str, Any], suite: str, most: int = 3) -> list[str]:
     """The suite's commonest reasons for values it has not ("ERTD: 4 values
     not scored: …"), under its charts: a table cell without a value then
     has its reason on the page."""
@@ -210,7 +220,7 @@ def causes_shown(aggregates: dict, suite: str, most: int = 3) -> list[str]:
     ]
 
 
-def _cause_text(cause: dict) -> str:
+def _cause_text(cause: dict[str, Any]) -> str:
     try:
         reason = translate(cause["code"], cause.get("params"), cause["code"])
     except (KeyError, TypeError, ValueError):  # parameters of another release
@@ -224,7 +234,7 @@ def _cause_text(cause: dict) -> str:
     )
 
 
-def true_cause(aggregates: dict, suite: str) -> str | None:
+def true_cause(aggregates: dict[str, Any], suite: str) -> str | None:
     """What the suite's rows say they lack, most rows first ("380 values not
     scored: the judge's reply had no readable verdict"); None when nothing
     is recorded (an earlier release) or no judge was configured, which the
@@ -236,7 +246,7 @@ def true_cause(aggregates: dict, suite: str) -> str | None:
     return _cause_text(first)
 
 
-def build(run) -> list[dict]:
+def build(run: Shown) -> list[dict[str, Any]]:
     """``[{"suite", "figures": {id: figure}, "tables", "empty"}]`` for the
     suites of the run that have a panel (a suite removed since is skipped).
 
@@ -246,12 +256,14 @@ def build(run) -> list[dict]:
     if getattr(run, "status", None) not in FINAL_RUN or not getattr(run, "id", None):
         return _build(run)  # in progress, or a comparison across runs
     family = (run.id, str(get_locale()))
-    # a cancelled run's results come after its status (its summary)
-    version = f"{run.finished_at}|{bool(run.aggregates)}"
-    return BUILT.get(family, version, lambda: _build(run))
+    # a cancelled run's results come after its status (its summary); only a
+    # Run has a status (a comparison has none)
+    version = f"{cast('Run', run).finished_at}|{bool(run.aggregates)}"
+    built: list[dict[str, Any]] = BUILT.get(family, version, lambda: _build(run))
+    return built
 
 
-def _build(run) -> list[dict]:
+def _build(run: Shown) -> list[dict[str, Any]]:
     known = set(registry.names())
     suites = [registry.get(name) for name in run.suites if name in known]
     return [

@@ -7,8 +7,9 @@ behind a score (``templates/_exchange.html``)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import dataset
 from dataset.limits import INT32_MAX
@@ -16,12 +17,17 @@ from metrics import registry
 from web.presentation.dashboard import finite_number, panel_judges
 from web.presentation.paging import decimal, page_number, paged
 
+if TYPE_CHECKING:
+    from store import StorageLike
+    from store.models import Run
+    from store.replies import ReplyKey
+
 PAGE_SIZE = 25
 SHOWN_CHARS = 1_500  # of a reply in the grid (the session page has it whole)
 ORDERS = ("reply", "high", "low")  # upload order, the metric high or low first
 
 
-def grid_metrics(run) -> list[str]:
+def grid_metrics(run: Run) -> list[str]:
     """The metrics of the run's suites a row is made for (per reply or per
     session), in the suites' order."""
     known = set(registry.names())
@@ -34,7 +40,7 @@ def grid_metrics(run) -> list[str]:
     ]
 
 
-def grid_filters(run, args: Mapping[str, str]) -> dict[str, Any]:
+def grid_filters(run: Run, args: Mapping[str, str]) -> dict[str, Any]:
     """The query's filters; the metric they apply to defaults to the run's
     first (every line is a reply scored for that metric)."""
     metrics = grid_metrics(run)
@@ -51,7 +57,9 @@ def grid_filters(run, args: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def grid_context(storage, run, args: Mapping[str, str], upload) -> dict[str, Any]:
+def grid_context(
+    storage: StorageLike, run: Run, args: Mapping[str, str], upload: Path
+) -> dict[str, Any]:
     filters = grid_filters(run, args)
     order = next((name for name in ORDERS if args.get("order") == name), "reply")
     paging = paged(
@@ -64,7 +72,9 @@ def grid_context(storage, run, args: Mapping[str, str], upload) -> dict[str, Any
         run.id, filters, paging["offset"], PAGE_SIZE, by_value, run.methods
     )
     keys = [key for key, _ in lines]
-    cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[ReplyKey, dict[str, list[dict[str, Any]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for row in storage.replies.rows_of_replies(run.id, keys):
         key = (row["session_id"], row["round"], row["method"])
         cells[key][row["metric"]].append(row)
@@ -95,7 +105,7 @@ def grid_context(storage, run, args: Mapping[str, str], upload) -> dict[str, Any
     }
 
 
-def once_if_no_judge(metric: str, rows: list[dict]) -> list[dict]:
+def once_if_no_judge(metric: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A reply's rows of one metric as the grid shows them. A judge suite
     stores facts no judge gives (the response's length) beside each
     judge's scores, once per judge: shown once, under no judge, with no
@@ -114,10 +124,12 @@ def once_if_no_judge(metric: str, rows: list[dict]) -> list[dict]:
     return [{**row, "judge": ""} for row in shown.values()]
 
 
-def reply_texts(storage, run, upload, keys) -> dict[tuple, dict[str, Any]]:
+def reply_texts(
+    storage: StorageLike, run: Run, upload: Path, keys: Sequence[ReplyKey]
+) -> dict[ReplyKey, dict[str, tuple[str, int]]]:
     """The user message and the reply of each key, read from the stored
     upload (each session's byte range), each cut at ``SHOWN_CHARS``."""
-    found: dict[tuple, dict[str, Any]] = {}
+    found: dict[ReplyKey, dict[str, tuple[str, int]]] = {}
     for session_id in dict.fromkeys(key[0] for key in keys):
         span = storage.chunks.session_span(run.id, session_id)
         if span is None:
@@ -143,7 +155,9 @@ def cut(text: str | None) -> tuple[str, int]:
     return text[:SHOWN_CHARS], max(0, len(text) - SHOWN_CHARS)
 
 
-def exchange_context(storage, run, args: Mapping[str, str]) -> dict[str, Any] | None:
+def exchange_context(
+    storage: StorageLike, run: Run, args: Mapping[str, str]
+) -> dict[str, Any] | None:
     """What the judge was asked and answered for one reply, by one judge,
     for one metric (None when the query names no reply of the run)."""
     # a round no file can hold (dataset/limits.py) is as unknown as any other

@@ -15,19 +15,23 @@ once whether a difference of scores could come from a difference of setup.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from core.i18n import _l
+from core.i18n import LazyText, _l
+from metrics.comparison import Side
 
 
-def _judge(side) -> dict:
+def _judge(side: Side) -> dict[str, Any]:
     return side.judge or {}
 
 
-def _json(value) -> str:
+def _json(value: object) -> str:
     return "—" if value in (None, {}, []) else json.dumps(value, sort_keys=True)
 
 
-SETTINGS = (
+# each setting's label and how a side's value of it reads
+SETTINGS: tuple[tuple[LazyText, Callable[[Side], str]], ...] = (
     (
         _l("Judge"),
         lambda s: ", ".join(_judge(s).get("models") or [_judge(s).get("model") or "—"]),
@@ -57,10 +61,10 @@ SETTINGS = (
 )
 
 
-def settings_diff(sides) -> list[dict]:
+def settings_diff(sides: Iterable[Side]) -> list[dict[str, Any]]:
     """``[{"setting", "values"}]`` for the settings that are not the same in
     every run (values in the order of ``sides``)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for setting, read in SETTINGS:
         values = [read(side) for side in sides]
         if len(set(values)) > 1:

@@ -92,7 +92,15 @@ def word_diff(a: str, b: str, max_tokens: int = MAX_DIFF_TOKENS) -> WordDiff:
     )
 
 
-def _cut_diff(lead_a, tokens_a, rest_a, lead_b, tokens_b, rest_b, max_tokens: int):
+def _cut_diff(
+    lead_a: str,
+    tokens_a: list[Token],
+    rest_a: str | None,
+    lead_b: str,
+    tokens_b: list[Token],
+    rest_b: str | None,
+    max_tokens: int,
+) -> WordDiff:
     """The first ``max_tokens`` words of each side compared, the rest (text
     never tokenized) shown as it is.
 
