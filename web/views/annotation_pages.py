@@ -27,6 +27,7 @@ from flask import (
     stream_with_context,
     url_for,
 )
+from flask.typing import ResponseReturnValue
 from werkzeug.utils import secure_filename
 
 from core.problems import Rejected
@@ -76,7 +77,7 @@ def _back(token: str):
 
 
 @owner.post("/r/<token>/annotations")
-def create_queue(token: str):
+def create_queue(token: str) -> ResponseReturnValue:
     run = _managed_run(token)
     try:
         service().create(
@@ -91,7 +92,7 @@ def create_queue(token: str):
 
 
 @api.post("/runs/<token>/annotations")
-def create_queue_api(token: str):
+def create_queue_api(token: str) -> ResponseReturnValue:
     run = _managed_run(token)
     try:
         body = schemas.load(schemas.NewQueue, _json_object())
@@ -111,14 +112,14 @@ def create_queue_api(token: str):
 
 
 @owner.post("/r/<token>/annotations/revoke")
-def revoke_link(token: str):
+def revoke_link(token: str) -> ResponseReturnValue:
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     _storage().annotations.revoke_queue_token(queue.id)
     return _back(token)
 
 
 @owner.post("/r/<token>/annotations/close")
-def close_queue(token: str):
+def close_queue(token: str) -> ResponseReturnValue:
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     _storage().annotations.close_queue(queue.id)
     return _back(token)
@@ -137,7 +138,7 @@ def _labeller(token: str):
 
 
 @labelling.get("/a/<token>")
-def page(token: str):
+def page(token: str) -> ResponseReturnValue:
     found = _storage().annotations.link_by_token(token)
     queue = found[1] if found else _storage().annotations.queue_by_token(token)
     if queue is None:
@@ -152,7 +153,7 @@ def page(token: str):
 
 
 @owner.post("/r/<token>/annotations/annotators")
-def add_annotator(token: str):
+def add_annotator(token: str) -> ResponseReturnValue:
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     try:
         _storage().annotations.annotator_link(
@@ -164,7 +165,7 @@ def add_annotator(token: str):
 
 
 @owner.post("/r/<token>/annotations/annotators/revoke")
-def revoke_annotator(token: str):
+def revoke_annotator(token: str) -> ResponseReturnValue:
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
     _storage().annotations.revoke_annotator_link(
         queue.id, str(request.form.get("name", ""))
@@ -173,7 +174,7 @@ def revoke_annotator(token: str):
 
 
 @api.post("/runs/<token>/annotators")
-def add_annotator_api(token: str):
+def add_annotator_api(token: str) -> ResponseReturnValue:
     """``{"name"}`` -> 201 ``{"name", "token", "annotator_url"}``: the
     annotator's own link (the same one if asked again)."""
     queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
@@ -187,7 +188,7 @@ def add_annotator_api(token: str):
 
 
 @labelling.get("/a/<token>/item")
-def item(token: str):
+def item(token: str) -> ResponseReturnValue:
     """The next item for the link's annotator (or item ``item`` to revise),
     with their own label of it and their progress."""
     try:
@@ -218,7 +219,7 @@ def item(token: str):
 
 
 @labelling.post("/a/<token>/label")
-def save_label(token: str):
+def save_label(token: str) -> ResponseReturnValue:
     body = _json_object()
     try:
         queue, _, annotator = _labeller(token)  # the link's name, whatever is sent
@@ -238,7 +239,7 @@ def _download(lines, run, suffix: str) -> Response:
 
 
 @owner.get("/r/<token>/labels.jsonl")
-def export_labels(token: str):
+def export_labels(token: str) -> ResponseReturnValue:
     """One row per label (the annotators' names: manage link only)."""
     run = _managed_run(token)
     queue = _storage().annotations.queue_of_run(run.id) or abort(404)
@@ -250,7 +251,7 @@ def export_labels(token: str):
 
 
 @owner.get("/r/<token>/labelled.jsonl")
-def export_labelled(token: str):
+def export_labelled(token: str) -> ResponseReturnValue:
     """The run's input file with ``human`` on every labelled reply."""
     run = _managed_run(token)
     queue = _storage().annotations.queue_of_run(run.id) or abort(404)
@@ -260,7 +261,7 @@ def export_labelled(token: str):
 
 
 @api.post("/runs/<token>/labels")
-def import_labels_api(token: str):
+def import_labels_api(token: str) -> ResponseReturnValue:
     """A ``labels.jsonl`` of another run of the same replies (form field
     ``file``): ``{"imported", "unmatched"}``."""
     run = _managed_run(token)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
 
 from core.problems import Rejected
 from core.status import RunStatus
@@ -48,7 +49,7 @@ def _managed(token: str, act):
 
 
 @bp.post("/validate")
-def validate():
+def validate() -> ResponseReturnValue:
     """What the upload page's suite picker asks before the real submission."""
     form = schemas.forms_for(current_app.config)["ValidateForm"]
     try:  # the form's own fields first: the file's report comes after
@@ -107,12 +108,12 @@ def _started(start):
 
 
 @bp.post("/runs")
-def create_run():
+def create_run() -> ResponseReturnValue:
     return _started(lambda: forms.submit(request))
 
 
 @bp.get("/runs/<token>")
-def run_status(token: str):
+def run_status(token: str) -> ResponseReturnValue:
     """Cheap to poll: no rows (``?include=rows`` adds them, streamed)."""
     run = run_or_404(token)
     query = schemas.StatusQuery
@@ -128,7 +129,7 @@ def run_status(token: str):
 
 
 @bp.get("/runs/<token>/results")
-def run_results(token: str):
+def run_results(token: str) -> ResponseReturnValue:
     """The whole results document, streamed (at any status: rows so far);
     ``?min_effect=`` adds each comparison's sessions for that effect."""
     run = run_or_404(token)
@@ -139,7 +140,7 @@ def run_results(token: str):
 
 
 @bp.get("/runs/<token>/rows")
-def run_rows(token: str):
+def run_rows(token: str) -> ResponseReturnValue:
     """One page of rows; follow ``next`` until it is null."""
     run = run_or_404(token)
     try:
@@ -149,14 +150,14 @@ def run_rows(token: str):
 
 
 @bp.post("/runs/<token>/retry")
-def retry(token: str):
+def retry(token: str) -> ResponseReturnValue:
     """Re-run the failed rows of a finished run as a new run (202); the
     retry joins the run's workspace and has its own manage token."""
     return _managed(token, lambda run: _started(lambda: _service().retry_failed(run)))
 
 
 @bp.post("/runs/<token>/cancel")
-def cancel(token: str):
+def cancel(token: str) -> ResponseReturnValue:
     return _managed(token, _cancel)
 
 
@@ -168,7 +169,7 @@ def _cancel(run):
 
 
 @bp.patch("/runs/<token>")
-def edit_run(token: str):
+def edit_run(token: str) -> ResponseReturnValue:
     """Rename, tag or comment a run: ``{"name", "tags", "comment"}``."""
     return _managed(token, _edit)
 
@@ -183,7 +184,7 @@ def _edit(run):
 
 
 @bp.delete("/runs/<token>")
-def delete_run(token: str):
+def delete_run(token: str) -> ResponseReturnValue:
     """Delete a run and everything of it (204); both its tokens then 404."""
 
     def delete(run):
@@ -194,13 +195,13 @@ def delete_run(token: str):
 
 
 @bp.get("/openapi.json")
-def openapi_document():
+def openapi_document() -> ResponseReturnValue:
     return jsonify(openapi.document())
 
 
 # -- workspaces ----------------------------------------------------------------
 @bp.post("/workspaces")
-def create_workspace():
+def create_workspace() -> ResponseReturnValue:
     try:
         name = _new_workspace_name()
     except Rejected as rejected:
@@ -235,7 +236,7 @@ def _new_workspace_name() -> str:
 
 
 @bp.get("/workspaces/<token>")
-def workspace(token: str):
+def workspace(token: str) -> ResponseReturnValue:
     found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
@@ -244,7 +245,7 @@ def workspace(token: str):
 
 
 @bp.patch("/workspaces/<token>")
-def rename_workspace(token: str):
+def rename_workspace(token: str) -> ResponseReturnValue:
     """Rename a workspace: ``{"name": "..."}`` with its manage token."""
     found = _storage().workspaces.find_workspace(token)
     if found is None:
@@ -266,7 +267,7 @@ def rename_workspace(token: str):
 
 
 @bp.delete("/workspaces/<token>")
-def delete_workspace(token: str):
+def delete_workspace(token: str) -> ResponseReturnValue:
     """Delete a workspace and every run in it (204)."""
     found = _storage().workspaces.find_workspace(token)
     if found is None:

@@ -20,10 +20,12 @@ import hashlib
 import logging
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import plotly
 from flask import Blueprint, Response, abort, current_app, request, send_file, url_for
+from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response as BaseResponse
 
 from config import PROJECT_ROOT
@@ -140,7 +142,7 @@ def _immutable(response: BaseResponse) -> BaseResponse:
 
 
 @bp.get("/vendor/plotly-<version>.min.js")
-def plotly_js(version: str):
+def plotly_js(version: str) -> ResponseReturnValue:
     if version != PLOTLY_VERSION or not PLOTLY_JS.exists():
         abort(404)
     if accepts_gzip():
@@ -151,7 +153,7 @@ def plotly_js(version: str):
 
 
 @bp.get("/vendor/charts/plotly-<digest>.min.js")
-def charts_js(digest: str):
+def charts_js(digest: str) -> ResponseReturnValue:
     built = CHARTS.get()
     if built is None or digest != built.digest:
         abort(404)
@@ -172,7 +174,7 @@ def plotly_src() -> str:
 
 
 @bp.get("/favicon.ico")
-def favicon():
+def favicon() -> ResponseReturnValue:
     """Browsers ask for /favicon.ico whatever the page links; answer with
     the SVG icon rather than a 404 in every log."""
     path = Path(current_app.static_folder or "static") / "favicon.svg"
@@ -180,5 +182,5 @@ def favicon():
 
 
 @bp.app_context_processor
-def plotly_url():
+def plotly_url() -> dict[str, Callable[[], str]]:
     return {"plotly_src": plotly_src}

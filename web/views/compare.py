@@ -13,6 +13,8 @@ tables, and the exports reuse the run's paper exports.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -23,11 +25,14 @@ from flask import (
     render_template,
     request,
 )
+from flask.typing import ResponseReturnValue
 from flask_babel import get_locale
 from markupsafe import Markup
+from werkzeug.datastructures import MultiDict
 
 from core.problems import Rejected
 from metrics import basis
+from metrics.comparison import Comparison
 from pipeline.service.comparison import compare_runs, comparison_keys
 from reports import paper, paper_summary
 from translations import translate_problems
@@ -60,13 +65,13 @@ def run_tokens(raw: str | None, picked: list[str] | None = None) -> list[str]:
 RETRY_AFTER_S = 2
 
 
-def load(args):
+def load(args: MultiDict[str, str]) -> Comparison | None:
     """The comparison of the runs the query names, None while it is being
     computed; Rejected (400/404/409)."""
     return _load(args)[0]
 
 
-def _load(args):
+def _load(args: MultiDict[str, str]) -> tuple[Comparison | None, str]:
     """The comparison (or None) and the key it is stored under, which
     changes with anything it shows (``comparison_keys``)."""
     storage = extensions.storage()
@@ -81,18 +86,18 @@ def _load(args):
     return comparison, comparison_keys(runs)[0]
 
 
-def _computing_page():
+def _computing_page() -> tuple[str, int, dict[str, str]]:
     """A page that reloads itself until the comparison is stored."""
     page = render_template("compare_computing.html", retry_after=RETRY_AFTER_S)
     return page, 202, {"Retry-After": str(RETRY_AFTER_S)}
 
 
-def _rejected_json(rejected: Rejected):
+def _rejected_json(rejected: Rejected) -> tuple[Response, int]:
     return jsonify(errors=translate_problems(rejected.errors)), rejected.status
 
 
 @bp.get("/api/v1/compare")
-def compare_api():
+def compare_api() -> ResponseReturnValue:
     try:
         holm = run_reads.holm_arg()
         comparison = load(request.args)
@@ -107,12 +112,12 @@ def compare_api():
     )
 
 
-def _json(document: dict) -> str:
+def _json(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, allow_nan=False)
 
 
 @bp.get("/compare")
-def compare_page():
+def compare_page() -> ResponseReturnValue:
     try:
         run_reads.holm_arg()  # ?holm=: metric or table, else a 400 page
         comparison, key = _load(request.args)
@@ -131,7 +136,7 @@ def compare_page():
     return render_template("compare.html", body=RESULT_PARTS.get(family, key, build))
 
 
-def context(comparison, args) -> dict:
+def context(comparison: Comparison, args: MultiDict[str, str]) -> dict[str, Any]:
     return {
         **dashboard.results_context(comparison, args),
         "comparison": comparison,
@@ -140,7 +145,8 @@ def context(comparison, args) -> dict:
     }
 
 
-EXPORTS = {  # (comparison, baseline, Holm family) -> the file
+# (comparison, baseline, Holm family) -> the file
+EXPORTS: dict[str, tuple[str, Callable[[Comparison, str, str], str]]] = {
     "csv": ("text/csv", paper_summary.summary_csv),
     "json": (
         "application/json",
@@ -157,7 +163,7 @@ EXPORTS = {  # (comparison, baseline, Holm family) -> the file
 
 
 @bp.get("/compare/export.<extension>")
-def export(extension: str):
+def export(extension: str) -> ResponseReturnValue:
     """The comparison's summary (CSV: one row per column and summary value,
     with n and CI), its document (JSON) or its tables (LaTeX, Markdown)."""
     if extension not in EXPORTS:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
 from werkzeug.utils import secure_filename
 
 from core.problem_words import in_reader_language
@@ -23,12 +26,12 @@ bp = Blueprint("conversion", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 
 
-def _rejected(problem: Rejected):
+def _rejected(problem: Rejected) -> tuple[Response, int]:
     return jsonify(errors=translate_problems(problem.errors)), 400
 
 
 @bp.post("/convert")
-def convert_upload():
+def convert_upload() -> ResponseReturnValue:
     """The uploaded file (form field ``file``) converted from the layout
     ``from`` (``docs/importers.md``) into our JSONL, as a download, with
     the CLI's options (``profile``, ``personality``, ``method``, ``language``:
@@ -104,10 +107,11 @@ def _reason(why: str) -> str:
     """Why a record was skipped, in the reader's language where the reason
     is one the page words for itself (the form field to fill in, not a
     command-line flag: core/problem_words.SKIP_REASONS)."""
-    return in_reader_language({"reason": why})["reason"]
+    reason: str = in_reader_language({"reason": why})["reason"]
+    return reason
 
 
-def _chunks(sink, size: int = 1 << 16):
+def _chunks(sink: IO[str], size: int = 1 << 16) -> Iterator[bytes]:
     """The converted file, streamed out, then deleted."""
     with sink:
         while chunk := sink.read(size):

@@ -9,7 +9,10 @@ running, or failed) has nothing to export: 404.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import Blueprint, Response, abort, request
+from flask.typing import ResponseReturnValue
 
 from core.problems import Rejected
 from metrics.results import judge_usage
@@ -19,17 +22,20 @@ from web.security import access
 from web.views.pages import error_page
 from web.views.run_reads import holm_arg
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 bp = Blueprint("downloads", __name__)
 
 
-def _finished_run(token: str):
+def _finished_run(token: str) -> Run:
     run = access.run_or_404(token)
     if not run.aggregates or not run.methods:
         abort(404)
     return run
 
 
-def _attachment(body: str, mimetype: str, run, extension: str) -> Response:
+def _attachment(body: str, mimetype: str, run: Run, extension: str) -> Response:
     response = Response(body, mimetype=mimetype)
     name = exports.file_name(run, extension)
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -37,7 +43,7 @@ def _attachment(body: str, mimetype: str, run, extension: str) -> Response:
 
 
 @bp.get("/r/<token>/export.tex")
-def export_tex(token: str):
+def export_tex(token: str) -> ResponseReturnValue:
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
     cjk = request.args.get("cjk") == "cjkutf8"  # CJK text through CJKutf8
@@ -50,7 +56,7 @@ def export_tex(token: str):
 
 
 @bp.get("/r/<token>/export.md")
-def export_markdown(token: str):
+def export_markdown(token: str) -> ResponseReturnValue:
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
     try:
@@ -62,7 +68,7 @@ def export_markdown(token: str):
 
 
 @bp.get("/r/<token>/summary.csv")
-def summary_csv(token: str):
+def summary_csv(token: str) -> ResponseReturnValue:
     run = _finished_run(token)
     baseline = paper.baseline_of(run, request.args.get("baseline"))
     try:
@@ -74,7 +80,7 @@ def summary_csv(token: str):
 
 
 @bp.get("/r/<token>/methods.txt")
-def methods_txt(token: str):
+def methods_txt(token: str) -> ResponseReturnValue:
     run = _finished_run(token)
     used = judge_usage(run, extensions.storage().progress.judge_usage(run.id))
     try:

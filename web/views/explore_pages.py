@@ -5,10 +5,13 @@ a word-level diff of two methods' responses in one session."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection, Generator
 from contextlib import closing
 from statistics import fmean
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, abort, render_template, request
+from flask.typing import ResponseReturnValue
 
 import dataset
 from core.status import RowStatus
@@ -21,13 +24,16 @@ from web.presentation import explore
 from web.presentation.paging import PAGE_SIZE, page_number, paged
 from web.security import access
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 bp = Blueprint("explore", __name__)
 
 
 run_or_404 = access.run_or_404
 
 
-def _method_or_404(run, name: str | None) -> str:
+def _method_or_404(run: Run, name: str | None) -> str:
     if not name or name not in run.methods:
         abort(404)
     return name
@@ -41,7 +47,7 @@ def _metric_or_404(metric_id: str | None) -> str:
     return metric_id
 
 
-def _metric_choices(run, current: str | None = None) -> list[str]:
+def _metric_choices(run: Run, current: str | None = None) -> list[str]:
     ids = [metric.id for metric in explore.run_metrics(run.suites)]
     if current and current not in ids:
         ids.append(current)
@@ -49,7 +55,7 @@ def _metric_choices(run, current: str | None = None) -> list[str]:
 
 
 @bp.get("/r/<token>/values")
-def values(token: str):
+def values(token: str) -> ResponseReturnValue:
     from store import explore as queries  # SQL, loaded by the page
 
     run = run_or_404(token)
@@ -103,7 +109,7 @@ def values(token: str):
 
 
 @bp.get("/r/<token>/differences")
-def differences(token: str):
+def differences(token: str) -> ResponseReturnValue:
     from store import explore as queries  # SQL, loaded by the page
 
     run = run_or_404(token)
@@ -144,21 +150,22 @@ def _problem_text(code: str) -> str:
 
 
 @bp.get("/r/<token>/search")
-def search(token: str):
+def search(token: str) -> ResponseReturnValue:
     from store import explore as queries  # SQL, loaded by the page
 
     run = run_or_404(token)
     text = (request.args.get("q") or "").strip()
     problem = explore.query_problem(text) if text else None
     responses: list[explore.ResponseHit] = []
-    details: list[dict] = []
+    details: list[dict[str, Any]] = []
     more_responses = more_details = False
     start, part = page_number(request.args.get("from")) - 1, None
     if text and problem is None:
         path = extensions.runs().upload_path(run)
         reached = [start]
 
-        def sessions():  # one part of the upload: a request does bounded work
+        # one part of the upload: a request does bounded work
+        def sessions() -> Generator[dict[str, Any]]:
             for session, end in dataset.sessions_from(
                 path, start, explore.SEARCH_BYTES
             ):
@@ -201,7 +208,7 @@ def search(token: str):
 
 
 @bp.get("/r/<token>/diff")
-def diff(token: str):
+def diff(token: str) -> ResponseReturnValue:
     run = run_or_404(token)
     session_id = request.args.get("id", "")
     span = _storage().chunks.session_span(run.id, session_id)
@@ -229,7 +236,9 @@ def diff(token: str):
     )
 
 
-def _scores(run_id: str, session_id: str, metric: str, methods) -> dict:
+def _scores(
+    run_id: str, session_id: str, metric: str, methods: Collection[str]
+) -> dict[tuple[int, str], float]:
     """``{(round, method): mean of the scored samples}`` of one session
     (round 0: the session-level value)."""
     values: dict[tuple[int, str], list[float]] = defaultdict(list)

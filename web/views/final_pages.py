@@ -30,7 +30,7 @@ import gzip
 import hashlib
 import hmac
 from collections.abc import Callable, Hashable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from flask import Response, current_app, g, request
 from flask_babel import get_locale
@@ -39,6 +39,10 @@ from core.status import FINAL_RUN
 from web.presentation.single_flight import SingleFlight
 from web.security.headers import csp_nonce
 from web.views import assets
+
+
+if TYPE_CHECKING:
+    from store.models import Run
 
 
 class Stored(NamedTuple):
@@ -58,7 +62,7 @@ PAGES = SingleFlight(size=64, previous=False)
 CACHE_CONTROL = "private, no-cache"
 
 
-def storable(run) -> bool:
+def storable(run: Run) -> bool:
     """A page that may be stored: a finished run read through its view link."""
     return run.status in FINAL_RUN and not g.get("manage_token")
 

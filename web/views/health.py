@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 
 from flask import Blueprint, current_app, jsonify
+from flask.typing import ResponseReturnValue
 
 from web import extensions
 
@@ -19,12 +20,12 @@ PROBE_TIMEOUT_S = 2
 
 
 @bp.get("/healthz")
-def healthz():
+def healthz() -> ResponseReturnValue:
     return jsonify(status="ok")
 
 
 @bp.get("/readyz")
-def readyz():
+def readyz() -> ResponseReturnValue:
     broker, workers = _broker_and_workers()
     checks = {"database": _database(), "broker": broker, "workers": workers}
     checks["disk"] = _disk()
@@ -33,7 +34,7 @@ def readyz():
     return jsonify(status=status, checks=checks), 200 if ready else 503
 
 
-def _disk() -> dict:
+def _disk() -> dict[str, object]:
     """Free space where uploads are stored, against ``MIN_FREE_MB``: below
     it an upload would fail half written, so the process is not ready."""
     config = current_app.config
@@ -47,7 +48,7 @@ def _disk() -> dict:
     return {"ok": True, "detail": f"{free_mb} MB free"}
 
 
-def _database() -> dict:
+def _database() -> dict[str, object]:
     from sqlalchemy import text  # loaded by the probe, not by the CLI
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -59,7 +60,7 @@ def _database() -> dict:
     return {"ok": True, "detail": "reachable"}
 
 
-def _broker_and_workers() -> tuple[dict, dict]:
+def _broker_and_workers() -> tuple[dict[str, object], dict[str, object]]:
     """Redis answers, and some worker beat within ``ALIVE_S`` (one
     connection, three commands: cheap enough for every probe)."""
     url = current_app.config.get("REDIS_URL")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from flask import (
     Blueprint,
@@ -16,6 +18,7 @@ from flask import (
     stream_with_context,
     url_for,
 )
+from flask.typing import ResponseReturnValue
 from flask_babel import get_locale
 from markupsafe import Markup
 
@@ -39,6 +42,9 @@ from web.presentation.single_flight import SingleFlight
 from web.security import access
 from web.views import final_pages, forms, run_reads
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 bp = Blueprint("pages", __name__)
 
 
@@ -47,7 +53,7 @@ run_or_404 = access.run_or_404
 RESULT_PARTS = SingleFlight()
 
 
-def _upload_context(**extra) -> dict:
+def _upload_context(**extra: Any) -> dict[str, Any]:
     config = current_app.config
     return {
         "suites": registry.suites(),
@@ -72,12 +78,12 @@ def _upload_context(**extra) -> dict:
 
 
 @bp.get("/")
-def index():
+def index() -> ResponseReturnValue:
     return render_template("index.html", **_upload_context())
 
 
 @bp.post("/judge-check")
-def judge_check():
+def judge_check() -> ResponseReturnValue:
     """ "Test judge": one real request per mode of the chosen protocol (a form
     post: CSRF-checked, so no other site can spend the judge budget; and
     rate-limited, RATE_LIMIT_JUDGE_CHECKS)."""
@@ -91,7 +97,7 @@ def judge_check():
 
 
 @bp.get("/template.jsonl")
-def template_file():
+def template_file() -> ResponseReturnValue:
     """The realistic sample, offered as a starting point for users' files."""
     response = send_file(
         PROJECT_ROOT / "sample_data.jsonl", mimetype="application/x-ndjson"
@@ -103,7 +109,7 @@ def template_file():
 
 
 @bp.post("/runs")
-def create_run():
+def create_run() -> ResponseReturnValue:
     try:
         # The first upload of a browser makes its workspace; the run page
         # hands it to the browser (templates/_workspace_memo.html), which
@@ -123,7 +129,7 @@ def create_run():
 
 
 @bp.get("/r/<token>")
-def run_page(token: str):
+def run_page(token: str) -> ResponseReturnValue:
     run = run_or_404(token)
     try:
         run_reads.holm_arg()  # ?holm=: metric or table, else a 400 page
@@ -151,7 +157,7 @@ def run_page(token: str):
     return _shared_dashboard(run)
 
 
-def _shared_dashboard(run) -> Response:
+def _shared_dashboard(run: Run) -> Response:
     """A view link's dashboard, the same page for each of its readers:
     rendered once per results version, language and query, then served as
     stored bytes, with an ``ETag`` (``final_pages.py``)."""
@@ -165,7 +171,7 @@ def _shared_dashboard(run) -> Response:
     return final_pages.serve("dashboard", version, build)
 
 
-def _provisional_part(run) -> Markup | None:
+def _provisional_part(run: Run) -> Markup | None:
     """The interim charts and tables, rendered once per interim version,
     language and query, whoever reads them (single_flight.py)."""
     if dashboard.provisional_summary(run) is None:
@@ -176,11 +182,12 @@ def _provisional_part(run) -> Markup | None:
         shown = dashboard.provisional_context(run, request.args)
         return Markup(render_template("_provisional.html", run=run, **shown))
 
-    return RESULT_PARTS.get(family, run.interim_at, build)
+    part: Markup = RESULT_PARTS.get(family, run.interim_at, build)
+    return part
 
 
 @bp.post("/r/<token>/cancel")
-def cancel(token: str):
+def cancel(token: str) -> ResponseReturnValue:
     try:
         run = access.managed_run(token)
     except Rejected as rejected:
@@ -190,7 +197,7 @@ def cancel(token: str):
 
 
 @bp.post("/r/<token>/retry")
-def retry(token: str):
+def retry(token: str) -> ResponseReturnValue:
     """The retry opens with its manage token: the one who asked owns it."""
     try:
         retry_run = _service().retry_failed(access.managed_run(token))
@@ -200,7 +207,7 @@ def retry(token: str):
 
 
 @bp.post("/r/<token>/delete")
-def delete(token: str):
+def delete(token: str) -> ResponseReturnValue:
     """Delete the run (the form asks for confirmation first) and go home."""
     try:
         run = access.managed_run(token)
@@ -210,7 +217,7 @@ def delete(token: str):
     return redirect(url_for("pages.index", deleted=1), code=303)
 
 
-def error_page(rejected: Rejected):
+def error_page(rejected: Rejected) -> tuple[str, int]:
     """A rejected request as a page in the reader's language (pages, the
     workspace page, comparisons)."""
     message = translate_problems(rejected.errors)[0]["message"]
@@ -220,7 +227,7 @@ def error_page(rejected: Rejected):
 
 
 @bp.get("/r/<token>/session")
-def session_page(token: str):
+def session_page(token: str) -> ResponseReturnValue:
     run = run_or_404(token)
     session_id = request.args.get("id", "")
     span = _storage().chunks.session_span(run.id, session_id)
@@ -230,7 +237,7 @@ def session_page(token: str):
     judges = dashboard.panel_judges(run)
     # (round, method, judge) -> metric -> row; a panel's judges apart, the
     # rows of metrics no judge makes under ""; round 0: session-level rows
-    by_cell: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    by_cell: dict[tuple[int, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in _storage().rows.rows_page(
         run.id, {"session_id": session_id}, 0, 100_000
     ):
@@ -247,7 +254,7 @@ def session_page(token: str):
 
 
 @bp.get("/r/<token>/export.csv")
-def export_csv(token: str):
+def export_csv(token: str) -> ResponseReturnValue:
     """Every row; ``judge`` keeps one judge's of a panel (and the rows of
     metrics no judge makes)."""
     run = run_or_404(token)
@@ -262,7 +269,7 @@ def export_csv(token: str):
 
 
 @bp.get("/r/<token>/export.json")
-def export_json(token: str):
+def export_json(token: str) -> ResponseReturnValue:
     run = run_or_404(token)
     try:
         holm = run_reads.holm_arg()
@@ -273,7 +280,7 @@ def export_json(token: str):
     return _download(body, "application/json", exports.file_name(run, "json"))
 
 
-def _download(body, mimetype: str, filename: str) -> Response:
+def _download(body: Iterable[str], mimetype: str, filename: str) -> Response:
     response = Response(body, mimetype=mimetype)
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -14,7 +14,11 @@ Like /healthz it is not rate-limited; it names no run, token or URL.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 from flask import Blueprint, Response, current_app
+from flask.typing import ResponseReturnValue
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -25,6 +29,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from core.status import ChunkState, RunStatus
 from web import extensions
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+    from sqlalchemy import ColumnElement, Select
+
+    from store import StorageLike
 
 bp = Blueprint("prometheus", __name__)
 PREFIX = "personasteer"
@@ -40,14 +50,14 @@ RUN_TOTALS = {  # Run column -> (metric, help)
 class StoredFigures:
     """A collector reading the shared figures from the database."""
 
-    def __init__(self, storage, redis_url: str | None):
+    def __init__(self, storage: StorageLike, redis_url: str | None) -> None:
         self.storage, self.redis_url = storage, redis_url
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         with self.storage.engine.connect() as conn:
-            by_status = dict(conn.execute(_runs_by_status()).all())
+            by_status = dict(conn.execute(_runs_by_status()).tuples().all())
             totals = conn.execute(_run_totals()).one()
-            chunks = dict(conn.execute(_chunks_waiting()).all())
+            chunks = dict(conn.execute(_chunks_waiting()).tuples().all())
         runs = GaugeMetricFamily(
             f"{PREFIX}_runs", "Stored runs by status.", labels=["status"]
         )
@@ -68,7 +78,7 @@ class StoredFigures:
 
 # The queries load SQLAlchemy and the models on the first scrape, not with
 # the app (the CLI's validate needs neither).
-def _runs_by_status():
+def _runs_by_status() -> Select[str, int]:
     from sqlalchemy import func, select
 
     from store.models import Run
@@ -76,7 +86,7 @@ def _runs_by_status():
     return select(Run.status, func.count()).group_by(Run.status)
 
 
-def _run_totals():
+def _run_totals() -> Select[Any]:
     """The stored runs' sums plus what deleted runs had counted."""
     from sqlalchemy import func, select
 
@@ -84,7 +94,7 @@ def _run_totals():
 
     kept = DeletedTotals.__table__
 
-    def total(column: str):
+    def total(column: str) -> ColumnElement[Any]:
         stored = select(func.coalesce(func.sum(getattr(Run, column)), 0))
         gone = select(func.coalesce(func.sum(kept.c[column]), 0))
         return stored.scalar_subquery() + gone.scalar_subquery()
@@ -92,7 +102,7 @@ def _run_totals():
     return select(*(total(column) for column in RUN_TOTALS))
 
 
-def _chunks_waiting():
+def _chunks_waiting() -> Select[str, int]:
     from sqlalchemy import func, select
 
     from store.models import RunChunk
@@ -101,7 +111,7 @@ def _chunks_waiting():
     return query.group_by(RunChunk.state)
 
 
-def _broker_queue(url: str):
+def _broker_queue(url: str) -> Iterator[Metric]:
     """Tasks waiting in the Redis queue; nothing when Redis does not answer
     (``/readyz`` reports that)."""
     import redis
@@ -122,12 +132,13 @@ def _process_registry(multiprocess_dir: str | None) -> CollectorRegistry:
     from prometheus_client import multiprocess
 
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    # prometheus_client leaves this constructor unannotated
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     return registry
 
 
 @bp.get("/metrics")
-def metrics():
+def metrics() -> ResponseReturnValue:
     config = current_app.config
     shared = CollectorRegistry()
     shared.register(StoredFigures(extensions.storage(), config["REDIS_URL"]))

@@ -7,6 +7,7 @@ the dashboard and the session pages show."""
 from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
+from flask.typing import ResponseReturnValue
 
 from web.extensions import runs as _service
 from web.extensions import storage as _storage
@@ -18,7 +19,7 @@ bp = Blueprint("replies", __name__)
 
 
 @bp.get("/r/<token>/replies")
-def grid(token: str):
+def grid(token: str) -> ResponseReturnValue:
     run = access.run_or_404(token)
     upload = _service().upload_path(run)
 
@@ -34,7 +35,7 @@ def grid(token: str):
 
 
 @bp.get("/r/<token>/replies/exchange")
-def exchange(token: str):
+def exchange(token: str) -> ResponseReturnValue:
     """The whole page, or (``part=1``) the fragment the grid's dialog shows."""
     run = access.run_or_404(token)
     context = replies.exchange_context(_storage(), run, request.args)

@@ -10,7 +10,8 @@ document, ``/rows`` pages through them with a cursor.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, request, stream_with_context
 
@@ -19,10 +20,15 @@ from metrics import results
 from web.extensions import runs as _service
 from web.views import schemas
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 JSON = "application/json"
+# builds a URL: ``link(endpoint, **values)`` (web.extensions.link)
+Link = Callable[..., str]
 
 
-def links(run, link) -> dict:
+def links(run: Run, link: Link) -> dict[str, str]:
     """Where the rest of the run is; ``link(endpoint, **values)`` builds URLs."""
     return {
         "status": link("api.run_status", token=run.token),
@@ -34,7 +40,7 @@ def links(run, link) -> dict:
     }
 
 
-def status_body(run, link) -> dict:
+def status_body(run: Run, link: Link) -> dict[str, Any]:
     """Status, progress, counts, summary and links; ``results`` is the
     document without its rows once the run is final (null before)."""
     service = _service()
@@ -53,7 +59,7 @@ def status_body(run, link) -> dict:
     }
 
 
-def provisional(run) -> dict | None:
+def provisional(run: Run) -> dict[str, Any] | None:
     """While a run is evaluated: the summary of the sessions stored so far
     (``pipeline/worker/interim.py``), which changes until the run ends; else null."""
     interim = run.interim if run.status not in FINAL_RUN else None
@@ -67,7 +73,7 @@ def provisional(run) -> dict | None:
     }
 
 
-def status_with_rows(run, link) -> Response:
+def status_with_rows(run: Run, link: Link) -> Response:
     """The status with every row inline (``?include=rows``), as the first
     release answered: streamed, for clients written against it."""
     body = status_body(run, link)
@@ -85,11 +91,11 @@ def status_with_rows(run, link) -> Response:
     return Response(stream_with_context(chunks()), mimetype=JSON)
 
 
-def service_rows(run):
+def service_rows(run: Run) -> Iterator[dict[str, Any]]:
     return _service().storage.rows.iter_rows(run.id, detail=False)
 
 
-def results_stream(run, indent: int | None = None) -> Response:
+def results_stream(run: Run, indent: int | None = None) -> Response:
     """The whole results document, rows streamed from the database;
     ``?min_effect=`` (a dz above 0) adds each comparison's sessions needed
     to detect that effect (``stats.add_min_effect``); ``?holm=table``
@@ -98,25 +104,27 @@ def results_stream(run, indent: int | None = None) -> Response:
     return Response(stream_with_context(body), mimetype=JSON)
 
 
-def holm_arg(args=None) -> str:
+def holm_arg(args: Mapping[str, str] | None = None) -> str:
     """``?holm=``: the Holm family of the tables and of ``delta_p_holm``,
     ``metric`` (the default) or ``table``; anything else is a 400 naming
     the parameter."""
     query, given = schemas.HolmQuery, request.args if args is None else args
-    return schemas.load(
+    holm: str = schemas.load(
         query, schemas.form_data(query, given, {}, blank_is_absent=True)
     )["holm"]
+    return holm
 
 
 def min_effect_arg() -> float | None:
     """``?min_effect=``: None when absent, else a dz above 0 or a 400."""
     query = schemas.ResultsQuery
-    return schemas.load(
+    min_effect: float | None = schemas.load(
         query, schemas.form_data(query, request.args, {}, blank_is_absent=True)
     ).get("min_effect")
+    return min_effect
 
 
-def rows_page(run, link) -> dict:
+def rows_page(run: Run, link: Link) -> dict[str, Any]:
     """One page of tidy rows in storage order, and the next page's link
     (null on the last page). The order is stable while the run evaluates:
     rows are only added, and an upsert keeps a row's place."""

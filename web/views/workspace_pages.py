@@ -7,6 +7,8 @@ workspace itself can be deleted. The browser remembers the workspace
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import (
     Blueprint,
     abort,
@@ -16,6 +18,7 @@ from flask import (
     request,
     url_for,
 )
+from flask.typing import ResponseReturnValue
 
 from core import usage
 from core.problems import Rejected
@@ -28,10 +31,14 @@ from web.security.access import memo_of
 from web.views import forms
 from web.views.pages import error_page
 
+if TYPE_CHECKING:
+    from store.models import Run, Workspace
+    from store.workspaces import Access
+
 bp = Blueprint("workspaces", __name__)
 
 
-def _workspace_or_404(token: str):
+def _workspace_or_404(token: str) -> Access[Workspace]:
     found = _storage().workspaces.find_workspace(token)
     if found is None:
         abort(404)
@@ -39,7 +46,7 @@ def _workspace_or_404(token: str):
 
 
 @bp.get("/w/<token>")
-def workspace_page(token: str):
+def workspace_page(token: str) -> ResponseReturnValue:
     found = _workspace_or_404(token)
     runs = _storage().workspaces.workspace_runs(found.item.id)
     # the comparisons a reader ticks next, computed before they are opened
@@ -66,7 +73,7 @@ def workspace_page(token: str):
     )
 
 
-def _run_of(found, run_token: str):
+def _run_of(found: Access[Workspace], run_token: str) -> Run:
     """A run of this workspace, when the workspace's manage token opened it."""
     run = _storage().runs.find_run(run_token)
     if run is None or run.item.workspace_id != found.item.id:
@@ -77,7 +84,7 @@ def _run_of(found, run_token: str):
 
 
 @bp.post("/w/<token>/runs/<run_token>")
-def edit_run(token: str, run_token: str):
+def edit_run(token: str, run_token: str) -> ResponseReturnValue:
     """Rename, tag (comma-separated) or comment a run of this workspace."""
     found = _workspace_or_404(token)
     try:
@@ -98,7 +105,7 @@ def edit_run(token: str, run_token: str):
 
 
 @bp.post("/w/<token>/runs/<run_token>/delete")
-def delete_run(token: str, run_token: str):
+def delete_run(token: str, run_token: str) -> ResponseReturnValue:
     """Delete a run of this workspace (the form asks for confirmation)."""
     found = _workspace_or_404(token)
     try:
@@ -111,7 +118,7 @@ def delete_run(token: str, run_token: str):
 
 
 @bp.post("/w/<token>/rename")
-def rename_workspace(token: str):
+def rename_workspace(token: str) -> ResponseReturnValue:
     """Rename the workspace (its manage link only)."""
     found = _workspace_or_404(token)
     try:
@@ -126,7 +133,7 @@ def rename_workspace(token: str):
 
 
 @bp.post("/w/<token>/delete")
-def delete_workspace(token: str):
+def delete_workspace(token: str) -> ResponseReturnValue:
     """Delete the workspace and its runs; the browser forgets it on submit."""
     found = _workspace_or_404(token)
     if not found.can_manage:
