@@ -15,6 +15,8 @@ other sites (``web/security/cross_site.py``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from flask import (
     Blueprint,
@@ -29,6 +31,7 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 from werkzeug.utils import secure_filename
+from werkzeug.wrappers import Response as BaseResponse
 
 from core.problems import Rejected
 from pipeline.service import label_files
@@ -43,6 +46,10 @@ from web.extensions import storage as _storage
 from web.security import cross_site
 from web.views import schemas
 
+if TYPE_CHECKING:
+    from store.annotation_models import AnnotationQueue
+    from store.models import Run
+
 owner = Blueprint("annotations", __name__)
 api = Blueprint("annotations_api", __name__, url_prefix="/api/v1")
 labelling = Blueprint("labelling", __name__)
@@ -53,7 +60,7 @@ cross_site.protect(labelling)
 service = extensions.annotation_service
 
 
-def _managed_run(token: str):
+def _managed_run(token: str) -> Run:
     found = _storage().runs.find_run(token)
     if found is None:
         abort(404)
@@ -62,17 +69,17 @@ def _managed_run(token: str):
     return found.item
 
 
-def _json_object() -> dict:
+def _json_object() -> dict[str, Any]:
     """The request's JSON object; {} for anything else (then reported)."""
     body = request.get_json(silent=True)
     return body if isinstance(body, dict) else {}
 
 
-def _rejected(rejected: Rejected):
+def _rejected(rejected: Rejected) -> tuple[Response, int]:
     return jsonify(errors=translate_problems(rejected.errors)), rejected.status
 
 
-def _back(token: str):
+def _back(token: str) -> BaseResponse:
     return redirect(url_for("pages.run_page", token=token) + "#annotations", code=303)
 
 
@@ -125,7 +132,7 @@ def close_queue(token: str) -> ResponseReturnValue:
     return _back(token)
 
 
-def _labeller(token: str):
+def _labeller(token: str) -> tuple[AnnotationQueue, Run, str]:
     """``(queue, run, annotator name)`` of an annotator's link; the queue's
     own token labels nothing (403), an unknown one is a 404."""
     found = _storage().annotations.link_by_token(token)
@@ -134,7 +141,10 @@ def _labeller(token: str):
             abort(404)
         raise Rejected.one("annotator_link_needed", path="token", http=403)
     link, queue = found
-    return queue, _storage().runs.get_run(queue.run_id), link.name
+    run = _storage().runs.get_run(queue.run_id)
+    if run is None:  # deleted since the link was read (its queue with it)
+        abort(404)
+    return queue, run, link.name
 
 
 @labelling.get("/a/<token>")
@@ -231,7 +241,7 @@ def save_label(token: str) -> ResponseReturnValue:
     return jsonify(saved=True, progress={"done": done, "total": len(queue.items)})
 
 
-def _download(lines, run, suffix: str) -> Response:
+def _download(lines: Iterator[str], run: Run, suffix: str) -> Response:
     response = Response(stream_with_context(lines), mimetype="application/jsonl")
     name = f"{secure_filename(run.name or run.file_name) or 'run'}.{suffix}"
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -469,3 +469,16 @@ def test_one_annotator_s_alpha_says_it_needs_two_and_a_tied_vote_says_so(judged)
     assert "votes tied on 4 item(s)" in kappa and "—" not in kappa
     # beside κ, always, how many tied majorities it left out (issue 58)
     assert 'data-testid="human-tied">4 tied majorities left out' in kappa
+
+
+def test_an_annotator_link_of_a_run_deleted_meanwhile_is_a_404(judged, monkeypatch):
+    """The link is read, then its run (deleted between the two reads: the
+    queue goes with it) is not found: the item is a 404, not a 500 from
+    serving an item of no run."""
+    app, run = judged
+    client = app.test_client()
+    make_queue(client, run)
+    token = link(client, run, "ann")
+    runs = app.extensions["storage"].runs
+    monkeypatch.setattr(runs, "get_run", lambda run_id: None)
+    assert client.get(f"/a/{token}/item").status_code == 404
