@@ -346,3 +346,16 @@ def test_a_form_body_that_parses_to_nothing_or_a_name_that_is_no_text_is_refused
     with storage.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(Workspace)).scalar() == 0
     assert client.post("/api/v1/workspaces", json={"name": None}).status_code == 201
+
+
+def test_a_run_deleted_while_it_is_edited_is_a_404(app, monkeypatch):
+    """The run is found and its fields saved, then it is gone (deleted by
+    another request between the two): the edit answers 404, not a 500 from
+    listing no run."""
+    storage = app.extensions["storage"]
+    run = storage.runs.create_run(**RUN_FIELDS, upload_id="u")
+    monkeypatch.setattr(storage.runs, "get_run", lambda run_id: None)
+    edited = app.test_client().patch(
+        f"/api/v1/runs/{run.manage_token}", json={"name": "v2"}
+    )
+    assert edited.status_code == 404

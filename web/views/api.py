@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from flask import Blueprint, abort, current_app, jsonify, request
+from flask import Blueprint, Response, abort, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from core.problems import Rejected
@@ -18,6 +21,9 @@ from web.extensions import storage as _storage
 from web.security import access, cross_site
 from web.views import forms, openapi, run_reads, schemas
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 
@@ -25,7 +31,7 @@ cross_site.protect(bp)  # no CSRF token here, so no other site's page may post
 _errors = translate_problems
 
 
-def run_or_404(token: str):
+def run_or_404(token: str) -> Run:
     """The run a view or manage token opens."""
     found = _storage().runs.find_run(token)
     if found is None:
@@ -33,12 +39,14 @@ def run_or_404(token: str):
     return found.item
 
 
-def _forbidden():
+def _forbidden() -> tuple[Response, int]:
     problem = Rejected.one("view_only", http=403)
     return jsonify(errors=_errors(problem.errors)), 403
 
 
-def _managed(token: str, act):
+def _managed(
+    token: str, act: Callable[[Run], ResponseReturnValue]
+) -> ResponseReturnValue:
     """``act(run)`` when ``token`` may change the run; 403 for a view token."""
     found = _storage().runs.find_run(token)
     if found is None:
@@ -98,7 +106,7 @@ def _asked_run() -> RunRequest | Rejected:
         return rejected
 
 
-def _started(start):
+def _started(start: Callable[[], Run]) -> tuple[Response, int]:
     """202 with the new run's links, or the rejection (400/409/503) as errors."""
     try:
         run = start()
@@ -161,7 +169,7 @@ def cancel(token: str) -> ResponseReturnValue:
     return _managed(token, _cancel)
 
 
-def _cancel(run):
+def _cancel(run: Run) -> tuple[Response, int]:
     if not _service().cancel(run):
         problem = Rejected.one("already_final", http=409, status=run.status)
         return jsonify(status=run.status, errors=_errors(problem.errors)), 409
@@ -174,20 +182,23 @@ def edit_run(token: str) -> ResponseReturnValue:
     return _managed(token, _edit)
 
 
-def _edit(run):
+def _edit(run: Run) -> tuple[Response, int]:
     try:
         fields = forms.run_fields(request.get_json(silent=True))
     except Rejected as rejected:
         return jsonify(errors=_errors(rejected.errors)), rejected.status
     _storage().runs.update_run_fields(run.id, **fields)
-    return jsonify(_listed(_storage().runs.get_run(run.id))), 200
+    edited = _storage().runs.get_run(run.id)
+    if edited is None:  # deleted meanwhile by another request
+        abort(404)
+    return jsonify(_listed(edited)), 200
 
 
 @bp.delete("/runs/<token>")
 def delete_run(token: str) -> ResponseReturnValue:
     """Delete a run and everything of it (204); both its tokens then 404."""
 
-    def delete(run):
+    def delete(run: Run) -> tuple[str, int]:
         _storage().runs.delete_run(run, current_app.config["UPLOAD_FOLDER"])
         return "", 204
 
@@ -280,7 +291,7 @@ def delete_workspace(token: str) -> ResponseReturnValue:
     return "", 204
 
 
-def _created(run) -> dict:
+def _created(run: Run) -> dict[str, str | None]:
     """The uploader's reply: the only place the manage token is given out."""
     return {
         "id": run.id,
@@ -292,7 +303,7 @@ def _created(run) -> dict:
     }
 
 
-def _listed(run) -> dict:
+def _listed(run: Run) -> dict[str, Any]:
     """A run as a workspace lists it: view links only."""
     judge = run.judge or {}
     return {
@@ -318,5 +329,5 @@ def _listed(run) -> dict:
     }
 
 
-def _iso(moment) -> str | None:
+def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None

@@ -40,7 +40,6 @@ from web.presentation.single_flight import SingleFlight
 from web.security.headers import csp_nonce
 from web.views import assets
 
-
 if TYPE_CHECKING:
     from store.models import Run
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, BinaryIO, TypedDict, cast
 
-from flask import current_app
+from flask import Request, current_app
+from marshmallow import Schema
+from werkzeug.datastructures import FileStorage, MultiDict
 
 from core.problems import Rejected
 from metrics import registry
@@ -17,20 +20,43 @@ from web.presentation.paging import decimal
 from web.security import access
 from web.views import schemas
 
+if TYPE_CHECKING:
+    from core.problems import Problem
+    from store.models import Run
+
 MAX_JUDGES = 8  # judge models of one panel
 
 
-def uploaded_file(files):
+@dataclass(frozen=True)
+class Upload:
+    """The file part ``file`` that was sent: its bytes and its name."""
+
+    stream: BinaryIO
+    filename: str  # never empty
+
+
+def uploaded_file(files: Mapping[str, FileStorage]) -> Upload:
     upload = files.get("file")
     if upload is None or not upload.filename:
         raise Rejected.one("missing_file", path="file")
-    return upload
+    # werkzeug types a part's stream IO[bytes]; it is a binary file (a
+    # BytesIO or a spooled temporary file), as the run service reads it
+    return Upload(cast("BinaryIO", upload.stream), upload.filename)
 
 
 MAX_PROTOCOL_BYTES = 64 * 1024
 
 
-def protocol_fields(form, files) -> dict:
+class ProtocolFields(TypedDict, total=False):
+    """A run request's protocol: a built-in's name, or a protocol's text."""
+
+    protocol: str
+    protocol_text: str
+
+
+def protocol_fields(
+    form: Mapping[str, str], files: Mapping[str, FileStorage]
+) -> ProtocolFields:
     """A protocol file part (``protocol_file``, or ``protocol`` as a file),
     else the ``protocol`` field: a built-in name, or a protocol's text."""
     upload = files.get("protocol_file") or files.get("protocol")
@@ -52,7 +78,9 @@ def protocol_fields(form, files) -> dict:
     return {"protocol": value[:80]} if value else {}
 
 
-def run_request(form, files=None) -> RunRequest:
+def run_request(
+    form: MultiDict[str, str], files: Mapping[str, FileStorage] | None = None
+) -> RunRequest:
     """Suites (repeated or comma-separated), judge model, samples and the
     suites' options (JSON). The judge URL is not accepted from the web:
     pointing our server at arbitrary hosts would be a server-side request
@@ -98,7 +126,7 @@ def run_request(form, files=None) -> RunRequest:
     )
 
 
-def families_from_form(form) -> dict | None:
+def families_from_form(form: Mapping[str, str]) -> dict[str, Any] | None:
     """``families`` (JSON: ``{"methods": {...}, "judges": {...}}``), or
     ``method_families`` and ``judge_families`` (``name=family`` pairs, by
     commas or lines); checked against the file's methods and the run's
@@ -106,9 +134,11 @@ def families_from_form(form) -> dict | None:
     raw = form.get("families", "").strip()
     if raw:
         try:
-            return json.loads(raw)
+            # any JSON, as sent: checked_families refuses another shape
+            families: dict[str, Any] | None = json.loads(raw)
         except (ValueError, RecursionError):
             raise Rejected.one("families_shape", path="families") from None
+        return families
     found = {
         part: family_pairs(
             form.get(f"{part[:-1]}_families", ""), f"{part[:-1]}_families"
@@ -130,10 +160,10 @@ def _workspace_id(manage_token: str) -> str | None:
     return found.item.id
 
 
-def _options_from_form(form) -> dict:
+def _options_from_form(form: Mapping[str, str]) -> dict[str, Any]:
     """Each suite option present in the form, as JSON. A value that is not
     JSON is passed on as text for the option's validator to reject."""
-    options = {}
+    options: dict[str, Any] = {}
     for suite in registry.suites():
         for option in suite.options:
             raw = form.get(option.name, "").strip()
@@ -145,7 +175,7 @@ def _options_from_form(form) -> dict:
     return options
 
 
-def submit(request, new_workspace: bool = False):
+def submit(request: Request, new_workspace: bool = False) -> Run:
     """Store, validate, record and enqueue the uploaded run (web form and API):
     the file sent, or the one ``upload_ref`` names (kept when the upload
     page checked it: ``pipeline/service/kept_uploads.py``). ``new_workspace``: a run
@@ -163,7 +193,7 @@ def submit(request, new_workspace: bool = False):
     return service.submit(upload.stream, upload.filename, wanted)
 
 
-def run_fields(body) -> dict:
+def run_fields(body: object) -> dict[str, Any]:
     """The editable fields of a run from a JSON object: ``name`` (string or
     null), ``tags`` (strings), ``comment`` (string or null). When one is
     wrong, every problem is reported and nothing is applied."""
@@ -194,14 +224,17 @@ def storable(text: str) -> bool:
     return True
 
 
-def workspace_name(body: Mapping, schema=schemas.NewWorkspace) -> str:
+def workspace_name(
+    body: Mapping[str, Any], schema: type[Schema] = schemas.NewWorkspace
+) -> str:
     """A workspace's name from a JSON object or a form (``schema``: a new
     workspace's, or a rename's); a name that is no text, or text a
     database cannot store, is a 400."""
-    return (schemas.load(schema, body).get("name") or "")[:255].strip()
+    name: str = schemas.load(schema, body).get("name") or ""
+    return name[:255].strip()
 
 
-def _wrong_type(path: str, expected: str, value):
+def _wrong_type(path: str, expected: str, value: object) -> Problem:
     from core.problems import Problem
     from dataset.fields import type_name
 
