@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from flask import jsonify, render_template, request, url_for
+from flask import Flask, Response, jsonify, render_template, request, url_for
 from flask.json.provider import DefaultJSONProvider
+from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.exceptions import HTTPException
 
 from core.problems import Problem
 from core.status import FINAL_RUN, RETRYABLE_RUN, RowStatus, RunStatus
@@ -36,6 +39,9 @@ from web.views import (
     workspace_pages,
 )
 
+if TYPE_CHECKING:
+    from store.models import Run
+
 csrf = CSRFProtect()
 # a database that cannot answer (down, restarting) is asked again after this
 DATABASE_RETRY_AFTER_S = 10
@@ -45,7 +51,9 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
-def error_response(status: int, code: str, path: str = "", **params):
+def error_response(
+    status: int, code: str, path: str = "", **params: Any
+) -> tuple[Response | str, int]:
     """JSON for the API, a friendly page otherwise; never a stack trace."""
     problem = Problem.make(None, path, code, **params).to_dict()
     message = problem_message(problem)
@@ -54,13 +62,13 @@ def error_response(status: int, code: str, path: str = "", **params):
     return render_template("error.html", status=status, message=message), status
 
 
-def with_args(**changes) -> str:
+def with_args(**changes: object) -> str:
     """This page's URL with some query arguments changed (None removes one).
 
     Built from the matched route, never from the raw path: a path such as
     ``/%5Cevil.example/x`` must not become a link to ``//evil.example/x``.
     A page without a route (a 404) links to the home page instead."""
-    args = request.args.to_dict()
+    args: dict[str, object] = {**request.args.to_dict()}  # templates pass numbers
     args.update(changes)
     query = urlencode({k: v for k, v in args.items() if v is not None})
     if request.url_rule is None or request.endpoint is None:
@@ -70,28 +78,28 @@ def with_args(**changes) -> str:
     return f"{path}?{query}" if query else path
 
 
-def failure_message(run) -> str | None:
+def failure_message(run: Run) -> str | None:
     """Why a run failed, in the reader's language (older runs: their English text)."""
     if run.failure:
         return problem_message(run.failure)
     return run.error
 
 
-def row_note(row: dict) -> str:
+def row_note(row: dict[str, Any]) -> str:
     """A row's note in the reader's language (older rows: their English text)."""
     return notes.translate(
         row.get("note_code"), row.get("note_params"), row.get("note")
     )
 
 
-def agreement_reason(entry: dict) -> str:
+def agreement_reason(entry: dict[str, Any]) -> str:
     """Why a judge agreement statistic is missing, in the reader's language."""
     return notes.translate(
         entry.get("reason_code"), entry.get("reason_params"), entry.get("reason")
     )
 
 
-def pretty_json(value) -> str:
+def pretty_json(value: object) -> str:
     """Readable JSON for drill-down details; autoescaping makes it HTML-safe."""
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
 
@@ -101,12 +109,12 @@ class BoundedJSON(DefaultJSONProvider):
     deep or with a 5,000-digit integer is a ``ValueError``, which Flask
     answers 400, not a ``RecursionError`` answered 500."""
 
-    def loads(self, s, **kwargs):
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         text = s.decode("utf-8") if isinstance(s, bytes | bytearray) else s
         return user_json.loads(text)
 
 
-def init_app(app) -> None:
+def init_app(app: Flask) -> None:
     app.json = BoundedJSON(app)
     app.jinja_env.globals.update(
         with_args=with_args,
@@ -152,7 +160,7 @@ def init_app(app) -> None:
     limits.init_app(app)  # wraps the views above, so it comes after them
 
     @app.before_request
-    def refuse_unstorable_text():
+    def refuse_unstorable_text() -> ResponseReturnValue | None:
         """A path or query value no database can look up (NUL: PostgreSQL
         refuses it; a lone surrogate) is a 400, never a 500."""
         given = [
@@ -167,15 +175,17 @@ def init_app(app) -> None:
         return None
 
     @app.errorhandler(400)
-    def bad_request(_error):  # e.g. a JSON body that is no JSON we read
+    def bad_request(
+        _error: HTTPException,
+    ) -> ResponseReturnValue:  # e.g. a JSON body that is no JSON we read
         return error_response(400, "bad_json_body")
 
     @app.errorhandler(404)
-    def not_found(_error):
+    def not_found(_error: HTTPException) -> ResponseReturnValue:
         return error_response(404, "not_found")
 
     @app.errorhandler(405)
-    def not_allowed(error):
+    def not_allowed(error: HTTPException) -> ResponseReturnValue:
         """With werkzeug's ``Allow`` header (RFC 9110), which a handler's
         own response would otherwise drop."""
         page, status = error_response(405, "method_not_allowed")
@@ -183,15 +193,15 @@ def init_app(app) -> None:
         return page, status, ({"Allow": allowed} if allowed else {})
 
     @app.errorhandler(413)
-    def too_large(_error):
+    def too_large(_error: HTTPException) -> ResponseReturnValue:
         return error_response(413, "too_large", limit=app.config["MAX_UPLOAD_MB"])
 
     @app.errorhandler(CSRFError)
-    def csrf_failed(_error):
+    def csrf_failed(_error: CSRFError) -> ResponseReturnValue:
         return error_response(400, "csrf")
 
     @app.errorhandler(500)
-    def server_error(error):
+    def server_error(error: HTTPException) -> ResponseReturnValue:
         # a write the database's full disk refused (creating a workspace,
         # renaming a run): said as an upload on a full disk says it
         original = getattr(error, "original_exception", None)

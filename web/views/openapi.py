@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import copy
 import re
+from typing import Any
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.field_converter import FieldConverterMixin
 from flask import current_app
-from marshmallow import Schema
+from marshmallow import Schema, fields
 
 from dataset.importers import IMPORTERS, reading
 from reports.paper_methods import platform_version
@@ -35,11 +37,11 @@ TOKEN = {
 MANAGE = {**TOKEN, "description": "The manage token; a view token gets 403."}
 
 
-def _ref(name: str) -> dict:
+def _ref(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _json(schema: dict | str, description: str) -> dict:
+def _json(schema: dict[str, Any] | str, description: str) -> dict[str, Any]:
     body = _ref(schema) if isinstance(schema, str) else schema
     return {
         "description": description,
@@ -67,7 +69,7 @@ WORKSPACE_OPERATIONS = {
 }
 
 
-def _links(operations: dict) -> dict:
+def _links(operations: dict[str, str]) -> dict[str, Any]:
     """OpenAPI links from a created run or workspace to the operations on
     its manage token (which opens what a view token opens, and more)."""
     return {
@@ -79,20 +81,20 @@ def _links(operations: dict) -> dict:
     }
 
 
-def _form(schema: type[Schema]) -> dict:
+def _form(schema: type[Schema]) -> dict[str, Any]:
     return {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
 
 
-def _body(schema: type[Schema], required: bool = True) -> dict:
+def _body(schema: type[Schema], required: bool = True) -> dict[str, Any]:
     return {"required": required, "content": {"application/json": {"schema": schema}}}
 
 
-def _query(schema: type[Schema]) -> dict:
+def _query(schema: type[Schema]) -> dict[str, Any]:
     """The query parameters of ``schema`` (apispec spreads them out)."""
     return {"in": "query", "schema": schema}
 
 
-def _errors(*codes: int) -> dict:
+def _errors(*codes: int) -> dict[str, Any]:
     said = {
         400: "Invalid input: every problem with its line, path and code.",
         403: "A view token where the manage token is needed.",
@@ -107,7 +109,7 @@ def _errors(*codes: int) -> dict:
     return {str(code): _json("Errors", said[code]) for code in codes}
 
 
-def _operations(forms: dict) -> dict:
+def _operations(forms: dict[str, type[Schema]]) -> dict[str, Any]:
     return {
         "/api/v1/validate": {
             "post": {
@@ -601,7 +603,7 @@ SCHEMAS = {
 }
 
 
-def _paths(forms: dict) -> dict:
+def _paths(forms: dict[str, type[Schema]]) -> dict[str, Any]:
     """The operations, each named by its view's endpoint, with what the
     configuration decides, and the 400 every operation with a path or query
     value answers (a NUL in it: web/__init__.py)."""
@@ -633,7 +635,9 @@ UNAVAILABLE = (
 )
 
 
-def file_part(converter, field, **kwargs) -> dict:
+def file_part(
+    converter: FieldConverterMixin, field: fields.Field[Any], **kwargs: Any
+) -> dict[str, str]:
     """apispec attribute function: a file part is ``contentMediaType:
     application/octet-stream``, OpenAPI 3.1's spelling of 3.0's ``format:
     binary``, with no ``type``: its bytes are any bytes, so no type is
@@ -644,7 +648,7 @@ def file_part(converter, field, **kwargs) -> dict:
     return {}
 
 
-def document() -> dict:
+def document() -> dict[str, Any]:
     config = current_app.config
     plugin = MarshmallowPlugin()
     spec = APISpec(
@@ -662,7 +666,8 @@ def document() -> dict:
         ),
     )
     assert plugin.converter is not None  # set by APISpec
-    plugin.converter.add_attribute_function(file_part)
+    # apispec leaves add_attribute_function unannotated
+    plugin.converter.add_attribute_function(file_part)  # type: ignore[no-untyped-call]
     for name, shape in SCHEMAS.items():  # the answers
         spec.components.schema(name, shape)
     forms = schemas.forms_for(config)

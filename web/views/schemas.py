@@ -14,9 +14,9 @@ built (``for_config``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from marshmallow import (
     EXCLUDE,
@@ -26,6 +26,7 @@ from marshmallow import (
     validate,
     validates_schema,
 )
+from werkzeug.datastructures import FileStorage
 
 from core.problems import MESSAGES, Problem, Rejected
 from dataset.characterbench import LANGUAGES
@@ -113,7 +114,7 @@ class Within(validate.Range):
         high: float | None,
         code: str = "out_of_range",
         above: bool = False,
-        **params,
+        **params: object,
     ) -> None:
         super().__init__(min=low, max=high, min_inclusive=not above)
         self.code, self.params = code, params or {"low": low, "high": high}
@@ -130,7 +131,7 @@ class Within(validate.Range):
 class Choice(validate.OneOf):
     """One of ``choices``; else ``code`` with ``params``."""
 
-    def __init__(self, choices, code: str, **params) -> None:
+    def __init__(self, choices: Iterable[object], code: str, **params: object) -> None:
         super().__init__(list(choices))
         self.code, self.params = code, params
 
@@ -144,26 +145,38 @@ class UploadField(fields.Raw):
     """A file part of a multipart form (its ``contentMediaType``:
     ``openapi.file_part``)."""
 
-    def __init__(self, code: str = "missing_file", **kwargs) -> None:
+    def __init__(self, code: str = "missing_file", **kwargs: Any) -> None:
         super().__init__(
             metadata=kwargs.pop("metadata", {}),
             error_messages={"required": [{"code": code}]},
             **kwargs,
         )
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(
+        self,
+        value: Any,
+        attr: str | None,
+        data: Mapping[str, Any] | None,
+        **kwargs: Any,
+    ) -> Any:
         if not getattr(value, "filename", None):
             raise coded("missing_file")
         return value
 
 
-def text(limit: int | None = None, **kwargs) -> fields.String:
+def text(limit: int | None = None, **kwargs: Any) -> fields.String:
     """A text field databases can store, of at most ``limit`` characters."""
     validators = [Storable()] + ([Longest(limit)] if limit is not None else [])
     return fields.String(validate=validators, **kwargs)
 
 
-def described(description: str, **metadata) -> dict:
+class Described(TypedDict):
+    """A field's OpenAPI words, passed on as its ``metadata`` argument."""
+
+    metadata: dict[str, Any]
+
+
+def described(description: str, **metadata: Any) -> Described:
     return {"metadata": {"description": description, **metadata}}
 
 
@@ -174,7 +187,7 @@ class RequestSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
-    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+    def on_bind_field(self, field_name: str, field_obj: fields.Field[Any]) -> None:
         for key, message in list(field_obj.error_messages.items()):
             if isinstance(message, str):
                 field_obj.error_messages[key] = [
@@ -185,11 +198,11 @@ class RequestSchema(Schema):
 
 
 # -- forms -------------------------------------------------------------------
-def _run_form_fields(config: Mapping) -> dict[str, fields.Field]:
+def _run_form_fields(config: Mapping[str, Any]) -> dict[str, fields.Field[Any]]:
     """The run's fields, as the upload form and ``POST /api/v1/runs`` take
     them (``web/views/forms.py`` reads them into a ``RunRequest``)."""
     maximum = config["MAX_SAMPLES"]
-    found: dict[str, fields.Field] = {
+    found: dict[str, fields.Field[Any]] = {
         "file": UploadField(**described("the JSONL file (docs/input-format.md)")),
         "suites": text(**described("suite names, comma-separated or repeated")),
         "judge_model": text(
@@ -238,7 +251,7 @@ def _run_form_fields(config: Mapping) -> dict[str, fields.Field]:
 
 class _RunsForm(RequestSchema):
     @validates_schema
-    def file_or_kept(self, data, **kwargs):
+    def file_or_kept(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "file" not in data and not data.get("upload_ref"):
             raise ValidationError([{"code": "missing_file"}], "file")
 
@@ -293,7 +306,7 @@ def _forms(max_samples: int, max_text: int) -> dict[str, type[Schema]]:
     }
 
 
-def forms_for(config: Mapping) -> dict[str, type[Schema]]:
+def forms_for(config: Mapping[str, Any]) -> dict[str, type[Schema]]:
     return _forms(config["MAX_SAMPLES"], config["MAX_TEXT_CHARS"])
 
 
@@ -394,7 +407,8 @@ def load(schema: type[Schema], data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` as ``schema`` reads it, or Rejected (400) naming each
     field and its problem code."""
     try:
-        return schema().load(data)
+        loaded: dict[str, Any] = schema().load(data)
+        return loaded
     except ValidationError as error:
         said = (
             error.messages if isinstance(error.messages, dict) else {"": error.messages}
@@ -403,7 +417,10 @@ def load(schema: type[Schema], data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def form_data(
-    schema: type[Schema], form, files, blank_is_absent: bool = False
+    schema: type[Schema],
+    form: Mapping[str, str],
+    files: Mapping[str, FileStorage],
+    blank_is_absent: bool = False,
 ) -> dict[str, Any]:
     """A multipart or urlencoded form (or a query: ``blank_is_absent``, a
     parameter left empty is one not given) as ``schema`` reads it. A file
@@ -418,7 +435,7 @@ def form_data(
     return data
 
 
-def _problem_items(said) -> Iterator[tuple[str, dict]]:
+def _problem_items(said: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     """(path suffix, coded item) of one field's messages: a list's items
     come as ``{index: [...]}``."""
     if isinstance(said, dict):
@@ -433,7 +450,9 @@ def _problem_items(said) -> Iterator[tuple[str, dict]]:
             yield "", {"code": "wrong_type"}
 
 
-def problems(messages: dict, schema: type[Schema], data: Mapping) -> Iterator[Problem]:
+def problems(
+    messages: dict[str, Any], schema: type[Schema], data: Mapping[str, Any]
+) -> Iterator[Problem]:
     shape = schema().fields
     for name, said in messages.items():
         for suffix, item in _problem_items(said):
