@@ -55,9 +55,9 @@ class StoredFigures:
 
     def collect(self) -> Iterator[Metric]:
         with self.storage.engine.connect() as conn:
-            by_status = dict(conn.execute(_runs_by_status()).tuples().all())
+            by_status = dict(conn.execute(_runs_by_status()).all())
             totals = conn.execute(_run_totals()).one()
-            chunks = dict(conn.execute(_chunks_waiting()).tuples().all())
+            chunks = dict(conn.execute(_chunks_waiting()).all())
         runs = GaugeMetricFamily(
             f"{PREFIX}_runs", "Stored runs by status.", labels=["status"]
         )
