@@ -19,11 +19,11 @@ from reports.formatting import count
 from translations import _, metric_label
 
 if TYPE_CHECKING:
+    from reports import Reported
     from store.models import Run
-    from web.presentation.shown import Shown
 
 
-def stored_cover(run: Shown) -> dict[str, Any] | None:
+def stored_cover(run: Reported) -> dict[str, Any] | None:
     """A summarized cancelled run's ``cancel_cover``; None for any other run
     and for a cancelled run of an earlier release (summarized without it)."""
     if getattr(run, "status", None) != RunStatus.CANCELLED:
@@ -32,7 +32,7 @@ def stored_cover(run: Shown) -> dict[str, Any] | None:
     return cover
 
 
-def suite_sessions(run: Shown, suite: str) -> int | None:
+def suite_sessions(run: Reported, suite: str) -> int | None:
     """Sessions a cancelled run stored the suite's results for; None when
     the run was not cancelled or is not summarized yet. A run of an earlier
     release only says how many sessions have any row."""
@@ -44,7 +44,7 @@ def suite_sessions(run: Shown, suite: str) -> int | None:
     return 0 if not run.aggregates.get("sessions_scored") else None
 
 
-def suite_note(run: Shown, suite: str) -> dict[str, str | None]:
+def suite_note(run: Reported, suite: str) -> dict[str, str | None]:
     """What a suite's card says of a cancelled run: ``empty``, the reason
     it has nothing to show when the suite stored no result (not the suite's
     own "needs a configured judge"), or ``covers``, how many sessions its

@@ -28,9 +28,9 @@ from web.presentation.paging import page_number, paged
 from web.presentation.plotly_locale import plotly_locale
 
 if TYPE_CHECKING:
+    from reports import Reported
     from store import StorageLike
     from store.models import Run
-    from web.presentation.shown import Shown
 
 PAGE_SIZE = 50
 SESSION_PAGE_SIZE = 25
@@ -119,7 +119,7 @@ def holm_of(args: Mapping[str, str]) -> str:
     return holm if holm in basis.HOLM_FAMILIES else "metric"
 
 
-def results_context(run: Shown, args: Mapping[str, str]) -> dict[str, Any]:
+def results_context(run: Reported, args: Mapping[str, str]) -> dict[str, Any]:
     """Panels, their figures and the comparison tables against the baseline
     the query names: the dashboard's, and the comparison across runs'."""
     known = set(registry.names())

@@ -24,8 +24,8 @@ from web.presentation import cancelled, charts
 from web.presentation.single_flight import SingleFlight
 
 if TYPE_CHECKING:
+    from reports import Reported
     from store.models import Run
-    from web.presentation.shown import Shown
 
 
 class Sources:
@@ -155,7 +155,7 @@ LEFT_OUT = _l(
 BUILT = SingleFlight(64)  # ~50 KB of figure data each
 
 
-def section(suite: Suite, run: Shown) -> dict[str, Any]:
+def section(suite: Suite, run: Reported) -> dict[str, Any]:
     data = Sources(run.aggregates or {}, suite.name)
     cause = true_cause(data.aggregates, suite.name)
     figures: dict[str, dict[str, Any]] = {}
@@ -246,7 +246,7 @@ def true_cause(aggregates: dict[str, Any], suite: str) -> str | None:
     return _cause_text(first)
 
 
-def build(run: Shown) -> list[dict[str, Any]]:
+def build(run: Reported) -> list[dict[str, Any]]:
     """``[{"suite", "figures": {id: figure}, "tables", "empty"}]`` for the
     suites of the run that have a panel (a suite removed since is skipped).
 
@@ -263,7 +263,7 @@ def build(run: Shown) -> list[dict[str, Any]]:
     return built
 
 
-def _build(run: Shown) -> list[dict[str, Any]]:
+def _build(run: Reported) -> list[dict[str, Any]]:
     known = set(registry.names())
     suites = [registry.get(name) for name in run.suites if name in known]
     return [
