@@ -20,9 +20,13 @@ that cannot be computed is ``None`` with a ``reason``, never a number.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from metrics.notes import note
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 
 Scale = Literal["interval", "nominal"]
 STATISTICS = {
@@ -31,7 +35,7 @@ STATISTICS = {
 }
 
 
-def agreement(a: list[float], b: list[float], scale: Scale) -> dict:
+def agreement(a: list[float], b: list[float], scale: Scale) -> dict[str, Any]:
     """Agreement of two judges' values on the same items (``a[i]`` and
     ``b[i]`` judge item i). Interval: ``spearman``, ``krippendorff_alpha``;
     nominal: ``cohen_kappa``, ``percent_agreement``."""
@@ -53,17 +57,17 @@ def agreement(a: list[float], b: list[float], scale: Scale) -> dict:
     return result
 
 
-def with_reason(result: dict, code: str) -> dict:
+def with_reason(result: dict[str, Any], code: str) -> dict[str, Any]:
     """Say why a statistic is missing: English and a code pages translate."""
     return {**result, "reason": note(code).english, "reason_code": code}
 
 
-def _finite(value) -> float | None:
+def _finite(value: float) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def spearman(a, b) -> float | None:
+def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
     """Spearman's ρ (ties ranked by their mean); None when a side is
     constant. Lists or numpy arrays (8 bytes a value instead of 32).
 
@@ -73,7 +77,7 @@ def spearman(a, b) -> float | None:
     return _rank_correlation(a, b, "spearmanr")
 
 
-def kendall(a, b) -> float | None:
+def kendall(a: ArrayLike, b: ArrayLike) -> float | None:
     """Kendall's τ-b; None when a side is constant.
 
     >>> kendall([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
@@ -84,19 +88,19 @@ def kendall(a, b) -> float | None:
     return _rank_correlation(a, b, "kendalltau")
 
 
-def _rank_correlation(a, b, name: str) -> float | None:
+def _rank_correlation(a: ArrayLike, b: ArrayLike, name: str) -> float | None:
     """``scipy.stats.<name>`` of two sides, None when one is constant."""
     import numpy as np
 
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if _constant(a) or _constant(b):
+    xs, ys = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if _constant(xs) or _constant(ys):
         return None
     from scipy import stats as scipy_stats
 
-    return _finite(getattr(scipy_stats, name)(a, b).statistic)
+    return _finite(getattr(scipy_stats, name)(xs, ys).statistic)
 
 
-def _constant(values) -> bool:
+def _constant(values: NDArray[np.float64]) -> bool:
     """Fewer than two distinct values (without a set of every value)."""
     return len(values) < 2 or bool((values == values[0]).all())
 

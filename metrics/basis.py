@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from metrics.stats import (
     BOOTSTRAP_PART,
@@ -45,11 +46,20 @@ from metrics.stats import (
     weighted_quantiles,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
 # session -> stratum (a round, or None) -> (numerator, denominator)
 Parts = Mapping[str, Mapping[object, tuple[float, float]]]
+# (numerators, denominators), sessions x strata
+Matrix = tuple["NDArray[np.float64]", "NDArray[np.float64]"]
+# a matrix's resampled statistic by its (shape, numerators' bytes,
+# denominators' bytes) (_weighted)
+ResampleMemo = dict[tuple[tuple[int, ...], bytes, bytes], "NDArray[np.float64]"]
 
 
-def of_session_values(values: Mapping[str, float]) -> dict:
+def of_session_values(values: Mapping[str, float]) -> dict[str, Any]:
     """Parts of a mean over sessions.
 
     >>> value(of_session_values({"s1": 0.25, "s2": 0.75}))
@@ -86,7 +96,7 @@ def delta_ci(a: Parts, b: Parts, level: float = 0.95) -> tuple[float, float] | N
 
 
 def delta_interval(
-    a: Parts, b: Parts, level: float = 0.95, memo: dict | None = None
+    a: Parts, b: Parts, level: float = 0.95, memo: ResampleMemo | None = None
 ) -> tuple[tuple[float, float] | None, str | None]:
     """``(interval, note)``: the note ``ci_no_spread`` when the resampled
     differences give an interval of width 0 (four sessions of one
@@ -202,7 +212,7 @@ def delta_permutation_p(a: Parts, b: Parts) -> tuple[float | None, str | None, i
         return None, None, 0
     bar = at_resolution(abs(float(observed)))
 
-    def reaching(swaps) -> tuple[int, int]:
+    def reaching(swaps: NDArray[np.float64]) -> tuple[int, int]:
         deltas = _swapped_deltas(swaps, num_a, den_a, num_b, den_b)
         kept = np.abs(deltas[~np.isnan(deltas)])
         return reaching_count(kept, bar), len(kept)
@@ -227,7 +237,7 @@ def delta_permutation_p(a: Parts, b: Parts) -> tuple[float | None, str | None, i
 BAR_BAND = 1e-10
 
 
-def reaching_count(sizes, bar: float) -> int:
+def reaching_count(sizes: ArrayLike, bar: float) -> int:
     """How many of ``sizes`` (|Δ*|, no NaN) reach ``bar`` (an
     :func:`metrics.stats.at_resolution` value) at that resolution: the count
     of ``at_resolution(size) >= bar``, the same count, with only the sizes
@@ -250,7 +260,13 @@ def reaching_count(sizes, bar: float) -> int:
     return int(above.sum()) + close
 
 
-def _swapped_deltas(swaps, num_a, den_a, num_b, den_b):
+def _swapped_deltas(
+    swaps: NDArray[np.float64],
+    num_a: NDArray[np.float64],
+    den_a: NDArray[np.float64],
+    num_b: NDArray[np.float64],
+    den_b: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """value(a*) − value(b*) for each row of ``swaps`` (1: the session's
     parts of a and b trade places): a swap moves b − a into a's sums and
     out of b's. Sums run over sessions in einsum's own loop, in a fixed
@@ -264,7 +280,7 @@ def _swapped_deltas(swaps, num_a, den_a, num_b, den_b):
     return value_a - value_b
 
 
-def _matrix(parts: Parts, sessions: list[str], strata: list):
+def _matrix(parts: Parts, sessions: list[str], strata: list[object]) -> Matrix:
     """(numerators, denominators), sessions x strata, zero where absent."""
     import numpy as np
 
@@ -277,14 +293,16 @@ def _matrix(parts: Parts, sessions: list[str], strata: list):
     return num, den
 
 
-def _resampled(matrix, index):
+def _resampled(matrix: Matrix, index: NDArray[np.int64]) -> NDArray[np.float64]:
     """The statistic on each resample (a row of ``index``); NaN where no
     stratum has a denominator."""
     num, den = (m[index].sum(axis=1) for m in matrix)  # resamples x strata
     return _ratio_mean(num, den)
 
 
-def _ratio_mean(num, den):
+def _ratio_mean(
+    num: NDArray[np.float64], den: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Mean over strata of num / den, strata without a denominator left out;
     NaN where none has one."""
     import numpy as np
@@ -297,7 +315,7 @@ def _ratio_mean(num, den):
         return np.where(present > 0, totals / np.maximum(present, 1), np.nan)
 
 
-def _weighted(matrix, memo: dict | None = None):
+def _weighted(matrix: Matrix, memo: ResampleMemo | None = None) -> NDArray[np.float64]:
     """The statistic on each exact resample (a row of
     :func:`metrics.stats.exact_resamples`' counts: how often each session is
     drawn); NaN where no stratum has a denominator. Kept in ``memo`` by the
@@ -314,10 +332,10 @@ def _weighted(matrix, memo: dict | None = None):
 
 
 def add_value_deltas(
-    comparisons: list[dict],
-    summary: Mapping[str, Mapping],
-    session_values: Mapping[str, Mapping],
-    value_parts: Mapping[str, Mapping],
+    comparisons: list[dict[str, Any]],
+    summary: Mapping[str, Mapping[str, Any]],
+    session_values: Mapping[str, Mapping[str, Any]],
+    value_parts: Mapping[str, Mapping[str, Any]],
 ) -> None:
     """Give each comparison whose session metric a table column compares
     (``Metric.compare``) the column's ``value_metric``, ``delta`` (value of
@@ -338,11 +356,11 @@ def add_value_deltas(
         for m in suite.summary_metrics()
         if m.compare and m.in_table
     }
-    families: dict[str, list[dict]] = {}
+    families: dict[str, list[dict[str, Any]]] = {}
     # each method's resampled values, shared by its pairs within a column
     # (compare_all lists a metric's pairs together); dropped at the next
     # column, so it holds one column's methods (24,310 floats each), not all
-    memo: dict = {}
+    memo: ResampleMemo = {}
     memo_metric = None
     for comparison in comparisons:
         column = columns.get(comparison["metric"])
@@ -388,7 +406,9 @@ def add_value_deltas(
 HOLM_FAMILIES = ("metric", "table")
 
 
-def with_holm_family(document: dict, family: str = "metric") -> dict:
+def with_holm_family(
+    document: dict[str, Any], family: str = "metric"
+) -> dict[str, Any]:
     """A results (or comparison) document stating its Holm family
     (``holm_family``, placed before ``comparisons``). With ``"table"``, each
     comparison's ``delta_p_holm`` is adjusted across every comparison of the
@@ -416,7 +436,7 @@ def with_holm_family(document: dict, family: str = "metric") -> dict:
             for suite in registry.suites()
             for m in suite.summary_metrics()
         }
-        tables: dict[str, list[dict]] = {}
+        tables: dict[str, list[dict[str, Any]]] = {}
         for comparison in comparisons:
             if "delta_p" in comparison and comparison.get("value_metric"):
                 suite = suite_of.get(comparison["value_metric"], "")
@@ -425,7 +445,7 @@ def with_holm_family(document: dict, family: str = "metric") -> dict:
             adjusted = holm([c["delta_p"] for c in members])
             for comparison, p_holm in zip(members, adjusted, strict=True):
                 comparison["delta_p_holm"] = p_holm
-    found: dict = {}
+    found: dict[str, Any] = {}
     for key, value in document.items():
         if key == "comparisons":
             found["holm_family"] = family

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-
-def _numpy():
-    import numpy  # imported when aggregating, not when the app starts
-
-    return numpy
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class Names:
@@ -37,9 +36,10 @@ class Names:
             self.code(name)
         return list(map(self.codes.__getitem__, names))
 
-    def ranks(self):
+    def ranks(self) -> NDArray[np.int64]:
         """Each code's place in the sorted strings (``sorted`` order)."""
-        np = _numpy()
+        import numpy as np
+
         order = sorted(range(len(self.names)), key=self.names.__getitem__)
         ranks = np.empty(len(order), dtype=np.int64)
         ranks[order] = np.arange(len(order))
@@ -51,5 +51,6 @@ class Groups:
     after group (arrival order inside a group); ``bounds`` are each group's
     ``(start, end)`` in ``rows``."""
 
-    def __init__(self, rows, bounds: list[tuple[int, int]]):
+    def __init__(self, rows: NDArray[Any], bounds: list[tuple[int, int]]) -> None:
+
         self.rows, self.bounds = rows, bounds

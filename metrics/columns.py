@@ -29,10 +29,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from operator import itemgetter
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.status import RowStatus
-from metrics.column_parts import Groups, Names, _numpy
+from metrics.column_parts import Groups, Names
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 NO_ROUND = -(2**15)  # a session-level row's round (None); rounds are >= 1
 # column -> the array typecode it starts with; an integer column widens when
@@ -68,8 +72,8 @@ class RowColumns:
         self.names = {field: Names() for field in INTERNED}
         self._arrays: dict[str, Any] = {f: array(c) for f, c in TYPECODES.items()}
         self._columns: dict[str, Any] = {}
-        self._scored = None
-        self.details: list | None = [] if details else None
+        self._scored: NDArray[np.bool_] | None = None
+        self.details: list[dict[str, Any] | None] | None = [] if details else None
 
     @classmethod
     def from_rows(
@@ -97,7 +101,7 @@ class RowColumns:
             )
         return columns
 
-    def add(self, rows: Sequence[Sequence]) -> None:
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
         """Append rows given as tuples ``(session_id, round, method, metric,
         value, status, judge, detail)``; ``detail`` may be left out when
         details are not kept.
@@ -130,7 +134,8 @@ class RowColumns:
         """Append integers, widening the column when one does not fit."""
         while True:
             try:
-                return self._arrays[field].fromlist(values)
+                self._arrays[field].fromlist(values)
+                return
             except OverflowError:  # fromlist appended nothing
                 column = self._arrays[field]
                 self._arrays[field] = array(WIDER[column.typecode], column)
@@ -138,23 +143,25 @@ class RowColumns:
     def __len__(self) -> int:
         return len(self._arrays["value"])
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.dicts()
 
-    def col(self, field: str):
+    def col(self, field: str) -> NDArray[Any]:
         """A column as a numpy array (codes for interned fields)."""
         found = self._columns.get(field)
         if found is None:
-            np = _numpy()
+            import numpy as np
+
             column = self._arrays[field]
             found = np.frombuffer(column, dtype=column.typecode)
             self._columns[field] = found
         return found
 
-    def scored_mask(self):
+    def scored_mask(self) -> NDArray[np.bool_]:
         """Rows an aggregate admits: status ``ok`` with a value."""
         if self._scored is None:
-            np = _numpy()
+            import numpy as np
+
             ok = self.names["status"].codes.get(RowStatus.OK, -1)
             self._scored = (self.col("status") == ok) & ~np.isnan(self.col("value"))
         return self._scored
@@ -167,7 +174,7 @@ class RowColumns:
         scored: bool = True,
         status: str | None = None,
         judge: str | None = None,
-    ):
+    ) -> NDArray[np.intp]:
         """Positions (ascending) of the rows of ``metric`` (one id or several,
         or the ids starting with ``prefix``), scored ones only unless
         ``scored=False``; of one ``status`` or ``judge`` when given.
@@ -177,7 +184,8 @@ class RowColumns:
         >>> columns.where(prefix="x@").tolist(), columns.where("y").tolist()
         ([0, 2], [1])
         """
-        np = _numpy()
+        import numpy as np
+
         mask = self.scored_mask() if scored else np.ones(len(self), dtype=bool)
         if metric is not None or prefix is not None:
             ids = {metric} if isinstance(metric, str) else set(metric or ())
@@ -193,33 +201,40 @@ class RowColumns:
                 mask = mask & (self.col(field) == self.names[field].codes.get(name, -1))
         return np.flatnonzero(mask)
 
-    def _any_of(self, field: str, codes: list[int]):
+    def _any_of(self, field: str, codes: list[int]) -> NDArray[np.bool_]:
         """Rows whose ``field`` has one of ``codes`` (``numpy.isin`` would
         hold an integer per row on the way)."""
-        column, mask = self.col(field), _numpy().zeros(len(self), dtype=bool)
+        import numpy as np
+
+        column, mask = self.col(field), np.zeros(len(self), dtype=bool)
         for code in codes:
             mask |= column == code
         return mask
 
-    def values(self, index) -> list[float]:
+    def values(self, index: NDArray[np.intp]) -> list[float]:
         """The values at ``index``, as floats (NaN where none)."""
-        return self.col("value")[index].tolist()
+        values: list[float] = self.col("value")[index].tolist()
+        return values
 
-    def strings(self, field: str, index) -> list[str]:
+    def strings(self, field: str, index: NDArray[np.intp]) -> list[str]:
         """An interned field's strings at ``index``."""
         names = self.names[field].names
         return [names[code] for code in self.col(field)[index].tolist()]
 
-    def rounds(self, index) -> list[int | None]:
+    def rounds(self, index: NDArray[np.intp]) -> list[int | None]:
         """The rounds at ``index`` (None for a session-level row)."""
         return [None if k == NO_ROUND else k for k in self.col("round")[index].tolist()]
 
     def present(self, field: str) -> list[str]:
         """The distinct strings of a field among the rows."""
-        names = self.names[field].names
-        return [names[code] for code in _numpy().unique(self.col(field)).tolist()]
+        import numpy as np
 
-    def groups(self, index, fields: tuple[str, ...], first_seen: bool = True) -> Groups:
+        names = self.names[field].names
+        return [names[code] for code in np.unique(self.col(field)).tolist()]
+
+    def groups(
+        self, index: NDArray[np.intp], fields: tuple[str, ...], first_seen: bool = True
+    ) -> Groups:
         """The rows at ``index`` grouped by ``fields``; groups in the order
         their first row arrived (else by ascending codes, ascending rounds).
 
@@ -229,7 +244,8 @@ class RowColumns:
         >>> found.rows.tolist(), found.bounds
         ([0, 3, 1, 2], [(0, 2), (2, 4)])
         """
-        np = _numpy()
+        import numpy as np
+
         if len(index) == 0:
             return Groups(index, [])
         key = np.zeros(len(index), dtype=np.int64)
@@ -251,7 +267,7 @@ class RowColumns:
         rows = np.asarray(index)[order]
         return Groups(rows, list(zip(starts.tolist(), ends.tolist(), strict=True)))
 
-    def subset(self, index) -> RowColumns:
+    def subset(self, index: NDArray[np.intp]) -> RowColumns:
         """The rows at ``index`` (same string codes)."""
         part = RowColumns(self.details is not None)
         part.names = self.names
@@ -261,10 +277,11 @@ class RowColumns:
             part.details = [self.details[i] for i in index.tolist()]
         return part
 
-    def dicts(self, index=None) -> Iterator[dict]:
+    def dicts(self, index: NDArray[np.intp] | None = None) -> Iterator[dict[str, Any]]:
         """The rows at ``index`` (all by default) as dicts of ``DICT_KEYS``
         (``detail`` None unless kept)."""
-        np = _numpy()
+        import numpy as np
+
         index = np.arange(len(self)) if index is None else index
         fields = [self.strings(f, index) for f in INTERNED]
         values = [None if math.isnan(v) else v for v in self.values(index)]

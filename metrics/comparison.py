@@ -24,13 +24,13 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from metrics import engine, registry
 from metrics.agreement import Scale, agreement, with_reason
 from metrics.results import judge_models
 from metrics.rows import ResultRow, scored, scored_value
-from metrics.suite import Suite
+from metrics.suite import Metric, Suite
 
 SCHEMA = "personasteer.comparison/v1"
 
@@ -44,8 +44,8 @@ class Side:
     label: str
     methods: tuple[str, ...]
     suites: tuple[str, ...]
-    judge: dict | None = None
-    facts: dict = field(default_factory=dict)  # shown as is in ``runs``
+    judge: dict[str, Any] | None = None
+    facts: dict[str, Any] = field(default_factory=dict)  # shown as is in ``runs``
 
     def column(self, method: str) -> str:
         return f"{self.label}/{method}"
@@ -71,6 +71,9 @@ class Shared:
 # -> whether both runs hold the same response(s) there
 RowsOf = Callable[[Side, Suite], Iterable[ResultRow]]
 SameResponse = Callable[[Side, Side, str, str, int | None], bool]
+Item = tuple[str, int | None]  # (session, round or None: the session)
+# (a run, its judge, the other run, its judge, the method) compared
+JudgePair = tuple[Side, str, Side, str, str]
 
 
 @dataclass
@@ -82,20 +85,20 @@ class Comparison:
     id: str
     methods: list[str]
     suites: list[str]
-    aggregates: dict
+    aggregates: dict[str, Any]
     sides: list[Side]
-    shared: dict  # how many sessions (and rounds) the runs share
-    agreement: list[dict]
+    shared: dict[str, Any]  # how many sessions (and rounds) the runs share
+    agreement: list[dict[str, Any]]
 
     @property
-    def columns(self) -> list[dict]:
+    def columns(self) -> list[dict[str, Any]]:
         return [
             {"label": side.column(m), "run": side.key, "method": m}
             for side in self.sides
             for m in side.methods
         ]
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "runs": [{"token": s.key, "label": s.label, **s.facts} for s in self.sides],
@@ -107,7 +110,7 @@ class Comparison:
             "agreement": self.agreement,
         }
 
-    def stored(self) -> dict:
+    def stored(self) -> dict[str, Any]:
         """What ``restore`` reads back (JSON: the store keeps it)."""
         return {
             "id": self.id,
@@ -127,7 +130,7 @@ class Comparison:
         }
 
     @classmethod
-    def restore(cls, stored: dict) -> Comparison:
+    def restore(cls, stored: dict[str, Any]) -> Comparison:
         """
         >>> import json
         >>> side = Side("t", "id", "v1", ("A",), ("style",), None, {"name": "v1"})
@@ -239,7 +242,10 @@ class _JudgedValues:
         ]
         self.wanted = {(s.key, m) for a, _, b, _, m in self.pairs for s in (a, b)}
         # (run key, judge, method, metric) -> {(session, round or None): value}
-        self.values: dict[tuple, dict] = defaultdict(dict)
+        # (the panel mean's: the list of its judges' values)
+        self.values: dict[tuple[str, str, str, str], dict[Item, Any]] = defaultdict(
+            dict
+        )
 
     def record(self, side: Side, row: ResultRow) -> None:
         metric = registry.spec(row["metric"])
@@ -254,14 +260,16 @@ class _JudgedValues:
                 pooled = (side.key, PANEL_MEAN, row["method"], row["metric"])
                 self.values[pooled].setdefault(item, []).append(scored_value(row))
 
-    def _of(self, side: Side, judge: str, method: str, metric: str) -> dict | None:
+    def _of(
+        self, side: Side, judge: str, method: str, metric: str
+    ) -> dict[Item, float] | None:
         found = self.values.get((side.key, judge, method, metric))
         if judge != PANEL_MEAN or not found:
             return found
         every = len(_judges(side)) - 1  # the panel's judges, the mean aside
         return {item: sum(v) / len(v) for item, v in found.items() if len(v) == every}
 
-    def agreement(self, same_response: SameResponse) -> list[dict]:
+    def agreement(self, same_response: SameResponse) -> list[dict[str, Any]]:
         metrics = [m for m in registry.metrics().values() if m.agreement is not None]
         found = (
             self._entry(pair, metric, same_response)
@@ -270,17 +278,21 @@ class _JudgedValues:
         )
         return [entry for entry in found if entry is not None]
 
-    def _entry(self, pair: tuple, metric, same_response):
+    def _entry(
+        self, pair: JudgePair, metric: Metric, same_response: SameResponse
+    ) -> dict[str, Any] | None:
         """One judge of each of two runs on one method and metric (None: not
         judged by both)."""
         a, ja, b, jb, method = pair
+        scale: Scale | None = metric.agreement
+        if scale is None:  # (agreement() asks only of metrics with a scale)
+            return None
         mine = self._of(a, ja, method, metric.id)
         theirs = self._of(b, jb, method, metric.id)
         if not mine or not theirs:
             return None
         both = sorted(set(mine) & set(theirs), key=_item_order)
         same = [item for item in both if same_response(a, b, method, *item)]
-        scale: Scale = metric.agreement
         entry = agreement([mine[i] for i in same], [theirs[i] for i in same], scale)
         if both and not same:
             entry = with_reason(entry, "agreement_no_same_responses")
@@ -308,7 +320,7 @@ def _judges(side: Side) -> list[str]:
     return [*models, PANEL_MEAN] if len(models) > 1 else models
 
 
-def _settings(side: Side, model: str) -> tuple:
+def _settings(side: Side, model: str) -> tuple[object, ...]:
     """What makes one judge of a run differ from another's."""
     judge = side.judge or {}
     return (
@@ -324,7 +336,7 @@ def _item_order(item: tuple[str, int | None]) -> tuple[str, int]:
     return item[0], item[1] or 0
 
 
-def _judge_facts(judge: dict | None, model: str) -> dict | None:
+def _judge_facts(judge: dict[str, Any] | None, model: str) -> dict[str, Any] | None:
     if not judge:
         return None
     facts = {key: judge.get(key) for key in ("prompts", "temperature", "samples")}

@@ -27,13 +27,15 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from metrics.agreement import _finite, kendall, spearman
 from metrics.stats import CI_FISHER_AT_ONE, CI_NO_SPREAD
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 # (statistic, the SE of its Fisher z at n and value, the least n)
-INTERVALS = {
+INTERVALS: dict[str, tuple[Callable[[int, float], float], int]] = {
     "pearson": (lambda n, v: 1 / math.sqrt(n - 3), 4),
     "spearman": (lambda n, v: math.sqrt((1 + v * v / 2) / (n - 3)), 4),
     "kendall": (lambda n, v: math.sqrt(0.437 / (n - 4)), 5),
@@ -42,7 +44,7 @@ RESOLUTION = 1e-12  # a coefficient this close to ±1 is ±1 (no interval)
 KAPPA_POINTS = 5  # weighted κ only on scales of at most this many points
 
 
-def fisher_interval(statistic: str, value: float | None, n: int) -> list | None:
+def fisher_interval(statistic: str, value: float | None, n: int) -> list[float] | None:
     """The 95% interval of ``statistic`` (pearson, spearman, kendall) at
     ``value`` over ``n`` pairs; None below the least n, at ±1 or without a value.
 
@@ -71,7 +73,7 @@ def at_one(statistic: str, value: float | None, n: int) -> bool:
     return value is not None and n >= least and abs(value) >= 1 - RESOLUTION
 
 
-def kappa_flat(a, b) -> bool:
+def kappa_flat(a: Sequence[float], b: Sequence[float]) -> bool:
     """Whether κ's bootstrap interval is null for having width 0 (every
     resample with a κ gives the same one), not for too few pairs or
     resamples: the note ``ci_no_spread``.
@@ -83,7 +85,7 @@ def kappa_flat(a, b) -> bool:
     return ends is not None and ends[1] - ends[0] <= 1e-9
 
 
-def pearson(a, b) -> float | None:
+def pearson(a: Sequence[float], b: Sequence[float]) -> float | None:
     """Pearson's r; None when a side is constant.
 
     >>> round(pearson([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]), 4)
@@ -98,7 +100,9 @@ def pearson(a, b) -> float | None:
     return _finite(stats.pearsonr(a, b).statistic)
 
 
-def weighted_kappa(a, b, scale: list[int]) -> float | None:
+def weighted_kappa(
+    a: Sequence[float], b: Sequence[float], scale: list[int]
+) -> float | None:
     """Cohen's κ with quadratic weights over every point of ``scale``
     (``[low, high]``, at most ``KAPPA_POINTS`` points); None when a value is
     not one of its points or a side is constant.
@@ -125,12 +129,16 @@ def weighted_kappa(a, b, scale: list[int]) -> float | None:
     )
 
 
-def criterion_agreement(judged, labelled, same_scale: list[int] | None = None) -> dict:
+def criterion_agreement(
+    judged: Sequence[float],
+    labelled: Sequence[float],
+    same_scale: list[int] | None = None,
+) -> dict[str, Any]:
     """r, ρ, τ-b of a judge's values against the human ones (same items, in
     order), each with its interval (``<stat>_ci``), and ``n``; with
     ``same_scale`` (both raters on that scale) also ``weighted_kappa``."""
     n = len(judged)
-    found: dict = {
+    found: dict[str, Any] = {
         "pearson": pearson(judged, labelled),
         "spearman": spearman(judged, labelled) if n >= 2 else None,
         "kendall": kendall(judged, labelled) if n >= 2 else None,
@@ -153,7 +161,7 @@ def criterion_agreement(judged, labelled, same_scale: list[int] | None = None) -
     return found
 
 
-def kappa_reason(a, b, scale: list[int]) -> str:
+def kappa_reason(a: Sequence[float], b: Sequence[float], scale: list[int]) -> str:
     """Why :func:`weighted_kappa` has no value: a note code.
 
     >>> kappa_reason([1.5, 2, 3], [1, 2, 3], [1, 3]), kappa_reason([1], [2], [1, 3])
@@ -176,7 +184,9 @@ KAPPA_SEED = 20250  # fixed: the same pairs give the same interval
 KAPPA_LEAST = 5  # pairs below which κ has no interval
 
 
-def kappa_interval(a, b) -> tuple[list | None, int]:
+def kappa_interval(
+    a: Sequence[float], b: Sequence[float]
+) -> tuple[list[float] | None, int]:
     """The 95% percentile bootstrap interval of the quadratic-weighted κ
     over items (pairs resampled with replacement, ``KAPPA_RESAMPLES``
     times, numpy's default generator seeded with ``KAPPA_SEED``), and the
@@ -199,7 +209,9 @@ def kappa_interval(a, b) -> tuple[list | None, int]:
     return list(ends), left_out
 
 
-def _kappa_quantiles(a, b) -> tuple[tuple[float, float] | None, int]:
+def _kappa_quantiles(
+    a: Sequence[float], b: Sequence[float]
+) -> tuple[tuple[float, float] | None, int]:
     """The 2.5% and 97.5% quantiles of the resampled κ (None below
     ``KAPPA_LEAST`` pairs or when fewer than half the resamples give a κ),
     and the resamples left out."""

@@ -20,9 +20,15 @@ session count is the sample size a reader should weigh.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from metrics import columns, row_source
 from metrics.suite import Suite
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 
 N_SUFFIX = "_n"
 
@@ -55,11 +61,13 @@ def session_counts(
     >>> by_metric[("M", "f")], by_metric[("M", "f@t")], by_key[("M", "t")]
     (2, 2, 2)
     """
-    np = columns._numpy()
+    import numpy as np
+
     table = row_source.scored_triples(rows)
     sessions = max(len(table.names["session"].names), 1)
-    by_metric: dict[str, list] = defaultdict(list)  # label -> method x session
-    by_key: dict[str, list] = defaultdict(list)
+    # label -> method x session
+    by_metric: dict[str, list[NDArray[np.int64]]] = defaultdict(list)
+    by_key: dict[str, list[NDArray[np.int64]]] = defaultdict(list)
     for metric in table.names["metric"].names:
         index = table.where(metric)
         if not len(index):
@@ -75,10 +83,14 @@ def session_counts(
     return _count(by_metric, sessions, methods), _count(by_key, sessions, methods)
 
 
-def _count(found: dict[str, list], sessions: int, methods: list[str]) -> dict:
+def _count(
+    found: dict[str, list[NDArray[np.int64]]], sessions: int, methods: list[str]
+) -> dict[tuple[str, str], int]:
     """Distinct sessions per (method, label) from method x session numbers."""
-    np = columns._numpy()
-    counted = {}
+    import numpy as np
+
+    counted: dict[tuple[str, str], int] = {}
+
     for label, parts in found.items():
         pairs = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
         method, n = np.unique(pairs // sessions, return_counts=True)
@@ -87,7 +99,9 @@ def _count(found: dict[str, list], sessions: int, methods: list[str]) -> dict:
     return counted
 
 
-def add_counts(summary: dict[str, dict], suite: Suite, rows: columns.Rows) -> None:
+def add_counts(
+    summary: dict[str, dict[str, Any]], suite: Suite, rows: columns.Rows
+) -> None:
     """Add ``<id>_n`` beside every summary value of ``suite`` that lacks one
     (a suite may set its own); values the suite does not register are left
     alone."""

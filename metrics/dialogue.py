@@ -17,14 +17,16 @@ Assistant: Sure
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 
-def user_message(round_: dict, response: dict) -> str:
+def user_message(round_: dict[str, Any], response: dict[str, Any]) -> str:
     """On-policy logs may override the user message per method."""
-    return response.get("user_message") or round_["user_message"]
+    message: str = response.get("user_message") or round_["user_message"]
+    return message
 
 
-def history(session: dict, method: str, upto: int) -> str:
+def history(session: dict[str, Any], method: str, upto: int) -> str:
     """That method's dialogue before round index ``upto``."""
     turns = []
     for round_ in session["rounds"][:upto]:
@@ -35,7 +37,7 @@ def history(session: dict, method: str, upto: int) -> str:
     return "\n\n".join(turns) or FIRST_MESSAGE
 
 
-def sample_text(session: dict) -> str | None:
+def sample_text(session: dict[str, Any]) -> str | None:
     """The sample dialogues joined by newlines; None when there are none."""
     dialogues = session.get("sample_dialogues")
     if isinstance(dialogues, str):

@@ -9,7 +9,8 @@ looked up in the registry by name; nothing here knows a particular suite.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from config import DEFAULTS
 from core.status import Cancelled, RowStatus, StorageUnavailable
@@ -27,6 +28,7 @@ from metrics import (
     stats,
 )
 from metrics.items import unjudged
+from metrics.judging import Judge, Panel
 from metrics.rows import ResultRow, result_row
 from metrics.suite import Suite, SuiteSummary
 
@@ -39,13 +41,15 @@ def units(rounds: int, methods: list[str]) -> int:
 
 def plan_chunks(
     spans: list[tuple[int, int, int]], chunk_units: int = DEFAULTS["CHUNK_UNITS"]
-):
+) -> list[tuple[int, int, int]]:
     """Group consecutive session spans ``(start, end, units)`` into chunks.
 
     >>> plan_chunks([(0, 10, 50), (10, 20, 50), (20, 30, 50), (30, 35, 50)], 100)
     [(0, 20, 100), (20, 35, 100)]
     """
-    chunks, start, end, total = [], None, 0, 0
+    chunks: list[tuple[int, int, int]] = []
+    start: int | None = None
+    end = total = 0
     for span_start, span_end, span_units in spans:
         if start is None:
             start = span_start
@@ -59,7 +63,11 @@ def plan_chunks(
 
 
 def evaluate(
-    sessions: list[dict], suites: list[str], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    suites: list[str],
+    methods: list[str],
+    judge: Judge | Panel | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Every suite's rows for a chunk. A bug in one suite turns that suite's
     rows into ``error`` rows; the other suites keep theirs. A cancelled run
@@ -82,7 +90,13 @@ def evaluate(
     return rows
 
 
-def _run_suite(suite: Suite, sessions, methods, judge, options) -> list[ResultRow]:
+def _run_suite(
+    suite: Suite,
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
+) -> list[ResultRow]:
     """The suite's rows; a bug in it turns them into ``error`` rows."""
     try:
         return suite.run(sessions, methods, judge, options)
@@ -94,7 +108,9 @@ def _run_suite(suite: Suite, sessions, methods, judge, options) -> list[ResultRo
         return failure_rows(sessions, suite, methods, reason)
 
 
-def add_per_judge(summary: dict, suite: Suite, rows: Rows, methods: list[str]) -> None:
+def add_per_judge(
+    summary: dict[str, Any], suite: Suite, rows: Rows, methods: list[str]
+) -> None:
     """With rows of two or more judges (a panel), ``<id>@<judge>`` and its
     ``<id>_n@<judge>`` for the suite's ``per_judge`` metrics, from that
     judge's rows alone (the plain value is the panel's, from the items every
@@ -147,19 +163,19 @@ def _attributed(found: list[ResultRow], model: str, first: bool) -> list[ResultR
     ]
 
 
-def panel(judge) -> list:
+def panel(judge: Judge | Panel | None) -> list[Judge | None]:
     """The judges a judge suite runs with: a panel's, or the one (or None)."""
     return list(getattr(judge, "judges", None) or [judge])
 
 
-def judge_name(judge) -> str:
+def judge_name(judge: object) -> str:
     """The model a judge asks ("" for none, or a judge without a config)."""
     config = getattr(judge, "config", None)
     return str(getattr(config, "model", "") or "")
 
 
 def failure_rows(
-    sessions, suite: Suite, methods: list[str], note: notes.Note
+    sessions: list[dict[str, Any]], suite: Suite, methods: list[str], note: notes.Note
 ) -> list[ResultRow]:
     """One ``error`` row per (session, method) on the suite's headline metric.
 
@@ -184,6 +200,8 @@ def failure_rows(
 
 Rows = columns.Rows | row_source.RowSource
 SuiteRows = Callable[[Suite], Rows]
+# (method, metric) -> the items a panel left out and the judges that lacked them
+Fewer = dict[tuple[str, str], dict[str, Any]]
 
 
 def aggregate(
@@ -193,9 +211,9 @@ def aggregate(
     max_compared: int = DEFAULTS["MAX_COMPARED_METHODS"],
     on_step: Callable[[int, int], object] | None = None,
     replies_missing: bool = False,
-    families: dict | None = None,
+    families: dict[str, Any] | None = None,
     judge: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Summary, curves, comparisons and panel data of a finished run.
 
     ``rows_of(suite)`` gives that suite's rows only (round None = session
@@ -211,11 +229,11 @@ def aggregate(
     """
     steps = len(suites) + 1
     report = on_step or (lambda done, total: None)
-    summary: dict[str, dict] = {method: {} for method in methods}
+    summary: dict[str, dict[str, Any]] = {method: {} for method in methods}
     curves, session_values, panels = {}, {}, {}
-    validity: dict = {}
-    summary_notes: dict[str, dict] = {}
-    value_parts: dict[str, dict] = {}  # table column -> method -> basis.Parts
+    validity: dict[str, Any] = {}
+    summary_notes: dict[str, dict[str, Any]] = {}
+    value_parts: dict[str, dict[str, Any]] = {}  # table column -> method -> basis.Parts
     for step, name in enumerate(suites, start=1):
         suite = registry.get(name)
         result, suite_summary, noted = _summarize(suite, rows_of, methods)
@@ -259,7 +277,9 @@ def _scores_suite() -> str | None:
     return None
 
 
-def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
+def _summarize(
+    suite: Suite, rows_of: SuiteRows, methods: list[str]
+) -> tuple[SuiteSummary, dict[str, Any], dict[str, Any]]:
     """One suite's summary with its session counts and per-judge values;
     its rows are freed on return."""
     rows = row_source.readable(rows_of(suite), suite.summary_details)
@@ -285,7 +305,9 @@ def _summarize(suite: Suite, rows_of: SuiteRows, methods: list[str]):
     return result, suite_summary, noted
 
 
-def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
+def not_scored(
+    causes: Iterable[tuple[str, str, str, int, dict[str, Any]]], suites: list[str]
+) -> dict[str, list[dict[str, Any]]]:
     """Per suite and metric, why its rows have no value, most rows first:
     ``{"metric", "status", "code", "rows", "params"}`` (``causes``:
     ``(metric, status, note code, rows, one row's note parameters)``).
@@ -301,7 +323,7 @@ def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
         if name in registry.names()
         for metric in registry.get(name).metrics
     }
-    found: dict[str, dict[tuple[str, str, str], dict]] = {}
+    found: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
     for metric, status, code, rows, params in causes:
         suite = owner.get(metric.partition("@")[0])
         if suite is None:
@@ -324,7 +346,7 @@ def not_scored(causes, suites: list[str]) -> dict[str, list[dict]]:
     }
 
 
-def _panel_rows(suite: Suite, rows: Rows):
+def _panel_rows(suite: Suite, rows: Rows) -> tuple[Rows, Fewer]:
     """A panel suite's rows kept to the items every judge scored, and what
     was left out (``metrics/panel_items.py``); other suites' rows as they are."""
     if not any(m.per_judge for m in suite.summary_metrics()):
@@ -334,7 +356,7 @@ def _panel_rows(suite: Suite, rows: Rows):
     return panel_items.common_items(rows, suite.summary_details)
 
 
-def _say_why_charts_are_empty(suite: Suite, result: SuiteSummary, fewer: dict) -> None:
+def _say_why_charts_are_empty(suite: Suite, result: SuiteSummary, fewer: Fewer) -> None:
     """A panel whose items no judge pair scored in common draws nothing:
     its charts say so (else the suite's "needs a configured judge")."""
     if not fewer or any(
@@ -350,18 +372,20 @@ def _say_why_charts_are_empty(suite: Suite, result: SuiteSummary, fewer: dict) -
         reasons.setdefault(chart.id, reason)
 
 
-def _fewer_notes(suite: Suite, fewer: dict, summary: dict, methods: list[str]) -> dict:
+def _fewer_notes(
+    suite: Suite, fewer: Fewer, summary: dict[str, Any], methods: list[str]
+) -> dict[str, Any]:
     """``{method: {panel metric: note}}`` where the panel left rows out
     (``metrics/panel_items.py``): a value null because no item was scored by
     every judge (``panel_no_common_items``: a judge failed every call, and
     what is left would be the other judges' value under the panel's name),
     and the panel's own values (``per_judge``) kept to the items every judge
     scored (``panel_common_items``). Both name the judges that scored fewer."""
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for metric in suite.summary_metrics():
         source = suite.source_of(metric)
         for method in methods:
-            left_out = fewer.get((method, source))
+            left_out = fewer.get((method, source)) if source is not None else None
             if not left_out:
                 continue
             judges = ", ".join(left_out["judges"])

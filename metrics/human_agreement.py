@@ -37,20 +37,26 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import Literal
+from typing import Any, Literal
 
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.notes import note
 from metrics.stats import CI_NO_SPREAD, spread_or_none
 
 RESAMPLES, SEED = 1000, 20261126
-Key = tuple
+Key = tuple[str, int, str]  # (session_id, round, method) of a labelled reply
+Vote = tuple[float | None, int | None]  # (AL, binary) of one annotator or judge
+Label = tuple[
+    Sequence[Any], str, float | None, int | None
+]  # (key, annotator, AL, binary)
+Judged = Mapping[str, Mapping[Key, Vote]]  # judge -> key -> its verdicts
 
 
-def human_agreement(labels, judged: dict[str, dict]) -> dict | None:
+def human_agreement(labels: Iterable[Label], judged: Judged) -> dict[str, Any] | None:
     """See the module; None without labels."""
-    by_item: dict[Key, dict[str, tuple]] = defaultdict(dict)
+    by_item: dict[Key, dict[str, Vote]] = defaultdict(dict)
     for key, annotator, al, binary in labels:
         by_item[tuple(key)][annotator] = (al, binary)
     if not by_item:
@@ -70,12 +76,12 @@ def human_agreement(labels, judged: dict[str, dict]) -> dict | None:
     }
 
 
-def _mean_al(found: dict) -> float | None:
+def _mean_al(found: Mapping[str, Vote]) -> float | None:
     values = [al for al, _ in found.values() if al is not None]
     return fmean(values) if values else None
 
 
-def _majority(found: dict) -> int | None:
+def _majority(found: Mapping[str, Vote]) -> int | None:
     votes = [b for _, b in found.values() if b is not None]
     ones = sum(votes)
     if not votes or ones * 2 == len(votes):
@@ -83,8 +89,14 @@ def _majority(found: dict) -> int | None:
     return int(ones * 2 > len(votes))
 
 
-def _judge(by_item, annotators, values: dict) -> dict:
-    pairs_al, pairs_binary, tied = [], [], 0
+def _judge(
+    by_item: dict[Key, dict[str, Vote]],
+    annotators: list[str],
+    values: Mapping[Key, Vote],
+) -> dict[str, Any]:
+    pairs_al: list[tuple[float, float]] = []
+    pairs_binary: list[tuple[float, float]] = []
+    tied = 0
     for key, found in by_item.items():
         judge_al, judge_binary = values.get(key, (None, None))
         human_al, majority = _mean_al(found), _majority(found)
@@ -119,8 +131,10 @@ def _judge(by_item, annotators, values: dict) -> dict:
 
 
 def _with_ci(
-    pairs: list[tuple], statistic, undefined: str = "agreement_one_side_constant"
-) -> dict:
+    pairs: list[tuple[float, float]],
+    statistic: Callable[[list[float], list[float]], float | None],
+    undefined: str = "agreement_one_side_constant",
+) -> dict[str, Any]:
     """The statistic of the pairs with a 95% percentile bootstrap interval
     (None with ``ci_note`` ``ci_no_spread`` when it has width 0: every
     resample gives the same value, as perfect agreement does);
@@ -155,7 +169,7 @@ def _with_ci(
     return {"value": value, "ci": ci, "n": len(pairs)}
 
 
-def _missing(found: dict, code: str, **params) -> dict:
+def _missing(found: dict[str, Any], code: str, **params: object) -> dict[str, Any]:
     """A statistic without a value, with why (a ``metrics/notes.py`` code)."""
     reason = note(code, **params)
     said = {"reason": reason.english, "reason_code": code, "reason_params": params}
@@ -163,8 +177,11 @@ def _missing(found: dict, code: str, **params) -> dict:
 
 
 def _alpha(
-    by_item, coders: list[str], part: int, level: Literal["interval", "nominal"]
-) -> dict:
+    by_item: Mapping[Key, Mapping[str, Vote]],
+    coders: list[str],
+    part: int,
+    level: Literal["interval", "nominal"],
+) -> dict[str, Any]:
     """Krippendorff's α over the items two or more coders labelled; without
     a value, why: one annotator (α compares annotators), no item labelled
     twice, or every label the same."""
@@ -190,15 +207,14 @@ def _alpha(
     return {"value": value if math.isfinite(value) else None, "n": len(shared)}
 
 
-def _value(found, part: int) -> float:
-    if found is None or found[part] is None:
-        return math.nan
-    return float(found[part])
+def _value(found: Vote | None, part: int) -> float:
+    value = None if found is None else found[part]
+    return math.nan if value is None else float(value)
 
 
-def _methods(by_item, judged: dict[str, dict]) -> dict:
+def _methods(by_item: dict[Key, dict[str, Vote]], judged: Judged) -> dict[str, Any]:
     """Per method: the annotators' mean AL and each judge's on those items."""
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     means = {
         key: m for key, found in by_item.items() if (m := _mean_al(found)) is not None
     }
@@ -212,9 +228,9 @@ def _methods(by_item, judged: dict[str, dict]) -> dict:
                 for judge, values in sorted(judged.items())
                 if (
                     scored := [
-                        values[k][0]
+                        al
                         for k in keys
-                        if k in values and values[k][0] is not None
+                        if k in values and (al := values[k][0]) is not None
                     ]
                 )
             },

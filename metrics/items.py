@@ -6,10 +6,14 @@ the length-controlled score read their metrics through these.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from metrics import columns, row_source
 from metrics.columns import NO_ROUND, RowColumns
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 Rows = columns.Rows | row_source.RowSource
 # the metrics each check reads together (a part of the rows at a time)
@@ -38,8 +42,8 @@ def unjudged(metric: str) -> bool:
 class Scored(NamedTuple):
     """One metric's scored values by item: item numbers ascending."""
 
-    keys: Any  # numpy int64
-    values: Any  # numpy float64
+    keys: NDArray[np.int64]
+    values: NDArray[np.float64]
 
 
 class Items:
@@ -54,8 +58,9 @@ class Items:
     [1.0, 2.0]
     """
 
-    def __init__(self, table: RowColumns):
-        np = columns._numpy()
+    def __init__(self, table: RowColumns) -> None:
+        import numpy as np
+
         self.table = table
         rounds = table.col("round")
         self.low = min(0, int(np.min(rounds, where=rounds != NO_ROUND, initial=0)))
@@ -68,25 +73,32 @@ class Items:
         if math.prod(self.size.values()) >= 2**62:
             raise ValueError("too many items to number")
 
-    def keys(self, index):
-        np = columns._numpy()
+    def keys(self, index: NDArray[np.intp]) -> NDArray[np.int64]:
+        import numpy as np
+
         col, rank, size = self.table.col, self.ranks, self.size
         rounds = col("round")[index]
         rounds = np.where(rounds == NO_ROUND, 0, rounds).astype(np.int64) - self.low
         key = rank["session"][col("session")[index]] * size["round"] + rounds
         key = key * size["method"] + rank["method"][col("method")[index]]
-        return key * size["judge"] + rank["judge"][col("judge")[index]]
+        numbered: NDArray[np.int64] = (
+            key * size["judge"] + rank["judge"][col("judge")[index]]
+        )
+        return numbered
 
-    def judge(self, keys):
+    def judge(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         return keys % self.size["judge"]
 
-    def method(self, keys):
+    def method(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         return (keys // self.size["judge"]) % self.size["method"]
 
-    def scored(self, metric: str | None = None, index=None) -> Scored:
+    def scored(
+        self, metric: str | None = None, index: NDArray[np.intp] | None = None
+    ) -> Scored:
         """Scored values of ``metric`` (or of the rows at ``index``) by item;
         a repeated item keeps its last row, as a dict would."""
-        np = columns._numpy()
+        import numpy as np
+
         index = self.table.where(metric) if index is None else index
         keys = self.keys(index)[::-1]
         keys, last = np.unique(keys, return_index=True)
@@ -96,16 +108,18 @@ class Items:
 def paired(a: Scored, b: Scored, as_lists: bool = True) -> tuple[Any, Any]:
     """The values of the items both have, in item order (as lists, or as
     arrays, which hold 8 bytes a value instead of 32)."""
-    np = columns._numpy()
+    import numpy as np
+
     _, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
     if not as_lists:
         return a.values[ia], b.values[ib]
     return a.values[ia].tolist(), b.values[ib].tolist()
 
 
-def lookup(found: Scored, keys):
+def lookup(found: Scored, keys: NDArray[np.int64]) -> NDArray[np.float64]:
     """``found``'s values at ``keys``, NaN where it has none."""
-    np = columns._numpy()
+    import numpy as np
+
     if not len(found.keys):
         return np.full(len(keys), np.nan)
     at = np.minimum(np.searchsorted(found.keys, keys), len(found.keys) - 1)

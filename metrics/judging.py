@@ -19,14 +19,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from string import Template
+from typing import Any, Protocol
 
 from core.registry import Registry
 from metrics.notes import Note, note
+from metrics.rows import ResultRow
 from metrics.suite import JudgeMode
 from metrics.verdicts import NoVerdict
 
@@ -55,7 +57,7 @@ class Prompt:
     system: Template
     user: Template
 
-    def render(self, **fields: str) -> list[dict]:
+    def render(self, **fields: str) -> list[dict[str, Any]]:
         """The messages, every field fenced (:func:`fenced`): no reply,
         profile, message or sample can write one of the template's block
         markers and so close its block early."""
@@ -75,7 +77,7 @@ _JOINER = "\u2060"  # WORD JOINER: invisible, and no marker reads through it
 
 
 @lru_cache(maxsize=64)
-def block_markers(template: str) -> re.Pattern | None:
+def block_markers(template: str) -> re.Pattern[str] | None:
     """A pattern of the template's own block markers (None without any)."""
     found = sorted(set(_MARKER.findall(template)), key=len, reverse=True)
     if not found:
@@ -83,7 +85,7 @@ def block_markers(template: str) -> re.Pattern | None:
     return re.compile("|".join(re.escape(marker) for marker in found), re.I)
 
 
-def fenced(value: str, markers: re.Pattern | None) -> str:
+def fenced(value: str, markers: re.Pattern[str] | None) -> str:
     """``value`` with every template marker in it broken by an invisible
     word joiner after its first character: a reply that writes
     ``RESPONSE>>>`` stays inside its block (the judge reads the same words).
@@ -129,7 +131,7 @@ class JudgeItem:
     """One request to the judge, built by a suite, executed by the evaluator."""
 
     mode: JudgeMode
-    messages: tuple  # of role/content dicts, as rendered
+    messages: tuple[dict[str, Any], ...]  # of role/content dicts, as rendered
     sample: int = 0
 
     @property
@@ -155,7 +157,7 @@ REASK = (
 REASK_QUOTED_CHARS = 4000
 
 
-def reask_messages(item: JudgeItem, reply: str) -> list[dict]:
+def reask_messages(item: JudgeItem, reply: str) -> list[dict[str, Any]]:
     """The request again, the reply, and the format the prompt asked for."""
     wanted = item.mode.format or "(the format given above)"
     return [
@@ -210,7 +212,7 @@ class Verdict:
     reasoning: str | None = None
     items: list[str] = field(default_factory=list)  # e.g. ALMP's attribute list
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "score": self.score,
             "parts": self.parts,
@@ -226,7 +228,7 @@ def last_boxed(text: str) -> float | None:
     return float(found[-1]) if found else None
 
 
-def strict_json(text: str):
+def strict_json(text: str) -> Any:
     """The reply as JSON, or None: the reply must be the JSON value alone."""
     body = text.strip()
     fenced = _FENCE.match(body)
@@ -238,7 +240,48 @@ def strict_json(text: str):
         return None
 
 
+class Outcome(Protocol):
+    """What a judge gives back for one item (judge_client's JudgeOutcome)."""
+
+    @property
+    def status(self) -> str: ...  # a RowStatus: ok | unscored | error
+
+    @property
+    def verdict(self) -> dict[str, Any] | None: ...
+
+    @property
+    def raw(self) -> str | None: ...
+
+    @property
+    def note(self) -> Note | None: ...  # why there is no verdict
+
+
+def verdict_of(outcome: Outcome) -> dict[str, Any]:
+    """The verdict of an ``ok`` outcome (which always has one)."""
+    if outcome.verdict is None:
+        raise ValueError(f"a {outcome.status} outcome without a verdict")
+    return outcome.verdict
+
+
+class Judge(Protocol):
+    """The judge a suite's runner is given (the evaluator's client)."""
+
+    def evaluate(self, items: list[JudgeItem]) -> Iterable[Outcome]: ...
+
+
+class Panel(Protocol):
+    """Several judges asked the same items (the evaluator's JudgePanel):
+    each judge suite runs once per judge (``metrics.engine.evaluate``)."""
+
+    @property
+    def judges(self) -> Sequence[Judge]: ...
+
+
 BATCH_ITEMS = 512  # judge items held at once: enough to fill any judge pool
+
+
+# what makes the rows of some items from their outcomes
+Build = Callable[[list[Outcome]], list[ResultRow]]
 
 
 class Batch:
@@ -256,21 +299,25 @@ class Batch:
     [(0, [0]), (1, [1]), (2, [2])]
     """
 
-    def __init__(self, judge, size: int = BATCH_ITEMS):
+    def __init__(self, judge: Judge | None, size: int = BATCH_ITEMS) -> None:
         self.judge = judge
         self.size = size
         self.items: list[JudgeItem] = []
-        self.plan: list[tuple[int, Callable[[list], list]]] = []
+        self.plan: list[tuple[int, Build]] = []
 
-    def add(self, items: list[JudgeItem], build: Callable[[list], list]) -> list:
+    def add(self, items: list[JudgeItem], build: Build) -> list[ResultRow]:
         """Queue ``items``; ``build(outcomes)`` makes their rows. Returns the
         rows of a batch sent now (or [] while the batch fills)."""
         self.items += items
         self.plan.append((len(items), build))
         return self.flush() if len(self.items) >= self.size else []
 
-    def flush(self) -> list:
-        outcomes = list(self.judge.evaluate(self.items)) if self.items else []
+    def flush(self) -> list[ResultRow]:
+        outcomes: list[Outcome] = []
+        if self.items:
+            if self.judge is None:  # (a runner batches items only with a judge)
+                raise ValueError("judge items to send, and no judge")
+            outcomes = list(self.judge.evaluate(self.items))
         # a judge that keeps its exchanges (judge_client/exchanges.py) is
         # told which items made which rows
         keep = getattr(getattr(self.judge, "exchanges", None), "keep", None)

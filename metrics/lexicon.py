@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import TypedDict
+from types import ModuleType
+from typing import TypedDict, cast
 
 
 class _State(TypedDict):
@@ -37,7 +38,7 @@ def configure(root: str) -> None:
         synsets.cache_clear()
 
 
-def nltk_module():
+def nltk_module() -> ModuleType:
     """nltk, pointed at the configured data folder (textstat uses the same)."""
     import nltk
 
@@ -45,7 +46,7 @@ def nltk_module():
         if not _state["applied"] and _state["root"] is not None:
             nltk.data.path[:] = [_state["root"]]
             _state["applied"] = True
-    return nltk
+    return cast(ModuleType, nltk)  # nltk ships no type hints: its import is Any
 
 
 def wordnet_status() -> tuple[bool, str | None]:

@@ -16,6 +16,7 @@ could not be scored is ``unscored``, a transport or internal failure is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.i18n import LazyText, _l
@@ -467,7 +468,7 @@ NOTES: dict[str, tuple[LazyText, RowStatus | None]] = {
 @dataclass(frozen=True)
 class Note:
     code: str
-    params: dict = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
 
     @property
     def template(self) -> LazyText:
@@ -486,13 +487,15 @@ class Note:
         return str(self.template) % self.params if self.params else str(self.template)
 
 
-def note(code: str, **params) -> Note:
+def note(code: str, **params: object) -> Note:
     if code not in NOTES:
         raise KeyError(f"unknown note code {code!r}")
     return Note(code, params)
 
 
-def translate(code: str | None, params: dict | None, english: str | None) -> str:
+def translate(
+    code: str | None, params: Mapping[str, object] | None, english: str | None
+) -> str:
     """A stored note in the reader's language (its English text when the
     code is unknown, e.g. rows of an earlier release)."""
     if code in NOTES:

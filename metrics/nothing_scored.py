@@ -27,6 +27,7 @@ headline's statuses. Pure; reads the statuses of a metric or two
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from core.status import RowStatus
 from metrics import columns, counts, row_source
@@ -47,10 +48,10 @@ NO_ROWS = "none_scored_no_rows"
 def notes(
     suite: Suite,
     rows: columns.Rows | row_source.RowSource,
-    summary: dict[str, dict],
+    summary: dict[str, dict[str, Any]],
     methods: list[str],
-    said: Iterable[dict[str, dict]],
-) -> dict[str, dict[str, dict]]:
+    said: Iterable[dict[str, dict[str, Any]]],
+) -> dict[str, dict[str, dict[str, Any]]]:
     """``{method: {summary id: {"code"}}}`` for the suite's table values
     that are null with no session behind them and no reason in ``said``
     (the notes already given, ``{method: {summary id: note}}``)."""
@@ -73,7 +74,7 @@ def notes(
         return {}
     headline = suite.headline.id
     statuses = _statuses(rows, {*wanted, headline})
-    found: dict[str, dict[str, dict]] = {}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
     for source, nulls in wanted.items():
         for method, metric_id in nulls:
             kinds = statuses.get((method, source))
@@ -101,7 +102,8 @@ def _statuses(
     """``{(method, metric): statuses}`` of the rows of ``bases`` (a keyed
     row ``<id>@<key>`` counts for ``<id>``: ``pairwise@B`` for
     ``pairwise``), any status."""
-    np = columns._numpy()
+    import numpy as np
+
     table = row_source.part(rows, sorted(bases), [f"{base}@" for base in bases])
     names = table.names
     metric_names = names["metric"].names

@@ -21,10 +21,16 @@ judge's own values (``<id>@<judge>``) still read all of that judge's rows.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from core.status import RowStatus
 from metrics import columns, row_source
-from metrics.column_parts import _numpy
 from metrics.columns import RowColumns
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 
 ITEM = ("session", "round", "method", "metric")
 ATTEMPTED = (RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR)
@@ -32,11 +38,12 @@ ATTEMPTED = (RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR)
 
 def common_items(
     rows: columns.Rows | row_source.RowSource, details: bool = False
-) -> tuple[RowColumns, dict[tuple[str, str], dict]]:
+) -> tuple[RowColumns, dict[tuple[str, str], dict[str, Any]]]:
     """The rows without the items some (answering) judge of the panel did
     not score, and per (method, metric) how many items were left out and
     which judges lacked them. Rows without a judge stay."""
-    np = _numpy()
+    import numpy as np
+
     table = row_source.all_rows(rows, details)
     judge_codes = table.names["judge"].codes
     judged = table.col("judge") != judge_codes.get("", -1)
@@ -62,24 +69,28 @@ def common_items(
     return table.subset(np.flatnonzero(~drop)), fewer
 
 
-def _attempted(table: RowColumns):
+def _attempted(table: RowColumns) -> NDArray[np.bool_]:
     """Rows of an item a judge was asked about: scored, unscored or failed
     (not ``not_applicable``, ``missing`` or ``not_configured``)."""
+    import numpy as np
+
     codes = table.names["status"].codes
-    mask = _numpy().zeros(len(table), dtype=bool)
+    mask = np.zeros(len(table), dtype=bool)
     for status in ATTEMPTED:
         mask |= table.col("status") == codes.get(status, -1)
     return mask
 
 
-def _answering(method_metric, judges) -> dict[tuple[int, int], set]:
+def _answering(
+    method_metric: NDArray[np.int64], judges: NDArray[Any]
+) -> dict[tuple[int, ...], set[int]]:
     """(method, metric) codes -> the judges that were asked about any of its
     items, whether they answered or not: a judge that failed every call is
     still in the panel (its absence must null the panel value, not leave the
     other judges' value under the panel's name). A judge with no row of a
     method is not in that method's panel (runs judged by different models
     are compared as one)."""
-    found: dict[tuple[int, int], set] = {}
+    found: dict[tuple[int, ...], set[int]] = {}
     for key, judge in zip(
         map(tuple, method_metric.tolist()), judges.tolist(), strict=True
     ):
@@ -87,34 +98,44 @@ def _answering(method_metric, judges) -> dict[tuple[int, int], set]:
     return found
 
 
-def _rows_of_items(table: RowColumns, items):
+def _rows_of_items(table: RowColumns, items: NDArray[np.int64]) -> NDArray[np.intp]:
     """Positions of every row (any status) of the given items."""
-    np = _numpy()
+    import numpy as np
+
     keys = np.stack([table.col(f).astype(np.int64) for f in ITEM], axis=1)
     return np.flatnonzero(np.isin(_as_records(keys), _as_records(items)))
 
 
-def _as_records(keys):
+def _as_records(keys: NDArray[np.int64]) -> NDArray[np.void]:
     """Each row of an integer matrix as one opaque value (``numpy.isin``
     compares whole rows)."""
-    np = _numpy()
+    import numpy as np
+
     keys = np.ascontiguousarray(keys)
     return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
 
 
-def _left_out(table, items, incomplete, scored, item_of, answering) -> dict:
+def _left_out(
+    table: RowColumns,
+    items: NDArray[np.int64],
+    incomplete: NDArray[np.bool_],
+    scored: NDArray[np.intp],
+    item_of: NDArray[np.intp],
+    answering: dict[tuple[int, ...], set[int]],
+) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(method, metric): {"items": n, "judges": [names]}}`` of the
     incomplete items: the judges named are those that did not score them."""
     names = table.names
     at_incomplete = incomplete[item_of]
-    present: dict[int, set] = {}
+    present: dict[int, set[int]] = {}
+
     for item, judge in zip(
         item_of[at_incomplete].tolist(),
         table.col("judge")[scored][at_incomplete].tolist(),
         strict=True,
     ):
         present.setdefault(item, set()).add(judge)
-    found: dict[tuple[str, str], dict] = {}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
     for item, judges in present.items():
         method, metric = int(items[item, 2]), int(items[item, 3])
         key = (names["method"].names[method], names["metric"].names[metric])

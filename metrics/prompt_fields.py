@@ -7,13 +7,15 @@ suite's criterion modes and the checks suite (``docs/protocols.md``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from metrics.dialogue import FIRST_MESSAGE, user_message
 
 NONE_GIVEN = "(none given)"
 
 
 def prompt_fields(
-    session: dict, method: str, index: int, history_text: str | None
+    session: dict[str, Any], method: str, index: int, history_text: str | None
 ) -> dict[str, str]:
     """The fields a criterion mode's template may use (``history_text``:
     the method's own rounds so far, within the run's window)."""
@@ -38,11 +40,11 @@ def prompt_fields(
     }
 
 
-def _dict(value) -> dict:
+def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _character(character: dict) -> str:
+def _character(character: dict[str, Any]) -> str:
     parts = []
     for label, key in (("Name", "name"), ("Persona", "profile")):
         value = character.get(key)
@@ -52,7 +54,7 @@ def _character(character: dict) -> str:
     return "\n".join(parts) or NONE_GIVEN
 
 
-def _context(turns, name) -> str:
+def _context(turns: object, name: object) -> str:
     """A file's earlier turns, each as ``<speaker>: <text>`` (the character
     by its name when it has one)."""
     if not isinstance(turns, list):
@@ -70,7 +72,7 @@ def _context(turns, name) -> str:
     return "\n".join(lines)
 
 
-def meta_fields(session: dict) -> dict[str, str]:
+def meta_fields(session: dict[str, Any]) -> dict[str, str]:
     """The fields a criterion or check takes from ``meta`` alone, as
     :func:`prompt_fields` renders them (``history``: the file's earlier
     turns only): what the cost estimate adds to each request naming them.

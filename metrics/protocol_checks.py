@@ -19,11 +19,23 @@ import importlib
 import re
 import tomllib
 from string import Template
+from typing import Any, Protocol
 
 from core.registry import Registry
 from metrics.suite import ProtocolMode
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
+
+
+class Bad(Protocol):
+    """Records one problem: the key it is at, its code and the code's
+    parameters (``needle``: text whose line is more precise than the key's)."""
+
+    def __call__(
+        self, key: str, code: str, needle: str | None = None, **params: object
+    ) -> None: ...
+
+
 # The modes a suite asks by name (their kind and the fields their templates
 # may use) are declared by the suites (``Suite.protocol_modes``) and read
 # from PROTOCOL_MODES when a protocol is checked (``fixed_modes``).
@@ -80,14 +92,14 @@ MAX_TEXT = 20_000  # characters of one template
 class ProtocolError(ValueError):
     """Every problem of a protocol file: ``(line, key, code, params)``."""
 
-    def __init__(self, problems: list[tuple[int | None, str, str, dict]]):
+    def __init__(self, problems: list[tuple[int | None, str, str, dict[str, Any]]]):
         self.problems = problems
         first = problems[0]
         where = f"line {first[0]}: " if first[0] else ""
         super().__init__(f"{where}{first[1]}: {_english(first[2], first[3])}")
 
 
-def _english(code: str, params: dict) -> str:
+def _english(code: str, params: dict[str, Any]) -> str:
     return {
         "unknown_key": "unknown key",
         "missing_key": "required key is missing",
@@ -97,7 +109,7 @@ def _english(code: str, params: dict) -> str:
     }[code].format(**params)
 
 
-def check(text: str) -> dict:
+def check(text: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except RecursionError:  # arrays nested 100,000 deep: a refusal, not a 500
@@ -122,9 +134,9 @@ def check(text: str) -> dict:
         at = text.count("\n", 0, long.start()) + 1 if long else None
         detail = "an integer of more than 4,300 digits"
         raise ProtocolError([(at, "", "toml_syntax", {"detail": detail})]) from None
-    problems: list[tuple[int | None, str, str, dict]] = []
+    problems: list[tuple[int | None, str, str, dict[str, Any]]] = []
 
-    def bad(key: str, code: str, needle: str | None = None, **params) -> None:
+    def bad(key: str, code: str, needle: str | None = None, **params: object) -> None:
         """``needle``: text whose line is more precise than the key's."""
         line = _line_of(text, key)
         if needle is not None and line is not None:
@@ -165,7 +177,7 @@ def check(text: str) -> dict:
     return data
 
 
-def _check_report_card(table, bad) -> None:
+def _check_report_card(table: object, bad: Bad) -> None:
     """``[report_card]``: a threshold for some of the judge report card's
     criteria (``metrics/report_card.py``), each a number: in [0, 1] for a
     correlation, agreement or share, else at least 0.
@@ -220,7 +232,7 @@ def fixed_modes() -> dict[str, ProtocolMode]:
     return dict(PROTOCOL_MODES.items())
 
 
-def kind_of(name: str, spec: dict | None = None) -> str:
+def kind_of(name: str, spec: object = None) -> str:
     """The kind a mode of this name must be: a fixed mode's own, else a
     criterion's, or a yes/no check's when it says ``kind = "binary"``.
 
@@ -251,7 +263,7 @@ def _listed(names: list[str], last: str) -> str:
     return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else names[0]
 
 
-def _check_mode(name: str, spec, bad) -> None:
+def _check_mode(name: str, spec: object, bad: Bad) -> None:
     where = f"modes.{name}"
     kind = kind_of(name, spec)
     if name not in fixed_modes() and not CRITERION_NAME.fullmatch(name):
@@ -300,7 +312,7 @@ def _check_mode(name: str, spec, bad) -> None:
         )
 
 
-def _check_criterion(where: str, spec: dict, bad) -> None:
+def _check_criterion(where: str, spec: dict[str, Any], bad: Bad) -> None:
     """A criterion's name (``criterion``, else the mode's) and its scale:
     whole numbers, as human scores on a criterion's scale are
     (``human_score@<criterion>:<low>-<high>``); no dimensions or total.
@@ -331,7 +343,7 @@ def _check_criterion(where: str, spec: dict, bad) -> None:
             bad(f"{where}.{key}", "unknown_key")
 
 
-def _check_template(where: str, text, fields: frozenset[str], bad) -> None:
+def _check_template(where: str, text: object, fields: frozenset[str], bad: Bad) -> None:
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         return bad(where, "bad_value", detail=f"text of at most {MAX_TEXT} characters")
     if where.endswith(".format"):
@@ -357,7 +369,7 @@ def _check_template(where: str, text, fields: frozenset[str], bad) -> None:
         )
 
 
-def _check_scale(where: str, spec: dict, bad) -> None:
+def _check_scale(where: str, spec: dict[str, Any], bad: Bad) -> None:
     scale = spec.get("scale")
     if not isinstance(scale, dict):
         scale = {}
@@ -390,7 +402,7 @@ LABEL_KEYS = {"title", "description", "rules", "success"}
 MAX_LABEL_CHECKS = 8  # checks one derived label may read (2**8 combinations)
 
 
-def _check_labels(table, modes: dict, bad) -> None:
+def _check_labels(table: object, modes: dict[str, Any], bad: Bad) -> None:
     """``[labels.<name>]``: a derived label, a rule over the verdicts of the
     protocol's yes/no checks. ``rules`` are tried in order, the first whose
     ``when`` holds gives its ``label``; ``success`` lists the labels that
@@ -445,7 +457,7 @@ def _check_labels(table, modes: dict, bad) -> None:
                 bad(f"{where}.rules", "bad_value", detail=gap)
 
 
-def _rule_problem(rule, binary: set[str]) -> str | None:
+def _rule_problem(rule: object, binary: set[str]) -> str | None:
     if not isinstance(rule, dict) or set(rule) - {"label", "when"}:
         return "{label = ..., when = {check = 0 or 1, ...}}"
     label, when = rule.get("label"), rule.get("when")
@@ -461,7 +473,7 @@ def _rule_problem(rule, binary: set[str]) -> str | None:
     return None
 
 
-def _uncovered(rules: list[dict]) -> str | None:
+def _uncovered(rules: list[dict[str, Any]]) -> str | None:
     """The first combination of verdicts no rule labels, in words."""
     from itertools import product
 
@@ -478,7 +490,7 @@ def _uncovered(rules: list[dict]) -> str | None:
     return None
 
 
-def _check_choices(where: str, choices, bad) -> None:
+def _check_choices(where: str, choices: object, bad: Bad) -> None:
     if not isinstance(choices, dict) or set(choices) - {"A", "B", "tie"}:
         return bad(
             f"{where}.choices",

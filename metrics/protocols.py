@@ -22,15 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from core.registry import Registry
 from metrics.judging import Prompt, Verdict
 from metrics.protocol_checks import CRITERION, ProtocolError, check, is_check
 from metrics.suite import JudgeMode
 from metrics.verdicts import BINARY, Kind, NoVerdict, read, read_parts
+
+if TYPE_CHECKING:
+    from string import Template
+
 
 __all__ = [
     "Label",
@@ -110,7 +116,7 @@ class Protocol:
     sha256: str
     modes: dict[str, JudgeMode]
     # the judge report card's thresholds the protocol sets (metrics/report_card.py)
-    report_card: dict = field(default_factory=dict)
+    report_card: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, Label] = field(default_factory=dict)
 
     @property
@@ -135,7 +141,7 @@ class Protocol:
             if mode.criterion is not None
         }
 
-    def stored(self) -> dict:
+    def stored(self) -> dict[str, Any]:
         """What a run keeps (``options["protocol"]``)."""
         return {
             "name": self.name,
@@ -144,7 +150,7 @@ class Protocol:
             "text": self.text,
         }
 
-    def public(self) -> dict:
+    def public(self) -> dict[str, Any]:
         """What results and the Methods paragraph show."""
         return {
             "name": self.name,
@@ -178,7 +184,7 @@ def builtin(name: str) -> Protocol:
     return load(BUILTINS[name].read_text(encoding="utf-8"))
 
 
-def from_options(options: dict) -> Protocol:
+def from_options(options: dict[str, Any]) -> Protocol:
     """The protocol a run stored, or the default one."""
     stored = options.get("protocol")
     return load(stored["text"]) if stored else builtin(DEFAULT)
@@ -217,7 +223,7 @@ def load(text: str) -> Protocol:
     )
 
 
-def _mode(name: str, spec: dict, version: str) -> JudgeMode:
+def _mode(name: str, spec: dict[str, Any], version: str) -> JudgeMode:
     kind = _kind(spec)
     prompt = Prompt(version, _template(spec["system"]), _template(spec["user"]))
     parts = {
@@ -239,20 +245,20 @@ def _mode(name: str, spec: dict, version: str) -> JudgeMode:
     )
 
 
-def _template(text: str):
+def _template(text: str) -> Template:
     from string import Template
 
     return Template(text.strip())
 
 
-def _kind(spec: dict) -> Kind:
+def _kind(spec: dict[str, Any]) -> Kind:
     """The verdict's kind, told what the prompt asks and which JSON fields
     hold the verdict (``Kind.asking``)."""
     prompt = "\n".join(spec.get(key, "") for key in ("system", "user", "format"))
     return _plain_kind(spec).asking(prompt, verdict_fields(spec))
 
 
-def verdict_fields(spec: dict) -> list[str]:
+def verdict_fields(spec: dict[str, Any]) -> list[str]:
     """The JSON fields a mode's verdict is read from: those ``verdict_fields``
     names, and the fields of its ``schema`` that can hold a verdict (a
     number, a boolean or one of an ``enum``) and are not its dimensions. A
@@ -277,14 +283,14 @@ def verdict_fields(spec: dict) -> list[str]:
     return [*spec.get("verdict_fields", []), *from_schema]
 
 
-def _holds_verdict(prop) -> bool:
+def _holds_verdict(prop: object) -> bool:
     """A schema property a verdict fits: free text and objects do not."""
     if not isinstance(prop, dict):
         return False
     return "enum" in prop or prop.get("type") in ("integer", "number", "boolean")
 
 
-def _plain_kind(spec: dict) -> Kind:
+def _plain_kind(spec: dict[str, Any]) -> Kind:
     if spec["kind"] == "binary":
         return BINARY
     if spec["kind"] == "choice":
@@ -299,12 +305,15 @@ def _plain_kind(spec: dict) -> Kind:
     return Kind.score(scale["min"], scale["max"], bool(whole))
 
 
-def _parser(kind: Kind, parts: dict, part_max: float, summed: bool):
+def _parser(
+    kind: Kind, parts: dict[str, Any], part_max: float, summed: bool
+) -> Callable[[str], Verdict | NoVerdict]:
+
     def parse(text: str) -> Verdict | NoVerdict:
         found = read(text, kind)
         if isinstance(found, NoVerdict):
             return found
-        if kind.kind == "choice":
+        if isinstance(found, str):  # a choice's word (``kind.kind == "choice"``)
             return Verdict(FIRST_WINS[found], reasoning=_reasoning(text))
         values = read_parts(text, parts, part_max) if parts else {}
         flags = []

@@ -28,10 +28,12 @@ a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from metrics import registry
 from metrics.stats import ZERO_WIDTH_NOTES, at_resolution
+from metrics.suite import Metric, Suite
 
 RANK_NO_VALUE = "rank_no_value"
 RANK_NO_INTERVAL = "rank_no_interval"
@@ -66,7 +68,9 @@ def rank_groups(
     }
 
 
-def panel_statistic(panel, method: str, metric_id: str, value) -> dict | None:
+def panel_statistic(
+    panel: object, method: str, metric_id: str, value: float | None
+) -> dict[str, Any] | None:
     """A ``{"mean", "ci_low", "ci_high"}`` entry of a suite's panel data,
     under ``panel[method]`` or ``panel[<key>][method]``, named after the metric
     (``nvcs_avg`` -> ``nvcs``) and whose mean is ``value`` (the style and
@@ -103,7 +107,9 @@ def interval_stems(metric_id: str) -> tuple[str, ...]:
     return (metric_id, metric_id.removesuffix("_avg"), metric_id.rpartition("_")[0])
 
 
-def own_interval(aggregates: dict, method: str, metric_id: str) -> Interval | None:
+def own_interval(
+    aggregates: dict[str, Any], method: str, metric_id: str
+) -> Interval | None:
     """A summary value's own 95% interval: ``<stem>_ci_low``/``_ci_high``
     of the summary, else the interval of the suite's panel statistic whose
     mean is the value; None without a value or without both ends.
@@ -138,7 +144,7 @@ def _finite(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def declares_interval(metric) -> bool:
+def declares_interval(metric: Metric) -> bool:
     """Whether the metric's suite declares the value's own interval
     (``<stem>_ci_low`` among its summary metrics).
 
@@ -150,7 +156,9 @@ def declares_interval(metric) -> bool:
     return any(f"{stem}_ci_low" in ids for stem in interval_stems(metric.id))
 
 
-def ranked_metrics(aggregates: dict, methods: list[str], suites) -> list:
+def ranked_metrics(
+    aggregates: dict[str, Any], methods: list[str], suites: Iterable[str]
+) -> list[Metric]:
     """The summary metrics that get ranks: ranked (a best method is marked),
     not an interval end or a count, and with their own interval, declared by
     the suite or present for some method (a panel statistic's)."""
@@ -169,8 +177,11 @@ def ranked_metrics(aggregates: dict, methods: list[str], suites) -> list:
 
 
 def ranks(
-    aggregates: dict | None, methods: list[str], suites, said: dict | None = None
-) -> tuple[dict, dict]:
+    aggregates: dict[str, Any] | None,
+    methods: list[str],
+    suites: Iterable[str],
+    said: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ranks, rank_notes)``: ``{method: {metric: rank | None}}`` for every
     ranked summary value with an interval, and ``{method: {metric: {code,
     params}}}`` saying why a rank is null (``rank_no_value``,
@@ -190,8 +201,8 @@ def ranks(
     aggregates = aggregates or {}
     summary = aggregates.get("summary") or {}
     said = said or {}
-    found: dict[str, dict] = {m: {} for m in methods}
-    notes: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {m: {} for m in methods}
+    notes: dict[str, dict[str, Any]] = {}
     for metric in ranked_metrics(aggregates, methods, suites):
         intervals = {m: own_interval(aggregates, m, metric.id) for m in methods}
         for method, rank in rank_groups(intervals, metric.higher_is_better).items():
@@ -206,7 +217,7 @@ def ranks(
     return found, notes
 
 
-def _no_spread(noted: dict, metric_id: str) -> bool:
+def _no_spread(noted: dict[str, Any], metric_id: str) -> bool:
     """Whether the value's interval was left out for having no width."""
     return any(
         (noted.get(f"{stem}_ci_{end}") or {}).get("code") in ZERO_WIDTH_NOTES
@@ -215,7 +226,7 @@ def _no_spread(noted: dict, metric_id: str) -> bool:
     )
 
 
-def rank_metric(suite, ranked: dict) -> str | None:
+def rank_metric(suite: Suite, ranked: dict[str, Any]) -> str | None:
     """The column a suite's comparison table ranks its methods by: the
     suite's lead metric when it is ranked, else its first table column
     that is; None when no column has ranks (no Rank column).

@@ -5,12 +5,19 @@ cut into groups of methods that replied to the same rounds). Pure.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dataset.replies import empty_replies, groups, missing_replies
 from metrics import notes
 from metrics.rows import ResultRow, result_row
 
+if TYPE_CHECKING:
+    from metrics.suite import Suite
 
-def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[ResultRow]:
+
+def missing_rows(
+    sessions: list[dict[str, Any]], suite: Suite, methods: list[str]
+) -> list[ResultRow]:
     """One ``missing`` row per reply the sessions lack, and one ``unscored``
     row (``empty_response``) per blank reply, on ``suite``'s headline metric.
 
@@ -43,11 +50,14 @@ def missing_rows(sessions: list[dict], suite, methods: list[str]) -> list[Result
     return rows
 
 
-def parts(sessions: list[dict], methods: list[str]) -> dict[tuple, list[dict]]:
+def parts(
+    sessions: list[dict[str, Any]], methods: list[str]
+) -> dict[tuple[str, ...], list[dict[str, Any]]]:
     """The sessions' groups batched by their methods (``{methods: parts}``),
     so a suite runs once per set of methods; complete sessions make one
     batch with every method, in file order."""
-    batches: dict[tuple, list[dict]] = {}
+    batches: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+
     for session in sessions:
         for part, group in groups(session, methods):
             batches.setdefault(tuple(group), []).append(part)

@@ -75,7 +75,7 @@ UNIT_THRESHOLDS = {
 VERDICTS = ("fit", "not_fit", "not_enough_evidence")
 
 
-def thresholds(given: dict | None) -> dict[str, float]:
+def thresholds(given: dict[str, Any] | None) -> dict[str, float]:
     """The defaults with a protocol's ``[report_card]`` values over them.
 
     >>> thresholds({"length_spearman": 0.2})["length_spearman"]
@@ -89,7 +89,9 @@ def thresholds(given: dict | None) -> dict[str, float]:
     }
 
 
-def report_card(found: dict, context: dict | None = None) -> dict:
+def report_card(
+    found: dict[str, Any], context: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """``report_card``, ``report_card_verdict``, ``report_card_failing``
     and ``report_card_unmeasured`` from a ``judge_validity`` object.
     ``context``: ``suites`` (the run's), ``samples``, ``judges`` (their
@@ -128,7 +130,7 @@ def report_card(found: dict, context: dict | None = None) -> dict:
     return {"report_card": rows, **overall(rows)}
 
 
-def overall(rows: list[dict]) -> dict:
+def overall(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The one line over the rows.
 
     >>> overall([{"criterion": "a", "verdict": "pass", "applies": True},
@@ -163,7 +165,7 @@ def overall(rows: list[dict]) -> dict:
     }
 
 
-def _verdict(row: dict, rule: str, threshold: float) -> str:
+def _verdict(row: dict[str, Any], rule: str, threshold: float) -> str:
     value = row["value"]
     if value is None:
         return "not_measured"
@@ -177,13 +179,13 @@ def _verdict(row: dict, rule: str, threshold: float) -> str:
 
 def _row(
     criterion: str,
-    value,
-    n,
+    value: object,
+    n: object,
     applies: bool,
     code: str | None = None,
     verdict: str | None = None,
-    **params,
-) -> dict:
+    **params: object,
+) -> dict[str, Any]:
     row: dict[str, Any] = {
         "criterion": criterion,
         "value": _finite(value),
@@ -199,13 +201,15 @@ def _row(
     return row
 
 
-def _finite(value):
+def _finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
 
 
-def _position(found: dict, pairwise: bool, reasons: dict) -> dict:
+def _position(
+    found: dict[str, Any], pairwise: bool, reasons: dict[str, Any]
+) -> dict[str, Any]:
     if not pairwise:
         return _row("position_consistency", None, None, False, "card_no_pairwise")
     code = reasons.get("position_consistency") or "validity_no_comparisons"
@@ -218,7 +222,7 @@ def _position(found: dict, pairwise: bool, reasons: dict) -> dict:
     )
 
 
-def _worst(values: dict, rule: str) -> tuple[str | None, float | None]:
+def _worst(values: dict[str, Any], rule: str) -> tuple[str | None, float | None]:
     """The judge furthest from passing, and its value (None: none has one);
     of judges tied, the one whose name sorts first."""
     known = {j: values[j] for j in sorted(values) if _finite(values[j]) is not None}
@@ -232,14 +236,14 @@ def _worst(values: dict, rule: str) -> tuple[str | None, float | None]:
 
 
 def _per_judge(
-    found: dict,
+    found: dict[str, Any],
     criterion: str,
     key: str,
     applies: bool,
-    reasons: dict,
-    counts=None,
+    reasons: dict[str, Any],
+    counts: dict[str, Any] | None = None,
     why: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A quantity given per judge (``{judge: value}``) or for the run."""
     if not applies:
         return _row(criterion, None, None, False, why or "card_no_alignment")
@@ -260,7 +264,7 @@ def _per_judge(
     return _row(criterion, value, n, True, code)
 
 
-def _length_pairwise(found: dict, pairwise: bool) -> dict:
+def _length_pairwise(found: dict[str, Any], pairwise: bool) -> dict[str, Any]:
     """The length-controlled pairwise model's length effect (``{value, n,
     ci_low, ci_high}``), when this release computes it."""
     if not pairwise:
@@ -288,7 +292,7 @@ HUMAN_PARTS = (
 )
 
 
-def _human(found: dict, alignment: bool) -> list[dict]:
+def _human(found: dict[str, Any], alignment: bool) -> list[dict[str, Any]]:
     """ρ with the human AL labels and κ with the binary ones, each judge on
     its own (the worst shown); κ with the labels' majority-class share."""
     human = found.get("human") if alignment else None
@@ -320,7 +324,9 @@ def _human(found: dict, alignment: bool) -> list[dict]:
     return rows
 
 
-def _inter_judge(found: dict, alignment: bool, judges: int, reasons: dict) -> dict:
+def _inter_judge(
+    found: dict[str, Any], alignment: bool, judges: int, reasons: dict[str, Any]
+) -> dict[str, Any]:
     if not alignment:
         return _row("inter_judge_alpha", None, None, False, "card_no_alignment")
     if judges < 2:
@@ -335,7 +341,9 @@ def _inter_judge(found: dict, alignment: bool, judges: int, reasons: dict) -> di
     )
 
 
-def _samples(found: dict, alignment: bool, samples: int, reasons: dict) -> dict:
+def _samples(
+    found: dict[str, Any], alignment: bool, samples: int, reasons: dict[str, Any]
+) -> dict[str, Any]:
     if alignment and samples < 2:
         return _row("samples_alpha", None, None, False, "validity_one_sample")
     return _per_judge(
@@ -348,7 +356,7 @@ def _samples(found: dict, alignment: bool, samples: int, reasons: dict) -> dict:
     )
 
 
-def _above(estimate: dict, threshold: float) -> bool:
+def _above(estimate: dict[str, Any], threshold: float) -> bool:
     """Whether an estimate's interval lies above the threshold; an
     interval of width 0 (``ci_no_variation``: every session's difference the
     same) is its value.
@@ -365,7 +373,9 @@ def _above(estimate: dict, threshold: float) -> bool:
     return low is not None and low > threshold
 
 
-def _self_preference(found, context: dict) -> dict:
+def _self_preference(
+    found: list[dict[str, Any]] | None, context: dict[str, Any]
+) -> dict[str, Any]:
     """Flagged when a judge and a method share a model family; fails when a
     difference-in-differences interval lies above the threshold (the judge
     favours its family's method). The row shows the largest estimate."""
@@ -427,13 +437,13 @@ def _self_preference(found, context: dict) -> dict:
     return row
 
 
-def _scale_name(entry: dict) -> str:
+def _scale_name(entry: dict[str, Any]) -> str:
     """A criterion and its scale as the card names it: ``engagement (1–5)``."""
     low, high = (entry.get("scale") or [None, None])[:2]
     return f"{entry.get('criterion')} ({low}–{high})"
 
 
-def recorded_rows(human) -> list[dict]:
+def recorded_rows(human: dict[str, Any] | None) -> list[dict[str, Any]]:
     """For each recorded judge (``human.<judge>.recorded``, verdicts a file
     carried), in name order: its Spearman ρ with the human scores, the
     criterion furthest from passing shown (``scale_criterion``, with that
@@ -452,7 +462,8 @@ def recorded_rows(human) -> list[dict]:
     [('recorded_human_spearman', 'CJ/zh', 0.42, 'e (1–5)', 9), ('recorded_inter_judge_alpha', 'CJ/zh', 0.7, 'e (1–5)', 9)]
     """
     rows = []
-    for judge in sorted(j for j, a in (human or {}).items() if _recorded(a)):
+    human = human or {}
+    for judge in sorted(j for j, a in human.items() if _recorded(a)):
         scores = [e for e in (human[judge].get("scores") or {}).values() if e]
         rows.append(_recorded_spearman(judge, scores))
         pairs = [
@@ -465,11 +476,11 @@ def recorded_rows(human) -> list[dict]:
     return rows
 
 
-def _recorded(entry) -> bool:
+def _recorded(entry: object) -> bool:
     return isinstance(entry, dict) and bool(entry.get("recorded"))
 
 
-def _recorded_spearman(judge: str, scores: list[dict]) -> dict:
+def _recorded_spearman(judge: str, scores: list[dict[str, Any]]) -> dict[str, Any]:
     known = [e for e in scores if _finite(e.get("spearman")) is not None]
     if not known:
         first = scores[0] if scores else {}
@@ -492,7 +503,9 @@ def _recorded_spearman(judge: str, scores: list[dict]) -> dict:
     }
 
 
-def _recorded_alpha(judge: str, pairs: list[tuple[dict, str, dict]]) -> dict:
+def _recorded_alpha(
+    judge: str, pairs: list[tuple[dict[str, Any], str, dict[str, Any]]]
+) -> dict[str, Any]:
     known = [p for p in pairs if _finite(p[2].get("alpha")) is not None]
     if not known:
         entry, live, found = pairs[0]

@@ -7,8 +7,9 @@ registry), never the judge's URL or key.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from datetime import UTC
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from core import usage
 from core.status import RowStatus
@@ -19,14 +20,72 @@ from metrics.validity import judge_validity, run_context
 SCHEMA = "personasteer.results/v1"
 
 
-def _iso(moment) -> str | None:
+class RunRecord(Protocol):
+    """The stored run a document describes (``store.models.Run``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def finished_at(self) -> datetime | None: ...
+
+    @property
+    def file_name(self) -> str: ...
+
+    @property
+    def file_sha256(self) -> str: ...
+
+    @property
+    def sessions(self) -> int: ...
+
+    @property
+    def rounds(self) -> int: ...
+
+    @property
+    def methods(self) -> Sequence[str]: ...
+
+    @property
+    def suites(self) -> Sequence[str]: ...
+
+    @property
+    def judge(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def options(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def judge_calls(self) -> int: ...
+
+    @property
+    def cache_hits(self) -> int: ...
+
+    @property
+    def history_truncated(self) -> int | None: ...
+
+    @property
+    def prompt_tokens(self) -> int: ...
+
+    @property
+    def completion_tokens(self) -> int: ...
+
+    @property
+    def aggregates(self) -> dict[str, Any] | None: ...
+
+
+def _iso(moment: datetime | None) -> str | None:
     """ISO 8601 in UTC; SQLite hands back naive datetimes that were stored as UTC."""
     if moment is None:
         return None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
-def suite_options(run) -> dict:
+def suite_options(run: RunRecord) -> dict[str, Any]:
     """The value of every suite option (None when the run did not set it)."""
     stored = run.options or {}
     return {
@@ -36,7 +95,7 @@ def suite_options(run) -> dict:
     }
 
 
-def judge_models(judge: dict | None) -> list[str]:
+def judge_models(judge: dict[str, Any] | None) -> list[str]:
     """The judge models of a run header's ``judge`` block: a panel's, or its
     one model; [] without a judge.
 
@@ -50,7 +109,7 @@ def judge_models(judge: dict | None) -> list[str]:
     return list(models)
 
 
-def run_header(run, status_counts: dict[str, int]) -> dict:
+def run_header(run: RunRecord, status_counts: Mapping[str, int]) -> dict[str, Any]:
     """The ``run`` block. Never includes the judge URL's key or options."""
     return {  # no share token: exported files must not grant access to the run
         "id": run.id,
@@ -96,7 +155,9 @@ def run_header(run, status_counts: dict[str, int]) -> dict:
 RESTS_ON = frozenset({"al_sparse_rounds", "bt_resamples_left_out"})
 
 
-def summary_notes(aggregates: dict | None) -> dict[str, dict[str, dict]]:
+def summary_notes(
+    aggregates: dict[str, Any] | None,
+) -> dict[str, dict[str, dict[str, Any]]]:
     """``{method: {summary id: {code, params}}}``: why a summary value is
     null, or what it rests on. The engine's notes (a panel's items) and each
     suite's own, which travel in its panel's ``notes`` (AL R² through two
@@ -122,7 +183,7 @@ def summary_notes(aggregates: dict | None) -> dict[str, dict[str, dict]]:
     return found
 
 
-def not_asked(aggregates: dict | None) -> int:
+def not_asked(aggregates: dict[str, Any] | None) -> int:
     """Rows of what the run's judge protocol never asks (a dimension, a
     verdict mode: note ``protocol_lacks``). They are ``not_applicable`` by
     the protocol's design, not because a metric could not apply to an item,
@@ -141,7 +202,7 @@ def not_asked(aggregates: dict | None) -> int:
     )
 
 
-def _missing(run, status_counts: dict) -> int:
+def _missing(run: RunRecord, status_counts: Mapping[str, int]) -> int:
     """Counted when the run was summarized, else its rows / suites."""
     counted = (getattr(run, "aggregates", None) or {}).get("missing_replies")
     return (
@@ -149,7 +210,7 @@ def _missing(run, status_counts: dict) -> int:
     )
 
 
-def missing_replies(status_counts: dict, suites) -> int:
+def missing_replies(status_counts: Mapping[str, int], suites: Sequence[str]) -> int:
     """Replies missing in the file, from their rows: one per suite each (a
     run in progress; a final one counts them, ``aggregates.missing_replies``).
 
@@ -159,7 +220,7 @@ def missing_replies(status_counts: dict, suites) -> int:
     return status_counts.get(RowStatus.MISSING, 0) // max(len(suites), 1)
 
 
-def tidy_row(row: dict) -> dict:
+def tidy_row(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "session_id": row["session_id"],
         "round": row["round"] or None,
@@ -176,7 +237,7 @@ def tidy_row(row: dict) -> dict:
     }
 
 
-def judge_usage(run, used: dict[str, dict[str, int]]) -> dict:
+def judge_usage(run: RunRecord, used: Mapping[str, dict[str, int]]) -> dict[str, Any]:
     """``{model: {calls, cached, prompt_tokens, cached_tokens,
     completion_tokens, reasoning_tokens, reasks, ..., batch_*, cached_share,
     cost_usd, cost_note, cached_price, batch_cost_usd, batch_cost_note,
@@ -220,7 +281,9 @@ USAGE_SHOWN = (
 )
 
 
-def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
+def head(
+    run: RunRecord, status_counts: Mapping[str, int], used: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The document without its rows: small whatever the run's size (the
     summary, curves and comparisons are stored at finalize); ``used`` is the
     run's judge usage per model (``store.progress.judge_usage``)."""
@@ -258,8 +321,11 @@ def head(run, status_counts: dict[str, int], used: dict | None = None) -> dict:
 
 
 def build(
-    run, rows: Iterable[dict], status_counts: dict[str, int], used: dict | None = None
-) -> dict:
+    run: RunRecord,
+    rows: Iterable[dict[str, Any]],
+    status_counts: Mapping[str, int],
+    used: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The whole document in memory: for small runs and tests. Anything that
     serves or writes a run's results uses :func:`json_chunks`."""
     document = head(run, status_counts, used)
@@ -267,7 +333,10 @@ def build(
 
 
 def json_chunks(
-    document: dict, rows: Iterable[dict], indent: int | None = None, batch: int = 500
+    document: dict[str, Any],
+    rows: Iterable[dict[str, Any]],
+    indent: int | None = None,
+    batch: int = 500,
 ) -> Iterator[str]:
     """``document`` with ``"rows"`` (tidy rows, one per line) appended, as
     JSON text in pieces: rows are encoded as they arrive, so a run of any
@@ -283,14 +352,14 @@ def json_chunks(
     yield from json_rows(rows, batch)
 
 
-def json_opening(document: dict, indent: int | None = None) -> str:
+def json_opening(document: dict[str, Any], indent: int | None = None) -> str:
     """The document up to the opening of its ``"rows"`` list (which
     :func:`json_rows` continues and closes)."""
     opening = json.dumps(document, ensure_ascii=False, allow_nan=False, indent=indent)
     return opening[:-1].rstrip() + (", " if document else "") + '"rows": ['
 
 
-def json_rows(rows: Iterable[dict], batch: int = 500) -> Iterator[str]:
+def json_rows(rows: Iterable[dict[str, Any]], batch: int = 500) -> Iterator[str]:
     """The rows of a document, one per line, and its end: the rows do not
     depend on the rest, so they can be encoded before the rest is known."""
     # one encoder for every row: json.dumps with options builds one per call

@@ -30,14 +30,28 @@ source; each helper here accepts all three.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from metrics import columns
 from metrics.columns import NO_ROUND, RowColumns
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 # A group of one metric's scored rows: (method, its round or its session id,
 # values, rounds), values in the order the rows arrived
 Group = tuple[str, Any, list[float], list[Any]]
+# (methods, xs, ys) of a batch of items scored on two metrics
+Pairs = tuple[list[str], "NDArray[np.float64]", "NDArray[np.float64]"]
+# (judges, 2·rank of x, ys, 2·rank of y, methods) of a batch of items
+RankedBatch = tuple[
+    list[str],
+    "NDArray[np.int64]",
+    "NDArray[np.float64]",
+    "NDArray[np.int64]",
+    list[str],
+]
 
 
 class Reader(Protocol):
@@ -45,28 +59,42 @@ class Reader(Protocol):
     row tuples ``(session_id, round, method, metric, value, status, judge[,
     detail])`` in key order, or reductions the database makes."""
 
-    def rows(self, ids, prefixes, judge, details) -> Iterable[Sequence[Sequence]]:
+    def rows(
+        self,
+        ids: Iterable[str] | None,
+        prefixes: Iterable[str],
+        judge: str | None,
+        details: bool,
+    ) -> Iterable[Sequence[Sequence[Any]]]:
         """Rows of ``ids`` or ``prefixes`` (every row with ``ids`` None)."""
 
-    def scored(self, judge) -> Iterable[Sequence[Sequence]]:
+    def scored(self, judge: str | None) -> Iterable[Sequence[Sequence[Any]]]:
         """One row per distinct scored ``(session, method, metric)``."""
 
     def judges(self) -> list[str]:
         """The judges named on the rows."""
 
-    def groups(self, metric: str, by: str, judge) -> Iterable[Group]:
+    def groups(self, metric: str, by: str, judge: str | None) -> Iterable[Group]:
         """Scored rows of ``metric`` per (method, round) or (method, session),
         methods ascending, then rounds ascending or sessions in key order."""
 
-    def pairs(self, x: str, y: str, judge) -> Iterable[tuple]:
+    def pairs(self, x: str, y: str, judge: str | None) -> Iterable[Pairs]:
         """Batches ``(methods, xs, ys)`` of the items scored on both metrics."""
 
     def ranks(
-        self, x: str, y: str, per_judge: bool, judge, per_method: bool = False
-    ) -> Iterable[tuple]:
+        self,
+        x: str,
+        y: str,
+        per_judge: bool,
+        judge: str | None,
+        per_method: bool = False,
+    ) -> Iterable[RankedBatch]:
         """Batches ``(judges, 2·rank of x, y, 2·rank of y, methods)`` of the
         items scored on both: mean ranks of ties, within each judge (and
         method) or overall."""
+
+
+Key = tuple[tuple[str, ...] | None, tuple[str, ...]]  # (ids, prefixes) of a part
 
 
 class RowSource:
@@ -76,13 +104,15 @@ class RowSource:
         self, reader: Reader, details: bool = False, judge: str | None = None
     ) -> None:
         self.reader, self.details, self.judge = reader, details, judge
-        self._last: tuple[tuple, RowColumns] | None = None
+        self._last: tuple[Key, RowColumns] | None = None
 
-    def load(self, ids: Iterable[str] | None, prefixes: Iterable[str] = ()):
+    def load(
+        self, ids: Iterable[str] | None, prefixes: Iterable[str] = ()
+    ) -> RowColumns:
         """The rows of ``ids`` and of ids starting with ``prefixes`` (every
         row with ``ids`` None). The last part is kept: statistics that need
         the same metrics run one after another."""
-        key = (None if ids is None else tuple(ids), tuple(prefixes))
+        key: Key = (None if ids is None else tuple(ids), tuple(prefixes))
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         self._last = None  # free the previous part before reading the next
@@ -92,7 +122,7 @@ class RowSource:
         self._last = (key, table)
         return table
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         """Every row as a dict: what a suite written for lists of rows reads."""
         return iter(self.load(None))
 
@@ -167,7 +197,9 @@ def item_groups(rows: columns.Rows | RowSource, metric: str) -> Iterator[Group]:
         yield method, k_or_none, means, [k_or_none] * len(means)
 
 
-def readable(rows: columns.Rows | RowSource, details: bool = False):
+def readable(
+    rows: columns.Rows | RowSource, details: bool = False
+) -> RowColumns | RowSource:
     """A source as it is, anything else as columns."""
     return rows if isinstance(rows, RowSource) else columns.of(rows, details)
 
@@ -202,7 +234,7 @@ def judge_names(rows: columns.Rows | RowSource) -> list[str]:
     return columns.of(rows).present("judge")
 
 
-def of_judge(rows: columns.Rows | RowSource, judge: str):
+def of_judge(rows: columns.Rows | RowSource, judge: str) -> RowColumns | RowSource:
     """The rows of one judge, every status."""
     if isinstance(rows, RowSource):
         return rows.of_judge(judge)

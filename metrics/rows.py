@@ -22,6 +22,16 @@ from metrics import columns, notes, row_source, stats
 from metrics.notes import Note
 
 
+class RowKey(TypedDict, total=False):
+    """Which reply (or session) a row is about: the start of a ResultRow."""
+
+    session_id: str
+    round: int | None  # None: a session-level row
+    method: str
+    sample: int
+    judge: str
+
+
 class ResultRow(TypedDict, total=False):
     session_id: str
     round: int | None  # None: a session-level row
@@ -30,20 +40,20 @@ class ResultRow(TypedDict, total=False):
     value: float | None
     status: str  # a RowStatus
     note: str | None
-    detail: dict | None  # JSON-ready; shown in the drill-down
+    detail: dict[str, Any] | None  # JSON-ready; shown in the drill-down
     sample: int
     note_code: str | None  # metrics/notes.py: translated when shown
-    note_params: dict | None
+    note_params: dict[str, object] | None
     judge: str  # the judge model that made the row ("" when none did)
 
 
 def result_row(
-    key: dict,
+    key: RowKey,
     metric: str,
     value: float | None,
     status: str | None = None,
     note: Note | None = None,
-    detail: dict | None = None,
+    detail: dict[str, Any] | None = None,
 ) -> ResultRow:
     """``key`` holds session_id, round (None = session level) and method.
     Without a value the status comes from the note (``not_applicable``,
@@ -127,13 +137,19 @@ def session_means(
 
 
 class SessionSummary(NamedTuple):
-    values: dict  # metric -> method -> session -> mean (the paired tests' input)
-    intervals: dict  # method -> metric -> {"mean", "n", "ci_low", "ci_high"}
-    summary: dict  # method -> "<metric>_avg" -> mean over sessions
+    # metric -> method -> session -> mean (the paired tests' input)
+    values: dict[str, dict[str, dict[str, float]]]
+    # method -> metric -> {"mean", "n", "ci_low", "ci_high"}
+    intervals: dict[str, dict[str, dict[str, Any]]]
+    # method -> "<metric>_avg" -> mean over sessions
+    summary: dict[str, dict[str, float | None]]
 
 
 def session_summary(
-    rows, metrics: Iterable[str], methods: list[str], streamed: bool = True
+    rows: columns.Rows | row_source.RowSource,
+    metrics: Iterable[str],
+    methods: list[str],
+    streamed: bool = True,
 ) -> SessionSummary:
     """What most suites report: each metric's mean over sessions (the
     independent unit) of its per-session means, with a t-interval

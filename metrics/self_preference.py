@@ -40,15 +40,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import fmean
+from typing import Any
 
 from metrics import row_source
+from metrics.items import Rows
 from metrics.notes import note
 from metrics.stats import mean_ci
 
 METRIC = "al"
+Means = dict[tuple[str, str], dict[str, float]]  # (judge, method) -> session -> AL
 
 
-def family(name) -> str | None:
+def family(name: object) -> str | None:
     """A family name as compared: stripped, case folded (None when empty).
 
     >>> family(" OpenAI "), family("")
@@ -59,7 +62,7 @@ def family(name) -> str | None:
     return name.strip().casefold()
 
 
-def shared(families: dict | None) -> list[tuple[str, str, str]]:
+def shared(families: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     """``(judge, method, family)`` for each judge and method of one family.
 
     >>> shared({"methods": {"A": "x", "B": "y"}, "judges": {"j": "X"}})
@@ -76,8 +79,8 @@ def shared(families: dict | None) -> list[tuple[str, str, str]]:
 
 
 def estimates(
-    rows, families: dict | None, judge: str | None = None
-) -> list[dict] | None:
+    rows: Rows, families: dict[str, Any] | None, judge: str | None = None
+) -> list[dict[str, Any]] | None:
     """One estimate per judge and method sharing a family ([] when none
     does; None when the run named no families). ``judge``: the run's one
     judge model, for rows that name none."""
@@ -92,11 +95,13 @@ def estimates(
     return [_estimate(means, j, m, name, methods, judges) for j, m, name in pairs]
 
 
-def _session_means(rows, judge: str | None) -> dict:
+def _session_means(rows: Rows, judge: str | None) -> Means:
     """``{(judge, method): {session: mean AL}}`` over the scored rows."""
     table = row_source.part(rows, [METRIC])
     index = table.where(METRIC)
-    sums: dict = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(lambda: [0.0, 0])
+    )
     for session, method, who, value in zip(
         table.strings("session", index),
         table.strings("method", index),
@@ -113,11 +118,18 @@ def _session_means(rows, judge: str | None) -> dict:
     }
 
 
-def _estimate(means, judge, method, name, methods, judges) -> dict:
+def _estimate(
+    means: Means,
+    judge: str,
+    method: str,
+    name: str,
+    methods: dict[str, str | None],
+    judges: dict[str, str | None],
+) -> dict[str, Any]:
     own = family(name)
     others = [j for j, f in judges.items() if f is not None and f != own]
     baseline = [m for m, f in methods.items() if f is not None and f != own]
-    found = {
+    found: dict[str, Any] = {
         "judge": judge,
         "method": method,
         "family": name,
@@ -130,7 +142,7 @@ def _estimate(means, judge, method, name, methods, judges) -> dict:
         "other_families_score": None,
     }
 
-    def missing(code: str, **params) -> dict:
+    def missing(code: str, **params: object) -> dict[str, Any]:
         return found | {
             "reason_code": code,
             "reason_params": params,

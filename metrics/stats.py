@@ -17,11 +17,20 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from itertools import combinations_with_replacement
 from statistics import fmean, stdev
+from typing import TYPE_CHECKING, Any
 
 from metrics.power import power_note, sessions_for_power
 from metrics.sign_flips import EXACT_UP_TO, doubled_ranks, exact_p
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+# paired bootstrap intervals by their differences' bytes (memo_ci)
+IntervalMemo = dict[bytes, "tuple[float, float] | None"]
 
 # numpy and scipy are imported inside the functions that use them, which
 # every CLI command would pay otherwise.
@@ -34,7 +43,7 @@ BOOTSTRAP_SEED = 20240521
 BOOTSTRAP_PART = 1_000_000
 
 
-def mean_ci(values: list[float], level: float = 0.95) -> dict:
+def mean_ci(values: list[float], level: float = 0.95) -> dict[str, Any]:
     """Mean with a Student-t confidence interval (small n is the norm here).
 
     An interval of width 0 (every value the same, at :func:`at_resolution`)
@@ -122,7 +131,7 @@ ZERO_WIDTH_NOTES = frozenset({CI_NO_SPREAD, CI_NO_VARIATION, CI_FISHER_AT_ONE})
 
 
 @functools.cache
-def exact_resamples(n: int):
+def exact_resamples(n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Every bootstrap resample of ``n`` units as counts (a row per
     multiset of n draws: how often each unit is drawn) with its weight
     n!/Πcᵢ! (integers: the number of ordered draws giving it, of nⁿ).
@@ -144,7 +153,7 @@ def exact_resamples(n: int):
 
 
 @functools.cache
-def _exact_columns(n: int):
+def _exact_columns(n: int) -> NDArray[np.float64]:
     """:func:`exact_resamples`' counts by unit (a row per unit, as floats,
     contiguous): how often each resample draws unit i."""
     import numpy as np
@@ -154,7 +163,7 @@ def _exact_columns(n: int):
     return columns
 
 
-def resample_sums(values):
+def resample_sums(values: ArrayLike) -> NDArray[np.float64]:
     """Σᵢ countsᵢ·valuesᵢ for every exact resample of ``len(values)`` units
     (:func:`exact_resamples`): a vector for a vector of values, resamples x
     k for values of shape (units, k). Bit for bit what numpy gives for
@@ -201,13 +210,16 @@ def resample_sums(values):
         for term in terms[whole:]:
             found += term
     found = 0.0 + found
-    return found if values.ndim == 1 else found[:, None]
+    summed: NDArray[np.float64] = found if values.ndim == 1 else found[:, None]
+    return summed
 
 
 PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: a plain pairwise sum up to it
 
 
-def weighted_quantiles(values, weights, levels) -> list[float]:
+def weighted_quantiles(
+    values: ArrayLike, weights: ArrayLike, levels: Sequence[float]
+) -> list[float]:
     """The smallest value whose cumulative weight reaches each level (the
     quantile of a discrete distribution; ``weights`` integers or floats).
 
@@ -238,7 +250,9 @@ def weighted_quantiles(values, weights, levels) -> list[float]:
 TAIL_SORT_FROM = 256
 
 
-def _tail_quantiles(values, weights, levels) -> list[float]:
+def _tail_quantiles(
+    values: NDArray[np.float64], weights: NDArray[Any], levels: Sequence[float]
+) -> list[float]:
     """:func:`weighted_quantiles` for integer ``weights``, sorting only the
     tails that hold the levels: below a low cut when its weight reaches the
     level, above a high cut when the weight under the cut does not (one
@@ -262,7 +276,8 @@ def _tail_quantiles(values, weights, levels) -> list[float]:
         low = high = np.ones(count, dtype=bool)
         held_low, under_high = total, 0
     found: list[float] = []
-    sorted_sides: dict[bool, tuple] = {}
+    # a side: its values sorted, and the cumulative weight at each
+    sorted_sides: dict[bool, tuple[NDArray[np.float64], NDArray[Any]]] = {}
     for target in targets:
         on_low = target <= held_low
         if on_low not in sorted_sides:
@@ -534,11 +549,11 @@ def compare_paired(
     metric: str,
     a: str,
     b: str,
-    values_a: dict,
-    values_b: dict,
+    values_a: dict[str, float],
+    values_b: dict[str, float],
     count_unpaired: bool = False,
-    memo: dict | None = None,
-) -> dict:
+    memo: IntervalMemo | None = None,
+) -> dict[str, Any]:
     """Compare two methods on the sessions both have scored (diff = a − b).
     Sessions only one of them has a value for (a missing reply, an unscored
     item) are left out; with ``count_unpaired`` (a run with missing replies)
@@ -591,7 +606,7 @@ def compare_paired(
     }
 
 
-def memo_ci(memo: dict, diffs: list[float]) -> tuple[float, float] | None:
+def memo_ci(memo: IntervalMemo, diffs: list[float]) -> tuple[float, float] | None:
     """:func:`paired_bootstrap_ci` of ``diffs``, kept in ``memo`` by their
     floats' bits (two runs of the same methods often give two pairs the
     same differences: each exact bootstrap is done once)."""
@@ -603,7 +618,9 @@ def memo_ci(memo: dict, diffs: list[float]) -> tuple[float, float] | None:
     return memo[key]
 
 
-def add_min_effect(comparisons: list[dict], min_effect: float | None) -> list[dict]:
+def add_min_effect(
+    comparisons: list[dict[str, Any]], min_effect: float | None
+) -> list[dict[str, Any]]:
     """Each comparison with ``min_effect`` (a standardized paired effect dz
     the reader sets: the smallest difference worth detecting, in SDs of the
     differences) and ``sessions_for_min_effect``: the paired sessions the
@@ -651,11 +668,11 @@ HOLM_FAMILY = "metric"  # p-values are adjusted within one metric's comparisons
 
 
 def compare_all(
-    session_values: dict[str, dict[str, dict]],
+    session_values: dict[str, dict[str, dict[str, float]]],
     methods: list[str],
     max_methods: int = 12,
     count_unpaired: bool = False,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Every metric x the method pairs of :func:`method_pairs`. Holm adjusts
     the p-values within each metric across its method pairs (the family is
     the question "do methods differ on this metric?"); across every metric
@@ -671,7 +688,7 @@ def compare_all(
     """
     pairs = method_pairs(methods, max_methods)
     comparisons = []
-    memo: dict = {}  # intervals by their differences (memo_ci)
+    memo: IntervalMemo = {}  # intervals by their differences (memo_ci)
     for metric, by_method in session_values.items():
         family = [
             compare_paired(

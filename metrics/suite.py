@@ -103,7 +103,7 @@ class JudgeMode:
     prompt: str
     parse: Callable[[str], Any]  # reply text -> Verdict | NoVerdict (or None)
     format: str = ""
-    schema: dict | None = field(default=None, hash=False, compare=False)
+    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     # From a protocol (metrics/protocols.py): the prompt itself (else the
     # suite's file ``prompts/<prompt>.txt``), its dimensions and its kind of verdict.
     template: Any = field(default=None, hash=False, compare=False)
@@ -214,7 +214,9 @@ class Table:
     id: str
     title: LazyText
     columns: tuple[Column, ...]
-    rows: Callable[[dict, list[str]], list[dict]]  # (panel data, methods) -> rows
+    rows: Callable[
+        [dict[str, Any], list[str]], list[dict[str, Any]]
+    ]  # (panel data, methods) -> rows
 
 
 @dataclass(frozen=True)
@@ -226,22 +228,29 @@ class Panel:
 
 class SuiteSummary(TypedDict, total=False):
     summary: dict[str, dict[str, float | None]]  # method -> summary metric -> value
-    curves: dict[str, dict[str, list[dict]]]  # metric -> method -> points
+    curves: dict[str, dict[str, list[dict[str, Any]]]]  # metric -> method -> points
     session_values: dict[str, dict[str, dict[str, float]]]  # metric -> method -> sid
     # table column -> method -> its value's parts (metrics/basis.py), for
     # columns that are not a mean over sessions of session values
-    value_parts: dict[str, dict[str, dict]]
-    panel: dict  # JSON-ready data the panel's charts and tables read
+    value_parts: dict[str, dict[str, dict[str, Any]]]
+    panel: dict[str, Any]  # JSON-ready data the panel's charts and tables read
     # the results' "judge_validity" quantities this suite measures (None:
     # not computable from this run)
     validity: dict[str, float | int | None]
 
 
-Runner = Callable[[list[dict], list[str], Any, dict], list[ResultRow]]
+# (sessions, methods, the judge: a metrics.judging.Judge or None when none is
+# configured (Any here: judging imports this module), the run's options)
+Runner = Callable[
+    [list[dict[str, Any]], list[str], Any, dict[str, Any]], list[ResultRow]
+]
+
 # (session, methods, history window in characters, the run's options: its
 # protocol says which modes are asked) -> (judge calls, prompt characters)
 SUMMARY_SUFFIXES = ("_avg", "_rate", "_ci_low", "_ci_high")
-Estimator = Callable[[dict, list[str], int | None, dict], tuple[int, int]]
+Estimator = Callable[
+    [dict[str, Any], list[str], int | None, dict[str, Any]], tuple[int, int]
+]
 # this suite's rows (finalize passes a RowSource that reads them a part at a
 # time; tests and the interim summary pass columns; both iterate as dict
 # rows), methods
@@ -329,7 +338,7 @@ class Suite:
                 return metric.id[: -len(suffix)]
         return None
 
-    def supports(self, session: dict) -> bool:
+    def supports(self, session: dict[str, Any]) -> bool:
         """Whether one (validated) session carries what this suite needs."""
         if self.session_fields and not any(
             session.get(name) not in (None, "", [], {}) for name in self.session_fields
@@ -341,7 +350,7 @@ class Suite:
         )
 
 
-def _any_response_has(session: dict, name: str) -> bool:
+def _any_response_has(session: dict[str, Any], name: str) -> bool:
     for round_ in session.get("rounds", ()):
         for response in round_.get("responses", {}).values():
             if isinstance(response, dict) and response.get(name) is not None:

@@ -16,6 +16,8 @@ says, for each that is ``null``, why. A missing quantity is never a number.
 
 from __future__ import annotations
 
+from typing import Any
+
 from metrics import registry, report_card, self_preference
 from metrics.notes import note
 
@@ -79,7 +81,7 @@ def measuring(quantity: str) -> str:
     return quantities()[quantity][0]
 
 
-def run_context(run) -> dict:
+def run_context(run: object) -> dict[str, Any]:
     """What a run's settings say about why a quantity can be missing, the
     model families it named and its protocol's report-card thresholds."""
     from metrics import protocols
@@ -99,7 +101,7 @@ def run_context(run) -> dict:
     }
 
 
-def true_reason(name: str, code: str, context: dict) -> str:
+def true_reason(name: str, code: str, context: dict[str, Any]) -> str:
     """The reason for the run as it was: a samples = 3 run never hears "one
     judge sample per item", a panel never "one judge model", a cancelled
     run is said to be cancelled.
@@ -119,13 +121,18 @@ def true_reason(name: str, code: str, context: dict) -> str:
 
 
 def judge_validity(
-    measured: dict, suites: list[str], judge: str | None = None, context=None
-) -> dict:
+    measured: dict[str, Any],
+    suites: list[str],
+    judge: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Every quantity (None with a reason when missing); per-judge ones
     (``length_spearman``) keyed by the judge model. ``context``: what the
     run's settings were (:func:`run_context`), for reasons that are true."""
     known = quantities()
-    found: dict = {name: measured.get(name) for name in [*known, *COUNTS, *EXTRA]}
+    found: dict[str, Any] = {
+        name: measured.get(name) for name in [*known, *COUNTS, *EXTRA]
+    }
     for name in PER_JUDGE:  # rows that name no judge: the run's one judge
         value = found.get(name)
         # one value for the run: a number, or (earlier releases) one human dict
@@ -168,7 +175,7 @@ def _suite_of(quantity: str) -> str | None:
     return found[0] if found else None
 
 
-def _self_preference_missing(families: dict | None) -> str:
+def _self_preference_missing(families: dict[str, Any] | None) -> str:
     """Why a run has no self-preference estimates: it named no families,
     or (named) it was aggregated before this release."""
     if self_preference.shared(families):

@@ -23,7 +23,9 @@ import functools
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 # Drafts: everything inside a reasoning block is never a verdict source. An
 # opened block that never closes (a reply cut off while thinking) leaves
@@ -219,7 +221,9 @@ def candidates(text: str, fields: frozenset[str] = frozenset()) -> list[Candidat
     return sorted(found.values(), key=lambda c: c.start)
 
 
-def _label_of(text: str, labels: dict, start: int) -> tuple[str, int]:
+def _label_of(
+    text: str, labels: dict[int, tuple[str, int]], start: int
+) -> tuple[str, int]:
     """The label of a box at ``start`` and where its phrase starts (no
     label: "" and the box's start)."""
     for end, (word, label_start) in labels.items():
@@ -317,7 +321,7 @@ def offered_together(text: str, left: Candidate, right: Candidate) -> bool:
 _DECODER = json.JSONDecoder()  # stateless: one for every reply and thread
 
 
-def json_objects(text: str):
+def json_objects(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(start, object)`` of every JSON object in the text (fenced or not)."""
     position = text.find("{")
     while position != -1:
@@ -331,13 +335,13 @@ def json_objects(text: str):
         position = text.find("{", end)
 
 
-def json_key(key) -> str:
+def json_key(key: object) -> str:
     """A JSON key as fields are declared and looked up ("Final Score" ->
     "final_score")."""
     return str(key).strip().lower().replace(" ", "_")
 
 
-def _json_values(text: str, fields: frozenset[str]):
+def _json_values(text: str, fields: frozenset[str]) -> Iterator[tuple[int, str, str]]:
     """``(start, value, key)`` of each JSON object's verdict: a declared
     field first, else a key judges write verdicts under."""
     for start, value in json_objects(text):

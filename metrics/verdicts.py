@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Final
 
 from metrics.notes import Note, note
 from metrics.verdict_forms import (
@@ -106,14 +108,14 @@ class Kind:
     low: float = 0.0
     high: float = 0.0
     integer: bool = False
-    words: dict = field(default_factory=dict)
+    words: dict[str, Any] = field(default_factory=dict)
     # the forms the protocol's prompt asks for ("box", "brackets", "bare")
     # and the labels it writes ("total", "rating"); None: every form
-    forms: frozenset | None = None
-    labels: frozenset = frozenset()
+    forms: frozenset[str] | None = None
+    labels: frozenset[str] = frozenset()
     # the JSON fields the mode declares its verdict in ("total", "answer");
     # a verdict under any other key is on no known scale. None: every key
-    fields: frozenset | None = None
+    fields: frozenset[str] | None = None
 
     def asking(self, prompt: str, fields: Iterable[str] = ()) -> Kind:
         """This kind, told which forms and labels ``prompt`` asks for and
@@ -134,7 +136,7 @@ class Kind:
         return cls("score", float(low), float(high), integer)
 
     @classmethod
-    def choice(cls, extra: dict | None = None) -> Kind:
+    def choice(cls, extra: dict[str, Any] | None = None) -> Kind:
         return cls("choice", words={**CHOICE_WORDS, **(extra or {})})
 
 
@@ -149,8 +151,18 @@ class NoVerdict:
     note: Note
 
 
-OUT_OF_SCALE = object()  # a value of the right form that the scale excludes
-SCALE_UNCLEAR = object()  # a number, in a form the prompt did not ask, no scale
+class _Mark(Enum):
+    """What a written value is when it is no verdict on the scale."""
+
+    OUT_OF_SCALE = 1  # a value of the right form that the scale excludes
+    SCALE_UNCLEAR = 2  # a number, in a form the prompt did not ask, no scale
+
+
+OUT_OF_SCALE: Final = _Mark.OUT_OF_SCALE
+SCALE_UNCLEAR: Final = _Mark.SCALE_UNCLEAR
+# a written value: a number or a choice's word, or a mark saying why it is no
+# verdict on the scale
+Value = float | str | _Mark
 _ASKED_LABEL = re.compile(r"([^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2})\s*[:：]")
 
 
@@ -203,7 +215,7 @@ def declared(candidate: Candidate, kind: Kind) -> bool:
     return candidate.label in kind.fields
 
 
-def value_of(raw: str, kind: Kind):
+def value_of(raw: str, kind: Kind) -> Value | None:
     """The verdict a written value means; ``OUT_OF_SCALE``; or None when it
     is not a value of this kind at all (a sub-score "18/20" on a 0-100
     scale, a word that is no verdict).
@@ -231,11 +243,11 @@ def value_of(raw: str, kind: Kind):
     return value
 
 
-def read(reply: str, kind: Kind):
+def read(reply: str, kind: Kind) -> float | str | NoVerdict:
     """The verdict of a reply (a float, or a choice's word), or a
     :class:`NoVerdict` saying why there is none."""
     text = answer_text(reply)
-    valued = []
+    valued: list[tuple[Candidate, Value]] = []
     for candidate in candidates(text, kind.fields or frozenset()):
         value = value_of(candidate.raw, kind)
         numeric = _NUMBER.fullmatch(candidate.raw.strip()) is not None
@@ -271,7 +283,9 @@ def read(reply: str, kind: Kind):
     return chosen
 
 
-def _offered_together(text: str, valued: list[tuple[Candidate, object]]) -> set[int]:
+def _offered_together(
+    text: str, valued: Sequence[tuple[Candidate, object]]
+) -> set[int]:
     offered: set[int] = set()
     for index in range(len(valued) - 1):
         (left, a), (right, b) = valued[index], valued[index + 1]
@@ -280,19 +294,21 @@ def _offered_together(text: str, valued: list[tuple[Candidate, object]]) -> set[
     return offered
 
 
-def _key(value) -> str:
+def _key(value: object) -> str:
     if value is SCALE_UNCLEAR:
         return "unclear"
     return "out" if value is OUT_OF_SCALE else str(value)
 
 
-def _shown(value) -> str:
+def _shown(value: Value) -> str:
     if value is OUT_OF_SCALE or value is SCALE_UNCLEAR:
         return "?"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> dict:
+def read_parts(
+    reply: str, parts: dict[str, tuple[str, ...]], high: float
+) -> dict[str, Any]:
     """Sub-scores on [0, high] by name, from lines such as "Style: 15/20",
     "2. **Content** (0-20): 16", "Style 15, Content 16", "风格：15分" or
     JSON keys; ``parts`` maps each name to the words that may label it. The
@@ -322,7 +338,7 @@ def read_parts(reply: str, parts: dict[str, tuple[str, ...]], high: float) -> di
 
 
 @functools.cache  # a suite has a handful of parts; each reply reads all
-def _part_pattern(words: tuple[str, ...]) -> re.Pattern:
+def _part_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(word) for word in words)
     return re.compile(
         rf"(?:(?:^|\n)[ \t>#*\-•+]*(?:\d{{1,2}}[.)]\s*)?|[,;:|(，；、（]\s*)(?:{names})"

@@ -26,18 +26,26 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from functools import partial
 from statistics import fmean
-from typing import cast
+from typing import Any, cast
 
 from core.i18n import LazyText
 from core.status import RowStatus
 from metrics import protocols
 from metrics.dialogue import history, user_message
-from metrics.judging import Batch, judge_items, prompt_sizes
+from metrics.judging import (
+    Batch,
+    Judge,
+    Outcome,
+    judge_items,
+    prompt_sizes,
+    verdict_of,
+)
 from metrics.notes import note
 from metrics.prompt_fields import prompt_fields
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import (
     Chart,
     Column,
@@ -56,17 +64,21 @@ from metrics.suite import (
 )
 
 Z95 = 1.959963984540054  # scipy.special.ndtri(0.975)
+ItemKey = tuple[str, str, str, int | None]  # (metric, method, session, round)
+XKey = tuple[str, str, int | None]  # (label metric, method, inter-turns x)
 
 
-def checks_of(options: dict) -> dict[str, JudgeMode]:
+def checks_of(options: dict[str, Any]) -> dict[str, JudgeMode]:
     return protocols.from_options(options).checks
 
 
-def _keys(sessions: list[dict], methods: list[str]):
+def _keys(
+    sessions: list[dict[str, Any]], methods: list[str]
+) -> Iterator[tuple[dict[str, Any], int, RowKey]]:
     for session in sessions:
         for index, round_ in enumerate(session["rounds"]):
             for method in methods:
-                key = {
+                key: RowKey = {
                     "session_id": session["session_id"],
                     "round": round_["round"],
                     "method": method,
@@ -83,7 +95,7 @@ def needs_reference(mode: JudgeMode) -> bool:
     return "reference" in names
 
 
-def inter_turns(session: dict) -> int | None:
+def inter_turns(session: dict[str, Any]) -> int | None:
     """The number of filler turns before the judged round, when recorded."""
     found = ((session.get("meta") or {}).get("inter_turns") or {}).get("count")
     if isinstance(found, bool) or not isinstance(found, int) or found < 0:
@@ -92,7 +104,10 @@ def inter_turns(session: dict) -> int | None:
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     protocol = protocols.from_options(options)
     checks = protocol.checks
@@ -137,13 +152,15 @@ def run(
     return rows + list(_label_rows(rows, protocol, x)) + recorded
 
 
-def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
-    ok = [o for o in outcomes if o.status == RowStatus.OK]
+def _check_rows(
+    key: RowKey, mode: JudgeMode, outcomes: list[Outcome]
+) -> list[ResultRow]:
+    ok = [verdict_of(o) for o in outcomes if o.status == RowStatus.OK]
     metric = f"check@{mode.name}"
-    detail = {
+    detail: dict[str, Any] = {
         "prompt_version": mode.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
-        "reasoning": ok[0].verdict.get("reasoning") if ok else None,
+        "reasoning": ok[0].get("reasoning") if ok else None,
     }
     reasked = sum(getattr(o, "reasked", 0) for o in outcomes)
     if reasked:
@@ -154,7 +171,7 @@ def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
         unscored = any(o.status == RowStatus.UNSCORED for o in outcomes)
         status = RowStatus.UNSCORED if unscored else RowStatus.ERROR
         return [result_row(key, metric, None, status, failed.note, detail)]
-    votes = [o.verdict["score"] for o in ok]
+    votes = [verdict["score"] for verdict in ok]
     if mode.verdict.kind != "binary":
         return [result_row(key, metric, fmean(votes), detail=detail)]
     ones, zeros = votes.count(1.0), votes.count(0.0)
@@ -166,7 +183,12 @@ def _check_rows(key: dict, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
 RECORDED = "recorded_"  # rows of a recorded judge: recorded_check@<judge>@<check>
 
 
-def _recorded_rows(sessions, methods, checks: dict, x: dict):
+def _recorded_rows(
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    checks: dict[str, Any],
+    x: dict[str, Any],
+) -> Iterator[ResultRow]:
     """The verdicts judges made elsewhere on the protocol's checks, carried
     by the file (a reply's ``judges.<judge>.<check>``, ``{"value": 0 or 1,
     "scale": [0, 1]}``: PrefEval's own judge, from a run file's
@@ -192,12 +214,18 @@ def _recorded_rows(sessions, methods, checks: dict, x: dict):
                 yield result_row(key, metric, float(found["value"]), detail=detail)
 
 
-def _label_rows(rows: list[ResultRow], protocol, x: dict, prefix: str = ""):
+def _label_rows(
+    rows: list[ResultRow],
+    protocol: protocols.Protocol,
+    x: dict[str, Any],
+    prefix: str = "",
+) -> Iterator[ResultRow]:
     """Each derived label of each item from its checks' rows (one judge's
     rows: a panel's judges run the suite each); with ``prefix``
     ``recorded_``, each recorded judge's labels from its verdicts
     (``recorded_label@<judge>@<label>``)."""
-    verdicts: dict[tuple, dict[str, float | None]] = {}
+    # (judge, session, round, method) -> check -> verdict
+    verdicts: dict[tuple[str, str, int | None, str], dict[str, float | None]] = {}
     head = f"{prefix}check@"
     for row in rows:
         metric = row["metric"]
@@ -207,10 +235,10 @@ def _label_rows(rows: list[ResultRow], protocol, x: dict, prefix: str = ""):
         item = (judge, row["session_id"], row["round"], row["method"])
         verdicts.setdefault(item, {})[check] = row["value"]
     for (judge, session_id, round_, method), found in verdicts.items():
-        key = {"session_id": session_id, "round": round_, "method": method}
+        key: RowKey = {"session_id": session_id, "round": round_, "method": method}
         who = f"{judge}@" if prefix else ""
         for name, label in protocol.labels.items():
-            detail: dict = {"inter_turns": x.get(session_id)}
+            detail: dict[str, Any] = {"inter_turns": x.get(session_id)}
             if prefix:
                 detail.update(judge=judge, recorded=True)
             chosen, waiting = label.decide(found)
@@ -241,14 +269,20 @@ SUMMARY_OF = {
 }
 
 
-def _points(curve: dict, metric: str, by_x: dict, kinds: dict, unscored) -> None:
+def _points(
+    curve: dict[str, Any],
+    metric: str,
+    by_x: dict[XKey, list[float]],
+    kinds: dict[XKey, Counter[str | None]],
+    unscored: Counter[XKey],
+) -> None:
     """``metric``'s points by number of inter-turns, per method, into ``curve``."""
     for (m, method, x), values in sorted(
         by_x.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)
     ):
         if m != metric or x is None or method not in curve:
             continue
-        counted = kinds.get((metric, method, x), Counter())
+        counted = kinds.get((metric, method, x), Counter[str | None]())
         total = sum(counted.values())
         curve[method].append(
             {
@@ -263,14 +297,16 @@ def _points(curve: dict, metric: str, by_x: dict, kinds: dict, unscored) -> None
         )
 
 
-def _agreement(items: dict, methods: list[str], summary: dict) -> list[dict]:
+def _agreement(
+    items: dict[ItemKey, list[float]], methods: list[str], summary: dict[str, Any]
+) -> list[dict[str, Any]]:
     """The run's judge against each recorded judge, check by check, on the
     items both answered: per method ``check_agreement@<judge>@<check>`` (the
     share of equal verdicts) and ``check_kappa@<judge>@<check>`` (Cohen's κ;
     None when one side is constant); the table pools the methods."""
     from metrics.agreement import cohen_kappa
 
-    pairs: dict[tuple, list[tuple[float, float]]] = {}
+    pairs: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
     for (metric, method, session, round_), values in items.items():
         if not metric.startswith("recorded_check@"):
             continue
@@ -279,7 +315,7 @@ def _agreement(items: dict, methods: list[str], summary: dict) -> list[dict]:
         if own:
             pair = (fmean(own), fmean(values))
             pairs.setdefault((judge, check, method), []).append(pair)
-    table: dict[tuple, list[tuple[float, float]]] = {}
+    table: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for (judge, check, method), found in sorted(pairs.items()):
         ours, theirs = [a for a, _ in found], [b for _, b in found]
         same = sum(a == b for a, b in found) / len(found)
@@ -319,7 +355,7 @@ def wilson(successes: float, n: int) -> tuple[float | None, float | None]:
     return low, high
 
 
-def _share(values: list[float]) -> dict:
+def _share(values: list[float]) -> dict[str, Any]:
     """Mean with Wilson's interval (every value 0 or 1; never of width 0
     with an item) or Student's t (a panel's pooled fractions; null with
     ``ci_note`` ``ci_no_variation`` when every value is the same)."""
@@ -337,10 +373,10 @@ def _share(values: list[float]) -> dict:
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     """Per method: check rates, the first label's success rate overall and
     by inter-turns (curve), each label's share at each point."""
-    items: dict[tuple, list] = {}  # (metric, method, session, round) -> values
-    kinds: dict[tuple, Counter] = {}  # (label metric, method, x) -> labels
-    unscored: Counter = Counter()  # (label metric, method, x)
-    xs: dict[tuple, int | None] = {}
+    items: dict[ItemKey, list[float]] = {}  # -> values
+    kinds: dict[XKey, Counter[str | None]] = {}  # -> labels
+    unscored: Counter[XKey] = Counter()
+    xs: dict[tuple[str, int | None], int | None] = {}  # (session, round) -> x
     successes: set[str] = set()  # labels that count as a success
     for row in rows:
         metric, method = row["metric"], row["method"]
@@ -368,15 +404,15 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
         items.setdefault((metric, method, row["session_id"], row["round"]), []).append(
             row["value"]
         )
-    pooled: dict[tuple, list[float]] = {}  # (metric, method) -> item means
-    by_x: dict[tuple, list[float]] = {}  # (metric, method, x) -> item means
+    pooled: dict[tuple[str, str], list[float]] = {}  # (metric, method) -> item means
+    by_x: dict[XKey, list[float]] = {}  # (metric, method, x) -> item means
     for (metric, method, session, round_), values in items.items():
         value = fmean(values)
         pooled.setdefault((metric, method), []).append(value)
         if metric.startswith(("label@", "recorded_label@")):
             x = xs.get((session, round_))
             by_x.setdefault((metric, method, x), []).append(value)
-    summary: dict[str, dict] = {method: {} for method in methods}
+    summary: dict[str, dict[str, Any]] = {method: {} for method in methods}
     for (metric, method), values in sorted(pooled.items()):
         base, name = metric.split("@", 1)
         found = _share(values)
@@ -385,9 +421,9 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
             summary[method][f"{shown}@{name}"] = found["mean"]
     labels = sorted({m for m, _ in pooled if m.startswith("label@")})
     first = labels[0] if labels else None
-    curves: dict[str, dict[str, list[dict]]] = {}
-    shares: dict[str, dict[str, list[dict]]] = {}
-    notes: dict[str, dict] = {}
+    curves: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    shares: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    notes: dict[str, dict[str, Any]] = {}
     for metric in labels:
         name = metric.split("@", 1)[1]
         curve = curves.setdefault(f"label_rate@{name}", {m: [] for m in methods})
@@ -498,7 +534,10 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
 
 
 def estimate(
-    session: dict, methods: list[str], window: int | None, options: dict
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
 ) -> tuple[int, int]:
     """One request per check of the run's protocol per (round, method)."""
     checks = checks_of(options).values()

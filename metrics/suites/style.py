@@ -28,16 +28,19 @@ that passes is scored as a whole.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from metrics import lexicon, row_source
 from metrics.dialogue import sample_text
+from metrics.judging import Judge
 from metrics.notes import Note, note
-from metrics.rows import ResultRow, result_row, session_summary
+from metrics.rows import ResultRow, RowKey, result_row, session_summary
 from metrics.suite import Chart, Metric, Panel, Suite, SuiteSummary, SummaryRows, _l
 
 NVCS_SLICE = 256  # texts per fitted vocabulary
 MIN_LATIN_LETTERS = 2
 EMPTY = note("empty_response")
+Key = tuple[str, int | None, str]  # (session_id, round, method)
 NO_REFERENCE = note("missing_field", field="sample_dialogues")
 MIN_LATIN_SHARE = 0.5
 _LETTER = re.compile(r"[^\W\d_]")
@@ -133,14 +136,14 @@ def cmudict_problem() -> Note | None:
 
 
 def _row(
-    key: tuple,
+    key: Key,
     metric: str,
     value: float | None,
     reason: Note | None = None,
-    detail: dict | None = None,
+    detail: dict[str, Any] | None = None,
 ) -> ResultRow:
     session_id, round_, method = key
-    key_fields = {"session_id": session_id, "round": round_, "method": method}
+    key_fields: RowKey = {"session_id": session_id, "round": round_, "method": method}
     return result_row(
         key_fields,
         metric,
@@ -150,12 +153,14 @@ def _row(
     )
 
 
-def _ertd_row(key: tuple, reference: tuple, text: str) -> ResultRow:
+def _ertd_row(
+    key: Key, reference: tuple[float | None, Note | None], text: str
+) -> ResultRow:
     er_dialogue, dialogue_reason = reference
     if dialogue_reason:
         return _row(key, "ertd", None, dialogue_reason)
     er_response, reason = readability(text) if text.strip() else (None, EMPTY)
-    detail = {"er_dialogue": er_dialogue, "er_response": er_response}
+    detail: dict[str, Any] = {"er_dialogue": er_dialogue, "er_response": er_response}
     value = (
         None
         if reason or er_dialogue is None or er_response is None
@@ -165,10 +170,11 @@ def _ertd_row(key: tuple, reference: tuple, text: str) -> ResultRow:
 
 
 def session_rows(
-    session: dict, methods: list[str], problem: Note | None
+    session: dict[str, Any], methods: list[str], problem: Note | None
 ) -> list[ResultRow]:
     """NVCS and ERTD rows of one session; Er(D) is computed once."""
-    keys, texts = [], []
+    keys: list[Key] = []
+    texts: list[str] = []
     for round_ in session["rounds"]:
         for method in methods:
             keys.append((session["session_id"], round_["round"], method))
@@ -187,7 +193,10 @@ def session_rows(
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Rows of a chunk (no judge needed; ``judge`` and ``options`` unused)."""
     problem = cmudict_problem()

@@ -5,24 +5,34 @@ are in :mod:`metrics.suites.alignment.summary`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from statistics import fmean, pstdev
 from typing import Any
 
+from core.i18n import LazyText
 from core.status import RowStatus
 from metrics import protocols
 from metrics.dialogue import History, history, user_message
-from metrics.judging import Batch, judge_items, prompt_sizes
+from metrics.judging import (
+    Batch,
+    Judge,
+    JudgeItem,
+    Outcome,
+    judge_items,
+    prompt_sizes,
+    verdict_of,
+)
 from metrics.notes import note
 from metrics.prompt_fields import prompt_fields
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import (
     Chart,
     Format,
     JudgeMode,
     JudgeUse,
     LazyModes,
+    Level,
     Metric,
     Panel,
     ProtocolMode,
@@ -56,7 +66,7 @@ def _default_modes() -> tuple[JudgeMode, JudgeMode]:
 # read on first use: reading a protocol runs the checker, which reads the
 # registry of suites (this one among them)
 MODES = LazyModes(_default_modes)
-_LAZY = {
+_LAZY: dict[str, Callable[[], object]] = {
     "ALIGNMENT": lambda: MODES[0],
     "BINARY": lambda: MODES[1],
     "parse_alignment": lambda: MODES[0].parse,
@@ -71,20 +81,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def modes_of(options: dict) -> dict[str, JudgeMode]:
+def modes_of(options: dict[str, Any]) -> dict[str, JudgeMode]:
     """``{name: mode}`` of the run's protocol that this suite asks."""
     found = protocols.from_options(options).modes
     return {name: found[name] for name in ("alignment", "binary") if name in found}
 
 
 def request_items(
-    session: dict,
+    session: dict[str, Any],
     method: str,
     index: int,
     samples: int,
     history_text: str | None = None,
     modes: Sequence[JudgeMode] = MODES,
-) -> dict:
+) -> dict[JudgeMode, list[JudgeItem]]:
     """``{mode: [JudgeItem per sample]}`` for one (session, round, method);
     ``history_text`` is the method's dialogue so far (whole when not given)."""
     round_ = session["rounds"][index]
@@ -102,16 +112,16 @@ def request_items(
 
 
 def rows_from_outcomes(
-    key: dict, mode: JudgeMode, outcomes: list, truncated: int = 0
+    key: RowKey, mode: JudgeMode, outcomes: list[Outcome], truncated: int = 0
 ) -> list[ResultRow]:
     """Rows for one (session, round, method) and mode from its samples;
     ``truncated``: turns of history left out of the prompt."""
-    ok = [o for o in outcomes if o.status == RowStatus.OK]
+    ok = [verdict_of(o) for o in outcomes if o.status == RowStatus.OK]
     detail: dict[str, Any] = {
         "prompt_version": mode.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
-        "reasoning": ok[0].verdict.get("reasoning") if ok else None,
-        "flags": sorted({f for o in ok for f in o.verdict.get("flags", [])}),
+        "reasoning": ok[0].get("reasoning") if ok else None,
+        "flags": sorted({f for verdict in ok for f in verdict.get("flags", [])}),
     }
     if truncated:
         detail["history_truncated"] = truncated
@@ -131,8 +141,11 @@ def rows_from_outcomes(
     return _alignment_rows(key, ok, detail, mode.dimensions)
 
 
-def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
-    votes = [o.verdict["score"] for o in ok]
+def _binary_row(
+    key: RowKey, ok: list[dict[str, Any]], detail: dict[str, Any]
+) -> ResultRow:
+    """``ok``: the verdicts of the samples that scored."""
+    votes = [verdict["score"] for verdict in ok]
     ones, zeros = votes.count(1.0), votes.count(0.0)
     if ones == zeros:
         return result_row(key, "binary", None, note=note("samples_tied"), detail=detail)
@@ -140,9 +153,12 @@ def _binary_row(key: dict, ok: list, detail: dict) -> ResultRow:
 
 
 def _alignment_rows(
-    key: dict, ok: list, detail: dict, dimensions: tuple[str, ...] = DIMENSIONS
+    key: RowKey,
+    ok: list[dict[str, Any]],
+    detail: dict[str, Any],
+    dimensions: tuple[str, ...] = DIMENSIONS,
 ) -> list[ResultRow]:
-    totals = [o.verdict["score"] for o in ok]
+    totals = [verdict["score"] for verdict in ok]
     detail = {**detail, "spread": pstdev(totals) if len(totals) > 1 else 0.0}
     flag = note("sum_mismatch") if "sum_mismatch" in detail["flags"] else None
     rows = [result_row(key, "al", fmean(totals), note=flag, detail=detail)]
@@ -154,7 +170,9 @@ def _alignment_rows(
         ]
     for dimension in dimensions:
         values = [
-            o.verdict["parts"][dimension] for o in ok if dimension in o.verdict["parts"]
+            verdict["parts"][dimension]
+            for verdict in ok
+            if dimension in verdict["parts"]
         ]
         value = fmean(values) if values else None
         missing = None if values else note("dimension_missing")
@@ -163,7 +181,10 @@ def _alignment_rows(
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Each method's history is built turn by turn within the
     ``history_chars`` window (older turns dropped first, recorded on the
@@ -206,7 +227,7 @@ def run(
         for method in methods:
             window = History(budget)
             for index, round_ in enumerate(session["rounds"]):
-                key = {
+                key: RowKey = {
                     "session_id": session["session_id"],
                     "round": round_["round"],
                     "method": method,
@@ -239,7 +260,12 @@ def run(
     return facts + rows + batch.flush()
 
 
-def _lacking(sessions, methods, options: dict, modes: dict):
+def _lacking(
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    options: dict[str, Any],
+    modes: dict[str, JudgeMode],
+) -> Iterator[ResultRow]:
     """``not_applicable`` rows of what the run's protocol does not ask: the
     binary verdict, the dimensions (MT-Bench and ALOE have neither)."""
     missing = [] if "binary" in modes else ["binary"]
@@ -260,7 +286,10 @@ def _lacking(sessions, methods, options: dict, modes: dict):
 
 
 def estimate(
-    session: dict, methods: list[str], window: int | None, options: dict
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
 ) -> tuple[int, int]:
     """Judge calls and prompt characters of one session, per sample: a
     request per (round, method) and mode the run's protocol asks (two by
@@ -296,11 +325,11 @@ def estimate(
     return calls, chars
 
 
-def _criteria(options: dict) -> dict[str, JudgeMode]:
+def _criteria(options: dict[str, Any]) -> dict[str, JudgeMode]:
     return protocols.from_options(options).criteria()
 
 
-def _keys(sessions: list[dict], methods: list[str]):
+def _keys(sessions: list[dict[str, Any]], methods: list[str]) -> Iterator[RowKey]:
     for session in sessions:
         for round_ in session["rounds"]:
             for method in methods:
@@ -311,7 +340,13 @@ def _keys(sessions: list[dict], methods: list[str]):
                 }
 
 
-def _metric(metric_id: str, label, level, bounds, **extra) -> Metric:
+def _metric(
+    metric_id: str,
+    label: LazyText,
+    level: Level,
+    bounds: tuple[float, float] | None,
+    **extra: Any,
+) -> Metric:
     return Metric(metric_id, label, level, True, bounds, needs_judge=True, **extra)
 
 

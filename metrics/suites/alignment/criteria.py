@@ -40,9 +40,10 @@ from typing import Any
 
 from core.status import RowStatus
 from metrics.items import JUDGE_SCORES
+from metrics.judging import Outcome, verdict_of
 from metrics.notes import note
 from metrics.prompt_fields import _dict, meta_fields
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import JudgeMode
 
 
@@ -52,7 +53,7 @@ def score_metric(mode: JudgeMode) -> str:
     return f"{JUDGE_SCORES}{mode.criterion}:{int(kind.low)}-{int(kind.high)}"
 
 
-def named(session: dict) -> list[str] | None:
+def named(session: dict[str, Any]) -> list[str] | None:
     """The criteria a session names (None: it names none)."""
     meta = _dict(session.get("meta"))
     listed = meta.get("criteria")
@@ -62,14 +63,14 @@ def named(session: dict) -> list[str] | None:
     return [dimension] if isinstance(dimension, str) and dimension else None
 
 
-def asked(session: dict, modes: dict[str, JudgeMode]) -> list[JudgeMode]:
+def asked(session: dict[str, Any], modes: dict[str, JudgeMode]) -> list[JudgeMode]:
     """The criterion modes a session is asked, in the protocol's order."""
     wanted = named(session)
     return [mode for name, mode in modes.items() if wanted is None or name in wanted]
 
 
 def rows_from_outcomes(
-    key: dict, mode: JudgeMode, outcomes: list, truncated: int = 0
+    key: RowKey, mode: JudgeMode, outcomes: list[Outcome], truncated: int = 0
 ) -> list[ResultRow]:
     """The criterion's row of one (session, round, method): the mean of its
     samples' scores; ``unscored`` (with the reply and why) when none read."""
@@ -81,7 +82,7 @@ def rows_from_outcomes(
         "scale": [int(kind.low), int(kind.high)],
         "prompt_version": mode.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
-        "reasoning": ok[0].verdict.get("reasoning") if ok else None,
+        "reasoning": verdict_of(ok[0]).get("reasoning") if ok else None,
     }
     if truncated:
         detail["history_truncated"] = truncated
@@ -94,19 +95,20 @@ def rows_from_outcomes(
         unscored = any(o.status == RowStatus.UNSCORED for o in outcomes)
         status = RowStatus.UNSCORED if unscored else RowStatus.ERROR
         return [result_row(key, metric, None, status, failed.note, detail)]
-    scores = [o.verdict["score"] for o in ok]
+    scores = [verdict_of(o)["score"] for o in ok]
+
     detail["spread"] = pstdev(scores) if len(scores) > 1 else 0.0
     return [result_row(key, metric, fmean(scores), detail=detail)]
 
 
-def no_judge_rows(key: dict, modes: list[JudgeMode]) -> list[ResultRow]:
+def no_judge_rows(key: RowKey, modes: list[JudgeMode]) -> list[ResultRow]:
     """Without a judge: each asked criterion ``not_configured``."""
     return [
         result_row(key, score_metric(m), None, note=note("no_judge")) for m in modes
     ]
 
 
-def context_chars(session: dict, modes: list[JudgeMode]) -> int:
+def context_chars(session: dict[str, Any], modes: list[JudgeMode]) -> int:
     """The characters the criterion ``modes`` add to one round's requests
     beyond the fields every mode has: the character, the reference and the
     file's earlier turns, in each mode whose template names them (the cost

@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
-from metrics import columns, row_source, stats
+from metrics import row_source, stats
 from metrics.agreement import cohen_kappa, kendall, spearman
 from metrics.columns import RowColumns
 from metrics.correlation_ci import criterion_agreement
@@ -57,11 +58,15 @@ from metrics.items import (
     lookup,
     paired,
 )
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suites.alignment import rank_checks
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
-def fact_rows(key: dict, response: dict) -> list[ResultRow]:
+
+def fact_rows(key: RowKey, response: dict[str, Any]) -> list[ResultRow]:
     """The response's length and its human labels, when present."""
     rows = [result_row(key, "response_chars", float(len(response["text"])))]
     human = response.get("human") or {}
@@ -133,7 +138,7 @@ def criterion_scale(metric: str) -> tuple[str, list[int]]:
     return criterion, [int(low), int(high)]
 
 
-def validity(rows: Rows) -> dict:
+def validity(rows: Rows) -> dict[str, Any]:
     """Each check reads only its own metrics' rows (one part at a time);
     beside each quantity ``<quantity>_n``, what it rests on (responses or
     items; the human agreement carries its own n)."""
@@ -159,7 +164,9 @@ def validity(rows: Rows) -> dict:
     }
 
 
-def _weights(by_method: dict | None, counted: dict | None) -> dict | None:
+def _weights(
+    by_method: dict[str, Any] | None, counted: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """``{judge: n}``: the responses behind a judge's combined ρ (those of
     the methods that have a ρ, as it weighs them).
 
@@ -198,7 +205,8 @@ def inter_judge_alpha_n(rows: Rows) -> tuple[float | None, int | None]:
 
 
 def _inter_judge_alpha(items: Items, al: Scored) -> tuple[float | None, int]:
-    np = columns._numpy()
+    import numpy as np
+
     judges = np.unique(items.judge(al.keys)).tolist()
     units, raters = np.unique(al.keys // items.size["judge"], return_counts=True)
     units = units[raters >= 2]
@@ -209,7 +217,8 @@ def _inter_judge_alpha(items: Items, al: Scored) -> tuple[float | None, int]:
 
 
 def _alpha(
-    rows: list[list[float]], level: Literal["interval", "ordinal"] = "interval"
+    rows: Sequence[Sequence[float]] | Sequence[NDArray[np.float64]],
+    level: Literal["interval", "ordinal"] = "interval",
 ) -> float | None:
     """Krippendorff's α (``level``: interval or ordinal) of coders x units
     (NaN: not rated); None when undefined (no variation, no unit rated
@@ -241,7 +250,7 @@ def samples_alpha(rows: Rows) -> dict[str, float | None] | None:
     return samples_alpha_n(rows)[0]
 
 
-def samples_alpha_n(rows: Rows) -> tuple[dict | None, dict | None]:
+def samples_alpha_n(rows: Rows) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """:func:`samples_alpha` and ``{judge: n}``, the items sampled twice or
     more (None with one sample)."""
     items = Items(row_source.part(rows, (), (SAMPLES,)))
@@ -255,7 +264,8 @@ def samples_alpha_n(rows: Rows) -> tuple[dict | None, dict | None]:
 
 
 def _samples_alpha(items: Items, judge: int) -> tuple[float | None, int]:
-    np = columns._numpy()
+    import numpy as np
+
     table = items.table
     by_sample: dict[int, list[str]] = defaultdict(list)
     for metric in table.names["metric"].names:
@@ -275,12 +285,13 @@ def _samples_alpha(items: Items, judge: int) -> tuple[float | None, int]:
     return _alpha(coded), twice
 
 
-def _rows_of(table: RowColumns, metrics: list[str]):
-    np = columns._numpy()
+def _rows_of(table: RowColumns, metrics: list[str]) -> NDArray[np.intp]:
+    import numpy as np
+
     return np.unique(np.concatenate([table.where(metric) for metric in metrics]))
 
 
-def _human(rows: Rows) -> dict | None:
+def _human(rows: Rows) -> dict[str, Any] | None:
     """``{judge: agreement}`` with the human labels, each judge on its own:
     pooling a panel pairs every labelled response once per judge (two judges
     10 points apart gave ρ 0.78 where each alone has 1.0). ``n`` counts the
@@ -317,7 +328,8 @@ def _human(rows: Rows) -> dict | None:
         mine_binary = _labels_for(items, human_binary, index)
         judged, labelled = paired(al, mine_al)
         votes, labels = paired(binary, mine_binary)
-        np = columns._numpy()
+        import numpy as np
+
         both = np.union1d(
             np.intersect1d(al.keys, mine_al.keys),
             np.intersect1d(binary.keys, mine_binary.keys),
@@ -341,7 +353,7 @@ def _human(rows: Rows) -> dict | None:
 
 def _criteria(
     items: Items, criteria: list[str], judge: int, judged_on: list[str] | None = None
-) -> dict:
+) -> dict[str, Any]:
     """``{criterion: {spearman, kendall, n, scale, keys, source}}``: the
     judge's score of each criterion on the criterion's own scale (a
     protocol's criterion mode: ``judge_score@…``, ``source`` "criterion",
@@ -349,6 +361,8 @@ def _criteria(
     scores, else its AL against them (``source`` "al": ranks only, the two
     scales need not be the same); ``keys``, the items, taken out by
     :func:`_labelled_items`."""
+    import numpy as np
+
     al = _of_judge(items, items.scored("al"), judge)
     found = {}
     for metric in criteria:
@@ -374,17 +388,19 @@ def _criteria(
             "scale": scale,
             "source": source,
             **criterion_agreement(judged, labelled, same_scale=same),
-            "keys": columns._numpy().intersect1d(values.keys, labels.keys),
+            "keys": np.intersect1d(values.keys, labels.keys),
         }
     return found
 
 
-def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
+def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict[str, Any]:
     """``{judge: {recorded: True, n, scores}}``: each recorded judge's
     verdicts against the human scores of the same criterion and scale, item
     by item (both are stored with no judge of the run, or the human scores
     once per live judge: read per item, whatever judge)."""
-    found: dict = {}
+    import numpy as np
+
+    found: dict[str, Any] = {}
     for metric in recorded:
         judge, human = recorded_judge(metric)
         if human not in criteria:
@@ -402,7 +418,7 @@ def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
             "criterion": criterion,
             "scale": scale,
             **criterion_agreement(judged, labelled, same_scale=scale),
-            "keys": columns._numpy().intersect1d(mine.keys, labels.keys),
+            "keys": np.intersect1d(mine.keys, labels.keys),
         }
     for entry in found.values():
         entry["n"] = _labelled_items(entry["scores"])
@@ -410,7 +426,7 @@ def _recorded(items: Items, recorded: list[str], criteria: list[str]) -> dict:
     return found
 
 
-def _alpha_with_live(items: Items, found: dict) -> None:
+def _alpha_with_live(items: Items, found: dict[str, Any]) -> None:
     """Beside each recorded judge's criterion, ``alpha_with``: ``{live
     judge: {alpha, n, level}}``, Krippendorff's α of the recorded verdicts
     and a judge of the run's own scores of the same criterion and scale
@@ -418,7 +434,8 @@ def _alpha_with_live(items: Items, found: dict) -> None:
     value is a point of the scale, else ``interval`` (a recorded mean of
     samples, 2.4, is between points). Left out when no judge of the run
     scored the criterion."""
-    np = columns._numpy()
+    import numpy as np
+
     for judge, entry in found.items():
         for key, scores in entry["scores"].items():
             theirs = _by_item(items, items.scored(f"{RECORDED}{judge}@{key}"))
@@ -451,7 +468,8 @@ def _alpha_with_live(items: Items, found: dict) -> None:
 
 def _by_item(items: Items, scored: Scored) -> Scored:
     """Values by item whatever judge stored them (the first of an item's)."""
-    np = columns._numpy()
+    import numpy as np
+
     keys, first = np.unique(scored.keys // items.size["judge"], return_index=True)
     return Scored(keys, scored.values[first])
 
@@ -464,14 +482,16 @@ def recorded_judges(rows: Rows) -> list[str] | None:
     return sorted({recorded_judge(names[code])[0] for code in codes}) or None
 
 
-def _labelled_items(scores: dict) -> int:
+def _labelled_items(scores: dict[str, Any]) -> int:
     """The items with a human score the judge scored (each once), with the
     item numbers dropped from ``scores``."""
+    import numpy as np
+
     keys = [found.pop("keys") for found in scores.values()]
-    return len(columns._numpy().unique(columns._numpy().concatenate(keys)))
+    return len(np.unique(np.concatenate(keys)))
 
 
-def base_rate(labels) -> float | None:
+def base_rate(labels: Iterable[float]) -> float | None:
     """The majority class's share of binary labels: the agreement a judge
     that always answers the commoner label reaches (read beside κ).
 
@@ -489,7 +509,8 @@ def _labels_for(items: Items, labels: Scored, judge: int) -> Scored:
     """The human labels as judge ``judge``'s items: a label stored with no
     judge (as runs store them) stands beside every judge's score of the
     item; one stored under a judge (an earlier release) beside that one's."""
-    np = columns._numpy()
+    import numpy as np
+
     of = items.judge(labels.keys)
     keys, values = labels.keys[of == judge], labels.values[of == judge]
     if "" in items.judges and items.judges.index("") != judge:
@@ -511,7 +532,7 @@ def _of_judge(items: Items, scored: Scored, judge: int) -> Scored:
 SCALE_RATIO = 2.0
 
 
-def judge_offsets(rows: Rows) -> dict | None:
+def judge_offsets(rows: Rows) -> dict[str, Any] | None:
     """``{judge: {offset, n, ci_low, ci_high, spread_ratio, note}}`` of a
     panel: per judge, the mean signed difference of its AL from the mean of
     the panel's other judges on the items it and at least one other judge
@@ -541,7 +562,8 @@ def judge_offsets(rows: Rows) -> dict | None:
         return None
     items = Items(row_source.part(rows, ["al"]))
     al = items.scored("al")
-    np = columns._numpy()
+    import numpy as np
+
     judges = np.unique(items.judge(al.keys)).tolist()
     if len(judges) < 2:
         return None
@@ -568,11 +590,14 @@ def judge_offsets(rows: Rows) -> dict | None:
     return found
 
 
-def _spread_ratio(mine, others) -> float | None:
+def _spread_ratio(
+    mine: NDArray[np.float64], others: NDArray[np.float64]
+) -> float | None:
     """SD of a judge's scores over the SD of each other judge's scores on the
     same items (their mean); None when undefined (under two items, or the
     others do not vary)."""
-    np = columns._numpy()
+    import numpy as np
+
     if len(mine) < 2:
         return None
     spreads = [
@@ -582,7 +607,7 @@ def _spread_ratio(mine, others) -> float | None:
     return float(np.std(mine, ddof=1)) / theirs if theirs > 0 else None
 
 
-def _offset_note(judge: str, found: dict) -> dict | None:
+def _offset_note(judge: str, found: dict[str, Any]) -> dict[str, Any] | None:
     low, high, ratio = found["ci_low"], found["ci_high"], found["spread_ratio"]
     if ratio is not None and not 1 / SCALE_RATIO <= ratio <= SCALE_RATIO:
         return {

@@ -29,10 +29,17 @@ and they are solved exactly in rationals.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
-from metrics import columns, row_source
+from metrics import row_source
 from metrics.items import LENGTH, Items, Rows
+from metrics.row_source import Pairs
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 
 
 def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]:
@@ -42,11 +49,14 @@ def length_controlled(rows: Rows, methods: list[str]) -> dict[str, float | None]
     return fit(rows, methods)[0]
 
 
-def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
+def fit(
+    rows: Rows, methods: list[str]
+) -> tuple[dict[str, float | None], dict[str, Any]]:
     """``al_lc`` per method and, for the methods without one, why (summary
     notes: too few items for the regression, lengths that never vary within
     a method, or a method with no scored item)."""
-    np = columns._numpy()
+    import numpy as np
+
     first = _Pass(methods)
     for names, _al, chars in _items(rows):
         first.count(names, np.log1p(chars))
@@ -69,7 +79,7 @@ def fit(rows: Rows, methods: list[str]) -> tuple[dict[str, float | None], dict]:
     return values, {}
 
 
-def _items(rows: Rows):
+def _items(rows: Rows) -> Iterator[Pairs]:
     """Batches ``(methods, al, chars)`` of the items with both, each item
     (session, round, method) once: where a panel's judges scored it, its
     ``al`` is the mean of theirs (as in AL(k): ``row_source.item_groups``),
@@ -80,7 +90,8 @@ def _items(rows: Rows):
     ):  # one row per item: the database pairs them
         yield from rows.reader.pairs(*LENGTH, rows.judge)
         return
-    np = columns._numpy()
+    import numpy as np
+
     items = Items(row_source.part(rows, LENGTH))
     al, chars = items.scored("al"), items.scored("response_chars")
     keys, at_al, at_chars = np.intersect1d(
@@ -98,9 +109,12 @@ def _items(rows: Rows):
     yield names.tolist(), means, chars.values[at_chars][first]
 
 
-def _listed(names: list[str], methods: set[str]):
+def _listed(
+    names: list[str], methods: set[str]
+) -> tuple[NDArray[np.object_], NDArray[np.bool_]]:
     """The names of the run's listed methods (an array) and where they are."""
-    np = columns._numpy()
+    import numpy as np
+
     keep = np.fromiter((name in methods for name in names), bool, len(names))
     return np.asarray(names, dtype=object)[keep], keep
 
@@ -114,7 +128,7 @@ class _Pass:
         self.methods, self.counts = set(methods), Counter[str]()
         self.logs, self.span = ExactSum(), dict[str, tuple[float, float]]()
 
-    def count(self, names: list[str], logs) -> None:
+    def count(self, names: list[str], logs: NDArray[np.float64]) -> None:
         kept, keep = _listed(names, self.methods)
         logs = logs[keep]
         self.logs.add(logs)
@@ -137,7 +151,13 @@ class _Sums:
         self.log, self.log2, self.al, self.al_log = (ExactSum() for _ in range(4))
         self.by = {m: (ExactSum(), ExactSum()) for m in present[1:]}  # log, al
 
-    def add(self, names: list[str], al, logs, methods: list[str]) -> None:
+    def add(
+        self,
+        names: list[str],
+        al: NDArray[np.float64],
+        logs: NDArray[np.float64],
+        methods: list[str],
+    ) -> None:
         named, keep = _listed(names, set(methods))
         al, logs = al[keep], logs[keep]
         self.log.add(logs)
@@ -149,7 +169,9 @@ class _Sums:
             log.add(logs[mine])
             al_sum.add(al[mine])
 
-    def normal_equations(self, n: int, counts) -> tuple[list, list]:
+    def normal_equations(
+        self, n: int, counts: Mapping[str, int]
+    ) -> tuple[list[list[Fraction]], list[Fraction]]:
         size = len(self.present) + 1
         gram = [[Fraction(0)] * size for _ in range(size)]
         gram[0][0] = Fraction(n)
@@ -180,8 +202,9 @@ class ExactSum:
     def __init__(self) -> None:
         self.total = 0
 
-    def add(self, values) -> None:
-        np = columns._numpy()
+    def add(self, values: ArrayLike) -> None:
+        import numpy as np
+
         mantissas, exponents = np.frexp(np.asarray(values, dtype=float))
         whole = (mantissas * 2.0**53).astype(np.int64)  # exact: 53-bit integers
         for exponent in np.unique(exponents).tolist():

@@ -26,9 +26,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-from metrics import columns, row_source
+from metrics import row_source
 from metrics.items import LENGTH, MODES, Items, Rows, Scored, paired
+from metrics.row_source import RankedBatch
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class RankSums:
@@ -37,7 +44,7 @@ class RankSums:
     def __init__(self) -> None:
         self.n = self.x = self.y = self.xx = self.yy = self.xy = 0
 
-    def add(self, rx, ry) -> None:
+    def add(self, rx: NDArray[np.int64], ry: NDArray[np.int64]) -> None:
         """Add numpy int64 arrays (a batch: the sums fit in 64 bits)."""
         self.n += len(rx)
         self.x, self.y = self.x + int(rx.sum()), self.y + int(ry.sum())
@@ -58,7 +65,9 @@ class RankSums:
         return math.copysign(root / (1 << 106), common)  # within 2**-106 of r
 
 
-def length_spearman(rows: Rows) -> tuple[dict | None, dict | None, dict | None]:
+def length_spearman(
+    rows: Rows,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
     """``({judge: ρ}, {judge: {method: ρ}}, {judge: {method: n}})`` ("" for
     a run whose rows name no judge; n: the responses with both a length and
     an AL). ρ is computed *within* each method — pooling methods would read
@@ -69,7 +78,8 @@ def length_spearman(rows: Rows) -> tuple[dict | None, dict | None, dict | None]:
     for judges, rx, _, ry, methods in _ranked(
         rows, LENGTH, per_judge=True, per_method=True
     ):
-        np = columns._numpy()
+        import numpy as np
+
         named = np.asarray(judges, dtype=object)
         owned = np.asarray(methods, dtype=object)
         for judge, method in set(zip(judges, methods, strict=True)):
@@ -86,7 +96,11 @@ def length_spearman(rows: Rows) -> tuple[dict | None, dict | None, dict | None]:
     return combined, dict(by_method), dict(counts)
 
 
-def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
+def _weighted(
+    per_method: dict[str, float | None],
+    sums: Mapping[tuple[str, str], RankSums],
+    judge: str,
+) -> float | None:
     scored = [
         (sums[(judge, m)].n, rho) for m, rho in per_method.items() if rho is not None
     ]
@@ -94,12 +108,13 @@ def _weighted(per_method: dict, sums: dict, judge: str) -> float | None:
     return math.fsum(n * rho for n, rho in scored) / total if total else None
 
 
-def cross_mode_auc(rows: Rows) -> tuple[dict | None, dict | None]:
+def cross_mode_auc(rows: Rows) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """``({judge: AUC}, {judge: n})`` of the judge's AL for its own verdict
     1 against 0, each judge on its own (a panel's judges differ in scale);
     None for a judge with one class. n: the responses with both."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # ones, zeros, R1
-    np = columns._numpy()
+    import numpy as np
+
     for judges, rx, verdicts, _, _ in _ranked(rows, MODES, per_judge=True):
         named = np.asarray(judges, dtype=object)
         for judge in set(judges):
@@ -120,13 +135,13 @@ def cross_mode_auc(rows: Rows) -> tuple[dict | None, dict | None]:
 
 def _ranked(
     rows: Rows, metrics: tuple[str, str], per_judge: bool, per_method: bool = False
-):
+) -> Iterator[RankedBatch]:
     """Batches ``(judges, 2·rank of x, y, 2·rank of y, methods)`` of the
     items with both, ranked within each judge (and method) or overall."""
     if isinstance(rows, row_source.RowSource):
         yield from rows.reader.ranks(*metrics, per_judge, rows.judge, per_method)
         return
-    np = columns._numpy()
+    import numpy as np
     from scipy.stats import rankdata
 
     items = Items(row_source.part(rows, metrics))

@@ -20,12 +20,13 @@ scores, which is what the original public tool got wrong:
 from __future__ import annotations
 
 from statistics import fmean
+from typing import Any
 
 from metrics import row_source, stats
+from metrics.items import Rows
 from metrics.rows import session_means
 from metrics.suite import SuiteSummary
 from metrics.suites.alignment import judge_checks, length_control
-from metrics.suites.alignment.judge_checks import Rows
 
 # the five parts of an AL verdict, 0-20 each
 DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversation")
@@ -37,12 +38,14 @@ DIMENSIONS = ("style", "content", "naturalness", "personalization", "conversatio
 MIN_ROUND_SESSIONS = 3
 
 
-def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]:
+def curves(
+    rows: Rows, metric: str, methods: list[str]
+) -> dict[str, list[dict[str, Any]]]:
     """Per method, ``metric``'s curve: the mean of its scored values over
     sessions at each round k, with CI (one round's values at a time). A
     panel's judges are pooled per item first (their mean), so n counts
     sessions (``row_source.item_groups``)."""
-    points: dict[str, list[dict]] = {method: [] for method in methods}
+    points: dict[str, list[dict[str, Any]]] = {method: [] for method in methods}
     for method, k, values, _ in row_source.item_groups(rows, metric):
         if method not in points:
             continue
@@ -56,7 +59,7 @@ def curves(rows: Rows, metric: str, methods: list[str]) -> dict[str, list[dict]]
     return points
 
 
-def sparse_rounds(points: list[dict]) -> list[int]:
+def sparse_rounds(points: list[dict[str, Any]]) -> list[int]:
     """The rounds of a curve left out of its average and line: those resting
     on fewer than ``MIN_ROUND_SESSIONS`` sessions, the bar lowered to the most
     sessions any round rests on, so a file of one or two sessions keeps an
@@ -73,7 +76,7 @@ def sparse_rounds(points: list[dict]) -> list[int]:
     return [p["k"] for p in points if p["n"] < bar]
 
 
-def normalized(points: list[dict]) -> list[dict] | None:
+def normalized(points: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """N-AL(k) = (AL(k) − min) / (max − min); undefined when max = min.
 
     >>> [p["mean"] for p in normalized([{"k": 1, "mean": 40.0, "n": 2},
@@ -97,7 +100,9 @@ def normalized(points: list[dict]) -> list[dict] | None:
     ]
 
 
-def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
+def _curve_summary(
+    points: list[dict[str, Any]], prefix: str
+) -> dict[str, float | None]:
     """The mean of the curve and its least-squares line over the rounds in
     the average (``in_average``), and the mean and slope over every round
     (``<prefix>_avg_all_rounds``, ``<prefix>_slope_all_rounds``). R² is left
@@ -128,7 +133,9 @@ def _curve_summary(points: list[dict], prefix: str) -> dict[str, float | None]:
     }
 
 
-def curve_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]:
+def curve_notes(
+    points: list[dict[str, Any]], found: dict[str, Any], prefix: str
+) -> dict[str, dict[str, Any]]:
     """Why the line's values of a curve are null (summary notes): one round
     has no line, two rounds have no meaningful R², a flat curve has no
     variance for R² to explain. A curve with no point says nothing: its
@@ -158,7 +165,9 @@ def curve_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]
     return said
 
 
-def _line_notes(points: list[dict], found: dict, prefix: str) -> dict[str, dict]:
+def _line_notes(
+    points: list[dict[str, Any]], found: dict[str, Any], prefix: str
+) -> dict[str, dict[str, Any]]:
     """:func:`curve_notes` of the rounds in the average."""
     if len(points) == 1:
         code = {"code": "curve_one_round"}
@@ -183,7 +192,9 @@ def _session_slopes(rows: Rows, methods: list[str]) -> dict[str, list[float]]:
     return slopes
 
 
-def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
+def _al_summary(
+    rows: Rows, methods: list[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Per method: the AL(k) curve and its statistics, the session slopes,
     and why a statistic of the curve is null (summary notes), the mean
     session slope too: with AL scored but no session of two scored rounds
@@ -217,7 +228,7 @@ def _al_summary(rows: Rows, methods: list[str]) -> tuple[dict, dict, dict]:
     return found, points, said
 
 
-def _binary_rates(rows: Rows, methods: list[str]) -> dict:
+def _binary_rates(rows: Rows, methods: list[str]) -> dict[str, Any]:
     """Per method, the share of its scored verdicts that are 1."""
     totals = {method: [0.0, 0] for method in methods}
     for method, _, votes, _ in row_source.groups(rows, "binary", "round"):
@@ -227,7 +238,9 @@ def _binary_rates(rows: Rows, methods: list[str]) -> dict:
     return {m: total / n if n else None for m, (total, n) in totals.items()}
 
 
-def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
+def _value_parts(
+    rows: Rows, methods: list[str], points: dict[str, Any]
+) -> dict[str, Any]:
     """The parts (``metrics/basis.py``) of AL average (per round k in the
     average, the session's AL and 1) and of the keep-chatting rate (the
     session's yes share per item and its items): what their Δ intervals and
@@ -237,7 +250,7 @@ def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
     judges, an item of the second weighed two and the permutation p moved
     (witness: 3/4, printed 0.25). ``points`` are the AL curves: their
     sparse rounds are left out here as in the average."""
-    found: dict[str, dict] = {"al_avg": {}, "binary_rate": {}}
+    found: dict[str, dict[str, Any]] = {"al_avg": {}, "binary_rate": {}}
     left_out = {
         m: {p["k"] for p in drawn if not p["in_average"]} for m, drawn in points.items()
     }
@@ -247,12 +260,14 @@ def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
         ):
             if method not in methods:
                 continue
-            by_round: dict = {}  # a panel's judges pooled per item first
+            # a panel's judges pooled per item first
+            by_round: dict[int | None, list[float]] = {}
             for value, k in zip(values, rounds, strict=True):
                 if column == "al_avg" and k in left_out.get(method, ()):
                     continue
                 by_round.setdefault(k, []).append(value)
-            strata: dict = {}
+            strata: dict[int | None, tuple[float, float]] = {}
+
             for k, item in by_round.items():
                 stratum = k if column == "al_avg" else None
                 num, den = strata.get(stratum, (0.0, 0.0))
@@ -262,7 +277,7 @@ def _value_parts(rows: Rows, methods: list[str], points: dict) -> dict:
     return found
 
 
-def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict:
+def _dimension_means(rows: Rows, methods: list[str], dimension: str) -> dict[str, Any]:
     """Per method: the mean over rounds of the dimension's curve."""
     found = curves(rows, f"al_{dimension}", methods)
     return {
@@ -283,7 +298,7 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     dimensions = {d: _dimension_means(rows, methods, d) for d in DIMENSIONS}
     length_controlled, lc_noted = length_control.fit(rows, methods)
     summary: dict[str, dict[str, float | None]] = {}
-    charted: dict[str, dict[str, list[dict]]] = {"al": {}, "nal": {}}
+    charted: dict[str, dict[str, list[dict[str, Any]]]] = {"al": {}, "nal": {}}
     for method in methods:
         charted["al"][method] = points[method]
         charted["nal"][method] = normalized(points[method]) or []
@@ -319,16 +334,20 @@ def summarize(rows: Rows, methods: list[str]) -> SuiteSummary:
     }
 
 
-def _panel(points: dict, dimensions: dict, said: dict) -> dict:
+def _panel(
+    points: dict[str, Any], dimensions: dict[str, Any], said: dict[str, Any]
+) -> dict[str, Any]:
     """The panel's data: why a chart is empty, and (when some is) why a
     summary value is null (``metrics.results.summary_notes``)."""
-    panel: dict = {"reasons": _chart_reasons(points, dimensions)}
+    panel: dict[str, Any] = {"reasons": _chart_reasons(points, dimensions)}
     if said:
         panel["notes"] = said
     return panel
 
 
-def _chart_reasons(points: dict, dimensions: dict) -> dict:
+def _chart_reasons(
+    points: dict[str, Any], dimensions: dict[str, Any]
+) -> dict[str, Any]:
     """Why a chart has nothing to draw although AL was scored (else the
     panel's own "needs a configured judge" is the true reason).
 

@@ -33,6 +33,7 @@ the first reply; 0.5 is no preference).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -42,9 +43,16 @@ from core.status import RowStatus
 from dataset.replies import replied
 from metrics import protocols, stats
 from metrics.dialogue import FIRST_MESSAGE
-from metrics.judging import Batch, judge_items, prompt_sizes
-from metrics.notes import note
-from metrics.rows import ResultRow, result_row
+from metrics.judging import (
+    Batch,
+    Judge,
+    Outcome,
+    judge_items,
+    prompt_sizes,
+    verdict_of,
+)
+from metrics.notes import Note, note
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import (
     Chart,
     Column,
@@ -94,7 +102,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def mode_of(options: dict) -> JudgeMode | None:
+def mode_of(options: dict[str, Any]) -> JudgeMode | None:
     return protocols.from_options(options).modes.get("pairwise")
 
 
@@ -104,7 +112,11 @@ def reconcile(first: float, second: float) -> tuple[float, bool]:
     return (first, True) if first == second else (0.5, False)
 
 
-def validate_baseline(value):
+# (session, round index, method a, method b): one comparison to judge
+Pair = tuple[dict[str, Any], int, str, str]
+
+
+def validate_baseline(value: object) -> str | None:
     if value in (None, ""):
         return None
     if not isinstance(value, str) or len(value) > 255:
@@ -112,7 +124,7 @@ def validate_baseline(value):
     return value
 
 
-def pairs(methods: list[str], options: dict) -> list[tuple[str, str]]:
+def pairs(methods: list[str], options: dict[str, Any]) -> list[tuple[str, str]]:
     """Each method against the baseline, or every pair (each against the
     first beyond ``MAX_COMPARED_METHODS``)."""
     baseline = options.get("pairwise_baseline")
@@ -121,7 +133,7 @@ def pairs(methods: list[str], options: dict) -> list[tuple[str, str]]:
     return stats.method_pairs(methods, DEFAULTS["MAX_COMPARED_METHODS"])
 
 
-def shared_history(session: dict, index: int, budget: int | None) -> str:
+def shared_history(session: dict[str, Any], index: int, budget: int | None) -> str:
     """The user's messages before round ``index``, newest kept within budget."""
     lines = [f"User: {r['user_message']}" for r in session["rounds"][:index]]
     kept: list[str] = []
@@ -132,7 +144,7 @@ def shared_history(session: dict, index: int, budget: int | None) -> str:
     return "\n".join(kept) or FIRST_MESSAGE
 
 
-def _fields(session: dict, index: int, budget) -> dict:
+def _fields(session: dict[str, Any], index: int, budget: int | None) -> dict[str, Any]:
     return {
         "profile": session["user_profile"],
         "personality": session["user_personality"],
@@ -142,7 +154,10 @@ def _fields(session: dict, index: int, budget) -> dict:
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     compared = pairs(methods, options)
     baseline = options.get("pairwise_baseline")
@@ -186,7 +201,7 @@ def run(
     return rows + batch.flush()
 
 
-def _row_keys(sessions: list[dict], methods: list[str]):
+def _row_keys(sessions: list[dict[str, Any]], methods: list[str]) -> Iterator[RowKey]:
     for session in sessions:
         for round_ in session["rounds"]:
             for method in filter(partial(replied, round_), methods):
@@ -197,10 +212,15 @@ def _row_keys(sessions: list[dict], methods: list[str]):
                 }
 
 
-def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]:
+def _both(
+    key: Pair,
+    value: float | None,
+    reason: Note | None = None,
+    detail: dict[str, Any] | None = None,
+) -> list[ResultRow]:
     """Method a's row against b and b's mirror row against a."""
     session, index, a, b = key
-    where = {
+    where: RowKey = {
         "session_id": session["session_id"],
         "round": session["rounds"][index]["round"],
     }
@@ -226,7 +246,7 @@ def _both(key, value: float | None, reason=None, detail=None) -> list[ResultRow]
     ]
 
 
-def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
+def _rows(key: Pair, mode: JudgeMode, outcomes: list[Outcome]) -> list[ResultRow]:
     session, index, a, b = key
     responses = session["rounds"][index]["responses"]
     detail: dict[str, Any] = {
@@ -244,13 +264,16 @@ def _rows(key: tuple, mode: JudgeMode, outcomes: list) -> list[ResultRow]:
     if failed:
         detail["raw"] = failed[0].raw
         return _both(key, None, failed[0].note, detail)
-    first, swapped = (o.verdict["score"] for o in outcomes)
+    first, swapped = (verdict_of(o)["score"] for o in outcomes)
     value, consistent = reconcile(first, 1.0 - swapped)
     return _both(key, value, None, {**detail, "consistent": consistent})
 
 
 def estimate(
-    session: dict, methods: list[str], window: int | None, options: dict
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
 ) -> tuple[int, int]:
     """Two calls (both orders) per (round, pair of methods); none when the
     run's protocol has no pairwise mode (ALOE).
@@ -289,7 +312,10 @@ CI_FREE: dict[str, Any] = {"ranked": False, "in_table": False, "source": "pairwi
 
 
 def _interval_ends(
-    stem: str, label: LazyText, bounds: tuple | None, fmt: Format = Format.SCORE
+    stem: str,
+    label: LazyText,
+    bounds: tuple[float, float] | None,
+    fmt: Format = Format.SCORE,
 ) -> list[Metric]:
     """``<stem>_ci_low`` and ``_ci_high``: the value's label, a judge's work,
     neither ranked nor a table column of their own."""

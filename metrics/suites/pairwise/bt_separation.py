@@ -9,8 +9,14 @@ the data; the pairwise suite reports the separation instead.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def separation(wins, methods: list[str]) -> dict | None:
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+def separation(wins: NDArray[np.float64], methods: list[str]) -> dict[str, Any] | None:
     """When some methods won every comparison against the rest (or lost
     every one), no finite maximum-likelihood strength exists: the groups
     nobody outside beat and the groups that never beat anyone outside.
@@ -45,7 +51,10 @@ def separation(wins, methods: list[str]) -> dict | None:
         for g in range(len(groups))
         if g not in beaten_from_outside and g not in beats_outside
     }
-    names = lambda picked: sorted(methods[i] for g in picked for i in groups[g])  # noqa: E731
+
+    def names(picked: list[int]) -> list[str]:
+        return sorted(methods[i] for g in picked for i in groups[g])
+
     if alone:  # never compared across: no sweep to report, a gap in the design
         linked = [g for g in range(len(groups)) if g not in alone]
         apart = [names([g]) for g in sorted(alone)] + (

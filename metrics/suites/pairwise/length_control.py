@@ -41,14 +41,21 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from metrics.stats import BOOTSTRAP_SEED, CI_NO_SPREAD, spread_or_none
 from metrics.suites.pairwise import ranking
 from metrics.suites.pairwise.bt_separation import separation
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 Comparison = tuple[str, str, str, float, int, int]
+# (session, round, method, opponent) of one comparison
+Item = tuple[str, int | None, str, str]
 LEVEL = 0.95
 
 
@@ -70,7 +77,7 @@ def _sigmoid(x: float) -> float:
     return small / (1.0 + small)
 
 
-def shift(found: dict) -> float | None:
+def shift(found: dict[str, Any]) -> float | None:
     """The length effect as a change of win probability: P(win) of a reply
     longer by ``s`` against an equally strong one, minus 0.5 (σ(γ·tanh 1) −
     0.5; ±0.5 when the length separates the verdicts).
@@ -79,15 +86,19 @@ def shift(found: dict) -> float | None:
     (0.1817, -0.5)
     """
     if found.get("separated") == "length":
-        return 0.5 * found["direction"]
+        direction: int = found["direction"]
+        return 0.5 * direction
     gamma = found.get("gamma")
     return None if gamma is None else _sigmoid(gamma * math.tanh(1.0)) - 0.5
 
 
-def _length_direction(y, delta, weights) -> int:
+def _length_direction(
+    y: NDArray[np.float64], delta: NDArray[np.float64], weights: NDArray[np.float64]
+) -> int:
     """+1 when the longer reply won every comparison of unequal lengths
     (none a tie), −1 when the shorter did, else 0."""
-    np = _np()
+    import numpy as np
+
     unequal = (delta != 0) & (weights > 0)
     if not unequal.any():
         return 0
@@ -99,35 +110,56 @@ def _length_direction(y, delta, weights) -> int:
     return 0
 
 
-def _np():
+def _wins(
+    ia: NDArray[np.intp],
+    ib: NDArray[np.intp],
+    y: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    size: int,
+) -> NDArray[np.float64]:
     import numpy as np
 
-    return np
-
-
-def _wins(ia, ib, y, weights, size: int):
-    np = _np()
     pair = ia * size + ib
     won = np.bincount(pair, weights=weights * y, minlength=size * size)
     lost = np.bincount(pair, weights=weights * (1.0 - y), minlength=size * size)
-    return won.reshape(size, size) + lost.reshape(size, size).T
+    wins = won.reshape(size, size) + lost.reshape(size, size).T
+    # bincount with weights counts in float64 (numpy's stubs say intp)
+    return cast("NDArray[np.float64]", wins)
 
 
-def _objective(ia, ib, t, y, w, beta, gamma) -> float:
-    np = _np()
+def _objective(
+    ia: NDArray[np.intp],
+    ib: NDArray[np.intp],
+    t: NDArray[np.float64],
+    y: NDArray[np.float64],
+    w: NDArray[np.float64],
+    beta: NDArray[np.float64],
+    gamma: float,
+) -> float:
+    import numpy as np
+
     eta = beta[ia] - beta[ib] + gamma * t
     ll = -(w * (y * np.logaddexp(0.0, -eta) + (1.0 - y) * np.logaddexp(0.0, eta))).sum()
     penalty = ranking.BT_ALPHA / 2 * (math.fsum(float(b) ** 2 for b in beta) + gamma**2)
     return float(ll) - penalty
 
 
-def fit(ia, ib, t, y, w, size: int, baseline: int):
+def fit(
+    ia: NDArray[np.intp],
+    ib: NDArray[np.intp],
+    t: NDArray[np.float64],
+    y: NDArray[np.float64],
+    w: NDArray[np.float64],
+    size: int,
+    baseline: int,
+) -> tuple[list[float], float] | None:
     """(β, γ) maximising Σ w [y log σ(η) + (1 − y) log σ(−η)] − α/2 (Σβ² +
     γ²) with η = β_a − β_b + γ t and β_baseline = 0, by Newton's method with
     step halving (as ``ranking.fit``). Sums are numpy's elementwise products,
     ``bincount`` and sums along one axis (no BLAS: the same bits whatever the
     thread count); the linear system is solved in plain floats."""
-    np = _np()
+    import numpy as np
+
     free = [i for i in range(size) if i != baseline]
     beta, gamma = np.zeros(size), 0.0
     value = _objective(ia, ib, t, y, w, beta, gamma)
@@ -135,8 +167,9 @@ def fit(ia, ib, t, y, w, size: int, baseline: int):
         eta = beta[ia] - beta[ib] + gamma * t
         p = 1.0 / (1.0 + np.exp(-eta))
         r, q = w * (y - p), w * p * (1.0 - p)
-        grad_beta = np.bincount(ia, r, size) - np.bincount(ib, r, size)
-        grad_beta -= ranking.BT_ALPHA * beta
+        grad_beta = (
+            np.bincount(ia, r, size) - np.bincount(ib, r, size)
+        ) - ranking.BT_ALPHA * beta
         grad_gamma = float((r * t).sum()) - ranking.BT_ALPHA * gamma
         pair = np.bincount(ia * size + ib, q, size * size).reshape(size, size)
         diag = np.bincount(ia, q, size) + np.bincount(ib, q, size)
@@ -186,7 +219,8 @@ class _Data:
     """The comparisons as arrays over the methods' indices."""
 
     def __init__(self, comparisons: list[Comparison], methods: list[str], scale: float):
-        np = _np()
+        import numpy as np
+
         index = {m: i for i, m in enumerate(methods)}
         self.sessions = sorted({c[0] for c in comparisons})
         where = {s: i for i, s in enumerate(self.sessions)}
@@ -199,7 +233,9 @@ class _Data:
         self.size = len(methods)
 
 
-def _estimate(data: _Data, weights, baseline: int) -> dict:
+def _estimate(
+    data: _Data, weights: NDArray[np.float64], baseline: int
+) -> dict[str, Any]:
     """The fit with these comparison weights (a bootstrap's session counts):
     ``{"beta", "gamma", "separated", "direction"}``; ``separated`` is
     ``"bt"`` when some methods won or lost everything (no finite strengths
@@ -207,7 +243,8 @@ def _estimate(data: _Data, weights, baseline: int) -> dict:
     unequal lengths (module docstring), ``"equal"`` when no two replies
     compared differ in length (γ is not identified: the strengths are
     Bradley–Terry's)."""
-    np = _np()
+    import numpy as np
+
     size, names = data.size, [str(i) for i in range(data.size)]
     wins = _wins(data.ia, data.ib, data.y, weights, size)
     if separation(wins, names) is not None:
@@ -233,19 +270,25 @@ def _estimate(data: _Data, weights, baseline: int) -> dict:
     return {"beta": beta, "gamma": gamma, "separated": None, "direction": 0}
 
 
-def estimate(comparisons: list[Comparison], methods: list[str], baseline: str) -> dict:
+def estimate(
+    comparisons: list[Comparison], methods: list[str], baseline: str
+) -> dict[str, Any]:
     """The fit on every comparison (see :func:`_estimate`), with ``scale``."""
-    np = _np()
+    import numpy as np
+
     scale = length_scale(comparisons)
     data = _Data(comparisons, methods, scale or 1.0)
     found = _estimate(data, np.ones(len(comparisons)), methods.index(baseline))
     return {**found, "scale": scale}
 
 
-def _session_shares(data: _Data, beta, weights) -> list[float | None]:
+def _session_shares(
+    data: _Data, beta: Sequence[float], weights: NDArray[np.float64]
+) -> list[float | None]:
     """Per method, the mean over sessions (each counted ``weights`` times)
     of the session's mean of σ(β_m − β_o) over the method's comparisons."""
-    np = _np()
+    import numpy as np
+
     size = data.size
     prob = 1.0 / (
         1.0 + np.exp(-(np.asarray(beta)[:, None] - np.asarray(beta)[None, :]))
@@ -301,7 +344,8 @@ def longer_won_share(comparisons: list[Comparison]) -> tuple[float | None, int]:
 
 
 def _quantiles(draws: list[float], tail: float) -> tuple[float, float]:
-    np = _np()
+    import numpy as np
+
     low, high = np.quantile(draws, [tail, 1 - tail])
     return float(low), float(high)
 
@@ -327,7 +371,8 @@ def length_controlled(
     >>> found["resamples_separated"], found["methods"]["A"]["winrate_lc"]["ci_low"]
     (41, None)
     """
-    np = _np()
+    import numpy as np
+
     scale = length_scale(comparisons)
     base = methods.index(baseline)
     data = _Data(comparisons, methods, scale or 1.0)
@@ -362,14 +407,14 @@ def length_controlled(
     tail = (1 - LEVEL) / 2
     limit = ranking.SEPARATED_SHARE * resamples
 
-    def interval(draws, missing: int):
+    def interval(draws: list[float], missing: int) -> tuple[float | None, float | None]:
         if not draws or missing > limit:
             return None, None
         # an interval of width 0 (the baseline's strength, 0 in every
         # resample) is not shown as one: None, None with ci_no_spread
         return spread_or_none(*_quantiles(draws, tail)) or (None, None)
 
-    def note_of(draws, missing: int, low) -> dict:
+    def note_of(draws: list[float], missing: int, low: float | None) -> dict[str, Any]:
         shown = low is not None or not draws or missing > limit
         return {} if shown else {"ci_note": CI_NO_SPREAD}
 
@@ -378,10 +423,10 @@ def length_controlled(
         if point["beta"] is not None
         else [None] * len(methods)
     )
-    per_method: dict[str, dict] = {}
+    per_method: dict[str, dict[str, Any]] = {}
     for i, method in enumerate(methods):
         bt_low, bt_high = interval([b[i] for b in betas], no_strength)
-        kept = [r[i] for r in rates if r[i] is not None]
+        kept = [rate for r in rates if (rate := r[i]) is not None]
         rate_low, rate_high = interval(kept, no_strength + len(rates) - len(kept))
         per_method[method] = {
             "bt_lc": {
@@ -432,7 +477,9 @@ LONGER_KEYS = (
 )
 
 
-def comparisons(items: dict[tuple, dict]) -> tuple[list[Comparison], int]:
+def comparisons(
+    items: dict[Item, dict[str, Any]],
+) -> tuple[list[Comparison], int]:
     """The comparisons with both replies' lengths, from ``{(session, round,
     method, opponent): {"values": [...], "chars": [own, opponent] | None}}``
     (each comparison's primary row; a panel's judges' values averaged), and
@@ -461,19 +508,19 @@ def summary_part(
     lacking: int,
     methods: list[str],
     baseline: str,
-    split: dict | None,
+    split: dict[str, Any] | None,
     raw: dict[str, float | None],
-    winrate_ci,
-) -> dict:
+    winrate_ci: Callable[[list[float]], dict[str, Any]],
+) -> dict[str, Any]:
     """``{"summary": {method: {key: value}}, "notes": {method: {key: note}},
     "validity": {"length_pairwise_effect": dict | None}, "panel": {...}}``.
     ``raw``: each method's raw win rate; ``winrate_ci``: the raw win rate's
     interval rule (mean of per-session shares, bootstrap), reused for the
     "longer reply wins" rate."""
-    summary: dict[str, dict] = {
+    summary: dict[str, dict[str, Any]] = {
         m: dict.fromkeys(LC_KEYS + LONGER_KEYS) for m in methods
     }
-    notes: dict[str, dict] = {}
+    notes: dict[str, dict[str, Any]] = {}
     effect = None
     if lacking or not found:
         none: dict[str, Any] = (
@@ -571,7 +618,7 @@ def summary_part(
     }
 
 
-def table_rows(panel: dict, methods: list[str]) -> list[dict]:
+def table_rows(panel: dict[str, Any], methods: list[str]) -> list[dict[str, Any]]:
     """The dashboard's length-control table: one row per method with a
     raw win rate (the panel data ``length_control.methods``).
 
@@ -593,7 +640,7 @@ def table_rows(panel: dict, methods: list[str]) -> list[dict]:
     ]
 
 
-def _no_flat_interval(row: dict) -> dict:
+def _no_flat_interval(row: dict[str, Any]) -> dict[str, Any]:
     for prefix in ("pairwise_winrate_lc", "bt_lc"):
         low, high = row.get(f"{prefix}_ci_low"), row.get(f"{prefix}_ci_high")
         if low is not None and high is not None and spread_or_none(low, high) is None:

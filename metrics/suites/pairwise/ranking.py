@@ -22,9 +22,14 @@ from __future__ import annotations
 import math
 import sys
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from metrics.stats import BOOTSTRAP_SEED, CI_NO_SPREAD, spread_or_none
 from metrics.suites.pairwise.bt_separation import separation
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 BT_RESAMPLES = 500
 SEPARATED_SHARE = 0.05  # of BT resamples separated, past which no CI is given
@@ -36,7 +41,9 @@ BT_ALPHA = 1e-4
 Outcome = tuple[str, str, str, float]
 
 
-def win_matrix(outcomes: list[Outcome], methods: list[str]) -> dict[str, dict]:
+def win_matrix(
+    outcomes: list[Outcome], methods: list[str]
+) -> dict[str, dict[str, float]]:
     """``{a: {b: share of a's comparisons with b it won}}`` (ties count half).
 
     >>> win_matrix([("s", "A", "B", 1.0), ("s", "A", "B", 0.5)], ["A", "B"])
@@ -53,7 +60,9 @@ def win_matrix(outcomes: list[Outcome], methods: list[str]) -> dict[str, dict]:
     }
 
 
-def wins_tensor(outcomes: list[Outcome], methods: list[str]):
+def wins_tensor(
+    outcomes: list[Outcome], methods: list[str]
+) -> tuple[list[str], NDArray[np.float64]]:
     """(sessions, ``W``): ``W[s, i, j]`` = comparisons method i won against
     method j in session s, ties counting half for each side."""
     import numpy as np
@@ -83,7 +92,7 @@ def bt_strengths(
     return {method: float(fitted[i]) for i, method in enumerate(methods)}
 
 
-def fit(wins, baseline: int):
+def fit(wins: NDArray[np.float64], baseline: int) -> list[float] | None:
     """Maximum likelihood of Bradley–Terry on a wins matrix (``W[i, j]``: i
     over j), maximising Σ W_ij log σ(β_i − β_j) − ``BT_ALPHA``/2 Σ β² with
     β_baseline = 0, by Newton's method with step halving, in plain Python
@@ -150,14 +159,16 @@ def _objective(won: list[list[float]], beta: list[float]) -> float:
     return math.fsum(terms) - BT_ALPHA / 2 * math.fsum(b * b for b in beta)
 
 
-def _derivatives(won, beta, free):
+def _derivatives(
+    won: list[list[float]], beta: list[float], free: list[int]
+) -> tuple[list[float], list[list[float]]]:
     """The penalized objective's gradient and its negated Hessian, over the
     free strengths."""
     size = len(won)
     weight = [[0.0] * size for _ in range(size)]  # n_ij p_ij (1 − p_ij)
-    gradient = []
+    gradient: list[float] = []
     for i in free:
-        parts = []
+        parts: list[float] = []
         for j in range(size):
             games = won[i][j] + won[j][i]
             if j == i or not games:
@@ -194,7 +205,7 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return solution
 
 
-def _connected(wins) -> bool:
+def _connected(wins: NDArray[np.float64]) -> bool:
     linked = (wins + wins.T) > 0
     seen, todo = {0}, [0]
     while todo:
@@ -207,7 +218,7 @@ def _connected(wins) -> bool:
 
 def bt_with_ci(
     outcomes: list[Outcome], methods: list[str], baseline: str, level: float = 0.95
-) -> dict[str, dict]:
+) -> dict[str, dict[str, Any]]:
     """``{method: {"mean", "ci_low", "ci_high", "n", "resamples_separated"}}``:
     the fit and its percentile bootstrap interval over sessions (n =
     sessions compared). A resample in which some methods won, or lost,
@@ -254,7 +265,7 @@ def bt_with_ci(
     usable = draws and separated <= SEPARATED_SHARE * resamples
     low, high = np.quantile(draws, [tail, 1 - tail], axis=0) if usable else (None, None)
     counts = _sessions_per_method(outcomes)
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for i, method in enumerate(methods):
         ends = None
         if low is not None and high is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from statistics import fmean
+from typing import TYPE_CHECKING, Any
 
 from metrics import row_source, stats
 from metrics.columns import RowColumns
@@ -15,6 +16,11 @@ from metrics.suite import (
 )
 from metrics.suites.pairwise import length_control, ranking
 from metrics.suites.pairwise.bt_separation import separation
+from metrics.suites.pairwise.length_control import Item
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 # -- summary ---------------------------------------------------------------
@@ -31,7 +37,9 @@ def bt_baseline(outcomes: list[ranking.Outcome], methods: list[str]) -> str:
     return common[0] if len(common) == 1 else methods[0]  # two methods: the first
 
 
-def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | None:
+def _separation(
+    outcomes: list[ranking.Outcome], methods: list[str]
+) -> dict[str, Any] | None:
     """The separation of the compared methods, as note parameters."""
     present = [m for m in methods if any(m in (a, b) for _s, a, b, _v in outcomes)]
     if len(present) < 2:
@@ -48,7 +56,7 @@ def _separation(outcomes: list[ranking.Outcome], methods: list[str]) -> dict | N
     }
 
 
-def _winrate_ci(shares: list[float]) -> dict:
+def _winrate_ci(shares: list[float]) -> dict[str, Any]:
     """The mean of per-session win shares, with a 95% percentile bootstrap
     interval over sessions (``stats.paired_bootstrap_ci``: exact under ten
     sessions, else the same fixed seed and resamples), which stays within
@@ -70,7 +78,9 @@ def _winrate_ci(shares: list[float]) -> dict:
     }
 
 
-def _with_winrate_notes(notes: dict, winrates: dict) -> dict:
+def _with_winrate_notes(
+    notes: dict[str, Any], winrates: dict[str, Any]
+) -> dict[str, Any]:
     """``notes`` with a ``ci_no_spread`` note on the win-rate interval's
     ends of each method whose interval has no width."""
     for method, found in winrates.items():
@@ -82,13 +92,16 @@ def _with_winrate_notes(notes: dict, winrates: dict) -> dict:
     return notes
 
 
-def _separation_code(split: dict) -> str:
+def _separation_code(split: dict[str, Any]) -> str:
     return "bt_disconnected" if "groups" in split else "bt_separation"
 
 
 def bt_notes(
-    strengths: dict, split: dict | None, outcomes: list, methods: list[str]
-) -> dict[str, dict]:
+    strengths: dict[str, Any],
+    split: dict[str, Any] | None,
+    outcomes: list[ranking.Outcome],
+    methods: list[str],
+) -> dict[str, dict[str, Any]]:
     """``{method: {"bt_score": note, ...}}`` (its interval's ends too) for
     each method without a strength: why (summary notes,
     ``metrics.results.summary_notes``).
@@ -115,7 +128,7 @@ def bt_notes(
     }
 
 
-def _left_out_notes(strengths: dict) -> dict[str, dict]:
+def _left_out_notes(strengths: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Beside each end of a Bradley–Terry interval, how many resamples it
     left out (separated: no finite strengths), or why it has none (more
     than ``ranking.SEPARATED_SHARE`` of them were; width 0, as the
@@ -148,7 +161,7 @@ def _left_out_notes(strengths: dict) -> dict[str, dict]:
     return said
 
 
-def validity(details: Iterable[dict | None]) -> dict:
+def validity(details: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
     """Position bias of the judge over the scored comparisons (each once),
     from the details of the scored rows.
 
@@ -169,17 +182,19 @@ def validity(details: Iterable[dict | None]) -> dict:
     }
 
 
-def _notes(said: dict) -> dict:
+def _notes(said: dict[str, Any]) -> dict[str, Any]:
     return {"notes": said} if said else {}
 
 
-def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
+def _outcomes(
+    rows: RowColumns, found: NDArray[np.intp], details: list[dict[str, Any] | None]
+) -> list[ranking.Outcome]:
     """(session, method, opponent, value) of each comparison, once (its
     primary row), in the order the rows arrived. With a judge panel, per
     item first (docs/metrics/README.md): the judges' mean value of each
     (session, round, pair), so W counts comparisons, not the verdicts of
     every judge (which only weighed the penalty less)."""
-    by_item: dict[tuple, list[float]] = {}
+    by_item: dict[Item, list[float]] = {}
     for session, k, method, metric, value, detail in zip(
         rows.strings("session", found),
         rows.rounds(found),
@@ -198,10 +213,12 @@ def _outcomes(rows: RowColumns, found, details: list) -> list[ranking.Outcome]:
     ]
 
 
-def _length_items(rows: RowColumns, found, details: list) -> dict[tuple, dict]:
+def _length_items(
+    rows: RowColumns, found: NDArray[np.intp], details: list[dict[str, Any] | None]
+) -> dict[Item, dict[str, Any]]:
     """Each comparison's values (a panel's judges) and the replies' lengths
     its primary row recorded (``detail.chars``; None in earlier runs)."""
-    items: dict[tuple, dict] = {}
+    items: dict[Item, dict[str, Any]] = {}
     for session, k, method, metric, value, detail in zip(
         rows.strings("session", found),
         rows.rounds(found),
@@ -237,7 +254,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
         else {}
     )
     summary: dict[str, dict[str, float | None]] = {}
-    winrates: dict[str, dict] = {}
+    winrates: dict[str, dict[str, Any]] = {}
     for method in methods:
         shares = per_session.get(method, {})
         # by session id: the seeded resamples draw by position

@@ -38,10 +38,12 @@ seed leaves open:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from metrics import row_source
+from metrics.judging import Judge
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row, session_summary
+from metrics.rows import ResultRow, RowKey, result_row, session_summary
 from metrics.suite import (
     Chart,
     Format,
@@ -75,7 +77,7 @@ ROW_METRICS = (*COMPONENTS, "quality")
 
 
 # -- overall ----------------------------------------------------------------
-def validate_weights(weights: dict | None) -> dict[str, float]:
+def validate_weights(weights: dict[str, Any] | None) -> dict[str, float]:
     """The run's weights: the defaults, or a dict with exactly the five
     component keys, non-negative numbers summing to 1 (within 1e-9).
 
@@ -106,7 +108,7 @@ def validate_weights(weights: dict | None) -> dict[str, float]:
 
 
 def score_response(
-    text: str, prompt: str, weights: dict | None = None
+    text: str, prompt: str, weights: dict[str, Any] | None = None
 ) -> dict[str, Score]:
     """``{metric: Score}`` for the five components and the weighted quality.
 
@@ -140,14 +142,17 @@ def _score(reply: Reply, ask: Ask, weights: dict[str, float]) -> dict[str, Score
 
 
 # -- suite interface ----------------------------------------------------------
-def _row(key: dict, metric: str, score: Score) -> ResultRow:
+def _row(key: RowKey, metric: str, score: Score) -> ResultRow:
     return result_row(
         key, metric, score.value, note=score.note, detail=score.detail or None
     )
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Rows for every (session, round, method); the judge is not used. The
     prompt is the response's own ``user_message`` when set, else the round's."""
@@ -160,7 +165,12 @@ def run(
         sid = session["session_id"]
         for round_ in session["rounds"]:
             for method in methods:
-                key = {"session_id": sid, "round": round_["round"], "method": method}
+                key: RowKey = {
+                    "session_id": sid,
+                    "round": round_["round"],
+                    "method": method,
+                }
+
                 response = round_["responses"][method]
                 prompt = response.get("user_message") or round_["user_message"]
                 ask = asks.get(prompt) or asks.setdefault(prompt, rules.ask(prompt))

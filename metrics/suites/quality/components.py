@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from functools import lru_cache
 from itertools import compress
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from metrics.notes import Note, note
 from metrics.suites.quality import rules
@@ -29,7 +29,7 @@ NO_PROMPT = note("prompt_has_no_words")
 
 class Score(NamedTuple):
     value: float | None
-    detail: dict
+    detail: dict[str, Any]
     note: Note | None = None
 
 
@@ -37,7 +37,7 @@ def _zeros(*parts: str) -> Score:
     return Score(0.0, {"empty_response": True, **dict.fromkeys(parts, 0.0)})
 
 
-def _mean_of(detail: dict, *parts: str) -> Score:
+def _mean_of(detail: dict[str, Any], *parts: str) -> Score:
     values = [detail[part] for part in parts]
     return Score(math.fsum(values) / len(values), detail)  # fmean's own sum
 

@@ -27,12 +27,13 @@ The parsers are in ``verdicts.py``, the attribute matching in
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from core.status import RowStatus
 from metrics.dialogue import History, sample_text, user_message
-from metrics.judging import Batch, judge_items, template_chars
+from metrics.judging import Batch, Judge, JudgeItem, judge_items, template_chars
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import (
     Chart,
     Column,
@@ -75,11 +76,11 @@ EMPTY_ATTRIBUTES = note("empty_field", field="attributes")  # present, but []
 
 
 # -- judge items and rows -----------------------------------------------------
-def attributes_of(session: dict) -> list[str]:
+def attributes_of(session: dict[str, Any]) -> list[str]:
     return [a.strip() for a in session.get("attributes") or () if a.strip()]
 
 
-def scene(session: dict, method: str, budget: int | None = None) -> History:
+def scene(session: dict[str, Any], method: str, budget: int | None = None) -> History:
     """The method's scene, every user message and its reply, within the
     history budget (the earliest turns are dropped first)."""
     window = History(budget)
@@ -90,8 +91,8 @@ def scene(session: dict, method: str, budget: int | None = None) -> History:
 
 
 def request_items(
-    session: dict, method: str, samples: int, scene_text: str | None = None
-) -> dict[str, list]:
+    session: dict[str, Any], method: str, samples: int, scene_text: str | None = None
+) -> dict[str, list[JudgeItem]]:
     """``{mode name: [JudgeItem per sample]}``; ALMP modes only with attributes."""
     attributes = attributes_of(session)
     fields = {
@@ -108,7 +109,10 @@ OK, UNSCORED, ERROR = RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Judge items go out in bounded batches (``metrics.judging.Batch``)."""
     samples, budget = int(options.get("samples", 1)), options.get("history_chars")
@@ -117,7 +121,11 @@ def run(
     for session in sessions:
         attributes = attributes_of(session)
         for method in methods:
-            key = {"session_id": session["session_id"], "round": None, "method": method}
+            key: RowKey = {
+                "session_id": session["session_id"],
+                "round": None,
+                "method": method,
+            }
             if not attributes:
                 said = (
                     NO_ATTRIBUTES
@@ -138,7 +146,10 @@ def run(
 
 
 def estimate(
-    session: dict, methods: list[str], window: int | None, options: dict
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
 ) -> tuple[int, int]:
     """Judge calls and prompt characters of one session, per sample: JERA,
     and the two ALMP requests when the session lists attributes (whatever

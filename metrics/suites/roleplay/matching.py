@@ -3,9 +3,16 @@ observed in the scene: exact, WordNet senses, fuzzy, never a negation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from metrics import lexicon
 
 FUZZY_THRESHOLD = 85  # rapidfuzz ratio must exceed it
+
+
+# a phrase -> its WordNet synset names
+Synsets = Callable[[str], frozenset[str]]
 
 
 # -- matching ---------------------------------------------------------------
@@ -13,7 +20,7 @@ def norm_attribute(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def wordnet_senses(phrase: str, synsets=lexicon.synsets) -> frozenset[str]:
+def wordnet_senses(phrase: str, synsets: Synsets = lexicon.synsets) -> frozenset[str]:
     """Synsets of the whole phrase as a WordNet collocation ("ice cream"),
     else of its head word, taken to be the last word ("very shy" -> "shy").
 
@@ -44,7 +51,9 @@ def negation_of(a: str, b: str) -> bool:
     return any(longer == prefix + shorter for prefix in NEGATIONS)
 
 
-def match(attribute: str, observed: list[str], synsets=lexicon.synsets):
+def match(
+    attribute: str, observed: list[str], synsets: Synsets = lexicon.synsets
+) -> tuple[str, str] | None:
     """``(r, reason)`` for the first rule that matches ``attribute``, else None.
 
     Rules in order: exact (case-insensitive, whitespace stripped and
@@ -79,7 +88,9 @@ def match(attribute: str, observed: list[str], synsets=lexicon.synsets):
     return None
 
 
-def match_attributes(attributes: list, observed: list, synsets=lexicon.synsets):
+def match_attributes(
+    attributes: list[str], observed: list[str], synsets: Synsets = lexicon.synsets
+) -> dict[str, Any]:
     """ALMP of attribute list A against the observed set R: matched pairs with
     their reasons, missed attributes, and ``value = matches / |A|``.
 
@@ -88,7 +99,8 @@ def match_attributes(attributes: list, observed: list, synsets=lexicon.synsets):
     >>> result["value"], result["matched"][0]["reason"], result["missed"]
     (0.5, 'exact', ['stubborn'])
     """
-    matched, missed = [], []
+    matched: list[dict[str, str]] = []
+    missed: list[str] = []
     for attribute in attributes:
         found = match(attribute, observed, synsets)
         if found:

@@ -8,8 +8,9 @@ from typing import Any
 
 from core.status import RowStatus
 from metrics import lexicon
-from metrics.notes import note
-from metrics.rows import ResultRow, result_row
+from metrics.judging import Outcome, verdict_of
+from metrics.notes import Note, note
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suites.roleplay.matching import (
     match_attributes,
     norm_attribute,
@@ -25,14 +26,16 @@ from metrics.suites.roleplay.verdicts import (
 OK, UNSCORED, ERROR = RowStatus.OK, RowStatus.UNSCORED, RowStatus.ERROR
 
 
-def _failure(labelled: list[tuple[str, Any]]) -> tuple[str, Any, str | None, str]:
+def _failure(
+    labelled: list[tuple[str, Outcome]],
+) -> tuple[str, Note | None, str | None, str]:
     """Status, note, raw text and mode of judge calls none of which scored."""
     mode, first = next((m, o) for m, o in labelled if o.status != OK)
     unscored = any(o.status == UNSCORED for _, o in labelled)
     return UNSCORED if unscored else ERROR, first.note, first.raw, mode
 
 
-def jera_rows(key: dict, outcomes: list) -> list[ResultRow]:
+def jera_rows(key: RowKey, outcomes: list[Outcome]) -> list[ResultRow]:
     """The four JERA rows of one (session, method) from its judge samples.
 
     >>> from types import SimpleNamespace as Outcome
@@ -41,7 +44,7 @@ def jera_rows(key: dict, outcomes: list) -> list[ResultRow]:
     >>> [row["value"] for row in jera_rows({"session_id": "s"}, [ok])]
     [210.0, 70.0, 70.0, 70.0]
     """
-    scored = [o.verdict for o in outcomes if o.status == OK]
+    scored = [verdict_of(o) for o in outcomes if o.status == OK]
     detail: dict[str, Any] = {  # JSON-ready
         "prompt_version": JERA.prompt,
         "samples": [o.verdict["score"] if o.verdict else None for o in outcomes],
@@ -67,13 +70,19 @@ def _union(*lists: list[str]) -> list[str]:
 
 
 def almp_row(
-    key: dict, attributes: list[str], extracted: list, inferred: list
+    key: RowKey,
+    attributes: list[str],
+    extracted: list[Outcome],
+    inferred: list[Outcome],
 ) -> ResultRow:
     """Per sample with both calls scored: R = union, ALMP; the row is the mean."""
     results = []
     for ext, inf in zip(extracted, inferred, strict=True):
         if ext.status == inf.status == OK:
-            found = (ext.verdict.get("items", []), inf.verdict.get("items", []))
+            found = (
+                verdict_of(ext).get("items", []),
+                verdict_of(inf).get("items", []),
+            )
             result = match_attributes(attributes, _union(*found))
             results.append({**result, "extracted": found[0], "inferred": found[1]})
     versions = [ALMP_EXTRACT.prompt, ALMP_INFER.prompt]
@@ -87,18 +96,24 @@ def almp_row(
             "failed_mode": mode,
         }
         return result_row(key, "almp", None, status, reason, detail)
-    available, reason = lexicon.wordnet_status()
+    available, problem = lexicon.wordnet_status()
     detail = {**results[0], "wordnet": available, "prompt_versions": versions}
     detail["samples"] = [result["value"] for result in results]
     if not available:
-        detail["wordnet_problem"] = reason
+        detail["wordnet_problem"] = problem
     unavailable = None if available else note("no_wordnet")
     return result_row(
         key, "almp", fmean(detail["samples"]), note=unavailable, detail=detail
     )
 
 
-def scene_rows(key, attributes, samples: int, truncated: int, outcomes: list) -> list:
+def scene_rows(
+    key: RowKey,
+    attributes: list[str],
+    samples: int,
+    truncated: int,
+    outcomes: list[Outcome],
+) -> list[ResultRow]:
     """Rows of one (session, method) from its outcomes, in mode order."""
     got = {
         "jera": outcomes[:samples],

@@ -3,6 +3,8 @@ t-intervals, and the ALMP drill-down of the dashboard."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.status import RowStatus
 from metrics import row_source
 from metrics.columns import RowColumns
@@ -17,10 +19,12 @@ PANEL_SESSIONS = 50  # ALMP drill-down entries per method on the dashboard
 
 
 # -- summary ----------------------------------------------------------------
-def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
+def _almp_panel(
+    rows: RowColumns, methods: list[str]
+) -> dict[str, list[dict[str, Any]]]:
     """The first ``PANEL_SESSIONS`` sessions by id of each method (not the
     first to arrive: the same sessions whatever order the rows came in)."""
-    panel: dict[str, list[dict]] = {method: [] for method in methods}
+    panel: dict[str, list[dict[str, Any]]] = {method: [] for method in methods}
     for row in rows.dicts(rows.where("almp", scored=False, status=RowStatus.OK)):
         entries = panel.get(row["method"])
         if entries is None:
@@ -39,8 +43,9 @@ def _almp_panel(rows: RowColumns, methods: list[str]) -> dict[str, list[dict]]:
     return {m: sorted(e, key=_session_id)[:PANEL_SESSIONS] for m, e in panel.items()}
 
 
-def _session_id(entry: dict) -> str:
-    return entry["session_id"]
+def _session_id(entry: dict[str, Any]) -> str:
+    session_id: str = entry["session_id"]
+    return session_id
 
 
 def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
@@ -60,7 +65,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     }
 
 
-def almp_table_rows(panel: dict, methods: list[str]) -> list[dict]:
+def almp_table_rows(panel: dict[str, Any], methods: list[str]) -> list[dict[str, Any]]:
     """One row per (method, session) of the ALMP drill-down entries.
 
     >>> entry = {"session_id": "s", "missed": ["shy"], "matched": [

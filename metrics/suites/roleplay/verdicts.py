@@ -15,7 +15,7 @@ ALMP_MAX_ATTRIBUTE_CHARS = 80
 
 
 # -- verdicts -----------------------------------------------------------------
-def _likert(answer) -> bool:
+def _likert(answer: object) -> bool:
     # type() rather than isinstance(): JSON true/false must not count as 1/0.
     return type(answer) is int and 1 <= answer <= 10
 

@@ -15,12 +15,13 @@ from the method's guest messages: its responses' ``sim`` blocks in round order.
 from __future__ import annotations
 
 from statistics import fmean
-from typing import TypedDict
+from typing import Any, TypedDict, cast
 
 from core.status import RowStatus
 from metrics import row_source, stats
-from metrics.notes import note
-from metrics.rows import ResultRow, result_row, session_means
+from metrics.judging import Judge
+from metrics.notes import Note, note
+from metrics.rows import ResultRow, RowKey, result_row, session_means
 from metrics.suite import (
     Chart,
     Column,
@@ -60,7 +61,13 @@ __all__ = [
 ]
 
 
-def _compute(metric: str, session: dict, sims: list[dict]) -> tuple[float, dict]:
+# (value, detail, status, note) of one metric of a (session, method)
+Outcome = tuple[float | None, dict[str, Any] | None, str | None, Note | None]
+
+
+def _compute(
+    metric: str, session: dict[str, Any], sims: list[dict[str, Any]]
+) -> tuple[float, dict[str, Any]]:
     if not sims:
         raise Unscored("missing_field", field="sim")
     if metric == "ora":
@@ -75,7 +82,9 @@ def _compute(metric: str, session: dict, sims: list[dict]) -> tuple[float, dict]
     return (behavioral_variance if metric == "bvs" else explainability)(messages)
 
 
-def _ora(session: dict, sims: list[dict]) -> tuple[float, dict]:
+def _ora(
+    session: dict[str, Any], sims: list[dict[str, Any]]
+) -> tuple[float, dict[str, Any]]:
     if (target := session.get("target_order")) is None:
         raise Unscored("missing_field", field="target_order")
     if not target:
@@ -86,7 +95,9 @@ def _ora(session: dict, sims: list[dict]) -> tuple[float, dict]:
     return order_adherence(target, reported[-1])
 
 
-def _outcome(metric: str, session: dict, sims: list) -> tuple:
+def _outcome(
+    metric: str, session: dict[str, Any], sims: list[dict[str, Any]]
+) -> Outcome:
     """(value, detail, status, note); never raises."""
     try:
         return (*_compute(metric, session, sims), RowStatus.OK, None)
@@ -101,27 +112,37 @@ def _outcome(metric: str, session: dict, sims: list) -> tuple:
         )
 
 
-def session_rows(session: dict, method: str) -> list[ResultRow]:
+def session_rows(session: dict[str, Any], method: str) -> list[ResultRow]:
     """The five session-level rows of one (session, method)."""
     responses = (r.get("responses", {}).get(method) for r in session["rounds"])
     sims = [r["sim"] for r in responses if isinstance(r, dict) and r.get("sim")]
     outcomes = {m: _outcome(m, session, sims) for m in WEIGHTS}
     failed = [m for m, o in outcomes.items() if o[2] != RowStatus.OK]
     scores = {m: o[0] for m, o in outcomes.items()}
-    detail = {"components": scores, "weights": WEIGHTS}
+    detail: dict[str, Any] = {"components": scores, "weights": WEIGHTS}
     if failed:  # CRRS needs all four; it cannot apply if one of them cannot
         cannot = all(outcomes[m][2] == RowStatus.NOT_APPLICABLE for m in failed)
         why = "components_not_applicable" if cannot else "components_missing"
         reason = note(why, components=", ".join(failed))
         outcomes["crrs"] = (None, {"components": scores}, reason.status, reason)
     else:
-        outcomes["crrs"] = (composite(scores), detail, RowStatus.OK, None)
-    key = {"session_id": session.get("session_id"), "round": None, "method": method}
+        # every component scored: each has a value
+        values = {m: v for m, v in scores.items() if v is not None}
+        outcomes["crrs"] = (composite(values), detail, RowStatus.OK, None)
+    key: RowKey = {
+        # (every session has an id: dataset/convert.py makes the missing ones)
+        "session_id": cast(str, session.get("session_id")),
+        "round": None,
+        "method": method,
+    }
     return [result_row(key, m, v, s, n, d) for m, (v, d, s, n) in outcomes.items()]
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Session rows for every (session, method); the judge is not used."""
     return [r for s in sessions for m in methods for r in session_rows(s, m)]
@@ -138,7 +159,7 @@ def crrs_band(value: float | None) -> str | None:
     return "excellent" if value > 0.85 else "good" if value >= 0.70 else "acceptable"
 
 
-def _method_summary(values: dict, method: str) -> dict:
+def _method_summary(values: dict[str, Any], method: str) -> dict[str, Any]:
     """Mean and the documented 95% CI, mean ± 1.96 σ/√n, of each metric."""
     summary = {}
     for metric in IDS:
@@ -149,11 +170,11 @@ def _method_summary(values: dict, method: str) -> dict:
     return summary
 
 
-def _interval_notes(values: dict, methods: list[str]) -> dict:
+def _interval_notes(values: dict[str, Any], methods: list[str]) -> dict[str, Any]:
     """``{method: {"<id>_ci_low": note, "<id>_ci_high": note}}`` for each
     interval left out for having width 0 (every session's value the same:
     ``ci_no_variation``; summary notes)."""
-    notes: dict[str, dict] = {}
+    notes: dict[str, dict[str, Any]] = {}
     for method in methods:
         for metric in IDS:
             scored = list(values[metric].get(method, {}).values())
@@ -165,7 +186,7 @@ def _interval_notes(values: dict, methods: list[str]) -> dict:
     return notes
 
 
-def statistics(values: dict, methods: list[str]) -> list[dict]:
+def statistics(values: dict[str, Any], methods: list[str]) -> list[dict[str, Any]]:
     """Welch's t and Cohen's d for every pair of methods and every metric,
     over all scored sessions of each method (unpaired, as the source document ``seeds/simulation-quality-metrics.txt`` compares)."""
     results = []
@@ -192,12 +213,12 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     return {"summary": summary, "session_values": values, "panel": panel}
 
 
-def band_rows(panel: dict, methods: list[str]) -> list[dict]:
+def band_rows(panel: dict[str, Any], methods: list[str]) -> list[dict[str, Any]]:
     bands = panel.get("crrs_band", {})
     return [{"method": method, "band": bands.get(method)} for method in methods]
 
 
-def statistics_rows(panel: dict, methods: list[str]) -> list[dict]:
+def statistics_rows(panel: dict[str, Any], methods: list[str]) -> list[dict[str, Any]]:
     return list(panel.get("statistics", []))
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from itertools import pairwise
 from statistics import fmean
+from typing import Any
 
 from metrics.notes import note
 
@@ -37,18 +39,24 @@ class Unscored(Exception):
     """A metric that cannot apply (or could not be computed): ``reason`` is
     the row's note, which also gives its status."""
 
-    def __init__(self, code: str, **params):
+    def __init__(self, code: str, **params: object) -> None:
         self.reason = note(code, **params)
         super().__init__(self.reason.english)
 
 
-def _label(value):
+Label = str | bool | None  # a field's value as compared
+Rule = tuple[float, str, set[Label]]  # (weight, sim field, the labels that count)
+
+
+def _label(value: object) -> Label:
     if value is None or isinstance(value, bool):
         return value
     return re.sub(r"[\s\-]+", "_", str(value).strip().casefold()) or None
 
 
-def persona_adherence(persona: dict, messages: list[dict]) -> tuple[float, dict]:
+def persona_adherence(
+    persona: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[float, dict[str, Any]]:
     """PAS = mean over messages of the weighted components (C1..C4, or fallback).
 
     >>> persona = {"exploration": "menu", "moods": ["happy"], "complete": False}
@@ -59,10 +67,10 @@ def persona_adherence(persona: dict, messages: list[dict]) -> tuple[float, dict]
     """
     keys = [k for k in EXPECTED if persona.get(k) not in (None, "", [])]
     wanted = {k: persona[k] if k == "moods" else [persona[k]] for k in keys}
-    rules = [
+    rules: list[Rule] = [
         (1 / len(keys), SIM_FIELD.get(k, k), set(map(_label, wanted[k]))) for k in keys
     ]
-    detail = dict(mode="attributes", components=keys)
+    detail: dict[str, Any] = dict(mode="attributes", components=keys)
     if not keys:
         rules, detail = _fallback_rules(persona.get("type"))
     scores = [
@@ -72,17 +80,19 @@ def persona_adherence(persona: dict, messages: list[dict]) -> tuple[float, dict]
     return fmean(scores), {**detail, "message_scores": scores}
 
 
-def _fallback_rules(persona_type) -> tuple[list, dict]:
+def _fallback_rules(persona_type: object) -> tuple[list[Rule], dict[str, Any]]:
     words = re.split(r"[^a-z]+", str(persona_type or "").casefold())
     kind = next((TYPE_WORDS[w] for w in words if w in TYPE_WORDS), None)
     if kind is None:
         raise Unscored("unknown_persona_type", type=repr(persona_type))
     terms = (term.split() for term in FALLBACK[kind].split(", "))
-    rules = [(float(w), field, set(ok.split("|"))) for w, field, ok in terms]
+    rules: list[Rule] = [
+        (float(w), field, set[Label](ok.split("|"))) for w, field, ok in terms
+    ]
     return rules, dict(mode="fallback", type=kind)
 
 
-def transition_rate(states: list) -> float:
+def transition_rate(states: Sequence[Label]) -> float:
     """(1/(M−1)) Σ δ(s_i ≠ s_{i−1}).
 
     >>> transition_rate(["a", "a", "b", "b", "a"])
@@ -101,7 +111,7 @@ def variance_score(tr_avg: float) -> float:
     return max(0.0, min(1.0, raw))
 
 
-def behavioral_variance(messages: list[dict]) -> tuple[float, dict]:
+def behavioral_variance(messages: list[dict[str, Any]]) -> tuple[float, dict[str, Any]]:
     """BVS from the mean transition rate of ordering, exploration and mood.
 
     >>> behavioral_variance([{"mood": m} for m in "aaaaab"])[0]
@@ -127,7 +137,9 @@ def normalize_item(item: str) -> str:
     return " ".join(word for word in text.split() if word not in FILLER)
 
 
-def order_adherence(target: list[str], final: list[str]) -> tuple[float, dict]:
+def order_adherence(
+    target: list[str], final: list[str]
+) -> tuple[float, dict[str, Any]]:
     """ORA = F1 of the item sets T, C = 2|C∩T|/(|C|+|T|) (not the source's "expanded"
     formula; see docs/metrics/simulation.md).
 
@@ -145,7 +157,7 @@ def order_adherence(target: list[str], final: list[str]) -> tuple[float, dict]:
     return f1, {**detail, "matched": sorted(got & wanted), "recall": recall}
 
 
-def explainability(messages: list[dict]) -> tuple[float, dict]:
+def explainability(messages: list[dict[str, Any]]) -> tuple[float, dict[str, Any]]:
     """DEI: the best tier whose kinds the messages carry, capped per tier.
 
     >>> explainability([{"tracking": ["order", "behavior"]}, {"tracking": []}])[0]
@@ -156,13 +168,15 @@ def explainability(messages: list[dict]) -> tuple[float, dict]:
     if not any(isinstance(m.get("tracking"), list) for m in messages):
         raise Unscored("no_tracking")
     kinds = [{_label(kind) for kind in m.get("tracking") or []} for m in messages]
-    union, n = set().union(*kinds), len(messages)
+    union, n = set[Label]().union(*kinds), len(messages)
+    # (a bool or None among string labels raises here: _outcome's error row)
+    named = sorted(union)  # type: ignore[type-var]
     for tier, cap in TIERS.items():
         if union.issuperset(counted := tier.split("+")):
             ed = sum(kind in k for k in kinds for kind in counted)
-            detail = dict(tier=tier, kinds=sorted(union), ed=ed, n=n)
+            detail = dict(tier=tier, kinds=named, ed=ed, n=n)
             return min(cap, ed / (len(counted) * n) * cap), detail
-    return 0.0, dict(tier="none", kinds=sorted(union), ed=0, n=n)
+    return 0.0, dict(tier="none", kinds=named, ed=0, n=n)
 
 
 def composite(scores: dict[str, float]) -> float:

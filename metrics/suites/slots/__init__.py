@@ -31,10 +31,11 @@ rows of several chunks equals summarizing one chunk holding the same sessions.
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from typing import Any, TypedDict
 
+from metrics.judging import Judge
 from metrics.notes import Note, note
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import (
     Chart,
     Format,
@@ -70,17 +71,20 @@ __all__ = ["latency_summary", "slot_summary", "summarize", "topic_summary"]
 
 
 def _row(
-    key: dict,
+    key: RowKey,
     metric: str,
     value: float | None,
     note: Note | None = None,
-    detail: dict | None = None,
+    detail: dict[str, Any] | None = None,
 ) -> ResultRow:
     return result_row(key, metric, value, note=note, detail=detail)
 
 
 def run(
-    sessions: list[dict], methods: list[str], judge, options: dict
+    sessions: list[dict[str, Any]],
+    methods: list[str],
+    judge: Judge | None,
+    options: dict[str, Any],
 ) -> list[ResultRow]:
     """Session-level rows for every (session, method) of the chunk, plus the
     ``slot_judge`` rows (one ``judge.evaluate`` batch) when a judge is given."""
@@ -88,7 +92,11 @@ def run(
     for session in sessions:
         truth = merge_writes([session.get("ground_truth_slots")])
         for method in methods:
-            key = {"session_id": session["session_id"], "round": None, "method": method}
+            key: RowKey = {
+                "session_id": session["session_id"],
+                "round": None,
+                "method": method,
+            }
             if session.get("ground_truth_slots") is None:  # absent, not empty
                 reason = note("missing_field", field="ground_truth_slots")
                 rows.append(_row(key, "slot_f1", None, reason))
@@ -103,7 +111,7 @@ def run(
 
 
 def method_rows(
-    session: dict, method: str, truth: SlotTable, key: dict
+    session: dict[str, Any], method: str, truth: SlotTable, key: RowKey
 ) -> list[ResultRow]:
     """Count rows, per-topic counts, ``slot_f1`` (with the diff) and ``latency``."""
     rounds = sorted(session["rounds"], key=lambda r: r["round"])
@@ -144,7 +152,7 @@ def method_rows(
     return [*rows, _latency_row(key, responses)]
 
 
-def _latency_row(key: dict, responses: list[dict]) -> ResultRow:
+def _latency_row(key: RowKey, responses: list[dict[str, Any]]) -> ResultRow:
     """The session's latency: the sum of its rounds' ``latency_s``, or no
     value when a round lacks one (a partial sum would be an invented number)."""
     timed = [r["latency_s"] for r in responses if r.get("latency_s") is not None]

@@ -17,13 +17,23 @@ round order).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from statistics import fmean
 from typing import Any
 
 from core.status import RowStatus
-from metrics.judging import JudgeItem, Verdict, load_prompt, strict_json, template_chars
+from metrics.judging import (
+    Judge,
+    JudgeItem,
+    Outcome,
+    Verdict,
+    load_prompt,
+    strict_json,
+    template_chars,
+    verdict_of,
+)
 from metrics.notes import note
-from metrics.rows import ResultRow, result_row
+from metrics.rows import ResultRow, RowKey, result_row
 from metrics.suite import JudgeMode
 from metrics.suites.slots.matching import SlotTable, memory_state, merge_writes, nested
 
@@ -40,13 +50,15 @@ def slot_part(topic: str, name: str) -> str:
     return f"{topic}/{name}"
 
 
-def _unit_score(score) -> bool:
+def _unit_score(score: object) -> bool:
     # type() rather than isinstance(): JSON true/false must not count as 1/0;
     # NaN fails the range test.
-    return type(score) in (int, float) and 0 <= score <= 1
+    return (type(score) is int or type(score) is float) and 0 <= score <= 1
 
 
-def parse_slot_judge(text: str, expected=None) -> Verdict | None:
+def parse_slot_judge(
+    text: str, expected: Iterable[tuple[str, str]] | None = None
+) -> Verdict | None:
     """``{"reasoning"?: str, "scores": [{"topic": str, "field": str, "score":
     0..1}, ...]}``, each slot once; the score is the mean, ``parts`` the slot
     scores keyed ``"topic/field"``. With ``expected`` ((topic, field) pairs)
@@ -85,7 +97,7 @@ def parse_slot_judge(text: str, expected=None) -> Verdict | None:
 SLOT_JUDGE = JudgeMode(METRIC, PROMPT, parse_slot_judge)
 
 
-def predicted_slots(session: dict, method: str) -> SlotTable:
+def predicted_slots(session: dict[str, Any], method: str) -> SlotTable:
     """The method's memory after its last round (``slot_matching.memory_state``).
 
     >>> predicted_slots({"rounds": [{"round": 2, "responses": {"M": {"slots":
@@ -121,7 +133,7 @@ def judge_item(truth: SlotTable, predicted: SlotTable) -> JudgeItem:
     return JudgeItem(SLOT_JUDGE, tuple(messages))
 
 
-def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
+def score_row(key: RowKey, predicted: SlotTable, outcome: Outcome) -> ResultRow:
     """The ``slot_judge`` row from one judge outcome (``status``, ``verdict``,
     ``raw``, ``note``): the mean slot score, per-slot scores in ``detail``.
 
@@ -140,7 +152,8 @@ def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
     if outcome.status != RowStatus.OK:
         detail["raw"] = outcome.raw
         return result_row(key, METRIC, None, outcome.status, outcome.note, detail)
-    parts = outcome.verdict["parts"]
+    verdict = verdict_of(outcome)
+    parts = verdict["parts"]
     if set(parts) != {slot_part(*slot) for slot in predicted}:
         # A cached or lenient verdict that does not cover the listed slots.
         reason = note("slots_not_matched")
@@ -151,12 +164,14 @@ def score_row(key: dict, predicted: SlotTable, outcome: Any) -> ResultRow:
         {"topic": t, "field": f, "values": v, "score": parts[slot_part(t, f)]}
         for (t, f), v in predicted.items()
     ]
-    detail["reasoning"] = outcome.verdict.get("reasoning")
+    detail["reasoning"] = verdict.get("reasoning")
     value = fmean(entry["score"] for entry in detail["scores"])
     return result_row(key, METRIC, value, detail=detail)
 
 
-def rows(sessions: list[dict], methods: list[str], judge) -> list[ResultRow]:
+def rows(
+    sessions: list[dict[str, Any]], methods: list[str], judge: Judge
+) -> list[ResultRow]:
     """``slot_judge`` rows of a chunk: all its judge items in one
     ``judge.evaluate`` batch. ``judge`` must not be None.
 
@@ -168,12 +183,16 @@ def rows(sessions: list[dict], methods: list[str], judge) -> list[ResultRow]:
     [('slot_judge', 'not_applicable', 'no predicted slots to judge')]
     """
     out: list[ResultRow] = []
-    plan: list[tuple[dict, SlotTable]] = []  # (row key, predicted) per judge item
+    plan: list[tuple[RowKey, SlotTable]] = []  # (row key, predicted) per judge item
     batch: list[JudgeItem] = []
     for session in sessions:
         truth = merge_writes([session.get("ground_truth_slots")])
         for method in methods:
-            key = {"session_id": session["session_id"], "round": None, "method": method}
+            key: RowKey = {
+                "session_id": session["session_id"],
+                "round": None,
+                "method": method,
+            }
             predicted = predicted_slots(session, method)
             if not truth:
                 present = session.get("ground_truth_slots") is not None
@@ -205,7 +224,10 @@ def summary(
 
 
 def estimate(
-    session: dict, methods: list[str], window: int | None, options: dict
+    session: dict[str, Any],
+    methods: list[str],
+    window: int | None,
+    options: dict[str, Any],
 ) -> tuple[int, int]:
     """Judge calls and prompt characters of one session, per sample: one
     request per method that wrote slots, when the session has ground truth

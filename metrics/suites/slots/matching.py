@@ -24,6 +24,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dataset.fields import value_text
 
@@ -68,7 +69,7 @@ def tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
-def values_of(raw) -> list[str]:
+def values_of(raw: object) -> list[str]:
     """A field's value as a list of texts: ``str`` -> ``[str]``, a number
     -> its decimal text (``dataset.fields.value_text``: 22 -> "22").
 
@@ -80,7 +81,7 @@ def values_of(raw) -> list[str]:
     return [text for text in texts if text is not None]
 
 
-def merge_writes(writes: Iterable[dict | None]) -> SlotTable:
+def merge_writes(writes: Iterable[dict[str, Any] | None]) -> SlotTable:
     """Merge ``{topic: {field: str | [str]}}`` maps in order.
 
     Values accumulate per (topic, field): later writes add values, the first
@@ -115,7 +116,7 @@ def distinct(values: list[str]) -> list[str]:
     return kept
 
 
-def memory_state(responses: Iterable[dict]) -> SlotTable:
+def memory_state(responses: Iterable[dict[str, Any]]) -> SlotTable:
     """A method's memory after its responses, in round order
     (``docs/metrics/slots.md``): a response's ``slots_state`` is the whole
     memory at that point (a snapshot: it replaces what was there); its
@@ -147,7 +148,7 @@ def memory_state(responses: Iterable[dict]) -> SlotTable:
     return table
 
 
-def _update(table: SlotTable, key: SlotKey, raw) -> None:
+def _update(table: SlotTable, key: SlotKey, raw: object) -> None:
     """Apply one field update (see :func:`memory_state`)."""
     if raw is None:
         table.pop(key, None)
@@ -162,9 +163,9 @@ def _update(table: SlotTable, key: SlotKey, raw) -> None:
         table.pop(key, None)
 
 
-def nested(table: SlotTable) -> dict:
+def nested(table: SlotTable) -> dict[str, Any]:
     """``{(topic, field): values}`` back to ``{topic: {field: values}}``."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for (topic, name), values in table.items():
         out.setdefault(topic, {})[name] = list(values)
     return out
@@ -247,7 +248,7 @@ class SlotDiff:
     token_gt: int = 0
     bleu1_sum: float = 0.0
     extra_values: int = 0
-    per_topic: dict[str, Counter] = field(default_factory=dict)
+    per_topic: dict[str, Counter[str]] = field(default_factory=dict)
     matched: list[list[str]] = field(default_factory=list)
     missed: list[list[str]] = field(default_factory=list)
     extra: list[list[str]] = field(default_factory=list)

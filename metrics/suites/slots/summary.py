@@ -8,8 +8,9 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from statistics import fmean, median
+from typing import Any
 
-from metrics import columns, row_source
+from metrics import row_source
 from metrics.columns import RowColumns
 from metrics.rows import session_means
 from metrics.suite import (
@@ -79,7 +80,8 @@ def _collect(
     session values of ``slot_f1`` and ``latency``: a session with several
     rows (a panel's judges) has their mean, so no judge's row stands for the
     panel and the arrival order of rows changes nothing."""
-    np = columns._numpy()
+    import numpy as np
+
     totals: dict[str, _Sums] = defaultdict(_Sums)  # method -> metric -> summed count
     names = rows.names["metric"].names
     counted = rows.groups(
@@ -213,7 +215,7 @@ def summarize(rows: SummaryRows, methods: list[str]) -> SuiteSummary:
     }
 
 
-def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
+def _f1_parts(rows: RowColumns, methods: list[str]) -> dict[str, Any]:
     """Micro F1 = 2·TP / (2·TP + FP + FN): per method and session its
     numerator and denominator (``metrics/basis.py``), from the session's
     slot counts, summed over its rows (a panel's judges pooled, as the
@@ -229,7 +231,7 @@ def _f1_parts(rows: RowColumns, methods: list[str]) -> dict:
     ):
         own = counts.setdefault((method, session), {})
         own[metric] = own.get(metric, 0.0) + value
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for (method, session), c in counts.items():
         if method in methods:
             tp, fp, fn = (c.get(f"slot_{o}", 0.0) for o in OUTCOMES)
