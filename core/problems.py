@@ -272,6 +272,12 @@ MESSAGES: dict[str, LazyText] = {
         "The run %(name)s is %(status)s; only finished runs can be compared."
     ),
     "compare_failed": _l("The comparison could not be computed (%(error)s)."),
+    "compare_stale": _l(
+        "The worker did not compute this comparison: its runs changed since it "
+        "was asked for, or the web server and the worker run different releases "
+        "of the metric code. Reload the page; if this message stays, restart "
+        "the web server and the workers on one release."
+    ),
     "no_shared_sessions": _l(
         "The runs share no session: a comparison pairs items by session_id and "
         "round, so the runs must evaluate some of the same sessions."

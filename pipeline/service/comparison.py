@@ -197,8 +197,9 @@ def compute(
     storage: StorageLike, key: str, upload_folder: str, config: dict[str, Any]
 ) -> None:
     """The worker's part: compute and store the comparison ``key`` asked for
-    (nothing when one of its runs was deleted, renamed or retried since:
-    the request that sees the change asks for a new one)."""
+    (nothing when one of its runs was deleted; a failure saying so when
+    a run was renamed or retried since, or the web server runs other metric
+    code: a request that sees the change asks for a new one)."""
     found_runs = [
         storage.runs.get_run(run_id)
         for run_id in storage.comparisons.comparison_run_ids(key)
@@ -209,12 +210,17 @@ def compute(
     if comparison_keys(runs)[0] != key:
         # a run changed since the request, or this worker runs other metric
         # code than the web process (files changed between their starts, a
-        # rolling deploy): said, since the comparison then waits for a
-        # request under the new key
+        # rolling deploy). Stored as the reason: a request under the old key
+        # would otherwise wait on "computing" for ever; one under a new key
+        # asks afresh.
         log.warning(
-            "comparison %s skipped: its runs or the metric code "
+            "comparison %s refused: its runs or the metric code "
             "changed since it was asked for",
             key[:12],
+        )
+        stale = Problem.make(None, "", "compare_stale")
+        storage.comparisons.finish_comparison(
+            key, failure={"http": 409, "errors": [stale.to_dict()]}
         )
         return
     try:

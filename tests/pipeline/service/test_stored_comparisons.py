@@ -112,6 +112,32 @@ def test_a_comparison_whose_worker_died_is_sent_again(app_factory, tmp_path):
     assert storage.comparisons.stored_comparison(key).state == ComparisonState.DONE
 
 
+def test_a_worker_on_other_metric_code_says_so_instead_of_computing_forever(
+    app_factory, tmp_path, monkeypatch
+):
+    """A web server and a worker on different releases (a rolling deploy,
+    files edited under a running server) disagree on the comparison's key:
+    the worker stores why, and the page says it, rather than "computing"."""
+    app = app_factory()
+    tokens = finished_pair(app, tmp_path)
+    real = comparison.code_fingerprint
+    monkeypatch.setattr(comparison, "code_fingerprint", lambda: "web " + real())
+    storage = app.extensions["storage"]
+    runs = [storage.runs.find_run(token).item for token in tokens]
+    key, digest = comparison.comparison_keys(runs)
+    assert storage.comparisons.request_comparison(key, digest, [run.id for run in runs])
+    monkeypatch.setattr(comparison, "code_fingerprint", real)  # the worker's
+    comparison.compute(storage, key, app.config["UPLOAD_FOLDER"], app.config)
+    stored = storage.comparisons.stored_comparison(key)
+    assert stored.state == ComparisonState.FAILED
+    [error] = stored.failure["errors"]
+    assert (error["code"], stored.failure["http"]) == ("compare_stale", 409)
+    monkeypatch.setattr(comparison, "code_fingerprint", lambda: "web " + real())
+    page = app.test_client().get(f"/compare?runs={','.join(tokens)}")
+    assert page.status_code == 409
+    assert "different releases" in page.get_data(as_text=True)
+
+
 def test_one_request_asks_and_a_newer_comparison_replaces_the_older(any_storage):
     storage = any_storage
     ids = [storage.runs.create_run(**RUN_FIELDS, upload_id="u").id for _ in range(2)]
