@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, Engine, Select, and_, func, select
 from sqlalchemy.orm import aliased
 
 from core.status import RowStatus
-from metrics.row_source import Group
+from metrics.row_source import Group, RankedBatch
 from store.models import ResultRow
 from store.sql import AnyRow
 
@@ -105,16 +105,6 @@ def item_pairs(
     for batch in _batches(engine, _pairs(run_id, metrics, judge)):
         _, methods, xs, ys = zip(*batch, strict=True)
         yield list(methods), np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-
-
-# (judges, 2·rank of x, ys, 2·rank of y, methods) of one batch of items
-RankedBatch = tuple[
-    list[str],
-    "NDArray[np.int64]",
-    "NDArray[np.float64]",
-    "NDArray[np.int64]",
-    list[str],
-]
 
 
 def ranked_pairs(

@@ -24,8 +24,8 @@ from sqlalchemy import (
 )
 
 from core.status import RowStatus
-from metrics.row_source import Group, RowSource
-from store.item_reads import RankedBatch, grouped_rows, item_pairs, ranked_pairs
+from metrics.row_source import Group, RankedBatch, RowSource
+from store.item_reads import grouped_rows, item_pairs, ranked_pairs
 from store.models import ROW_KEY, ResultRow
 from store.sql import AnyRow
 
