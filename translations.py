@@ -14,10 +14,12 @@ flask-babel's ``gettext``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from flask import request
+from flask import Flask, Response, request
 from flask_babel import Babel, format_datetime, get_locale, gettext
 from flask_babel import lazy_gettext as _l
 
@@ -49,7 +51,7 @@ def select_locale() -> str | None:
     return "en"
 
 
-def remember_language(response):
+def remember_language(response: Response) -> Response:
     """Persist an explicit ``?lang=`` choice for the next pages."""
     wanted = request.args.get("lang")
     if wanted in LANGUAGES:
@@ -79,7 +81,7 @@ def compile_stale_catalogs(root: Path) -> list[str]:
     return compiled
 
 
-def init_app(app) -> None:
+def init_app(app: Flask) -> None:
     locales = Path(app.root_path) / "locales"
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(locales))
     app.config.setdefault("BABEL_DEFAULT_LOCALE", "en")
@@ -121,16 +123,16 @@ def status_label(status: str) -> str:
     return str(_status_label(status))
 
 
-def problem_message(problem: dict) -> str:
+def problem_message(problem: Mapping[str, Any]) -> str:
     """A problem in the reader's language (params kept as data)."""
     return problems.translate(problem)
 
 
-def translate_problems(found: list[dict]) -> list[dict]:
+def translate_problems(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**p, "message": problem_message(p) or p.get("message", "")} for p in found]
 
 
-def when(moment) -> str:
+def when(moment: datetime | None) -> str:
     return format_datetime(moment, "medium") if moment else "—"
 
 
