@@ -204,6 +204,9 @@ MESSAGES: dict[str, LazyText] = {
     "invalid_label_line": _l(
         "%(path)s: line %(number)s is not a label row (JSON with response_sha256 and annotator)."
     ),
+    "no_queue": _l(
+        "This run has no annotation queue yet: start one before making annotator links."
+    ),
     "queue_closed": _l("This annotation queue is closed: it takes no more labels."),
     "no_such_item": _l("%(path)s: this queue has no item %(item)s."),
     "over_daily_budget": _l(

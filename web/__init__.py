@@ -180,6 +180,10 @@ def init_app(app: Flask) -> None:
     ) -> ResponseReturnValue:  # e.g. a JSON body that is no JSON we read
         return error_response(400, "bad_json_body")
 
+    @app.errorhandler(403)
+    def forbidden(_error: HTTPException) -> ResponseReturnValue:
+        return error_response(403, "view_only")  # a view token, not the manage one
+
     @app.errorhandler(404)
     def not_found(_error: HTTPException) -> ResponseReturnValue:
         return error_response(404, "not_found")

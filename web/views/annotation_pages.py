@@ -187,8 +187,10 @@ def revoke_annotator(token: str) -> ResponseReturnValue:
 def add_annotator_api(token: str) -> ResponseReturnValue:
     """``{"name"}`` -> 201 ``{"name", "token", "annotator_url"}``: the
     annotator's own link (the same one if asked again)."""
-    queue = _storage().annotations.queue_of_run(_managed_run(token).id) or abort(404)
+    queue = _storage().annotations.queue_of_run(_managed_run(token).id)
     try:
+        if queue is None:  # the run is there: its state says no
+            raise Rejected.one("no_queue", http=409)
         name = schemas.load(schemas.NewAnnotator, _json_object())["name"]
         link = _storage().annotations.annotator_link(queue.id, annotator_name(name))
     except Rejected as rejected:

@@ -26,7 +26,7 @@ from marshmallow import (
     validate,
     validates_schema,
 )
-from werkzeug.datastructures import FileStorage
+from werkzeug.datastructures import FileStorage, MultiDict
 
 from core.problems import MESSAGES, Problem, Rejected
 from dataset.characterbench import LANGUAGES
@@ -162,6 +162,18 @@ class UploadField(fields.Raw):
         if not getattr(value, "filename", None):
             raise coded("missing_file")
         return value
+
+
+class Whole(fields.Integer):
+    """A JSON integer, as JSON Schema counts them: 3 or 3.0, never "3"."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return super()._validated(value)
 
 
 def text(limit: int | None = None, **kwargs: Any) -> fields.String:
@@ -332,10 +344,8 @@ class RunFields(RequestSchema):
 
 
 class NewQueue(RequestSchema):
-    size = fields.Integer(strict=True, required=True, validate=Within(*SIZE_RANGE))
-    per_item = fields.Integer(
-        strict=True, load_default=1, validate=Within(*PER_ITEM_RANGE)
-    )
+    size = Whole(required=True, validate=Within(*SIZE_RANGE))
+    per_item = Whole(load_default=1, validate=Within(*PER_ITEM_RANGE))
     dimensions = fields.Boolean(load_default=False, truthy={True}, falsy={False})
 
 
@@ -423,16 +433,29 @@ def form_data(
     blank_is_absent: bool = False,
 ) -> dict[str, Any]:
     """A multipart or urlencoded form (or a query: ``blank_is_absent``, a
-    parameter left empty is one not given) as ``schema`` reads it. A file
-    part without a file name is no file (a browser's unused file input)."""
+    parameter left empty is one not given, as the document's
+    ``allowEmptyValue`` says, and one given twice is refused as the array
+    it is) as ``schema`` reads it. A file part without a file name is no
+    file (a browser's unused file input)."""
     data: dict[str, Any] = {}
     for name, field in schema().fields.items():
         if isinstance(field, UploadField):
             if getattr(files.get(name), "filename", None):  # a file was chosen
                 data[name] = files.get(name)
-        elif name in form and not (blank_is_absent and not form[name].strip()):
+        elif name not in form or (blank_is_absent and form[name] == ""):
+            continue
+        elif blank_is_absent and len(given := _every(form, name)) > 1:
+            data[name] = given
+        else:
             data[name] = form.get(name)
     return data
+
+
+def _every(form: Mapping[str, str], name: str) -> list[str]:
+    """Every value given for ``name`` (a query's MultiDict has several)."""
+    if isinstance(form, MultiDict):
+        return list(form.getlist(name))
+    return [form[name]]
 
 
 def _problem_items(said: Any) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -3,14 +3,20 @@ item 7) generates requests from ``/api/v1/openapi.json`` in its coverage,
 fuzzing and stateful phases (the stateful one follows the document's
 ``links`` from a created run or workspace to the operations on its tokens)
 and checks every answer (no 5xx, documented statuses and bodies, valid
-requests accepted, invalid ones refused, ``Allow`` on a 405). The
-exceptions it allows are in ``schemathesis.toml``, each with its reason."""
+requests accepted, invalid ones refused, ``Allow`` on a 405, each body
+as the document describes it). The exceptions it allows are in
+``schemathesis.toml``, each with its reason. The upload operations carry a
+valid example file, so runs get created and every operation on a run's
+token is reached with a live token (its HAR report says which)."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -56,8 +62,10 @@ def test_schemathesis_finds_no_failure(served, tmp_path):
         "--request-timeout",
         "60",
         "--no-color",
-        "--report-dir",
-        str(tmp_path / "report"),
+        "--report",
+        "har",
+        "--report-har-path",
+        str(tmp_path / "requests.har"),
     ]
     done = subprocess.run(
         command,
@@ -70,3 +78,44 @@ def test_schemathesis_finds_no_failure(served, tmp_path):
     said = done.stdout + done.stderr
     assert done.returncode == 0, said[-8000:]
     assert "0 failures" in said or " passed" in said, said[-2000:]
+    reached = answered_on_a_live_run(tmp_path / "requests.har")
+    assert set(reached) == set(RUN_OPERATIONS), reached
+
+
+# the ten operations on a run's token, as (method, path after the token)
+RUN_OPERATIONS = {
+    ("GET", ""),
+    ("PATCH", ""),
+    ("DELETE", ""),
+    ("GET", "/results"),
+    ("GET", "/rows"),
+    ("POST", "/cancel"),
+    ("POST", "/retry"),
+    ("POST", "/annotations"),
+    ("POST", "/annotators"),
+    ("POST", "/labels"),
+}
+
+
+def answered_on_a_live_run(har: Path) -> Counter:
+    """How many requests each run-token operation got on a token of a run
+    Schemathesis created (any answer but 404: it found the run)."""
+    entries = json.loads(har.read_text())["log"]["entries"]
+    created = {
+        token
+        for entry in entries
+        if entry["request"]["url"].endswith("/api/v1/runs")
+        and entry["response"]["status"] == 202
+        for token in re.findall(
+            r'"(?:manage_)?token":\s*"([^"]+)"', entry["response"]["content"]["text"]
+        )
+    }
+    reached: Counter = Counter()
+    for entry in entries:
+        found = re.search(r"/api/v1/runs/([^/?]+)(/[a-z]+)?", entry["request"]["url"])
+        if not found or found[1] not in created:
+            continue
+        operation = (entry["request"]["method"], found[2] or "")
+        if operation in RUN_OPERATIONS and entry["response"]["status"] != 404:
+            reached[operation] += 1
+    return reached

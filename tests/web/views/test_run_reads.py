@@ -89,6 +89,8 @@ def test_rows_filter_and_the_last_page_has_no_next(client, finished):
         ("limit=x", "bad_limit"),
         ("cursor=-1", "bad_cursor"),
         ("cursor=abc", "bad_cursor"),
+        ("cursor=%20", "bad_cursor"),  # blank is not empty: not "not given"
+        ("limit=5&limit=6", "bad_limit"),  # one value, not two
     ],
 )
 def test_bad_page_arguments_are_400s_naming_them(client, finished, query, code):
@@ -97,6 +99,17 @@ def test_bad_page_arguments_are_400s_naming_them(client, finished, query, code):
     assert response.status_code == 400
     (error,) = response.get_json()["errors"]
     assert error["code"] == code and error["path"] == query.split("=")[0]
+
+
+def test_an_empty_query_value_is_one_not_given(client, finished):
+    """The document's allowEmptyValue (Schemathesis holds the server to it)."""
+    token, _ = finished
+    assert client.get(f"/api/v1/runs/{token}?include=").status_code == 200
+    assert client.get(f"/api/v1/runs/{token}/rows?cursor=&limit=").status_code == 200
+    twice = client.get(f"/api/v1/runs/{token}?include=rows&include=rows")
+    assert twice.status_code == 400
+    (error,) = twice.get_json()["errors"]
+    assert (error["path"], error["params"]["found"]) == ("include", "array")
 
 
 def test_unknown_run_is_404_on_every_read(client):
