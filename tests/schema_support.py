@@ -83,14 +83,14 @@ def prepare(url: str) -> None:
     """Give a new database the schema at the head: a new SQLite file is a
     copy of the template, an empty PostgreSQL schema gets ``create_all``
     (0.4 s against 1.4 s for the migrations); an existing SQLite file, a
-    database with tables or SQLite in memory are left as they are."""
+    database with tables, SQLite in memory or in a missing folder are left
+    as they are."""
     if url.startswith("postgresql"):
         create_schema(url)
         return
     path = sqlite_file(url)
-    if path is None or path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path is None or path.exists() or not path.parent.is_dir():
+        return  # a folder that is missing stays missing: the product says so
     shutil.copyfile(template(), path)
 
 
