@@ -1,6 +1,11 @@
-"""Hostile input against the HTTP surface: 10,300 generated requests (random
+"""Hostile input against the HTTP surface: 2,800 generated requests (random
 bytes, random JSON lines, random options, random paths and methods), zero
-server errors, every error answer in the documented JSON shape."""
+server errors, every error answer in the documented JSON shape.
+
+The inputs are derandomized, so every run sends the same ones. There were
+10,300 (4,000 + 4,000 + 300 + 2,000): 71 s of CPU, an eighth of the suite's,
+and past pytest's 300 s timeout beside other work. Whether the dropped inputs
+reached lines the kept ones do not was not measured."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ SEED_LINE = (
 )
 FUZZ = settings(
     deadline=None,
-    derandomize=True,  # the same 10,300 inputs on every run
+    derandomize=True,  # the same 2,800 inputs on every run
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 NAMES = st.sampled_from(
@@ -61,7 +66,7 @@ def assert_no_server_error(response):
         assert errors and all({"code", "message"} <= set(e) for e in errors)
 
 
-@settings(FUZZ, max_examples=4000)
+@settings(FUZZ, max_examples=1000)
 @given(
     data=st.binary(max_size=300),
     name=NAMES,
@@ -71,7 +76,7 @@ def test_random_bytes_uploads(client, data, name, endpoint):
     assert_no_server_error(post(client, f"/api/v1/{endpoint}", data, name))
 
 
-@settings(FUZZ, max_examples=4000)
+@settings(FUZZ, max_examples=1000)
 @given(
     values=st.lists(JSON, max_size=4), endpoint=st.sampled_from(["runs", "validate"])
 )
@@ -97,7 +102,7 @@ def test_random_run_options(client, suites, samples, weights, model):
     assert_no_server_error(post(client, "/api/v1/runs", SEED_LINE, "x.jsonl", **fields))
 
 
-@settings(FUZZ, max_examples=2000)
+@settings(FUZZ, max_examples=500)
 @given(
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
     path=st.sampled_from(
