@@ -37,6 +37,7 @@ INTEGRATION_FIXTURES = frozenset(
         "redis_deployment",
         "judge_server",
         "browser",
+        "sample_site",
         "postgres_url",
     }
 )
@@ -306,11 +307,22 @@ def web_app(request):
     return request.getfixturevalue("redis_deployment").app
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Debian chromium through Playwright, one per test module
-    (``tests/browser_support.py``: a failure under CI when it is missing)."""
+    """Debian chromium through Playwright, one per test process (each test
+    works in its own context; a launch costs ~1.2 s of CPU), see
+    ``tests/browser_support.py``: a failure under CI when it is missing."""
     from tests.browser_support import chromium
 
     with chromium() as launched:
         yield launched
+
+
+@pytest.fixture(scope="session")
+def sample_site(tmp_path_factory):
+    """sample_data.jsonl evaluated by every suite and served, once per test
+    process: the layout and control tests in tests/browser only read it."""
+    from tests.browser_support import served_sample
+
+    with served_sample(tmp_path_factory.mktemp("sample")) as served:
+        yield served

@@ -14,7 +14,6 @@ from config import DEFAULTS
 from tests.browser_support import (
     LANGS,
     VIEWPORTS,
-    chromium,
     open_fold,
     open_page,
     served_sample,
@@ -59,12 +58,6 @@ def site(tmp_path_factory):
     data = many_methods(tmp_path / "methods32.jsonl")
     with served_sample(tmp_path, data, suites=["alignment", "quality"]) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as found:
-        yield found
 
 
 # Each method's series of a drawn chart: {name: (colour, dash, marker)},

@@ -17,7 +17,6 @@ from tests.browser_support import (
     fold_ids,
     open_fold,
     open_page,
-    served_sample,
     translated,
 )
 from web.views import assets
@@ -26,9 +25,8 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with served_sample(tmp_path_factory.mktemp("controls")) as served:
-        yield served
+def site(sample_site):
+    return sample_site
 
 
 @pytest.mark.parametrize("fmt", ["svg", "png"])
