@@ -130,11 +130,20 @@ DRAWN_ON_LOAD = """() => [...document.querySelectorAll('.plot')].filter((plot) =
 }).map((plot) => plot.id)"""
 
 
-def open_page(browser, url: str, viewport=VIEWPORTS["desktop"], **context):
+def open_page(
+    browser,
+    url: str,
+    viewport=VIEWPORTS["desktop"],
+    requested: list[str] | None = None,
+    **context,
+):
     """A new context at ``viewport``; returns the page once ``url`` is loaded
-    (on the dashboard: once the charts it draws on load are drawn)."""
+    (on the dashboard: once the charts it draws on load are drawn). Every
+    URL the context asks for from the start goes to ``requested``, if given."""
     width, height = viewport
     ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
+    if requested is not None:
+        ctx.on("request", lambda request: requested.append(request.url))
     page = ctx.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)

@@ -1,8 +1,15 @@
 """The pages hold on a phone and a desktop in English, Chinese and Korean:
 no sideways page scroll, no text box over another, chart legends clear of
-the tick labels, and nothing on a page that points at another site."""
+the tick labels, and nothing on a page that points at another site.
+
+Each page is walked once per language and width (loaded, then each of the
+dashboard's folds opened in turn, which draws every chart) and each test
+reads what it checks from that walk, as it read it from its own walk
+before (1 page load in 2 fewer, half the charts drawn)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pytest
 
@@ -12,7 +19,6 @@ from tests.browser_support import (
     fold_ids,
     open_fold,
     open_page,
-    served_sample,
 )
 
 pytestmark = pytest.mark.browser
@@ -56,10 +62,93 @@ LEGEND_OVER_TICKS = """() => {
 }"""
 
 
+# What the checks read of a page as shown, ``foldId`` (if any) open: the
+# page's width against the view's, the open fold's panel tables and chart
+# titles (their full width against their box).
+SHOWN = """(foldId) => {
+  const fold = foldId ? document.getElementById(foldId) : null;
+  const within = (selector) => (fold ? [...fold.querySelectorAll(selector)] : []);
+  return {
+    width: [document.documentElement.scrollWidth, window.innerWidth],
+    tables: within('.table-wrap:has(> .panel-table)').map((el) => [el.scrollWidth, el.clientWidth]),
+    titles: within('.chart-title').map((el) => [el.innerText, el.scrollWidth, el.clientWidth]),
+  };
+}"""
+
+# Counted once every fold was opened (every chart drawn).
+DRAWN = {
+    "plots": ".plot",
+    "svg": ".plot svg.main-svg",
+    "svg_titles": ".plot .gtitle",
+    "modebar": ".modebar, .modebar-btn",
+    "downloads": "button[data-download]",
+}
+
+
+@dataclass
+class Walk:
+    """A page as a reader goes through it: as loaded, then (the dashboard)
+    with each fold opened in turn, the one before closing."""
+
+    lang: str | None
+    references: set[str]  # the origins, as loaded
+    iframes: int
+    score_boxes: list[dict]
+    shown: list[tuple[str, dict]]  # ("", SHOWN) as loaded, then (fold, SHOWN)
+    legend_hits: list[tuple[str, list[str]]]  # (fold, LEGEND_OVER_TICKS)
+    drawn: dict[str, int]
+    markup: str  # <main>'s, every fold opened
+    requested: list[str]  # every URL the page asked for, from the first
+
+
+def walk(browser, url: str, viewport) -> Walk:
+    requested: list[str] = []
+    page = open_page(browser, url, viewport, requested)
+    try:
+        references = set(page.evaluate(REFERENCES))
+        iframes = page.locator("iframe").count()
+        boxes = page.evaluate(SCORE_BOXES)
+        shown, legend_hits = [("", page.evaluate(SHOWN, None))], []
+        for fold in fold_ids(page):
+            open_fold(page, fold)
+            shown.append((fold, page.evaluate(SHOWN, fold)))
+            legend_hits.append((fold, page.evaluate(LEGEND_OVER_TICKS)))
+        drawn = {name: page.locator(css).count() for name, css in DRAWN.items()}
+        lang = page.locator("html").get_attribute("lang")
+        markup = page.inner_html("main")
+        return Walk(
+            lang,
+            references,
+            iframes,
+            boxes,
+            shown,
+            legend_hits,
+            drawn,
+            markup,
+            list(requested),
+        )
+    finally:
+        page.context.close()
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with served_sample(tmp_path_factory.mktemp("layout")) as served:
-        yield served
+def site(sample_site):
+    return sample_site
+
+
+@pytest.fixture(scope="module")
+def walked(browser, site):
+    """``walked(page, lang, viewport)``: the page's walk, made when a test
+    first asks for it."""
+    done: dict[tuple[str, str, str], Walk] = {}
+
+    def walked_page(name: str, lang: str, viewport: str = "desktop") -> Walk:
+        if (name, lang, viewport) not in done:
+            url = site.pages(lang)[name]
+            done[name, lang, viewport] = walk(browser, url, VIEWPORTS[viewport])
+        return done[name, lang, viewport]
+
+    return walked_page
 
 
 def overlaps(boxes: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:
@@ -78,109 +167,69 @@ def overlaps(boxes: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("lang", LANGS)
-def test_no_page_scrolls_sideways(browser, site, lang, viewport):
-    for name, url in site.pages(lang).items():
-        page = open_page(browser, url, VIEWPORTS[viewport])
-        try:
-            # as loaded, then with each of the dashboard's folds open
-            for fold in ["", *fold_ids(page)]:
-                if fold:
-                    open_fold(page, fold)
-                width, inner = page.evaluate(
-                    "[document.documentElement.scrollWidth, window.innerWidth]"
-                )
-                assert width <= inner, f"{name} {fold} in {lang} is {width} px wide"
-            assert page.locator("html").get_attribute("lang") == lang
-        finally:
-            page.context.close()
+def test_no_page_scrolls_sideways(walked, site, lang, viewport):
+    for name in site.pages(lang):
+        shown = walked(name, lang, viewport)
+        # as loaded, then with each of the dashboard's folds open
+        for fold, state in shown.shown:
+            width, inner = state["width"]
+            assert width <= inner, f"{name} {fold} in {lang} is {width} px wide"
+        assert shown.lang == lang
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_panel_tables_fit_their_card_on_a_desktop(browser, site, lang):
+def test_panel_tables_fit_their_card_on_a_desktop(walked, lang):
     """At 1440 px every panel table (the pairwise suite's nine-column
     length-controlled table too) fits its card without scrolling inside it:
     headings wrap between words. Failed before (issue 58 brief item 5): the
     length-controlled table was 1534 px wide in a 1098 px box."""
-    page = open_page(browser, site.pages(lang)["dashboard"], VIEWPORTS["desktop"])
-    try:
-        for fold in fold_ids(page):
-            shown = open_fold(page, fold)
-            for wrap in shown.locator(".table-wrap:has(> .panel-table)").all():
-                scrolled, box = wrap.evaluate(
-                    "(el) => [el.scrollWidth, el.clientWidth]"
-                )
-                assert scrolled <= box, f"{fold} in {lang}: {scrolled} > {box} px"
-    finally:
-        page.context.close()
+    shown = walked("dashboard", lang, "desktop").shown
+    assert len(shown) > 1  # every fold opened
+    for fold, state in shown:
+        for scrolled, box in state["tables"]:
+            assert scrolled <= box, f"{fold} in {lang}: {scrolled} > {box} px"
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("lang", ["en", "ko"])
-def test_session_metric_grid_text_never_overlaps(browser, site, lang, viewport):
-    page = open_page(browser, site.pages(lang)["session"], VIEWPORTS[viewport])
-    try:
-        boxes = page.evaluate(SCORE_BOXES)
-        assert len(boxes) > 50  # every method's session-level rows
-        assert overlaps(boxes) == []
-        # inside the method's own box (on a phone the methods sit side by
-        # side in a row that scrolls sideways: a box may be off-screen)
-        assert all(box["right"] <= box["response_right"] + 0.5 for box in boxes)
-    finally:
-        page.context.close()
+def test_session_metric_grid_text_never_overlaps(walked, lang, viewport):
+    boxes = walked("session", lang, viewport).score_boxes
+    assert len(boxes) > 50  # every method's session-level rows
+    assert overlaps(boxes) == []
+    # inside the method's own box (on a phone the methods sit side by
+    # side in a row that scrolls sideways: a box may be off-screen)
+    assert all(box["right"] <= box["response_right"] + 0.5 for box in boxes)
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_chart_legends_stay_clear_of_ticks_and_titles_are_whole(
-    browser, site, viewport
-):
-    page = open_page(browser, site.pages("zh")["dashboard"], VIEWPORTS[viewport])
-    try:
-        for fold in fold_ids(page):  # the charts of one fold are shown at a time
-            shown = open_fold(page, fold)
-            assert page.evaluate(LEGEND_OVER_TICKS) == [], fold
-            for title in shown.locator(".chart-title").all():
-                box = title.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
-                assert box[0] <= box[1], title.inner_text()  # wrapped, not cut
-        assert page.locator(".plot svg.main-svg").count() >= 10
-        assert page.locator(".plot .gtitle").count() == 0  # no title inside SVG
-    finally:
-        page.context.close()
+def test_chart_legends_stay_clear_of_ticks_and_titles_are_whole(walked, viewport):
+    shown = walked("dashboard", "zh", viewport)
+    for fold, hits in shown.legend_hits:  # the charts of one fold at a time
+        assert hits == [], fold
+    for _fold, state in shown.shown:
+        for title, scrolled, box in state["titles"]:
+            assert scrolled <= box, title  # wrapped, not cut
+    assert shown.drawn["svg"] >= 10
+    assert shown.drawn["svg_titles"] == 0  # no title inside SVG
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_pages_point_at_no_other_site(browser, site, lang):
+def test_pages_point_at_no_other_site(walked, site, lang):
     requested: list[str] = []
-    for name, url in site.pages(lang).items():
-        page = open_page(browser, url)
-        page.on("request", lambda request: requested.append(request.url))
-        try:
-            page.reload()
-            page.wait_for_load_state("networkidle")
-            origins = set(page.evaluate(REFERENCES))
-            assert origins <= {site.base}, f"{name}: {origins}"
-            assert page.locator("iframe").count() == 0
-        finally:
-            page.context.close()
+    for name in site.pages(lang):
+        shown = walked(name, lang)
+        assert shown.references <= {site.base}, f"{name}: {shown.references}"
+        assert shown.iframes == 0
+        requested += shown.requested
     assert requested and all(url.startswith(site.base + "/") for url in requested)
 
 
-def test_plotly_modebar_offers_no_cloud_or_share_control(browser, site):
-    page = open_page(browser, site.pages("en")["dashboard"])
-    try:
-        for fold in fold_ids(page):  # every chart drawn
-            open_fold(page, fold)
-        assert page.locator(".plot").count() >= 10
-        assert (
-            page.locator(".plot svg.main-svg").count() >= page.locator(".plot").count()
-        )
-        assert page.locator(".modebar, .modebar-btn").count() == 0
-        markup = page.inner_html("main")
-        for word in ("Chart Studio", "Share chart", "sendDataToCloud", "plot.ly"):
-            assert word not in markup
-        # Our own buttons replace the modebar's image download.
-        assert (
-            page.locator("button[data-download]").count()
-            == 2 * page.locator(".plot").count()
-        )
-    finally:
-        page.context.close()
+def test_plotly_modebar_offers_no_cloud_or_share_control(walked):
+    shown = walked("dashboard", "en")  # every chart drawn
+    assert shown.drawn["plots"] >= 10
+    assert shown.drawn["svg"] >= shown.drawn["plots"]
+    assert shown.drawn["modebar"] == 0
+    for word in ("Chart Studio", "Share chart", "sendDataToCloud", "plot.ly"):
+        assert word not in shown.markup
+    # Our own buttons replace the modebar's image download.
+    assert shown.drawn["downloads"] == 2 * shown.drawn["plots"]
