@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -173,10 +174,6 @@ def site(tmp_path_factory):
             app.extensions["storage"].engine.dispose()
 
 
-def load(browser, url: str, viewport):
-    return open_page(browser, url, viewport)
-
-
 def open_folds(page) -> None:
     """Every fold open (a reader opens one at a time; each is checked)."""
     page.evaluate(
@@ -185,31 +182,93 @@ def open_folds(page) -> None:
     )
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("viewport", VIEWPORTS.values(), ids=VIEWPORTS.keys())
-def test_key_columns_stay_in_view(site, browser, lang, viewport):
+def key_columns_hidden(page, name: str, lang: str, width: int) -> list[str]:
+    """With every fold open: the page's key columns (``KEY_COLUMNS[name]``)
+    that are not in view, as lines of a report; asserts the page is no wider
+    than the view and each table has its key columns and rows."""
+    open_folds(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, name
     problems = []
-    for name, tables in KEY_COLUMNS.items():
-        page = load(
-            browser,
-            f"{site[name]}&lang={lang}"
-            if "?" in site[name]
-            else f"{site[name]}?lang={lang}",
-            viewport,
-        )
-        open_folds(page)
-        assert page.evaluate("document.documentElement.scrollWidth") <= viewport[0]
-        for selector, headings in tables.items():
-            names = [translated(lang, heading) for heading in headings]
-            found = page.evaluate(HIDDEN, [selector, names])
-            assert found, f"{name}: no key column of {selector} found"
-            for heading, rows, why, count in found:
-                assert rows, f"{name} {selector}: no rows"
-                if why:
-                    problems.append(
-                        f"{name} {selector} {heading}: {count}/{rows} {why}"
-                    )
-        page.context.close()
+    for selector, headings in KEY_COLUMNS[name].items():
+        names = [translated(lang, heading) for heading in headings]
+        found = page.evaluate(HIDDEN, [selector, names])
+        assert found, f"{name}: no key column of {selector} found"
+        for heading, rows, why, count in found:
+            assert rows, f"{name} {selector}: no rows"
+            if why:
+                problems.append(f"{name} {selector} {heading}: {count}/{rows} {why}")
+    return problems
+
+
+@dataclass
+class Compared:
+    """The compare page as loaded, then after a click on the second link of
+    its navigation, then with every fold open."""
+
+    tall: int
+    wide: int
+    table_folds: list[bool]  # open or not
+    folds: list[list]  # [id, open]
+    nav: int  # links
+    agreement_opened: bool
+    comparison_closed: bool
+    agreement_shown: bool
+    hidden: list[str]  # key_columns_hidden
+
+
+def compare(page, lang: str, width: int) -> Compared:
+    tall, wide = page.evaluate(
+        "[document.documentElement.scrollHeight, document.documentElement.scrollWidth]"
+    )
+    tables = page.eval_on_selector_all(
+        "[data-testid=table-fold]", "(all) => all.map((f) => f.open)"
+    )
+    folds = page.eval_on_selector_all(
+        "details[data-fold]", "(all) => all.map((f) => [f.id, f.open])"
+    )
+    nav = page.locator("[data-testid=section-nav] a")
+    links = nav.count()
+    # a fold opens from the navigation, and its table is in it
+    nav.nth(1).click()
+    opened = page.locator("details#agreement").evaluate("(f) => f.open")
+    closed = page.locator("details#comparison").evaluate("(f) => !f.open")
+    shown = page.locator("[data-testid=agreement-table]").is_visible()
+    hidden = key_columns_hidden(page, "compare", lang, width)
+    return Compared(tall, wide, tables, folds, links, opened, closed, shown, hidden)
+
+
+@pytest.fixture(scope="module")
+def compared(site, browser):
+    """``compared(lang, viewport)``: the compare page's ``Compared``, read
+    once (a page load) for the two tests that check it."""
+    done: dict[tuple[str, str], Compared] = {}
+
+    def read(lang: str, viewport: str) -> Compared:
+        if (lang, viewport) not in done:
+            url = f"{site['compare']}&lang={lang}"
+            page = open_page(browser, url, VIEWPORTS[viewport])
+            try:
+                done[lang, viewport] = compare(page, lang, VIEWPORTS[viewport][0])
+            finally:
+                page.context.close()
+        return done[lang, viewport]
+
+    return read
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_key_columns_stay_in_view(site, browser, compared, lang, viewport):
+    problems = []
+    for name in KEY_COLUMNS:
+        if name == "compare":
+            problems += compared(lang, viewport).hidden
+            continue
+        page = open_page(browser, f"{site[name]}?lang={lang}", VIEWPORTS[viewport])
+        try:
+            problems += key_columns_hidden(page, name, lang, VIEWPORTS[viewport][0])
+        finally:
+            page.context.close()
     assert not problems, "\n".join(problems)
 
 
@@ -224,32 +283,25 @@ SCREENS = {"desktop": 4, "phone": 7}
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=VIEWPORTS)
-def test_the_compare_page_loads_folded(site, browser, lang, viewport):
+def test_the_compare_page_loads_folded(compared, lang, viewport):
     """Issue 61 item 3: the compare page in folds like the dashboard, at
     most ``SCREENS`` screens as loaded at 1440 and 390 px; the runs, then
     the comparison of columns open (its first suite's table alone),
     every other section a fold."""
     width, height = VIEWPORTS[viewport]
-    page = open_page(browser, f"{site['compare']}&lang={lang}", (width, height))
-    tall = page.evaluate("document.documentElement.scrollHeight")
+    page = compared(lang, viewport)
+    tall = page.tall
     assert tall <= SCREENS[viewport] * height, f"{tall} px: {tall / height:.1f} screens"
-    assert page.evaluate("document.documentElement.scrollWidth") <= width
-    tables = page.eval_on_selector_all(
-        "[data-testid=table-fold]", "(all) => all.map((f) => f.open)"
-    )
+    assert page.wide <= width
+    tables = page.table_folds
     assert tables[0] and not any(tables[1:]), tables
-    folds = page.eval_on_selector_all(
-        "details[data-fold]", "(all) => all.map((f) => [f.id, f.open])"
-    )
+    folds = page.folds
     assert folds[0] == ["comparison", True]
     assert ["agreement", False] in folds
     assert all(not open_ for _id, open_ in folds[1:])
     assert len(folds) > 3  # the suites' charts, each a fold
-    nav = page.locator("[data-testid=section-nav] a")
-    assert nav.count() == len(folds)
+    assert page.nav == len(folds)
     # a fold opens from the navigation, and its table is in it
-    nav.nth(1).click()
-    assert page.locator("details#agreement").evaluate("(f) => f.open")
-    assert page.locator("details#comparison").evaluate("(f) => !f.open")
-    assert page.locator("[data-testid=agreement-table]").is_visible()
-    page.context.close()
+    assert page.agreement_opened
+    assert page.comparison_closed
+    assert page.agreement_shown
