@@ -17,6 +17,7 @@ ceiling, read once per connection.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ WRITES = {"INSERT", "UPDATE", "DELETE", "REPLACE"}
 class FullSwitch:
     def __init__(self, flag: Path):
         self.flag = flag
+        # touched at each write refused: the fault has hit the writer
+        self.refused = flag.with_name(flag.name + ".refused")
 
     def install(self, engine: Engine) -> None:
         """On ``engine`` (call it in the process that writes)."""
@@ -37,7 +40,15 @@ class FullSwitch:
         event.listen(engine, "before_cursor_execute", self._before_execute)
 
     def fill(self) -> None:
+        self.refused.unlink(missing_ok=True)
         self.flag.touch()
+
+    def wait_refused(self, timeout: float) -> None:
+        """Until a write was refused since :meth:`fill`."""
+        deadline = time.monotonic() + timeout
+        while not self.refused.exists():
+            assert time.monotonic() < deadline, "no write was refused"
+            time.sleep(0.05)
 
     def free(self) -> None:
         self.flag.unlink(missing_ok=True)
@@ -56,6 +67,7 @@ class FullSwitch:
     def _before_execute(self, _conn, _cursor, statement: str, *_rest: Any) -> None:
         words = statement.split(None, 1)
         if words and words[0].upper() in WRITES and self.flag.exists():
+            self.refused.touch()
             full = sqlite3.OperationalError("database or disk is full")
             full.sqlite_errorcode = SQLITE_FULL
             raise full

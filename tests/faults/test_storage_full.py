@@ -1,9 +1,10 @@
 """A full database mid-run (issue 57, finding 3): the embedded default's
-SQLite database refuses every write for 20 s while its worker process is
-judging ("database or disk is full", ``tests/faults/sqlite_full.py``), then
-takes them again. The run ends ``done`` within two minutes of the database
-being freed (measured: about 20 s), every request asked, none paid twice
-beyond ``JUDGE_CONCURRENCY`` (measured: none).
+SQLite database refuses every write for 12 s from the first it refuses
+while its worker process is judging ("database or disk is full",
+``tests/faults/sqlite_full.py``), then takes them again. The run ends
+``done`` within two minutes of the database being freed (measured, full
+for 20 s: about 20 s), every request asked, none paid twice beyond
+``JUDGE_CONCURRENCY`` (measured: none).
 
 What the fault exercises: chunks fail mid-judging with their requests'
 claims left behind (the release is refused too); before the claims fix
@@ -47,7 +48,10 @@ from tests.worker_support import create_test_app, stop_worker
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SESSIONS = 30  # x 5 rounds x 2 methods = 300 units, 600 requests
-FULL_S = 20.0
+# From the first write refused: longer than store/leases.py's ORPHAN_GRACE_S
+# (10 s), so a chunk that could not hand itself back is past its grace when
+# the database is freed.
+FULL_S = 12.0
 RECOVERY_S = 120.0  # from the database freed to the run's end (issue 57)
 # The recovery settings keep their defaults (WATCHDOG_INTERVAL_S,
 # CHUNK_STALL_S, RUN_STALL_S, MAX_CHUNK_ATTEMPTS): the bound holds as shipped.
@@ -93,7 +97,7 @@ def embedded(tmp_path):
         storage.engine.dispose()
 
 
-def test_a_run_ends_done_after_its_database_was_full_for_20_s(embedded, tmp_path):
+def test_a_run_ends_done_after_its_database_was_full(embedded, tmp_path):
     app, switch = embedded
     storage = app.extensions["storage"]
     supervisor = app.extensions["worker"]
@@ -102,6 +106,7 @@ def test_a_run_ends_done_after_its_database_was_full_for_20_s(embedded, tmp_path
         run_id = submit(app, path, judge, suites=["alignment"], use_cache=False)
         paid_once.wait_for_progress(storage, run_id, 0.25, timeout=300)
         switch.fill()
+        switch.wait_refused(timeout=300)  # the worker has met it
         time.sleep(FULL_S)  # the fault itself, not a wait for something
         switch.free()
         document = wait_for(app, run_id, timeout=RECOVERY_S)
