@@ -3,9 +3,9 @@ no sideways page scroll, no text box over another, chart legends clear of
 the tick labels, and nothing on a page that points at another site.
 
 Each page is walked once per language and width (loaded, then each of the
-dashboard's folds opened in turn, which draws every chart) and each test
-reads what it checks from that walk, as it read it from its own walk
-before (1 page load in 2 fewer, half the charts drawn)."""
+dashboard's folds opened in turn, which draws every chart), in one tab per
+width, and each test reads what it checks from that walk, as it read it
+from its own walk before (1 page load in 2 fewer, half the charts drawn)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from tests.browser_support import (
     LANGS,
     VIEWPORTS,
     fold_ids,
+    load,
     open_fold,
-    open_page,
+    tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -101,10 +102,18 @@ class Walk:
     requested: list[str]  # every URL the page asked for, from the first
 
 
-def walk(browser, url: str, viewport) -> Walk:
-    requested: list[str] = []
-    page = open_page(browser, url, viewport, requested)
-    try:
+class Tab:
+    """One page per width that walks every page of ours in turn: each
+    walk a new document (a new context would cost a renderer process)."""
+
+    def __init__(self, browser, viewport):
+        self.page = tab(browser, viewport)
+        self.requested: list[str] = []
+        self.page.on("request", lambda request: self.requested.append(request.url))
+
+    def walk(self, url: str) -> Walk:
+        self.requested.clear()
+        page = load(self.page, url)
         references = set(page.evaluate(REFERENCES))
         iframes = page.locator("iframe").count()
         boxes = page.evaluate(SCORE_BOXES)
@@ -125,10 +134,8 @@ def walk(browser, url: str, viewport) -> Walk:
             legend_hits,
             drawn,
             markup,
-            list(requested),
+            list(self.requested),
         )
-    finally:
-        page.context.close()
 
 
 @pytest.fixture(scope="module")
@@ -141,14 +148,19 @@ def walked(browser, site):
     """``walked(page, lang, viewport)``: the page's walk, made when a test
     first asks for it."""
     done: dict[tuple[str, str, str], Walk] = {}
+    tabs: dict[str, Tab] = {}
 
     def walked_page(name: str, lang: str, viewport: str = "desktop") -> Walk:
         if (name, lang, viewport) not in done:
-            url = site.pages(lang)[name]
-            done[name, lang, viewport] = walk(browser, url, VIEWPORTS[viewport])
+            if viewport not in tabs:
+                tabs[viewport] = Tab(browser, VIEWPORTS[viewport])
+            walk = tabs[viewport].walk(site.pages(lang)[name])
+            done[name, lang, viewport] = walk
         return done[name, lang, viewport]
 
-    return walked_page
+    yield walked_page
+    for each in tabs.values():
+        each.page.context.close()
 
 
 def overlaps(boxes: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 import urllib.request
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,8 @@ from tests.browser_support import (
     LANGS,
     SESSION,
     VIEWPORTS,
-    open_page,
+    Tabs,
+    load,
     translated,
 )
 from tests.conftest import stop_embedded
@@ -238,19 +240,23 @@ def compare(page, lang: str, width: int) -> Compared:
 
 
 @pytest.fixture(scope="module")
-def compared(site, browser):
+def tabs(browser):
+    """One tab per width, that loads each page checked in turn (these
+    checks only read; a new context would cost a renderer)."""
+    with closing(Tabs(browser)) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def compared(site, tabs):
     """``compared(lang, viewport)``: the compare page's ``Compared``, read
     once (a page load) for the two tests that check it."""
     done: dict[tuple[str, str], Compared] = {}
 
     def read(lang: str, viewport: str) -> Compared:
         if (lang, viewport) not in done:
-            url = f"{site['compare']}&lang={lang}"
-            page = open_page(browser, url, VIEWPORTS[viewport])
-            try:
-                done[lang, viewport] = compare(page, lang, VIEWPORTS[viewport][0])
-            finally:
-                page.context.close()
+            page = load(tabs(viewport), f"{site['compare']}&lang={lang}")
+            done[lang, viewport] = compare(page, lang, VIEWPORTS[viewport][0])
         return done[lang, viewport]
 
     return read
@@ -258,17 +264,14 @@ def compared(site, browser):
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_key_columns_stay_in_view(site, browser, compared, lang, viewport):
+def test_key_columns_stay_in_view(site, tabs, compared, lang, viewport):
     problems = []
     for name in KEY_COLUMNS:
         if name == "compare":
             problems += compared(lang, viewport).hidden
             continue
-        page = open_page(browser, f"{site[name]}?lang={lang}", VIEWPORTS[viewport])
-        try:
-            problems += key_columns_hidden(page, name, lang, VIEWPORTS[viewport][0])
-        finally:
-            page.context.close()
+        page = load(tabs(viewport), f"{site[name]}?lang={lang}")
+        problems += key_columns_hidden(page, name, lang, VIEWPORTS[viewport][0])
     assert not problems, "\n".join(problems)
 
 
