@@ -79,30 +79,33 @@ def _schema_template_folder(tmp_path_factory):
     schema_support.folder = tmp_path_factory.mktemp("schema")
 
 
+def app_settings(tmp_path, **overrides) -> dict:
+    """``app_factory``'s settings: temporary storage under ``tmp_path``."""
+    return {
+        "TESTING": True,
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}",
+        "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+        "RESULTS_FOLDER": str(tmp_path / "results"),
+        "SECRET_KEY": "test",
+        "REDIS_URL": None,
+        "JUDGE_API_URL": None,
+        "JUDGE_MODEL": None,
+        # the Celery worker in this process (tests/worker_support.py);
+        # tests/pipeline/worker/test_worker_process.py runs the supervised child
+        "EMBEDDED_WORKER": "none",
+        **GENEROUS_RATE_LIMITS,
+        **overrides,
+    }
+
+
 @pytest.fixture
 def app_factory(tmp_path):
     """Build apps on temporary storage; every one is shut down afterwards."""
     made = []
 
     def make(**overrides):
-        app = create_test_app(
-            {
-                "TESTING": True,
-                "INSTANCE_PATH": str(tmp_path / "instance"),
-                "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}",
-                "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-                "RESULTS_FOLDER": str(tmp_path / "results"),
-                "SECRET_KEY": "test",
-                "REDIS_URL": None,
-                "JUDGE_API_URL": None,
-                "JUDGE_MODEL": None,
-                # the Celery worker in this process (tests/worker_support.py);
-                # tests/pipeline/worker/test_worker_process.py runs the supervised child
-                "EMBEDDED_WORKER": "none",
-                **GENEROUS_RATE_LIMITS,
-                **overrides,
-            }
-        )
+        app = create_test_app(app_settings(tmp_path, **overrides))
         made.append(app)
         return app
 

@@ -13,7 +13,9 @@ from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
 from tests.browser_support import LANGS, VIEWPORTS
+from tests.conftest import app_settings, stop_embedded
 from tests.pipeline_support import evaluate
+from tests.worker_support import create_test_app
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,26 +24,37 @@ MARKUP = '<img src=x onerror="window.hacked=1"><b>bold</b>'
 PANEL = ["scripted", "scripted+10"]
 
 
-@pytest.fixture
-def served(app_factory, tmp_path):
-    """The sample with markup in one reply, judged by a panel of two."""
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The sample with markup in one reply, judged by a panel of two; one
+    run for the module (its tests only read it)."""
+    tmp_path = tmp_path_factory.mktemp("replies")
     lines = (ROOT / "sample_data.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])
     first["rounds"][0]["responses"]["Base"]["text"] += " " + MARKUP
     path = tmp_path / "replies.jsonl"
     path.write_text("\n".join([json.dumps(first), *lines[1:3]]) + "\n", "utf-8")
     with ScriptedJudge() as judge:
-        app = app_factory(
-            JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted", JUDGE_MODELS=PANEL
+        app = create_test_app(
+            app_settings(
+                tmp_path,
+                JUDGE_API_URL=judge.url,
+                JUDGE_MODEL="scripted",
+                JUDGE_MODELS=PANEL,
+            )
         )
-        document = evaluate(
-            app, path, judge, suites=["alignment", "quality"], judge_models=PANEL
-        )
-        run = app.extensions["storage"].runs.get_run(document["run"]["id"])
-        server = make_server("127.0.0.1", 0, app, threaded=True)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        yield run, first["session_id"], f"http://127.0.0.1:{server.server_port}"
-        server.shutdown()
+        try:
+            document = evaluate(
+                app, path, judge, suites=["alignment", "quality"], judge_models=PANEL
+            )
+            run = app.extensions["storage"].runs.get_run(document["run"]["id"])
+            server = make_server("127.0.0.1", 0, app, threaded=True)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            yield run, first["session_id"], f"http://127.0.0.1:{server.server_port}"
+            server.shutdown()
+        finally:
+            stop_embedded(app)
+            app.extensions["storage"].engine.dispose()
 
 
 def open_grid(browser, url: str, viewport):
