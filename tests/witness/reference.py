@@ -102,6 +102,7 @@ Not covered, and why:
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -873,6 +874,18 @@ def power_note(dz: float | None, n: int, sessions: int | None) -> str | None:
 # Bootstrap intervals, checked without the product's random stream
 
 
+def multinomial(n: int, counts: Iterable[int]) -> int:
+    """n! / (c₁!·c₂!·…): the orderings of a multiset with these counts.
+
+    >>> multinomial(4, [2, 1, 1])
+    12
+    """
+    ways = math.factorial(n)
+    for count in counts:
+        ways //= math.factorial(count)
+    return ways
+
+
 def exact_bootstrap(
     n: int, statistic: Callable[[tuple[int, ...]], Number | None]
 ) -> tuple[list[tuple[Number, Fraction]], Fraction]:
@@ -885,9 +898,7 @@ def exact_bootstrap(
     atoms: list[tuple[Number, Fraction]] = []
     left_out = Fraction(0)
     for draw in combinations_with_replacement(range(n), n):
-        weight = Fraction(math.factorial(n), n**n)
-        for count in Counter(draw).values():
-            weight /= math.factorial(count)
+        weight = Fraction(multinomial(n, Counter(draw).values()), n**n)
         value = statistic(draw)
         if value is None:
             left_out += weight
@@ -913,25 +924,34 @@ def exact_mean_bootstrap(
     distinct = sorted(counts)
     if math.comb(n + len(distinct) - 1, n) > most:
         return None
-    atoms = []
+    # integers over one denominator: a resample's sum and weight are then
+    # integer sums and products, one fraction each at the end
+    scale = math.lcm(*(value.denominator for value in distinct))
+    scaled = [int(value * scale) for value in distinct]
+    atoms: list[tuple[Number, Fraction]] = []
     for draw in combinations_with_replacement(range(len(distinct)), n):
         taken = Counter(draw)
-        weight = Fraction(math.factorial(n))
+        ways = multinomial(n, taken.values())
         for index, times in taken.items():
-            share = Fraction(counts[distinct[index]], n)
-            weight *= share**times / math.factorial(times)
-        atoms.append((mean(distinct[index] for index in draw), weight))
+            ways *= counts[distinct[index]] ** times
+        total = sum(scaled[index] * times for index, times in taken.items())
+        atoms.append((Fraction(total, scale * n), Fraction(ways, n**n)))
     return atoms
 
 
 def quantile(atoms: Sequence[tuple[Number, Fraction]], level: float) -> Number:
-    """The smallest value whose cumulative probability reaches ``level``."""
-    total = sum((weight for _, weight in atoms), Fraction(0))
-    cumulative = Fraction(0)
+    """The smallest value whose cumulative probability reaches ``level``
+    (the weights as integers over their common denominator: still exact)."""
+    scale = math.lcm(*(weight.denominator for _, weight in atoms))
     ordered = sorted(atoms, key=lambda atom: atom[0])
-    for value, weight in ordered:
+    weights = [
+        weight.numerator * (scale // weight.denominator) for _, weight in ordered
+    ]
+    target = Fraction(level) * sum(weights)
+    cumulative = 0
+    for (value, _), weight in zip(ordered, weights, strict=True):
         cumulative += weight
-        if cumulative >= Fraction(level) * total:
+        if cumulative >= target:
             return value
     return ordered[-1][0]
 
@@ -983,6 +1003,7 @@ def _binomial_at_least(resamples: int, k: int, q: float) -> float:
     )
 
 
+@functools.cache  # the same few (resamples, level) for every interval
 def order_statistic_levels(resamples: int, level: float, risk: float = 1e-4) -> Levels:
     """The quantile levels a percentile bound of ``resamples`` draws lies
     between, but with probability ``risk`` on each side.
@@ -1965,7 +1986,17 @@ def value_parts(index: Index, metric: str, method: str) -> dict[str, Parts]:
     return parts
 
 
-def value_from_parts(parts: Sequence[Parts]) -> float | None:
+def float_parts(parts: dict[str, Parts]) -> dict[str, dict[Any, tuple[float, float]]]:
+    """Each session's (numerator, denominator) as floats, for ``value_from_parts``."""
+    return {
+        session: {k: (float(n), float(d)) for k, (n, d) in strata.items()}
+        for session, strata in parts.items()
+    }
+
+
+def value_from_parts(
+    parts: Sequence[Parts] | Sequence[dict[Any, tuple[float, float]]],
+) -> float | None:
     """The mean over strata of Σ numerator / Σ denominator (question 12), in
     floats: it only places a bootstrap bound, within a band."""
     totals: dict[Any, list[float]] = {}
@@ -2110,6 +2141,8 @@ def delta_bounds_ok(
     sessions = sorted(set(parts_a) | set(parts_b))
     if len(sessions) < 2:
         return low is None and high is None
+    # in floats once (value_from_parts adds them as floats): the same sums
+    parts_a, parts_b = float_parts(parts_a), float_parts(parts_b)
 
     def delta(draw: tuple[int, ...]) -> float | None:
         value_a = value_from_parts([parts_a.get(sessions[i], {}) for i in draw])
