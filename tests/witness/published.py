@@ -157,23 +157,26 @@ def versus_baseline(
 
 
 def export_differences(
-    witness_doc: dict, document: dict, files: dict[str, str], report: str
+    witness_doc: dict, document: dict, files: dict[str, str], *reports: str
 ) -> list[Difference]:
-    """Every number of the four downloads and of a CLI report (Markdown, or
-    LaTeX when it starts with a ``%`` comment) against the witness."""
+    """Every number of the four downloads and of each CLI report (Markdown,
+    or LaTeX when it starts with a ``%`` comment) against the witness (its
+    figures computed once for all of them)."""
     witness = witness_of(witness_doc, document)
-    form = "tex" if report.lstrip().startswith("%") else "md"
-    return [
+    found = [
         *rows_differences(witness_doc["rows"], files["export.csv"]),
         *summary_differences(witness, files["summary.csv"]),
         *tables_differences(witness, "export.md", markdown_tables(files["export.md"])),
         *tables_differences(witness, "export.tex", latex_tables(files["export.tex"])),
-        *tables_differences(
+    ]
+    for report in reports:
+        form = "tex" if report.lstrip().startswith("%") else "md"
+        found += tables_differences(
             witness,
             f"report --format {form}",
             latex_tables(report) if form == "tex" else markdown_tables(report),
-        ),
-    ]
+        )
+    return found
 
 
 # --- export.csv ------------------------------------------------------------

@@ -68,6 +68,9 @@ def said(found: list[tuple]) -> str:
     )
 
 
+# 20 pairs: about 50 s idle, past the default 300 s beside a busy CI (a
+# loaded machine is slow, not wrong)
+@pytest.mark.timeout(1500)
 @settings(GENERATED, max_examples=PAIRS)
 @given(pair=compared.pairs())
 def test_compare_of_two_generated_runs_prints_what_the_witness_says(compare_app, pair):
