@@ -12,7 +12,9 @@ import pytest
 from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
-from tests.browser_support import fold_ids, open_fold, translated
+from tests.browser_support import VIEWPORTS, fold_ids, open_fold, tab, translated
+from tests.conftest import app_settings, stop_embedded
+from tests.worker_support import create_test_app
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -406,9 +408,8 @@ def test_the_report_card_flags_a_judge_of_a_methods_family(
     wait_for_dashboard(page)
     token = page.url.split("/r/")[1].split("?")[0].split("/")[0]
     ARTIFACTS.mkdir(exist_ok=True)
+    shown = tab(browser, VIEWPORTS["phone"])  # one tab: a context costs a renderer
     for lang in ("en", "zh", "ko"):
-        phone = browser.new_context(viewport={"width": 390, "height": 844})
-        shown = phone.new_page()
         shown.goto(f"{panel_site}/r/{token}?lang={lang}")
         open_fold(shown, "judge-audit")
         line = shown.locator("[data-testid=card-verdict]")
@@ -428,7 +429,7 @@ def test_the_report_card_flags_a_judge_of_a_methods_family(
         assert shown.evaluate("document.documentElement.scrollWidth") <= 390
         card = shown.locator("[data-testid=report-card]")
         card.screenshot(path=str(ARTIFACTS / f"report-card-{lang}-390.png"))
-        phone.close()
+    shown.context.close()
     wide = browser.new_context(viewport={"width": 1440, "height": 900})
     shown = wide.new_page()
     shown.goto(f"{panel_site}/r/{token}?lang=en")
@@ -439,19 +440,13 @@ def test_the_report_card_flags_a_judge_of_a_methods_family(
     wide.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
-def test_recorded_judges_are_read_in_the_audit_on_a_phone(
-    site, page, browser, tmp_path, lang
-):
-    """A converted CharacterBench file's recorded judges (pred_* fields)
-    beside the live judge in the judge audit at 390 px: each named as
-    recorded in the reader's language, with its interval, and the page
-    never scrolls sideways (screenshot test-artifacts/recorded-judges-*.png)."""
+def recorded_judges_file(folder: Path) -> Path:
+    """A converted CharacterBench file of five records whose recorded judges
+    (pred_* fields) disagree with the human score."""
     from dataset.characterbench import characterbench
     from dataset.importers import Options
     from tests.dataset.test_characterbench import _recorded_file, read
 
-    source = tmp_path
     triples = [
         (1, 1.0, 1.4),
         (2, 3.0, 2.1),
@@ -459,19 +454,60 @@ def test_recorded_judges_are_read_in_the_audit_on_a_phone(
         (4, 4.0, 3.9),
         (2, 1.0, 2.2),
     ]
-    made = _recorded_file(source / "memory_consistency_test.json", triples)
+    made = _recorded_file(folder / "memory_consistency_test.json", triples)
     sessions = [
         characterbench(record, n, Options(source=made.name))
         for n, record in enumerate(json.loads(made.read_text("utf-8")), start=1)
     ]
-    path = source / "converted.jsonl"
+    path = folder / "converted.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
     assert len(read(path)) == 5
-    upload(page, site, path)
-    page.wait_for_selector("[data-testid=run-status]", timeout=RUN_FINISHES_MS)
-    token = page.url.split("/r/")[1].split("?")[0].split("/")[0]
-    phone = browser.new_context(viewport={"width": 390, "height": 844})
-    shown = phone.new_page()
+    return path
+
+
+@pytest.fixture(scope="module")
+def recorded(browser, tmp_path_factory):
+    """``recorded_judges_file`` uploaded once from the home page (as
+    ``site`` serves it), and a phone's tab: the audit is read in each
+    language from one run."""
+    folder = tmp_path_factory.mktemp("recorded")
+    path = recorded_judges_file(folder)
+    with ScriptedJudge(latency=0.05) as judge:
+        app = create_test_app(
+            app_settings(
+                folder,
+                JUDGE_API_URL=judge.url,
+                JUDGE_MODEL="scripted",
+                JUDGE_CONCURRENCY=4,
+            )
+        )
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        site = f"http://127.0.0.1:{server.server_port}"
+        phone = tab(browser, VIEWPORTS["phone"])
+        try:
+            desktop = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = desktop.new_page()
+            page.set_default_timeout(60_000)
+            upload(page, site, path)
+            page.wait_for_selector("[data-testid=run-status]", timeout=RUN_FINISHES_MS)
+            token = page.url.split("/r/")[1].split("?")[0].split("/")[0]
+            desktop.close()
+            yield site, token, phone
+        finally:
+            phone.context.close()
+            server.shutdown()
+            stop_embedded(app)
+            app.extensions["storage"].engine.dispose()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_recorded_judges_are_read_in_the_audit_on_a_phone(recorded, lang):
+    """A converted CharacterBench file's recorded judges (pred_* fields)
+    beside the live judge in the judge audit at 390 px: each named as
+    recorded in the reader's language, with its interval, and the page
+    never scrolls sideways (screenshot test-artifacts/recorded-judges-*.png)."""
+    site, token, shown = recorded
     shown.goto(f"{site}/r/{token}?lang={lang}")
     open_fold(shown, "judge-audit")
     item = shown.locator("[data-testid=audit-human]")
@@ -482,5 +518,5 @@ def test_recorded_judges_are_read_in_the_audit_on_a_phone(
     assert row.get_attribute("data-criterion") == "memory_consistency (1–4)"
     assert "[" in row.inner_text()  # the interval beside the value
     assert shown.evaluate("document.documentElement.scrollWidth") <= 390
+    ARTIFACTS.mkdir(exist_ok=True)
     item.screenshot(path=str(ARTIFACTS / f"recorded-judges-{lang}-390.png"))
-    phone.close()
