@@ -149,9 +149,25 @@ def test_finished_dashboards_load_while_redis_is_down(app_factory, tmp_path):
     assert len(broken.extensions["storage"].runs.unfinished_runs()) == runs_before
 
 
-def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):
-    """Connection refused for 10 s, then 503 + Retry-After for 20 s, then back:
-    with a retry budget that covers it the run pauses and completes."""
+# Connection refused, then 503 + Retry-After: 1, then back. The 503s alone
+# outlast the default budget (JUDGE_MAX_RETRIES 4: about 4 s of them), so
+# only a budget that covers the outage absorbs it.
+REFUSED_S, UNAVAILABLE_S = 4.0, 8.0
+
+
+def _running(client, token: str, timeout: float = 600.0) -> None:
+    """Wait until the run is under way: its worker is asking the judge."""
+    deadline = time.monotonic() + timeout
+    while client.get(f"/api/v1/runs/{token}").get_json()["status"] != "running":
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.05)
+
+
+def test_a_long_outage_pauses_and_recovers(app_factory, tmp_path):
+    """Connection refused for 4 s once the run is under way, then 503 +
+    Retry-After for 8 s from the first request it refuses, then back: with
+    a retry budget that covers it the run pauses and completes. Each phase
+    is timed from when it is exercised, however long the worker takes."""
     path = crafted.write(tmp_path / "c.jsonl", crafted.alignment_sessions())
     probe = ScriptedJudge().__enter__()
     port = probe.server.server_address[1]
@@ -164,25 +180,22 @@ def test_thirty_second_outage_pauses_and_recovers(app_factory, tmp_path):
     )
     client = app.test_client()
     servers = []
-
-    def phase_two():  # the judge is back but answers 503 + Retry-After: 1
-        server = ScriptedJudge(port=port).__enter__()
-        server.state.outage_status = 503
-        servers.append(server)
-        threading.Timer(
-            20, lambda: setattr(server.state, "outage_status", None)
-        ).start()
-
-    threading.Timer(10, phase_two).start()
     try:
         # the uploader's manage token: it may ask for a retry
         token = upload(client, path.read_bytes(), suites="alignment").get_json()[
             "manage_token"
         ]
+        _running(client, token)
+        time.sleep(REFUSED_S)  # the fault itself, not a wait for something
+        # phase 2: the judge is back but answers 503 + Retry-After: 1
+        servers.append(ScriptedJudge(port=port).__enter__())
+        servers[0].state.outage_status = 503
+        _end_outage_after_it_is_seen(servers[0], UNAVAILABLE_S)
         body = wait_final(client, token, timeout=180)
     finally:
         for server in servers:
             server.__exit__(None, None, None)
+    assert servers[0].state.calls > 0  # some requests were refused with 503s
     assert body["status"] == "done"
     assert {r["status"] for r in alignment_rows(body["results"])} == {"ok"}
     assert body["results"]["summary"]["Ours"]["al_slope"] == pytest.approx(10.0)
