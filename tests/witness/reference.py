@@ -103,6 +103,7 @@ Not covered, and why:
 from __future__ import annotations
 
 import functools
+import json
 import math
 import random
 from collections import Counter
@@ -1746,6 +1747,22 @@ def summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
     >>> round(values["binary_rate"], 3), values["al_avg_n"], values["al_style_avg"]
     (0.667, 3, None)
     """
+    key = json.dumps(doc, sort_keys=True, default=repr)
+    if key not in _SUMMARIES:
+        if len(_SUMMARIES) >= 16:
+            _SUMMARIES.pop(next(iter(_SUMMARIES)))
+        _SUMMARIES[key] = _summary(doc)
+    # a copy: callers fill in values of their own
+    return {method: dict(values) for method, values in _SUMMARIES[key].items()}
+
+
+# The summaries of the last documents, by their JSON: a generated run's or
+# pair's checks ask for the same one up to five times (comparisons, the
+# downloads, the dashes), each fitting Bradley–Terry again.
+_SUMMARIES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+def _summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
     index = build_index(doc)
     out: dict[str, dict[str, Any]] = {method: {} for method in index.methods}
     if "alignment" in index.suites:

@@ -49,7 +49,10 @@ def compare_app(tmp_path_factory):
 def compared_pair(compare_app, pair) -> tuple[dict, dict[str, str]]:
     """The witness's comparison of the pair and what the command printed."""
     app, judge, folder = compare_app
-    sides = compared.run_pair(app, judge, pair, folder)
+    return compared_sides(app, compared.run_pair(app, judge, pair, folder))
+
+
+def compared_sides(app, sides: list[compared.Side]) -> tuple[dict, dict[str, str]]:
     return compared.witness_document(sides), compared.printed(app, sides)
 
 
@@ -111,7 +114,29 @@ def crafted(
 
 
 @pytest.fixture(scope="module")
-def one_judge_and_a_silent_panel(compare_app):
+def one_judge_run(compare_app) -> compared.Side:
+    """A PersonaSteer run of one judge, the same plan in two comparisons
+    below: run once."""
+    app, judge, folder = compare_app
+    plan = crafted("personasteer", ("judge-a",))
+    [side] = compared.run_pair(app, judge, (plan,), folder)
+    return side
+
+
+def against(compare_app, first, second) -> tuple[dict, dict[str, str]]:
+    """``compared_pair`` of two sides, a plan (run here) or a run."""
+    app, judge, folder = compare_app
+    sides = [
+        side
+        if isinstance(side, compared.Side)
+        else compared.run_pair(app, judge, (side,), folder)[0]
+        for side in (first, second)
+    ]
+    return compared_sides(app, sides)
+
+
+@pytest.fixture(scope="module")
+def one_judge_and_a_silent_panel(compare_app, one_judge_run):
     """One judge's run against a panel whose second judge failed every call."""
     silent = crafted(
         "personasteer",
@@ -120,7 +145,7 @@ def one_judge_and_a_silent_panel(compare_app):
             A(plans.FAILED) if judge == "judge-b" else A("verdict", 70, 1)
         ),
     )
-    return compared_pair(compare_app, (crafted("personasteer", ("judge-a",)), silent))
+    return against(compare_app, one_judge_run, silent)
 
 
 def test_a_silent_panel_judge_leaves_the_other_runs_values(
@@ -165,7 +190,7 @@ def test_length_controlled_al_counts_each_item_once(one_judge_and_a_panel):
 
 
 @pytest.fixture(scope="module")
-def mt_bench_against_personasteer(compare_app):
+def mt_bench_against_personasteer(compare_app, one_judge_run):
     """An MT-Bench run (no keep-chatting verdict) whose second round the
     judge could not read, against a PersonaSteer run of the same judge."""
     unread = crafted(
@@ -173,7 +198,7 @@ def mt_bench_against_personasteer(compare_app):
         ("judge-a",),
         lambda s, k, m, judge: A("garbage") if k == 2 else A("verdict", 60, 1),
     )
-    return compared_pair(compare_app, (unread, crafted("personasteer", ("judge-a",))))
+    return against(compare_app, unread, one_judge_run)
 
 
 def bare_of(found: tuple[dict, dict[str, str]], cause: str) -> list:
