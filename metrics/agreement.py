@@ -4,7 +4,7 @@ Two runs that judged the same responses (same file, or the same response
 texts) with different judge models or prompt versions give two values per
 item. Scores are compared with Spearman's ρ (scipy) and Krippendorff's α on
 the interval scale (the ``krippendorff`` package); binary verdicts with
-Cohen's κ (scikit-learn) and the share of identical verdicts. A statistic
+Cohen's κ (scikit-learn's formula) and the share of identical verdicts. A statistic
 that cannot be computed is ``None`` with a ``reason``, never a number.
 
 >>> scores = agreement([10.0, 20.0, 30.0, 40.0], [15.0, 25.0, 30.0, 50.0], "interval")
@@ -126,6 +126,25 @@ def cohen_kappa(a: list[float], b: list[float]) -> float | None:
     """
     if len(set(a)) < 2 or len(set(b)) < 2:
         return None
-    from sklearn.metrics import cohen_kappa_score
+    return _unweighted_kappa([str(x) for x in a], [str(x) for x in b])
 
-    return _finite(cohen_kappa_score([str(x) for x in a], [str(x) for x in b]))
+
+def _unweighted_kappa(a: list[str], b: list[str]) -> float | None:
+    """scikit-learn's ``cohen_kappa_score(a, b)``, its steps in their order
+    (the same float, bit for bit: tests/metrics/test_agreement.py), without
+    its input checks, which cost ~1 ms a call; a bootstrap interval calls it
+    1,000 times (metrics/human_agreement.py)."""
+    import numpy as np
+
+    labels = {label: i for i, label in enumerate(sorted({*a, *b}))}
+    n = len(labels)
+    confusion = np.zeros((n, n), dtype=np.float64)
+    np.add.at(confusion, ([labels[x] for x in a], [labels[y] for y in b]), 1.0)
+    sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    disagree = np.ones((n, n), dtype=np.float64)
+    np.fill_diagonal(disagree, 0)
+    denominator = np.sum(disagree * expected)
+    if denominator == 0:
+        return None  # one label in common: undefined (sklearn's NaN)
+    return _finite(1 - np.sum(disagree * confusion) / denominator)
