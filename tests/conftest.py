@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
 import pytest
 import redis
 from sqlalchemy import create_engine, text
@@ -111,9 +118,76 @@ def app_factory(tmp_path):
 
     yield make
     for app in made:
-        stop_embedded(app)
-        if app.extensions["storage"].ready:
-            app.extensions["storage"].engine.dispose()
+        shut_down(app)
+
+
+def shut_down(app) -> None:
+    stop_embedded(app)
+    if app.extensions["storage"].ready:
+        app.extensions["storage"].engine.dispose()
+
+
+class EvaluatedRuns:
+    """Runs evaluated once a session, each test given its own copy.
+
+    Evaluating the sample costs seconds of CPU; a test that reads or changes
+    one finished run gets a copy of the database and folders the evaluation
+    left (``app_factory``'s layout), so nothing a test changes reaches
+    another. The copies keep the run's id and tokens, so the pages and
+    figures this process keeps per run are emptied for each test: no page
+    built for another test's copy is served."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.made: dict[str, str] = {}
+
+    def copy(self, name: str, into: Path, evaluate: Callable[[Any], str]) -> str:
+        """The run id of ``evaluate(app)``, with its storage copied into the
+        folder ``into`` (an ``app_factory`` app opens it)."""
+        source = self.folder / name
+        if name not in self.made:
+            source.mkdir()
+            app = create_test_app(app_settings(source))
+            try:
+                self.made[name] = evaluate(app)
+            finally:
+                shut_down(app)
+        into.mkdir(parents=True, exist_ok=True)
+        with (
+            closing(sqlite3.connect(source / "test.sqlite3")) as stored,
+            closing(sqlite3.connect(into / "test.sqlite3")) as copied,
+        ):
+            stored.backup(copied)  # a consistent copy, WAL or not
+        for folder in ("uploads", "results"):
+            if (source / folder).exists():
+                shutil.copytree(source / folder, into / folder, dirs_exist_ok=True)
+        return self.made[name]
+
+
+@pytest.fixture(scope="session")
+def evaluated_runs(tmp_path_factory):
+    return EvaluatedRuns(tmp_path_factory.mktemp("evaluated"))
+
+
+@pytest.fixture
+def evaluated_copy(evaluated_runs, tmp_path, monkeypatch):
+    """``copy(name, evaluate)``: the run id of a once-evaluated run, copied
+    into this test's ``app_factory`` storage; the per-process page caches
+    start empty (EvaluatedRuns)."""
+    from web.presentation import panels
+    from web.presentation.single_flight import SingleFlight
+    from web.views import compare, final_pages, pages
+
+    monkeypatch.setattr(final_pages, "PAGES", SingleFlight(size=64, previous=False))
+    parts = SingleFlight()
+    monkeypatch.setattr(pages, "RESULT_PARTS", parts)
+    monkeypatch.setattr(compare, "RESULT_PARTS", parts)
+    monkeypatch.setattr(panels, "BUILT", SingleFlight(64))
+
+    def copy(name: str, evaluate: Callable[[Any], str]) -> str:
+        return evaluated_runs.copy(name, tmp_path, evaluate)
+
+    return copy
 
 
 def stop_embedded(app) -> None:

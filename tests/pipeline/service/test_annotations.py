@@ -14,20 +14,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from testing.judge_server import ScriptedJudge
 from tests.pipeline_support import evaluate
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def judge_sample(app) -> str:
+    with ScriptedJudge(timeout_sleep=12.0) as judge:
+        sample = ROOT / "sample_data.jsonl"
+        document = evaluate(app, sample, judge, suites=["alignment"])
+    return document["run"]["id"]
+
+
 @pytest.fixture
-def judged(app_factory, judge_server):
-    """The shipped sample, judged by the alignment suite; its app and run."""
+def judged(app_factory, evaluated_copy):
+    """The shipped sample, judged by the alignment suite (once a session,
+    copied for each test: tests/conftest.py, EvaluatedRuns); its app and run."""
+    run_id = evaluated_copy("sample-alignment", judge_sample)
     app = app_factory()
-    document = evaluate(
-        app, ROOT / "sample_data.jsonl", judge_server, suites=["alignment"]
-    )
-    run = app.extensions["storage"].runs.get_run(document["run"]["id"])
-    return app, run
+    return app, app.extensions["storage"].runs.get_run(run_id)
 
 
 def make_queue(client, run, **body):
