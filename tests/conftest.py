@@ -45,6 +45,7 @@ INTEGRATION_FIXTURES = frozenset(
         "judge_server",
         "browser",
         "sample_site",
+        "evaluated_copy",
         "postgres_url",
     }
 )
