@@ -142,17 +142,24 @@ class EvaluatedRuns:
         self.folder = folder
         self.made: dict[str, str] = {}
 
-    def copy(self, name: str, into: Path, evaluate: Callable[[Any], str]) -> str:
-        """The run id of ``evaluate(app)``, with its storage copied into the
-        folder ``into`` (an ``app_factory`` app opens it)."""
+    def copy(self, name: str, into: Path, evaluate: Callable[..., str]) -> str:
+        """The run id ``evaluate(make)`` returns, ``make(**settings)`` its
+        ``app_factory``, with its storage copied into the folder ``into``
+        (an ``app_factory`` app opens it)."""
         source = self.folder / name
         if name not in self.made:
             source.mkdir()
-            app = create_test_app(app_settings(source))
+            made = []
+
+            def make(**settings: Any) -> Any:
+                made.append(create_test_app(app_settings(source, **settings)))
+                return made[-1]
+
             try:
-                self.made[name] = evaluate(app)
+                self.made[name] = evaluate(make)
             finally:
-                shut_down(app)
+                for app in made:
+                    shut_down(app)
         into.mkdir(parents=True, exist_ok=True)
         with (
             closing(sqlite3.connect(source / "test.sqlite3")) as stored,
@@ -185,7 +192,7 @@ def evaluated_copy(evaluated_runs, tmp_path, monkeypatch):
     monkeypatch.setattr(compare, "RESULT_PARTS", parts)
     monkeypatch.setattr(panels, "BUILT", SingleFlight(64))
 
-    def copy(name: str, evaluate: Callable[[Any], str]) -> str:
+    def copy(name: str, evaluate: Callable[..., str]) -> str:
         return evaluated_runs.copy(name, tmp_path, evaluate)
 
     return copy

@@ -20,10 +20,10 @@ from tests.pipeline_support import evaluate
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def judge_sample(app) -> str:
+def judge_sample(make) -> str:
     with ScriptedJudge(timeout_sleep=12.0) as judge:
         sample = ROOT / "sample_data.jsonl"
-        document = evaluate(app, sample, judge, suites=["alignment"])
+        document = evaluate(make(), sample, judge, suites=["alignment"])
     return document["run"]["id"]
 
 

@@ -15,16 +15,26 @@ from web.views import final_pages
 NONCE = re.compile(r'nonce="([^"]+)"')
 
 
-@pytest.fixture
-def served(app_factory, judge_server):
+def judge_sample(make) -> str:
     from pathlib import Path
 
+    from testing.judge_server import ScriptedJudge
     from tests.pipeline_support import evaluate
 
-    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
     sample = Path(__file__).resolve().parents[3] / "sample_data.jsonl"
-    document = evaluate(app, sample, judge_server, suites=["alignment", "quality"])
-    return app, app.extensions["storage"].runs.get_run(document["run"]["id"])
+    with ScriptedJudge(timeout_sleep=12.0) as judge:
+        app = make(JUDGE_API_URL=judge.url, JUDGE_MODEL="scripted")
+        document = evaluate(app, sample, judge, suites=["alignment", "quality"])
+    return document["run"]["id"]
+
+
+@pytest.fixture
+def served(app_factory, judge_server, evaluated_copy):
+    """The sample judged by alignment and quality (once a session, copied
+    for each test: tests/conftest.py, EvaluatedRuns); its app and run."""
+    run_id = evaluated_copy("sample-alignment-quality", judge_sample)
+    app = app_factory(JUDGE_API_URL=judge_server.url, JUDGE_MODEL="scripted")
+    return app, app.extensions["storage"].runs.get_run(run_id)
 
 
 def header_nonce(response) -> str:
