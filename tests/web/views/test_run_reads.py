@@ -10,9 +10,34 @@ import pytest
 from tests.web.views.test_api import sample_bytes, upload, wait_final
 
 
-@pytest.fixture
-def finished(client):
+def upload_sample(make) -> str:
+    """The sample uploaded with the default suites, evaluated; its run id."""
+    app = make()
+    client = app.test_client()
     token = upload(client, sample_bytes()).get_json()["token"]
+    wait_final(client, token)
+    return app.extensions["storage"].runs.find_run(token).item.id
+
+
+@pytest.fixture
+def sample_run_id(evaluated_copy) -> str:
+    """Evaluated once a session, copied for each test (tests/conftest.py,
+    EvaluatedRuns)."""
+    return evaluated_copy("sample-default-suites", upload_sample)
+
+
+@pytest.fixture
+def app(request, app_factory):
+    """``app_factory``'s app, on a copy of the evaluated sample when the
+    test reads it (``finished``): the copy is made before the app opens it."""
+    if "finished" in request.fixturenames:
+        request.getfixturevalue("sample_run_id")
+    return app_factory()
+
+
+@pytest.fixture
+def finished(app, client, sample_run_id):
+    token = app.extensions["storage"].runs.get_run(sample_run_id).token
     return token, wait_final(client, token)["results"]
 
 
