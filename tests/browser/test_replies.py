@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from werkzeug.serving import make_server
 
 from testing.judge_server import ScriptedJudge
-from tests.browser_support import LANGS, VIEWPORTS
+from tests.browser_support import LANGS, VIEWPORTS, Tabs, tab
 from tests.conftest import app_settings, stop_embedded
 from tests.pipeline_support import evaluate
 from tests.worker_support import create_test_app
@@ -57,11 +58,15 @@ def served(tmp_path_factory):
             app.extensions["storage"].engine.dispose()
 
 
-def open_grid(browser, url: str, viewport):
-    width, height = viewport
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
+@pytest.fixture(scope="module")
+def tabs(browser):
+    """One tab per width for the tests that only read the grid (a new
+    context would cost a renderer process, ~1 s of CPU)."""
+    with closing(Tabs(browser)) as made:
+        yield made
+
+
+def open_grid(page, url: str):
     page.goto(url)
     page.wait_for_selector("[data-testid=replies-grid]")
     return page
@@ -75,9 +80,7 @@ def shown_values(page, metric: str, judge: str) -> list[float]:
 
 def test_the_grid_filters_sorts_and_opens_the_exchange(served, browser):
     run, session_id, base = served
-    page = open_grid(
-        browser, f"{base}/r/{run.token}/replies?lang=en", VIEWPORTS["desktop"]
-    )
+    page = open_grid(tab(browser), f"{base}/r/{run.token}/replies?lang=en")
     lines = page.locator("[data-testid=grid-line]")
     total = lines.count()
     assert total > 2
@@ -121,10 +124,10 @@ def test_the_grid_filters_sorts_and_opens_the_exchange(served, browser):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_grid_fits_a_phone_and_a_desktop(served, browser, lang):
+def test_the_grid_fits_a_phone_and_a_desktop(served, tabs, lang):
     run, _session, base = served
     for name, viewport in VIEWPORTS.items():
-        page = open_grid(browser, f"{base}/r/{run.token}/replies?lang={lang}", viewport)
+        page = open_grid(tabs(name), f"{base}/r/{run.token}/replies?lang={lang}")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= viewport[0], (name, width)
         card = page.locator("[data-testid=replies-grid]")
@@ -134,17 +137,15 @@ def test_the_grid_fits_a_phone_and_a_desktop(served, browser, lang):
         )
         if name == "phone":
             assert table <= inner[1], "each reply is a card on a phone"
+        ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"replies-{lang}-{viewport[0]}.png"))
-        page.context.close()
 
 
-def test_a_panel_s_grid_shows_the_length_once_and_the_file_s_order(served, browser):
+def test_a_panel_s_grid_shows_the_length_once_and_the_file_s_order(served, tabs):
     """Issue 56: the response length is no judge's score (once per reply,
     no judge, no link), and "as in the file" keeps Base, RAG, Ours."""
     run, session_id, base = served
-    page = open_grid(
-        browser, f"{base}/r/{run.token}/replies?lang=en", VIEWPORTS["desktop"]
-    )
+    page = open_grid(tabs("desktop"), f"{base}/r/{run.token}/replies?lang=en")
     lines = page.locator("[data-testid=grid-line]")
     lengths = page.locator("[data-testid=grid-score][data-metric=response_chars]")
     assert lengths.count() == lines.count() > 0
@@ -158,4 +159,3 @@ def test_a_panel_s_grid_shows_the_length_once_and_the_file_s_order(served, brows
     )
     in_the_file = ["Base", "RAG", "Ours"]  # by name: Base, Ours, RAG
     assert [m for s, m in first if s == session_id] == run.methods == in_the_file
-    page.context.close()
