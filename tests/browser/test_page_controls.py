@@ -7,6 +7,7 @@ come into view."""
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from playwright.sync_api import expect
 
 from tests.browser_support import (
     VIEWPORTS,
+    Tabs,
     fold_ids,
+    load,
     open_fold,
     open_page,
     translated,
@@ -27,6 +30,16 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def site(sample_site):
     return sample_site
+
+
+@pytest.fixture(scope="module")
+def tabs(browser):
+    """One tab per width for the tests whose controls act in the page only
+    and leave nothing a new document keeps (no storage, permission or
+    address fragment): each loads the page afresh in it (a new context
+    would cost a renderer process, ~1 s of CPU)."""
+    with closing(Tabs(browser)) as made:
+        yield made
 
 
 @pytest.mark.parametrize("fmt", ["svg", "png"])
@@ -58,38 +71,35 @@ def column_values(page, table: str, index: int) -> list[str]:
     )
 
 
-def test_panel_tables_sort_by_header_and_filter(browser, site):
-    page = open_page(browser, site.pages("en")["dashboard"])
-    try:
-        open_fold(page, "panel-simulation")
-        table = "[data-testid=panel-simulation] table.panel-table >> nth=1"
-        welch = page.locator(table)
-        header = welch.locator("thead th").nth(3)  # t
-        assert header.locator("button.sort-button").count() == 1
-        header.locator("button").click()
-        assert header.get_attribute("aria-sort") == "ascending"
-        shown = column_values(page, table, 3)
-        numbers = [float(v.replace("\u2212", "-")) for v in shown if v != "—"]
-        assert numbers == sorted(numbers) and len(numbers) > 5
-        assert column_values(page, table, 3)[-1] == "—"  # blanks last
-        header.locator("button").click()
-        assert header.get_attribute("aria-sort") == "descending"
-        assert column_values(page, table, 3)[0] != "—"
+def test_panel_tables_sort_by_header_and_filter(tabs, site):
+    page = load(tabs("desktop"), site.pages("en")["dashboard"])
+    open_fold(page, "panel-simulation")
+    table = "[data-testid=panel-simulation] table.panel-table >> nth=1"
+    welch = page.locator(table)
+    header = welch.locator("thead th").nth(3)  # t
+    assert header.locator("button.sort-button").count() == 1
+    header.locator("button").click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    shown = column_values(page, table, 3)
+    numbers = [float(v.replace("\u2212", "-")) for v in shown if v != "—"]
+    assert numbers == sorted(numbers) and len(numbers) > 5
+    assert column_values(page, table, 3)[-1] == "—"  # blanks last
+    header.locator("button").click()
+    assert header.get_attribute("aria-sort") == "descending"
+    assert column_values(page, table, 3)[0] != "—"
 
-        open_fold(page, "panel-roleplay")
-        almp = "[data-testid=panel-roleplay] table[data-filterable]"
-        box = page.locator("[data-testid=panel-roleplay] .table-filter input")
-        box.fill("ps-zh-001")
-        shown = column_values(page, almp, 1)
-        assert shown == ["ps-zh-001"] * 3
-        box.fill("no such session")
-        assert page.locator(f"{almp} tr.empty-row").inner_text() == (
-            "No row matches the filter."
-        )
-        box.fill("")
-        assert len(column_values(page, almp, 1)) == 27
-    finally:
-        page.context.close()
+    open_fold(page, "panel-roleplay")
+    almp = "[data-testid=panel-roleplay] table[data-filterable]"
+    box = page.locator("[data-testid=panel-roleplay] .table-filter input")
+    box.fill("ps-zh-001")
+    shown = column_values(page, almp, 1)
+    assert shown == ["ps-zh-001"] * 3
+    box.fill("no such session")
+    assert page.locator(f"{almp} tr.empty-row").inner_text() == (
+        "No row matches the filter."
+    )
+    box.fill("")
+    assert len(column_values(page, almp, 1)) == 27
 
 
 @pytest.mark.parametrize("lang", ["ko", "zh"])
@@ -113,24 +123,19 @@ def test_copy_link_copies_the_absolute_url_without_the_readers_language(
         page.context.close()
 
 
-def test_copy_link_without_clipboard_shows_the_url_selected(browser, site):
-    page = open_page(browser, site.pages("zh")["dashboard"])
-    try:
-        page.evaluate(
-            "Object.defineProperty(navigator, 'clipboard', {value: undefined})"
-        )
-        page.click("[data-testid=copy-link]")
-        field = page.locator("#share-url")
-        assert field.is_visible()
-        assert field.input_value() == f"{site.base}/r/{site.token}"
-        selected = page.evaluate(
-            "document.getSelection().toString() || "
-            "[document.activeElement.selectionStart,"
-            " document.activeElement.selectionEnd].join()"
-        )
-        assert selected in (field.input_value(), f"0,{len(field.input_value())}")
-    finally:
-        page.context.close()
+def test_copy_link_without_clipboard_shows_the_url_selected(tabs, site):
+    page = load(tabs("desktop"), site.pages("zh")["dashboard"])
+    page.evaluate("Object.defineProperty(navigator, 'clipboard', {value: undefined})")
+    page.click("[data-testid=copy-link]")
+    field = page.locator("#share-url")
+    assert field.is_visible()
+    assert field.input_value() == f"{site.base}/r/{site.token}"
+    selected = page.evaluate(
+        "document.getSelection().toString() || "
+        "[document.activeElement.selectionStart,"
+        " document.activeElement.selectionEnd].join()"
+    )
+    assert selected in (field.input_value(), f"0,{len(field.input_value())}")
 
 
 def test_scroll_position_survives_the_baseline_select_and_pager(browser, site):
@@ -189,39 +194,32 @@ def test_file_picker_and_line_labels_are_translated(browser, site, lang, tmp_pat
         page.context.close()
 
 
-def test_the_dashboard_fits_four_screens_and_each_fold_is_one_click_away(browser, site):
+def test_the_dashboard_fits_four_screens_and_each_fold_is_one_click_away(tabs, site):
     """One fold open at a time (the first, as loaded); the navigation opens
     any other with one click, names it in the address and marks it."""
-    page = open_page(browser, site.pages("en")["dashboard"])
-    try:
-        assert page.evaluate("document.documentElement.scrollHeight") <= 4 * 900
-        folds = fold_ids(page)
-        links = page.locator("[data-testid=section-nav] a")
-        assert [link.get_attribute("href") for link in links.all()] == [
-            f"#{fold}" for fold in folds
-        ]
-        assert len(folds) >= 10 and open_folds(page) == [folds[0]]
-        assert "#" not in page.url  # the page as loaded keeps a bare address
-        for index, fold in enumerate(folds):
-            links.nth(index).click()
-            # the fold opens on the hashchange event, which comes after
-            expect(links.nth(index)).to_have_attribute("aria-current", "true")
-            assert open_folds(page) == [fold]
-            assert page.url.endswith(f"#{fold}")
-            assert (
-                page.locator("[data-testid=section-nav] a[aria-current]").count() == 1
-            )
-            top = page.locator(f"details#{fold}").evaluate(
-                "(el) => el.getBoundingClientRect().top"
-            )
-            assert (
-                0 <= top < 900 - 60
-            )  # its heading in view (at the top, or the page ends)
-        page.go_back()  # the address's fold again
-        expect(page.locator(f"details#{folds[-2]}")).to_have_js_property("open", True)
-        assert open_folds(page) == [folds[-2]]
-    finally:
-        page.context.close()
+    page = load(tabs("desktop"), site.pages("en")["dashboard"])
+    assert page.evaluate("document.documentElement.scrollHeight") <= 4 * 900
+    folds = fold_ids(page)
+    links = page.locator("[data-testid=section-nav] a")
+    assert [link.get_attribute("href") for link in links.all()] == [
+        f"#{fold}" for fold in folds
+    ]
+    assert len(folds) >= 10 and open_folds(page) == [folds[0]]
+    assert "#" not in page.url  # the page as loaded keeps a bare address
+    for index, fold in enumerate(folds):
+        links.nth(index).click()
+        # the fold opens on the hashchange event, which comes after
+        expect(links.nth(index)).to_have_attribute("aria-current", "true")
+        assert open_folds(page) == [fold]
+        assert page.url.endswith(f"#{fold}")
+        assert page.locator("[data-testid=section-nav] a[aria-current]").count() == 1
+        top = page.locator(f"details#{fold}").evaluate(
+            "(el) => el.getBoundingClientRect().top"
+        )
+        assert 0 <= top < 900 - 60  # its heading in view (at the top, or the page ends)
+    page.go_back()  # the address's fold again
+    expect(page.locator(f"details#{folds[-2]}")).to_have_js_property("open", True)
+    assert open_folds(page) == [folds[-2]]
 
 
 def test_a_link_opens_its_fold_and_the_keyboard_opens_and_closes_them(browser, site):
@@ -246,11 +244,19 @@ def test_a_link_opens_its_fold_and_the_keyboard_opens_and_closes_them(browser, s
         page.context.close()
 
 
-def test_charts_are_drawn_as_they_come_into_view_with_every_trace_type(browser, site):
-    page = open_page(browser, site.pages("en")["dashboard"])
+def test_charts_are_drawn_as_they_come_into_view_with_every_trace_type(tabs, site):
+    page = load(tabs("desktop"), site.pages("en")["dashboard"])
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def console(message) -> None:
+        if message.type == "error":
+            problems.append(message.text)
+
+    def failed(error) -> None:
+        problems.append(str(error))
+
+    page.on("console", console)
+    page.on("pageerror", failed)
     try:
         assert page.locator("#chart-al_curve svg.main-svg").count() > 0
         assert page.locator("#panel-slots svg.main-svg").count() == 0  # a closed fold
@@ -269,8 +275,9 @@ def test_charts_are_drawn_as_they_come_into_view_with_every_trace_type(browser, 
         assert {"scatter", "scatterpolar", "bar", "heatmap", "box"} <= types
         assert all(known for traces in drawn for _, known in traces)
         assert problems == []
-    finally:
-        page.context.close()
+    finally:  # the tab serves the next test
+        page.remove_listener("console", console)
+        page.remove_listener("pageerror", failed)
 
 
 def open_folds(page) -> list[str]:
