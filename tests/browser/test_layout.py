@@ -5,7 +5,8 @@ the tick labels, and nothing on a page that points at another site.
 Each page is walked once per language and width (loaded, then each of the
 dashboard's folds opened in turn, which draws every chart), in one tab per
 width, and each test reads what it checks from that walk, as it read it
-from its own walk before (1 page load in 2 fewer, half the charts drawn)."""
+from its own walk before (18 page loads instead of 37, and the charts drawn
+in 6 walks instead of 12)."""
 
 from __future__ import annotations
 
