@@ -392,11 +392,18 @@ def web_app(request):
     return request.getfixturevalue("redis_deployment").app
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian chromium through Playwright, one per test process (each test
-    works in its own context; a launch costs ~1.2 s of CPU), see
-    ``tests/browser_support.py``: a failure under CI when it is missing."""
+    """Debian chromium through Playwright, one per test module (each test
+    works in its own context or a module's tab), see
+    ``tests/browser_support.py``: a failure under CI when it is missing.
+
+    Not one per test process, though a launch costs ~1.2 s of CPU: while
+    Playwright's sync API is started, its event loop is the thread's running
+    loop, and every later test of the process that calls ``asyncio.run``
+    (the judge client's, the keeper's) failed with "cannot be called from a
+    running event loop" (fresh-clone CI of 5a289dc). A module's browser
+    tests run together, so the loop ends with them."""
     from tests.browser_support import chromium
 
     with chromium() as launched:
