@@ -136,6 +136,10 @@ def _unweighted_kappa(a: list[str], b: list[str]) -> float | None:
     1,000 times (metrics/human_agreement.py)."""
     import numpy as np
 
+    if len(a) != len(b):  # as scikit-learn refuses it, not a numpy IndexError
+        raise ValueError(
+            f"two raters' verdicts differ in number: {len(a)} and {len(b)}"
+        )
     labels = {label: i for i, label in enumerate(sorted({*a, *b}))}
     n = len(labels)
     confusion = np.zeros((n, n), dtype=np.float64)

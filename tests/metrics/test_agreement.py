@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from metrics.agreement import cohen_kappa
@@ -31,3 +32,8 @@ def test_kappa_is_scikit_learn_s_float_exactly():
 def test_a_constant_rater_has_no_kappa():
     assert cohen_kappa([1.0, 1.0, 1.0], [1.0, 0.0, 1.0]) is None
     assert cohen_kappa([1.0, 0.0, 1.0], [0.0, 0.0, 0.0]) is None
+
+
+def test_raters_of_different_lengths_are_refused_as_scikit_learn_refuses_them():
+    with pytest.raises(ValueError, match="differ in number: 3 and 2"):
+        cohen_kappa([0.0, 1.0, 0.0], [0.0, 1.0])
