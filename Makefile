@@ -37,6 +37,9 @@ worker: ## Run a Celery worker against REDIS_URL
 reference: ## Regenerate the frozen aggregates (after adding a suite or changing a metric on purpose)
 	$(PY) -m tests.aggregate_rows
 
+durations: ## Record each test module's time for the workers' order (testing/schedule.py; an idle machine)
+	$(PY) -m pytest -q -n 6 --dist worksteal --record-durations testing/durations.json
+
 settings: ## Regenerate docs/configuration.md from config.DEFAULTS and docs/settings.toml
 	$(PY) scripts/config_reference.py
 
@@ -46,4 +49,4 @@ bench: ## Run the benchmarks and write bench/results.json
 lock: ## Regenerate the hashed locks requirements*.txt from pyproject.toml
 	bash scripts/lock.sh
 
-.PHONY: help install run test test-fast lint check messages format worker reference settings bench lock
+.PHONY: help install run test test-fast lint check messages format worker reference durations settings bench lock

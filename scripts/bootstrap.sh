@@ -119,13 +119,15 @@ case "${1:-}" in
     # workers rewrote and compiled every test module again (collection
     # 12 s of CPU a worker against 5.5 s)
     unset PYTHONDONTWRITEBYTECODE
-    # four pytest-xdist workers on the two cores: most of the suite's time
-    # is waiting on worker processes, judges, browsers and databases (on
-    # this machine, idle: 491 s with two workers, 343 s with four, 378 s with
-    # six); work stealing evens out the long drills; the slowest tests are
-    # named at the end, so a slow-down is seen in the log
+    # six pytest-xdist workers on the two cores: much of the suite's time
+    # is waiting on worker processes, judges, browsers, databases and the
+    # fault drills' outages (idle, 2026-12-07: 538 s with four workers, 513 s
+    # with six, the cores 137% and 151% busy); each worker's first block of
+    # tests carries an equal share of the recorded time (testing/schedule.py)
+    # and work stealing evens out the rest; the slowest tests are named at
+    # the end, so a slow-down is seen in the log
     tests=0
-    .venv/bin/python -m pytest -n 4 --dist worksteal --durations=15 || tests=$?
+    .venv/bin/python -m pytest -n 6 --dist worksteal --durations=15 || tests=$?
     log "type check (mypy)"
     types=0
     wait "$typecheck" || types=$?

@@ -15,6 +15,7 @@ from sqlalchemy import create_engine, text
 
 import config
 from store.storage import Storage
+from testing import schedule
 from testing.judge_server import ScriptedJudge
 from tests import schema_support, services
 from tests.pipeline_support import (
@@ -75,10 +76,54 @@ def is_integration(item: pytest.Item) -> bool:
     )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        metavar="PATH",
+        help="write each test module's time (setup, call, teardown) as JSON "
+        "for the workers' order (testing/schedule.py; `make durations`)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--record-durations")
+    # on the controller only: it sees every worker's reports
+    if path and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationRecorder(Path(path)))
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     for item in items:
         if is_integration(item):
             item.add_marker(pytest.mark.integration)
+    worker = getattr(config, "workerinput", None)
+    # every worker sorts its (identical) collection the same way, so the
+    # controller sees one collection; work stealing splits it in blocks
+    if worker is not None and config.getoption("dist") == "worksteal":
+        order = schedule.balanced_order(
+            [item.nodeid for item in items],
+            worker["workercount"],
+            schedule.load_durations(),
+        )
+        position = {nodeid: index for index, nodeid in enumerate(order)}
+        items.sort(key=lambda item: position[item.nodeid])
+
+
+class DurationRecorder:
+    """Sums each module's test phases as the controller receives them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        module = schedule.module_of(report.nodeid)
+        self.seconds[module] = self.seconds.get(module, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        schedule.write_durations(self.seconds, self.path)
 
 
 @pytest.fixture(scope="session", autouse=True)
