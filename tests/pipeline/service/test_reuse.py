@@ -90,13 +90,17 @@ def test_no_cache_runs_and_partial_runs_are_never_sources(judged, tmp_path):
     app, _, judge = judged
     path = tmp_path / "s.jsonl"
     path.write_bytes(sample_bytes())
-    first = wait_for(app, submit(app, path, judge))
-    fresh = wait_for(app, submit(app, path, judge, use_cache=False))
+    # one suite, the judge's: whether a run is a source does not depend on
+    # which suites ran (every suite the sample can run cost 6 s of CPU)
+    suites = ["alignment"]
+    first = wait_for(app, submit(app, path, judge, suites=suites))
+    fresh = wait_for(app, submit(app, path, judge, suites=suites, use_cache=False))
     assert fresh["run"]["reused"] is False  # asked for the judge again
     storage = app.extensions["storage"]
     for document in (first, fresh):  # a partial run is retried, not copied
         storage.runs.set_status(document["run"]["id"], "partial")
-    assert wait_for(app, submit(app, path, judge))["run"]["reused"] is False
+    again = wait_for(app, submit(app, path, judge, suites=suites))
+    assert again["run"]["reused"] is False
 
 
 def test_another_workspace_gets_no_reuse_and_no_cache_hits(judged):
