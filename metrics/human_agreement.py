@@ -41,7 +41,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any, Literal
 
-from metrics.agreement import cohen_kappa, kendall, spearman
+from metrics.agreement import (
+    cohen_kappa,
+    kendall,
+    kendall_rows,
+    spearman,
+    spearman_rows,
+)
 from metrics.notes import note
 from metrics.stats import CI_NO_SPREAD, spread_or_none
 
@@ -52,6 +58,11 @@ Label = tuple[
     Sequence[Any], str, float | None, int | None
 ]  # (key, annotator, AL, binary)
 Judged = Mapping[str, Mapping[Key, Vote]]  # judge -> key -> its verdicts
+# a statistic's version over rows of resamples (metrics/agreement.py)
+ROWS: dict[Callable[..., float | None], Callable[..., Any]] = {
+    spearman: spearman_rows,
+    kendall: kendall_rows,
+}
 
 
 def human_agreement(labels: Iterable[Label], judged: Judged) -> dict[str, Any] | None:
@@ -150,12 +161,20 @@ def _with_ci(
     import numpy as np
 
     draw = np.random.default_rng(SEED)
-    found = []
-    for _ in range(RESAMPLES):
-        picked = draw.integers(0, len(pairs), len(pairs))
-        again = statistic([a[i] for i in picked], [b[i] for i in picked])
-        if again is not None:
-            found.append(again)
+    picks = np.array(
+        [draw.integers(0, len(pairs), len(pairs)) for _ in range(RESAMPLES)]
+    )
+    rows = ROWS.get(statistic)
+    if rows is not None:  # every resample in one pass: the same values
+        again = rows(np.asarray(a)[picks], np.asarray(b)[picks])
+        found = again[~np.isnan(again)].tolist()
+    else:
+        found = [
+            again
+            for picked in picks
+            if (again := statistic([a[i] for i in picked], [b[i] for i in picked]))
+            is not None
+        ]
     ends = (
         spread_or_none(
             float(np.percentile(found, 2.5)), float(np.percentile(found, 97.5))

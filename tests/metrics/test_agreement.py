@@ -1,4 +1,5 @@
-"""``metrics/agreement.py``: Cohen's κ is scikit-learn's, bit for bit."""
+"""``metrics/agreement.py``: Cohen's κ is scikit-learn's, bit for bit; ρ and
+τ of many rows at once (a bootstrap's resamples) are scipy's, bit for bit."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import random
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.agreement import cohen_kappa
+from metrics import agreement
+from metrics.agreement import (
+    cohen_kappa,
+    kendall,
+    kendall_rows,
+    spearman,
+    spearman_rows,
+)
 
 
 def test_kappa_is_scikit_learn_s_float_exactly():
@@ -37,3 +45,37 @@ def test_a_constant_rater_has_no_kappa():
 def test_raters_of_different_lengths_are_refused_as_scikit_learn_refuses_them():
     with pytest.raises(ValueError, match="differ in number: 3 and 2"):
         cohen_kappa([0.0, 1.0, 0.0], [0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("one", "rows"), [(spearman, spearman_rows), (kendall, kendall_rows)]
+)
+def test_rows_are_scipy_s_floats_exactly(one, rows):
+    """Seeded rows of 2-40 values: few distinct values (ties, constant
+    rows: NaN where one row gives None), many, fractions; then rows longer
+    than kendall_rows counts pairwise (scipy's, one call a row)."""
+    import numpy as np
+
+    draw = random.Random(60)
+    longer = agreement.PAIRWISE_UP_TO + 10
+    for size in [*(draw.randint(2, 40) for _ in range(300)), longer]:
+        kinds = draw.choice([2, 3, 6, 1000])
+        a, b = (
+            np.array(
+                [
+                    [
+                        float(draw.randrange(kinds))
+                        if draw.random() < 0.9
+                        else draw.random() * 100
+                        for _ in range(size)
+                    ]
+                    for _ in range(8)
+                ]
+            )
+            for _ in "ab"
+        )
+        a[0] = a[0][0]  # a constant row
+        found = rows(a, b)
+        for i in range(8):
+            expected = one(a[i], b[i])
+            assert (None if np.isnan(found[i]) else float(found[i])) == expected
