@@ -107,15 +107,16 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations, combinations_with_replacement, product
-from typing import Any
+from typing import Any, TypeVar
 
 Item = tuple[str, int | None]
 Values = dict[Item, Fraction]
 Number = Fraction | float
+State = TypeVar("State")
 
 # README "Comparisons": a difference with |d| <= 1e-9 is a zero.
 ZERO_DIFFERENCE = Fraction(1, 10**9)
@@ -896,16 +897,59 @@ def exact_bootstrap(
     Returns the (value, probability) atoms of the resamples the statistic
     keeps, and the probability of those it leaves out (``None``).
     """
+    draws = combinations_with_replacement(range(n), n)
+    return _atoms(n, (statistic(draw) for draw in draws))
+
+
+@functools.cache  # the same n for every statistic of a document
+def multiset_weights(n: int) -> tuple[Fraction, ...]:
+    """n!/(Πc!)/nⁿ of each multiset of n indices, in the order
+    ``combinations_with_replacement(range(n), n)`` gives them.
+
+    >>> multiset_weights(2)
+    (Fraction(1, 4), Fraction(1, 2), Fraction(1, 4))
+    """
+    return tuple(
+        Fraction(multinomial(n, Counter(draw).values()), n**n)
+        for draw in combinations_with_replacement(range(n), n)
+    )
+
+
+def _atoms(
+    n: int, values: Iterable[Number | None]
+) -> tuple[list[tuple[Number, Fraction]], Fraction]:
+    """The atoms and the probability left out of the statistic's ``values``
+    on the multisets of n indices (in ``multiset_weights`` order)."""
     atoms: list[tuple[Number, Fraction]] = []
     left_out = Fraction(0)
-    for draw in combinations_with_replacement(range(n), n):
-        weight = Fraction(multinomial(n, Counter(draw).values()), n**n)
-        value = statistic(draw)
+    for value, weight in zip(values, multiset_weights(n), strict=True):
         if value is None:
             left_out += weight
         else:
             atoms.append((value, weight))
     return atoms, left_out
+
+
+def folded_bootstrap(
+    n: int,
+    start: State,
+    step: Callable[[State, int], State],
+    statistic: Callable[[State], Number | None],
+) -> tuple[list[tuple[Number, Fraction]], Fraction]:
+    """``exact_bootstrap`` of a statistic of a fold over the resample's
+    indices in increasing order (``step(…step(step(start, i₁), i₂)…, iₙ)``):
+    the same atoms, each multiset's prefix folded once for every multiset
+    that extends it (C(2n, n) − 1 steps, not n per multiset: 48,619 against
+    218,790 for 9 units)."""
+
+    def folds(state: State, first: int, left: int) -> Iterator[State]:
+        if not left:
+            yield state
+            return
+        for index in range(first, n):
+            yield from folds(step(state, index), index, left - 1)
+
+    return _atoms(n, (statistic(state) for state in folds(start, 0, n)))
 
 
 def exact_mean_bootstrap(
@@ -2003,6 +2047,10 @@ def value_parts(index: Index, metric: str, method: str) -> dict[str, Parts]:
     return parts
 
 
+FloatTotals = dict[Any, tuple[float, float]]
+TotalsOfTwo = tuple[FloatTotals, FloatTotals]  # method a's and b's
+
+
 def float_parts(parts: dict[str, Parts]) -> dict[str, dict[Any, tuple[float, float]]]:
     """Each session's (numerator, denominator) as floats, for ``value_from_parts``."""
     return {
@@ -2022,6 +2070,25 @@ def value_from_parts(
             total = totals.setdefault(stratum, [0.0, 0.0])
             total[0] += float(numerator)
             total[1] += float(denominator)
+    return mean_of_ratios(totals)
+
+
+def with_parts(
+    totals: FloatTotals, session: Parts | dict[Any, tuple[float, float]]
+) -> FloatTotals:
+    """``totals`` (per stratum Σ numerator, Σ denominator, in the order the
+    strata first came) with a session's parts added, as a new dict."""
+    added = dict(totals)
+    for stratum, (numerator, denominator) in session.items():
+        total_n, total_d = added.get(stratum, (0.0, 0.0))
+        added[stratum] = (total_n + float(numerator), total_d + float(denominator))
+    return added
+
+
+def mean_of_ratios(
+    totals: FloatTotals | dict[Any, list[float]],
+) -> float | None:
+    """The mean over strata of Σ numerator / Σ denominator."""
     ratios = [n / d for n, d in totals.values() if d]
     return sum(ratios) / len(ratios) if ratios else None
 
@@ -2167,7 +2234,21 @@ def delta_bounds_ok(
         return None if value_a is None or value_b is None else value_a - value_b
 
     if len(sessions) < EXACT_INTERVAL_BELOW:  # README: exact, null at width 0
-        atoms, _ = exact_bootstrap(len(sessions), delta)
+        # each resample's sums folded session by session: delta's sums, in
+        # delta's order, a shared prefix added once
+        empty: dict[Any, tuple[float, float]] = {}
+
+        def step(totals: TotalsOfTwo, i: int) -> TotalsOfTwo:
+            return (
+                with_parts(totals[0], parts_a.get(sessions[i], empty)),
+                with_parts(totals[1], parts_b.get(sessions[i], empty)),
+            )
+
+        def difference(totals: TotalsOfTwo) -> float | None:
+            value_a, value_b = mean_of_ratios(totals[0]), mean_of_ratios(totals[1])
+            return None if value_a is None or value_b is None else value_a - value_b
+
+        atoms, _ = folded_bootstrap(len(sessions), ({}, {}), step, difference)
         return exact_bounds_ok(atoms, low, high)
     if low is None or high is None:
         return True  # a width-0 or value-less interval of many sessions

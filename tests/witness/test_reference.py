@@ -341,6 +341,51 @@ def test_bootstrap_bounds_accept_a_real_bootstrap(n):
     assert not ref.bootstrap_bounds_ok(values, float(low), float(high) + 2 * error)
 
 
+@pytest.mark.parametrize("n", [2, 5, 9])
+def test_a_folded_bootstrap_is_the_exact_bootstrap(n):
+    """Δ's exact interval folds each resample's sums session by session
+    (``folded_bootstrap``): the same atoms, to the bit and in the same
+    order, as ``exact_bootstrap`` recomputing each resample's values from
+    its sessions (strata a session lacks, and sessions one method lacks,
+    included)."""
+    rng = np.random.default_rng(n)
+    sessions = [
+        {
+            int(k): (float(rng.integers(0, 100)) / 3, float(rng.integers(1, 4)))
+            for k in rng.choice(5, size=int(rng.integers(0, 4)), replace=False)
+        }
+        for _ in range(2 * n)
+    ]
+    a, b = sessions[:n], sessions[n:]
+
+    def delta(value_a: float | None, value_b: float | None) -> float | None:
+        return None if value_a is None or value_b is None else value_a - value_b
+
+    expected = ref.exact_bootstrap(
+        n,
+        lambda draw: delta(
+            ref.value_from_parts([a[i] for i in draw]),
+            ref.value_from_parts([b[i] for i in draw]),
+        ),
+    )
+    found = ref.folded_bootstrap(
+        n,
+        ({}, {}),
+        lambda totals, i: (
+            ref.with_parts(totals[0], a[i]),
+            ref.with_parts(totals[1], b[i]),
+        ),
+        lambda totals: delta(
+            ref.mean_of_ratios(totals[0]), ref.mean_of_ratios(totals[1])
+        ),
+    )
+    assert [(float(v).hex(), w) for v, w in found[0]] == [
+        (float(v).hex(), w) for v, w in expected[0]
+    ]
+    assert found[1] == expected[1]
+    assert sum(w for _, w in found[0]) + found[1] == 1
+
+
 def test_bootstrap_bounds_are_null_below_two():
     assert ref.bootstrap_bounds_ok([Fraction(1)], None, None)
     assert not ref.bootstrap_bounds_ok([Fraction(1)], 1.0, 1.0)
