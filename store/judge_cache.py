@@ -100,8 +100,12 @@ _LOCK_RUN: Select[tuple[str]] = (
     .where(_RUNS.c.id == bindparam("alive_id"))
     .with_for_update(key_share=True)
 )
+# SQLite's lock is a write that changes nothing: ``done = done``, a column no
+# index or foreign key names. ``id = id`` rewrote the key that every table of a
+# run refers to, and SQLite then checked each of them for rows: 1.0 of the
+# 1.1 ms of CPU a one-verdict put took (0.04 ms now; issue 61 item 8).
 _TOUCH_RUN: Update = (
-    update(_RUNS).where(_RUNS.c.id == bindparam("alive_id")).values(id=_RUNS.c.id)
+    update(_RUNS).where(_RUNS.c.id == bindparam("alive_id")).values(done=_RUNS.c.done)
 )
 
 
