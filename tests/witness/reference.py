@@ -1791,19 +1791,30 @@ def summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
     >>> round(values["binary_rate"], 3), values["al_avg_n"], values["al_style_avg"]
     (0.667, 3, None)
     """
-    key = json.dumps(doc, sort_keys=True, default=repr)
-    if key not in _SUMMARIES:
-        if len(_SUMMARIES) >= 16:
-            _SUMMARIES.pop(next(iter(_SUMMARIES)))
-        _SUMMARIES[key] = _summary(doc)
+    found = remembered(_SUMMARIES, doc, _summary)
     # a copy: callers fill in values of their own
-    return {method: dict(values) for method, values in _SUMMARIES[key].items()}
+    return {method: dict(values) for method, values in found.items()}
 
 
-# The summaries of the last documents, by their JSON: a generated run's or
-# pair's checks ask for the same one up to five times (comparisons, the
-# downloads, the dashes), each fitting Bradley–Terry again.
-_SUMMARIES: dict[str, dict[str, dict[str, Any]]] = {}
+# The summaries and comparisons of the last documents, by their JSON: a
+# generated run's or pair's checks ask for the same summary up to five
+# times (comparisons, the downloads, the dashes), each fitting
+# Bradley–Terry again, and for its comparisons twice (the comparisons
+# block, the downloads' tables against the baseline).
+_SUMMARIES: dict[str, Any] = {}
+_COMPARISONS: dict[str, Any] = {}
+
+
+def remembered(
+    cache: dict[str, Any], doc: dict[str, Any], compute: Callable[[dict[str, Any]], Any]
+) -> Any:
+    """``compute(doc)``, kept in ``cache`` for the last 16 documents."""
+    key = json.dumps(doc, sort_keys=True, default=repr)
+    if key not in cache:
+        if len(cache) >= 16:
+            cache.pop(next(iter(cache)))
+        cache[key] = compute(doc)
+    return cache[key]
 
 
 def _summary(doc: dict[str, Any]) -> dict[str, dict[str, float | int | None]]:
@@ -1967,6 +1978,11 @@ def comparisons(doc: dict[str, Any]) -> list[dict[str, Any]]:
     >>> found["n"], round(found["diff"], 4), found["p_value"], round(found["effect_size"], 4)
     (5, 5.2, 0.125, 1.1429)
     """
+    # copies: callers may fill in values of their own
+    return [dict(c) for c in remembered(_COMPARISONS, doc, _comparisons)]
+
+
+def _comparisons(doc: dict[str, Any]) -> list[dict[str, Any]]:
     index = build_index(doc)
     values = summary(doc)
     found: list[dict[str, Any]] = []
