@@ -271,3 +271,24 @@ def test_every_command_of_the_cli_package_is_registered(app):
         "compare",
     }
     assert names <= set(app.cli.commands)
+
+
+def test_a_command_freezes_the_heap_for_its_exit(runner, monkeypatch):
+    """Every command registers ``gc.freeze`` to run at exit, once however
+    many commands ran: the interpreter then skips collecting the app's
+    objects on the way out (0.30-0.38 s of CPU after a ``flask evaluate``
+    wrote its results; cli/__init__.py)."""
+    import atexit
+    import gc
+
+    registered: list = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(
+        atexit,
+        "unregister",
+        lambda f: registered.remove(f) if f in registered else None,
+    )
+    for _ in range(2):
+        result = runner.invoke(args=["validate", str(ROOT / "sample_data.jsonl")])
+        assert result.exit_code == 0, result.output
+    assert registered == [gc.freeze]
