@@ -24,6 +24,11 @@ def _worker_number() -> int:
 REDIS_URL = os.environ.get(
     "TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - _worker_number()}"
 )
+# What a command a test runs may take: the suite's deadline for a whole test
+# (pyproject's `timeout`, 300 s) less a margin, so a hang names the command.
+# A guard against hangs, not a speed check: beside 20 busy processes a
+# 7 s check of the offline NLP data took more than 120 s.
+SUBPROCESS_DEADLINE_S = 280
 POSTGRES_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 import config
+from tests.services import SUBPROCESS_DEADLINE_S
 
 
 def test_environment_values_are_parsed_strictly():
@@ -110,7 +111,7 @@ def test_the_configuration_reference_is_generated_and_current():
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import config
+from tests.services import SUBPROCESS_DEADLINE_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +33,7 @@ def check_port(port: str) -> subprocess.CompletedProcess:
         env={**os.environ, "PORT": port},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_DEADLINE_S,
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import dataset
 from metrics import registry
+from tests.services import SUBPROCESS_DEADLINE_S
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_LINE = (
@@ -80,7 +81,7 @@ def test_command_line_entry_point(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_DEADLINE_S,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["valid"] is True
@@ -93,7 +94,7 @@ def flask_command(*args: str, env: dict | None = None, cwd=ROOT):
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
         env=env,
     )
 

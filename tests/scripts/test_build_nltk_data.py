@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.services import SUBPROCESS_DEADLINE_S
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_nltk_data.py"
 WORDNET_SRC = Path("/usr/share/wordnet")
 _spec = importlib.util.spec_from_file_location("build_nltk_data", SCRIPT)
@@ -68,7 +70,7 @@ def test_wordnet_and_textstat_work_offline(nltk_data):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
     )
     assert result.returncode == 0, result.stderr
     assert "offline ok" in result.stdout

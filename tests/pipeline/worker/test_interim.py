@@ -22,6 +22,7 @@ from pipeline.worker import execution, finalizer, interim
 from store.models import utcnow
 from tests import crafted
 from tests.pipeline_support import FAST_JUDGE
+from tests.services import SUBPROCESS_DEADLINE_S
 
 
 def planned_run(app, tmp_path, sessions: int = 6, **asked):
@@ -318,7 +319,7 @@ def test_a_worker_loads_what_aggregating_needs_once_it_consumes():
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
         cwd=Path(__file__).resolve().parents[3],
     )
     assert done.stdout.split() == ["True"], done.stderr
@@ -335,7 +336,7 @@ def test_a_worker_preloads_nothing_its_aggregations_do_not_load():
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
         cwd=Path(__file__).resolve().parents[3],
     )
     assert done.stdout.split() == ["False"], done.stderr

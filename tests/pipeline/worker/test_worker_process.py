@@ -16,6 +16,7 @@ import pytest
 
 from tests import crafted
 from tests.pipeline_support import base_config, submit, wait_for
+from tests.services import SUBPROCESS_DEADLINE_S
 
 ROOT = Path(__file__).resolve().parents[3]
 # The worker runs at nice 10: beside busy processes its runs take far longer
@@ -88,7 +89,7 @@ def test_the_worker_ends_when_the_web_process_dies(tmp_path):
     web = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        timeout=60,
+        timeout=SUBPROCESS_DEADLINE_S,
         capture_output=True,
         text=True,
     )
@@ -243,7 +244,7 @@ def test_the_worker_process_loads_no_pages_and_no_commands(tmp_path):
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_DEADLINE_S,
     )
     loaded = {
         line.rsplit("|", 1)[1].strip()
