@@ -230,7 +230,9 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
     failing = (
         draw(st.sampled_from(("some", "some", "every"))) if len(judges) == 2 else "some"
     )
-    kinds = st.sampled_from((*UNREADABLE, FAILED))
+    # one strategy for every answer: built (and validated) once a plan, not
+    # once an answer (a third of the plans' drawing time)
+    answer = answers(st.sampled_from((*UNREADABLE, FAILED)))
     items = []
     for s in range(1, sessions + 1):
         for k in range(1, rounds + 1):
@@ -238,7 +240,7 @@ def plans(draw, protocols=PROTOCOLS) -> Plan:
                 if draw(st.integers(0, 9)) == 0:
                     items.append(Item(f"s{s}", k, method, None))
                     continue
-                found = [draw(answers(kinds)) for _ in judges]
+                found = [draw(answer) for _ in judges]
                 if failing == "every":
                     found[-1] = Answer(FAILED)
                 strength = draw(st.sampled_from(STRENGTHS))
