@@ -1,11 +1,15 @@
-"""Hostile input against the HTTP surface: 2,800 generated requests (random
+"""Hostile input against the HTTP surface: 1,550 generated requests (random
 bytes, random JSON lines, random options, random paths and methods), zero
 server errors, every error answer in the documented JSON shape.
 
 The inputs are derandomized, so every run sends the same ones. There were
 10,300 (4,000 + 4,000 + 300 + 2,000): 71 s of CPU, an eighth of the suite's,
-and past pytest's 300 s timeout beside other work. Whether the dropped inputs
-reached lines the kept ones do not was not measured."""
+and past pytest's 300 s timeout beside other work; then 2,800 (1,000 +
+1,000 + 300 + 500), which were not measured against the 10,300. The 1,550
+now (500 + 500 + 300 + 250) reach every line and branch of the product
+(coverage.py, branch mode, every package) the 2,800 did, test by test;
+250 random JSON lines did not (an Infinity, which JSON does not allow), nor
+150 run options."""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ SEED_LINE = (
 )
 FUZZ = settings(
     deadline=None,
-    derandomize=True,  # the same 2,800 inputs on every run
+    derandomize=True,  # the same 1,550 inputs on every run
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 NAMES = st.sampled_from(
@@ -66,7 +70,7 @@ def assert_no_server_error(response):
         assert errors and all({"code", "message"} <= set(e) for e in errors)
 
 
-@settings(FUZZ, max_examples=1000)
+@settings(FUZZ, max_examples=500)
 @given(
     data=st.binary(max_size=300),
     name=NAMES,
@@ -76,7 +80,7 @@ def test_random_bytes_uploads(client, data, name, endpoint):
     assert_no_server_error(post(client, f"/api/v1/{endpoint}", data, name))
 
 
-@settings(FUZZ, max_examples=1000)
+@settings(FUZZ, max_examples=500)
 @given(
     values=st.lists(JSON, max_size=4), endpoint=st.sampled_from(["runs", "validate"])
 )
@@ -102,7 +106,7 @@ def test_random_run_options(client, suites, samples, weights, model):
     assert_no_server_error(post(client, "/api/v1/runs", SEED_LINE, "x.jsonl", **fields))
 
 
-@settings(FUZZ, max_examples=500)
+@settings(FUZZ, max_examples=250)
 @given(
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
     path=st.sampled_from(
