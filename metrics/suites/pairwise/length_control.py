@@ -384,10 +384,19 @@ def length_controlled(
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     betas, rates, gammas, shifts = [], [], [], []
     no_strength = no_gamma = 0
+    # A resample's fit depends on its session counts alone: fitted once per
+    # distinct counts (500 resamples of three sessions are 10 multisets)
+    fits: dict[bytes, tuple[dict[str, Any], list[float | None]]] = {}
     for _ in range(resamples):
         picked = np.bincount(rng.integers(0, sessions, sessions), minlength=sessions)
-        weights = picked[data.session].astype(float)
-        found = _estimate(data, weights, base)
+        if (key := picked.tobytes()) not in fits:
+            weights = picked[data.session].astype(float)
+            fitted = _estimate(data, weights, base)
+            shares: list[float | None] = []  # (read only with a beta)
+            if fitted["separated"] != "bt" and fitted["beta"] is not None:
+                shares = _session_shares(data, fitted["beta"], picked.astype(float))
+            fits[key] = fitted, shares
+        found, shares = fits[key]
         if found["separated"] == "bt":
             no_strength += 1
             no_gamma += 1
@@ -396,7 +405,7 @@ def length_controlled(
             no_strength += 1
         else:
             betas.append(found["beta"])
-            rates.append(_session_shares(data, found["beta"], picked.astype(float)))
+            rates.append(shares)
         if found["gamma"] is None:
             no_gamma += 1
         else:

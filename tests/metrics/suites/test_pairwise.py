@@ -256,3 +256,23 @@ def test_bradley_terry_is_bit_identical_whatever_the_blas_threads():
         )
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_a_bootstrap_fits_each_distinct_resample_once(monkeypatch):
+    """bt_with_ci's resamples: one fit per distinct session counts (six
+    sessions: at most C(11, 6) = 462 multisets, fewer drawn), with the
+    figures of a fit per resample (its doctest's 178 separated)."""
+    fitted = []
+    fit = ranking.fit
+
+    def counted(wins, baseline):
+        fitted.append(wins.tobytes())
+        return fit(wins, baseline)
+
+    monkeypatch.setattr(ranking, "fit", counted)
+    lopsided = [(f"s{i}", "A", "B", 1.0) for i in range(5)] + [("s5", "A", "B", 0.0)]
+    found = ranking.bt_with_ci(lopsided, ["A", "B"], "B")["A"]
+    resampled = fitted[1:]  # after the point fit
+    # (one fit per resample not separated was 322)
+    assert len(resampled) < 500 - 178
+    assert (round(found["mean"], 3), found["resamples_separated"]) == (1.609, 178)

@@ -263,3 +263,27 @@ def test_the_summary_s_longer_wins_and_controlled_rates_are_independently_comput
         assert values["pairwise_winrate_lc"] == pytest.approx(
             at_equal_lengths, abs=1e-5
         )
+
+
+def test_a_bootstrap_fits_each_distinct_resample_once(monkeypatch):
+    """A resample's fit depends on its session counts alone: 500 resamples
+    of three sessions are at most C(5, 3) = 10 multisets, each fitted once
+    (plus the point fit), with the figures of a fit per resample (the
+    module doctest's: 41 resamples separated, counted every time drawn)."""
+    fitted = []
+    estimate = length_control._estimate
+
+    def counted(data, weights, baseline):
+        fitted.append(tuple(weights))
+        return estimate(data, weights, baseline)
+
+    monkeypatch.setattr(length_control, "_estimate", counted)
+    c = [("s1", "A", "B", 1.0, 120, 100), ("s1", "A", "B", 0.0, 80, 100)]
+    c += [("s2", "A", "B", 1.0, 100, 100), ("s2", "A", "B", 0.0, 100, 90)]
+    c += [("s3", "A", "B", 0.5, 60, 70), ("s3", "A", "B", 1.0, 90, 100)]
+    found = length_control.length_controlled(c, ["A", "B"], "B")
+    resampled = fitted[1:]  # after the point fit
+    assert len(resampled) == len(set(resampled)) <= 10
+    assert found["resamples_separated"] == 41
+    rate = found["methods"]["A"]["winrate_lc"]
+    assert (round(rate["mean"], 4), rate["ci_low"]) == (0.5985, None)
