@@ -207,7 +207,7 @@ def delete_run(token: str) -> ResponseReturnValue:
 
 @bp.get("/openapi.json")
 def openapi_document() -> ResponseReturnValue:
-    return jsonify(openapi.document())
+    return jsonify(openapi.served())
 
 
 # -- workspaces ----------------------------------------------------------------

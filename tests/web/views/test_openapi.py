@@ -99,3 +99,19 @@ def test_every_operation_names_the_statuses_it_can_answer(client):
                 assert "400" in said, (method, path)
             if "requestBody" in operation:
                 assert "413" in said, (method, path)
+
+
+def test_the_document_is_built_once_an_app_as_every_language_builds_it(client):
+    """``openapi.served`` keeps the document of an app's first request: a
+    build in each language's request gives the same document (its prose
+    is English under every ``?lang=``), and the settings are the app's."""
+    from web.views import openapi
+
+    app = client.application
+    served = client.get("/api/v1/openapi.json?lang=zh").get_json()
+    assert app.extensions["openapi"] is not None
+    for lang in ("en", "zh", "ko"):
+        with app.test_request_context(f"/api/v1/openapi.json?lang={lang}"):
+            assert json.loads(app.json.dumps(openapi.document())) == served, lang
+        again = client.get(f"/api/v1/openapi.json?lang={lang}")
+        assert again.get_json() == served, lang
