@@ -221,9 +221,9 @@ def fuzzed_app(request):
     return app
 
 
-# about 2,200 requests (6,300 before fuzz_query), 8 s of CPU on each
-# database; the wall time beside other work is many times that (a loaded
-# machine is slow, not wrong)
+# about 2,400 requests (7,300 before fuzz_query), 6 s of CPU on each
+# database idle; the wall time beside other work is many times that (a
+# loaded machine is slow, not wrong)
 @pytest.mark.timeout(1500)
 def test_no_route_answers_500_to_hostile_values(fuzzed_app, tmp_path):
     app = fuzzed_app
