@@ -8,6 +8,7 @@ block, so nothing here is ever rendered as HTML.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from web.presentation.chart_style import (
     AXIS,
     LAYOUT,
     RADAR_MARGIN,
+    TEMPLATE,
     color,
     method_style,
     plain,
@@ -39,8 +41,19 @@ def _go() -> ModuleType:
 
 def _plain(figure: Figure, title: object) -> dict[str, Any]:
     """JSON-ready figure plus ``title``: the raw text for the page heading
-    (Jinja escapes it there; Plotly never sees it)."""
-    return {**json.loads(figure.to_json()), "title": str(title)}
+    (Jinja escapes it there; Plotly never sees it). Every chart is drawn
+    with plotly's ``TEMPLATE``, written in as plotly writes it, built once a
+    process (``LAYOUT`` names the empty template "none" meanwhile)."""
+    found = json.loads(figure.to_json())
+    found["layout"]["template"] = json.loads(_template_json())
+    return {**found, "title": str(title)}
+
+
+@lru_cache(maxsize=1)
+def _template_json() -> str:
+    """``TEMPLATE`` as plotly writes it into a figure's layout."""
+    figure = _go().Figure(layout={"template": TEMPLATE})
+    return json.dumps(json.loads(figure.to_json())["layout"]["template"])
 
 
 def curve_figure(
