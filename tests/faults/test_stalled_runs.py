@@ -22,11 +22,14 @@ BOUND_S = 180.0
 
 @pytest.fixture
 def deployment_env():
+    # QUEUE_TIMEOUT_S: a chunk the killed worker marked sent but never put
+    # on the broker is sent again after 10 s, not 300 (past BOUND_S)
     return {
         "RUN_STALL_S": str(STALL_S),
         "WATCHDOG_INTERVAL_S": "0.5",
         "JUDGE_CONCURRENCY": "4",
         "JUDGE_TIMEOUT_S": "30",
+        "QUEUE_TIMEOUT_S": "10",
     }
 
 

@@ -30,12 +30,16 @@ def deployment_env():
     # (a run of -n 4 beside other work ended "partial" once with 0.5 s).
     # A killed worker's chunks are taken back once their lease expires
     # (10 s; the sweep every second), not when the broker redelivers them.
+    # A chunk its killed sender marked sent but never put on the broker is
+    # sent again after QUEUE_TIMEOUT_S: 10 s here, not 300 (an idle run of
+    # the Redis drill waited five minutes for it).
     return {
         "CHUNK_UNITS": "10",
         "JUDGE_CONCURRENCY": "4",
         "JUDGE_TIMEOUT_S": "30",
         "CHUNK_STALL_S": "10",
         "WATCHDOG_INTERVAL_S": "1",
+        "QUEUE_TIMEOUT_S": "10",
     }
 
 
