@@ -77,6 +77,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -227,6 +228,17 @@ class _Server(ThreadingHTTPServer):
     # instance afterwards leaves the backlog at 5 (connections then wait
     # 1-15 s for SYN retries at 64 concurrent clients).
     request_queue_size = 256
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up before its reply (a cancelled run, a deadline
+        met) is the judge's everyday life, not an error: printing its
+        traceback also parsed the line's source with ``ast`` on this thread,
+        which CPython 3.11 does not allow beside another thread's ``ast.parse``
+        (gh-106905: "AST constructor recursion depth mismatch" raised in a
+        test building its app meanwhile)."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class ScriptedJudge:
