@@ -28,14 +28,13 @@ class InterimQueries(Repository):
 
     def claim_interim(self, run_id: str, computed_before: datetime) -> bool:
         """Whether this caller should aggregate the active run's rows so far
-        (none did since ``computed_before``)."""
+        (none did since ``computed_before``). The first provisional results
+        wait as long after the run started: a run that ends sooner shows its
+        final ones, and a worker does not aggregate it twice within seconds."""
+        last = func.coalesce(Run.interim_at, Run.started_at, Run.created_at)
         query = (
             update(Run)
-            .where(
-                Run.id == run_id,
-                Run.status.in_(_ACTIVE),
-                Run.interim_at.is_(None) | (Run.interim_at < computed_before),
-            )
+            .where(Run.id == run_id, Run.status.in_(_ACTIVE), last < computed_before)
             .values(interim_at=utcnow())
         )
         with self.engine.begin() as conn:

@@ -1,7 +1,8 @@
 """Results before a run ends.
 
 *While a run is evaluated*, the worker that finishes a chunk aggregates the
-rows stored so far, at most every ``INTERIM_EVERY_S`` and never for more
+rows stored so far, at most every ``INTERIM_EVERY_S`` (the first time that
+long after the run started: a shorter run shows its final results) and never for more
 than a fifth of a worker's time (one worker, by a claim on
 ``runs.interim_at``), into ``runs.interim``: the run's pages show
 them marked provisional, with the sessions they cover. A chunk stores its
