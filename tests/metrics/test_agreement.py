@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from metrics import agreement
 from metrics.agreement import (
@@ -22,6 +21,8 @@ def test_kappa_is_scikit_learn_s_float_exactly():
     """Seeded pairs of raters: 2-60 items, 2-5 labels, independent or
     mostly agreeing (what a judge and a majority give), each rater using two
     labels or more (κ is None otherwise)."""
+    from sklearn.metrics import cohen_kappa_score
+
     draw = random.Random(60)
     compared = 0
     while compared < 2000:

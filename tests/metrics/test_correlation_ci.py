@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from metrics import correlation_ci
 
@@ -72,6 +71,8 @@ def test_the_kappa_interval_is_scikit_learn_s_kappa_on_each_resample():
     """The closed form on every resample is scikit-learn's quadratic κ of
     that resample; a resample where a side is constant is left out and
     counted; the ends are numpy's quantiles of the rest."""
+    from sklearn.metrics import cohen_kappa_score
+
     judged, labelled = [1, 2, 3, 4, 2, 3, 1, 4], [1, 2, 4, 4, 1, 3, 2, 3]
     ends, left_out = correlation_ci.kappa_interval(judged, labelled)
     rng = np.random.default_rng(correlation_ci.KAPPA_SEED)

@@ -5,7 +5,6 @@ votes tie are left out; how many is always said beside κ (issue 58, F8)."""
 from __future__ import annotations
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from metrics.human_agreement import human_agreement
 
@@ -21,6 +20,8 @@ def _labels(votes: dict[int, tuple[int, int]]) -> list:
 @pytest.mark.slow
 def test_kappa_says_how_many_tied_majorities_it_left_out():
     # items 0-5 agree (majority = the vote), items 6-8 tie (one yes, one no)
+    from sklearn.metrics import cohen_kappa_score
+
     votes = {i: (i % 2, i % 2) for i in range(6)} | {i: (1, 0) for i in range(6, 9)}
     judge = {
         (f"s{i}", 1, "A"): (50.0, 1 if i in (0, 1, 3, 5, 7) else 0) for i in range(9)

@@ -7,9 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
 from store import migrate
@@ -149,6 +146,9 @@ def test_a_first_release_database_upgrades_with_rows_intact(any_database_url):
 
 
 def test_migrations_build_exactly_the_models(any_database_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
     storage = Storage(any_database_url)
     storage.upgrade()
     with storage.engine.connect() as conn:
@@ -158,6 +158,8 @@ def test_migrations_build_exactly_the_models(any_database_url):
 
 
 def test_the_head_is_known_without_alembic():
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(migrate.alembic_config())
     assert migrate.newest_revision() == script.get_current_head()
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import textstat
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
 
 from config import PROJECT_ROOT
 from metrics import lexicon
@@ -52,6 +49,8 @@ def rows_of(rows: list[dict], metric: str) -> list[dict]:
 
 
 def clamped_fre(text: str) -> float:
+    import textstat
+
     return min(max(textstat.flesch_reading_ease(text), 0.0), 100.0)
 
 
@@ -80,6 +79,9 @@ def test_nvcs_is_symmetric(a, b):
 
 
 def test_one_vocabulary_per_session_equals_one_vectorizer_per_pair():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
     reference = "\n".join(DIALOGUES)
     batched = style.nvcs_scores(reference, ENGLISH)
     for text, score in zip(ENGLISH, batched, strict=True):
