@@ -22,6 +22,7 @@ as in ``claim_chunks``, so these transactions cannot deadlock.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Row, Table, case, func, select, update
@@ -74,15 +75,22 @@ def add_judge_usage(
     conn: Connection, run_id: str, model: str, counts: dict[str, int]
 ) -> None:
     """Insert the model's row, or add to it (``SET x = x + n``)."""
-    table = cast(Table, JudgeUsage.__table__)
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     values = {field: int(counts.get(field, 0)) for field in usage.FIELDS}
-    stmt = insert(table).values(run_id=run_id, model=model, **values)
-    stmt = stmt.on_conflict_do_update(
+    stmt = _usage_upsert(conn.dialect.name)
+    conn.execute(stmt, {"run_id": run_id, "model": model, **values})
+
+
+@cache
+def _usage_upsert(dialect: str) -> postgresql.Insert | sqlite.Insert:
+    # built once per dialect (each chunk adds to its judges' usage): its
+    # ``excluded`` alias cost more CPU than the write
+    table = cast(Table, JudgeUsage.__table__)
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(table)
+    return stmt.on_conflict_do_update(
         index_elements=["run_id", "model"],
         set_={field: table.c[field] + stmt.excluded[field] for field in usage.FIELDS},
     )
-    conn.execute(stmt)
 
 
 class ProgressQueries(Repository):

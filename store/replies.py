@@ -165,16 +165,12 @@ def write_exchanges(
     row names its prompt and reply, stored unless already there. A chunk
     tried again replaces what it wrote before; a text only the replaced
     rows named goes."""
-    stmt = database.insert(table_of(JudgeExchange))
     # messages and reply are left out: SQL NULL (a JSON column would store
     # None as JSON null), also over a row stored before 0026
     changing = [
         name for name in (*EXCHANGE_FIELDS, "text_key") if name not in EXCHANGE_KEY
     ]
-    stmt = stmt.on_conflict_do_update(
-        index_elements=list(EXCHANGE_KEY),
-        set_={name: stmt.excluded[name] for name in changing},
-    )
+    stmt = database.upsert(table_of(JudgeExchange), EXCHANGE_KEY, changing)
     texts: dict[str, dict[str, Any]] = {}
     rows = []
     for found in exchanges:

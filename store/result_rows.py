@@ -53,12 +53,8 @@ class RowQueries(Repository):
         what the judge was asked for them (``store/replies.py``), kept in
         the same transaction (needs the fence: it names the run)."""
         # Core, not the ORM: bulk writes are the hot path of every chunk.
-        stmt = self._insert(table_of(ResultRow))
         changing = ("value", "status", "note", "detail", "note_code", "note_params")
-        stmt = stmt.on_conflict_do_update(
-            index_elements=list(ROW_KEY),
-            set_={name: stmt.excluded[name] for name in changing},
-        )
+        stmt = self.database.upsert(table_of(ResultRow), ROW_KEY, changing)
         written = 0
         with fenced(self.engine, *fence) if fence else self.engine.begin() as conn:
             for part in batched(rows, batch):

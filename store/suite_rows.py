@@ -5,18 +5,25 @@ run's finalize hands each suite, reading through a :class:`SuiteReader`:
 parts of a few metrics in storage key order, groups, pairs and ranks
 (``store/item_reads.py``), all limited to the suite's metrics. Session
 counts read the distinct scored ``(session, method, metric)`` triples,
-which the database reduces (a run of 10 rounds sends a tenth of its rows)."""
+which the database reduces (a run of 10 rounds sends a tenth of its rows).
+
+The statements are built once per shape (the suite's metrics, the part
+asked, with a judge or not) and bound to the run and judge at each
+execution: building one cost a finalize more CPU than running it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Engine,
     Select,
     SQLColumnExpression,
+    bindparam,
     func,
     literal,
     or_,
@@ -36,6 +43,10 @@ if TYPE_CHECKING:
     from metrics.suite import Metric, Suite
 
 BATCH = 5000
+# a suite's metrics as statements are keyed: (id, keyed) of each
+MetricsKey = tuple[tuple[str, bool], ...]
+# (ids or None for every row, prefixes) of a part
+Wanted = tuple[tuple[str, ...] | None, tuple[str, ...]]
 
 
 def source(engine: Engine, run_id: str, suite: Suite) -> RowSource:
@@ -50,6 +61,8 @@ class SuiteReader:
 
     def __init__(self, engine: Engine, run_id: str, metrics: Sequence[Metric]) -> None:
         self.engine, self.run_id, self.metrics = engine, run_id, metrics
+        # a summary asks for them many times (curves, checks, each judge)
+        self._judges: list[str] | None = None
 
     def rows(
         self,
@@ -72,13 +85,12 @@ class SuiteReader:
         return scored_triples(self.engine, self.run_id, self.metrics, judge)
 
     def judges(self) -> list[str]:
-        query = (
-            select(ResultRow.judge)
-            .distinct()
-            .where(ResultRow.run_id == self.run_id, metric_filter(self.metrics))
-        )
-        with self.engine.connect() as conn:
-            return sorted(name or "" for name in conn.execute(query).scalars())
+        if self._judges is None:
+            query = _judges_query(_key(self.metrics))
+            with self.engine.connect() as conn:
+                found = conn.execute(query, {"run_id": self.run_id}).scalars()
+                self._judges = sorted(name or "" for name in found)
+        return list(self._judges)
 
     def groups(self, metric: str, by: str, judge: str | None) -> Iterator[Group]:
         return grouped_rows(self.engine, self.run_id, metric, by, judge)
@@ -116,19 +128,15 @@ def row_batches(
     (``metrics.columns.RowColumns.add``), without a dict per row. ``metrics``
     (objects with ``id`` and ``keyed``) limits them to a suite; ``wanted``
     ``(ids, prefixes)`` to some of its metrics; ``judge`` to one judge."""
-    fields = [ResultRow.session_id, func.nullif(ResultRow.round, 0)]
-    fields += [ResultRow.method, ResultRow.metric, ResultRow.value]
-    fields += [ResultRow.status, ResultRow.judge]
-    if detail:
-        fields.append(ResultRow.detail)
-    query = key_ordered(run_id, fields, metrics)
     ids, prefixes = wanted
-    if ids is not None:
-        query = query.where(_ids_filter(ids, prefixes))
-    if judge is not None:
-        query = query.where(ResultRow.judge == judge)
+    part = (None if ids is None else tuple(ids), tuple(prefixes))
+    suite = None if metrics is None else _key(metrics)
+    query = _rows_query(suite, part, detail, judge is not None)
     with engine.connect() as conn:
-        found = conn.execute(query.execution_options(yield_per=batch))
+        found = conn.execute(
+            query.execution_options(yield_per=batch),
+            {"run_id": run_id, "judge": judge},
+        )
         yield from found.partitions()
 
 
@@ -136,6 +144,38 @@ def scored_triples(
     engine: Engine, run_id: str, metrics: Sequence[Metric], judge: str | None = None
 ) -> Iterator[Sequence[AnyRow]]:
     """One row tuple per distinct scored ``(session, method, metric)``."""
+    query = _triples_query(_key(metrics), judge is not None)
+    with engine.connect() as conn:
+        found = conn.execute(query, {"run_id": run_id, "judge": judge})
+        yield from found.partitions()
+
+
+def _key(metrics: Sequence[Metric]) -> MetricsKey:
+    return tuple((metric.id, metric.keyed) for metric in metrics)
+
+
+@lru_cache(maxsize=256)
+def _rows_query(
+    suite: MetricsKey | None, part: Wanted, detail: bool, judged: bool
+) -> Select[*tuple[Any, ...]]:
+    fields = [ResultRow.session_id, func.nullif(ResultRow.round, 0)]
+    fields += [ResultRow.method, ResultRow.metric, ResultRow.value]
+    fields += [ResultRow.status, ResultRow.judge]
+    if detail:
+        fields.append(ResultRow.detail)
+    query = key_ordered(bindparam("run_id"), fields)
+    if suite is not None:
+        query = query.where(_suite_filter(suite))
+    ids, prefixes = part
+    if ids is not None:
+        query = query.where(_ids_filter(ids, prefixes))
+    if judged:
+        query = query.where(ResultRow.judge == bindparam("judge"))
+    return query
+
+
+@lru_cache(maxsize=64)
+def _triples_query(suite: MetricsKey, judged: bool) -> Select[*tuple[Any, ...]]:
     query = select(
         ResultRow.session_id,
         literal(None),
@@ -146,20 +186,24 @@ def scored_triples(
         literal(""),
     ).distinct()
     query = query.where(
-        ResultRow.run_id == run_id,
-        metric_filter(metrics),
+        ResultRow.run_id == bindparam("run_id"),
+        _suite_filter(suite),
         ResultRow.status == RowStatus.OK.value,
         ResultRow.value.is_not(None),
     )
-    if judge is not None:
-        query = query.where(ResultRow.judge == judge)
-    with engine.connect() as conn:
-        found = conn.execute(query.execution_options(yield_per=BATCH))
-        yield from found.partitions()
+    if judged:
+        query = query.where(ResultRow.judge == bindparam("judge"))
+    return query.execution_options(yield_per=BATCH)
+
+
+@lru_cache(maxsize=64)
+def _judges_query(suite: MetricsKey) -> Select[str]:
+    query = select(ResultRow.judge).distinct()
+    return query.where(ResultRow.run_id == bindparam("run_id"), _suite_filter(suite))
 
 
 def key_ordered(
-    run_id: str,
+    run_id: str | BindParameter[str],
     fields: Sequence[SQLColumnExpression[Any]],
     metrics: Sequence[Metric] | None = None,
 ) -> Select[*tuple[Any, ...]]:
@@ -172,8 +216,12 @@ def key_ordered(
 
 def metric_filter(metrics: Sequence[Metric]) -> ColumnElement[bool]:
     """Rows of these metrics, keyed ones (``<id>@<key>``) included."""
-    ids = [metric.id for metric in metrics]
-    return _ids_filter(ids, [f"{metric.id}@" for metric in metrics if metric.keyed])
+    return _suite_filter(_key(metrics))
+
+
+def _suite_filter(suite: MetricsKey) -> ColumnElement[bool]:
+    ids = [metric for metric, _ in suite]
+    return _ids_filter(ids, [f"{metric}@" for metric, keyed in suite if keyed])
 
 
 def _ids_filter(ids: Iterable[str], prefixes: Iterable[str]) -> ColumnElement[bool]:
