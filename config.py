@@ -261,7 +261,8 @@ DEFAULTS: dict = {
     # come claims it; this also recovers a Redis that lost its data).
     "WATCHDOG_INTERVAL_S": 30.0,
     # Provisional results while a run is evaluated: the rows stored so far
-    # are aggregated at most this often (pipeline/worker/interim.py).
+    # are aggregated at most this often, the first time this long after the run
+    # started (pipeline/worker/interim.py).
     "INTERIM_EVERY_S": 15.0,
     "CHUNK_STALL_S": 60.0,
     # A running run that moved for RUN_STALL_S (no unit done, no judge call
