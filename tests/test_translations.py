@@ -106,6 +106,38 @@ def test_validation_messages_are_translated(app):
     )
 
 
+def test_messages_follow_the_locale_as_flask_babel_gives_it(app):
+    """The catalog kept for a request (``translations.catalog``) is the
+    locale's: a forced locale and a refresh find theirs, outside a request
+    the text is English, and templates translate as flask-babel does."""
+    from flask import render_template_string
+    from flask_babel import force_locale, gettext, ngettext, refresh
+
+    assert translations._("Metric") == "Metric"  # no app, no request
+    with app.app_context():
+        assert translations._("Metric") == "Metric"
+    with app.test_request_context("/?lang=zh"):
+        chinese = translations._("Metric")
+        assert chinese == gettext("Metric") != "Metric"
+        with force_locale("ko"):
+            assert (
+                translations._("Metric") == gettext("Metric") not in ("Metric", chinese)
+            )
+        placed = translations._("%(basis)s; %(n)s sessions", basis="x", n=3)
+        assert placed == gettext("%(basis)s; %(n)s sessions", basis="x", n=3)
+        assert "3" in placed and placed != "x; 3 sessions"
+        plural = ("%(count)s item", "%(count)s items")
+        template = "{{ _('Metric') }}|{{ ngettext(plural[0], plural[1], 2, count=2) }}"
+        assert render_template_string(template, plural=plural) == (
+            f"{chinese}|{ngettext(*plural, 2, count=2)}"
+        )
+        with force_locale("en"):
+            assert translations._("Metric") == "Metric"
+            refresh()  # (a forced locale stays through a refresh)
+            assert translations._("Metric") == "Metric"
+        assert translations._("Metric") == chinese
+
+
 def test_dates_follow_the_locale(app):
     from datetime import UTC, datetime
 
