@@ -9,6 +9,7 @@ that changed and every one of those tests still passes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -209,6 +210,10 @@ def run(tree: Path, *args: str, timeout: float = 1800) -> str:
     # reads them (__pycache__ is ignored by git, so the changed files stay
     # the guide's)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Hypothesis's caches (Unicode tables, each module's constants by its
+    # source's hash) are this checkout's: in a fresh copy its inner pytest
+    # rebuilt them, ~2 s of CPU
+    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / ".hypothesis"))
     result = subprocess.run(
         list(args),
         cwd=tree,
@@ -239,12 +244,27 @@ def copy_of_the_repository(tree: Path) -> None:
         if source.is_file():
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, tree / name)
+    copy_bytecode(tree, {(tree / name).parent for name in listed if name})
     for linked in (".venv", "nltk_data"):
         if (ROOT / linked).exists():
             (tree / linked).symlink_to(ROOT / linked)
     run(tree, "git", "init", "-q")
     run(tree, "git", "add", "-A")
     run(tree, *GIT, "commit", "-q", "-m", "baseline")
+
+
+def copy_bytecode(tree: Path, folders: set[Path]) -> None:
+    """The modules this checkout compiled already (pytest's rewritten tests
+    too), beside their copies: a .pyc names its source's mtime and size,
+    which copy2 keeps, so an edited module is compiled again and the others
+    are not (they were the copy's first compilation, seconds of CPU)."""
+    for folder in folders:
+        # (a pytest worker may be writing one: each is written aside and
+        # renamed, and one gone meanwhile is simply compiled)
+        for compiled in (ROOT / folder.relative_to(tree) / "__pycache__").glob("*.pyc"):
+            (folder / "__pycache__").mkdir(exist_ok=True)
+            with contextlib.suppress(OSError):
+                shutil.copy2(compiled, folder / "__pycache__" / compiled.name)
 
 
 def fill_catalogs(tree: Path) -> None:
