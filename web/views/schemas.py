@@ -74,6 +74,26 @@ class Storable(validate.Regexp):
         return value
 
 
+# what str.strip() removes, which pipeline/service/annotations.annotator_name
+# does before it refuses an empty name; as \\uXXXX, read alike by Python and
+# by the document's (ECMA) patterns
+_SPACE = "".join(f"\\u{code:04x}" for code in range(0x110000) if chr(code).isspace())
+
+
+class Named(Storable):
+    """Storable text with a character besides white space: a name. The
+    document's pattern says so, or a blank name it allowed was refused."""
+
+    def __init__(self) -> None:
+        validate.Regexp.__init__(self, rf"^[^\x00]*[^\x00{_SPACE}][^\x00]*$")
+
+    def __call__(self, value: Any) -> Any:
+        super().__call__(value)
+        if not value.strip():
+            raise coded("missing_field")
+        return value
+
+
 class Matches(validate.Regexp):
     """A pattern, refused with ``code``."""
 
@@ -350,7 +370,9 @@ class NewQueue(RequestSchema):
 
 
 class NewAnnotator(RequestSchema):
-    name = text(MAX_ANNOTATOR_CHARS, required=True)
+    name = fields.String(
+        validate=[Named(), Longest(MAX_ANNOTATOR_CHARS)], required=True
+    )
 
 
 # -- queries -------------------------------------------------------------------
